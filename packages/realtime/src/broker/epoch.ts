@@ -1,0 +1,10 @@
+import { randomInt } from 'node:crypto';
+
+const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+/** A new stream epoch: 8 random `[a-zA-Z]` letters, like Centrifuge's `internal/epoch` (protocol brief §5.1). */
+export function newEpoch(): string {
+  let epoch = '';
+  for (let i = 0; i < 8; i++) epoch += LETTERS[randomInt(LETTERS.length)];
+  return epoch;
+}

@@ -1,0 +1,11 @@
+export { newEpoch } from './epoch.ts';
+export { BrokerError, type BrokerErrorCode } from './errors.ts';
+export {
+  MemoryBroker,
+  type MemoryBrokerOptions,
+  MemoryHub,
+  type MemoryHubOptions,
+  MemoryPresenceManager,
+  type MemoryPresenceManagerOptions,
+} from './memory.ts';
+export type * from './types.ts';

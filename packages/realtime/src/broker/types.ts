@@ -1,0 +1,119 @@
+/**
+ * The seam between the realtime engine and the machinery that moves publications between nodes and keeps
+ * channel history and presence. Two implementations exist: `MemoryBroker` (single node, the default) and
+ * `RedisBroker` (PUB/SUB fan-out, history in Redis Streams, presence with expiry). Both pass the one contract
+ * suite in `contract.test-suite.ts`.
+ *
+ * Payloads travel as raw JSON text (`data: string`) so a publication is serialised once, not once per
+ * subscriber or node; the engine embeds it verbatim in the `pub` push (Centrifugo "bytes are raw JSON").
+ */
+
+/** ClientInfo as it appears on the wire (`user` and `client` are always written, even when empty). */
+export interface ClientInfo {
+  user: string;
+  client: string;
+  /** Raw JSON text from the connection token's `info` claim, if any. */
+  connInfo?: string;
+  /** Raw JSON text from the subscription token's `info` claim, if any. */
+  chanInfo?: string;
+}
+
+/** A position in a channel's stream: the offset of the newest publication (0 when empty) and the stream epoch. */
+export interface StreamPosition {
+  offset: number;
+  epoch: string;
+}
+
+export interface Publication {
+  /** Raw JSON text. */
+  data: string;
+  /** Set when the channel keeps history; gapless per channel, starting at 1. */
+  offset?: number;
+  info?: ClientInfo;
+  tags?: Record<string, string>;
+  /** Unix milliseconds when the broker accepted it. */
+  time?: number;
+}
+
+/** History retention of a channel, from its namespace options (both must be > 0 to keep history). */
+export interface HistoryRetention {
+  /** Sliding window: keep the newest `size` publications. */
+  size: number;
+  /** The whole stream expires after `ttlMs` without any publish (Centrifugo semantics, not a per-item age). */
+  ttlMs: number;
+  /** How long the epoch and top offset outlive the stream; after that a new epoch starts. */
+  metaTtlMs: number;
+}
+
+export interface PublishRequest {
+  channel: string;
+  data: string;
+  info?: ClientInfo;
+  tags?: Record<string, string>;
+  /** When set, the publication is appended to the channel stream and gets an offset. */
+  history?: HistoryRetention;
+  /**
+   * Same key within `idempotencyTtlMs` → the first result is returned and nothing is published again
+   * (Centrifugo `idempotency_key`).
+   */
+  idempotencyKey?: string;
+  idempotencyTtlMs?: number;
+}
+
+export interface HistoryRequest {
+  channel: string;
+  /** Exclusive lower bound. With `reverse`, publications before `since.offset` newest first. */
+  since?: StreamPosition;
+  /** 0 → position only; -1 → everything retained. */
+  limit: number;
+  reverse?: boolean;
+  /** Retention of the channel, used to refresh meta expiry and to create the stream meta on first read. */
+  history: HistoryRetention;
+}
+
+export interface HistoryResult {
+  publications: Publication[];
+  /** Current top of the stream (after reading). */
+  position: StreamPosition;
+}
+
+/** Events a broker delivers to the engine of this node. */
+export interface BrokerEventHandler {
+  /** A publication for a channel this node subscribed to with `subscribe`. */
+  onPublication(channel: string, publication: Publication, epoch: string | undefined): void;
+  onJoin(channel: string, info: ClientInfo): void;
+  onLeave(channel: string, info: ClientInfo): void;
+  /** An opaque control message published by any node (including this one) with `publishControl`. */
+  onControl(message: string): void;
+}
+
+export interface Broker {
+  /** Connects and starts delivering events. Called once before anything else. */
+  run(handler: BrokerEventHandler): Promise<void>;
+  /** Start receiving publications/join/leave for these channels on this node (first local subscriber). */
+  subscribe(channels: string[]): Promise<void>;
+  /** Stop receiving them (last local subscriber left). */
+  unsubscribe(channels: string[]): Promise<void>;
+  /** Publishes to every node. Resolves with the stream position when `history` was requested. */
+  publish(request: PublishRequest): Promise<StreamPosition | undefined>;
+  publishJoin(channel: string, info: ClientInfo): Promise<void>;
+  publishLeave(channel: string, info: ClientInfo): Promise<void>;
+  publishControl(message: string): Promise<void>;
+  history(request: HistoryRequest): Promise<HistoryResult>;
+  removeHistory(channel: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface PresenceStats {
+  numClients: number;
+  numUsers: number;
+}
+
+export interface PresenceManager {
+  /** Adds or refreshes a client's presence; entries not refreshed within `ttlMs` disappear. */
+  addPresence(channel: string, clientId: string, info: ClientInfo, ttlMs: number): Promise<void>;
+  removePresence(channel: string, clientId: string, user: string): Promise<void>;
+  presence(channel: string): Promise<Record<string, ClientInfo>>;
+  presenceStats(channel: string): Promise<PresenceStats>;
+  close(): Promise<void>;
+}

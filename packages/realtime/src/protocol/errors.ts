@@ -1,0 +1,43 @@
+import { DISCONNECT_REASONS, ERROR_MESSAGES, TEMPORARY_ERROR_CODES } from './codes.ts';
+
+/**
+ * A reply error sent to the client (`{"error":{code,message,temporary}}`). Throw it from hooks to reject a
+ * command: applications use codes 400–1999 (brief §3.1) or one of the standard codes in `ErrorCode`.
+ * The stable string `code` names the class; `protocolCode` is the number on the wire.
+ */
+export class ClientError extends Error {
+  readonly code = 'realtime_client_error' as const;
+  readonly protocolCode: number;
+  readonly temporary: boolean;
+
+  constructor(protocolCode: number, message?: string, options?: { temporary?: boolean; cause?: unknown }) {
+    super(message ?? ERROR_MESSAGES[protocolCode] ?? 'error', { cause: options?.cause });
+    this.name = 'ClientError';
+    this.protocolCode = protocolCode;
+    this.temporary = options?.temporary ?? TEMPORARY_ERROR_CODES.has(protocolCode);
+  }
+}
+
+/**
+ * Closes the connection with a WebSocket close code and reason. Throw it from hooks to drop the client:
+ * applications use 4000–4499 (client reconnects) or 4500–4999 (terminal), brief §3.3.
+ */
+export class DisconnectError extends Error {
+  readonly code = 'realtime_disconnect' as const;
+  readonly protocolCode: number;
+  readonly reason: string;
+
+  constructor(protocolCode: number, reason?: string) {
+    const text = reason ?? DISCONNECT_REASONS[protocolCode] ?? 'disconnect';
+    super(text);
+    this.name = 'DisconnectError';
+    this.protocolCode = protocolCode;
+    this.reason = text;
+  }
+}
+
+/** Whatever a handler threw, as the reply error the client sees: unknown failures become 100 (LIB `toClientErr`). */
+export function toClientError(error: unknown): ClientError {
+  if (error instanceof ClientError) return error;
+  return new ClientError(100, undefined, { cause: error });
+}

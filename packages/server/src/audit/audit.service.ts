@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { now } from '../storage/columns.ts';
+import type { Database } from '../storage/schema.ts';
+
+export interface AuditEventInput {
+  type: string;
+  companyId?: string | null;
+  actor?: string | null;
+  subject?: string | null;
+  ip?: string | null;
+  /** Event fields. Callers pass identifiers and versions only — never a secret, key or token. */
+  details?: Record<string, unknown>;
+}
+
+export interface AuditEvent extends Required<Omit<AuditEventInput, 'details'>> {
+  id: string;
+  details: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface AuditQuery {
+  companyId?: string;
+  type?: string;
+  subject?: string;
+  /** ISO timestamp: only events strictly older (for paging backwards). */
+  before?: string;
+  limit?: number;
+}
+
+export class AuditLog {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async record(event: AuditEventInput, db: Kysely<Database> = this.db): Promise<void> {
+    await db
+      .insertInto('audit_events')
+      .values({
+        id: randomUUID(),
+        company_id: event.companyId ?? null,
+        type: event.type,
+        actor: event.actor ?? null,
+        subject: event.subject ?? null,
+        ip: event.ip ?? null,
+        details: JSON.stringify(event.details ?? {}),
+        created_at: now(),
+      })
+      .execute();
+  }
+
+  async list(query: AuditQuery = {}): Promise<AuditEvent[]> {
+    let q = this.db.selectFrom('audit_events').selectAll();
+    if (query.companyId) q = q.where('company_id', '=', query.companyId);
+    if (query.type) q = q.where('type', '=', query.type);
+    if (query.subject) q = q.where('subject', '=', query.subject);
+    if (query.before) q = q.where('created_at', '<', query.before);
+    const rows = await q
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(Math.min(Math.max(query.limit ?? 100, 1), 1000))
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      type: r.type,
+      companyId: r.company_id,
+      actor: r.actor,
+      subject: r.subject,
+      ip: r.ip,
+      details: JSON.parse(r.details),
+      createdAt: r.created_at,
+    }));
+  }
+}

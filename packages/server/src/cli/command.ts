@@ -1,0 +1,34 @@
+import type { AppContext } from '../context.ts';
+
+export interface OptionSpec {
+  description: string;
+  required?: boolean;
+  /** Boolean flags take no value (`--default`). */
+  flag?: boolean;
+}
+
+/**
+ * One CLI command. `run` returns the result object that `--json` prints as one JSON object; `format` renders it
+ * for people. Commands never print secrets except the one result that exists to hand a secret over once
+ * (`api-clients create`).
+ */
+export interface Command<R = unknown> {
+  /** Words after `parley`, e.g. `api-clients create`. */
+  name: string;
+  summary: string;
+  options: Record<string, OptionSpec>;
+  /** Commands that need no database (e.g. `serve`, `realtime`) run without a context. */
+  needsContext?: boolean;
+  run(options: Record<string, string | boolean | undefined>, ctx: AppContext | undefined): Promise<R>;
+  format?(result: R): string;
+}
+
+export class UsageError extends Error {
+  readonly code = 'usage';
+}
+
+export function requireString(options: Record<string, string | boolean | undefined>, name: string): string {
+  const value = options[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value;
+}

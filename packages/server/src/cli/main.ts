@@ -1,0 +1,90 @@
+import { AppError } from '../errors/app-error.ts';
+import { loadConfig } from '../config/load.ts';
+import { createContext } from '../context.ts';
+import { createLogger } from '../logging/logger.ts';
+import { type Command, UsageError } from './command.ts';
+import { commands } from './commands.ts';
+
+/** Parses `parley <words…> [--option value] [--flag] [--json]` and runs the matching command. Returns the exit code. */
+export async function runCli(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+  const json = argv.includes('--json');
+  const args = argv.filter((a) => a !== '--json');
+  const command = findCommand(args);
+  if (!command || args.includes('--help') || args.includes('-h')) {
+    out(usage(command));
+    return command || args.length === 0 || args.includes('--help') ? 0 : 2;
+  }
+  try {
+    const options = parseOptions(command, args.slice(command.name.split(' ').length));
+    const result = await runCommand(command, options);
+    if (result !== undefined) out(json ? JSON.stringify(result) : (command.format?.(result) ?? JSON.stringify(result, null, 2)));
+    return 0;
+  } catch (err) {
+    const { code, message } = describeError(err);
+    if (json) out(JSON.stringify({ error: { code, message } }));
+    else process.stderr.write(`parley: ${message}\n`);
+    return err instanceof UsageError ? 2 : 1;
+  }
+}
+
+async function runCommand(command: Command, options: Record<string, string | boolean | undefined>): Promise<unknown> {
+  if (command.needsContext === false) return command.run(options, undefined);
+  const config = loadConfig();
+  // The CLI logs only warnings (to stderr) so its stdout stays one parseable result.
+  const logger = createLogger(config.logLevel === 'silent' ? 'silent' : 'warn', process.stderr);
+  const ctx = await createContext(config, logger);
+  try {
+    return await command.run(options, ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+function findCommand(args: string[]): Command | undefined {
+  const words = args.filter((a) => !a.startsWith('-'));
+  return [...commands]
+    .sort((a, b) => b.name.split(' ').length - a.name.split(' ').length)
+    .find((c) => c.name.split(' ').every((w, i) => args[i] === w && words[i] === w));
+}
+
+function parseOptions(command: Command, rest: string[]): Record<string, string | boolean | undefined> {
+  const options: Record<string, string | boolean | undefined> = {};
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    const spec = command.options[name];
+    if (!spec) throw new UsageError(`unknown option --${name} for "${command.name}"`);
+    if (name in options) throw new UsageError(`--${name} given twice`);
+    if (spec.flag) {
+      options[name] = true;
+      continue;
+    }
+    const value = inline ?? rest[++i];
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    options[name] = value;
+  }
+  for (const [name, spec] of Object.entries(command.options)) {
+    if (spec.required && options[name] === undefined) throw new UsageError(`--${name} is required`);
+  }
+  return options;
+}
+
+function describeError(err: unknown): { code: string; message: string } {
+  if (err instanceof AppError) return { code: err.code, message: err.detail };
+  if (err instanceof UsageError) return { code: 'usage', message: err.message };
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && !err.code.startsWith('ERR_')) {
+    return { code: err.code, message: err.message };
+  }
+  return { code: 'internal_error', message: err instanceof Error ? err.message : String(err) };
+}
+
+function usage(command?: Command): string {
+  if (command) {
+    const opts = Object.entries(command.options).map(
+      ([n, s]) => `  --${n}${s.flag ? '' : ' <value>'}${s.required ? ' (required)' : ''}  ${s.description}`,
+    );
+    return [`parley ${command.name} — ${command.summary}`, ...opts, '  --json  print the result as one JSON object'].join('\n');
+  }
+  return ['usage: parley <command> [options] [--json]', '', ...commands.map((c) => `  ${c.name.padEnd(28)} ${c.summary}`)].join('\n');
+}

@@ -1,0 +1,13 @@
+import type { Command } from './command.ts';
+
+export const serveCommand: Command<undefined> = {
+  name: 'serve',
+  summary: 'run the Parley server (what `npm start` does)',
+  options: {},
+  needsContext: false,
+  async run() {
+    const { startServer } = await import('../main.ts');
+    await startServer();
+    return undefined;
+  },
+};

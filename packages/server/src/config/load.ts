@@ -1,0 +1,74 @@
+import { Value } from '@sinclair/typebox/value';
+import { type Config, ConfigSchema } from './schema.ts';
+
+export class ConfigError extends Error {
+  readonly code = 'invalid_config';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const int = (v: string | undefined) => (v === undefined || v === '' ? undefined : Number(v));
+const bool = (v: string | undefined) =>
+  v === undefined || v === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
+const str = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+
+/** Reads the environment once. The only place in the server that touches `process.env`. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = int(env.PORT) ?? overrides.port ?? 8080;
+  const publicUrl = str(env.PARLEY_PUBLIC_URL)?.replace(/\/+$/, '') ?? `http://localhost:${port}`;
+  const raw = {
+    port,
+    host: str(env.HOST),
+    publicUrl,
+    dataDir: str(env.PARLEY_DATA_DIR),
+    databaseUrl: str(env.DATABASE_URL),
+    redisUrl: str(env.REDIS_URL),
+    logLevel: str(env.LOG_LEVEL),
+    trustProxy: bool(env.PARLEY_TRUST_PROXY),
+    shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
+    masterKeys: str(env.PARLEY_MASTER_KEYS),
+    oauth: {
+      audience: str(env.PARLEY_TOKEN_AUDIENCE) ?? publicUrl,
+      authFailuresPerMinute: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE),
+      tokensPerMinute: int(env.PARLEY_TOKENS_PER_MINUTE),
+      clockToleranceSeconds: int(env.PARLEY_CLOCK_TOLERANCE_SECONDS),
+    },
+  };
+  return parseConfig(deepMerge(stripUndefined(raw), overrides));
+}
+
+/** Validates a config object, filling defaults; throws ConfigError listing every problem. */
+export function parseConfig(input: unknown): Config {
+  const withDefaults = Value.Default(ConfigSchema, structuredClone(input));
+  const problems = [...Value.Errors(ConfigSchema, withDefaults)].map(
+    (e) => `${e.path || '/'}: ${e.message}${e.value !== undefined && !isSecretPath(e.path) ? ` (got ${JSON.stringify(e.value)})` : ''}`,
+  );
+  if (problems.length > 0) throw new ConfigError(problems);
+  return withDefaults as Config;
+}
+
+const isSecretPath = (path: string) => /key|secret|password|url/i.test(path);
+
+function stripUndefined<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, stripUndefined(v)]),
+  ) as T;
+}
+
+function deepMerge(base: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(extra)) {
+    const b = out[k];
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && b && typeof b === 'object' && !Array.isArray(b)
+        ? deepMerge(b as Record<string, unknown>, v as Record<string, unknown>)
+        : v;
+  }
+  return out;
+}

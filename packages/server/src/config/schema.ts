@@ -1,0 +1,46 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+/**
+ * Every setting Parley reads, in one validated, typed object. `load.ts` maps environment variables onto it once at
+ * start; nothing else in the code base reads `process.env`. Documented in docs/config.md (keep both in step).
+ */
+export const ConfigSchema = Type.Object(
+  {
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+    host: Type.String({ minLength: 1, default: '0.0.0.0' }),
+    /** Externally visible base URL without trailing slash: token `iss`, metadata `issuer`, realtime URL discovery. */
+    publicUrl: Type.String({ pattern: '^https?://[^\\s]+[^/]$' }),
+    dataDir: Type.String({ minLength: 1, default: './data' }),
+    /** postgres://… selects PostgreSQL; unset means SQLite in dataDir. */
+    databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+    /** redis://… selects the Redis broker, presence and shared rate-limit state; unset means in-memory. */
+    redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: 'info' },
+    ),
+    /** Trust X-Forwarded-For from a reverse proxy when computing client IPs (rate limits, audit). */
+    trustProxy: Type.Boolean({ default: false }),
+    /** How long a graceful shutdown may take before the process exits anyway. */
+    shutdownGraceMs: Type.Integer({ minimum: 0, default: 10_000 }),
+    /**
+     * Versioned master keys that wrap stored secrets (connector keys, signing keys): `"2:<base64 32 bytes>,1:<…>"`.
+     * The highest version seals new data; older ones still open what they sealed. Unset: a key is generated in
+     * dataDir (mode 0600) on first start, with a warning.
+     */
+    masterKeys: Type.Optional(Type.String({ minLength: 1 })),
+    oauth: Type.Object({
+      /** `aud` of access tokens and the audience the bearer check requires (RFC 9068 §3). Defaults to publicUrl. */
+      audience: Type.String({ minLength: 1 }),
+      /** Failed client authentications per minute allowed per client ID and per IP before 429. */
+      authFailuresPerMinute: Type.Integer({ minimum: 1, default: 60 }),
+      /** Token requests per minute allowed per client before 429. */
+      tokensPerMinute: Type.Integer({ minimum: 1, default: 600 }),
+      /** Leeway for `exp`/`iat` checks on access tokens, in seconds. */
+      clockToleranceSeconds: Type.Integer({ minimum: 0, maximum: 300, default: 30 }),
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;

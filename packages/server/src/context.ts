@@ -1,0 +1,67 @@
+import type { Logger } from 'pino';
+import { AuditLog } from './audit/audit.service.ts';
+import { CompaniesService } from './companies/companies.service.ts';
+import type { Config } from './config/schema.ts';
+import { loadMasterKeys } from './crypto/master-keys.ts';
+import { Sealer } from './crypto/sealing.ts';
+import { openStore, type Store } from './storage/database.ts';
+import { migrateToLatest } from './storage/migrate.ts';
+
+/**
+ * What every capability is built from: the config, the store and the few shared services. Built once per process
+ * (server or CLI command) by `createContext`; tests build one per test server.
+ */
+export interface AppContext {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  sealer: Sealer;
+  audit: AuditLog;
+  companies: CompaniesService;
+  /** Closed in reverse order of registration when the process shuts down. */
+  onClose(fn: () => Promise<void> | void): void;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  /** PostgreSQL schema (tests isolate themselves with one). */
+  schema?: string;
+}
+
+export async function createContext(config: Config, logger: Logger, options: ContextOptions = {}): Promise<AppContext> {
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema });
+  const closers: Array<() => Promise<void> | void> = [() => store.close()];
+  try {
+    const applied = await migrateToLatest(store);
+    if (applied.length > 0) logger.info({ migrations: applied, store: store.describe }, 'database migrated');
+
+    const masterKeys = loadMasterKeys(config.masterKeys, config.dataDir);
+    if (masterKeys.generated) {
+      logger.warn(
+        { file: masterKeys.source },
+        'generated a master key in the data folder; set PARLEY_MASTER_KEYS (see docs/config.md) for production',
+      );
+    }
+    return {
+      config,
+      store,
+      logger,
+      sealer: new Sealer(masterKeys.keys),
+      audit: new AuditLog(store.db),
+      companies: new CompaniesService(store.db),
+      onClose: (fn) => closers.push(fn),
+      close: async () => {
+        for (const fn of closers.reverse().splice(0)) {
+          try {
+            await fn();
+          } catch (err) {
+            logger.error({ err }, 'error while closing');
+          }
+        }
+      },
+    };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}

@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** A versioned 256-bit key-encryption key. */
+export interface MasterKey {
+  version: number;
+  key: Buffer;
+}
+
+export class MasterKeyError extends Error {
+  readonly code = 'invalid_master_keys';
+}
+
+export const MASTER_KEY_FILE = 'master-keys';
+
+/**
+ * Parses `"2:<base64>,1:<base64>"`. Every key must be exactly 32 bytes; versions are positive and unique.
+ * Returned newest first: index 0 seals, all of them open.
+ */
+export function parseMasterKeys(text: string): MasterKey[] {
+  const keys = text
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const match = /^(\d+):([A-Za-z0-9+/=_-]+)$/.exec(entry);
+      if (!match) throw new MasterKeyError('master keys must look like "<version>:<base64 of 32 bytes>"');
+      const key = Buffer.from(match[2]!, 'base64');
+      if (key.length !== 32) throw new MasterKeyError(`master key version ${match[1]} is not 32 bytes`);
+      return { version: Number(match[1]), key };
+    });
+  if (keys.length === 0) throw new MasterKeyError('no master key given');
+  if (new Set(keys.map((k) => k.version)).size !== keys.length || keys.some((k) => k.version < 1)) {
+    throw new MasterKeyError('master key versions must be unique positive integers');
+  }
+  return keys.sort((a, b) => b.version - a.version);
+}
+
+export const formatMasterKeys = (keys: MasterKey[]): string =>
+  keys.map((k) => `${k.version}:${k.key.toString('base64')}`).join('\n');
+
+export interface LoadedMasterKeys {
+  keys: MasterKey[];
+  /** Where they came from, for logs: `config` or the file path. */
+  source: string;
+  /** True when this call generated the first key into the data folder. */
+  generated: boolean;
+}
+
+/**
+ * Master keys from config when given; otherwise from `<dataDir>/master-keys`, generated there (mode 0600) on
+ * first start so the embedded default needs no setup. Operators should move to PARLEY_MASTER_KEYS (or a mounted
+ * secret) in production: a key beside the data it protects only guards against leaks of the database alone.
+ */
+export function loadMasterKeys(configured: string | undefined, dataDir: string): LoadedMasterKeys {
+  if (configured) return { keys: parseMasterKeys(configured), source: 'config', generated: false };
+  const file = join(dataDir, MASTER_KEY_FILE);
+  if (existsSync(file)) return { keys: parseMasterKeys(readFileSync(file, 'utf8')), source: file, generated: false };
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const keys = [{ version: 1, key: randomBytes(32) }];
+  writeFileSync(file, `${formatMasterKeys(keys)}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  return { keys, source: file, generated: true };
+}
+
+/** Adds a new newest version to the data-folder key file (file-based keys only) and returns the new list. */
+export function addMasterKeyVersion(dataDir: string): MasterKey[] {
+  const file = join(dataDir, MASTER_KEY_FILE);
+  const keys = existsSync(file) ? parseMasterKeys(readFileSync(file, 'utf8')) : [];
+  const next = { version: (keys[0]?.version ?? 0) + 1, key: randomBytes(32) };
+  const all = [next, ...keys];
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${formatMasterKeys(all)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return all;
+}

@@ -1,0 +1,109 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { MasterKey } from './master-keys.ts';
+
+/**
+ * Envelope encryption for secrets at rest (connector API keys, token signing keys).
+ *
+ * Each value gets its own random data key (DEK); the value is sealed with AES-256-GCM under the DEK, and the DEK
+ * is wrapped with AES-256-GCM under the newest master key. Both layers bind the caller's associated data (e.g.
+ * `connector|<company>|<connector>|<version>`), so a ciphertext copied to another row fails to open. A fresh DEK
+ * per value keeps every key far below NIST SP 800-38D's 2^32 random-nonce limit. Master-key rotation re-wraps
+ * only the DEK (`rewrap`), never exposing or re-encrypting the value.
+ *
+ * Format (text, safe in any column): `pse1.<master version>.<wrapped DEK>.<sealed value>`, each part base64url of
+ * nonce(12) | ciphertext | tag(16).
+ */
+const FORMAT = 'pse1';
+const NONCE = 12;
+const TAG = 16;
+
+export class SealError extends Error {
+  readonly code = 'seal_integrity';
+}
+
+export class Sealer {
+  constructor(private readonly masterKeys: MasterKey[]) {
+    if (masterKeys.length === 0) throw new Error('at least one master key is required');
+  }
+
+  get currentVersion(): number {
+    return this.masterKeys[0]!.version;
+  }
+
+  seal(plaintext: string, associatedData: string): string {
+    const master = this.masterKeys[0]!;
+    const dek = randomBytes(32);
+    const wrapped = gcmEncrypt(master.key, dek, `dek|${associatedData}`);
+    const sealed = gcmEncrypt(dek, Buffer.from(plaintext, 'utf8'), `val|${associatedData}`);
+    dek.fill(0);
+    return [FORMAT, master.version, wrapped.toString('base64url'), sealed.toString('base64url')].join('.');
+  }
+
+  open(envelope: string, associatedData: string): string {
+    const { masterVersion, wrapped, sealed } = parse(envelope);
+    const dek = gcmDecrypt(this.masterKey(masterVersion).key, wrapped, `dek|${associatedData}`);
+    try {
+      return gcmDecrypt(dek, sealed, `val|${associatedData}`).toString('utf8');
+    } finally {
+      dek.fill(0);
+    }
+  }
+
+  /** Master version an envelope is wrapped with (to find what `master-key rotate` still has to re-wrap). */
+  versionOf(envelope: string): number {
+    return parse(envelope).masterVersion;
+  }
+
+  /** Re-wraps the DEK under the newest master key; the sealed value is untouched. */
+  rewrap(envelope: string, associatedData: string): string {
+    const { masterVersion, wrapped, sealed } = parse(envelope);
+    const current = this.masterKeys[0]!;
+    if (masterVersion === current.version) return envelope;
+    const dek = gcmDecrypt(this.masterKey(masterVersion).key, wrapped, `dek|${associatedData}`);
+    try {
+      const rewrapped = gcmEncrypt(current.key, dek, `dek|${associatedData}`);
+      return [FORMAT, current.version, rewrapped.toString('base64url'), sealed.toString('base64url')].join('.');
+    } finally {
+      dek.fill(0);
+    }
+  }
+
+  private masterKey(version: number): MasterKey {
+    const key = this.masterKeys.find((k) => k.version === version);
+    if (!key) throw new SealError(`master key version ${version} is not configured`);
+    return key;
+  }
+}
+
+function parse(envelope: string): { masterVersion: number; wrapped: Buffer; sealed: Buffer } {
+  const parts = envelope.split('.');
+  if (parts.length !== 4 || parts[0] !== FORMAT || !/^\d+$/.test(parts[1]!)) {
+    throw new SealError('sealed value is malformed');
+  }
+  return {
+    masterVersion: Number(parts[1]),
+    wrapped: Buffer.from(parts[2]!, 'base64url'),
+    sealed: Buffer.from(parts[3]!, 'base64url'),
+  };
+}
+
+function gcmEncrypt(key: Buffer, plaintext: Buffer, aad: string): Buffer {
+  const nonce = randomBytes(NONCE);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG });
+  cipher.setAAD(Buffer.from(aad, 'utf8'));
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([nonce, body, cipher.getAuthTag()]);
+}
+
+function gcmDecrypt(key: Buffer, box: Buffer, aad: string): Buffer {
+  if (box.length < NONCE + TAG) throw new SealError('sealed value is truncated');
+  const decipher = createDecipheriv('aes-256-gcm', key, box.subarray(0, NONCE), { authTagLength: TAG });
+  decipher.setAAD(Buffer.from(aad, 'utf8'));
+  decipher.setAuthTag(box.subarray(box.length - TAG));
+  try {
+    return Buffer.concat([decipher.update(box.subarray(NONCE, box.length - TAG)), decipher.final()]);
+  } catch {
+    // GCM tag mismatch: tampered ciphertext, wrong row (associated data) or wrong key.
+    throw new SealError('sealed value failed its integrity check');
+  }
+}

@@ -1,0 +1,46 @@
+import pino, { type Logger, type LoggerOptions } from 'pino';
+
+/**
+ * Paths that may hold secrets anywhere in a log record. pino replaces them before serialisation, so a secret
+ * never reaches standard output even if a caller logs a whole request or object by mistake.
+ */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+  '*.authorization',
+  '*.password',
+  '*.client_secret',
+  '*.clientSecret',
+  '*.secret',
+  '*.api_key',
+  '*.apiKey',
+  '*.access_token',
+  '*.token',
+  '*.connection_token',
+  '*.subscription_token',
+  '*.privateKey',
+  '*.private_key',
+];
+
+export function loggerOptions(level: string): LoggerOptions {
+  return {
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    base: { service: 'parley' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: {
+      // Only the path: query strings can carry tokens (e.g. a misconfigured client).
+      req: (req) => ({ method: req.method, url: String(req.url).split('?')[0], remoteAddress: req.ip }),
+      res: (res) => ({ statusCode: res.statusCode }),
+      err: pino.stdSerializers.err,
+    },
+  };
+}
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return destination ? pino(loggerOptions(level), destination) : pino(loggerOptions(level));
+}
+
+export type { Logger };

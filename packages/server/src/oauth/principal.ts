@@ -1,0 +1,28 @@
+/**
+ * Who a verified bearer token speaks for. Set on `request.principal` by the bearer-auth hook before any handler of
+ * a protected route runs; handlers read it and never check scopes themselves.
+ */
+export interface Principal {
+  clientId: string;
+  companyId: string;
+  scopes: string[];
+  /** Token id (`jti`), for audit records. */
+  tokenId: string;
+}
+
+/** The scopes Parley knows (DESIGN.md "Scopes"). */
+export const SCOPES = ['connector:write', 'connector:read', 'conversations:read', 'conversations:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The scope a bearer-protected route requires (RFC 6750 §3.1 `insufficient_scope` names it when missing).
+     * `null` means "any valid token" (e.g. whoami). Routes without this key are not bearer-protected.
+     */
+    requiredScope?: Scope | null;
+  }
+}

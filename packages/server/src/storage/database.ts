@@ -1,0 +1,76 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** Human-readable location without credentials, for logs. */
+  describe: string;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  /** PostgreSQL only: schema to use (created if missing); tests isolate themselves this way. */
+  schema?: string;
+  /** SQLite only: file name inside dataDir (default parley.db), or ':memory:'. */
+  sqliteFile?: string;
+}
+
+// int8 (COUNT(*), bigint columns) arrives as a string by default; every count we keep fits a JS number.
+pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.schema) : openSqlite(options);
+}
+
+function openSqlite(options: StoreOptions): Store {
+  const file = options.sqliteFile === ':memory:' ? ':memory:' : join(options.dataDir, options.sqliteFile ?? 'parley.db');
+  if (file !== ':memory:') mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const sqlite = new SQLite(file);
+  // WAL lets the CLI write while the server reads; busy_timeout makes concurrent writers wait instead of failing.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    describe: `sqlite:${file}`,
+    close: () => db.destroy(),
+  };
+}
+
+async function openPostgres(url: string, schema?: string): Promise<Store> {
+  if (schema) {
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid PostgreSQL schema name');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    } finally {
+      await client.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const parsed = new URL(url);
+  return {
+    db,
+    dialect: 'postgres',
+    describe: `postgres://${parsed.host}${parsed.pathname}${schema ? ` (schema ${schema})` : ''}`,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '../testing/databases.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+
+// The foundation's store contract: the same assertions on SQLite and PostgreSQL.
+for (const database of TEST_DATABASES) {
+  describe(`store contract (${database})`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ database });
+    });
+    after(() => server.close());
+
+    it('creates, finds and lists companies', async () => {
+      const a = await server.ctx.companies.create('  Acme  ');
+      const b = await server.ctx.companies.create('Globex');
+      assert.equal(a.name, 'Acme');
+      assert.match(a.id, /^[0-9a-f-]{36}$/);
+      assert.deepEqual(await server.ctx.companies.find(a.id), a);
+      const ids = (await server.ctx.companies.list()).map((c) => c.id);
+      assert.ok(ids.includes(a.id) && ids.includes(b.id));
+    });
+
+    it('rejects blank and oversized company names and unknown ids', async () => {
+      await assert.rejects(server.ctx.companies.create('   '), { code: 'invalid_name' });
+      await assert.rejects(server.ctx.companies.create('x'.repeat(201)), { code: 'invalid_name' });
+      assert.equal(await server.ctx.companies.find('not-a-uuid'), undefined);
+      await assert.rejects(server.ctx.companies.get('00000000-0000-4000-8000-000000000000'), { code: 'company_not_found' });
+    });
+
+    it('rolls back a company whose creation hook fails', async () => {
+      const before = (await server.ctx.companies.list()).length;
+      const companies = server.ctx.companies;
+      companies.addCreatedHook(async (_trx, company) => {
+        if (company.name === 'Doomed') throw new Error('hook failed');
+      });
+      await assert.rejects(companies.create('Doomed'), /hook failed/);
+      assert.equal((await companies.list()).length, before);
+    });
+
+    it('records and pages audit events newest first, filtered by company and type', async () => {
+      const company = await server.ctx.companies.create('Audited');
+      for (let i = 0; i < 3; i++) {
+        await server.ctx.audit.record({ type: 'thing.happened', companyId: company.id, subject: `s${i}`, details: { i } });
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      await server.ctx.audit.record({ type: 'other.happened', companyId: company.id });
+      const events = await server.ctx.audit.list({ companyId: company.id, type: 'thing.happened' });
+      assert.deepEqual(
+        events.map((e) => e.details),
+        [{ i: 2 }, { i: 1 }, { i: 0 }],
+      );
+      const older = await server.ctx.audit.list({ companyId: company.id, type: 'thing.happened', before: events[0]!.createdAt });
+      assert.deepEqual(
+        older.map((e) => e.subject),
+        ['s1', 's0'],
+      );
+    });
+  });
+}
