@@ -30,6 +30,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     trustProxy: bool(env.PARLEY_TRUST_PROXY),
     shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
     masterKeys: str(env.PARLEY_MASTER_KEYS),
+    webchat: {
+      tokenSecret: str(env.PARLEY_REALTIME_TOKEN_SECRET),
+      maxMessageBytes: int(env.PARLEY_WEBCHAT_MAX_MESSAGE_BYTES),
+      maxBlocks: int(env.PARLEY_WEBCHAT_MAX_BLOCKS),
+      conversationsPerMinutePerSession: int(env.PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_SESSION),
+      conversationsPerMinutePerIp: int(env.PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_IP),
+      messagesPerMinutePerSession: int(env.PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_SESSION),
+      messagesPerMinutePerIp: int(env.PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_IP),
+      streamFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_FLUSH_INTERVAL_MS),
+      streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
+      responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),
+    },
     oauth: {
       audience: str(env.PARLEY_TOKEN_AUDIENCE) ?? publicUrl,
       authFailuresPerMinute: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE),

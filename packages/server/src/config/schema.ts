@@ -29,6 +29,29 @@ export const ConfigSchema = Type.Object(
      * dataDir (mode 0600) on first start, with a warning.
      */
     masterKeys: Type.Optional(Type.String({ minLength: 1 })),
+    webchat: Type.Object({
+      /**
+       * HS256 secret that signs connection and subscription tokens (at least 32 characters). Unset: generated into
+       * dataDir (`realtime-token-secret`, mode 0600) on first start; every node of a cluster needs the same one.
+       */
+      tokenSecret: Type.Optional(Type.String({ minLength: 32 })),
+      /** Largest SendMessage / agent message in bytes of markdown text (all blocks together). */
+      maxMessageBytes: Type.Integer({ minimum: 1, maximum: 60_000, default: 16_384 }),
+      /** Most blocks in one SendMessage / agent message. */
+      maxBlocks: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+      /** Conversations one session / one IP may create per minute before 429. */
+      conversationsPerMinutePerSession: Type.Integer({ minimum: 1, default: 30 }),
+      conversationsPerMinutePerIp: Type.Integer({ minimum: 1, default: 300 }),
+      /** Messages one session / one IP may send per minute before the publish is refused (code 429). */
+      messagesPerMinutePerSession: Type.Integer({ minimum: 1, default: 120 }),
+      messagesPerMinutePerIp: Type.Integer({ minimum: 1, default: 1200 }),
+      /** Shortest time between two partial envelopes of one streamed reply (40 ms ≈ 25 updates/s). */
+      streamFlushIntervalMs: Type.Integer({ minimum: 0, default: 40 }),
+      /** How often a streaming reply's snapshot is written to the database (crash safety, other nodes' reads). */
+      streamPersistIntervalMs: Type.Integer({ minimum: 0, default: 1000 }),
+      /** A reply that takes longer is ended with an error block and a system message. */
+      responderTimeoutMs: Type.Integer({ minimum: 1, default: 120_000 }),
+    }),
     oauth: Type.Object({
       /** `aud` of access tokens and the audience the bearer check requires (RFC 9068 §3). Defaults to publicUrl. */
       audience: Type.String({ minLength: 1 }),

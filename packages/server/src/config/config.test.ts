@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from './load.ts';
+
+describe('config', () => {
+  it('defaults to the embedded setup: :8080, ./data, SQLite, memory broker', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.dataDir, './data');
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.redisUrl, undefined);
+    assert.equal(config.publicUrl, 'http://localhost:8080');
+    assert.equal(config.oauth.audience, 'http://localhost:8080');
+    assert.equal(config.oauth.authFailuresPerMinute, 60);
+    assert.equal(config.oauth.tokensPerMinute, 600);
+  });
+
+  it('reads the documented environment variables', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '127.0.0.1',
+      PARLEY_PUBLIC_URL: 'https://chat.example.com/',
+      PARLEY_DATA_DIR: '/var/lib/parley',
+      DATABASE_URL: 'postgres://u@db/parley',
+      REDIS_URL: 'redis://cache:6379',
+      LOG_LEVEL: 'warn',
+      PARLEY_TRUST_PROXY: 'true',
+    });
+    assert.equal(config.port, 9000);
+    assert.equal(config.publicUrl, 'https://chat.example.com', 'trailing slash removed: it is the token issuer');
+    assert.equal(config.oauth.audience, 'https://chat.example.com');
+    assert.equal(config.databaseUrl, 'postgres://u@db/parley');
+    assert.equal(config.redisUrl, 'redis://cache:6379');
+    assert.equal(config.logLevel, 'warn');
+    assert.equal(config.trustProxy, true);
+  });
+
+  it('refuses invalid values, listing every problem without echoing secrets', () => {
+    assert.throws(
+      () => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://root:hunter2@db/x', LOG_LEVEL: 'loud' }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.problems.length >= 3, true, err.message);
+        assert.match(err.message, /\/port/);
+        assert.match(err.message, /\/databaseUrl/);
+        assert.match(err.message, /\/logLevel/);
+        assert.doesNotMatch(err.message, /hunter2/);
+        return true;
+      },
+    );
+  });
+});
