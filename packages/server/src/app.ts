@@ -4,7 +4,13 @@ import type { AppContext } from './context.ts';
 import { registerProblemHandlers } from './errors/problem.ts';
 import { registerHealthRoutes } from './health/health.routes.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
+import { registerPortal } from './portal-api/portal.routes.ts';
 import type { App } from './http/types.ts';
+import { registerOAuth } from './oauth/oauth.routes.ts';
+import { registerWhoamiRoute } from './platform/whoami.routes.ts';
+import { registerWebchat } from './webchat/webchat.ts';
+import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
 
 export interface BuiltApp {
   app: App;
@@ -31,6 +37,14 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerOpenApi(app, ctx);
 
   registerHealthRoutes(app, ctx, readiness);
+  // OAuth first: its app-wide bearer hook guards every route that declares config.requiredScope.
+  await registerOAuth(app, ctx);
+  registerWhoamiRoute(app);
+  await registerConnectorRoutes(app, ctx);
+  await registerPortal(app, ctx);
+  // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
+  await registerWebchat(app, ctx);
+  registerWidgetAssets(app, ctx);
 
   return { app, readiness };
 }

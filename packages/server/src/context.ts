@@ -2,8 +2,13 @@ import type { Logger } from 'pino';
 import { AuditLog } from './audit/audit.service.ts';
 import { CompaniesService } from './companies/companies.service.ts';
 import type { Config } from './config/schema.ts';
-import { loadMasterKeys } from './crypto/master-keys.ts';
+import { loadMasterKeys, watchMasterKeyFile } from './crypto/master-keys.ts';
+import { createDigitalEmployees } from './digital-employees/digital-employees.module.ts';
+import type { DigitalEmployeesService } from './digital-employees/digital-employees.service.ts';
 import { Sealer } from './crypto/sealing.ts';
+import { createIntegrations } from './integrations/integrations.module.ts';
+import type { ConnectorsService } from './integrations/connectors.service.ts';
+import type { OutboundClient } from './integrations/outbound.ts';
 import { openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
 
@@ -18,6 +23,11 @@ export interface AppContext {
   sealer: Sealer;
   audit: AuditLog;
   companies: CompaniesService;
+  digitalEmployees: DigitalEmployeesService;
+  /** Integration connectors and their write-only keys (src/integrations/). */
+  connectors: ConnectorsService;
+  /** The one outbound client for calls to connectors (reads the current key at call time). */
+  connectorCaller: OutboundClient;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -42,13 +52,22 @@ export async function createContext(config: Config, logger: Logger, options: Con
         'generated a master key in the data folder; set PARLEY_MASTER_KEYS (see docs/config.md) for production',
       );
     }
+    const companies = new CompaniesService(store.db);
+    // File-based keys are re-read when `master-key rotate` changes the file, so a live server follows a rotation.
+    const sealer = new Sealer(masterKeys.keys, masterKeys.source === 'config' ? undefined : watchMasterKeyFile(config.dataDir));
+    const audit = new AuditLog(store.db);
+    const integrations = createIntegrations({ config, store, sealer, audit, logger });
+    closers.push(() => integrations.close());
     return {
       config,
       store,
       logger,
-      sealer: new Sealer(masterKeys.keys),
-      audit: new AuditLog(store.db),
-      companies: new CompaniesService(store.db),
+      sealer,
+      audit,
+      companies,
+      connectors: integrations.connectors,
+      connectorCaller: integrations.outbound,
+      digitalEmployees: createDigitalEmployees(store.db, companies, integrations.connectors),
       onClose: (fn) => closers.push(fn),
       close: async () => {
         for (const fn of closers.reverse().splice(0)) {

@@ -146,7 +146,10 @@ export function runBrokerContract(name: string, target: ContractTarget): void {
         );
         const epoch = positions[0]?.epoch;
         assert.match(epoch ?? '', /^[a-zA-Z]{8}$/);
-        assert.ok(positions.every((p) => p?.epoch === epoch));
+        assert.ok(
+          positions.every((p) => p?.epoch === epoch),
+          'one epoch for all',
+        );
         const history = await node.broker.history({ channel, limit: -1, history: LONG });
         assert.deepEqual(offsetsOf(history.publications), [1, 2, 3, 4, 5]);
         assert.deepEqual(history.position, { offset: 5, epoch });
@@ -318,6 +321,7 @@ export function runBrokerContract(name: string, target: ContractTarget): void {
           assert.deepEqual(publication?.tags, { kind: 'msg' });
           assert.ok(
             (publication?.time ?? 0) >= before - 1000 && (publication?.time ?? 0) <= Date.now() + 1000,
+            'time is the publish time in unix ms',
           );
           assert.equal(publication?.offset, 1);
         }
@@ -480,7 +484,7 @@ export function runBrokerContract(name: string, target: ContractTarget): void {
         );
         for (const node of [b!, c!]) {
           const event = node.events.events.find((e) => e.kind === 'pub');
-          assert.ok(event?.kind === 'pub');
+          assert.ok(event?.kind === 'pub', 'a publication event');
           assert.equal(event.publication.data, '"hi"');
           assert.equal(event.publication.offset, position?.offset);
           assert.equal(event.epoch, position?.epoch);

@@ -9,3 +9,9 @@ export {
   type MemoryPresenceManagerOptions,
 } from './memory.ts';
 export type * from './types.ts';
+export {
+  RedisBroker,
+  type RedisBrokerOptions,
+  RedisPresenceManager,
+  type RedisPresenceManagerOptions,
+} from './redis.ts';

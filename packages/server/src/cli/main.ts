@@ -6,7 +6,16 @@ import { type Command, UsageError } from './command.ts';
 import { commands } from './commands.ts';
 
 /** Parses `parley <words…> [--option value] [--flag] [--json]` and runs the matching command. Returns the exit code. */
-export async function runCli(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+export interface CliOptions {
+  /** Environment to read the config from instead of the process's (tests run the CLI in-process this way). */
+  env?: Record<string, string | undefined>;
+}
+
+export async function runCli(
+  argv: string[],
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  cliOptions: CliOptions = {},
+): Promise<number> {
   const json = argv.includes('--json');
   const args = argv.filter((a) => a !== '--json');
   const command = findCommand(args);
@@ -16,7 +25,7 @@ export async function runCli(argv: string[], out: (line: string) => void = (l) =
   }
   try {
     const options = parseOptions(command, args.slice(command.name.split(' ').length));
-    const result = await runCommand(command, options);
+    const result = await runCommand(command, options, cliOptions.env);
     if (result !== undefined) out(json ? JSON.stringify(result) : (command.format?.(result) ?? JSON.stringify(result, null, 2)));
     return 0;
   } catch (err) {
@@ -27,9 +36,13 @@ export async function runCli(argv: string[], out: (line: string) => void = (l) =
   }
 }
 
-async function runCommand(command: Command, options: Record<string, string | boolean | undefined>): Promise<unknown> {
+async function runCommand(
+  command: Command,
+  options: Record<string, string | boolean | undefined>,
+  env: Record<string, string | undefined> | undefined,
+): Promise<unknown> {
   if (command.needsContext === false) return command.run(options, undefined);
-  const config = loadConfig();
+  const config = loadConfig(env);
   // The CLI logs only warnings (to stderr) so its stdout stays one parseable result.
   const logger = createLogger(config.logLevel === 'silent' ? 'silent' : 'warn', process.stderr);
   const ctx = await createContext(config, logger);

@@ -32,6 +32,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     masterKeys: str(env.PARLEY_MASTER_KEYS),
     webchat: {
       tokenSecret: str(env.PARLEY_REALTIME_TOKEN_SECRET),
+      realtimeRedisPrefix: str(env.PARLEY_REALTIME_REDIS_PREFIX),
       maxMessageBytes: int(env.PARLEY_WEBCHAT_MAX_MESSAGE_BYTES),
       maxBlocks: int(env.PARLEY_WEBCHAT_MAX_BLOCKS),
       conversationsPerMinutePerSession: int(env.PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_SESSION),
@@ -47,6 +48,25 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       authFailuresPerMinute: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE),
       tokensPerMinute: int(env.PARLEY_TOKENS_PER_MINUTE),
       clockToleranceSeconds: int(env.PARLEY_CLOCK_TOLERANCE_SECONDS),
+      signingAlg: str(env.PARLEY_TOKEN_SIGNING_ALG),
+      keyReloadIntervalMs: int(env.PARLEY_SIGNING_KEY_RELOAD_MS),
+      tokenCacheSize: int(env.PARLEY_TOKEN_CACHE_SIZE),
+    },
+    rateLimit: {
+      keyPrefix: str(env.PARLEY_RATE_LIMIT_PREFIX),
+    },
+    portal: {
+      sessionTtlSeconds: int(env.PARLEY_PORTAL_SESSION_TTL_SECONDS),
+      sessionIdleSeconds: int(env.PARLEY_PORTAL_SESSION_IDLE_SECONDS),
+      loginFailuresPerEmail: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_EMAIL),
+      loginFailuresPerIp: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_IP),
+      loginThrottleWindowSeconds: int(env.PARLEY_PORTAL_LOGIN_THROTTLE_WINDOW_SECONDS),
+    },
+    integrations: {
+      outboundBlockPrivate: bool(env.PARLEY_OUTBOUND_BLOCK_PRIVATE),
+      outboundTimeoutMs: int(env.PARLEY_OUTBOUND_TIMEOUT_MS),
+      outboundMaxRedirects: int(env.PARLEY_OUTBOUND_MAX_REDIRECTS),
+      checkTimeoutMs: int(env.PARLEY_CONNECTOR_CHECK_TIMEOUT_MS),
     },
   };
   return parseConfig(deepMerge(stripUndefined(raw), overrides));

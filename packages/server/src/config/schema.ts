@@ -35,6 +35,8 @@ export const ConfigSchema = Type.Object(
        * dataDir (`realtime-token-secret`, mode 0600) on first start; every node of a cluster needs the same one.
        */
       tokenSecret: Type.Optional(Type.String({ minLength: 32 })),
+      /** Key prefix of the realtime broker's Redis keys and PUB/SUB channels (all nodes of a cluster share it). */
+      realtimeRedisPrefix: Type.String({ minLength: 1, maxLength: 100, default: 'parley:rt' }),
       /** Largest SendMessage / agent message in bytes of markdown text (all blocks together). */
       maxMessageBytes: Type.Integer({ minimum: 1, maximum: 60_000, default: 16_384 }),
       /** Most blocks in one SendMessage / agent message. */
@@ -61,7 +63,46 @@ export const ConfigSchema = Type.Object(
       tokensPerMinute: Type.Integer({ minimum: 1, default: 600 }),
       /** Leeway for `exp`/`iat` checks on access tokens, in seconds. */
       clockToleranceSeconds: Type.Integer({ minimum: 0, maximum: 300, default: 30 }),
+      /** Algorithm of signing keys created from now on (each key keeps the one it was made with). */
+      signingAlg: Type.Union([Type.Literal('ES256'), Type.Literal('RS256')], { default: 'ES256' }),
+      /** How often a node re-reads signing keys (to notice `keys rotate` run elsewhere), in milliseconds. */
+      keyReloadIntervalMs: Type.Integer({ minimum: 50, maximum: 300_000, default: 30_000 }),
+      /** Verified access tokens remembered per node (until their `exp`), so repeat calls skip the signature check. */
+      tokenCacheSize: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10_000 }),
     }),
+    rateLimit: Type.Object(
+      {
+        /** Prefix of rate-limit keys in Redis, so several deployments (or tests) can share one Redis. */
+        keyPrefix: Type.String({ minLength: 1, maxLength: 100, default: 'parley:rl:' }),
+      },
+      { default: {} },
+    ),
+    portal: Type.Object(
+      {
+        /** Absolute lifetime of a portal sign-in session, whatever the activity. */
+        sessionTtlSeconds: Type.Integer({ minimum: 1, default: 43_200 }),
+        /** A session unused for this long ends (sliding; each request moves it forward). */
+        sessionIdleSeconds: Type.Integer({ minimum: 1, default: 3_600 }),
+        /** Failed sign-ins allowed per email, and per client IP, within one throttle window before 429. */
+        loginFailuresPerEmail: Type.Integer({ minimum: 1, default: 10 }),
+        loginFailuresPerIp: Type.Integer({ minimum: 1, default: 100 }),
+        loginThrottleWindowSeconds: Type.Integer({ minimum: 1, default: 900 }),
+      },
+      { default: {} },
+    ),
+    integrations: Type.Object(
+      {
+        /** Refuse connector calls to loopback, private, link-local and reserved addresses (every resolved address). */
+        outboundBlockPrivate: Type.Boolean({ default: false }),
+        /** Limit for a connector's response headers to arrive, and for silence while its body streams, in ms. */
+        outboundTimeoutMs: Type.Integer({ minimum: 50, maximum: 600_000, default: 30_000 }),
+        /** Same-origin redirects an outbound call follows (redirects to another origin are never followed). */
+        outboundMaxRedirects: Type.Integer({ minimum: 0, maximum: 10, default: 3 }),
+        /** Timeout of `POST /integrations/v1/connectors/{id}/check`, in ms. */
+        checkTimeoutMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 5_000 }),
+      },
+      { default: {} },
+    ),
   },
   { additionalProperties: false },
 );

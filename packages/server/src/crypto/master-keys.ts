@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A versioned 256-bit key-encryption key. */
@@ -70,8 +70,49 @@ export function addMasterKeyVersion(dataDir: string): MasterKey[] {
   const keys = existsSync(file) ? parseMasterKeys(readFileSync(file, 'utf8')) : [];
   const next = { version: (keys[0]?.version ?? 0) + 1, key: randomBytes(32) };
   const all = [next, ...keys];
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  writeFileSync(file, `${formatMasterKeys(all)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  writeMasterKeyFile(dataDir, all);
   return all;
+}
+
+/** Replaces the data-folder key file (mode 0600) with `keys`, atomically. */
+export function writeMasterKeyFile(dataDir: string, keys: MasterKey[]): void {
+  if (keys.length === 0) throw new MasterKeyError('the key file needs at least one master key');
+  const file = join(dataDir, MASTER_KEY_FILE);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Write beside and rename: a live server re-reading the file (watchMasterKeyFile) never sees it half written.
+  const temporary = `${file}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${formatMasterKeys(keys)}\n`, { mode: 0o600 });
+  chmodSync(temporary, 0o600);
+  renameSync(temporary, file);
+}
+
+/**
+ * For file-based keys: a function that returns the key list again when `<dataDir>/master-keys` changed since the
+ * last read (size, mtime or inode), else `undefined`. A running server uses it so `parley master-key rotate`, run
+ * beside it, takes effect without a restart. An unreadable or invalid file is ignored (the old keys stay in use)
+ * and retried on the next call.
+ */
+export function watchMasterKeyFile(dataDir: string): () => MasterKey[] | undefined {
+  const file = join(dataDir, MASTER_KEY_FILE);
+  let seen = signatureOf(file);
+  return () => {
+    const current = signatureOf(file);
+    if (current === undefined || current === seen) return undefined;
+    try {
+      const keys = parseMasterKeys(readFileSync(file, 'utf8'));
+      seen = current;
+      return keys;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+function signatureOf(file: string): string | undefined {
+  try {
+    const s = statSync(file);
+    return `${s.ino}:${s.size}:${s.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
 }

@@ -22,15 +22,33 @@ export class SealError extends Error {
 }
 
 export class Sealer {
-  constructor(private readonly masterKeys: MasterKey[]) {
+  private masterKeys: MasterKey[];
+
+  /**
+   * @param refreshKeys Optional: returns a newer key list when the key source changed (file-based keys change when
+   *   `parley master-key rotate` runs beside a live server), else `undefined`. Asked before every seal (so new values
+   *   use the newest master key) and when an envelope names a version this process does not know yet (so values
+   *   re-wrapped by the CLI keep opening), which keeps a running server working through a master-key rotation.
+   */
+  constructor(
+    masterKeys: MasterKey[],
+    private readonly refreshKeys?: () => MasterKey[] | undefined,
+  ) {
     if (masterKeys.length === 0) throw new Error('at least one master key is required');
+    this.masterKeys = masterKeys;
   }
 
   get currentVersion(): number {
     return this.masterKeys[0]!.version;
   }
 
+  /** Master versions this process can open, newest first. */
+  get versions(): number[] {
+    return this.masterKeys.map((k) => k.version);
+  }
+
   seal(plaintext: string, associatedData: string): string {
+    this.refresh();
     const master = this.masterKeys[0]!;
     const dek = randomBytes(32);
     const wrapped = gcmEncrypt(master.key, dek, `dek|${associatedData}`);
@@ -69,9 +87,17 @@ export class Sealer {
   }
 
   private masterKey(version: number): MasterKey {
-    const key = this.masterKeys.find((k) => k.version === version);
+    let key = this.masterKeys.find((k) => k.version === version);
+    if (!key && this.refresh()) key = this.masterKeys.find((k) => k.version === version);
     if (!key) throw new SealError(`master key version ${version} is not configured`);
     return key;
+  }
+
+  private refresh(): boolean {
+    const keys = this.refreshKeys?.();
+    if (!keys || keys.length === 0) return false;
+    this.masterKeys = keys;
+    return true;
   }
 }
 

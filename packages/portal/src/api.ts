@@ -1,0 +1,76 @@
+/** A problem+json answer (RFC 9457) from the portal API, with the field errors the forms show inline. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly fieldErrors: Array<{ field: string; message: string }> = [],
+    readonly retryAfter?: number,
+  ) {
+    super(detail);
+  }
+}
+
+export interface SessionInfo {
+  user: { id: string; email: string; role: 'admin' | 'agent' };
+  company: { id: string; name: string };
+  csrf_token: string;
+  expires_at: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+let csrfToken = '';
+let onSignedOut: () => void = () => {};
+
+export function useSession(session: SessionInfo | undefined): void {
+  csrfToken = session?.csrf_token ?? '';
+}
+
+/** Called when the API says the session is gone (expired, signed out elsewhere). */
+export function onSessionLost(fn: () => void): void {
+  onSignedOut = fn;
+}
+
+/**
+ * Every portal API call. State-changing methods carry the session's CSRF token in `X-CSRF-Token` (the server's
+ * synchronizer-token check); the session cookie itself is httpOnly and travels on its own.
+ */
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  const response = await fetch(`/portal/api${path}`, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let data: any;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = undefined;
+  }
+  if (!response.ok) {
+    const error = new ApiError(
+      response.status,
+      data?.code ?? 'http_error',
+      data?.detail ?? `The server answered ${response.status}.`,
+      Array.isArray(data?.errors) ? data.errors : [],
+      Number(response.headers.get('retry-after')) || undefined,
+    );
+    if (response.status === 401 && path !== '/session') onSignedOut();
+    throw error;
+  }
+  return data as T;
+}
+
+export const pageQuery = (offset: number, limit: number): string => `limit=${limit}&offset=${offset}`;

@@ -1,0 +1,93 @@
+import './styles.css';
+import { ApiError, api, onSessionLost, type SessionInfo, useSession } from './api.ts';
+import { h } from './dom.ts';
+import { renderApiClients } from './pages/api-clients.ts';
+import { renderCompany } from './pages/company.ts';
+import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
+import { renderSignIn } from './pages/sign-in.ts';
+import { navigate, onNavigate, type PageDef } from './router.ts';
+
+/** Every page, in navigation order. Settings pages are admin-only; the API refuses agents the same way. */
+const PAGES: PageDef[] = [
+  { path: '/portal/api-clients', title: 'API clients', roles: ['admin'], render: renderApiClients },
+  { path: '/portal/company', title: 'Company', roles: ['admin'], render: renderCompany },
+];
+
+const root = document.getElementById('app')!;
+let session: SessionInfo | undefined;
+
+function homeFor(s: SessionInfo): string {
+  return PAGES.find((p) => p.roles.includes(s.user.role))?.path ?? '/portal/';
+}
+
+async function render(): Promise<void> {
+  if (!session) {
+    if (location.pathname !== '/portal/sign-in') history.replaceState(null, '', '/portal/sign-in');
+    renderSignIn(root, (s) => {
+      session = s;
+      useSession(s);
+      navigate(homeFor(s), true);
+    });
+    return;
+  }
+  const path = location.pathname.replace(/\/+$/, '') || '/portal';
+  if (path === '/portal' || path === '/portal/sign-in') {
+    const home = homeFor(session);
+    if (home !== '/portal/') return navigate(home, true);
+  }
+  const page = PAGES.find((p) => p.path === path);
+  const main = h('main', { id: 'main', tabindex: '-1' });
+  root.replaceChildren(shell(session, page), main);
+  document.title = `${page?.title ?? 'Portal'} · Parley`;
+  if (!page) renderAgentHome(main);
+  else if (!page.roles.includes(session.user.role)) renderForbidden(main);
+  else {
+    try {
+      await page.render(main, session);
+    } catch (err) {
+      main.append(h('p', { class: 'notice error', role: 'alert' }, err instanceof ApiError ? err.detail : 'The page could not be loaded.'));
+    }
+  }
+  main.focus({ preventScroll: true });
+}
+
+function shell(s: SessionInfo, current: PageDef | undefined): HTMLElement {
+  const signOut = h('button', { type: 'button', class: 'secondary' }, 'Sign out');
+  signOut.addEventListener('click', async () => {
+    try {
+      await api('DELETE', '/session');
+    } finally {
+      session = undefined;
+      useSession(undefined);
+      navigate('/portal/sign-in', true);
+    }
+  });
+  const links = PAGES.filter((p) => p.roles.includes(s.user.role)).map((p) =>
+    h('li', {}, h('a', { href: p.path, 'data-nav': true, 'aria-current': p === current ? 'page' : null }, p.title)),
+  );
+  return h(
+    'header',
+    { class: 'top' },
+    h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
+    h('div', { class: 'bar' }, h('span', { class: 'brand' }, 'Parley'), h('span', { class: 'who' }, `${s.company.name} · ${s.user.email} (${s.user.role})`), signOut),
+    links.length ? h('nav', { 'aria-label': 'Portal' }, h('ul', {}, ...links)) : null,
+  );
+}
+
+async function boot(): Promise<void> {
+  onSessionLost(() => {
+    session = undefined;
+    useSession(undefined);
+    navigate('/portal/sign-in', true);
+  });
+  onNavigate(() => void render());
+  try {
+    session = await api<SessionInfo>('GET', '/session');
+    useSession(session);
+  } catch {
+    session = undefined;
+  }
+  await render();
+}
+
+void boot();

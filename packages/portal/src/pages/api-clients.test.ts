@@ -1,0 +1,116 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { http } from '../../../server/src/testing/http-client.ts';
+import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
+import { UsersService } from '../../../server/src/users/users.service.ts';
+import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
+
+const PASSWORD = 'correct horse battery';
+
+const requestToken = (baseUrl: string, clientId: string, secret: string) =>
+  http(`${baseUrl}/platform/v1/auth/token/client-credentials`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials&scope=connector:read',
+  });
+
+describe('portal in a browser: API clients page', () => {
+  let server: TestServer;
+  let browser: TestBrowser;
+  before(async () => {
+    server = await startTestServer();
+    const company = await server.ctx.companies.create('Acme');
+    await new UsersService(server.ctx.store.db).create({ companyId: company.id, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
+    browser = await openBrowser(server.baseUrl);
+    await signIn(browser.page, 'admin@acme.test', PASSWORD);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('validates the form inline before calling the server', async () => {
+    const { page } = browser;
+    await page.getByRole('button', { name: 'Create API client' }).click();
+    const errors = await page.locator('form .field-error:not([hidden])').allTextContents();
+    assert.deepEqual(errors, ['This field is required.', 'Choose at least one.']);
+    assert.equal(await page.getByLabel('Name').getAttribute('aria-invalid'), 'true');
+  });
+
+  it('creates a client, copies its secret once, and the secret gets a token at the real token endpoint', async () => {
+    const { page } = browser;
+    await page.getByLabel('Name').fill('CI bot');
+    await page.getByRole('checkbox', { name: /^connector:read/ }).check();
+    await page.getByRole('button', { name: 'Create API client' }).click();
+    const secretEl = page.getByTestId('client-secret');
+    await secretEl.waitFor();
+    const secret = (await secretEl.textContent())!.trim();
+    await page.getByText('This is the only time the secret is shown.').waitFor();
+    await screenshot(page, 'api-clients-secret-once');
+
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+
+    const row = page.getByRole('row').filter({ hasText: 'CI bot' });
+    await row.waitFor();
+    const clientId = (await row.locator('code').first().textContent())!.trim();
+    const token = await requestToken(server.baseUrl, clientId, secret);
+    assert.equal(token.status, 200);
+    assert.equal(token.body.token_type, 'Bearer');
+    assert.equal(token.body.expires_in, 3600);
+
+    await page.reload();
+    await page.getByRole('row').filter({ hasText: 'CI bot' }).waitFor();
+    assert.ok(!(await page.content()).includes(secret), 'after a reload the secret is gone for good');
+    assert.equal(await page.getByTestId('client-secret').count(), 0);
+    assert.notEqual(await row.getByRole('cell').nth(4).textContent(), 'Never', 'last used shows the token request');
+  });
+
+  it('deletes a client after confirmation and says issued tokens lapse within the hour', async () => {
+    const { page } = browser;
+    const row = page.getByRole('row').filter({ hasText: 'CI bot' });
+    const clientId = (await row.locator('code').first().textContent())!.trim();
+    await row.getByRole('button', { name: 'Delete CI bot' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('within the hour').waitFor();
+    await screenshot(page, 'api-clients-delete-confirm');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(await row.count(), 1, 'cancel keeps the client');
+    await row.getByRole('button', { name: 'Delete CI bot' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete client' }).click();
+    await page.getByText('Its issued tokens lapse within the hour.').waitFor();
+    await page.getByText('No API clients yet.').waitFor();
+    const clients = await server.ctx.store.db.selectFrom('api_clients').select(['id', 'deleted_at']).where('id', '=', clientId).execute();
+    assert.ok(clients[0]?.deleted_at, 'deleted in the store');
+  });
+
+  it('pages the list and works at phone width', async () => {
+    const { page } = browser;
+    for (let i = 1; i <= 12; i++) {
+      await page.evaluate(async (n) => {
+        const session = await (await fetch('/portal/api/session')).json();
+        await fetch('/portal/api/api-clients', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': session.csrf_token },
+          body: JSON.stringify({ name: `client ${String(n).padStart(2, '0')}`, scopes: ['connector:read'] }),
+        });
+      }, i);
+    }
+    await page.reload();
+    await page.getByText('1–10 of 12').waitFor();
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByText('11–12 of 12').waitFor();
+    assert.equal(await page.getByRole('row').filter({ hasText: 'client 12' }).count(), 1);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await page.getByText('1–10 of 12').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no horizontal scrolling at phone width (overflow ${overflow}px)`);
+    await screenshot(page, 'api-clients-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+});

@@ -1,0 +1,125 @@
+import { api, type Page, pageQuery } from '../api.ts';
+import { createForm } from '../components/form.ts';
+import { pagedTable } from '../components/paged-table.ts';
+import { confirmDialog, copyable, copyButton, notice } from '../components/widgets.ts';
+import { formatTime, h, replaceChildren } from '../dom.ts';
+
+interface ApiClientRow {
+  client_id: string;
+  name: string;
+  scopes: string[];
+  secret_hint: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const SCOPE_HELP: Record<string, string> = {
+  'connector:write': 'connector:write — rotate connector API keys',
+  'connector:read': 'connector:read — list and check connectors',
+  'conversations:read': 'conversations:read — read conversations',
+  'conversations:write': 'conversations:write — post agent messages',
+};
+
+/**
+ * Settings → API clients. The secret of a new client is rendered once from the creation response and lives only
+ * in this page's DOM: navigating away or reloading drops it for good (the server keeps only a digest).
+ */
+export async function renderApiClients(main: HTMLElement): Promise<void> {
+  const first = await api<Page<ApiClientRow> & { available_scopes: string[] }>('GET', `/api-clients?${pageQuery(0, 1)}`);
+  const secretSlot = h('div', { class: 'secret-slot' });
+  const status = h('div', { 'aria-live': 'polite' });
+
+  const table = pagedTable<ApiClientRow>({
+    caption: 'API clients',
+    empty: 'No API clients yet.',
+    load: (offset, limit) => api('GET', `/api-clients?${pageQuery(offset, limit)}`),
+    columns: [
+      { header: 'Name', cell: (c) => c.name },
+      { header: 'Client ID', cell: (c) => copyable(c.client_id, 'Copy ID') },
+      { header: 'Scopes', cell: (c) => h('ul', { class: 'tags' }, ...c.scopes.map((s) => h('li', {}, s))) },
+      { header: 'Created', cell: (c) => formatTime(c.created_at) },
+      { header: 'Last used', cell: (c) => (c.last_used_at ? formatTime(c.last_used_at) : 'Never') },
+      {
+        header: 'Actions',
+        cell: (c) =>
+          h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${c.name}`, onclick: () => void remove(c) }, 'Delete'),
+      },
+    ],
+  });
+
+  const remove = async (c: ApiClientRow) => {
+    const ok = await confirmDialog(
+      `Delete “${c.name}”?`,
+      'The client can no longer obtain tokens. Tokens it already holds keep working until they expire (within the hour). This cannot be undone.',
+      'Delete client',
+    );
+    if (!ok) return;
+    try {
+      await api('DELETE', `/api-clients/${encodeURIComponent(c.client_id)}`);
+      replaceChildren(status, notice('success', `Deleted “${c.name}”. Its issued tokens lapse within the hour.`));
+    } catch (err) {
+      replaceChildren(status, notice('error', err instanceof Error ? err.message : 'Delete failed.'));
+    }
+    await table.reload();
+  };
+
+  const form = createForm({
+    submitLabel: 'Create API client',
+    resetOnSuccess: true,
+    codeFields: { invalid_name: 'name', invalid_scopes: 'scopes' },
+    fields: [
+      { name: 'name', label: 'Name', required: true, maxLength: 200, hint: 'Who uses it, e.g. “CI bot” or “CRM sync”.' },
+      {
+        name: 'scopes',
+        label: 'Scopes',
+        type: 'checkboxes',
+        required: true,
+        options: first.available_scopes.map((s) => ({ value: s, label: SCOPE_HELP[s] ?? s })),
+      },
+    ],
+    onSubmit: async (values) => {
+      const created = await api<ApiClientRow & { client_secret: string }>('POST', '/api-clients', {
+        name: values.name,
+        scopes: values.scopes,
+      });
+      showSecretOnce(secretSlot, created);
+      await table.reload();
+    },
+  });
+
+  main.append(
+    h('h1', {}, 'API clients'),
+    h(
+      'p',
+      { class: 'lead' },
+      'External systems use an API client’s ID and secret to get access tokens (OAuth 2.0 client credentials) at ',
+      h('code', {}, '/platform/v1/auth/token/client-credentials'),
+      '. To rotate a secret, create a new client, move your systems to it, then delete the old one.',
+    ),
+    status,
+    secretSlot,
+    h('section', { 'aria-labelledby': 'create-client' }, h('h2', { id: 'create-client' }, 'New API client'), form.el),
+    h('section', { 'aria-labelledby': 'client-list' }, h('h2', { id: 'client-list' }, 'Your API clients'), table.el),
+  );
+  await table.reload();
+}
+
+function showSecretOnce(slot: HTMLElement, created: ApiClientRow & { client_secret: string }): void {
+  const dismiss = h('button', { type: 'button', class: 'secondary' }, 'I have stored the secret');
+  const box = h(
+    'section',
+    { class: 'notice warning secret-once', role: 'alert', 'aria-labelledby': 'secret-title', tabindex: '-1' },
+    h('h2', { id: 'secret-title' }, `Secret for “${created.name}”: copy it now`),
+    h(
+      'p',
+      {},
+      h('strong', {}, 'This is the only time the secret is shown. '),
+      'Parley stores only a digest of it; if you lose it, delete this client and create a new one.',
+    ),
+    h('dl', { class: 'pairs' }, h('dt', {}, 'Client ID'), h('dd', {}, copyable(created.client_id, 'Copy ID')), h('dt', {}, 'Client secret'), h('dd', {}, h('code', { class: 'secret', 'data-testid': 'client-secret' }, created.client_secret), copyButton(created.client_secret, 'Copy secret'))),
+    h('div', { class: 'actions' }, dismiss),
+  );
+  dismiss.addEventListener('click', () => box.remove());
+  replaceChildren(slot, box);
+  box.focus();
+}

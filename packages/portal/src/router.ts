@@ -1,0 +1,29 @@
+import type { SessionInfo } from './api.ts';
+
+export type Role = 'admin' | 'agent';
+
+export interface PageDef {
+  path: string;
+  title: string;
+  /** Roles that see this page (the API enforces the same rule; this only hides what would be refused). */
+  roles: Role[];
+  render(main: HTMLElement, session: SessionInfo): void | Promise<void>;
+}
+
+/** History-API navigation inside /portal; links marked `data-nav` are handled without a reload. */
+export function navigate(path: string, replace = false): void {
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  window.dispatchEvent(new Event('portal:navigate'));
+}
+
+export function onNavigate(fn: () => void): void {
+  window.addEventListener('popstate', fn);
+  window.addEventListener('portal:navigate', fn);
+  document.addEventListener('click', (event) => {
+    const link = (event.target as Element | null)?.closest?.('a[data-nav]') as HTMLAnchorElement | null;
+    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    navigate(link.pathname);
+  });
+}

@@ -1,0 +1,742 @@
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import { hostname } from 'node:os';
+import type { Duplex } from 'node:stream';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { MemoryBroker, MemoryPresenceManager } from '../broker/memory.ts';
+import type {
+  Broker,
+  BrokerEventHandler,
+  ClientInfo,
+  HistoryResult,
+  PresenceManager,
+  Publication,
+  StreamPosition,
+} from '../broker/types.ts';
+import { ChannelRegistry, isValidPublicationData, type ResolvedChannelOptions } from '../config/namespaces.ts';
+import { type RealtimeEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from '../config/options.ts';
+import { handleApiRequest } from '../http-api/handler.ts';
+import { encodeClientInfo, encodePublicationPush } from '../protocol/codec.ts';
+import { DISCONNECT_REASONS, DisconnectCode, ErrorCode, UNSUBSCRIBE_REASONS, UnsubscribeCode } from '../protocol/codes.ts';
+import { ClientError } from '../protocol/errors.ts';
+import { TokenVerifier } from '../tokens/verifier.ts';
+import { compileChannelPattern, type ControlMessage, decodeControl, encodeControl, type NodeInfo } from './control.ts';
+import type { DisconnectInfo, RealtimeHooks } from './hooks.ts';
+import { Hub } from './hub.ts';
+import type { Logger } from './logger.ts';
+import { compileOriginPatterns, isOriginAllowed } from './origin.ts';
+import { OutputScheduler } from './output.ts';
+import { ClientSession, SessionState } from './session.ts';
+import { type Subscription, SubscriptionState } from './subscription.ts';
+import { TimerWheel } from './timer-wheel.ts';
+
+const SESSION = Symbol('realtime.session');
+type SocketWithSession = WebSocket & { [SESSION]?: ClientSession };
+
+/** A publication as the engine API returns it: `data` parsed, ClientInfo with parsed infos. */
+export interface HistoryPublication {
+  data: unknown;
+  offset?: number;
+  info?: PresenceEntry;
+  tags?: Record<string, string>;
+}
+
+export interface PresenceEntry {
+  user: string;
+  client: string;
+  connInfo?: unknown;
+  chanInfo?: unknown;
+}
+
+export interface PublishOptions {
+  channel: string;
+  /** JSON value to publish. */
+  data?: unknown;
+  /** Already-serialised JSON (used instead of `data`, avoids a parse/serialise round trip). */
+  rawData?: string;
+  /** Do not append to history even if the namespace keeps it. */
+  skipHistory?: boolean;
+  tags?: Record<string, string>;
+  /** Publish at most once per key within the idempotency window (5 min). */
+  idempotencyKey?: string;
+  /** Publisher info attached to the publication (`pub.info`). */
+  info?: ClientInfo;
+}
+
+export interface HistoryOptions {
+  /** 0 (default) = only the stream position; -1 = everything retained. */
+  limit?: number;
+  since?: StreamPosition;
+  reverse?: boolean;
+}
+
+export interface DisconnectOptions {
+  /** Close code, default 3503 "force disconnect" (terminal); use 3000–3499/4000–4499 to let clients reconnect. */
+  code?: number;
+  reason?: string;
+  /** Only this connection of the user. */
+  clientId?: string;
+  /** Connections of the user to keep. */
+  whitelist?: string[];
+}
+
+export interface UnsubscribeOptions {
+  clientId?: string;
+  /** Unsubscribe code, default 2000 "server unsubscribe". */
+  code?: number;
+  reason?: string;
+}
+
+interface InternalPublish {
+  channel: string;
+  data: string;
+  info?: ClientInfo;
+  options: ResolvedChannelOptions;
+  skipHistory: boolean;
+  tags?: Record<string, string>;
+  idempotencyKey?: string;
+}
+
+interface PendingSurvey {
+  expected: Set<string>;
+  results: unknown[];
+  done: () => void;
+}
+
+function ignoreSocketError(): void {}
+
+function parseRaw(raw: string | undefined): unknown {
+  if (raw === undefined || raw === '') return undefined;
+  return JSON.parse(raw);
+}
+
+function toPresenceEntry(info: ClientInfo): PresenceEntry {
+  const entry: PresenceEntry = { user: info.user, client: info.client };
+  if (info.connInfo) entry.connInfo = parseRaw(info.connInfo);
+  if (info.chanInfo) entry.chanInfo = parseRaw(info.chanInfo);
+  return entry;
+}
+
+/**
+ * The realtime node: accepts WebSocket connections speaking the Centrifugo JSON protocol, routes publications
+ * between the broker and local subscribers, and serves the server API. Create it with `createRealtimeEngine`.
+ */
+export class RealtimeEngine {
+  readonly options: ResolvedEngineOptions;
+  readonly registry: ChannelRegistry;
+  readonly verifier: TokenVerifier;
+  readonly broker: Broker;
+  readonly presenceManager: PresenceManager;
+  readonly hub: Hub;
+  readonly wheel: TimerWheel;
+  readonly output = new OutputScheduler();
+  readonly logger: Logger;
+  readonly hooks: RealtimeHooks;
+  /** This node's id (`uid` in `/api/info`). */
+  readonly nodeId = randomUUID();
+  readonly nodeName: string;
+  private readonly ownsBroker: boolean;
+  private readonly sessions = new Set<ClientSession>();
+  private readonly wss: WebSocketServer;
+  private readonly originPatterns: RegExp[];
+  private readonly startedAt = Date.now();
+  private readonly nodes = new Map<string, { info: NodeInfo; seenAt: number }>();
+  private readonly surveys = new Map<string, PendingSurvey>();
+  private readonly intervals: NodeJS.Timeout[] = [];
+  private positionCheckRunning = false;
+  private closing: Promise<void> | undefined;
+  private running = false;
+
+  constructor(options: RealtimeEngineOptions = {}) {
+    this.options = resolveEngineOptions(options);
+    this.logger = this.options.logger;
+    this.hooks = this.options.hooks;
+    this.registry = new ChannelRegistry(this.options.namespaces, this.options.withoutNamespace, this.options.channelRules);
+    this.verifier = new TokenVerifier(this.options.token);
+    this.broker = options.broker ?? new MemoryBroker();
+    this.presenceManager = options.presenceManager ?? new MemoryPresenceManager();
+    this.ownsBroker = options.closeBroker ?? (options.broker === undefined && options.presenceManager === undefined);
+    this.hub = new Hub(this.broker, (error, channel) =>
+      this.logger.error({ channel, error: String(error) }, 'broker subscription failed'),
+    );
+    this.wheel = new TimerWheel(this.options.timerResolutionMs);
+    this.originPatterns = compileOriginPatterns(this.options.allowedOrigins);
+    this.nodeName = this.options.nodeName ?? `${hostname()}_${process.pid}`;
+    this.wss = new WebSocketServer({
+      noServer: true,
+      perMessageDeflate: false,
+      maxPayload: this.options.maxFrameBytes,
+      clientTracking: false,
+    });
+  }
+
+  /** Connects the broker and starts the timers; `createRealtimeEngine` calls it. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    if (this.options.insecure) {
+      this.logger.warn(
+        { insecure: true },
+        'INSECURE MODE: connections without tokens are accepted and every channel permission is granted; never use in production',
+      );
+    }
+    const handler: BrokerEventHandler = {
+      onPublication: (channel, publication, epoch) => this.hub.broadcastPublication(channel, publication, epoch),
+      onJoin: (channel, info) => this.hub.broadcastJoinLeave(channel, info, true),
+      onLeave: (channel, info) => this.hub.broadcastJoinLeave(channel, info, false),
+      onControl: (message) => this.onControl(message),
+    };
+    await this.broker.run(handler);
+    this.running = true;
+    this.wheel.start();
+    const every = (ms: number, task: () => void): void => {
+      const timer = setInterval(task, ms);
+      timer.unref();
+      this.intervals.push(timer);
+    };
+    const checkDelay = this.options.channelPositionCheckDelayMs;
+    every(Math.max(this.options.timerResolutionMs, Math.min(checkDelay / 2, 5_000)), () => void this.checkPositions());
+    every(this.options.nodeHeartbeatIntervalMs, () => void this.sendHeartbeat());
+    await this.sendHeartbeat();
+  }
+
+  // ---- WebSocket ---------------------------------------------------------------------------------------------
+
+  /**
+   * Completes a WebSocket upgrade for the realtime endpoint. The host calls it from its `upgrade` listener for
+   * `/connection/websocket`; the Origin is checked first (403 when refused, 503 while shutting down).
+   */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', ignoreSocketError);
+    if (this.closing !== undefined || !this.running) {
+      rejectUpgrade(socket, 503, 'server is shutting down');
+      return;
+    }
+    const origin = typeof request.headers.origin === 'string' ? request.headers.origin : undefined;
+    const check = this.hooks.checkOrigin;
+    if (check === undefined) {
+      this.completeUpgrade(isOriginAllowed(origin, request, this.originPatterns), request, socket, head);
+      return;
+    }
+    Promise.resolve()
+      .then(() => check(origin, request))
+      .then(
+        (allowed) => this.completeUpgrade(allowed === true, request, socket, head),
+        (error: unknown) => {
+          this.logger.error({ error: String(error) }, 'checkOrigin failed');
+          this.completeUpgrade(false, request, socket, head);
+        },
+      );
+  }
+
+  /** Serves `/connection/websocket` (or `path`) on an existing HTTP server; other upgrade paths get 404. */
+  attach(server: Server, path: string = this.options.websocketPath): void {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const pathname = (request.url ?? '/').split('?')[0];
+      if (pathname === path) this.handleUpgrade(request, socket, head);
+      else if (server.listenerCount('upgrade') === 1) rejectUpgrade(socket, 404, 'not found');
+    });
+  }
+
+  private completeUpgrade(allowed: boolean, request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (!allowed) {
+      this.logger.info({ origin: request.headers.origin }, 'websocket origin refused');
+      rejectUpgrade(socket, 403, 'request origin is not authorized');
+      return;
+    }
+    if (this.closing !== undefined) {
+      rejectUpgrade(socket, 503, 'server is shutting down');
+      return;
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.onConnection(ws as SocketWithSession, request));
+  }
+
+  private onConnection(ws: SocketWithSession, request: IncomingMessage): void {
+    const session = new ClientSession(this, ws, request);
+    ws[SESSION] = session;
+    this.sessions.add(session);
+    ws.on('message', onSocketMessage);
+    ws.on('close', onSocketClose);
+    ws.on('error', onSocketError);
+  }
+
+  /** @internal */
+  forgetSession(session: ClientSession): void {
+    this.sessions.delete(session);
+  }
+
+  // ---- internals used by sessions ----------------------------------------------------------------------------
+
+  /** @internal Removes a subscription from hub and presence and emits leave/unsubscribe events. */
+  finishSubscription(sub: Subscription, info: DisconnectInfo | undefined): void {
+    const wasSubscribed = sub.state === SubscriptionState.Subscribed;
+    if (sub.state === SubscriptionState.Removed) return;
+    sub.state = SubscriptionState.Removed;
+    sub.buffer = null;
+    this.hub.removeSubscription(sub);
+    const session = sub.session;
+    if (sub.flags.presence) {
+      this.presenceManager
+        .removePresence(sub.channel, session.id, session.user)
+        .catch((error: unknown) => this.logger.warn({ channel: sub.channel, error: String(error) }, 'presence remove failed'));
+    }
+    if (!wasSubscribed) return;
+    if (sub.flags.joinLeave) this.publishJoinLeave(sub, false);
+    if (info !== undefined) this.emitEvent('onUnsubscribe', session, sub.channel, info);
+  }
+
+  /** @internal */
+  addPresence(sub: Subscription): Promise<void> {
+    return this.presenceManager
+      .addPresence(sub.channel, sub.session.id, sub.info(), this.options.presenceTtlMs)
+      .catch((error: unknown) => {
+        this.logger.warn({ channel: sub.channel, error: String(error) }, 'presence update failed');
+      });
+  }
+
+  /** @internal */
+  publishJoinLeave(sub: Subscription, join: boolean): void {
+    const operation = join
+      ? this.broker.publishJoin(sub.channel, sub.info())
+      : this.broker.publishLeave(sub.channel, sub.info());
+    operation.catch((error: unknown) =>
+      this.logger.warn({ channel: sub.channel, error: String(error) }, 'join/leave publish failed'),
+    );
+  }
+
+  /** @internal */
+  emitEvent<K extends 'onConnect' | 'onDisconnect' | 'onSubscribe' | 'onUnsubscribe'>(
+    name: K,
+    ...args: Parameters<NonNullable<RealtimeHooks[K]>>
+  ): void {
+    const hook = this.hooks[name] as ((...a: unknown[]) => void) | undefined;
+    if (hook === undefined) return;
+    try {
+      hook(...args);
+    } catch (error) {
+      this.logger.error({ hook: name, error: String(error) }, 'event hook failed');
+    }
+  }
+
+  /** @internal ClientInfo of a connection outside any channel (connection info only). */
+  clientInfo(session: ClientSession): ClientInfo {
+    const info: ClientInfo = { user: session.user, client: session.id };
+    if (session.connInfo !== undefined) info.connInfo = session.connInfo;
+    return info;
+  }
+
+  /** @internal */
+  encodePublicationPush(channel: string, publication: Publication): string {
+    return encodePublicationPush(channel, publication);
+  }
+
+  /** @internal Presence map as a JSON object of ClientInfo (raw infos embedded). */
+  encodePresence(presence: Record<string, ClientInfo>): string {
+    const parts: string[] = [];
+    for (const clientId in presence) parts.push(`${JSON.stringify(clientId)}:${encodeClientInfo(presence[clientId]!)}`);
+    return `{${parts.join(',')}}`;
+  }
+
+  /** @internal Publishes serialised data with the namespace's history retention. */
+  async publishRaw(request: InternalPublish): Promise<StreamPosition | undefined> {
+    const history = request.skipHistory ? undefined : request.options.history;
+    return this.broker.publish({
+      channel: request.channel,
+      data: request.data,
+      ...(request.info !== undefined ? { info: request.info } : {}),
+      ...(request.tags !== undefined ? { tags: request.tags } : {}),
+      ...(history !== undefined ? { history } : {}),
+      ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
+    });
+  }
+
+  /** @internal History with Centrifugo's rules: reverse from offset 0 → 107, epoch mismatch → 112. */
+  async readHistory(
+    channel: string,
+    options: ResolvedChannelOptions,
+    filter: { since: StreamPosition | undefined; limit: number; reverse: boolean },
+  ): Promise<HistoryResult> {
+    if (options.history === undefined) throw new ClientError(ErrorCode.notAvailable);
+    if (filter.reverse && filter.since !== undefined && filter.since.offset === 0) {
+      throw new ClientError(ErrorCode.badRequest);
+    }
+    const result = await this.broker.history({
+      channel,
+      limit: filter.limit,
+      reverse: filter.reverse,
+      history: options.history,
+      ...(filter.since !== undefined ? { since: filter.since } : {}),
+    });
+    if (filter.since !== undefined && filter.since.epoch !== '' && filter.since.epoch !== result.position.epoch) {
+      throw new ClientError(ErrorCode.unrecoverablePosition);
+    }
+    return result;
+  }
+
+  /** @internal Namespace options of a channel for server-side calls; 107 for bad names, 102 for unknown ones. */
+  channelOptions(channel: unknown): ResolvedChannelOptions {
+    if (typeof channel !== 'string' || channel === '') throw new ClientError(ErrorCode.badRequest);
+    if (channel.length > this.registry.rules.maxLength) throw new ClientError(ErrorCode.badRequest);
+    const resolved = this.registry.resolve(channel);
+    if (resolved === undefined) throw new ClientError(ErrorCode.unknownChannel);
+    return resolved.options;
+  }
+
+  // ---- public server API -------------------------------------------------------------------------------------
+
+  /** Publishes to a channel on every node; resolves with the stream position when the namespace keeps history. */
+  async publish(request: PublishOptions): Promise<{ offset?: number; epoch?: string }> {
+    const options = this.channelOptions(request.channel);
+    const data = request.rawData ?? (request.data === undefined ? '' : JSON.stringify(request.data));
+    if (!isValidPublicationData(data, options.publicationDataFormat)) throw new ClientError(ErrorCode.badRequest);
+    const position = await this.publishRaw({
+      channel: request.channel,
+      data,
+      options,
+      skipHistory: request.skipHistory === true,
+      ...(request.info !== undefined ? { info: request.info } : {}),
+      ...(request.tags !== undefined ? { tags: request.tags } : {}),
+      ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
+    });
+    if (position === undefined) return {};
+    return { offset: position.offset, epoch: position.epoch };
+  }
+
+  /** Channel history (no client limits apply); 108 when the namespace keeps none. */
+  async history(
+    channel: string,
+    options: HistoryOptions = {},
+  ): Promise<{ publications: HistoryPublication[]; offset: number; epoch: string }> {
+    const result = await this.readHistory(channel, this.channelOptions(channel), {
+      since: options.since,
+      limit: options.limit ?? 0,
+      reverse: options.reverse === true,
+    });
+    return {
+      publications: result.publications.map((p) => {
+        const item: HistoryPublication = { data: parseRaw(p.data) };
+        if (p.offset !== undefined) item.offset = p.offset;
+        if (p.info !== undefined) item.info = toPresenceEntry(p.info);
+        if (p.tags !== undefined) item.tags = p.tags;
+        return item;
+      }),
+      offset: result.position.offset,
+      epoch: result.position.epoch,
+    };
+  }
+
+  async removeHistory(channel: string): Promise<void> {
+    const options = this.channelOptions(channel);
+    if (options.history === undefined) throw new ClientError(ErrorCode.notAvailable);
+    await this.broker.removeHistory(channel);
+  }
+
+  /** Who is subscribed (client id → info); 108 when the namespace has no presence. */
+  async presence(channel: string): Promise<Record<string, PresenceEntry>> {
+    if (!this.channelOptions(channel).presence) throw new ClientError(ErrorCode.notAvailable);
+    const raw = await this.presenceManager.presence(channel);
+    const result: Record<string, PresenceEntry> = {};
+    for (const clientId in raw) result[clientId] = toPresenceEntry(raw[clientId]!);
+    return result;
+  }
+
+  async presenceStats(channel: string): Promise<{ numClients: number; numUsers: number }> {
+    if (!this.channelOptions(channel).presence) throw new ClientError(ErrorCode.notAvailable);
+    return this.presenceManager.presenceStats(channel);
+  }
+
+  /** Disconnects a user's connections on every node (default 3503, terminal). */
+  async disconnectUser(user: string, options: DisconnectOptions = {}): Promise<void> {
+    const code = options.code ?? DisconnectCode.forceNoReconnect;
+    const message: ControlMessage = {
+      t: 'disconnect',
+      from: this.nodeId,
+      user,
+      code,
+      reason: options.reason ?? DISCONNECT_REASONS[code] ?? 'disconnect',
+      ...(options.clientId ? { client: options.clientId } : {}),
+      ...(options.whitelist?.length ? { whitelist: options.whitelist } : {}),
+    };
+    await this.broker.publishControl(encodeControl(message));
+  }
+
+  /** Unsubscribes a user from a channel on every node (unsubscribe push 2000 by default). */
+  async unsubscribe(user: string, channel: string, options: UnsubscribeOptions = {}): Promise<void> {
+    const code = options.code ?? UnsubscribeCode.server;
+    const message: ControlMessage = {
+      t: 'unsubscribe',
+      from: this.nodeId,
+      user,
+      channel,
+      code,
+      reason: options.reason ?? UNSUBSCRIBE_REASONS[code] ?? 'server unsubscribe',
+      ...(options.clientId ? { client: options.clientId } : {}),
+    };
+    await this.broker.publishControl(encodeControl(message));
+  }
+
+  /** Active channels across all nodes with their subscriber counts; `pattern` supports `*` and `?`. */
+  async channels(pattern?: string): Promise<Record<string, { num_clients: number }>> {
+    const replies = await this.survey({ t: 'survey', from: this.nodeId, id: randomUUID(), op: 'channels', ...(pattern ? { pattern } : {}) });
+    const merged: Record<string, { num_clients: number }> = {};
+    for (const reply of replies) {
+      const counts = (reply as { channels?: Record<string, number> }).channels ?? {};
+      for (const [channel, count] of Object.entries(counts)) {
+        merged[channel] = { num_clients: (merged[channel]?.num_clients ?? 0) + count };
+      }
+    }
+    return merged;
+  }
+
+  /** Nodes of the cluster as last announced by their heartbeats (this node's figures are current). */
+  info(): { nodes: NodeInfo[] } {
+    const now = Date.now();
+    this.nodes.set(this.nodeId, { info: this.localNodeInfo(now), seenAt: now });
+    this.pruneNodes(now);
+    return { nodes: [...this.nodes.values()].map((n) => n.info) };
+  }
+
+  /** Local figures of this node. */
+  stats(): { clients: number; users: number; subscriptions: number; channels: number; sockets: number } {
+    return {
+      clients: this.hub.numClients,
+      users: this.hub.numUsers,
+      subscriptions: this.hub.numSubscriptions,
+      channels: this.hub.numChannels,
+      sockets: this.sessions.size,
+    };
+  }
+
+  /** The server HTTP API as a Node handler; resolves false when the path is not an API path. */
+  readonly apiHandler = (request: IncomingMessage, response: ServerResponse): Promise<boolean> =>
+    handleApiRequest(this, request, response);
+
+  /**
+   * Graceful shutdown: refuses new upgrades, closes every connection with 3001 "shutdown" (clients reconnect,
+   * typically to another node), waits briefly for close handshakes, stops timers and releases owned brokers.
+   */
+  close(options: { code?: number; reason?: string; timeoutMs?: number } = {}): Promise<void> {
+    this.closing ??= this.shutdown(options);
+    return this.closing;
+  }
+
+  private async shutdown(options: { code?: number; reason?: string; timeoutMs?: number }): Promise<void> {
+    const code = options.code ?? DisconnectCode.shutdown;
+    for (const session of [...this.sessions]) session.disconnect(code, options.reason);
+    await this.waitForSockets(options.timeoutMs ?? 2_000);
+    for (const session of this.sessions) session.ws.terminate();
+    this.sessions.clear();
+    for (const timer of this.intervals) clearInterval(timer);
+    this.intervals.length = 0;
+    this.wheel.stop();
+    for (const survey of this.surveys.values()) survey.done();
+    if (this.running) {
+      await this.broker
+        .publishControl(encodeControl({ t: 'node_leave', from: this.nodeId }))
+        .catch(() => undefined);
+    }
+    this.running = false;
+    if (this.ownsBroker) {
+      await Promise.allSettled([this.broker.close(), this.presenceManager.close()]);
+    }
+  }
+
+  private async waitForSockets(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.sessions.size > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  // ---- cluster control ---------------------------------------------------------------------------------------
+
+  private onControl(text: string): void {
+    const message = decodeControl(text);
+    if (message === undefined) return;
+    switch (message.t) {
+      case 'node':
+        this.nodes.set(message.from, { info: message.node, seenAt: Date.now() });
+        return;
+      case 'node_leave':
+        this.nodes.delete(message.from);
+        return;
+      case 'disconnect':
+        return this.applyDisconnect(message);
+      case 'unsubscribe':
+        return this.applyUnsubscribe(message);
+      case 'survey':
+        void this.answerSurvey(message);
+        return;
+      case 'survey_reply': {
+        if (message.to !== this.nodeId) return;
+        const survey = this.surveys.get(message.id);
+        if (survey === undefined) return;
+        survey.results.push(message.result);
+        survey.expected.delete(message.from);
+        if (survey.expected.size === 0) survey.done();
+        return;
+      }
+    }
+  }
+
+  private applyDisconnect(message: Extract<ControlMessage, { t: 'disconnect' }>): void {
+    const sessions = this.hub.userSessions(message.user);
+    if (sessions === undefined) return;
+    for (const session of [...sessions]) {
+      if (message.client !== undefined && session.id !== message.client) continue;
+      if (message.whitelist?.includes(session.id)) continue;
+      session.disconnect(message.code, message.reason);
+    }
+  }
+
+  private applyUnsubscribe(message: Extract<ControlMessage, { t: 'unsubscribe' }>): void {
+    const sessions = this.hub.userSessions(message.user);
+    if (sessions === undefined) return;
+    for (const session of [...sessions]) {
+      if (message.client !== undefined && session.id !== message.client) continue;
+      const sub = session.subs.get(message.channel);
+      if (sub === undefined) continue;
+      if (sub.serverSide) session.disconnect(DisconnectCode.insufficientState);
+      else session.unsubscribe(message.channel, message.code, message.reason);
+    }
+  }
+
+  private async answerSurvey(message: Extract<ControlMessage, { t: 'survey' }>): Promise<void> {
+    const matches = compileChannelPattern(message.pattern);
+    const channels: Record<string, number> = {};
+    for (const [channel, count] of this.hub.channelCounts()) {
+      if (matches === undefined || matches(channel)) channels[channel] = count;
+    }
+    const reply: ControlMessage = { t: 'survey_reply', from: this.nodeId, to: message.from, id: message.id, result: { channels } };
+    await this.broker.publishControl(encodeControl(reply)).catch((error: unknown) => {
+      this.logger.warn({ error: String(error) }, 'survey reply failed');
+    });
+  }
+
+  /** Asks every known node and waits for all answers or `surveyTimeoutMs`, whichever comes first. */
+  private survey(message: Extract<ControlMessage, { t: 'survey' }>): Promise<unknown[]> {
+    const now = Date.now();
+    this.pruneNodes(now);
+    const expected = new Set(this.nodes.keys());
+    expected.add(this.nodeId);
+    return new Promise((resolve) => {
+      const results: unknown[] = [];
+      const timer = setTimeout(() => done(), this.options.surveyTimeoutMs);
+      const done = (): void => {
+        clearTimeout(timer);
+        this.surveys.delete(message.id);
+        resolve(results);
+      };
+      this.surveys.set(message.id, { expected, results, done });
+      this.broker.publishControl(encodeControl(message)).catch((error: unknown) => {
+        this.logger.warn({ error: String(error) }, 'survey publish failed');
+        done();
+      });
+    });
+  }
+
+  private localNodeInfo(now: number): NodeInfo {
+    return {
+      uid: this.nodeId,
+      name: this.nodeName,
+      version: this.options.serverVersion,
+      num_clients: this.hub.numClients,
+      num_users: this.hub.numUsers,
+      num_subs: this.hub.numSubscriptions,
+      num_channels: this.hub.numChannels,
+      uptime: Math.floor((now - this.startedAt) / 1000),
+    };
+  }
+
+  private async sendHeartbeat(): Promise<void> {
+    if (this.closing !== undefined) return;
+    const now = Date.now();
+    const message: ControlMessage = { t: 'node', from: this.nodeId, node: this.localNodeInfo(now) };
+    await this.broker.publishControl(encodeControl(message)).catch((error: unknown) => {
+      this.logger.warn({ error: String(error) }, 'node heartbeat failed');
+    });
+    this.pruneNodes(now);
+  }
+
+  /** Nodes silent for three heartbeats (plus a second) are considered gone. */
+  private pruneNodes(now: number): void {
+    const maxAge = this.options.nodeHeartbeatIntervalMs * 3 + 1_000;
+    for (const [uid, node] of this.nodes) {
+      if (uid !== this.nodeId && now - node.seenAt > maxAge) this.nodes.delete(uid);
+    }
+  }
+
+  // ---- positioning -------------------------------------------------------------------------------------------
+
+  /**
+   * Periodic position check (brief §5.6): for channels with positioned subscribers and no publication for
+   * `channelPositionCheckDelayMs`, compare each subscriber's position with the stream top, so a publication lost
+   * in the broker is noticed even when nothing else is published; mismatches resubscribe with recovery.
+   */
+  private async checkPositions(): Promise<void> {
+    if (this.positionCheckRunning || this.closing !== undefined) return;
+    this.positionCheckRunning = true;
+    try {
+      const delay = this.options.channelPositionCheckDelayMs;
+      for (const channel of this.hub.quietPositionedChannels(Date.now(), delay)) {
+        const subscribers = this.hub.subscribers(channel);
+        const first = subscribers?.values().next().value as Subscription | undefined;
+        const history = first?.options.history;
+        if (subscribers === undefined || history === undefined) continue;
+        const before = this.hub.lastPublicationAt(channel);
+        let top: StreamPosition;
+        try {
+          top = (await this.broker.history({ channel, limit: 0, history })).position;
+        } catch (error) {
+          this.logger.warn({ channel, error: String(error) }, 'position check failed');
+          continue;
+        }
+        // A publication that arrived during the read makes the comparison meaningless; check next round.
+        if (this.hub.lastPublicationAt(channel) !== before) continue;
+        this.hub.markChecked(channel, Date.now());
+        for (const sub of [...subscribers]) {
+          if (sub.state !== SubscriptionState.Subscribed || !sub.flags.positioned) continue;
+          if (sub.epoch !== top.epoch || sub.offset < top.offset) sub.session.onInsufficientState(sub);
+        }
+      }
+    } finally {
+      this.positionCheckRunning = false;
+    }
+  }
+}
+
+function sessionOf(ws: WebSocket): ClientSession | undefined {
+  return (ws as SocketWithSession)[SESSION];
+}
+
+// Shared listeners (`this` is the socket) instead of closures per connection: less memory per idle client.
+function onSocketMessage(this: WebSocket, data: RawData): void {
+  const session = sessionOf(this);
+  if (session === undefined) return;
+  const buffer = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+  session.onFrame(buffer);
+}
+
+function onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
+  const session = sessionOf(this);
+  if (session === undefined) return;
+  session.onSocketClose(code, reason.toString('utf8'));
+  session.engine.forgetSession(session);
+}
+
+function onSocketError(this: WebSocket, error: Error): void {
+  const session = sessionOf(this);
+  if (session !== undefined && session.state !== SessionState.Closed) {
+    session.engine.logger.debug({ client: session.id, error: error.message }, 'websocket error');
+  }
+}
+
+function rejectUpgrade(socket: Duplex, status: number, message: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain\r\n` +
+      `Content-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`,
+  );
+}

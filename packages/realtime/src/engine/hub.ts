@@ -1,0 +1,207 @@
+import type { Broker, ClientInfo, Publication } from '../broker/types.ts';
+import { encodeJoinPush, encodeLeavePush, encodePublicationPush } from '../protocol/codec.ts';
+import type { ClientSession } from './session.ts';
+import { type Subscription, SubscriptionState } from './subscription.ts';
+
+/** Verdict of the positioning check for one live publication (brief §5.6). */
+export const enum PositionVerdict {
+  Deliver = 0,
+  Duplicate = 1,
+  Gap = 2,
+}
+
+/** Checks a live publication against the subscriber's last position and advances it when delivered. */
+export function advancePosition(sub: Subscription, publication: Publication, epoch: string | undefined): PositionVerdict {
+  const offset = publication.offset;
+  if (!sub.flags.positioned || offset === undefined || offset === 0) return PositionVerdict.Deliver;
+  if (epoch !== undefined && epoch !== '' && sub.epoch !== '' && epoch !== sub.epoch) return PositionVerdict.Gap;
+  if (offset <= sub.offset) return PositionVerdict.Duplicate;
+  if (offset > sub.offset + 1) return PositionVerdict.Gap;
+  sub.offset = offset;
+  if (sub.epoch === '' && epoch) sub.epoch = epoch;
+  return PositionVerdict.Deliver;
+}
+
+interface ChannelEntry {
+  readonly subscribers: Set<Subscription>;
+  brokerSubscribed: boolean;
+  /** In-flight broker subscribe/unsubscribe; operations on one channel never overlap. */
+  pending: Promise<boolean> | null;
+  lastPublicationAt: number;
+  positioned: number;
+}
+
+/**
+ * The node's local registry: which sessions are subscribed to which channel, connected clients by id and user,
+ * and the broker subscription of each channel (subscribed on the first local subscriber, unsubscribed after the
+ * last one left, brief §7). Fan-out encodes each push once per channel and hands the same bytes to every session.
+ */
+export class Hub {
+  readonly clients = new Map<string, ClientSession>();
+  readonly users = new Map<string, Set<ClientSession>>();
+  private readonly channels = new Map<string, ChannelEntry>();
+  private subscriptionCount = 0;
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly onBrokerError: (error: unknown, channel: string) => void,
+  ) {}
+
+  get numClients(): number {
+    return this.clients.size;
+  }
+
+  get numUsers(): number {
+    return this.users.size;
+  }
+
+  get numChannels(): number {
+    return this.channels.size;
+  }
+
+  get numSubscriptions(): number {
+    return this.subscriptionCount;
+  }
+
+  addClient(session: ClientSession): void {
+    this.clients.set(session.id, session);
+    let sessions = this.users.get(session.user);
+    if (sessions === undefined) {
+      sessions = new Set();
+      this.users.set(session.user, sessions);
+    }
+    sessions.add(session);
+  }
+
+  removeClient(session: ClientSession): void {
+    if (this.clients.get(session.id) === session) this.clients.delete(session.id);
+    const sessions = this.users.get(session.user);
+    if (sessions === undefined) return;
+    sessions.delete(session);
+    if (sessions.size === 0) this.users.delete(session.user);
+  }
+
+  userSessions(user: string): ReadonlySet<ClientSession> | undefined {
+    return this.users.get(user);
+  }
+
+  /** Registers the subscription and resolves once the broker delivers the channel to this node. */
+  async addSubscription(sub: Subscription): Promise<void> {
+    let entry = this.channels.get(sub.channel);
+    if (entry === undefined) {
+      entry = { subscribers: new Set(), brokerSubscribed: false, pending: null, lastPublicationAt: 0, positioned: 0 };
+      this.channels.set(sub.channel, entry);
+    }
+    entry.subscribers.add(sub);
+    this.subscriptionCount += 1;
+    if (sub.flags.positioned) entry.positioned += 1;
+    // Bounded: each round either finds the channel subscribed or starts one broker call.
+    for (let attempt = 0; attempt < 8 && !entry.brokerSubscribed; attempt++) {
+      const ownOperation = entry.pending === null;
+      if (ownOperation) this.startBrokerOperation(sub.channel, entry, true);
+      const succeeded = await entry.pending;
+      if (sub.state === SubscriptionState.Removed) return;
+      if (ownOperation && !succeeded) break;
+    }
+    if (!entry.brokerSubscribed) throw new Error(`could not subscribe to channel ${sub.channel}`);
+  }
+
+  removeSubscription(sub: Subscription): void {
+    const entry = this.channels.get(sub.channel);
+    if (entry === undefined || !entry.subscribers.delete(sub)) return;
+    this.subscriptionCount -= 1;
+    if (sub.flags.positioned) entry.positioned -= 1;
+    this.reconcile(sub.channel, entry);
+  }
+
+  /** Channels with at least one local subscriber, and how many. */
+  channelCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const [channel, entry] of this.channels) {
+      if (entry.subscribers.size > 0) counts.set(channel, entry.subscribers.size);
+    }
+    return counts;
+  }
+
+  subscribers(channel: string): ReadonlySet<Subscription> | undefined {
+    return this.channels.get(channel)?.subscribers;
+  }
+
+  /** Channels with positioned subscribers and no publication for `quietMs` (periodic position check, §5.6). */
+  quietPositionedChannels(now: number, quietMs: number): string[] {
+    const result: string[] = [];
+    for (const [channel, entry] of this.channels) {
+      if (entry.positioned > 0 && now - entry.lastPublicationAt >= quietMs) result.push(channel);
+    }
+    return result;
+  }
+
+  lastPublicationAt(channel: string): number {
+    return this.channels.get(channel)?.lastPublicationAt ?? 0;
+  }
+
+  markChecked(channel: string, now: number): void {
+    const entry = this.channels.get(channel);
+    if (entry !== undefined) entry.lastPublicationAt = now;
+  }
+
+  broadcastPublication(channel: string, publication: Publication, epoch: string | undefined): void {
+    const entry = this.channels.get(channel);
+    if (entry === undefined) return;
+    entry.lastPublicationAt = Date.now();
+    let frame: Buffer | undefined;
+    for (const sub of entry.subscribers) {
+      if (sub.state !== SubscriptionState.Subscribed) {
+        if (sub.state === SubscriptionState.Subscribing) sub.bufferPublication(publication, epoch);
+        continue;
+      }
+      const verdict = advancePosition(sub, publication, epoch);
+      if (verdict === PositionVerdict.Duplicate) continue;
+      if (verdict === PositionVerdict.Gap) {
+        sub.session.onInsufficientState(sub);
+        continue;
+      }
+      frame ??= Buffer.from(encodePublicationPush(channel, publication));
+      sub.session.enqueue(frame);
+    }
+  }
+
+  broadcastJoinLeave(channel: string, info: ClientInfo, join: boolean): void {
+    const entry = this.channels.get(channel);
+    if (entry === undefined) return;
+    let frame: Buffer | undefined;
+    for (const sub of entry.subscribers) {
+      if (sub.state !== SubscriptionState.Subscribed || !sub.flags.pushJoinLeave) continue;
+      frame ??= Buffer.from(join ? encodeJoinPush(channel, info) : encodeLeavePush(channel, info));
+      sub.session.enqueue(frame);
+    }
+  }
+
+  private startBrokerOperation(channel: string, entry: ChannelEntry, subscribe: boolean): void {
+    const operation = subscribe ? this.broker.subscribe([channel]) : this.broker.unsubscribe([channel]);
+    const pending = operation.then(
+      () => {
+        entry.brokerSubscribed = subscribe;
+        return true;
+      },
+      (error: unknown) => {
+        this.onBrokerError(error, channel);
+        return false;
+      },
+    );
+    entry.pending = pending;
+    void pending.then(() => {
+      entry.pending = null;
+      this.reconcile(channel, entry);
+    });
+  }
+
+  /** Brings the broker subscription in line with the local subscribers once no operation is in flight. */
+  private reconcile(channel: string, entry: ChannelEntry): void {
+    if (entry.pending !== null) return;
+    if (entry.subscribers.size === 0) {
+      if (entry.brokerSubscribed) this.startBrokerOperation(channel, entry, false);
+      else if (this.channels.get(channel) === entry) this.channels.delete(channel);
+    }
+  }
+}

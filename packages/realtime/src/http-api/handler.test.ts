@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Centrifuge, Subscription } from 'centrifuge';
+import { MemoryBroker, MemoryHub, MemoryPresenceManager } from '../broker/memory.ts';
+import type { NamespaceConfig } from '../config/namespaces.ts';
+import {
+  connectionToken,
+  newClient,
+  nextEvent,
+  startTestServer,
+  subscriptionToken,
+  type TestServer,
+  waitUntil,
+} from '../testing/harness.ts';
+
+/** The Centrifugo-compatible server API over plain HTTP, on one node and across nodes sharing a broker. */
+
+const NAMESPACES: NamespaceConfig[] = [
+  { name: 'chat', history_size: 10, history_ttl: '300s', force_recovery: true, presence: true },
+  { name: 'live' },
+];
+
+const cleanups: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+async function api(
+  server: TestServer,
+  method: string,
+  body: unknown,
+  headers: Record<string, string> = { 'X-API-Key': 'api-key' },
+): Promise<{ status: number; json: unknown; text: string }> {
+  const response = await fetch(`${server.baseUrl}/api/${method}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, json, text };
+}
+
+async function subscribedClient(server: TestServer, user: string, channel: string): Promise<{ client: Centrifuge; sub: Subscription }> {
+  const client = newClient(server.wsUrl, { token: connectionToken(user), minReconnectDelay: 5000 });
+  cleanups.push(() => client.disconnect());
+  const sub = client.newSubscription(channel, { getToken: async () => subscriptionToken(user, channel) });
+  client.connect();
+  sub.subscribe();
+  await nextEvent(sub, 'subscribed');
+  return { client, sub };
+}
+
+describe('one node', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ namespaces: NAMESPACES });
+    cleanups.push(() => server.close());
+  });
+
+  test('requests without the right key are 401; Authorization: apikey works too', async () => {
+    assert.equal((await api(server, 'info', {}, {})).status, 401);
+    assert.equal((await api(server, 'info', {}, { 'X-API-Key': 'wrong' })).status, 401);
+    const viaAuthorization = await api(server, 'info', {}, { Authorization: 'apikey api-key' });
+    assert.equal(viaAuthorization.status, 200);
+  });
+
+  test('unknown methods are 404, GET is 405, malformed JSON is 400', async () => {
+    assert.equal((await api(server, 'teleport', {})).status, 404);
+    const get = await fetch(`${server.baseUrl}/api/info`, { headers: { 'X-API-Key': 'api-key' } });
+    assert.equal(get.status, 405);
+    await get.body?.cancel();
+    assert.equal((await api(server, 'publish', '{"channel":')).status, 400);
+  });
+
+  test('publish returns the stream position and subscribers receive the data', async () => {
+    const { sub } = await subscribedClient(server, 'reader', 'chat:api');
+    const received = nextEvent<{ data: unknown; offset: number }>(sub, 'publication');
+    const reply = await api(server, 'publish', { channel: 'chat:api', data: { text: 'from api' } });
+    const result = (reply.json as { result: { offset: number; epoch: string } }).result;
+    assert.equal(result.offset, 1);
+    assert.equal(typeof result.epoch, 'string');
+    const pub = await received;
+    assert.deepEqual(pub.data, { text: 'from api' });
+    assert.equal(pub.offset, 1);
+    const noHistory = await api(server, 'publish', { channel: 'live:x', data: {} });
+    assert.deepEqual(noHistory.json, { result: {} });
+  });
+
+  test('errors come back as {error:{code,message}} with 200, or as HTTP statuses in transport mode', async () => {
+    assert.deepEqual((await api(server, 'publish', { channel: 'nope:x', data: {} })).json, {
+      error: { code: 102, message: 'unknown channel' },
+    });
+    assert.deepEqual((await api(server, 'publish', { channel: 'chat:x' })).json, {
+      error: { code: 107, message: 'bad request' },
+    });
+    const transport = await api(
+      server,
+      'history',
+      { channel: 'live:x' },
+      { 'X-API-Key': 'api-key', 'X-Centrifugo-Error-Mode': 'transport' },
+    );
+    assert.equal(transport.status, 400);
+    assert.deepEqual(transport.json, { code: 108, message: 'not available' });
+  });
+
+  test('broadcast answers one response per channel', async () => {
+    const reply = await api(server, 'broadcast', { channels: ['chat:b1', 'nope:b', 'live:b'], data: { n: 1 } });
+    const responses = (reply.json as { result: { responses: unknown[] } }).result.responses;
+    assert.equal(responses.length, 3);
+    assert.equal((responses[0] as { result: { offset: number } }).result.offset, 1);
+    assert.deepEqual(responses[1], { error: { code: 102, message: 'unknown channel' } });
+    assert.deepEqual(responses[2], { result: {} });
+  });
+
+  test('history, history_remove', async () => {
+    for (let n = 1; n <= 3; n++) await api(server, 'publish', { channel: 'chat:h', data: { n } });
+    const history = (await api(server, 'history', { channel: 'chat:h', limit: 2 })).json as {
+      result: { publications: Array<{ data: unknown; offset: number }>; offset: number; epoch: string };
+    };
+    assert.deepEqual(history.result.publications.map((p) => [p.data, p.offset]), [[{ n: 1 }, 1], [{ n: 2 }, 2]]);
+    assert.equal(history.result.offset, 3);
+    const reversed = (await api(server, 'history', { channel: 'chat:h', limit: 1, reverse: true })).json as {
+      result: { publications: Array<{ offset: number }> };
+    };
+    assert.equal(reversed.result.publications[0]!.offset, 3);
+    assert.deepEqual((await api(server, 'history_remove', { channel: 'chat:h' })).json, { result: {} });
+    const after = (await api(server, 'history', { channel: 'chat:h', limit: -1 })).json as {
+      result: { publications: unknown[]; offset: number; epoch: string };
+    };
+    assert.deepEqual(after.result.publications, []);
+    assert.equal(after.result.offset, 3, 'the position survives history_remove');
+  });
+
+  test('presence and presence_stats', async () => {
+    const { client } = await subscribedClient(server, 'present', 'chat:presence');
+    const presence = (await api(server, 'presence', { channel: 'chat:presence' })).json as {
+      result: { presence: Record<string, { user: string; client: string }> };
+    };
+    const entries = Object.values(presence.result.presence);
+    assert.equal(entries.length, 1);
+    assert.equal(entries[0]!.user, 'present');
+    assert.deepEqual((await api(server, 'presence_stats', { channel: 'chat:presence' })).json, {
+      result: { num_clients: 1, num_users: 1 },
+    });
+    client.disconnect();
+  });
+
+  test('unsubscribe ends the subscription with 2000; disconnect closes with 3503 or a custom code', async () => {
+    const { client, sub } = await subscribedClient(server, 'target', 'chat:kick');
+    const ended = nextEvent<{ code: number }>(sub, 'unsubscribed');
+    assert.deepEqual((await api(server, 'unsubscribe', { user: 'target', channel: 'chat:kick' })).json, { result: {} });
+    assert.equal((await ended).code, 2000);
+    const disconnected = nextEvent<{ code: number; reason: string }>(client, 'disconnected');
+    await api(server, 'disconnect', { user: 'target', disconnect: { code: 4501, reason: 'banned' } });
+    assert.deepEqual(await disconnected, { code: 4501, reason: 'banned' });
+  });
+
+  test('channels lists active channels with counts and filters by pattern', async () => {
+    await subscribedClient(server, 'c1', 'live:alpha');
+    await subscribedClient(server, 'c2', 'live:alpha');
+    await subscribedClient(server, 'c3', 'chat:beta');
+    const all = (await api(server, 'channels', {})).json as { result: { channels: Record<string, { num_clients: number }> } };
+    assert.deepEqual(all.result.channels['live:alpha'], { num_clients: 2 });
+    const filtered = (await api(server, 'channels', { pattern: 'live:*' })).json as {
+      result: { channels: Record<string, unknown> };
+    };
+    assert.deepEqual(Object.keys(filtered.result.channels), ['live:alpha']);
+  });
+});
+
+describe('several nodes sharing a broker', () => {
+  test('disconnect, unsubscribe, channels and info work across nodes', async () => {
+    const hub = new MemoryHub();
+    const node = async () => {
+      const server = await startTestServer({
+        namespaces: NAMESPACES,
+        broker: new MemoryBroker({ hub }),
+        presenceManager: new MemoryPresenceManager({ hub }),
+        closeBroker: true,
+        nodeHeartbeatIntervalMs: 200,
+      });
+      cleanups.push(() => server.close());
+      return server;
+    };
+    const a = await node();
+    const b = await node();
+    const { client, sub } = await subscribedClient(b, 'remote', 'chat:cluster');
+    await subscribedClient(a, 'local', 'chat:cluster');
+    await waitUntil(() => a.engine.info().nodes.length === 2, 5000, 'nodes to see each other');
+    const info = (await api(a, 'info', {})).json as { result: { nodes: Array<{ uid: string; num_clients: number }> } };
+    assert.equal(info.result.nodes.length, 2);
+    const channels = (await api(a, 'channels', { pattern: 'chat:*' })).json as {
+      result: { channels: Record<string, { num_clients: number }> };
+    };
+    assert.deepEqual(channels.result.channels, { 'chat:cluster': { num_clients: 2 } });
+    const received = nextEvent<{ data: unknown }>(sub, 'publication');
+    await api(a, 'publish', { channel: 'chat:cluster', data: { across: true } });
+    assert.deepEqual((await received).data, { across: true });
+    const ended = nextEvent<{ code: number }>(sub, 'unsubscribed');
+    await api(a, 'unsubscribe', { user: 'remote', channel: 'chat:cluster' });
+    assert.equal((await ended).code, 2000);
+    const disconnected = nextEvent<{ code: number }>(client, 'disconnected');
+    await api(a, 'disconnect', { user: 'remote' });
+    assert.equal((await disconnected).code, 3503);
+  });
+});

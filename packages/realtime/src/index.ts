@@ -1,0 +1,60 @@
+/**
+ * @parley/realtime — a Centrifugo-compatible realtime engine (JSON client protocol over WebSocket) with memory and
+ * Redis brokers and a Centrifugo-style server HTTP API. See README.md for the option reference.
+ */
+import type { RealtimeEngineOptions } from './config/options.ts';
+import { RealtimeEngine } from './engine/engine.ts';
+
+/** Creates and starts an engine (the broker is connected when the promise resolves). */
+export async function createRealtimeEngine(options: RealtimeEngineOptions = {}): Promise<RealtimeEngine> {
+  const engine = new RealtimeEngine(options);
+  await engine.start();
+  return engine;
+}
+
+export * from './broker/index.ts';
+export * from './broker/redis.ts';
+export type { DurationInput } from './config/duration.ts';
+export { parseGoDuration } from './config/duration.ts';
+export { ConfigError } from './config/errors.ts';
+export type { ChannelOptions, ChannelRules, NamespaceConfig } from './config/namespaces.ts';
+export type { CommandRateLimit, RealtimeEngineOptions } from './config/options.ts';
+export type { NodeInfo } from './engine/control.ts';
+export {
+  type DisconnectOptions,
+  type HistoryOptions,
+  type HistoryPublication,
+  type PresenceEntry,
+  type PublishOptions,
+  RealtimeEngine,
+  type UnsubscribeOptions,
+} from './engine/engine.ts';
+export type {
+  ClientHandle,
+  ConnectingContext,
+  ConnectingResult,
+  DisconnectInfo,
+  MessageContext,
+  PublishContext,
+  PublishDecision,
+  RealtimeHooks,
+  RpcContext,
+} from './engine/hooks.ts';
+export { createJsonLogger, type Logger, silentLogger } from './engine/logger.ts';
+export {
+  CLOSE_MESSAGE_TOO_BIG,
+  DisconnectCode,
+  ErrorCode,
+  isTerminalDisconnect,
+  UnsubscribeCode,
+} from './protocol/codes.ts';
+export { ClientError, DisconnectError } from './protocol/errors.ts';
+export { type HmacAlgorithm, signHmacJwt, TokenError } from './tokens/jwt.ts';
+export type {
+  ConnectTokenClaims,
+  ServerSubscriptionClaim,
+  SubscribeTokenClaims,
+  SubscriptionOverride,
+  TokenOptions,
+} from './tokens/verifier.ts';
+export { TokenVerifier } from './tokens/verifier.ts';

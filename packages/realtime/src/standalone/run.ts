@@ -1,0 +1,100 @@
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MemoryBroker, MemoryPresenceManager } from '../broker/memory.ts';
+import { RedisBroker, RedisPresenceManager } from '../broker/redis.ts';
+import { RealtimeEngine } from '../engine/engine.ts';
+import { createJsonLogger, type Logger, silentLogger } from '../engine/logger.ts';
+import { loadCentrifugoConfig, type StandaloneSettings } from './config.ts';
+
+export interface StandaloneServer {
+  engine: RealtimeEngine;
+  server: Server;
+  settings: StandaloneSettings;
+  /** Base URL the server listens on, e.g. `http://127.0.0.1:8000`. */
+  url: string;
+  /** Graceful shutdown (clients get 3001 and reconnect elsewhere). */
+  close(): Promise<void>;
+}
+
+export interface StandaloneOverrides {
+  /** Listen on this port instead of `http_server.port` (0 = any free port). */
+  port?: number;
+  address?: string;
+  logger?: Logger;
+}
+
+function loggerFor(level: StandaloneSettings['logLevel']): Logger {
+  if (level === 'none') return silentLogger;
+  return createJsonLogger(level, (line) => process.stdout.write(line));
+}
+
+/**
+ * Runs the engine as a stand-alone Centrifugo replacement from a Centrifugo v6 JSON config file: WebSocket on
+ * `/connection/websocket`, server API on `/api`, `GET /health`, all on `http_server.port` (default 8000).
+ */
+export async function runStandalone(
+  configPath: string | { config: string | Record<string, unknown> },
+  overrides: StandaloneOverrides = {},
+): Promise<StandaloneServer> {
+  const text = typeof configPath === 'string' ? await readFile(configPath, 'utf8') : configPath.config;
+  const settings = loadCentrifugoConfig(text);
+  const logger = overrides.logger ?? loggerFor(settings.logLevel);
+  for (const key of settings.unknownKeys) {
+    logger.warn({ key }, 'unknown or unsupported configuration key ignored');
+  }
+  for (const warning of settings.warnings) logger.warn({}, warning);
+  const { engine: engineSettings } = settings;
+  const prefix = engineSettings.redisPrefix ?? 'centrifugo';
+  const broker =
+    engineSettings.type === 'redis'
+      ? new RedisBroker({ url: engineSettings.redisUrl!, prefix })
+      : new MemoryBroker();
+  const presenceManager =
+    engineSettings.type === 'redis'
+      ? new RedisPresenceManager({ url: engineSettings.redisUrl!, prefix })
+      : new MemoryPresenceManager({ hub: (broker as MemoryBroker).hub });
+  const engine = new RealtimeEngine({ ...settings.options, broker, presenceManager, closeBroker: true, logger });
+  await engine.start();
+  const healthPath = '/health';
+  const server = createServer((request, response) => {
+    engine.apiHandler(request, response).then(
+      (handled) => {
+        if (handled) return;
+        if (request.url?.split('?')[0] === healthPath) {
+          response.writeHead(200, { 'Content-Type': 'application/json' });
+          response.end('{}');
+          return;
+        }
+        response.writeHead(404, { 'Content-Type': 'text/plain' });
+        response.end('404 page not found\n');
+      },
+      (error: unknown) => {
+        logger.error({ error: String(error) }, 'request failed');
+        if (!response.headersSent) response.writeHead(500);
+        response.end();
+      },
+    );
+  });
+  engine.attach(server);
+  const port = overrides.port ?? settings.httpServer.port;
+  const address = overrides.address ?? (settings.httpServer.address || '0.0.0.0');
+  server.listen(port, address);
+  await once(server, 'listening');
+  const bound = server.address() as AddressInfo;
+  const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${bound.port}`;
+  logger.info({ url, engine: engineSettings.type }, 'realtime server listening');
+  return {
+    engine,
+    server,
+    settings,
+    url,
+    async close() {
+      await engine.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

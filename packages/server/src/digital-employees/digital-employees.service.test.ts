@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '../testing/databases.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { DEFAULT_DIGITAL_EMPLOYEE_NAME } from './default-digital-employee.ts';
+
+for (const database of TEST_DATABASES) {
+  describe(`digital employees service (${database})`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ database });
+    });
+    after(() => server.close());
+
+    const service = () => server.ctx.digitalEmployees;
+    const defaultsOf = async (companyId: string) =>
+      (await service().list(companyId)).filter((e) => e.isDefault);
+
+    it('gives every new company a builtin default digital employee with a greeting, answers and a fallback', async () => {
+      const company = await server.ctx.companies.create('Acme');
+      const employees = await service().list(company.id);
+      assert.equal(employees.length, 1);
+      const ava = employees[0]!;
+      assert.equal(ava.name, DEFAULT_DIGITAL_EMPLOYEE_NAME);
+      assert.equal(ava.responder, 'builtin');
+      assert.equal(ava.isDefault, true);
+      assert.equal(ava.connectorId, null);
+      assert.match(ava.settings.greeting ?? '', /Ava/);
+      assert.ok((ava.settings.answers ?? []).length >= 3);
+      assert.ok(ava.settings.fallback);
+      assert.deepEqual(await service().getDefault(company.id), ava);
+    });
+
+    it('creates the default inside the company transaction: a failing later hook leaves no digital employee behind', async () => {
+      const companies = server.ctx.companies;
+      companies.addCreatedHook(async (_trx, company) => {
+        if (company.name === 'Half set up') throw new Error('later hook failed');
+      });
+      await assert.rejects(companies.create('Half set up'), /later hook failed/);
+      const rows = await server.ctx.store.db
+        .selectFrom('digital_employees')
+        .innerJoin('companies', 'companies.id', 'digital_employees.company_id')
+        .select('digital_employees.id')
+        .where('companies.name', '=', 'Half set up')
+        .execute();
+      assert.deepEqual(rows, []);
+      const orphans = await server.ctx.store.db
+        .selectFrom('digital_employees')
+        .leftJoin('companies', 'companies.id', 'digital_employees.company_id')
+        .select('digital_employees.id')
+        .where('companies.id', 'is', null)
+        .execute();
+      assert.deepEqual(orphans, []);
+    });
+
+    it('keeps exactly one default: a new employee is not default unless asked, --default and setDefault move it', async () => {
+      const company = await server.ctx.companies.create('Globex');
+      const ava = await service().getDefault(company.id);
+      const bob = await service().create({ companyId: company.id, name: '  Bob  ', responder: 'builtin' });
+      assert.equal(bob.name, 'Bob');
+      assert.equal(bob.isDefault, false);
+      assert.equal((await service().getDefault(company.id)).id, ava.id);
+
+      const cleo = await service().create({
+        companyId: company.id,
+        name: 'Cleo',
+        responder: 'builtin',
+        isDefault: true,
+      });
+      assert.equal(cleo.isDefault, true);
+      assert.deepEqual(
+        (await defaultsOf(company.id)).map((e) => e.id),
+        [cleo.id],
+      );
+
+      const again = await service().setDefault(company.id, bob.id);
+      assert.equal(again.isDefault, true);
+      assert.deepEqual(
+        (await defaultsOf(company.id)).map((e) => e.id),
+        [bob.id],
+      );
+      assert.equal((await service().get(company.id, cleo.id)).isDefault, false);
+    });
+
+    it('lets the database itself refuse a second default for a company', async () => {
+      const company = await server.ctx.companies.create('Initech');
+      const ava = await service().getDefault(company.id);
+      const stamp = new Date().toISOString();
+      await assert.rejects(
+        server.ctx.store.db
+          .insertInto('digital_employees')
+          .values({
+            ...{ id: randomUUID(), company_id: company.id, name: 'Second', responder: 'builtin' },
+            ...{ connector_id: null, model: null, system_prompt: null, settings: '{}', is_default: 1 },
+            ...{ created_at: stamp, updated_at: stamp },
+          })
+          .execute(),
+        /unique|UNIQUE/,
+      );
+      assert.deepEqual(
+        (await defaultsOf(company.id)).map((e) => e.id),
+        [ava.id],
+      );
+    });
+
+    it('refuses to remove the default but removes another digital employee', async () => {
+      const company = await server.ctx.companies.create('Hooli');
+      const ava = await service().getDefault(company.id);
+      await assert.rejects(service().remove(company.id, ava.id), {
+        code: 'default_digital_employee_required',
+        status: 409,
+      });
+      const extra = await service().create({ companyId: company.id, name: 'Extra', responder: 'builtin' });
+      await service().remove(company.id, extra.id);
+      assert.equal(await service().find(company.id, extra.id), undefined);
+    });
+
+    it('validates fields with stable codes', async () => {
+      const company = await server.ctx.companies.create('Validators');
+      const base = { companyId: company.id, name: 'Bot', responder: 'builtin' };
+      const cases: Array<[Record<string, unknown>, string, string?]> = [
+        [{ name: '   ' }, 'invalid_name', 'name'],
+        [{ name: 'x'.repeat(101) }, 'invalid_name', 'name'],
+        [{ responder: 'magic' }, 'invalid_responder', 'responder'],
+        [{ connectorId: randomUUID() }, 'connector_not_allowed', 'connector_id'],
+        [{ responder: 'webhook' }, 'connector_required', 'connector_id'],
+        [{ responder: 'openai', model: 'gpt-4o-mini' }, 'connector_required', 'connector_id'],
+        [{ responder: 'webhook', connectorId: randomUUID() }, 'connector_not_found', 'connector_id'],
+        [{ responder: 'openai' }, 'invalid_model', 'model'],
+        [{ model: 'gpt-4o' }, 'invalid_model', 'model'],
+        [{ systemPrompt: 'Be nice' }, 'invalid_system_prompt', 'system_prompt'],
+        [{ settings: [] }, 'invalid_settings', 'settings'],
+        [{ settings: { greeting: 42 } }, 'invalid_settings', 'settings.greeting'],
+        [{ settings: { colour: 'red' } }, 'invalid_settings'],
+        [{ settings: { answers: [{ question: 'Q', keywords: [], answer: 'A' }] } }, 'invalid_settings'],
+        [{ settings: { timeout_ms: 1000 } }, 'invalid_settings', 'settings.timeout_ms'],
+        [{ settings: { word_delay_ms: -1 } }, 'invalid_settings', 'settings.word_delay_ms'],
+      ];
+      for (const [override, code, field] of cases) {
+        const error = await service()
+          .create({ ...base, ...override } as never)
+          .then(
+            () => undefined,
+            (e: unknown) =>
+              e as { code: string; status: number; extensions: { errors: Array<{ field: string }> } },
+          );
+        assert.ok(error, `expected ${code} for ${JSON.stringify(override)}`);
+        assert.equal(error.code, code, JSON.stringify(override));
+        assert.equal(error.status, 400);
+        if (field) assert.equal(error.extensions.errors[0]!.field, field, JSON.stringify(override));
+      }
+      await assert.rejects(service().create({ ...base, companyId: randomUUID() }), {
+        code: 'company_not_found',
+        status: 404,
+      });
+      assert.equal((await service().list(company.id)).length, 1, 'no invalid digital employee was stored');
+    });
+
+    it('updates with the same validation and keeps companies apart', async () => {
+      const company = await server.ctx.companies.create('Updaters');
+      const other = await server.ctx.companies.create('Others');
+      const bot = await service().create({ companyId: company.id, name: 'Bot', responder: 'builtin' });
+      const answers = [{ question: 'Price?', keywords: ['price', 'cost'], answer: 'It is free.' }];
+      const updated = await service().update(company.id, bot.id, {
+        name: 'Priced Bot',
+        settings: { greeting: 'Hello!', answers, fallback: 'No idea.', word_delay_ms: 0 },
+      });
+      assert.equal(updated.name, 'Priced Bot');
+      assert.deepEqual(await service().get(company.id, bot.id), updated);
+      assert.deepEqual(updated.settings.answers, answers);
+      assert.ok(updated.updatedAt >= bot.updatedAt);
+      await assert.rejects(service().update(company.id, bot.id, { responder: 'webhook' }), {
+        code: 'invalid_settings',
+      });
+      await assert.rejects(service().update(company.id, bot.id, { name: '' }), { code: 'invalid_name' });
+      await assert.rejects(service().get(other.id, bot.id), {
+        code: 'digital_employee_not_found',
+        status: 404,
+      });
+      await assert.rejects(service().update(other.id, bot.id, { name: 'Stolen' }), {
+        code: 'digital_employee_not_found',
+      });
+      await assert.rejects(service().setDefault(other.id, bot.id), { code: 'digital_employee_not_found' });
+      assert.equal(await service().find(company.id, 'not-a-uuid'), undefined);
+      assert.deepEqual(await service().list('not-a-uuid'), []);
+    });
+  });
+}

@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { Company } from '../companies/companies.service.ts';
+import { isUuid } from '../companies/companies.service.ts';
+import { NotFoundError } from '../errors/app-error.ts';
+import { now, toBool } from '../storage/columns.ts';
+import type { Database } from '../storage/schema.ts';
+import type { ConnectorDirectory } from './connector-ports.ts';
+import { defaultDigitalEmployeeFor } from './default-digital-employee.ts';
+import {
+  ConnectorNotFoundForDigitalEmployeeError,
+  ConnectorTypeMismatchError,
+  DefaultRequiredError,
+  DigitalEmployeeNotFoundError,
+  InvalidDigitalEmployeeError,
+} from './digital-employees.errors.ts';
+import {
+  type DigitalEmployeeSettings,
+  isResponderKind,
+  RESPONDERS,
+  type ResponderKind,
+  validateSettings,
+} from './digital-employees.settings.ts';
+import type { DigitalEmployeesTable } from './digital-employees.tables.ts';
+
+export interface DigitalEmployee {
+  id: string;
+  companyId: string;
+  name: string;
+  responder: ResponderKind;
+  connectorId: string | null;
+  model: string | null;
+  systemPrompt: string | null;
+  settings: DigitalEmployeeSettings;
+  isDefault: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface CreateDigitalEmployeeInput {
+  companyId: string;
+  name: string;
+  responder: string;
+  connectorId?: string | null;
+  model?: string | null;
+  systemPrompt?: string | null;
+  settings?: unknown;
+  /** Make it the company's default (the first digital employee of a company always is). */
+  isDefault?: boolean;
+}
+
+export type UpdateDigitalEmployeeInput = Partial<
+  Pick<
+    CreateDigitalEmployeeInput,
+    'name' | 'responder' | 'connectorId' | 'model' | 'systemPrompt' | 'settings'
+  >
+>;
+
+export const NAME_MAX = 100;
+export const MODEL_MAX = 200;
+export const SYSTEM_PROMPT_MAX = 20_000;
+
+type Row = Selectable<DigitalEmployeesTable>;
+type Db = Kysely<Database>;
+
+/**
+ * Digital employees of a company: who answers a conversation (builtin bot, webhook, OpenAI-compatible model).
+ * Invariant: a company that has digital employees has exactly one default (partial unique index + these methods).
+ */
+export class DigitalEmployeesService {
+  constructor(
+    private readonly db: Db,
+    private readonly connectors: ConnectorDirectory,
+  ) {}
+
+  /** The company-created hook: every company starts with a builtin default, so a new install chats at once. */
+  readonly createDefaultFor = async (trx: Db, company: Company): Promise<void> => {
+    const row = toRow({ ...defaultDigitalEmployeeFor(company), isDefault: true });
+    await trx.insertInto('digital_employees').values(row).execute();
+  };
+
+  async create(input: CreateDigitalEmployeeInput): Promise<DigitalEmployee> {
+    await this.requireCompany(input.companyId);
+    const fields = await this.validated({
+      name: input.name,
+      responder: input.responder,
+      connectorId: input.connectorId ?? null,
+      model: input.model ?? null,
+      systemPrompt: input.systemPrompt ?? null,
+      settings: input.settings ?? {},
+      companyId: input.companyId,
+    });
+    const timestamp = now();
+    return this.db.transaction().execute(async (trx) => {
+      const hasDefault = await findDefaultRow(trx, input.companyId);
+      const isDefault = input.isDefault === true || !hasDefault;
+      if (isDefault) await clearDefault(trx, input.companyId);
+      const employee: DigitalEmployee = {
+        id: randomUUID(),
+        companyId: input.companyId,
+        ...fields,
+        isDefault,
+        createdAt: timestamp,
+        updatedAt: timestamp,
+      };
+      await trx.insertInto('digital_employees').values(toRow(employee)).execute();
+      return employee;
+    });
+  }
+
+  async update(companyId: string, id: string, patch: UpdateDigitalEmployeeInput): Promise<DigitalEmployee> {
+    const current = await this.get(companyId, id);
+    const fields = await this.validated({
+      companyId,
+      name: patch.name ?? current.name,
+      responder: patch.responder ?? current.responder,
+      connectorId: patch.connectorId !== undefined ? patch.connectorId : current.connectorId,
+      model: patch.model !== undefined ? patch.model : current.model,
+      systemPrompt: patch.systemPrompt !== undefined ? patch.systemPrompt : current.systemPrompt,
+      settings: patch.settings !== undefined ? patch.settings : current.settings,
+    });
+    const updated: DigitalEmployee = { ...current, ...fields, updatedAt: now() };
+    const { id: _id, company_id: _c, created_at: _t, is_default: _d, ...values } = toRow(updated);
+    await this.db
+      .updateTable('digital_employees')
+      .set(values)
+      .where('company_id', '=', companyId)
+      .where('id', '=', id)
+      .execute();
+    return updated;
+  }
+
+  async list(companyId: string): Promise<DigitalEmployee[]> {
+    if (!isUuid(companyId)) return [];
+    const rows = await this.db
+      .selectFrom('digital_employees')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  async find(companyId: string, id: string): Promise<DigitalEmployee | undefined> {
+    if (!isUuid(companyId) || !isUuid(id)) return undefined;
+    const row = await this.db
+      .selectFrom('digital_employees')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && fromRow(row);
+  }
+
+  async get(companyId: string, id: string): Promise<DigitalEmployee> {
+    const employee = await this.find(companyId, id);
+    if (!employee) throw new DigitalEmployeeNotFoundError();
+    return employee;
+  }
+
+  /** The company's default digital employee (every company has one: created with the company). */
+  async getDefault(companyId: string): Promise<DigitalEmployee> {
+    const row = isUuid(companyId) ? await findDefaultRow(this.db, companyId) : undefined;
+    if (!row) throw new DigitalEmployeeNotFoundError();
+    return fromRow(row);
+  }
+
+  async setDefault(companyId: string, id: string): Promise<DigitalEmployee> {
+    await this.get(companyId, id);
+    await this.db.transaction().execute(async (trx) => {
+      await clearDefault(trx, companyId);
+      await trx
+        .updateTable('digital_employees')
+        .set({ is_default: 1, updated_at: now() })
+        .where('company_id', '=', companyId)
+        .where('id', '=', id)
+        .execute();
+    });
+    return this.get(companyId, id);
+  }
+
+  /** Removes a digital employee; the default cannot be removed (make another one the default first). */
+  async remove(companyId: string, id: string): Promise<void> {
+    const employee = await this.get(companyId, id);
+    if (employee.isDefault) throw new DefaultRequiredError();
+    await this.db
+      .deleteFrom('digital_employees')
+      .where('company_id', '=', companyId)
+      .where('id', '=', id)
+      .execute();
+  }
+
+  private async requireCompany(companyId: string): Promise<void> {
+    const found =
+      isUuid(companyId) &&
+      (await this.db.selectFrom('companies').select('id').where('id', '=', companyId).executeTakeFirst());
+    if (!found) throw new NotFoundError('company_not_found', 'No such company.');
+  }
+
+  private async validated(input: {
+    companyId: string;
+    name: string;
+    responder: string;
+    connectorId: string | null;
+    model: string | null;
+    systemPrompt: string | null;
+    settings: unknown;
+  }): Promise<
+    Pick<DigitalEmployee, 'name' | 'responder' | 'connectorId' | 'model' | 'systemPrompt' | 'settings'>
+  > {
+    const name = typeof input.name === 'string' ? input.name.trim() : '';
+    if (name.length === 0 || name.length > NAME_MAX) {
+      throw new InvalidDigitalEmployeeError(
+        'invalid_name',
+        'name',
+        `name must be 1 to ${NAME_MAX} characters`,
+      );
+    }
+    const responder = input.responder;
+    if (!isResponderKind(responder)) {
+      throw new InvalidDigitalEmployeeError(
+        'invalid_responder',
+        'responder',
+        `responder must be one of ${RESPONDERS.join(', ')}`,
+      );
+    }
+    const model = validateModel(responder, input.model);
+    const systemPrompt = validateSystemPrompt(responder, input.systemPrompt);
+    const settings = validateSettings(responder, input.settings);
+    const connectorId = await this.validateConnector(input.companyId, responder, input.connectorId);
+    return { name, responder, connectorId, model, systemPrompt, settings };
+  }
+
+  private async validateConnector(
+    companyId: string,
+    responder: ResponderKind,
+    connectorId: string | null,
+  ): Promise<string | null> {
+    if (responder === 'builtin') {
+      if (connectorId) {
+        throw new InvalidDigitalEmployeeError(
+          'connector_not_allowed',
+          'connector_id',
+          'a builtin digital employee uses no connector',
+        );
+      }
+      return null;
+    }
+    if (!connectorId) {
+      throw new InvalidDigitalEmployeeError(
+        'connector_required',
+        'connector_id',
+        `a ${responder} digital employee needs a connector`,
+      );
+    }
+    const connector = await this.connectors.find(companyId, connectorId);
+    if (!connector) throw new ConnectorNotFoundForDigitalEmployeeError();
+    if (connector.type !== responder) throw new ConnectorTypeMismatchError(responder, connector.type);
+    return connectorId;
+  }
+}
+
+function validateModel(responder: ResponderKind, model: string | null): string | null {
+  const value = typeof model === 'string' ? model.trim() : model;
+  if (responder !== 'openai') {
+    if (value)
+      throw new InvalidDigitalEmployeeError(
+        'invalid_model',
+        'model',
+        'only an openai digital employee has a model',
+      );
+    return null;
+  }
+  if (typeof value !== 'string' || value.length === 0 || value.length > MODEL_MAX) {
+    throw new InvalidDigitalEmployeeError(
+      'invalid_model',
+      'model',
+      `an openai digital employee needs a model name of 1 to ${MODEL_MAX} characters`,
+    );
+  }
+  return value;
+}
+
+function validateSystemPrompt(responder: ResponderKind, prompt: string | null): string | null {
+  if (prompt === null || prompt === undefined || prompt === '') return null;
+  if (responder !== 'openai') {
+    throw new InvalidDigitalEmployeeError(
+      'invalid_system_prompt',
+      'system_prompt',
+      'only an openai digital employee has a system prompt',
+    );
+  }
+  if (typeof prompt !== 'string' || prompt.length > SYSTEM_PROMPT_MAX) {
+    throw new InvalidDigitalEmployeeError(
+      'invalid_system_prompt',
+      'system_prompt',
+      `system_prompt must be at most ${SYSTEM_PROMPT_MAX} characters`,
+    );
+  }
+  return prompt;
+}
+
+async function findDefaultRow(db: Db, companyId: string): Promise<Row | undefined> {
+  return db
+    .selectFrom('digital_employees')
+    .selectAll()
+    .where('company_id', '=', companyId)
+    .where('is_default', '=', 1)
+    .executeTakeFirst();
+}
+
+async function clearDefault(db: Db, companyId: string): Promise<void> {
+  await db
+    .updateTable('digital_employees')
+    .set({ is_default: 0 })
+    .where('company_id', '=', companyId)
+    .where('is_default', '=', 1)
+    .execute();
+}
+
+function toRow(e: DigitalEmployee): Row {
+  return {
+    id: e.id,
+    company_id: e.companyId,
+    name: e.name,
+    responder: e.responder,
+    connector_id: e.connectorId,
+    model: e.model,
+    system_prompt: e.systemPrompt,
+    settings: JSON.stringify(e.settings),
+    is_default: e.isDefault ? 1 : 0,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+  };
+}
+
+function fromRow(row: Row): DigitalEmployee {
+  return {
+    id: row.id,
+    companyId: row.company_id,
+    name: row.name,
+    responder: row.responder as ResponderKind,
+    connectorId: row.connector_id,
+    model: row.model,
+    systemPrompt: row.system_prompt,
+    settings: JSON.parse(row.settings) as DigitalEmployeeSettings,
+    isDefault: toBool(row.is_default),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The wire shape (snake_case, as routes and the CLI print it). Holds no secret: connectors keep their keys. */
+export function digitalEmployeeToJson(e: DigitalEmployee) {
+  return {
+    id: e.id,
+    company_id: e.companyId,
+    name: e.name,
+    responder: e.responder,
+    connector_id: e.connectorId,
+    model: e.model,
+    system_prompt: e.systemPrompt,
+    settings: e.settings,
+    is_default: e.isDefault,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+  };
+}

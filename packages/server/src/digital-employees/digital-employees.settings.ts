@@ -1,0 +1,75 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { InvalidDigitalEmployeeError } from './digital-employees.errors.ts';
+
+export const RESPONDERS = ['builtin', 'webhook', 'openai'] as const;
+export type ResponderKind = (typeof RESPONDERS)[number];
+export const isResponderKind = (value: unknown): value is ResponderKind =>
+  typeof value === 'string' && (RESPONDERS as readonly string[]).includes(value);
+
+export const BuiltinAnswerSchema = Type.Object(
+  {
+    /** The question as people see it in the portal; not used for matching. */
+    question: Type.String({ minLength: 1, maxLength: 500 }),
+    /** Words or phrases matched case-insensitively on word boundaries; the answer with the most hits wins. */
+    keywords: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20 }),
+    answer: Type.String({ minLength: 1, maxLength: 4000 }),
+  },
+  { additionalProperties: false },
+);
+export type BuiltinAnswer = Static<typeof BuiltinAnswerSchema>;
+
+/**
+ * Per-digital-employee settings, stored as one JSON object. `greeting` applies to every responder (posted when a
+ * conversation is created); `answers`, `fallback` and `word_delay_ms` only to builtin; `timeout_ms` and
+ * `history_limit` only to webhook and openai.
+ */
+export const DigitalEmployeeSettingsSchema = Type.Object(
+  {
+    greeting: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 4000 }), Type.Null()])),
+    answers: Type.Optional(Type.Array(BuiltinAnswerSchema, { maxItems: 200 })),
+    fallback: Type.Optional(Type.String({ minLength: 1, maxLength: 4000 })),
+    /** Pause between streamed words, so the streaming path (typing → growing partials → complete) always runs. */
+    word_delay_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 2000 })),
+    /** Longest silence tolerated from the bot: until response headers, and between two streamed chunks. */
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 600_000 })),
+    /** How many earlier messages are sent along (the newest ones). */
+    history_limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 500 })),
+  },
+  { additionalProperties: false },
+);
+export type DigitalEmployeeSettings = Static<typeof DigitalEmployeeSettingsSchema>;
+
+export const SETTINGS_DEFAULTS = {
+  fallback: "Sorry, I don't know the answer to that yet. A colleague can help you with it.",
+  wordDelayMs: 20,
+  timeoutMs: { webhook: 30_000, openai: 60_000 },
+  historyLimit: 50,
+} as const;
+
+const BUILTIN_ONLY = ['answers', 'fallback', 'word_delay_ms'] as const;
+const REMOTE_ONLY = ['timeout_ms', 'history_limit'] as const;
+
+/** Validates settings for a responder kind; throws `invalid_settings` naming the first offending field. */
+export function validateSettings(responder: ResponderKind, input: unknown): DigitalEmployeeSettings {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new InvalidDigitalEmployeeError('invalid_settings', 'settings', 'settings must be a JSON object');
+  }
+  const first = Value.Errors(DigitalEmployeeSettingsSchema, input).First();
+  if (first) {
+    const field = `settings${first.path.replace(/\//g, '.')}`;
+    throw new InvalidDigitalEmployeeError('invalid_settings', field, `${field} ${first.message}`);
+  }
+  const settings = input as DigitalEmployeeSettings;
+  const misplaced = (responder === 'builtin' ? REMOTE_ONLY : BUILTIN_ONLY).find(
+    (key) => settings[key] !== undefined,
+  );
+  if (misplaced) {
+    throw new InvalidDigitalEmployeeError(
+      'invalid_settings',
+      `settings.${misplaced}`,
+      `settings.${misplaced} does not apply to a ${responder} digital employee`,
+    );
+  }
+  return settings;
+}

@@ -1,0 +1,78 @@
+import { textOf } from '../../webchat/messages/message.ts';
+import type { DigitalEmployee } from '../digital-employees.service.ts';
+import { type BuiltinAnswer, SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
+import type { Responder, RespondInput } from './responder.ts';
+import { ResponderAbortedError } from './responder-errors.ts';
+
+/**
+ * The bot that needs nothing outside Parley: keyword-matched answers with a fallback. Deterministic — the reply
+ * depends only on the settings and the message text, never on randomness or the clock.
+ */
+export class BuiltinResponder implements Responder {
+  constructor(private readonly employee: Pick<DigitalEmployee, 'settings'>) {}
+
+  async *respond(input: RespondInput): AsyncIterable<string> {
+    const reply = replyFor(this.employee, textOf(input.message));
+    const delayMs = this.employee.settings.word_delay_ms ?? SETTINGS_DEFAULTS.wordDelayMs;
+    for (const piece of wordPieces(reply)) {
+      if (input.signal.aborted) throw new ResponderAbortedError();
+      yield piece;
+      if (delayMs > 0) await pause(delayMs, input.signal);
+    }
+  }
+}
+
+/** The answer whose keywords best match the text, else the fallback. */
+export function replyFor(employee: Pick<DigitalEmployee, 'settings'>, text: string): string {
+  const answer = bestAnswer(employee.settings.answers ?? [], text);
+  return answer?.answer ?? employee.settings.fallback ?? SETTINGS_DEFAULTS.fallback;
+}
+
+/**
+ * Scores each answer by the words of its keywords found in the text (a matched phrase of three words counts three,
+ * so specific phrases beat single words); the first answer wins a tie. Zero means no match.
+ */
+export function bestAnswer(answers: BuiltinAnswer[], text: string): BuiltinAnswer | undefined {
+  const haystack = ` ${normalize(text)} `;
+  let best: BuiltinAnswer | undefined;
+  let bestScore = 0;
+  for (const answer of answers) {
+    let score = 0;
+    for (const keyword of answer.keywords) {
+      const needle = normalize(keyword);
+      if (needle && haystack.includes(` ${needle} `)) score += needle.split(' ').length;
+    }
+    if (score > bestScore) {
+      best = answer;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/** Lower case, letters and digits only, single spaces: "Who ARE you?!" → "who are you". */
+function normalize(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+/** Splits a reply into words that keep their following whitespace, so the pieces concatenate to the exact reply. */
+export function wordPieces(reply: string): string[] {
+  return reply.match(/\s*\S+\s*/g) ?? (reply ? [reply] : []);
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new ResponderAbortedError());
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

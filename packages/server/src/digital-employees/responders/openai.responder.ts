@@ -1,0 +1,154 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { type MessageSnapshot, textOf } from '../../webchat/messages/message.ts';
+import type { ConnectorCaller } from '../connector-ports.ts';
+import type { DigitalEmployee } from '../digital-employees.service.ts';
+import { SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
+import { SilenceDeadline } from './deadline.ts';
+import type { Responder, RespondInput } from './responder.ts';
+import {
+  ResponderBadResponseError,
+  type ResponderError,
+  ResponderHttpError,
+  ResponderMisconfiguredError,
+  ResponderTimeoutError,
+  ResponderUnreachableError,
+} from './responder-errors.ts';
+import { toResponderError } from './to-responder-error.ts';
+
+type Employee = Pick<DigitalEmployee, 'name' | 'connectorId' | 'model' | 'systemPrompt' | 'settings'>;
+
+/**
+ * An OpenAI-compatible model: streaming Chat Completions (`POST {baseURL}/chat/completions`, `stream: true`)
+ * against the openai connector's URL with its current key. The client is built per call because the key may have
+ * been rotated since the last one (DESIGN.md: the new key is used from the very next outbound call).
+ */
+export class OpenAiResponder implements Responder {
+  constructor(
+    private readonly employee: Employee,
+    private readonly connectors: ConnectorCaller,
+  ) {}
+
+  async *respond(input: RespondInput): AsyncIterable<string> {
+    const { connectorId, model } = this.employee;
+    if (!connectorId) throw new ResponderMisconfiguredError('no connector is set');
+    if (!model) throw new ResponderMisconfiguredError('no model is set');
+    const timeoutMs = this.employee.settings.timeout_ms ?? SETTINGS_DEFAULTS.timeoutMs.openai;
+    const deadline = new SilenceDeadline(input.signal, timeoutMs);
+    try {
+      const client = await this.clientFor(input.companyId, connectorId, deadline, timeoutMs);
+      let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
+      try {
+        stream = await client.chat.completions.create(
+          { model, stream: true, messages: toChatMessages(this.employee, input) },
+          { signal: deadline.signal },
+        );
+        deadline.touch();
+        for await (const chunk of stream) {
+          deadline.touch();
+          const delta = chunk.choices?.[0]?.delta?.content;
+          if (typeof delta === 'string' && delta) yield delta;
+        }
+        // The SDK ends a stream quietly when its signal aborts: a cut-off reply must not pass for a whole one.
+        deadline.throwIfStopped();
+      } catch (err) {
+        throw openAiError(err, deadline, timeoutMs);
+      }
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  private async clientFor(
+    companyId: string,
+    connectorId: string,
+    deadline: SilenceDeadline,
+    timeoutMs: number,
+  ): Promise<OpenAI> {
+    let credentials: Awaited<ReturnType<ConnectorCaller['credentials']>>;
+    try {
+      credentials = await this.connectors.credentials(companyId, connectorId);
+    } catch (err) {
+      throw toResponderError(err, deadline, timeoutMs);
+    }
+    const outbound = credentials.fetch;
+    return new OpenAI({
+      apiKey: credentials.apiKey,
+      baseURL: credentials.baseUrl,
+      // The outbound client's fetch applies the destination policy; its inactivity limit is this employee's.
+      ...(outbound
+        ? {
+            fetch: (url: string | URL | Request, init?: RequestInit) => outbound(url, { ...init, timeoutMs }),
+          }
+        : {}),
+      // Retries and timeouts are ours (silence deadline); org/project are explicit so the SDK reads no environment.
+      maxRetries: 0,
+      // The SDK would print unparsable stream events to the console; ours is a typed error instead.
+      logLevel: 'off',
+      timeout: 10 * 60_000,
+      organization: null,
+      project: null,
+      webhookSecret: null,
+    });
+  }
+}
+
+function openAiError(err: unknown, deadline: SilenceDeadline, timeoutMs: number): ResponderError {
+  console.error("DEBUG", err, (err as any)?.cause);
+  const stopped = deadline.reason();
+  if (stopped) return stopped;
+  if (err instanceof APIUserAbortError) return toResponderError(err, deadline, timeoutMs);
+  if (err instanceof APIConnectionTimeoutError) return new ResponderTimeoutError(timeoutMs);
+  // The SDK wraps what its fetch threw; the outbound client's own codes (timeout, blocked destination) say more.
+  if (err instanceof APIConnectionError && err.cause) return toResponderError(err.cause, deadline, timeoutMs);
+  if (err instanceof APIConnectionError) return new ResponderUnreachableError();
+  if (err instanceof APIError) {
+    // An error event inside a 200 stream has no status: the stream itself was unusable.
+    return typeof err.status === 'number'
+      ? new ResponderHttpError(err.status)
+      : new ResponderBadResponseError('the stream reported an error');
+  }
+  if (err instanceof SyntaxError) return new ResponderBadResponseError('a stream event is not valid JSON');
+  return toResponderError(err, deadline, timeoutMs);
+}
+
+/**
+ * The conversation as chat messages: the system prompt first, then the newest `history_limit` earlier messages and
+ * the visitor's message. Visitors are `user`; the digital employee and human agents both speak for the company,
+ * so both are `assistant` (an agent's words are marked with the agent's name so the model can tell who promised
+ * what); system notices ("an agent joined") are for the visitor's UI, not the model, and are left out, as are
+ * unfinished (partial) and empty messages.
+ */
+export function toChatMessages(
+  employee: Employee,
+  input: Pick<RespondInput, 'message' | 'history'>,
+): ChatCompletionMessageParam[] {
+  const limit = employee.settings.history_limit ?? SETTINGS_DEFAULTS.historyLimit;
+  const earlier = input.history.filter((m) => m.id !== input.message.id).flatMap(toChatMessage);
+  const messages: ChatCompletionMessageParam[] = [
+    {
+      role: 'system',
+      content:
+        employee.systemPrompt ??
+        `You are ${employee.name}, a helpful assistant chatting with a website visitor.`,
+    },
+    ...(limit === 0 ? [] : earlier.slice(-limit)),
+    { role: 'user', content: textOf(input.message) },
+  ];
+  return messages;
+}
+
+function toChatMessage(message: MessageSnapshot): ChatCompletionMessageParam[] {
+  const text = textOf(message);
+  if (message.status !== 'complete' || text.trim() === '') return [];
+  switch (message.role) {
+    case 'user':
+      return [{ role: 'user', content: text }];
+    case 'digital_employee':
+      return [{ role: 'assistant', content: text }];
+    case 'agent':
+      return [{ role: 'assistant', content: `[${message.author?.name ?? 'Agent'}, human agent] ${text}` }];
+    case 'system':
+      return [];
+  }
+}

@@ -1,0 +1,32 @@
+import type { MessageSnapshot } from '../../webchat/messages/message.ts';
+import type { ConnectorCaller } from '../connector-ports.ts';
+import type { DigitalEmployee } from '../digital-employees.service.ts';
+
+export interface RespondInput {
+  companyId: string;
+  conversationId: string;
+  digitalEmployee: DigitalEmployee;
+  /** The visitor's message to answer. */
+  message: MessageSnapshot;
+  /** Earlier messages of the conversation, oldest first, without `message` itself. */
+  history: MessageSnapshot[];
+  /** Fires when the reply is no longer wanted (handover, shutdown); the responder stops and throws `responder_aborted`. */
+  signal: AbortSignal;
+}
+
+/**
+ * Produces a digital employee's reply as markdown deltas: concatenated in order they are the whole reply. Failures
+ * surface as a thrown ResponderError (typed `code`), possibly after some deltas were already yielded.
+ */
+export interface Responder {
+  respond(input: RespondInput): AsyncIterable<string>;
+}
+
+export interface ResponderDeps {
+  connectors: ConnectorCaller;
+}
+
+/** The greeting posted when a conversation starts (DESIGN.md), or null when none is configured. */
+export function greetingFor(employee: Pick<DigitalEmployee, 'settings'>): string | null {
+  return employee.settings.greeting ?? null;
+}

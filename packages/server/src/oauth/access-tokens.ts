@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config/schema.ts';
+import { decodeJws, type JwsAlg, signJws, verifyJwsSignature } from './jwt.ts';
+import { LruCache } from './lru-cache.ts';
+import type { Principal } from './principal.ts';
+import { ACCESS_TOKEN_TYP, type SigningKeyStore, TOKEN_LIFETIME_SECONDS } from './signing-keys.ts';
+
+/** RFC 9068 §2.2 claims of a Parley access token, plus `company_id` (private claim: the tenant). */
+export interface AccessTokenClaims {
+  iss: string;
+  sub: string;
+  client_id: string;
+  aud: string;
+  scope: string;
+  company_id: string;
+  iat: number;
+  exp: number;
+  jti: string;
+}
+
+export interface IssuedAccessToken {
+  token: string;
+  claims: AccessTokenClaims;
+  kid: string;
+  alg: JwsAlg;
+  expiresIn: number;
+}
+
+/**
+ * Mints RFC 9068 access tokens with the active signing key. `iss` and `aud` are read from config at every call
+ * (`iss` = PARLEY_PUBLIC_URL, DESIGN.md "Details fixed for interoperability").
+ */
+export class AccessTokenIssuer {
+  constructor(
+    private readonly keys: SigningKeyStore,
+    private readonly config: Config,
+  ) {}
+
+  issue(input: { clientId: string; companyId: string; scopes: readonly string[] }): IssuedAccessToken {
+    const key = this.keys.signingKey();
+    const iat = Math.floor(Date.now() / 1000);
+    const claims: AccessTokenClaims = {
+      iss: this.config.publicUrl,
+      // Client-credentials tokens speak for the client itself (RFC 9068 §2.2, §5): sub = client_id.
+      sub: input.clientId,
+      client_id: input.clientId,
+      aud: this.config.oauth.audience,
+      scope: input.scopes.join(' '),
+      company_id: input.companyId,
+      iat,
+      exp: iat + TOKEN_LIFETIME_SECONDS,
+      jti: randomBytes(16).toString('base64url'),
+    };
+    const token = signJws(key.encodedHeader, claims, key.alg, key.privateKey);
+    return { token, claims, kid: key.kid, alg: key.alg, expiresIn: TOKEN_LIFETIME_SECONDS };
+  }
+}
+
+/** Why a token was refused; the caller only ever learns `invalid_token` (RFC 6750 §3.1). */
+export class InvalidAccessTokenError extends Error {
+  readonly code = 'invalid_token';
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+interface CachedPrincipal {
+  principal: Principal;
+  exp: number;
+}
+
+/**
+ * Validates access tokens as RFC 9068 §4 and RFC 8725 §3 ask, in this order: compact JWS syntax; `typ` is at+jwt;
+ * the key is ours, found by `kid`; the token's `alg` is the algorithm bound to that key; the signature; `iss`
+ * exact; `aud` contains our audience; `exp` in the future and `iat` not in the future (with clock tolerance); the
+ * claims Parley needs are present. Verified tokens are cached by their exact string until `exp` (bounded LRU), so a
+ * client reusing its token for an hour pays for one signature check per node.
+ */
+export class AccessTokenVerifier {
+  private readonly cache: LruCache<string, CachedPrincipal>;
+  /** Signature checks done and answers served from the cache, for metrics and tests. */
+  readonly stats = { verified: 0, cacheHits: 0 };
+
+  constructor(
+    private readonly keys: SigningKeyStore,
+    private readonly config: Config,
+  ) {
+    this.cache = new LruCache(config.oauth.tokenCacheSize);
+  }
+
+  async verify(token: string): Promise<Principal> {
+    const nowSeconds = Date.now() / 1000;
+    const tolerance = this.config.oauth.clockToleranceSeconds;
+    const cached = this.cache.get(token);
+    if (cached) {
+      if (cached.exp + tolerance > nowSeconds) {
+        this.stats.cacheHits++;
+        return cached.principal;
+      }
+      this.cache.delete(token);
+      throw new InvalidAccessTokenError('expired');
+    }
+    const decoded = decodeJws(token);
+    if (!decoded) throw new InvalidAccessTokenError('malformed');
+    const { header, payload } = decoded;
+    if (typeof header.typ !== 'string' || !isAccessTokenTyp(header.typ)) throw new InvalidAccessTokenError('wrong_typ');
+    if (header.crit !== undefined) throw new InvalidAccessTokenError('unsupported_crit');
+    if (typeof header.kid !== 'string') throw new InvalidAccessTokenError('no_kid');
+    const key = await this.keys.keyOrReload(header.kid);
+    if (!key) throw new InvalidAccessTokenError('unknown_kid');
+    if (header.alg !== key.alg) throw new InvalidAccessTokenError('wrong_alg');
+    if (!verifyJwsSignature(token, key.alg, key.publicKey)) throw new InvalidAccessTokenError('bad_signature');
+    this.stats.verified++;
+    const claims = checkClaims(payload, this.config, nowSeconds, tolerance);
+    const principal: Principal = {
+      clientId: claims.client_id,
+      companyId: claims.company_id,
+      scopes: claims.scope.split(' ').filter(Boolean),
+      tokenId: claims.jti,
+    };
+    this.cache.set(token, { principal, exp: claims.exp });
+    return principal;
+  }
+}
+
+/** RFC 9068 §4: `at+jwt`, or the full media type `application/at+jwt`; media types are case-insensitive. */
+function isAccessTokenTyp(typ: string): boolean {
+  const t = typ.toLowerCase();
+  return t === ACCESS_TOKEN_TYP || t === `application/${ACCESS_TOKEN_TYP}`;
+}
+
+function checkClaims(
+  payload: Record<string, unknown>,
+  config: Config,
+  nowSeconds: number,
+  tolerance: number,
+): AccessTokenClaims {
+  if (payload.iss !== config.publicUrl) throw new InvalidAccessTokenError('wrong_iss');
+  const aud = payload.aud;
+  const audiences = Array.isArray(aud) ? aud : [aud];
+  if (!audiences.includes(config.oauth.audience)) throw new InvalidAccessTokenError('wrong_aud');
+  if (typeof payload.exp !== 'number') throw new InvalidAccessTokenError('missing_exp');
+  if (payload.exp + tolerance <= nowSeconds) throw new InvalidAccessTokenError('expired');
+  if (typeof payload.iat !== 'number' || payload.iat - tolerance > nowSeconds) {
+    throw new InvalidAccessTokenError('issued_in_future');
+  }
+  if (typeof payload.nbf === 'number' && payload.nbf - tolerance > nowSeconds) {
+    throw new InvalidAccessTokenError('not_yet_valid');
+  }
+  for (const claim of ['sub', 'client_id', 'company_id', 'jti', 'scope'] as const) {
+    if (typeof payload[claim] !== 'string') throw new InvalidAccessTokenError(`missing_${claim}`);
+  }
+  if (payload.sub !== payload.client_id) throw new InvalidAccessTokenError('sub_mismatch');
+  return payload as unknown as AccessTokenClaims;
+}

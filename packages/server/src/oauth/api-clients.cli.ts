@@ -1,0 +1,86 @@
+import { type Command, requireString } from '../cli/command.ts';
+import type { ApiClient } from './api-clients.service.ts';
+import { oauthServices } from './oauth.services.ts';
+
+interface ClientView {
+  client_id: string;
+  name: string;
+  scopes: string[];
+  secret_hint: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const view = (c: ApiClient): ClientView => ({
+  client_id: c.clientId,
+  name: c.name,
+  scopes: c.scopes,
+  secret_hint: `pcs_…${c.secretHint}`,
+  created_at: c.createdAt,
+  last_used_at: c.lastUsedAt,
+});
+
+/** Scopes as one space- (or comma-) separated argument: `--scopes "connector:write connector:read"`. */
+const scopesOf = (value: string): string[] => value.split(/[\s,]+/).filter(Boolean);
+
+const create: Command<{ client_id: string; client_secret: string; name: string; scopes: string[] }> = {
+  name: 'api-clients create',
+  summary: 'create an API client; prints its secret once (it cannot be shown again)',
+  options: {
+    company: { description: 'company id', required: true },
+    name: { description: 'display name (1-200 characters)', required: true },
+    scopes: { description: 'space-separated scopes, e.g. "connector:write connector:read"', required: true },
+  },
+  async run(options, ctx) {
+    const { client, secret } = await oauthServices(ctx!).clients.create({
+      companyId: requireString(options, 'company'),
+      name: requireString(options, 'name'),
+      scopes: scopesOf(requireString(options, 'scopes')),
+      actor: 'cli',
+    });
+    return { client_id: client.clientId, client_secret: secret, name: client.name, scopes: client.scopes };
+  },
+  format: (r) =>
+    [
+      `created API client ${r.name}`,
+      `client_id:     ${r.client_id}`,
+      `client_secret: ${r.client_secret}`,
+      `scopes:        ${r.scopes.join(' ')}`,
+      '',
+      'Store the secret now: it is shown only this once. If it is lost, delete the client and create a new one.',
+    ].join('\n'),
+};
+
+const list: Command<{ api_clients: ClientView[] }> = {
+  name: 'api-clients list',
+  summary: "list a company's API clients (never their secrets)",
+  options: { company: { description: 'company id', required: true } },
+  async run(options, ctx) {
+    const clients = await oauthServices(ctx!).clients.list(requireString(options, 'company'));
+    return { api_clients: clients.map(view) };
+  },
+  format: (r) =>
+    r.api_clients
+      .map((c) => `${c.client_id}  ${c.name}  [${c.scopes.join(' ')}]  last used: ${c.last_used_at ?? 'never'}`)
+      .join('\n') || '(no API clients)',
+};
+
+const remove: Command<{ client_id: string; deleted_at: string }> = {
+  name: 'api-clients delete',
+  summary: 'delete an API client: no new tokens; issued tokens work until they expire (at most 1 hour)',
+  options: {
+    company: { description: 'company id', required: true },
+    'client-id': { description: 'client id (pcl_…)', required: true },
+  },
+  async run(options, ctx) {
+    const client = await oauthServices(ctx!).clients.delete(
+      requireString(options, 'company'),
+      requireString(options, 'client-id'),
+      'cli',
+    );
+    return { client_id: client.clientId, deleted_at: client.deletedAt! };
+  },
+  format: (r) => `deleted API client ${r.client_id}; its tokens stop working within the hour`,
+};
+
+export const apiClientCommands = [create, list, remove];

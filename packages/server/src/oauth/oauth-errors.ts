@@ -1,0 +1,57 @@
+import type { FastifyReply } from 'fastify';
+
+/**
+ * Error codes of the token endpoint: RFC 6749 §5.2, plus `slow_down` (registered for the token endpoint by
+ * RFC 8628 §3.5 in the IANA "OAuth Extensions Error" registry) for 429 answers, and `server_error` for 500.
+ */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'slow_down'
+  | 'server_error';
+
+/** `realm` of every HTTP authentication challenge Parley sends (Basic here, Bearer on the API). */
+export const REALM = 'parley';
+
+/**
+ * An error answered at the token endpoint as RFC 6749 §5.2 JSON `{error, error_description}` (not problem+json:
+ * the OAuth format is normative there). Descriptions are fixed, generic texts: RFC 6749 limits them to printable
+ * ASCII without `"` and `\`, and for authentication failures they must not tell which part was wrong.
+ */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    readonly status = 400,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(description);
+    if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(description)) throw new Error('invalid error_description characters');
+  }
+}
+
+export const invalidRequest = (description: string): OAuthError => new OAuthError('invalid_request', description);
+
+/** RFC 6749 §5.2: 401 with a Basic challenge; one description for every cause, so nothing leaks. */
+export const invalidClient = (): OAuthError =>
+  new OAuthError('invalid_client', 'Client authentication failed.', 401, {
+    'www-authenticate': `Basic realm="${REALM}"`,
+  });
+
+export const slowDown = (retryAfterSeconds: number): OAuthError =>
+  new OAuthError('slow_down', `Too many requests; retry after ${retryAfterSeconds} seconds.`, 429, {
+    'retry-after': String(retryAfterSeconds),
+  });
+
+export function sendOAuthError(reply: FastifyReply, err: OAuthError): FastifyReply {
+  for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
+  // RFC 6749 §5.1 asks for these on token responses; errors get them too so no cache keeps any answer.
+  return reply
+    .header('cache-control', 'no-store')
+    .header('pragma', 'no-cache')
+    .status(err.status)
+    .type('application/json')
+    .send({ error: err.error, error_description: err.description });
+}

@@ -1,0 +1,34 @@
+import type { AppContext } from '../context.ts';
+import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
+import { ApiClientsService } from './api-clients.service.ts';
+import { SigningKeyStore } from './signing-keys.ts';
+
+/** Everything OAuth, built once per context (server or CLI command) and shared by routes, hooks and commands. */
+export interface OAuthServices {
+  clients: ApiClientsService;
+  keys: SigningKeyStore;
+  issuer: AccessTokenIssuer;
+  verifier: AccessTokenVerifier;
+}
+
+const services = new WeakMap<AppContext, OAuthServices>();
+
+export function oauthServices(ctx: AppContext): OAuthServices {
+  let found = services.get(ctx);
+  if (!found) {
+    const keys = new SigningKeyStore(ctx.store.db, ctx.sealer, ctx.audit, {
+      alg: ctx.config.oauth.signingAlg,
+      reloadIntervalMs: ctx.config.oauth.keyReloadIntervalMs,
+      logger: ctx.logger,
+    });
+    found = {
+      clients: new ApiClientsService(ctx.store.db, ctx.sealer, ctx.companies, ctx.audit),
+      keys,
+      issuer: new AccessTokenIssuer(keys, ctx.config),
+      verifier: new AccessTokenVerifier(keys, ctx.config),
+    };
+    services.set(ctx, found);
+    ctx.onClose(() => keys.stop());
+  }
+  return found;
+}

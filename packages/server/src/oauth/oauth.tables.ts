@@ -1,0 +1,45 @@
+export interface ApiClientsTable {
+  /** `pcl_` + 22 base62 characters, server-generated (never chosen by a caller: RFC 9700 §4.15). */
+  id: string;
+  company_id: string;
+  name: string;
+  /** JSON array of scope strings, a non-empty subset of SCOPES. */
+  scopes: string;
+  /** base64url HMAC-SHA256 of the secret under the pepper of `pepper_version`. Never the secret itself. */
+  secret_digest: string;
+  pepper_version: number;
+  /** Last four characters of the secret, so people can tell secrets apart in listings. */
+  secret_hint: string;
+  created_at: string;
+  /** Updated at most once a minute per node when the client obtains a token. */
+  last_used_at: string | null;
+  /** Soft delete: a deleted client never obtains a token again. */
+  deleted_at: string | null;
+}
+
+export interface OAuthPeppersTable {
+  version: number;
+  /** 32 random bytes (base64url) sealed with the master key (`Sealer`), associated data `oauth_pepper|<version>`. */
+  sealed: string;
+  created_at: string;
+}
+
+export interface SigningKeysTable {
+  /** RFC 7638 JWK thumbprint (base64url SHA-256) of the public key. */
+  kid: string;
+  alg: 'ES256' | 'RS256';
+  /** JSON public JWK without `kid`/`alg`/`use` (added when published). */
+  public_jwk: string;
+  /** PKCS#8 PEM private key sealed with the master key, associated data `signing_key|<kid>`. */
+  private_key: string;
+  /** `active` signs new tokens (at most one row, enforced by a partial unique index); `retired` only verifies. */
+  status: 'active' | 'retired';
+  created_at: string;
+  retired_at: string | null;
+}
+
+export interface OAuthTables {
+  api_clients: ApiClientsTable;
+  oauth_peppers: OAuthPeppersTable;
+  oauth_signing_keys: SigningKeysTable;
+}

@@ -1,0 +1,184 @@
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { Config } from '../config/schema.ts';
+import type { RateLimiter, RateLimitRule, RateLimitState } from '../ratelimit/index.ts';
+import type { AccessTokenIssuer } from './access-tokens.ts';
+import type { ApiClient, ApiClientsService } from './api-clients.service.ts';
+import { type PresentedCredentials, readClientCredentials } from './client-auth.ts';
+import { isClientIdSyntax } from './credentials.ts';
+import type { FormParams } from './form-body.ts';
+import { invalidClient, invalidRequest, OAuthError, slowDown } from './oauth-errors.ts';
+
+export interface TokenRequest {
+  form: FormParams;
+  authorization: string | undefined;
+  ip: string;
+}
+
+/** RFC 6749 §5.1 success body. No refresh token, ever (§4.4.3). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+}
+
+export const CLIENT_CREDENTIALS = 'client_credentials';
+/** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+const MINUTE_MS = 60_000;
+
+/**
+ * The client-credentials grant (RFC 6749 §4.4), in this order:
+ * 1. request syntax (§3.2, §4.4.2): body present, `grant_type` present and `client_credentials`, credentials
+ *    readable and given by one method only → `invalid_request` / `unsupported_grant_type`;
+ * 2. abuse control: an IP or client id that failed authentication too often in the current minute → 429;
+ * 3. client authentication (§2.3.1) → `invalid_client` (401, generic description, reason kept in the audit log);
+ * 4. scope (§3.3): omitted → all of the client's scopes; otherwise each must be one of them → `invalid_scope`;
+ * 5. the per-client token quota → 429;
+ * 6. mint the JWT, record `token.issued`, refresh `last_used_at`.
+ */
+export class TokenEndpoint {
+  constructor(
+    private readonly clients: ApiClientsService,
+    private readonly issuer: AccessTokenIssuer,
+    private readonly limiter: RateLimiter,
+    private readonly audit: AuditLog,
+    private readonly config: Config,
+    private readonly logger: Logger,
+  ) {}
+
+  async handle(request: TokenRequest): Promise<TokenResponse> {
+    const { form } = request;
+    if (form.grant_type === undefined) throw invalidRequest('The grant_type parameter is required.');
+    if (form.grant_type !== CLIENT_CREDENTIALS) {
+      throw new OAuthError('unsupported_grant_type', 'Only the client_credentials grant is supported.');
+    }
+    const credentials = readClientCredentials(request.authorization, form);
+    await this.refuseWhileBlocked(credentials, request.ip);
+    const client = await this.authenticate(credentials, request.ip);
+    const scopes = grantedScopes(form.scope, client.scopes);
+    await this.chargeTokenQuota(client, request.ip);
+
+    const issued = this.issuer.issue({ clientId: client.clientId, companyId: client.companyId, scopes });
+    await this.audit.record({
+      type: 'token.issued',
+      companyId: client.companyId,
+      actor: `client:${client.clientId}`,
+      subject: client.clientId,
+      ip: request.ip,
+      details: { client_id: client.clientId, scopes, jti: issued.claims.jti, kid: issued.kid, exp: issued.claims.exp },
+    });
+    await this.clients.touch(client.clientId);
+    return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn, scope: issued.claims.scope };
+  }
+
+  private get failureRule(): RateLimitRule {
+    return { limit: this.config.oauth.authFailuresPerMinute, windowMs: MINUTE_MS };
+  }
+
+  /** Refuses before checking any secret while this IP or client id is over its failure budget (RFC 6749 §2.3.1). */
+  private async refuseWhileBlocked(credentials: PresentedCredentials | undefined, ip: string): Promise<void> {
+    const checks = [this.limit('peek', `oauth:auth_failures:ip:${ip}`, this.failureRule)];
+    if (credentials && isClientIdSyntax(credentials.clientId)) {
+      checks.push(this.limit('peek', `oauth:auth_failures:client:${credentials.clientId}`, this.failureRule));
+    }
+    for (const state of await Promise.all(checks)) {
+      if (state && !state.allowed) throw slowDown(state.retryAfterSeconds);
+    }
+  }
+
+  private async authenticate(credentials: PresentedCredentials | undefined, ip: string): Promise<ApiClient> {
+    if (!credentials) {
+      await this.recordFailure(undefined, 'no_credentials', undefined, ip);
+      throw invalidClient();
+    }
+    const result = await this.clients.authenticate(credentials.clientId, credentials.secret);
+    if (result.ok) return result.client;
+    const clientId = isClientIdSyntax(credentials.clientId) ? credentials.clientId : undefined;
+    await this.recordFailure(clientId, result.reason, result.client, ip, credentials.method);
+    throw invalidClient();
+  }
+
+  private async recordFailure(
+    clientId: string | undefined,
+    reason: string,
+    client: ApiClient | undefined,
+    ip: string,
+    method?: string,
+  ): Promise<void> {
+    await this.audit.record({
+      type: 'client_auth.failed',
+      companyId: client?.companyId ?? null,
+      actor: clientId ? `client:${clientId}` : null,
+      subject: clientId ?? null,
+      ip,
+      details: { client_id: clientId ?? null, reason, method: method ?? null },
+    });
+    const ipState = await this.limit('hit', `oauth:auth_failures:ip:${ip}`, this.failureRule);
+    if (ipState?.count === ipState?.limit) {
+      await this.recordLimited('auth_failures_per_ip', ipState!, { ip, subject: ip, companyId: client?.companyId });
+    }
+    if (!clientId) return;
+    const clientState = await this.limit('hit', `oauth:auth_failures:client:${clientId}`, this.failureRule);
+    if (clientState?.count === clientState?.limit) {
+      await this.recordLimited('auth_failures_per_client', clientState!, { ip, subject: clientId, companyId: client?.companyId });
+    }
+  }
+
+  private async chargeTokenQuota(client: ApiClient, ip: string): Promise<void> {
+    const rule = { limit: this.config.oauth.tokensPerMinute, windowMs: MINUTE_MS };
+    const state = await this.limit('hit', `oauth:tokens:client:${client.clientId}`, rule);
+    if (!state || state.allowed) return;
+    // Recorded once per window: when the count first passes the limit.
+    if (state.count === state.limit + 1) {
+      await this.recordLimited('tokens_per_client', state, { ip, subject: client.clientId, companyId: client.companyId });
+    }
+    throw slowDown(state.retryAfterSeconds);
+  }
+
+  private async recordLimited(
+    limit: string,
+    state: RateLimitState,
+    where: { ip: string; subject: string; companyId?: string },
+  ): Promise<void> {
+    await this.audit.record({
+      type: 'rate_limit.exceeded',
+      companyId: where.companyId ?? null,
+      actor: null,
+      subject: where.subject,
+      ip: where.ip,
+      details: { limit, max: state.limit, window_seconds: MINUTE_MS / 1000, retry_after: state.retryAfterSeconds },
+    });
+  }
+
+  /**
+   * Rate limits fail open: when the limiter (Redis) is unreachable the request goes on and a warning is logged.
+   * Secrets are 256-bit random, so the limits guard against load and noise, not against guessing; a Redis outage
+   * must not stop every integration from getting tokens.
+   */
+  private async limit(op: 'hit' | 'peek', key: string, rule: RateLimitRule): Promise<RateLimitState | undefined> {
+    try {
+      return op === 'hit' ? await this.limiter.hit(key, rule) : await this.limiter.peek(key, rule);
+    } catch (err) {
+      this.logger.warn({ err: { message: (err as Error).message } }, 'rate limiter unavailable; request not limited');
+      return undefined;
+    }
+  }
+}
+
+/**
+ * RFC 6749 §3.3: space-delimited, case-sensitive scope tokens. Omitted → every scope of the client (documented
+ * default, DESIGN.md "Scopes"). A requested scope the client does not hold → `invalid_scope` (no silent
+ * down-scoping). The response names the granted scopes in the order requested, without duplicates.
+ */
+export function grantedScopes(requested: string | undefined, clientScopes: readonly string[]): string[] {
+  if (requested === undefined) return [...clientScopes];
+  const tokens = [...new Set(requested.split(' ').filter(Boolean))];
+  if (tokens.length === 0) return [...clientScopes];
+  if (!tokens.every((t) => SCOPE_TOKEN.test(t))) throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');
+  if (!tokens.every((t) => clientScopes.includes(t))) {
+    throw new OAuthError('invalid_scope', 'The requested scope is not granted to this client.');
+  }
+  return tokens;
+}

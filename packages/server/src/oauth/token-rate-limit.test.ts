@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { HttpResult } from '../testing/http-client.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { generateClientSecret } from './credentials.ts';
+import { basicAuth, createTestClient, postToken, type TestClient } from './oauth.test-helpers.ts';
+
+const GRANT = 'grant_type=client_credentials';
+const LIMIT = 3;
+
+function assertSlowDown(result: HttpResult): void {
+  assert.equal(result.status, 429, result.text);
+  assert.equal(result.body.error, 'slow_down');
+  assert.match(result.body.error_description, /retry after \d+ seconds/);
+  const retryAfter = Number(result.headers.get('retry-after'));
+  assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+  assert.equal(result.headers.get('cache-control'), 'no-store');
+}
+
+/** Limits count per minute window: start each test well inside a window so it cannot straddle a boundary. */
+async function awayFromWindowEdge(): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 50_000) await sleep(60_000 - intoMinute + 50);
+}
+
+// Memory limiter on SQLite, Redis limiter on PostgreSQL: the same 429 behaviour over HTTP.
+const setups = [
+  { name: 'memory limiter, sqlite', database: 'sqlite' as const, redis: false },
+  { name: 'redis limiter, postgres', database: 'postgres' as const, redis: true },
+];
+
+for (const setup of setups) {
+  describe(`token endpoint abuse control (${setup.name})`, () => {
+    let server: TestServer;
+    let ipCounter = 0;
+    // trustProxy lets each test speak from its own client IP through X-Forwarded-For.
+    const freshIp = () => `10.${setup.redis ? 1 : 2}.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
+
+    before(async () => {
+      server = await startTestServer({
+        database: setup.database,
+        redis: setup.redis,
+        config: {
+          trustProxy: true,
+          oauth: { authFailuresPerMinute: LIMIT, tokensPerMinute: LIMIT },
+          rateLimit: { keyPrefix: `parley-test:${randomBytes(6).toString('hex')}:` },
+        },
+      });
+    });
+    after(() => server.close());
+    beforeEach(awayFromWindowEdge);
+
+    it('refuses an IP after repeated failed authentications, even with right credentials', async () => {
+      const client = await createTestClient(server.ctx);
+      const ip = freshIp();
+      for (let i = 0; i < LIMIT; i++) {
+        const result = await postToken(server, GRANT, {
+          authorization: basicAuth(client.clientId, generateClientSecret()),
+          'x-forwarded-for': ip,
+        });
+        assert.equal(result.status, 401);
+      }
+      const blocked = await postToken(server, GRANT, {
+        authorization: basicAuth(client.clientId, client.secret),
+        'x-forwarded-for': ip,
+      });
+      assertSlowDown(blocked);
+      // Another IP is not affected by this one's failures (but the client id has failures too: use another client).
+      const other = await createTestClient(server.ctx);
+      const elsewhere = await postToken(server, GRANT, {
+        authorization: basicAuth(other.clientId, other.secret),
+        'x-forwarded-for': freshIp(),
+      });
+      assert.equal(elsewhere.status, 200);
+      const [event] = await server.ctx.audit.list({ type: 'rate_limit.exceeded', subject: ip, limit: 1 });
+      assert.equal(event?.details.limit, 'auth_failures_per_ip');
+      assert.equal(event?.details.max, LIMIT);
+    });
+
+    it('refuses a client id after repeated failures from many IPs', async () => {
+      const client: TestClient = await createTestClient(server.ctx);
+      for (let i = 0; i < LIMIT; i++) {
+        const result = await postToken(server, GRANT, {
+          authorization: basicAuth(client.clientId, generateClientSecret()),
+          'x-forwarded-for': freshIp(),
+        });
+        assert.equal(result.status, 401);
+      }
+      assertSlowDown(
+        await postToken(server, GRANT, {
+          authorization: basicAuth(client.clientId, client.secret),
+          'x-forwarded-for': freshIp(),
+        }),
+      );
+      const [event] = await server.ctx.audit.list({ type: 'rate_limit.exceeded', subject: client.clientId, limit: 1 });
+      assert.equal(event?.details.limit, 'auth_failures_per_client');
+      assert.equal(event?.companyId, client.companyId);
+    });
+
+    it('counts requests without any credentials against the IP', async () => {
+      const ip = freshIp();
+      for (let i = 0; i < LIMIT; i++) {
+        assert.equal((await postToken(server, GRANT, { 'x-forwarded-for': ip })).status, 401);
+      }
+      assertSlowDown(await postToken(server, GRANT, { 'x-forwarded-for': ip }));
+    });
+
+    it('does not count malformed requests as failed authentications', async () => {
+      const client = await createTestClient(server.ctx);
+      const ip = freshIp();
+      for (let i = 0; i < LIMIT + 2; i++) {
+        const result = await postToken(server, 'grant_type=password', {
+          authorization: basicAuth(client.clientId, generateClientSecret()),
+          'x-forwarded-for': ip,
+        });
+        assert.equal(result.status, 400);
+      }
+      const ok = await postToken(server, GRANT, { authorization: basicAuth(client.clientId, client.secret), 'x-forwarded-for': ip });
+      assert.equal(ok.status, 200);
+    });
+
+    it('limits the tokens one client may obtain per minute, client by client', async () => {
+      const busy = await createTestClient(server.ctx);
+      const auth = basicAuth(busy.clientId, busy.secret);
+      for (let i = 0; i < LIMIT; i++) {
+        assert.equal((await postToken(server, GRANT, { authorization: auth, 'x-forwarded-for': freshIp() })).status, 200);
+      }
+      assertSlowDown(await postToken(server, GRANT, { authorization: auth, 'x-forwarded-for': freshIp() }));
+      assertSlowDown(await postToken(server, GRANT, { authorization: auth, 'x-forwarded-for': freshIp() }));
+      const calm = await createTestClient(server.ctx);
+      const other = await postToken(server, GRANT, {
+        authorization: basicAuth(calm.clientId, calm.secret),
+        'x-forwarded-for': freshIp(),
+      });
+      assert.equal(other.status, 200);
+      // One audit event per window, not one per refused request.
+      const events = await server.ctx.audit.list({ type: 'rate_limit.exceeded', subject: busy.clientId });
+      assert.equal(events.length, 1);
+      assert.equal(events[0]!.details.limit, 'tokens_per_client');
+    });
+  });
+}

@@ -1,0 +1,120 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import type { App } from '../http/types.ts';
+import { rateLimiterFor } from '../ratelimit/index.ts';
+import { type FormParams, parseForm } from './form-body.ts';
+import { invalidRequest, OAuthError, sendOAuthError } from './oauth-errors.ts';
+import { oauthServices } from './oauth.services.ts';
+import { TokenEndpoint } from './token-endpoint.ts';
+
+export const TOKEN_PATH = '/platform/v1/auth/token/client-credentials';
+const FORM = 'application/x-www-form-urlencoded';
+/** A token request is a few hundred bytes; anything much larger is not one. */
+const TOKEN_BODY_LIMIT = 8 * 1024;
+
+const OAuthErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'RFC 6749 §5.2 error code', examples: ['invalid_client'] }),
+    error_description: Type.String(),
+  },
+  { description: 'RFC 6749 §5.2 error response' },
+);
+
+const TokenForm = Type.Object(
+  {
+    grant_type: Type.Optional(Type.String({ description: 'Must be client_credentials.', examples: ['client_credentials'] })),
+    scope: Type.Optional(
+      Type.String({ description: 'Space-separated scopes; omitted means all of the client’s scopes.', examples: ['connector:write'] }),
+    ),
+    client_id: Type.Optional(Type.String({ description: 'Only with client_secret_post (body credentials).' })),
+    client_secret: Type.Optional(Type.String({ description: 'Only with client_secret_post (body credentials).', writeOnly: true })),
+  },
+  { additionalProperties: true },
+);
+
+const TokenResponseBody = Type.Object({
+  access_token: Type.String({ description: 'RFC 9068 JWT access token' }),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ examples: [3600] }),
+  scope: Type.String({ examples: ['connector:write connector:read'] }),
+});
+
+/**
+ * `POST /platform/v1/auth/token/client-credentials` in its own plugin scope: only form bodies are parsed there
+ * (our parser, which detects repeated parameters), every error is answered in the OAuth format, and every answer
+ * carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 §5.1).
+ */
+export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<void> {
+  const { clients, issuer } = oauthServices(ctx);
+  const endpoint = new TokenEndpoint(clients, issuer, rateLimiterFor(ctx), ctx.audit, ctx.config, ctx.logger);
+
+  await app.register(async (scope: FastifyInstance) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: TOKEN_BODY_LIMIT }, (_request, body, done) => {
+      try {
+        done(null, parseForm(body as string));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    });
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      const oauthError = toOAuthError(error);
+      if (oauthError.status >= 500) request.log.error({ err: error }, 'token request failed');
+      return sendOAuthError(reply, oauthError);
+    });
+
+    scope.post(
+      TOKEN_PATH,
+      {
+        schema: {
+          tags: ['oauth'],
+          summary: 'Get an access token (OAuth 2.0 client credentials)',
+          description:
+            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters. Errors follow RFC 6749 §5.2; 429 carries Retry-After.',
+          security: [{ clientBasic: [] }],
+          consumes: [FORM],
+          body: TokenForm,
+          response: {
+            200: TokenResponseBody,
+            400: OAuthErrorBody,
+            401: OAuthErrorBody,
+            429: OAuthErrorBody,
+            500: OAuthErrorBody,
+          },
+        },
+      },
+      async (request, reply) => {
+        const form = request.body as FormParams | undefined;
+        if (!form) throw invalidRequest(`The request body must be ${FORM}.`);
+        const response = await endpoint.handle({ form, authorization: request.headers.authorization, ip: request.ip });
+        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
+      },
+    );
+
+    // RFC 9110 §15.5.6: other methods get 405 with Allow; the body stays in the endpoint's OAuth format.
+    scope.route({
+      method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+      url: TOKEN_PATH,
+      schema: { hide: true },
+      handler: async (_request, reply) => {
+        reply.header('allow', 'POST');
+        return sendOAuthError(reply, new OAuthError('invalid_request', 'The token endpoint accepts POST only.', 405));
+      },
+    });
+  });
+}
+
+/** Framework errors (content type, size, schema) become `invalid_request`; anything unexpected `server_error`. */
+function toOAuthError(error: FastifyError | Error): OAuthError {
+  if (error instanceof OAuthError) return error;
+  const fe = error as FastifyError;
+  if (fe.validation || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.code === 'FST_ERR_CTP_EMPTY_TYPE') {
+    return invalidRequest(`The request body must be ${FORM}.`);
+  }
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return invalidRequest('The request body is too large.');
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return invalidRequest('The request could not be processed.');
+  }
+  return new OAuthError('server_error', 'An internal error occurred.', 500);
+}

@@ -1,0 +1,87 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { AppContext } from '../context.ts';
+import type { App } from '../http/types.ts';
+import { CLIENT_AUTH_METHODS } from './client-auth.ts';
+import { oauthServices } from './oauth.services.ts';
+import { SCOPES } from './principal.ts';
+import { JWKS_MAX_AGE_SECONDS } from './signing-keys.ts';
+import { TOKEN_PATH } from './token.routes.ts';
+
+const Jwk = Type.Object(
+  {
+    kty: Type.String(),
+    kid: Type.String(),
+    use: Type.Literal('sig'),
+    alg: Type.String(),
+    crv: Type.Optional(Type.String()),
+    x: Type.Optional(Type.String()),
+    y: Type.Optional(Type.String()),
+    n: Type.Optional(Type.String()),
+    e: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const Jwks = Type.Object({ keys: Type.Array(Jwk) });
+
+const Metadata = Type.Object({
+  issuer: Type.String(),
+  token_endpoint: Type.String(),
+  jwks_uri: Type.String(),
+  grant_types_supported: Type.Array(Type.String()),
+  token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  scopes_supported: Type.Array(Type.String()),
+  response_types_supported: Type.Array(Type.String()),
+  service_documentation: Type.String(),
+});
+
+/**
+ * Discovery: the JWK Set (RFC 7517 §5) of every published signing key, and RFC 8414 authorization-server
+ * metadata. Both are public and cacheable; the JWKS max-age is part of KEY_RETENTION_SECONDS.
+ */
+export function registerWellKnownRoutes(app: App, ctx: AppContext): void {
+  const { keys } = oauthServices(ctx);
+
+  app.get(
+    '/.well-known/jwks.json',
+    {
+      schema: {
+        tags: ['oauth'],
+        summary: 'Public keys that verify access tokens (RFC 7517)',
+        response: { 200: Jwks },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
+      return keys.jwks() as Static<typeof Jwks>;
+    },
+  );
+
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    {
+      schema: {
+        tags: ['oauth'],
+        summary: 'Authorization server metadata (RFC 8414)',
+        response: { 200: Metadata },
+      },
+    },
+    async (_request, reply) => {
+      const base = ctx.config.publicUrl;
+      reply.header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
+      return {
+        // RFC 8414 §3.3: must equal the `iss` of the tokens we mint.
+        issuer: base,
+        token_endpoint: `${base}${TOKEN_PATH}`,
+        jwks_uri: `${base}/.well-known/jwks.json`,
+        // The default is authorization_code + implicit (§2), so say it.
+        grant_types_supported: ['client_credentials'],
+        token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+        scopes_supported: [...SCOPES],
+        // REQUIRED by §2; a client-credentials-only server has no authorization endpoint, hence none.
+        response_types_supported: [],
+        service_documentation: `${base}/docs`,
+      };
+    },
+  );
+}

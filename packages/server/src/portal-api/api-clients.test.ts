@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '../testing/databases.ts';
+import { http } from '../testing/http-client.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { UsersService } from '../users/users.service.ts';
+import { PortalTestClient } from './portal-test-client.ts';
+
+const PASSWORD = 'correct horse battery';
+
+async function token(baseUrl: string, clientId: string, secret: string) {
+  return http(`${baseUrl}/platform/v1/auth/token/client-credentials`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: 'grant_type=client_credentials&scope=connector:read',
+  });
+}
+
+for (const database of TEST_DATABASES) {
+  describe(`portal API clients (${database})`, () => {
+    let server: TestServer;
+    let acme: PortalTestClient;
+    let globex: PortalTestClient;
+    let agent: PortalTestClient;
+    before(async () => {
+      server = await startTestServer({ database });
+      const users = new UsersService(server.ctx.store.db);
+      const a = await server.ctx.companies.create('Acme');
+      const g = await server.ctx.companies.create('Globex');
+      await users.create({ companyId: a.id, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
+      await users.create({ companyId: a.id, email: 'agent@acme.test', password: PASSWORD, role: 'agent' });
+      await users.create({ companyId: g.id, email: 'admin@globex.test', password: PASSWORD, role: 'admin' });
+      acme = new PortalTestClient(server.baseUrl);
+      globex = new PortalTestClient(server.baseUrl);
+      agent = new PortalTestClient(server.baseUrl);
+      await acme.signIn('admin@acme.test', PASSWORD);
+      await globex.signIn('admin@globex.test', PASSWORD);
+      await agent.signIn('agent@acme.test', PASSWORD);
+    });
+    after(() => server.close());
+
+    it('creates a client, shows its secret once, and the secret works at the token endpoint until deletion', async () => {
+      const created = await acme.post('/api-clients', { name: 'CI bot', scopes: ['connector:read', 'connector:write'] });
+      assert.equal(created.status, 201);
+      assert.equal(created.headers.get('cache-control'), 'no-store');
+      const { client_id, client_secret } = created.body;
+      assert.ok(client_id && client_secret);
+      assert.deepEqual(created.body.scopes, ['connector:read', 'connector:write']);
+
+      const list = await acme.get('/api-clients');
+      assert.equal(list.status, 200);
+      const row = list.body.items.find((c: { client_id: string }) => c.client_id === client_id);
+      assert.equal(row.name, 'CI bot');
+      assert.equal(row.last_used_at, null);
+      assert.ok(!list.text.includes(client_secret), 'the list never holds the secret');
+      assert.deepEqual(list.body.available_scopes, ['connector:write', 'connector:read', 'conversations:read', 'conversations:write']);
+
+      const issued = await token(server.baseUrl, client_id, client_secret);
+      assert.equal(issued.status, 200);
+      assert.equal(issued.body.token_type, 'Bearer');
+      const used = (await acme.get('/api-clients')).body.items.find((c: { client_id: string }) => c.client_id === client_id);
+      assert.ok(used.last_used_at, 'last used is shown after a token was issued');
+
+      assert.equal((await acme.del(`/api-clients/${client_id}`)).status, 204);
+      assert.equal((await token(server.baseUrl, client_id, client_secret)).status, 401);
+      assert.ok(!(await acme.get('/api-clients')).body.items.some((c: { client_id: string }) => c.client_id === client_id));
+      assert.ok(!server.logs.join('\n').includes(client_secret), 'the secret never reaches the log');
+
+      const events = await server.ctx.audit.list({ subject: client_id });
+      const portalEvents = events.filter((e) => e.type.startsWith('api_client.'));
+      assert.deepEqual(portalEvents.map((e) => e.type).sort(), ['api_client.created', 'api_client.deleted']);
+      assert.ok(portalEvents.every((e) => e.actor?.startsWith('user:')));
+      assert.ok(!JSON.stringify(events).includes(client_secret));
+    });
+
+    it('keeps companies apart: another admin neither sees nor deletes the client', async () => {
+      const created = await acme.post('/api-clients', { name: 'Acme only', scopes: ['connector:read'] });
+      const { client_id, client_secret } = created.body;
+      const seen = await globex.get('/api-clients?limit=100');
+      assert.ok(!seen.body.items.some((c: { client_id: string }) => c.client_id === client_id));
+      const del = await globex.del(`/api-clients/${client_id}`);
+      assert.equal(del.status, 404);
+      assert.equal(del.body.code, 'api_client_not_found');
+      assert.equal((await token(server.baseUrl, client_id, client_secret)).status, 200, 'still active');
+    });
+
+    it('validates the form and answers problem codes', async () => {
+      const blank = await acme.post('/api-clients', { name: '  ', scopes: ['connector:read'] });
+      assert.equal(blank.status, 400);
+      assert.equal(blank.body.code, 'invalid_name');
+      const noScope = await acme.post('/api-clients', { name: 'x', scopes: [] });
+      assert.equal(noScope.body.code, 'invalid_scopes');
+      const unknown = await acme.post('/api-clients', { name: 'x', scopes: ['admin:all'] });
+      assert.equal(unknown.body.code, 'invalid_scopes');
+      const shape = await acme.post('/api-clients', { name: 'x' });
+      assert.equal(shape.body.code, 'validation_failed');
+      assert.deepEqual(shape.body.errors, [{ field: 'scopes', message: "must have required property 'scopes'" }]);
+    });
+
+    it('pages the list', async () => {
+      for (const name of ['p1', 'p2', 'p3']) await globex.post('/api-clients', { name, scopes: ['connector:read'] });
+      const first = await globex.get('/api-clients?limit=2&offset=0');
+      assert.equal(first.body.total, 3);
+      assert.deepEqual(first.body.items.map((c: { name: string }) => c.name), ['p1', 'p2']);
+      const second = await globex.get('/api-clients?limit=2&offset=2');
+      assert.deepEqual(second.body.items.map((c: { name: string }) => c.name), ['p3']);
+      assert.equal((await globex.get('/api-clients?limit=abc')).body.code, 'validation_failed');
+    });
+
+    it('refuses agents and requests without the CSRF token', async () => {
+      assert.equal((await agent.get('/api-clients')).status, 403);
+      assert.equal((await agent.post('/api-clients', { name: 'sneaky', scopes: ['connector:write'] })).status, 403);
+      const noCsrf = await acme.post('/api-clients', { name: 'forged', scopes: ['connector:write'] }, { csrf: null });
+      assert.equal(noCsrf.status, 403);
+      assert.equal(noCsrf.body.code, 'csrf_failed');
+      assert.ok(!(await acme.get('/api-clients?limit=100')).body.items.some((c: { name: string }) => c.name === 'forged'));
+    });
+  });
+}

@@ -1,0 +1,53 @@
+import cookie from '@fastify/cookie';
+import type { AppContext } from '../context.ts';
+import type { App } from '../http/types.ts';
+import { rateLimiterFor } from '../ratelimit/index.ts';
+import { SessionsService } from '../users/sessions.service.ts';
+import { UsersService } from '../users/users.service.ts';
+import { LoginThrottle } from './login-throttle.ts';
+import { type PortalDeps, portalGate } from './portal-auth.ts';
+import { registerApiClientRoutes } from './api-clients.routes.ts';
+import { registerCompanyRoutes } from './company.routes.ts';
+import { registerSessionRoutes } from './session.routes.ts';
+import { registerSpaRoutes } from './spa.routes.ts';
+
+/**
+ * The portal: the SPA at `/portal` and its JSON API at `/portal/api`, authenticated by a server-side session cookie
+ * (separate from API-client bearer tokens). Every API route passes `portalGate` (session, role, CSRF). The pages'
+ * routes call the owning capabilities' services; none of their logic lives here.
+ */
+export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
+  const users = new UsersService(ctx.store.db);
+  const deps: PortalDeps = {
+    ctx,
+    users,
+    sessions: new SessionsService(ctx.store.db, users, {
+      ttlSeconds: ctx.config.portal.sessionTtlSeconds,
+      idleSeconds: ctx.config.portal.sessionIdleSeconds,
+    }),
+    throttle: new LoginThrottle(rateLimiterFor(ctx), {
+      perEmail: ctx.config.portal.loginFailuresPerEmail,
+      perIp: ctx.config.portal.loginFailuresPerIp,
+      windowSeconds: ctx.config.portal.loginThrottleWindowSeconds,
+    }),
+  };
+  await app.register(
+    async (portal) => {
+      await portal.register(cookie);
+      registerSpaRoutes(portal as App);
+      await portal.register(
+        async (api) => {
+          api.addHook('onRequest', portalGate(deps));
+          api.addHook('onSend', async (_request, reply) => {
+            reply.header('cache-control', 'no-store');
+          });
+          registerSessionRoutes(api as App, deps);
+          registerApiClientRoutes(api as App, deps);
+          registerCompanyRoutes(api as App, deps);
+        },
+        { prefix: '/api' },
+      );
+    },
+    { prefix: '/portal' },
+  );
+}

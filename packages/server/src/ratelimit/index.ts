@@ -1,0 +1,40 @@
+import { Redis } from 'ioredis';
+import type { AppContext } from '../context.ts';
+import { MemoryRateLimiter } from './memory-rate-limiter.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+import { RedisRateLimiter } from './redis-rate-limiter.ts';
+
+export type { RateLimiter, RateLimitRule, RateLimitState } from './rate-limiter.ts';
+export { MemoryRateLimiter } from './memory-rate-limiter.ts';
+export { RedisRateLimiter } from './redis-rate-limiter.ts';
+
+const limiters = new WeakMap<AppContext, RateLimiter>();
+
+/**
+ * The context's rate limiter, created on first use and closed with the context: Redis-backed (shared by all
+ * nodes) when `REDIS_URL` is set, in memory otherwise. Every capability uses this one instance.
+ */
+export function rateLimiterFor(ctx: AppContext): RateLimiter {
+  let limiter = limiters.get(ctx);
+  if (!limiter) {
+    limiter = createRateLimiter(ctx.config.redisUrl, ctx.config.rateLimit.keyPrefix);
+    limiters.set(ctx, limiter);
+    const created = limiter;
+    ctx.onClose(() => created.close());
+  }
+  return limiter;
+}
+
+export function createRateLimiter(redisUrl: string | undefined, keyPrefix: string): RateLimiter {
+  if (!redisUrl) return new MemoryRateLimiter();
+  const redis = new Redis(redisUrl, {
+    // Fail fast instead of queueing forever while Redis is down: callers choose to fail open or closed.
+    maxRetriesPerRequest: 1,
+    commandTimeout: 1000,
+    enableOfflineQueue: true,
+    lazyConnect: false,
+  });
+  // Connection errors surface on the commands that need Redis; without a listener ioredis would log them itself.
+  redis.on('error', () => {});
+  return new RedisRateLimiter(redis, { keyPrefix, ownsConnection: true });
+}

@@ -1,0 +1,79 @@
+/**
+ * Rate limiting for abuse control, shared by every capability (token endpoint, webchat sessions, …).
+ *
+ * ## Model
+ * A fixed window counter per key: the window of `rule.windowMs` milliseconds is aligned to the epoch
+ * (`floor(now / windowMs)`), every `hit` adds `cost` (default 1) to the key's count in the current window, and the
+ * count starts again at 0 when the next window begins. Windows are exact and cheap (one small record per key); the
+ * known trade-off is that a caller can spend up to 2 × `limit` across a window boundary, which is acceptable for
+ * abuse control. Denied hits are counted too, so `count` shows how hard a key is pushing.
+ *
+ * ## API
+ * ```ts
+ * import { rateLimiterFor } from '../ratelimit/index.ts';
+ * const limiter = rateLimiterFor(ctx);               // one per context: Redis when REDIS_URL is set, else memory
+ * const rule = { limit: 30, windowMs: 60_000 };      // 30 per minute
+ * const state = await limiter.hit(`webchat:session:${sessionId}`, rule);
+ * if (!state.allowed) throw new TooManyRequestsError(state.retryAfterSeconds);
+ * ```
+ * - `hit(key, rule, cost?)` counts and answers `allowed = count <= limit` (the hit that reaches the limit is still
+ *   allowed; the next one is not).
+ * - `peek(key, rule)` counts nothing and answers whether one more hit would be allowed (`count < limit`). Use it
+ *   for "refuse while blocked, count only failures" (e.g. failed logins): `peek` first, `hit` on failure.
+ * - `reset(key)` forgets a key (e.g. after an operator unblocks it).
+ * Keys are free-form; prefix them with your capability (`oauth:`, `webchat:`) so they never collide. The Redis
+ * implementation adds `config.rateLimit.keyPrefix` in front and shares counts between all nodes; the memory one is
+ * per process.
+ *
+ * Errors: the Redis implementation rejects when Redis is unreachable (after `commandTimeout`). Callers decide
+ * whether to fail open or closed; the token endpoint fails open (logs a warning) because its secrets are
+ * 256-bit random and cannot be brute-forced anyway, while an outage of Redis must not stop every integration.
+ */
+export interface RateLimitRule {
+  /** Events allowed per window (≥ 1). */
+  limit: number;
+  /** Window length in milliseconds (≥ 1). */
+  windowMs: number;
+}
+
+export interface RateLimitState {
+  /** Events counted for the key in the current window, including this hit. */
+  count: number;
+  limit: number;
+  /** `hit`: this hit is within the limit. `peek`: one more hit would be. */
+  allowed: boolean;
+  /** Hits left in this window (0 when exhausted). */
+  remaining: number;
+  /** Milliseconds until the current window ends and the count starts again. */
+  resetMs: number;
+  /** `resetMs` rounded up to whole seconds (≥ 1), ready for a `Retry-After` header (RFC 9110 §10.2.3). */
+  retryAfterSeconds: number;
+}
+
+export interface RateLimiter {
+  /** Which implementation: `memory` (one process) or `redis` (shared by all nodes). */
+  readonly kind: 'memory' | 'redis';
+  hit(key: string, rule: RateLimitRule, cost?: number): Promise<RateLimitState>;
+  peek(key: string, rule: RateLimitRule): Promise<RateLimitState>;
+  reset(key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Builds the state both implementations answer, from a window count and the time left in the window. */
+export function stateOf(count: number, rule: RateLimitRule, resetMs: number, counted: boolean): RateLimitState {
+  const allowed = counted ? count <= rule.limit : count < rule.limit;
+  return {
+    count,
+    limit: rule.limit,
+    allowed,
+    remaining: Math.max(0, rule.limit - count),
+    resetMs,
+    retryAfterSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
+  };
+}
+
+export function assertRule(rule: RateLimitRule, cost: number): void {
+  if (!Number.isInteger(rule.limit) || rule.limit < 1) throw new RangeError('rate limit must be an integer ≥ 1');
+  if (!Number.isInteger(rule.windowMs) || rule.windowMs < 1) throw new RangeError('window must be an integer ≥ 1 ms');
+  if (!Number.isInteger(cost) || cost < 0) throw new RangeError('cost must be an integer ≥ 0');
+}

@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { assertRule, type RateLimiter, type RateLimitRule, type RateLimitState, stateOf } from './rate-limiter.ts';
+
+/**
+ * One fixed window per key in a Redis hash {w: window index, c: count}, updated atomically by a script so that
+ * every node shares the count. Time comes from Redis (`TIME`), so windows line up across nodes whatever their
+ * clocks say; the hash expires when its window ends. Only KEYS[1] is touched (cluster-safe).
+ * KEYS: the key. ARGV: cost (0 = peek), window ms. Returns {count, ms until the window ends}.
+ */
+const FIXED_WINDOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[2])
+local index = math.floor(now / window)
+local reset = (index + 1) * window - now
+local stored = redis.call('HMGET', KEYS[1], 'w', 'c')
+local count = 0
+if stored[1] and tonumber(stored[1]) == index then count = tonumber(stored[2]) end
+local cost = tonumber(ARGV[1])
+if cost > 0 then
+  count = count + cost
+  redis.call('HSET', KEYS[1], 'w', index, 'c', count)
+  redis.call('PEXPIRE', KEYS[1], reset)
+end
+return {count, reset}
+`;
+const FIXED_WINDOW_SHA = createHash('sha1').update(FIXED_WINDOW).digest('hex');
+
+export interface RedisRateLimiterOptions {
+  /** Put in front of every key (e.g. `parley:rl:`), so several deployments or tests can share one Redis. */
+  keyPrefix: string;
+  /** Close the connection on `close()` (true when the limiter created it). */
+  ownsConnection?: boolean;
+}
+
+/** Counts shared by every node through Redis (set `REDIS_URL`). */
+export class RedisRateLimiter implements RateLimiter {
+  readonly kind = 'redis';
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: RedisRateLimiterOptions,
+  ) {}
+
+  async hit(key: string, rule: RateLimitRule, cost = 1): Promise<RateLimitState> {
+    assertRule(rule, cost);
+    const [count, resetMs] = await this.run(key, cost, rule.windowMs);
+    return stateOf(count, rule, resetMs, true);
+  }
+
+  async peek(key: string, rule: RateLimitRule): Promise<RateLimitState> {
+    assertRule(rule, 0);
+    const [count, resetMs] = await this.run(key, 0, rule.windowMs);
+    return stateOf(count, rule, resetMs, false);
+  }
+
+  async reset(key: string): Promise<void> {
+    await this.redis.del(this.options.keyPrefix + key);
+  }
+
+  async close(): Promise<void> {
+    if (this.options.ownsConnection) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  private async run(key: string, cost: number, windowMs: number): Promise<[number, number]> {
+    const fullKey = this.options.keyPrefix + key;
+    try {
+      return (await this.redis.evalsha(FIXED_WINDOW_SHA, 1, fullKey, cost, windowMs)) as [number, number];
+    } catch (err) {
+      // The script cache is empty after a Redis restart or on a new server: load it by running it once in full.
+      if (!(err instanceof Error) || !err.message.includes('NOSCRIPT')) throw err;
+      return (await this.redis.eval(FIXED_WINDOW, 1, fullKey, cost, windowMs)) as [number, number];
+    }
+  }
+}

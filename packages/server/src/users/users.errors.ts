@@ -1,0 +1,39 @@
+import { AppError, BadRequestError, ConflictError } from '../errors/app-error.ts';
+
+export const PASSWORD_MIN_LENGTH = 12;
+/** argon2 hashes any length, but an unbounded input is a cheap way to burn CPU. */
+export const PASSWORD_MAX_LENGTH = 256;
+export const EMAIL_MAX_LENGTH = 254;
+
+export class InvalidEmailError extends BadRequestError {
+  constructor() {
+    super('invalid_email', 'The email address is not valid.', { errors: [{ field: 'email', message: 'is not a valid email address' }] });
+  }
+}
+
+export class WeakPasswordError extends BadRequestError {
+  constructor() {
+    super('weak_password', `A password is ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`, {
+      errors: [{ field: 'password', message: `must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters` }],
+    });
+  }
+}
+
+export class InvalidRoleError extends BadRequestError {
+  constructor() {
+    super('invalid_role', 'The role is admin or agent.', { errors: [{ field: 'role', message: 'must be admin or agent' }] });
+  }
+}
+
+export class EmailTakenError extends ConflictError {
+  constructor() {
+    super('email_taken', 'A portal user with this email already exists.');
+  }
+}
+
+/** One answer for unknown email and wrong password, so sign-in does not reveal which accounts exist. */
+export class InvalidCredentialsError extends AppError {
+  constructor() {
+    super(401, 'invalid_credentials', 'The email or password is wrong.');
+  }
+}

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { isUuid } from '../../companies/companies.service.ts';
+import { BadRequestError, NotFoundError } from '../../errors/app-error.ts';
+import { now } from '../../storage/columns.ts';
+import type { Database } from '../../storage/schema.ts';
+import type { ChannelsTable } from '../webchat.tables.ts';
+
+/** A widget or app placement: which digital employee answers and which browser origins may use it. */
+export interface Channel {
+  id: string;
+  companyId: string;
+  name: string;
+  digitalEmployeeId: string;
+  allowedOrigins: string[];
+  createdAt: string;
+}
+
+export interface CreateChannelInput {
+  companyId: string;
+  name: string;
+  digitalEmployeeId: string;
+  allowedOrigins?: string[];
+}
+
+export const CHANNEL_NAME_MAX = 200;
+
+export class ChannelsService {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(input: CreateChannelInput): Promise<Channel> {
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > CHANNEL_NAME_MAX) {
+      throw new BadRequestError('invalid_name', `A channel name is 1 to ${CHANNEL_NAME_MAX} characters.`);
+    }
+    const company = isUuid(input.companyId)
+      ? await this.db.selectFrom('companies').select('id').where('id', '=', input.companyId).executeTakeFirst()
+      : undefined;
+    if (!company) throw new NotFoundError('company_not_found', 'No such company.');
+    const employee = await this.db
+      .selectFrom('digital_employees')
+      .select('id')
+      .where('id', '=', input.digitalEmployeeId)
+      .where('company_id', '=', input.companyId)
+      .executeTakeFirst();
+    if (!employee) throw new NotFoundError('digital_employee_not_found', 'No digital employee of this company has that id.');
+    const allowedOrigins = (input.allowedOrigins ?? []).map(normalizeOrigin);
+    const channel: Channel = {
+      id: randomUUID(),
+      companyId: input.companyId,
+      name,
+      digitalEmployeeId: input.digitalEmployeeId,
+      allowedOrigins,
+      createdAt: now(),
+    };
+    await this.db
+      .insertInto('channels')
+      .values({
+        id: channel.id,
+        company_id: channel.companyId,
+        name: channel.name,
+        digital_employee_id: channel.digitalEmployeeId,
+        allowed_origins: JSON.stringify(allowedOrigins),
+        created_at: channel.createdAt,
+      })
+      .execute();
+    return channel;
+  }
+
+  /** The channel if it belongs to this company; `undefined` otherwise (never reveals other companies' channels). */
+  async find(companyId: string, channelId: string): Promise<Channel | undefined> {
+    if (!isUuid(channelId)) return undefined;
+    const row = await this.db
+      .selectFrom('channels')
+      .selectAll()
+      .where('id', '=', channelId)
+      .where('company_id', '=', companyId)
+      .executeTakeFirst();
+    return row && toChannel(row);
+  }
+
+  async list(companyId: string): Promise<Channel[]> {
+    const rows = await this.db.selectFrom('channels').selectAll().where('company_id', '=', companyId).orderBy('created_at').execute();
+    return rows.map(toChannel);
+  }
+
+  /** Whether any channel or company lists this origin: the answer to a CORS preflight, which carries no ids. */
+  async isKnownOrigin(origin: string): Promise<boolean> {
+    const needle = `%${JSON.stringify(origin)}%`;
+    const channel = await this.db.selectFrom('channels').select('id').where('allowed_origins', 'like', needle).executeTakeFirst();
+    if (channel) return true;
+    const company = await this.db.selectFrom('companies').select('id').where('allowed_origins', 'like', needle).executeTakeFirst();
+    return company !== undefined;
+  }
+}
+
+const toChannel = (row: ChannelsTable): Channel => ({
+  id: row.id,
+  companyId: row.company_id,
+  name: row.name,
+  digitalEmployeeId: row.digital_employee_id,
+  allowedOrigins: JSON.parse(row.allowed_origins),
+  createdAt: row.created_at,
+});
+
+/** An origin is scheme://host[:port] (RFC 6454 §6.2), lower-cased, without path or trailing slash. */
+export function normalizeOrigin(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new BadRequestError('invalid_origin', `"${value}" is not an origin such as https://shop.example.`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin === 'null') {
+    throw new BadRequestError('invalid_origin', `"${value}" is not an http(s) origin.`);
+  }
+  if (url.pathname !== '/' || url.search || url.hash || url.username) {
+    throw new BadRequestError('invalid_origin', `"${value}" must be an origin only (no path, query or credentials).`);
+  }
+  return url.origin;
+}

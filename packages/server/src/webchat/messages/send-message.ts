@@ -1,0 +1,70 @@
+import { isUuid } from '../../companies/companies.service.ts';
+import { ENVELOPE_VERSION, type SendMessage } from './message.ts';
+
+/**
+ * Reply error codes of a refused publish on a conversation channel. Centrifugo reserves 0–399 for itself and
+ * leaves 400–1999 to applications (research/centrifuge-protocol.md §3.1); the SDK rejects the `publish()` promise
+ * with `{code, message}` and the subscription keeps working. Listed in docs/errors.md and docs/asyncapi.yaml.
+ */
+export const PUBLISH_CODES = {
+  /** Not a SendMessage: wrong shape, missing fields, bad client_message_id, unknown block type. */
+  invalidMessage: 400,
+  /** `version` is not one this server speaks. */
+  unsupportedVersion: 401,
+  /** The channel is not a conversation of this session. */
+  conversationNotFound: 404,
+  /** The conversation is closed. */
+  conversationClosed: 409,
+  /** Over `maxMessageBytes` or `maxBlocks`. */
+  messageTooLarge: 413,
+  /** Over the per-session or per-IP message limit. */
+  tooManyMessages: 429,
+} as const;
+
+export class PublishRefusal extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PublishRefusal';
+  }
+}
+
+export interface SendMessageLimits {
+  maxMessageBytes: number;
+  maxBlocks: number;
+}
+
+const invalid = (why: string) => new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid SendMessage: ${why}`);
+
+/** Checks a client publication against the SendMessage schema (docs/asyncapi.yaml) and the size limits. */
+export function parseSendMessage(data: unknown, limits: SendMessageLimits): SendMessage {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalid('expected a JSON object');
+  const input = data as Record<string, unknown>;
+  if (input.version !== ENVELOPE_VERSION) {
+    throw new PublishRefusal(PUBLISH_CODES.unsupportedVersion, `unsupported SendMessage version (this server speaks ${ENVELOPE_VERSION})`);
+  }
+  for (const key of Object.keys(input)) {
+    if (key !== 'version' && key !== 'client_message_id' && key !== 'blocks') throw invalid(`unknown field "${key}"`);
+  }
+  if (typeof input.client_message_id !== 'string' || !isUuid(input.client_message_id)) throw invalid('client_message_id must be a UUID');
+  if (!Array.isArray(input.blocks) || input.blocks.length === 0) throw invalid('blocks must hold at least one block');
+  if (input.blocks.length > limits.maxBlocks) {
+    throw new PublishRefusal(PUBLISH_CODES.messageTooLarge, `a message holds at most ${limits.maxBlocks} blocks`);
+  }
+  let bytes = 0;
+  const blocks = input.blocks.map((block, i) => {
+    if (block === null || typeof block !== 'object' || Array.isArray(block)) throw invalid(`blocks[${i}] must be an object`);
+    const b = block as Record<string, unknown>;
+    if (b.type !== 'markdown') throw invalid(`blocks[${i}].type must be "markdown"`);
+    if (typeof b.content !== 'string' || b.content.trim().length === 0) throw invalid(`blocks[${i}].content must be non-empty text`);
+    for (const key of Object.keys(b)) if (key !== 'type' && key !== 'content') throw invalid(`blocks[${i}] has unknown field "${key}"`);
+    bytes += Buffer.byteLength(b.content);
+    return { type: 'markdown' as const, content: b.content };
+  });
+  if (bytes > limits.maxMessageBytes) {
+    throw new PublishRefusal(PUBLISH_CODES.messageTooLarge, `a message holds at most ${limits.maxMessageBytes} bytes of text`);
+  }
+  return { version: ENVELOPE_VERSION, client_message_id: input.client_message_id.toLowerCase(), blocks };
+}

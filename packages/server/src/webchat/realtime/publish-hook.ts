@@ -1,0 +1,61 @@
+import { ClientError, type PublishContext, type PublishDecision } from '@parley/realtime';
+import { AppError } from '../../errors/app-error.ts';
+import type { AbuseLimits } from '../abuse-limits.ts';
+import type { ConversationEngine } from '../conversations/conversation-engine.ts';
+import { parseChannel } from '../conversations/conversation.ts';
+import type { ConversationsService } from '../conversations/conversations.service.ts';
+import { PUBLISH_CODES, PublishRefusal, parseSendMessage, type SendMessageLimits } from '../messages/send-message.ts';
+import type { ConnectionMeta } from './tokens.ts';
+
+export interface PublishHookDeps {
+  conversations: ConversationsService;
+  engine: ConversationEngine;
+  limits: AbuseLimits;
+  config: SendMessageLimits & { messagesPerMinutePerSession: number; messagesPerMinutePerIp: number };
+}
+
+/** What `onConnecting` keeps on each connection for later hooks. */
+export interface ConnectionStorage {
+  ip: string;
+  companyId: string;
+}
+
+/**
+ * A visitor's publication on its conversation channel is a SendMessage (DESIGN.md): validated → stored durably →
+ * deduplicated on client_message_id → broadcast as a `complete` user envelope by the conversation engine → and only
+ * then acknowledged. The engine broadcasts it itself (not the raw client data), so the hook answers `skip`.
+ * Refusals carry the codes of `PUBLISH_CODES` (400–1999); nothing is broadcast then.
+ */
+export function createPublishHook(deps: PublishHookDeps) {
+  return async ({ client, channel, data }: PublishContext): Promise<PublishDecision> => {
+    try {
+      const meta = client.meta as ConnectionMeta | undefined;
+      const storage = client.storage as Partial<ConnectionStorage>;
+      const target = parseChannel(channel);
+      if (!target || !meta || target.companyId !== meta.company_id) throw notFound();
+      const send = parseSendMessage(data, deps.config);
+      const conversation = await deps.conversations.findForSession(
+        { companyId: meta.company_id, sessionId: client.user },
+        target.conversationId,
+      );
+      if (!conversation) throw notFound();
+      const retryAfter = await deps.limits.check([
+        { key: `msg:s:${client.user}`, limit: deps.config.messagesPerMinutePerSession },
+        { key: `msg:ip:${storage.ip ?? 'unknown'}`, limit: deps.config.messagesPerMinutePerIp },
+      ]);
+      if (retryAfter !== undefined) {
+        throw new PublishRefusal(PUBLISH_CODES.tooManyMessages, `too many messages; retry in ${retryAfter} s`);
+      }
+      await deps.engine.postUserMessage(conversation, send);
+      return { skip: true };
+    } catch (err) {
+      if (err instanceof PublishRefusal) throw new ClientError(err.code, err.message);
+      if (err instanceof AppError && err.code === 'conversation_closed') {
+        throw new ClientError(PUBLISH_CODES.conversationClosed, 'conversation is closed');
+      }
+      throw err;
+    }
+  };
+}
+
+const notFound = () => new PublishRefusal(PUBLISH_CODES.conversationNotFound, 'not a conversation of this session');

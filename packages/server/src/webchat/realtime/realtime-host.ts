@@ -1,0 +1,126 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  type Broker,
+  type ConnectingContext,
+  createRealtimeEngine,
+  DisconnectError,
+  MemoryBroker,
+} from '@parley/realtime';
+// TODO(realtime): import from '@parley/realtime' once its index exports RedisBroker (asked in the webchat report).
+import { RedisBroker } from '../../../../realtime/src/broker/redis.ts';
+import type { AppContext } from '../../context.ts';
+import type { App } from '../../http/types.ts';
+import type { AbuseLimits } from '../abuse-limits.ts';
+import { ChannelsService } from '../channels/channels.service.ts';
+import type { Broadcaster } from '../conversations/broadcaster.ts';
+import type { ConversationEngine } from '../conversations/conversation-engine.ts';
+import type { ConversationsService } from '../conversations/conversations.service.ts';
+import { allowedOriginsOf, isOriginAllowed } from '../routes/sdk-session.ts';
+import { type ConnectionStorage, createPublishHook } from './publish-hook.ts';
+import type { ConnectionMeta } from './tokens.ts';
+
+export const WEBSOCKET_PATH = '/connection/websocket';
+
+/** The `messages` namespace: 100 publications kept for 1 hour with recovery (spec "Limits"), publish by subscribers. */
+export const MESSAGES_NAMESPACE = {
+  name: 'messages',
+  history_size: 100,
+  history_ttl: '1h',
+  force_recovery: true,
+  allow_publish_for_subscriber: true,
+  publication_data_format: 'json_object' as const,
+};
+
+/** Terminal application close code (4500–4999, research/centrifuge-protocol.md §3.3): the browser origin is refused. */
+export const ORIGIN_REFUSED_CLOSE = 4503;
+
+export interface RealtimeHostOptions {
+  app: App;
+  ctx: AppContext;
+  secret: string;
+  conversations: ConversationsService;
+  limiter: AbuseLimits;
+  /** Resolved lazily: the conversation engine is built with this host's broadcaster. */
+  engine: () => ConversationEngine;
+}
+
+export interface RealtimeHost {
+  broadcaster: Broadcaster;
+}
+
+/**
+ * Composes the realtime engine into the server: HS256 tokens signed by the webchat, the `messages` namespace, the
+ * memory broker by default or Redis when REDIS_URL is set, the Origin policy of the company or channel named in the
+ * connection token, and the SendMessage publish hook. Upgrades on `/connection/websocket` share the HTTP port.
+ */
+export async function startRealtime(options: RealtimeHostOptions): Promise<RealtimeHost> {
+  const { app, ctx } = options;
+  const { config, logger } = ctx;
+  const channels = new ChannelsService(ctx.store.db);
+  const broker: Broker = config.redisUrl
+    ? new RedisBroker({ url: config.redisUrl, prefix: config.webchat.realtimeRedisPrefix })
+    : new MemoryBroker();
+  const publishHook = createPublishHook({
+    conversations: options.conversations,
+    get engine() {
+      return options.engine();
+    },
+    limits: options.limiter,
+    config: config.webchat,
+  });
+
+  const realtime = await createRealtimeEngine({
+    broker,
+    closeBroker: true,
+    token: { hmacSecretKeys: [options.secret] },
+    namespaces: [MESSAGES_NAMESPACE],
+    disallowAnonymousConnectionTokens: true,
+    websocketPath: WEBSOCKET_PATH,
+    logger: logger.child({ module: 'realtime' }),
+    hooks: {
+      // Origins are checked per company/channel in onConnecting, once the token says which one is meant.
+      checkOrigin: () => true,
+      onConnecting: async (context: ConnectingContext) => {
+        const meta = context.token?.meta as ConnectionMeta | undefined;
+        if (!meta?.company_id) throw new DisconnectError(3500, 'invalid token');
+        if (context.origin !== undefined) {
+          const company = await ctx.companies.find(meta.company_id);
+          const channel = meta.channel_id ? await channels.find(meta.company_id, meta.channel_id) : undefined;
+          const ownOrigin = new URL(config.publicUrl).origin;
+          if (!company || !isOriginAllowed(context.origin, allowedOriginsOf({ company, channel }, ownOrigin))) {
+            throw new DisconnectError(ORIGIN_REFUSED_CLOSE, 'origin not allowed');
+          }
+        }
+        const storage: ConnectionStorage = { ip: remoteIp(context.request, config.trustProxy), companyId: meta.company_id };
+        return { storage: storage as unknown as Record<string, unknown> };
+      },
+      onPublish: publishHook,
+    },
+  });
+  // Idempotent: the factory may already have started it (broker connected, timers running).
+  await realtime.start();
+
+  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (new URL(request.url ?? '/', 'http://x').pathname !== WEBSOCKET_PATH) {
+      socket.destroy();
+      return;
+    }
+    realtime.handleUpgrade(request, socket, head);
+  });
+  ctx.onClose(() => realtime.close());
+
+  return {
+    broadcaster: {
+      publish: async (channel, envelope, { history }) => {
+        await realtime.publish({ channel, rawData: JSON.stringify(envelope), skipHistory: !history });
+      },
+    },
+  };
+}
+
+function remoteIp(request: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = trustProxy ? request.headers['x-forwarded-for'] : undefined;
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+  return first || request.socket.remoteAddress || 'unknown';
+}

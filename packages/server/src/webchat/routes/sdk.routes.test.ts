@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { channelCommands } from '../channels/channels.cli.ts';
+import { TEST_DATABASES } from '../../testing/databases.ts';
+import { http, json } from '../../testing/http-client.ts';
+import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { createConversation, sdkGet, sdkPost, visitor } from '../testing/webchat-fixtures.ts';
+
+const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
+const [createChannel, listChannels] = channelCommands;
+
+for (const database of TEST_DATABASES) {
+  describe(`webchat SDK REST (${database})`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({
+        database,
+        config: { webchat: { conversationsPerMinutePerSession: 3, conversationsPerMinutePerIp: 1000 } },
+      });
+    });
+    after(() => server.close());
+
+    const newChannel = async (companyId: string, origins?: string) => {
+      const employee = await server.ctx.digitalEmployees.getDefault(companyId);
+      return createChannel!.run({ company: companyId, name: 'Shop widget', 'digital-employee': employee.id, 'allowed-origins': origins }, server.ctx) as Promise<{
+        id: string;
+      }>;
+    };
+
+    it('creates a conversation routed to the default digital employee, greeting first', async () => {
+      const company = await server.ctx.companies.create('Acme');
+      const v = visitor(company.id);
+      const res = await sdkPost(server, v, '/conversations');
+      assert.equal(res.status, 201);
+      const employee = await server.ctx.digitalEmployees.getDefault(company.id);
+      assert.equal(res.body.digital_employee_id, employee.id);
+      assert.equal(res.body.channel_id, null);
+      assert.equal(res.body.status, 'open');
+      assert.equal(res.body.channel, `messages:companies.${company.id}.conversations.${res.body.id}`);
+      assert.ok(!Number.isNaN(Date.parse(res.body.created_at)));
+      const messages = await sdkGet(server, v, `/conversations/${res.body.id}/messages`);
+      assert.equal(messages.status, 200);
+      assert.equal(messages.body.messages.length, 1);
+      assert.equal(messages.body.messages[0].role, 'digital_employee');
+      assert.equal(messages.body.messages[0].status, 'complete');
+    });
+
+    it('refuses missing or malformed session headers and unknown companies or channels with clear problems', async () => {
+      const company = await server.ctx.companies.create('Headers Co');
+      const other = await server.ctx.companies.create('Other Co');
+      const otherChannel = await newChannel(other.id);
+      const cases: Array<[Record<string, string>, number, string]> = [
+        [{ 'x-company': company.id }, 400, 'missing_header'],
+        [{ 'x-session-id': 'nope', 'x-company': company.id }, 400, 'invalid_header'],
+        [{ 'x-session-id': randomUUID() }, 400, 'missing_header'],
+        [{ 'x-session-id': randomUUID(), 'x-company': 'acme' }, 400, 'invalid_header'],
+        [{ 'x-session-id': randomUUID(), 'x-company': randomUUID() }, 404, 'company_not_found'],
+        [{ 'x-session-id': randomUUID(), 'x-company': company.id, 'x-channel-id': 'x' }, 400, 'invalid_header'],
+        [{ 'x-session-id': randomUUID(), 'x-company': company.id, 'x-channel-id': otherChannel.id }, 404, 'channel_not_found'],
+      ];
+      for (const [headers, status, code] of cases) {
+        for (const res of [
+          await http(`${server.baseUrl}/sdk/v1/conversations`, json({}, headers)),
+          await http(`${server.baseUrl}/sdk/v1/conversations`, { headers }),
+          await http(`${server.baseUrl}/sdk/v1/auth/connect-token`, json({}, headers)),
+        ]) {
+          assert.equal(res.status, status, JSON.stringify(headers));
+          assert.equal(res.body.code, code);
+          assert.match(res.headers.get('content-type')!, /application\/problem\+json/);
+        }
+      }
+      const v = visitor(company.id);
+      const bad = await sdkPost(server, v, '/auth/subscribe-token', { conversation_id: 'x' });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.code, 'validation_failed');
+      assert.equal((await sdkGet(server, v, '/conversations/not-a-uuid/messages')).status, 404);
+      assert.equal((await sdkGet(server, v, `/conversations/${randomUUID()}/messages?before=${randomUUID()}`)).status, 404);
+    });
+
+    it('issues connection and subscription tokens bound to the session and conversation', async () => {
+      const company = await server.ctx.companies.create('Tokens Co');
+      const v = visitor(company.id);
+      const conversation = await createConversation(server, v);
+      const connect = await sdkPost(server, v, '/auth/connect-token');
+      assert.equal(connect.status, 200);
+      assert.equal(connect.body.expires_in, 900);
+      assert.equal(connect.headers.get('cache-control'), 'no-store');
+      const cc = claimsOf(connect.body.connection_token);
+      assert.equal(cc.sub, v.sessionId);
+      assert.equal(cc.exp - cc.iat, 900);
+      const sub = await sdkPost(server, v, '/auth/subscribe-token', { conversation_id: conversation.id });
+      assert.equal(sub.status, 200);
+      assert.equal(sub.body.expires_in, 86400);
+      const sc = claimsOf(sub.body.subscription_token);
+      assert.equal(sc.sub, v.sessionId);
+      assert.equal(sc.channel, conversation.channel);
+      assert.equal(sc.exp - sc.iat, 86400);
+      const config = await sdkGet(server, v, '/config');
+      assert.equal(config.body.realtime_url, server.baseUrl.replace('http', 'ws'));
+    });
+
+    it('limits conversations to those of the session and, with X-Channel-Id, of that channel', async () => {
+      const company = await server.ctx.companies.create('Channels Co');
+      const ch1 = await newChannel(company.id);
+      const ch2 = await newChannel(company.id);
+      const sessionId = randomUUID();
+      const onCh1 = visitor(company.id, { sessionId, channelId: ch1.id });
+      const onCh2 = visitor(company.id, { sessionId, channelId: ch2.id });
+      const plain = visitor(company.id, { sessionId });
+      const c1 = await createConversation(server, onCh1);
+      const c2 = await createConversation(server, onCh2);
+      assert.deepEqual((await sdkGet(server, onCh1, '/conversations')).body.conversations.map((c: { id: string }) => c.id), [c1.id]);
+      assert.deepEqual((await sdkGet(server, onCh2, '/conversations')).body.conversations.map((c: { id: string }) => c.id), [c2.id]);
+      assert.equal((await sdkGet(server, plain, '/conversations')).body.conversations.length, 2);
+      assert.equal((await sdkGet(server, onCh2, `/conversations/${c1.id}/messages`)).status, 404);
+      assert.equal((await sdkPost(server, onCh2, '/auth/subscribe-token', { conversation_id: c1.id })).status, 404);
+      const listed = (await listChannels!.run({ company: company.id }, server.ctx)) as { channels: Array<{ id: string }> };
+      assert.deepEqual(
+        listed.channels.map((c) => c.id).sort(),
+        [ch1.id, ch2.id].sort(),
+      );
+    });
+
+    it("answers browsers only from the channel's or company's allowed origins, preflight included", async () => {
+      const company = await server.ctx.companies.create('Cors Co');
+      await server.ctx.companies.setAllowedOrigins(company.id, ['https://company.example']);
+      const channel = await newChannel(company.id, 'https://shop.example https://m.shop.example');
+      const preflight = await http(`${server.baseUrl}/sdk/v1/conversations`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-session-id, x-company, content-type' },
+      });
+      assert.equal(preflight.status, 204);
+      assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://shop.example');
+      assert.match(preflight.headers.get('access-control-allow-headers')!, /X-Session-Id/);
+      const evil = await http(`${server.baseUrl}/sdk/v1/conversations`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+      });
+      assert.equal(evil.status, 403);
+      assert.equal(evil.headers.get('access-control-allow-origin'), null);
+
+      const onChannel = visitor(company.id, { channelId: channel.id, origin: 'https://shop.example' });
+      const ok = await sdkPost(server, onChannel, '/conversations');
+      assert.equal(ok.status, 201);
+      assert.equal(ok.headers.get('access-control-allow-origin'), 'https://shop.example');
+      // The channel's list replaces the company's.
+      const companyOriginOnChannel = visitor(company.id, { channelId: channel.id, origin: 'https://company.example' });
+      const refused = await sdkPost(server, companyOriginOnChannel, '/conversations');
+      assert.equal(refused.status, 403);
+      assert.equal(refused.body.code, 'origin_not_allowed');
+      assert.equal(refused.headers.get('access-control-allow-origin'), null);
+      assert.equal((await sdkPost(server, visitor(company.id, { origin: 'https://company.example' }), '/conversations')).status, 201);
+      assert.equal((await sdkPost(server, visitor(company.id, { origin: 'https://evil.example' }), '/auth/connect-token')).status, 403);
+      // No Origin: a server-side SDK, allowed.
+      assert.equal((await sdkPost(server, visitor(company.id), '/conversations')).status, 201);
+    });
+
+    it('rate-limits conversation creation per session with 429 and Retry-After', async () => {
+      const company = await server.ctx.companies.create('Limits Co');
+      const v = visitor(company.id);
+      for (let i = 0; i < 3; i++) assert.equal((await sdkPost(server, v, '/conversations')).status, 201);
+      const limited = await sdkPost(server, v, '/conversations');
+      assert.equal(limited.status, 429);
+      assert.equal(limited.body.code, 'rate_limited');
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+      // Another session is not affected.
+      assert.equal((await sdkPost(server, visitor(company.id), '/conversations')).status, 201);
+    });
+  });
+}

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { Centrifuge, type Subscription } from 'centrifuge';
+import WebSocket from 'ws';
+import { http, json } from '../../testing/http-client.ts';
+import type { TestServer } from '../../testing/test-server.ts';
+import type { MessageEnvelope } from '../messages/message.ts';
+
+/** A visitor as the SDK sees it: one X-Session-Id in one company (optionally one channel). */
+export interface Visitor {
+  sessionId: string;
+  companyId: string;
+  channelId?: string;
+  headers: Record<string, string>;
+}
+
+export function visitor(companyId: string, options: { channelId?: string; sessionId?: string; origin?: string } = {}): Visitor {
+  const sessionId = options.sessionId ?? randomUUID();
+  const headers: Record<string, string> = { 'x-session-id': sessionId, 'x-company': companyId };
+  if (options.channelId) headers['x-channel-id'] = options.channelId;
+  if (options.origin) headers.origin = options.origin;
+  return { sessionId, companyId, channelId: options.channelId, headers };
+}
+
+export const sdkPost = (server: TestServer, v: Visitor, path: string, body: unknown = {}) =>
+  http(`${server.baseUrl}/sdk/v1${path}`, json(body, v.headers));
+
+export const sdkGet = (server: TestServer, v: Visitor, path: string) =>
+  http(`${server.baseUrl}/sdk/v1${path}`, { headers: v.headers });
+
+export async function createConversation(server: TestServer, v: Visitor): Promise<{ id: string; channel: string }> {
+  const res = await sdkPost(server, v, '/conversations');
+  if (res.status !== 201) throw new Error(`create conversation: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+/** Collects every envelope a subscription receives, with helpers to wait for a condition. */
+export class EnvelopeLog {
+  readonly envelopes: MessageEnvelope[] = [];
+  private waiters: Array<() => void> = [];
+
+  push(envelope: MessageEnvelope): void {
+    this.envelopes.push(envelope);
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  /** Waits (bounded) until `predicate` holds over the log. */
+  async until(predicate: (envelopes: MessageEnvelope[]) => boolean, timeoutMs = 15_000, what = 'envelopes'): Promise<MessageEnvelope[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate(this.envelopes)) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.envelopes.map(summary))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 250));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return this.envelopes;
+  }
+
+  of(messageId: string): MessageEnvelope[] {
+    return this.envelopes.filter((e) => e.message_snapshot.id === messageId);
+  }
+
+  completed(role?: string): MessageEnvelope[] {
+    return this.envelopes.filter((e) => e.operation === 'complete' && (!role || e.message_snapshot.role === role));
+  }
+}
+
+const summary = (e: MessageEnvelope) => `${e.message_snapshot.role}:${e.operation}:${e.sequence}`;
+
+export interface ConnectedVisitor {
+  client: Centrifuge;
+  sub: Subscription;
+  log: EnvelopeLog;
+  /** The stream position the client holds (from `subscribed` and each publication's offset), for recovery. */
+  position: { offset: number; epoch: string };
+  close(): void;
+}
+
+/**
+ * The spec's setup order with the real `centrifuge` client: connect-token → connect → subscribe with a
+ * getToken that calls subscribe-token. Resolves once subscribed.
+ */
+export async function connectVisitor(
+  server: TestServer,
+  v: Visitor,
+  conversation: { id: string; channel: string },
+  options: { origin?: string } = {},
+): Promise<ConnectedVisitor> {
+  const tokenRes = await sdkPost(server, v, '/auth/connect-token');
+  if (tokenRes.status !== 200) throw new Error(`connect-token: ${tokenRes.status} ${tokenRes.text}`);
+  const wsUrl = `${server.baseUrl.replace(/^http/, 'ws')}/connection/websocket`;
+  const Socket = options.origin
+    ? class extends WebSocket {
+        constructor(url: string, protocols?: string | string[]) {
+          super(url, protocols, { origin: options.origin });
+        }
+      }
+    : WebSocket;
+  const client = new Centrifuge(wsUrl, { websocket: Socket, token: tokenRes.body.connection_token, timeout: 10_000 });
+  const log = new EnvelopeLog();
+  const sub = client.newSubscription(conversation.channel, {
+    getToken: async () => {
+      const res = await sdkPost(server, v, '/auth/subscribe-token', { conversation_id: conversation.id });
+      if (res.status !== 200) throw new Error(`subscribe-token: ${res.status}`);
+      return res.body.subscription_token;
+    },
+  });
+  const position = { offset: 0, epoch: '' };
+  sub.on('subscribed', (ctx) => {
+    if (ctx.streamPosition) Object.assign(position, ctx.streamPosition);
+  });
+  sub.on('publication', (ctx) => {
+    if (ctx.offset !== undefined) position.offset = ctx.offset;
+    log.push(ctx.data as MessageEnvelope);
+  });
+  client.connect();
+  sub.subscribe();
+  await withTimeout(sub.ready(), 15_000, 'subscribe');
+  return { client, sub, log, position, close: () => client.disconnect() };
+}
+
+export function sendMessage(sub: Subscription, content: string, clientMessageId: string = randomUUID()) {
+  return sub.publish({ version: 1, client_message_id: clientMessageId, blocks: [{ type: 'markdown', content }] });
+}
+
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A long, deterministic builtin reply: `words` words, one every `delayMs` (a real builtin digital employee). */
+export async function slowEmployee(server: TestServer, companyId: string, options: { words?: number; delayMs?: number; name?: string } = {}) {
+  const words = options.words ?? 30;
+  const fallback = Array.from({ length: words }, (_, i) => `word${i + 1}`).join(' ');
+  return server.ctx.digitalEmployees.create({
+    companyId,
+    name: options.name ?? 'Slowpoke',
+    responder: 'builtin',
+    settings: { fallback, word_delay_ms: options.delayMs ?? 100, greeting: null },
+  });
+}
+
+/** A bearer token for the platform API (real API client + the client-credentials token endpoint). */
+export async function platformToken(server: TestServer, companyId: string, scopes: string[]): Promise<string> {
+  const { oauthServices } = await import('../../oauth/oauth.services.ts');
+  const created = await oauthServices(server.ctx).clients.create({ companyId, name: `agent-${randomUUID()}`, scopes });
+  const basic = Buffer.from(`${created.client.clientId}:${created.secret}`).toString('base64');
+  const res = await http(`${server.baseUrl}/platform/v1/auth/token/client-credentials`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') }).toString(),
+  });
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${res.text}`);
+  return res.body.access_token;
+}
+
+export const bearer = (token: string, body?: unknown): RequestInit =>
+  body === undefined
+    ? { headers: { authorization: `Bearer ${token}` } }
+    : { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,355 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
+import { http } from '../testing/http-client.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import type { MessageEnvelope } from './messages/message.ts';
+import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
+import {
+  bearer,
+  connectVisitor,
+  createConversation,
+  platformToken,
+  sdkGet,
+  sdkPost,
+  sendMessage,
+  sleep,
+  slowEmployee,
+  visitor,
+  withTimeout,
+} from './testing/webchat-fixtures.ts';
+
+const deComplete = (e: MessageEnvelope[]) => e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
+
+// End to end with the official centrifuge client on SQLite + the memory broker.
+describe('webchat end to end (sqlite, memory broker)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('streams a reply: typing first, growing partials, one complete, rising sequences', async () => {
+    const company = await server.ctx.companies.create('Stream Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      await sendMessage(c.sub, 'Who are you?');
+      await c.log.until((e) => deComplete(e).length === 1);
+      const user = c.log.completed('user');
+      assert.equal(user.length, 1);
+      assert.equal(user[0]!.sequence, 1);
+      assert.equal(markdownOf(user[0]!), 'Who are you?');
+      const replyId = deComplete(c.log.envelopes)[0]!.message_snapshot.id;
+      const reply = c.log.of(replyId);
+      assertStreamedReply(reply);
+      assert.match(markdownOf(reply.at(-1)!), /Ava/);
+      assert.equal(reply[0]!.message_snapshot.author?.name, 'Ava');
+      // The user message was broadcast before the reply started.
+      assert.ok(c.log.envelopes.indexOf(user[0]!) < c.log.envelopes.indexOf(reply[0]!));
+    } finally {
+      c.close();
+    }
+  });
+
+  it("shows a user message to a second tab of the same session", async () => {
+    const company = await server.ctx.companies.create('Tabs Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const tab1 = await connectVisitor(server, v, conversation);
+    const tab2 = await connectVisitor(server, v, conversation);
+    try {
+      await sendMessage(tab1.sub, 'hello from tab one');
+      const seen = await tab2.log.until((e) => e.some((x) => x.message_snapshot.role === 'user'));
+      assert.equal(markdownOf(seen.find((x) => x.message_snapshot.role === 'user')!), 'hello from tab one');
+      await tab2.log.until((e) => deComplete(e).length === 1);
+    } finally {
+      tab1.close();
+      tab2.close();
+    }
+  });
+
+  it('deduplicates a retried SendMessage: one message, one reply, both publishes succeed', async () => {
+    const company = await server.ctx.companies.create('Retry Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      const id = randomUUID();
+      await sendMessage(c.sub, 'thanks', id);
+      await sendMessage(c.sub, 'thanks', id);
+      await c.log.until((e) => deComplete(e).length >= 1);
+      await sleep(300);
+      assert.equal(c.log.completed('user').length, 1);
+      assert.equal(deComplete(c.log.envelopes).length, 1);
+      const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      const users = res.body.messages.filter((m: { role: string }) => m.role === 'user');
+      assert.equal(users.length, 1);
+      assert.equal(users[0].client_message_id, id);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('rejects invalid SendMessages with documented codes and broadcasts nothing', async () => {
+    const company = await server.ctx.companies.create('Invalid Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      const reject = async (data: unknown, code: number) => {
+        await assert.rejects(c.sub.publish(data), (err: { code: number }) => err.code === code);
+      };
+      await reject({ version: 2, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'x' }] }, 401);
+      await reject({ version: 1, client_message_id: 'not-a-uuid', blocks: [{ type: 'markdown', content: 'x' }] }, 400);
+      await reject({ version: 1, client_message_id: randomUUID(), blocks: [] }, 400);
+      await reject({ version: 1, client_message_id: randomUUID(), blocks: [{ type: 'image', url: 'x' }] }, 400);
+      const many = Array.from({ length: 21 }, () => ({ type: 'markdown', content: 'x' }));
+      await reject({ version: 1, client_message_id: randomUUID(), blocks: many }, 413);
+      await reject({ version: 1, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'x'.repeat(16_385) }] }, 413);
+      await sleep(200);
+      assert.equal(c.log.envelopes.length, 0);
+      const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      assert.equal(res.body.messages.filter((m: { role: string }) => m.role === 'user').length, 0);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('isolates sessions, companies and channels: every attempt is refused', async () => {
+    const acme = await server.ctx.companies.create('Acme');
+    const globex = await server.ctx.companies.create('Globex');
+    const owner = visitor(acme.id);
+    const conversation = await createConversation(server, owner);
+    const ownerClient = await connectVisitor(server, owner, conversation);
+
+    // Another session of the same company: no subscribe token, not in its list, no message read.
+    const stranger = visitor(acme.id);
+    assert.equal((await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: conversation.id })).status, 404);
+    assert.equal((await sdkGet(server, stranger, `/conversations/${conversation.id}/messages`)).status, 404);
+    assert.deepEqual((await sdkGet(server, stranger, '/conversations')).body.conversations, []);
+    // The same session id presented with another company.
+    const otherCompany = visitor(globex.id, { sessionId: owner.sessionId });
+    assert.equal((await sdkPost(server, otherCompany, '/auth/subscribe-token', { conversation_id: conversation.id })).status, 404);
+
+    // A stranger reusing its own valid subscription token on the owner's channel is refused by the engine.
+    const own = await createConversation(server, stranger);
+    const strangerToken = (await sdkPost(server, stranger, '/auth/connect-token')).body.connection_token;
+    const ownSubToken = (await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: own.id })).body.subscription_token;
+    const client = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, {
+      websocket: WebSocket,
+      token: strangerToken,
+      timeout: 10_000,
+    });
+    const received: unknown[] = [];
+    const refused = new Promise<string>((resolve) => {
+      client.on('disconnected', (ctx) => resolve(`disconnected ${ctx.code}`));
+      const sub = client.newSubscription(conversation.channel, { token: ownSubToken });
+      sub.on('publication', (ctx) => received.push(ctx.data));
+      sub.on('unsubscribed', (ctx) => resolve(`unsubscribed ${ctx.code}`));
+      sub.subscribe();
+    });
+    client.connect();
+    const outcome = await withTimeout(refused, 15_000, 'refusal');
+    assert.match(outcome, /^(disconnected 3500|unsubscribed 103)$/);
+    // Publishing without a subscription is refused too (permission denied).
+    const publisher = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, {
+      websocket: WebSocket,
+      token: strangerToken,
+      timeout: 10_000,
+    });
+    publisher.connect();
+    await withTimeout(publisher.ready(), 10_000, 'connect');
+    await assert.rejects(
+      publisher.publish(conversation.channel, { version: 1, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'hi' }] }),
+      (err: { code: number }) => err.code === 103,
+    );
+    await sendMessage(ownerClient.sub, 'thanks');
+    await ownerClient.log.until((e) => deComplete(e).length === 1);
+    assert.equal(received.length, 0);
+    client.disconnect();
+    publisher.disconnect();
+    ownerClient.close();
+  });
+
+  it('recovers every completed message after a reconnect mid-stream', async () => {
+    const company = await server.ctx.companies.create('Recover Co');
+    const employee = await slowEmployee(server, company.id, { words: 25, delayMs: 60 });
+    const { id: channelId } = await server.ctx.store.db
+      .insertInto('channels')
+      .values({ id: randomUUID(), company_id: company.id, name: 'slow', digital_employee_id: employee.id, allowed_origins: '[]', created_at: new Date().toISOString() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const v = visitor(company.id, { channelId });
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      await sendMessage(c.sub, 'first');
+      const firstReplies = await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2));
+      const streamingId = firstReplies.find((x) => x.message_snapshot.role === 'digital_employee')!.message_snapshot.id;
+      // Drop the connection mid-stream.
+      c.client.disconnect();
+      const before = c.log.envelopes.length;
+
+      // The REST read mid-stream shows the partial snapshot as it is now.
+      const mid = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      const inflight = mid.body.messages.find((m: { id: string }) => m.id === streamingId);
+      assert.equal(inflight.status, 'partial');
+      assert.ok(inflight.blocks.some((b: { type: string; content?: string }) => b.type === 'markdown' && b.content!.length > 0));
+
+      // Wait until the reply completed server-side, then have an agent-free system of record: REST says complete.
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+        if (res.body.messages.find((m: { id: string }) => m.id === streamingId)?.status === 'complete') break;
+        assert.ok(Date.now() < deadline, 'reply completes');
+        await sleep(100);
+      }
+      const recovered = new Promise<{ wasRecovering: boolean; recovered: boolean }>((resolve) => c.sub.once('subscribed', resolve));
+      c.client.connect();
+      const ctx = await withTimeout(recovered, 15_000, 'resubscribe');
+      assert.equal(ctx.wasRecovering, true);
+      assert.equal(ctx.recovered, true);
+      const missed = await c.log.until((e) => e.slice(before).some((x) => x.message_snapshot.id === streamingId && x.operation === 'complete'));
+      const final = missed.slice(before).find((x) => x.message_snapshot.id === streamingId && x.operation === 'complete')!;
+      assert.equal(markdownOf(final), Array.from({ length: 25 }, (_, i) => `word${i + 1}`).join(' '));
+      // Partials are not kept in history: what was recovered is only what history holds for that message.
+      assert.ok(missed.slice(before).every((x) => x.operation === 'complete' || x.sequence === 1));
+    } finally {
+      c.close();
+    }
+  });
+
+  it('REST lists this session’s conversations and pages messages with a cursor', async () => {
+    const company = await server.ctx.companies.create('Paging Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      for (const text of ['thanks', 'hello']) {
+        const done = deComplete(c.log.envelopes).length;
+        await sendMessage(c.sub, text);
+        await c.log.until((e) => deComplete(e).length === done + 1);
+      }
+      // greeting + 2 × (user + reply) = 5 messages.
+      const all = (await sdkGet(server, v, `/conversations/${conversation.id}/messages`)).body;
+      assert.equal(all.messages.length, 5);
+      assert.equal(all.next_before, null);
+      assert.equal(all.messages[0].role, 'digital_employee');
+      const page1 = (await sdkGet(server, v, `/conversations/${conversation.id}/messages?limit=2`)).body;
+      assert.deepEqual(
+        page1.messages.map((m: { id: string }) => m.id),
+        all.messages.slice(3).map((m: { id: string }) => m.id),
+      );
+      const page2 = (await sdkGet(server, v, `/conversations/${conversation.id}/messages?limit=2&before=${page1.next_before}`)).body;
+      assert.deepEqual(
+        page2.messages.map((m: { id: string }) => m.id),
+        all.messages.slice(1, 3).map((m: { id: string }) => m.id),
+      );
+      const listed = (await sdkGet(server, v, '/conversations')).body.conversations;
+      assert.deepEqual(
+        listed.map((x: { id: string }) => x.id),
+        [conversation.id],
+      );
+    } finally {
+      c.close();
+    }
+  });
+
+  it('lets an agent post, take over and hand back; each transition is announced', async () => {
+    const company = await server.ctx.companies.create('Agents Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    const token = await platformToken(server, company.id, ['conversations:read', 'conversations:write']);
+    const readOnly = await platformToken(server, company.id, ['conversations:read']);
+    try {
+      const list = await http(`${server.baseUrl}/platform/v1/conversations`, bearer(readOnly));
+      assert.equal(list.status, 200);
+      assert.ok(list.body.conversations.some((x: { id: string }) => x.id === conversation.id));
+      const forbidden = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`, bearer(readOnly, { blocks: [{ type: 'markdown', content: 'x' }] }));
+      assert.equal(forbidden.status, 403);
+
+      const posted = await http(
+        `${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`,
+        bearer(token, { blocks: [{ type: 'markdown', content: 'Hi, I am Sam from support.' }], author: { name: 'Sam' } }),
+      );
+      assert.equal(posted.status, 201);
+      assert.equal(posted.body.role, 'agent');
+      assert.equal(posted.body.status, 'complete');
+      assert.equal(posted.body.author.name, 'Sam');
+      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'agent'));
+      const system = c.log.completed('system');
+      assert.equal(system.length, 1);
+      assert.match(markdownOf(system[0]!), /Sam .*joined/);
+      const agentEnvelope = c.log.completed('agent')[0]!;
+      assert.equal(agentEnvelope.sequence, 1);
+
+      // While the agent handles it, the digital employee stays silent.
+      await sendMessage(c.sub, 'who are you?');
+      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'user'));
+      await sleep(700);
+      assert.equal(c.log.envelopes.filter((x) => x.message_snapshot.role === 'digital_employee').length, 0);
+
+      const back = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/handback`, bearer(token, {}));
+      assert.equal(back.status, 200);
+      assert.equal(back.body.handled_by, 'digital_employee');
+      await c.log.until((e) => e.filter((x) => x.message_snapshot.role === 'system').length === 2);
+      await sendMessage(c.sub, 'who are you?');
+      await c.log.until((e) => deComplete(e).length === 1);
+
+      const handover = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`, bearer(token, { author: { name: 'Kim' } }));
+      assert.equal(handover.status, 200);
+      assert.equal(handover.body.handled_by, 'agent');
+      await c.log.until((e) => e.filter((x) => x.message_snapshot.role === 'system').length === 3);
+      const other = await server.ctx.companies.create('Other Co');
+      const otherToken = await platformToken(server, other.id, ['conversations:write']);
+      const cross = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`, bearer(otherToken, { blocks: [{ type: 'markdown', content: 'x' }] }));
+      assert.equal(cross.status, 404);
+    } finally {
+      c.close();
+    }
+  });
+});
+
+describe('webchat responder failure', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ config: { webchat: { responderTimeoutMs: 400 } } });
+  });
+  after(() => server.close());
+
+  it('ends a timed-out reply with an error block and a system message, never a hanging partial', async () => {
+    const company = await server.ctx.companies.create('Timeout Co');
+    const employee = await slowEmployee(server, company.id, { words: 20, delayMs: 150 });
+    const { id: channelId } = await server.ctx.store.db
+      .insertInto('channels')
+      .values({ id: randomUUID(), company_id: company.id, name: 'slow', digital_employee_id: employee.id, allowed_origins: '[]', created_at: new Date().toISOString() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const v = visitor(company.id, { channelId });
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      await sendMessage(c.sub, 'anything');
+      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'system'));
+      const reply = c.log.envelopes.filter((x) => x.message_snapshot.role === 'digital_employee');
+      const last = reply.at(-1)!;
+      assert.equal(last.operation, 'complete');
+      assert.equal(reply.filter((x) => x.operation === 'complete').length, 1);
+      const error = last.message_snapshot.blocks.find((b) => b.type === 'error') as { code: string; message: string };
+      assert.equal(error.code, 'responder_timeout');
+      assert.ok(error.message.length > 0);
+      // What streamed before the failure is kept.
+      assert.match(markdownOf(last), /^word1 /);
+      const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      assert.ok(res.body.messages.every((m: { status: string }) => m.status === 'complete'));
+      assert.equal(res.body.messages.at(-1).role, 'system');
+    } finally {
+      c.close();
+    }
+  });
+});

@@ -1,0 +1,33 @@
+/**
+ * @parley/webchat-sdk — the browser/Node client for Parley webchat.
+ *
+ * @example
+ * ```ts
+ * import { createWebchat } from '@parley/webchat-sdk';
+ * const chat = await createWebchat({ baseUrl: 'https://chat.example.com', companyId: '…', channelId: '…' });
+ * chat.on('messages', (messages) => render(messages));
+ * await chat.send('Hello!');
+ * ```
+ */
+export { WebchatError } from './errors.ts';
+export type { ApplyOutcome, ApplyResult, ChatMessage, ChatMessageStatus } from './message-store.ts';
+export { MessageStore } from './message-store.ts';
+export type { FetchLike } from './rest-client.ts';
+export { RestClient } from './rest-client.ts';
+export type { KeyValueStorage } from './session-storage.ts';
+export { defaultStorage, memoryStorage, SessionStore } from './session-storage.ts';
+export type { ConnectionChange, ConnectionState, WebchatEvents, WebchatOptions } from './webchat.ts';
+export { createWebchat, Webchat } from './webchat.ts';
+export type {
+  Block,
+  Conversation,
+  ErrorBlock,
+  MarkdownBlock,
+  MessageAuthor,
+  MessageEnvelope,
+  MessageRole,
+  MessageSnapshot,
+  SendMessage,
+  TypingBlock,
+} from './wire.ts';
+export { SUPPORTED_ENVELOPE_VERSION } from './wire.ts';

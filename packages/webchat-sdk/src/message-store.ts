@@ -1,0 +1,280 @@
+import {
+  type Block,
+  type ErrorBlock,
+  type MessageAuthor,
+  type MessageEnvelope,
+  type MessageRole,
+  type MessageSnapshot,
+  SUPPORTED_ENVELOPE_VERSION,
+} from './wire.ts';
+
+/**
+ * Where a message stands. Server states: `partial` (streaming) and `complete`. Local states of the visitor's own
+ * sends: `pending` (queued or in flight), `sent` (the server acknowledged it, its broadcast has not arrived yet) and
+ * `failed` (given up; `retry` sends it again with the same `client_message_id`).
+ */
+export type ChatMessageStatus = 'pending' | 'sent' | 'failed' | 'partial' | 'complete';
+
+/** One message as the SDK presents it: immutable, replaced by a new object on every change. */
+export interface ChatMessage {
+  /** Stable key for rendering: the `client_message_id` of a visitor's message, otherwise the server id. */
+  readonly key: string;
+  /** Server id; `null` until the server has stored a visitor's message. */
+  readonly id: string | null;
+  readonly conversationId: string;
+  readonly role: MessageRole;
+  readonly author: MessageAuthor | null;
+  readonly status: ChatMessageStatus;
+  readonly blocks: readonly Block[];
+  /** The markdown text (all markdown blocks joined by blank lines). */
+  readonly text: string;
+  /** True while the snapshot shows only a typing indicator (a typing block and no text yet). */
+  readonly typing: boolean;
+  /** The error block of a message that ended without (all of) its content. */
+  readonly error: { code: string; message: string } | null;
+  readonly clientMessageId: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Why a send failed (status `failed`). */
+  readonly sendError: { code: string; message: string } | null;
+}
+
+/** What applying one envelope or snapshot did; anything but added/updated/completed left the store unchanged. */
+export type ApplyOutcome =
+  | 'added'
+  | 'updated'
+  | 'completed'
+  | 'stale'
+  | 'after-complete'
+  | 'unknown-version'
+  | 'unknown-operation'
+  | 'invalid'
+  | 'other-conversation';
+
+export interface ApplyResult {
+  outcome: ApplyOutcome;
+  message?: ChatMessage;
+}
+
+interface Entry {
+  message: ChatMessage;
+  /** Last envelope sequence applied; 0 when the state came from REST (which carries no sequence). */
+  sequence: number;
+  /** Order of local sends, used while a message has no server `created_at` yet. */
+  localOrder: number;
+}
+
+/**
+ * The messages of one conversation and the client rules of the spec ("Events"): an envelope whose sequence is not
+ * above the last one seen for its message is dropped (rule 1), an unknown `version` is ignored (rule 2), a typing
+ * block shows as an indicator (rule 3), and every snapshot replaces the previous view of its message. All roles
+ * share one order: `created_at`, then `id` (server-assigned, never client clocks); the visitor's not-yet-stored
+ * sends follow in the order they were made.
+ *
+ * @example
+ * ```ts
+ * const store = new MessageStore(conversationId);
+ * store.applyEnvelope(publication.data); // { outcome: 'added', message }
+ * store.list().map((m) => m.text);
+ * ```
+ */
+export class MessageStore {
+  readonly conversationId: string;
+  private readonly byKey = new Map<string, Entry>();
+  /** Server id → key, so a visitor's message keeps its client key after the server assigned an id. */
+  private readonly keyById = new Map<string, string>();
+  private ordered: ChatMessage[] | null = null;
+  private localCounter = 0;
+
+  constructor(conversationId: string) {
+    this.conversationId = conversationId;
+  }
+
+  /** Applies one publication from the conversation channel. Accepts `unknown` because it comes off the wire. */
+  applyEnvelope(data: unknown): ApplyResult {
+    if (!isRecord(data)) return { outcome: 'invalid' };
+    if (data.version !== SUPPORTED_ENVELOPE_VERSION) return { outcome: 'unknown-version' };
+    const envelope = data as unknown as MessageEnvelope;
+    if (envelope.operation !== 'replace' && envelope.operation !== 'complete') return { outcome: 'unknown-operation' };
+    if (!Number.isInteger(envelope.sequence) || !isSnapshot(envelope.message_snapshot)) return { outcome: 'invalid' };
+    const snapshot = envelope.message_snapshot;
+    if (snapshot.conversation_id !== this.conversationId) return { outcome: 'other-conversation' };
+    // `complete` carries the final state; treat its snapshot as complete even if a server forgot to say so.
+    const finalSnapshot: MessageSnapshot =
+      envelope.operation === 'complete' ? { ...snapshot, status: 'complete' } : snapshot;
+
+    const entry = this.entryFor(snapshot);
+    if (entry) {
+      if (envelope.sequence <= entry.sequence) return { outcome: 'stale' };
+      if (entry.message.status === 'complete' && finalSnapshot.status !== 'complete') {
+        return { outcome: 'after-complete' };
+      }
+      // A REST snapshot has no sequence; an older envelope (e.g. replayed by recovery) must not roll it back.
+      const fromRest = entry.sequence === 0 && isServerState(entry.message.status);
+      if (fromRest && finalSnapshot.updated_at < entry.message.updatedAt) return { outcome: 'stale' };
+    }
+    return this.put(finalSnapshot, envelope.sequence, entry);
+  }
+
+  /**
+   * Merges a snapshot read over REST (initial load, older pages, reconciliation after an unrecoverable reconnect).
+   * It never rolls a message back: a partial snapshot does not replace a complete one, an older one not a newer one.
+   */
+  applySnapshot(snapshot: MessageSnapshot): ApplyResult {
+    if (!isSnapshot(snapshot)) return { outcome: 'invalid' };
+    if (snapshot.conversation_id !== this.conversationId) return { outcome: 'other-conversation' };
+    const entry = this.entryFor(snapshot);
+    if (entry && isServerState(entry.message.status)) {
+      if (entry.message.status === 'complete' && snapshot.status !== 'complete') return { outcome: 'after-complete' };
+      if (snapshot.updated_at < entry.message.updatedAt) return { outcome: 'stale' };
+      if (snapshot.updated_at === entry.message.updatedAt && snapshot.status === entry.message.status) {
+        return { outcome: 'stale' };
+      }
+    }
+    return this.put(snapshot, entry?.sequence ?? 0, entry);
+  }
+
+  /** Adds the visitor's own message at once, before the server has it. */
+  addPending(clientMessageId: string, text: string, now = new Date().toISOString()): ChatMessage {
+    const message: ChatMessage = {
+      key: clientMessageId,
+      id: null,
+      conversationId: this.conversationId,
+      role: 'user',
+      author: null,
+      status: 'pending',
+      blocks: [{ id: 'local', type: 'markdown', content: text }],
+      text,
+      typing: false,
+      error: null,
+      clientMessageId,
+      createdAt: now,
+      updatedAt: now,
+      sendError: null,
+    };
+    this.byKey.set(clientMessageId, { message, sequence: 0, localOrder: ++this.localCounter });
+    this.ordered = null;
+    return message;
+  }
+
+  /** Moves a local send to `pending`, `sent` or `failed`; a message the server already broadcast is left alone. */
+  setSendStatus(
+    clientMessageId: string,
+    status: 'pending' | 'sent' | 'failed',
+    sendError: { code: string; message: string } | null = null,
+  ): ChatMessage | undefined {
+    const entry = this.byKey.get(clientMessageId);
+    if (!entry || isServerState(entry.message.status)) return undefined;
+    entry.message = { ...entry.message, status, sendError };
+    this.ordered = null;
+    return entry.message;
+  }
+
+  get(key: string): ChatMessage | undefined {
+    return this.byKey.get(key)?.message;
+  }
+
+  getById(id: string): ChatMessage | undefined {
+    const key = this.keyById.get(id);
+    return key === undefined ? undefined : this.byKey.get(key)?.message;
+  }
+
+  /** All messages in display order. */
+  list(): readonly ChatMessage[] {
+    if (!this.ordered) this.ordered = [...this.byKey.values()].sort(compareEntries).map((e) => e.message);
+    return this.ordered;
+  }
+
+  /** Local sends the server has not acknowledged yet, oldest first (the outbox). */
+  unsent(): ChatMessage[] {
+    return this.list().filter((m) => m.status === 'pending');
+  }
+
+  /** Messages currently showing only a typing indicator. */
+  typing(): ChatMessage[] {
+    return this.list().filter((m) => m.typing);
+  }
+
+  /** The oldest message the server knows, the cursor for loading earlier pages. */
+  oldestStored(): ChatMessage | undefined {
+    return this.list().find((m) => m.id !== null);
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  private entryFor(snapshot: MessageSnapshot): Entry | undefined {
+    const key = this.keyById.get(snapshot.id) ?? snapshot.client_message_id ?? undefined;
+    return key === undefined ? undefined : this.byKey.get(key);
+  }
+
+  private put(snapshot: MessageSnapshot, sequence: number, entry: Entry | undefined): ApplyResult {
+    const key = entry?.message.key ?? snapshot.client_message_id ?? snapshot.id;
+    const message = toChatMessage(key, snapshot);
+    this.byKey.set(key, { message, sequence, localOrder: entry?.localOrder ?? 0 });
+    this.keyById.set(snapshot.id, key);
+    this.ordered = null;
+    const wasServerState = entry ? isServerState(entry.message.status) : false;
+    if (message.status === 'complete' && entry?.message.status !== 'complete') return { outcome: 'completed', message };
+    return { outcome: wasServerState ? 'updated' : 'added', message };
+  }
+}
+
+function toChatMessage(key: string, snapshot: MessageSnapshot): ChatMessage {
+  const markdown = snapshot.blocks.filter((b) => b.type === 'markdown') as Array<{ content: string }>;
+  const text = markdown.map((b) => String(b.content ?? '')).join('\n\n');
+  const errorBlock = snapshot.blocks.find((b) => b.type === 'error') as ErrorBlock | undefined;
+  const hasTyping = snapshot.blocks.some((b) => b.type === 'typing' && (b as { typing?: unknown }).typing === true);
+  return {
+    key,
+    id: snapshot.id,
+    conversationId: snapshot.conversation_id,
+    role: snapshot.role,
+    author: snapshot.author ?? null,
+    status: snapshot.status === 'complete' ? 'complete' : 'partial',
+    blocks: snapshot.blocks,
+    text,
+    typing: snapshot.status === 'partial' && hasTyping && text.length === 0,
+    error: errorBlock ? { code: String(errorBlock.code), message: String(errorBlock.message) } : null,
+    clientMessageId: snapshot.client_message_id ?? null,
+    createdAt: snapshot.created_at,
+    updatedAt: snapshot.updated_at,
+    sendError: null,
+  };
+}
+
+function isServerState(status: ChatMessageStatus): boolean {
+  return status === 'partial' || status === 'complete';
+}
+
+/** Stored messages by (created_at, id); local sends without a server id after them, in send order. */
+function compareEntries(a: Entry, b: Entry): number {
+  const aLocal = a.message.id === null;
+  const bLocal = b.message.id === null;
+  if (aLocal !== bLocal) return aLocal ? 1 : -1;
+  if (aLocal) return a.localOrder - b.localOrder;
+  return compareStrings(a.message.createdAt, b.message.createdAt) || compareStrings(a.message.id!, b.message.id!);
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isSnapshot(value: unknown): value is MessageSnapshot {
+  return (
+    isRecord(value) &&
+    typeof value.id === 'string' &&
+    typeof value.conversation_id === 'string' &&
+    typeof value.role === 'string' &&
+    (value.status === 'partial' || value.status === 'complete') &&
+    Array.isArray(value.blocks) &&
+    value.blocks.every((b) => isRecord(b) && typeof b.type === 'string') &&
+    typeof value.created_at === 'string' &&
+    typeof value.updated_at === 'string'
+  );
+}

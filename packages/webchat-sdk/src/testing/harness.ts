@@ -1,0 +1,123 @@
+import WebSocket from 'ws';
+import type { FetchLike } from '../rest-client.ts';
+
+/**
+ * Test-only observation of what the SDK does on the wire: a fetch that records each REST call (and lets a test
+ * replace one answer), and a `ws` subclass that records each protocol command frame and can drop the connection
+ * after a chosen frame. Both pass every byte through to the real server.
+ */
+export interface WireEvent {
+  kind: 'rest' | 'send' | 'receive';
+  /** `POST /sdk/v1/conversations` for REST; the command or push name for frames (`connect`, `subscribe`, …). */
+  what: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  frame?: Record<string, unknown>;
+}
+
+export class Wire {
+  readonly events: WireEvent[] = [];
+  /** Rewrites a REST answer body before the SDK sees it (e.g. to hand it an expiring token). */
+  rewriteResponse: ((what: string, body: Record<string, unknown>) => Record<string, unknown> | undefined) | null = null;
+  /** While true, new WebSocket connections fail at once (the network is down). */
+  offline = false;
+  /** Called for each command frame sent; return 'close' to close the socket right after sending it. */
+  onSend: ((command: Record<string, unknown>) => 'close' | undefined) | null = null;
+  private readonly sockets = new Set<WebSocket>();
+
+  readonly fetch: FetchLike = async (input, init) => {
+    const url = new URL(input);
+    const what = `${init?.method ?? 'GET'} ${url.pathname}`;
+    const headers = Object.fromEntries(Object.entries((init?.headers ?? {}) as Record<string, string>));
+    const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
+    this.events.push({ kind: 'rest', what, headers, body });
+    const response = await globalThis.fetch(input, init);
+    if (!this.rewriteResponse || !response.ok) return response;
+    const original = (await response.json()) as Record<string, unknown>;
+    const rewritten = this.rewriteResponse(what, original) ?? original;
+    return new Response(JSON.stringify(rewritten), { status: response.status, headers: response.headers });
+  };
+
+  /** A WebSocket constructor for the centrifuge `websocket` option. */
+  readonly WebSocket = this.socketClass();
+
+  /** Drops every open connection as a network failure would (the client sees the transport close). */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.terminate();
+  }
+
+  rest(): string[] {
+    return this.events.filter((e) => e.kind === 'rest').map((e) => e.what);
+  }
+
+  sent(name: string): Array<Record<string, unknown>> {
+    return this.events.filter((e) => e.kind === 'send' && e.what === name).map((e) => e.frame!);
+  }
+
+  /** The timeline of REST calls and sent command names, e.g. for checking the setup order. */
+  timeline(): string[] {
+    return this.events.filter((e) => e.kind !== 'receive').map((e) => (e.kind === 'rest' ? e.what : `ws ${e.what}`));
+  }
+
+  private socketClass(): typeof WebSocket {
+    const wire = this;
+    return class RecordingWebSocket extends WebSocket {
+      constructor(address: string, protocols?: string | string[]) {
+        super(wire.offline ? 'ws://127.0.0.1:9/offline' : address, protocols);
+        wire.sockets.add(this);
+        this.on('close', () => wire.sockets.delete(this));
+        this.on('message', (data) => {
+          for (const frame of frames(String(data))) wire.events.push({ kind: 'receive', what: frameName(frame), frame });
+        });
+      }
+
+      override send(data: unknown, ...rest: unknown[]): void {
+        let close = false;
+        for (const frame of frames(String(data))) {
+          wire.events.push({ kind: 'send', what: frameName(frame), frame });
+          if (wire.onSend?.(frame) === 'close') close = true;
+        }
+        (super.send as (...args: unknown[]) => void)(data, ...rest);
+        if (close) this.close(4000, 'test drops the connection');
+      }
+    } as unknown as typeof WebSocket;
+  }
+}
+
+/** The Centrifugo JSON protocol batches commands and replies as newline-separated JSON objects. */
+function frames(text: string): Array<Record<string, unknown>> {
+  return text
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return { unparsed: line };
+      }
+    });
+}
+
+const COMMANDS = ['connect', 'subscribe', 'unsubscribe', 'publish', 'refresh', 'sub_refresh', 'history', 'presence', 'rpc', 'send'];
+
+function frameName(frame: Record<string, unknown>): string {
+  for (const name of COMMANDS) if (name in frame) return name;
+  if ('push' in frame) {
+    const push = frame.push as Record<string, unknown>;
+    return `push:${Object.keys(push).find((k) => k !== 'channel') ?? 'unknown'}`;
+  }
+  if ('error' in frame) return `error:${(frame.error as { code?: number }).code}`;
+  if (Object.keys(frame).length === 0) return 'ping';
+  return 'reply';
+}
+
+/** Resolves when `check` returns a value, polling every 20 ms; rejects after `timeoutMs` (generous for a busy CI). */
+export async function waitFor<T>(check: () => T | undefined | false | null, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,302 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createTestClient, fetchToken } from '../../server/src/oauth/oauth.test-helpers.ts';
+import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
+import { loadTokenSecret } from '../../server/src/webchat/realtime/token-secret.ts';
+import { RealtimeTokenSigner } from '../../server/src/webchat/realtime/tokens.ts';
+import type { ChatMessage } from './message-store.ts';
+import { type KeyValueStorage, memoryStorage } from './session-storage.ts';
+import { Wire, waitFor } from './testing/harness.ts';
+import { createWebchat, type Webchat, type WebchatOptions } from './webchat.ts';
+
+let server: TestServer;
+let companyId: string;
+const open: Webchat[] = [];
+
+before(async () => {
+  server = await startTestServer();
+  companyId = (await server.ctx.companies.create('Acme')).id;
+});
+
+after(async () => {
+  for (const chat of open) chat.close();
+  await server.close();
+});
+
+/** Fast reconnects so tests that drop connections stay quick; everything else is the SDK's defaults. */
+async function start(wire: Wire, options: Partial<WebchatOptions> = {}): Promise<Webchat> {
+  const chat = await createWebchat({
+    baseUrl: server.baseUrl,
+    companyId,
+    storage: memoryStorage(),
+    websocket: wire.WebSocket,
+    fetch: wire.fetch,
+    centrifuge: { minReconnectDelay: 50, maxReconnectDelay: 300 },
+    ...options,
+  });
+  open.push(chat);
+  return chat;
+}
+
+const replyAfter = (chat: Webchat, count: number) =>
+  waitFor(
+    () => {
+      const done = chat.messages.filter((m) => m.role === 'digital_employee' && m.status === 'complete');
+      return done.length >= count ? done : undefined;
+    },
+    `${count} completed digital-employee messages`,
+  );
+
+describe('setup order and session context', () => {
+  test('creates the conversation, then connection token, connect, subscription token, subscribe', async () => {
+    const wire = new Wire();
+    const chat = await start(wire);
+    const order = wire
+      .timeline()
+      .filter((step) =>
+        ['POST /sdk/v1/conversations', 'POST /sdk/v1/auth/connect-token', 'ws connect', 'POST /sdk/v1/auth/subscribe-token', 'ws subscribe'].includes(step),
+      );
+    assert.deepEqual(order, [
+      'POST /sdk/v1/conversations',
+      'POST /sdk/v1/auth/connect-token',
+      'ws connect',
+      'POST /sdk/v1/auth/subscribe-token',
+      'ws subscribe',
+    ]);
+    // Every REST call carries the session context headers; the tokens go into the frames unchanged.
+    for (const call of wire.events.filter((e) => e.kind === 'rest')) {
+      assert.equal(call.headers?.['X-Session-Id'], chat.sessionId);
+      assert.equal(call.headers?.['X-Company'], companyId);
+    }
+    const subscribe = wire.sent('subscribe')[0]!.subscribe as { channel: string; token: string };
+    assert.equal(subscribe.channel, chat.conversation!.channel);
+    assert.equal(subscribe.channel, `messages:companies.${companyId}.conversations.${chat.conversation!.id}`);
+    assert.ok(subscribe.token.split('.').length === 3, 'subscribe carries the subscription JWT');
+    assert.ok((wire.sent('connect')[0]!.connect as { token?: string }).token, 'connect carries the connection JWT');
+    assert.equal(chat.state, 'connected');
+  });
+
+  test('with a channel id, X-Channel-Id goes on every call and the list is that channel’s', async () => {
+    const employee = await server.ctx.digitalEmployees.getDefault(companyId);
+    const { ChannelsService } = await import('../../server/src/webchat/channels/channels.service.ts');
+    const channel = await new ChannelsService(server.ctx.store.db).create({ companyId, name: 'Shop', digitalEmployeeId: employee.id });
+    const storage = memoryStorage();
+    const wire = new Wire();
+    const inChannel = await start(wire, { storage, channelId: channel.id });
+    const elsewhere = await start(new Wire(), { storage }); // same session, no channel
+    assert.equal(inChannel.sessionId, elsewhere.sessionId);
+    for (const call of wire.events.filter((e) => e.kind === 'rest')) assert.equal(call.headers?.['X-Channel-Id'], channel.id);
+    const listed = (await inChannel.listConversations()).map((c) => c.id);
+    assert.deepEqual(listed, [inChannel.conversation!.id]);
+    const all = (await elsewhere.listConversations()).map((c) => c.id);
+    assert.ok(all.includes(inChannel.conversation!.id) && all.includes(elsewhere.conversation!.id));
+  });
+
+  test('a reload (same storage) resumes the same session and conversation with its messages', async () => {
+    const storage: KeyValueStorage = memoryStorage();
+    const first = await start(new Wire(), { storage });
+    await first.send('Who are you?');
+    await replyAfter(first, 2); // greeting + answer
+    const before = first.messages.map((m) => [m.id, m.role, m.text]);
+    first.close();
+
+    const wire = new Wire();
+    const second = await start(wire, { storage });
+    assert.equal(second.sessionId, first.sessionId);
+    assert.equal(second.conversation!.id, first.conversation!.id);
+    assert.ok(!wire.rest().includes('POST /sdk/v1/conversations'), 'no new conversation on resume');
+    assert.deepEqual(second.messages.map((m) => [m.id, m.role, m.text]), before);
+  });
+});
+
+describe('streaming and events', () => {
+  test('a reply shows typing, grows through partial snapshots, then completes once', async () => {
+    const chat = await start(new Wire());
+    await replyAfter(chat, 1); // the greeting
+    const seen: Array<{ event: string; message: ChatMessage }> = [];
+    const typing: boolean[] = [];
+    chat.on('message:added', (message) => seen.push({ event: 'added', message }));
+    chat.on('message:updated', (message) => seen.push({ event: 'updated', message }));
+    chat.on('message:completed', (message) => seen.push({ event: 'completed', message }));
+    chat.on('typing', (change) => typing.push(change.typing));
+
+    const sent = await chat.send('What is Parley?');
+    assert.ok(sent.status === 'sent' || sent.status === 'complete');
+    const [, reply] = await replyAfter(chat, 2);
+    const replyEvents = seen.filter((e) => e.message.key === reply!.key);
+    assert.equal(replyEvents.filter((e) => e.event === 'completed').length, 1);
+    const partialTexts = replyEvents.filter((e) => e.message.status === 'partial').map((e) => e.message.text);
+    assert.ok(partialTexts.length >= 2, `streamed in several partials (got ${partialTexts.length})`);
+    for (let i = 1; i < partialTexts.length; i++) assert.ok(partialTexts[i]!.length >= partialTexts[i - 1]!.length, 'text only grows');
+    assert.ok(reply!.text.startsWith('Parley is'), reply!.text);
+    assert.deepEqual(typing, [true, false], 'typing indicator shown before text, then cleared');
+    // One order for everyone: greeting, the visitor's message, the reply.
+    assert.deepEqual(chat.messages.map((m) => m.role), ['digital_employee', 'user', 'digital_employee']);
+  });
+});
+
+describe('token renewal', () => {
+  const signer = () => new RealtimeTokenSigner(loadTokenSecret(server.config.webchat.tokenSecret, server.dataDir).secret);
+  const secondsAgo = (s: number) => Math.floor(Date.now() / 1000) - s;
+  const sessionOf = (headers: Record<string, string> | undefined) => headers?.['X-Session-Id'] ?? '';
+
+  test('an expired connection token gets 109 and getToken fetches a new one', async () => {
+    const wire = new Wire();
+    let served = 0;
+    wire.rewriteResponse = (what, body) => {
+      if (what !== 'POST /sdk/v1/auth/connect-token' || served++ > 0) return undefined;
+      const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
+      // Expired 100 s ago: the engine must refuse it with 109, which makes centrifuge call getToken again.
+      return { ...body, connection_token: signer().connectionToken(session, { company_id: companyId, channel_id: null }, secondsAgo(1000)) };
+    };
+    const chat = await start(wire);
+    assert.equal(chat.state, 'connected');
+    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
+    assert.ok(wire.events.some((e) => e.kind === 'receive' && e.what === 'error:109'), 'the engine answered 109');
+  });
+
+  test('a connection token about to expire is refreshed on the same connection (refresh command)', async () => {
+    const wire = new Wire();
+    let served = 0;
+    wire.rewriteResponse = (what, body) => {
+      if (what !== 'POST /sdk/v1/auth/connect-token' || served++ > 0) return undefined;
+      const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
+      // Issued 898 s ago with the 900 s lifetime: it expires in 2 s, so the connect reply says ttl ≈ 2.
+      return { ...body, connection_token: signer().connectionToken(session, { company_id: companyId, channel_id: null }, secondsAgo(898)) };
+    };
+    const chat = await start(wire);
+    await waitFor(() => wire.sent('refresh').length > 0, 'a refresh command');
+    assert.equal(wire.sent('connect').length, 1, 'renewed without reconnecting');
+    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
+    await chat.send('still here?');
+    assert.equal(chat.state, 'connected');
+  });
+
+  test('an expiring subscription token is renewed with sub_refresh; an expired one with 109 + getToken', async () => {
+    const wire = new Wire();
+    let served = 0;
+    wire.rewriteResponse = (what, body) => {
+      if (what !== 'POST /sdk/v1/auth/subscribe-token' || served++ > 0) return undefined;
+      const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
+      return { ...body, subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(86_398)) };
+    };
+    const chat = await start(wire);
+    await waitFor(() => wire.sent('sub_refresh').length > 0, 'a sub_refresh command');
+    assert.equal(wire.sent('subscribe').length, 1, 'renewed without resubscribing');
+    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 2);
+    assert.equal(chat.state, 'connected');
+
+    const expired = new Wire();
+    let servedExpired = 0;
+    expired.rewriteResponse = (what, body) => {
+      if (what !== 'POST /sdk/v1/auth/subscribe-token' || servedExpired++ > 0) return undefined;
+      const session = sessionOf(expired.events.find((e) => e.kind === 'rest')?.headers);
+      return { ...body, subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(90_000)) };
+    };
+    const second = await start(expired);
+    assert.equal(second.state, 'connected');
+    assert.ok(expired.events.some((e) => e.kind === 'receive' && e.what === 'error:109'), 'the engine answered 109');
+    assert.equal(expired.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 2);
+  });
+});
+
+describe('sending', () => {
+  test('a send made while offline is pending at once and delivered once after reconnect', async () => {
+    const wire = new Wire();
+    const chat = await start(wire);
+    await replyAfter(chat, 1);
+    wire.offline = true;
+    wire.dropConnections();
+    await waitFor(() => chat.state !== 'connected', 'the connection to drop');
+    const sending = chat.send('sent while offline');
+    const pending = chat.messages.at(-1)!;
+    assert.equal(pending.status, 'pending');
+    assert.equal(pending.text, 'sent while offline');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(chat.messages.at(-1)!.status, 'pending', 'still pending while offline, not failed');
+    wire.offline = false;
+    const sent = await sending;
+    assert.ok(sent.status === 'sent' || sent.status === 'complete');
+    await replyAfter(chat, 2);
+    const stored = (await chat.rest.listMessages(chat.conversation!.id)).messages.filter((m) => m.role === 'user');
+    assert.equal(stored.length, 1);
+    assert.equal(stored[0]!.client_message_id, pending.clientMessageId);
+  });
+
+  test('a publish whose reply was lost is retried with the same client_message_id and stored once', async () => {
+    const wire = new Wire();
+    const chat = await start(wire);
+    await replyAfter(chat, 1);
+    let armed = true;
+    // The publish reaches the server, then the connection dies before its reply arrives.
+    wire.onSend = (frame) => {
+      if (armed && 'publish' in frame) {
+        armed = false;
+        return 'close';
+      }
+      return undefined;
+    };
+    const message = await chat.send('Can I talk to a human?');
+    await replyAfter(chat, 2);
+    const publishes = wire.sent('publish').map((f) => (f.publish as { data: { client_message_id: string } }).data.client_message_id);
+    assert.ok(publishes.length >= 2, `published again after reconnect (${publishes.length} publishes)`);
+    assert.ok(publishes.every((id) => id === message.clientMessageId), 'every attempt used the same client_message_id');
+    const stored = (await chat.rest.listMessages(chat.conversation!.id)).messages.filter((m) => m.role === 'user');
+    assert.equal(stored.length, 1, 'the server stored it once');
+    assert.equal(chat.messages.filter((m) => m.role === 'user').length, 1, 'the SDK shows it once');
+    assert.equal(chat.messages.filter((m) => m.role === 'user')[0]!.status, 'complete');
+  });
+
+  test('a send the server refuses is marked failed with an event, and retry() sends it again', async () => {
+    const chat = await start(new Wire());
+    const failures: ChatMessage[] = [];
+    chat.on('send:failed', ({ message }) => failures.push(message));
+    const tooLong = 'x'.repeat(server.config.webchat.maxMessageBytes + 1);
+    await assert.rejects(chat.send(tooLong), (err: { code?: string }) => err.code === 'send_failed');
+    assert.equal(failures.length, 1);
+    const failed = chat.messages.find((m) => m.key === failures[0]!.key)!;
+    assert.equal(failed.status, 'failed');
+    assert.ok(failed.sendError?.code, 'the refusal code is kept');
+    // Retrying the same refused content fails again (visibly), never silently.
+    await assert.rejects(chat.retry(failed.key), (err: { code?: string }) => err.code === 'send_failed');
+    assert.equal(failures.length, 2);
+  });
+});
+
+describe('reconciliation', () => {
+  test('after a reconnect the engine cannot recover, REST fills the gap: nothing missing, nothing twice', async () => {
+    const client = await createTestClient(server.ctx, ['conversations:write', 'conversations:read'], companyId);
+    const token = await fetchToken(server, client);
+    const wire = new Wire();
+    const chat = await start(wire);
+    await replyAfter(chat, 1);
+    const reconciled: Array<{ added: number }> = [];
+    chat.on('reconciled', (counts) => reconciled.push(counts));
+
+    wire.offline = true;
+    wire.dropConnections();
+    await waitFor(() => chat.state !== 'connected', 'the connection to drop');
+    // More than the 100 publications the channel keeps: recovery from the old offset is impossible.
+    const missed = 105;
+    for (let i = 1; i <= missed; i++) {
+      const response = await fetch(`${server.baseUrl}/platform/v1/conversations/${chat.conversation!.id}/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ blocks: [{ type: 'markdown', content: `agent note ${i}` }], author: { name: 'Sam' } }),
+      });
+      assert.equal(response.status, 201);
+    }
+    wire.offline = false;
+    await waitFor(() => reconciled.length > 0, 'REST reconciliation', 30_000);
+    const subscribedReplies = wire.events.filter((e) => e.kind === 'receive' && e.frame && 'subscribe' in e.frame);
+    const last = subscribedReplies.at(-1)!.frame!.subscribe as { was_recovering?: boolean; recovered?: boolean };
+    assert.equal(last.was_recovering, true);
+    assert.notEqual(last.recovered, true, 'the engine reported the position unrecoverable');
+
+    const agentTexts = chat.messages.filter((m) => m.role === 'agent').map((m) => m.text);
+    assert.equal(agentTexts.length, missed, 'every missed message is there');
+    assert.equal(new Set(agentTexts).size, missed, 'none twice');
+    assert.deepEqual(agentTexts, Array.from({ length: missed }, (_, i) => `agent note ${i + 1}`), 'in order');
+    assert.equal(new Set(chat.messages.map((m) => m.id)).size, chat.messages.length);
+  });
+});

@@ -1,0 +1,648 @@
+import { Centrifuge, type Options as CentrifugeOptions, type Subscription, UnauthorizedError } from 'centrifuge';
+import { Emitter } from './emitter.ts';
+import { WebchatError } from './errors.ts';
+import { type ApplyResult, type ChatMessage, MessageStore } from './message-store.ts';
+import { type FetchLike, RestClient } from './rest-client.ts';
+import { defaultStorage, type KeyValueStorage, randomId, SessionStore } from './session-storage.ts';
+import { type Conversation, SUPPORTED_ENVELOPE_VERSION, type SendMessage } from './wire.ts';
+
+/** Options of {@link createWebchat}. Only `baseUrl` and `companyId` are required. */
+export interface WebchatOptions {
+  /** Where Parley runs, e.g. `https://chat.example.com`. */
+  baseUrl: string;
+  /** Company id from the company settings of the platform (`X-Company`). */
+  companyId: string;
+  /** Channel id (`X-Channel-Id`): keeps this widget's conversations apart from other channels'. */
+  channelId?: string;
+  /** Where the session id and the current conversation persist. Default: localStorage, else memory. */
+  storage?: KeyValueStorage;
+  /** WebSocket constructor where there is no global one (Node 20: `import WebSocket from 'ws'`). */
+  websocket?: unknown;
+  /** fetch implementation; default: the global `fetch`. */
+  fetch?: FetchLike;
+  /** Realtime endpoint; default: discovered from `GET /sdk/v1/config`. */
+  realtimeUrl?: string;
+  /** Open this conversation instead of resuming the last one. */
+  conversationId?: string;
+  /** Start a new conversation even if one could be resumed. */
+  newConversation?: boolean;
+  /** Messages per REST page (initial load, `loadOlder`, reconciliation). Default 50. */
+  pageSize?: number;
+  /** Publish attempts per message before it is marked `failed`. Default 5. */
+  maxSendAttempts?: number;
+  /** Delay before re-publishing after a temporary error on a live connection, in ms. Default 1000. */
+  sendRetryDelayMs?: number;
+  /** How long `start()` waits for the first subscription before rejecting, in ms. Default 30000. */
+  startTimeoutMs?: number;
+  /** Tuning passed to the centrifuge client (reconnect delays, timeouts). */
+  centrifuge?: Partial<Pick<CentrifugeOptions, 'minReconnectDelay' | 'maxReconnectDelay' | 'timeout' | 'maxServerPingDelay' | 'debug'>>;
+}
+
+/** `connected` means subscribed to the conversation, i.e. messages flow both ways. */
+export type ConnectionState = 'connecting' | 'connected' | 'disconnected';
+
+export interface ConnectionChange {
+  state: ConnectionState;
+  /** Why: a centrifuge code (e.g. 1 "transport closed", 3500 "invalid token") when there is one. */
+  code?: number;
+  reason?: string;
+}
+
+/** Events of a {@link Webchat}; subscribe with `chat.on(name, listener)`. */
+export interface WebchatEvents {
+  /** A message appeared (a visitor send, a streamed reply's first snapshot, a message loaded over REST). */
+  'message:added': (message: ChatMessage) => void;
+  /** A message changed (text grew, a send was acknowledged or failed, a typing indicator turned into text). */
+  'message:updated': (message: ChatMessage) => void;
+  /** A message reached its final state (`complete`); fires once per message. */
+  'message:completed': (message: ChatMessage) => void;
+  /** After any change: all messages in display order. Convenient for re-rendering. */
+  messages: (messages: readonly ChatMessage[]) => void;
+  /** The set of messages showing only a typing indicator changed. */
+  typing: (change: { typing: boolean; messages: ChatMessage[] }) => void;
+  connection: (change: ConnectionChange) => void;
+  /** A send was given up; the message has status `failed` and can be retried with `retry(message.key)`. */
+  'send:failed': (change: { message: ChatMessage; error: WebchatError }) => void;
+  /** The open conversation changed (started, resumed, switched). */
+  conversation: (conversation: Conversation) => void;
+  /** REST reconciliation ran after a reconnect the realtime engine could not recover. */
+  reconciled: (change: { added: number; updated: number }) => void;
+  /** A background failure that the SDK keeps retrying (token fetch, history load). */
+  error: (error: WebchatError) => void;
+}
+
+/** Upper bound of REST pages read to fill one gap (50 messages each by default). */
+const MAX_RECONCILE_PAGES = 20;
+
+interface SendWaiter {
+  resolve(message: ChatMessage): void;
+  reject(error: WebchatError): void;
+  attempts: number;
+}
+
+/**
+ * A webchat session: one conversation at a time over one realtime connection, with tokens renewed, sends
+ * retried and history reconciled behind the scenes. Create it with {@link createWebchat}, or construct it and
+ * call {@link Webchat.start} yourself when you want to attach listeners first.
+ *
+ * @example
+ * ```ts
+ * const chat = new Webchat({ baseUrl: 'https://chat.example.com', companyId });
+ * chat.on('messages', (list) => render(list));
+ * chat.on('connection', ({ state }) => showState(state));
+ * await chat.start();
+ * await chat.send('Hello!');
+ * ```
+ */
+export class Webchat extends Emitter<WebchatEvents> {
+  /** The visitor's persisted session id (`X-Session-Id`, the `sub` of its tokens). */
+  readonly sessionId: string;
+  readonly rest: RestClient;
+  private readonly options: WebchatOptions;
+  private readonly session: SessionStore;
+  private client: Centrifuge | null = null;
+  private subscription: Subscription | null = null;
+  private store: MessageStore | null = null;
+  private current: Conversation | null = null;
+  private connectionState: ConnectionState = 'disconnected';
+  private subscribed = false;
+  private flushing = false;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly waiters = new Map<string, SendWaiter>();
+  private typingKeys = '';
+  private hasOlder = true;
+  private closed = false;
+  private startPromise: Promise<void> | null = null;
+
+  constructor(options: WebchatOptions) {
+    super();
+    if (!options.baseUrl || !options.companyId) throw new WebchatError('invalid_options', 'baseUrl and companyId are required');
+    this.options = options;
+    this.session = new SessionStore(options.storage ?? defaultStorage(), options.companyId, options.channelId);
+    this.sessionId = this.session.sessionId();
+    this.rest = new RestClient({
+      baseUrl: options.baseUrl,
+      companyId: options.companyId,
+      channelId: options.channelId,
+      sessionId: this.sessionId,
+      fetch: options.fetch,
+    });
+  }
+
+  /** The open conversation, once started. */
+  get conversation(): Conversation | null {
+    return this.current;
+  }
+
+  /** All messages of the open conversation in display order (user, digital employee, agent and system alike). */
+  get messages(): readonly ChatMessage[] {
+    return this.store?.list() ?? [];
+  }
+
+  get state(): ConnectionState {
+    return this.connectionState;
+  }
+
+  /** False once `loadOlder` reached the first message of the conversation. */
+  get canLoadOlder(): boolean {
+    return this.hasOlder;
+  }
+
+  /**
+   * Runs the setup order of the spec: (1) create or resume a conversation, (2) get a connection token, (3) connect,
+   * (4) get a subscription token, (5) subscribe; then loads the latest messages. Resolves once subscribed.
+   * Tokens are fetched through centrifuge `getToken` callbacks, so the 15-minute connection token and the 24-hour
+   * subscription token are renewed without the caller doing anything.
+   */
+  start(): Promise<void> {
+    this.startPromise ??= this.runStart();
+    return this.startPromise;
+  }
+
+  private async runStart(): Promise<void> {
+    this.assertOpen();
+    const conversation = await this.resumeOrCreate();
+    const realtimeUrl = await this.realtimeUrl();
+    this.client = this.newClient(realtimeUrl);
+    const timeoutMs = this.options.startTimeoutMs ?? 30_000;
+    this.client.connect();
+    // Subscribing only once connected keeps the spec's order: the subscription token is fetched after step 3.
+    await this.client.ready(timeoutMs).catch((err: unknown) => {
+      throw new WebchatError('connect_failed', `could not connect: ${describe(err)}`, { cause: err });
+    });
+    await this.withTimeout(this.open(conversation), timeoutMs);
+  }
+
+  /**
+   * Sends a visitor message. It appears at once with status `pending`, is published as soon as the conversation
+   * is subscribed (retried after reconnects with the same `client_message_id`, which the server deduplicates), and
+   * resolves once the server has stored it. Rejects with a `send_failed` {@link WebchatError} when it gives up; the
+   * message then has status `failed` and a `send:failed` event fires.
+   *
+   * @example
+   * ```ts
+   * const message = await chat.send('Where is my order?');
+   * message.status; // 'sent' or already 'complete'
+   * ```
+   */
+  send(text: string): Promise<ChatMessage> {
+    const store = this.requireStore();
+    const content = text.trim();
+    if (content.length === 0) return Promise.reject(new WebchatError('empty_message', 'a message needs text'));
+    const clientMessageId = randomId();
+    const promise = new Promise<ChatMessage>((resolve, reject) => {
+      this.waiters.set(clientMessageId, { resolve, reject, attempts: 0 });
+    });
+    const message = store.addPending(clientMessageId, content);
+    this.emit('message:added', message);
+    this.emitList();
+    void this.flushOutbox();
+    return promise;
+  }
+
+  /** Sends a `failed` message again (same `client_message_id`, so it can never appear twice). */
+  retry(key: string): Promise<ChatMessage> {
+    const store = this.requireStore();
+    const message = store.get(key);
+    if (!message || message.status !== 'failed' || !message.clientMessageId) {
+      return Promise.reject(new WebchatError('not_retryable', 'only a failed message can be retried'));
+    }
+    const promise = new Promise<ChatMessage>((resolve, reject) => {
+      this.waiters.set(key, { resolve, reject, attempts: 0 });
+    });
+    const updated = store.setSendStatus(key, 'pending');
+    if (updated) this.emitChange('message:updated', updated);
+    void this.flushOutbox();
+    return promise;
+  }
+
+  /** This session's conversations (only this channel's when `channelId` is set), as the server lists them. */
+  listConversations(): Promise<Conversation[]> {
+    return this.rest.listConversations();
+  }
+
+  /**
+   * Loads the page of messages before the oldest one shown. Resolves with how many messages were new;
+   * `canLoadOlder` turns false when the start of the conversation is reached.
+   */
+  async loadOlder(): Promise<number> {
+    const store = this.requireStore();
+    const oldest = store.oldestStored();
+    if (!oldest?.id) return 0;
+    const limit = this.pageSize();
+    const page = await this.rest.listMessages(store.conversationId, { limit, before: oldest.id });
+    this.hasOlder = hasMore(page, limit);
+    return this.applySnapshots(store, page.messages).added;
+  }
+
+  /** Switches to an earlier conversation of this session (from `listConversations`). */
+  async openConversation(conversationId: string): Promise<void> {
+    await this.start();
+    if (this.current?.id === conversationId) return;
+    const conversation = (await this.rest.listConversations()).find((c) => c.id === conversationId);
+    if (!conversation) throw new WebchatError('not_found', 'no such conversation in this session');
+    await this.withTimeout(this.switchTo(conversation), this.options.startTimeoutMs ?? 30_000);
+  }
+
+  /** Starts a fresh conversation and switches to it. */
+  async startNewConversation(): Promise<Conversation> {
+    await this.start();
+    const conversation = await this.rest.createConversation();
+    await this.withTimeout(this.switchTo(conversation), this.options.startTimeoutMs ?? 30_000);
+    return conversation;
+  }
+
+  /** Disconnects and stops all timers. Unsent messages stay `pending` in memory; their promises reject. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.client?.disconnect();
+    for (const [key, waiter] of this.waiters) {
+      waiter.reject(new WebchatError('closed', 'the webchat was closed before the message was sent'));
+      this.waiters.delete(key);
+    }
+    this.setConnection({ state: 'disconnected', reason: 'closed' });
+  }
+
+  // ---- setup -------------------------------------------------------------------------------------------------
+
+  /** Step 1 of the setup order: the conversation the visitor had open, or a new one. */
+  private async resumeOrCreate(): Promise<Conversation> {
+    const wanted = this.options.newConversation ? null : (this.options.conversationId ?? this.session.currentConversationId());
+    if (wanted) {
+      const existing = (await this.rest.listConversations()).find((c) => c.id === wanted);
+      if (existing) return existing;
+      if (this.options.conversationId) throw new WebchatError('not_found', 'no such conversation in this session');
+    }
+    return this.rest.createConversation();
+  }
+
+  private async realtimeUrl(): Promise<string> {
+    if (this.options.realtimeUrl) return this.options.realtimeUrl;
+    const { realtime_url } = await this.rest.config();
+    return /\/connection\/websocket\/?$/.test(realtime_url)
+      ? realtime_url
+      : `${realtime_url.replace(/\/+$/, '')}/connection/websocket`;
+  }
+
+  private newClient(url: string): Centrifuge {
+    const client = new Centrifuge(url, {
+      ...this.options.centrifuge,
+      ...(this.options.websocket ? { websocket: this.options.websocket } : {}),
+      // Steps 2-3; centrifuge calls this again when the 15-minute token is due for refresh or after error 109.
+      getToken: () => this.tokenOrUnauthorized(() => this.rest.connectToken()),
+    });
+    client.on('connecting', (ctx) => this.setConnection({ state: 'connecting', code: ctx.code, reason: ctx.reason }));
+    client.on('disconnected', (ctx) => this.setConnection({ state: 'disconnected', code: ctx.code, reason: ctx.reason }));
+    client.on('connected', () => {
+      if (!this.subscribed) this.setConnection({ state: 'connecting', reason: 'subscribing' });
+    });
+    client.on('error', (ctx) => this.emit('error', new WebchatError('realtime_error', `${ctx.type}: ${ctx.error.message}`)));
+    return client;
+  }
+
+  /** Steps 4-5: subscribes to the conversation channel; resolves after the first subscription and history load. */
+  private open(conversation: Conversation): Promise<void> {
+    const client = this.client!;
+    this.current = conversation;
+    this.store = new MessageStore(conversation.id);
+    this.hasOlder = true;
+    this.session.setCurrentConversationId(conversation.id);
+    this.emit('conversation', conversation);
+    this.emitList();
+
+    const store = this.store;
+    const subscription = client.newSubscription(conversation.channel, {
+      // Called before the first subscribe, after error 109, and when the 24-hour token is due (sub_refresh).
+      getToken: () => this.tokenOrUnauthorized(() => this.rest.subscribeToken(conversation.id)),
+    });
+    this.subscription = subscription;
+    let first = true;
+    return new Promise<void>((resolve, reject) => {
+      subscription.on('subscribed', (ctx) => {
+        if (this.store !== store) return;
+        const initial = first;
+        first = false;
+        // Recovery fills short gaps; when the engine could not recover, REST is the source of truth (§5.3 step 6).
+        const needsRest = initial || (ctx.wasRecovering && !ctx.recovered);
+        void this.afterSubscribed(store, needsRest, !initial).then(
+          () => initial && resolve(),
+          (err) => (initial ? reject(err) : this.emit('error', asWebchatError(err))),
+        );
+      });
+      subscription.on('subscribing', (ctx) => {
+        if (this.store !== store) return;
+        this.subscribed = false;
+        if (this.connectionState === 'connected') this.setConnection({ state: 'connecting', code: ctx.code, reason: ctx.reason });
+      });
+      subscription.on('unsubscribed', (ctx) => {
+        if (this.store !== store) return;
+        this.subscribed = false;
+        if (ctx.code !== 0) {
+          const error = new WebchatError('unsubscribed', `subscription ended: ${ctx.reason} (${ctx.code})`);
+          this.setConnection({ state: 'disconnected', code: ctx.code, reason: ctx.reason });
+          if (first) reject(error);
+        }
+      });
+      subscription.on('publication', (ctx) => {
+        if (this.store !== store) return;
+        this.applyEnvelope(store, ctx.data);
+      });
+      subscription.on('error', (ctx) => this.emit('error', new WebchatError('subscription_error', `${ctx.type}: ${ctx.error.message}`)));
+      subscription.subscribe();
+    });
+  }
+
+  private async afterSubscribed(store: MessageStore, loadFromRest: boolean, reconcile: boolean): Promise<void> {
+    if (loadFromRest) {
+      const counts = reconcile ? await this.reconcile(store) : await this.loadLatest(store);
+      if (this.store !== store) return;
+      if (reconcile) this.emit('reconciled', counts);
+    }
+    if (this.store !== store) return;
+    this.subscribed = true;
+    this.setConnection({ state: 'connected' });
+    void this.flushOutbox();
+  }
+
+  private async loadLatest(store: MessageStore): Promise<{ added: number; updated: number }> {
+    const latest = await this.rest.listMessages(store.conversationId, { limit: this.pageSize() });
+    if (this.store !== store) return { added: 0, updated: 0 };
+    this.hasOlder = hasMore(latest, this.pageSize());
+    return this.applySnapshots(store, latest.messages);
+  }
+
+  /**
+   * Reads pages backwards from the newest until a page overlaps what the store already holds, so a long gap is
+   * filled completely (bounded to {@link MAX_RECONCILE_PAGES} pages) and nothing appears twice (merge by id).
+   */
+  private async reconcile(store: MessageStore): Promise<{ added: number; updated: number }> {
+    const total = { added: 0, updated: 0 };
+    let before: string | undefined;
+    for (let page = 0; page < MAX_RECONCILE_PAGES; page++) {
+      const result = await this.rest.listMessages(store.conversationId, { limit: this.pageSize(), before });
+      if (this.store !== store) return total;
+      const overlaps = result.messages.some((m) => store.getById(m.id) !== undefined);
+      const counts = this.applySnapshots(store, result.messages);
+      total.added += counts.added;
+      total.updated += counts.updated;
+      if (overlaps || !hasMore(result, this.pageSize()) || result.messages.length === 0) break;
+      before = result.nextBefore ?? result.messages[0]?.id;
+    }
+    return total;
+  }
+
+  private async switchTo(conversation: Conversation): Promise<void> {
+    const previous = this.subscription;
+    this.subscribed = false;
+    this.failUnsent('conversation_changed', 'the conversation was switched before the message was sent');
+    if (previous) {
+      previous.unsubscribe();
+      this.client?.removeSubscription(previous);
+    }
+    await this.open(conversation);
+  }
+
+  // ---- applying server state ---------------------------------------------------------------------------------
+
+  private applyEnvelope(store: MessageStore, data: unknown): ApplyResult {
+    const result = store.applyEnvelope(data);
+    this.emitResult(result);
+    return result;
+  }
+
+  private applySnapshots(store: MessageStore, snapshots: readonly unknown[]): { added: number; updated: number } {
+    const counts = { added: 0, updated: 0 };
+    for (const snapshot of snapshots) {
+      const result = store.applySnapshot(snapshot as Parameters<MessageStore['applySnapshot']>[0]);
+      if (result.outcome === 'added') counts.added++;
+      if (result.outcome === 'updated' || result.outcome === 'completed') counts.updated++;
+      this.emitResult(result, false);
+    }
+    this.emitList();
+    return counts;
+  }
+
+  private emitResult(result: ApplyResult, emitList = true): void {
+    const message = result.message;
+    if (!message) return;
+    if (result.outcome === 'added') this.emit('message:added', message);
+    if (result.outcome === 'updated') this.emit('message:updated', message);
+    if (result.outcome === 'completed') {
+      this.emit('message:updated', message);
+      this.emit('message:completed', message);
+    }
+    // The server has the visitor's message: whatever the outbox was doing for it is settled.
+    if (message.clientMessageId) this.settle(message.clientMessageId, message);
+    if (emitList) this.emitList();
+  }
+
+  private emitChange(event: 'message:updated', message: ChatMessage): void {
+    this.emit(event, message);
+    this.emitList();
+  }
+
+  private emitList(): void {
+    const list = this.messages;
+    this.emit('messages', list);
+    const typing = list.filter((m) => m.typing);
+    const keys = typing.map((m) => m.key).join(',');
+    if (keys !== this.typingKeys) {
+      this.typingKeys = keys;
+      this.emit('typing', { typing: typing.length > 0, messages: typing });
+    }
+  }
+
+  // ---- outbox ------------------------------------------------------------------------------------------------
+
+  /**
+   * Publishes pending sends one at a time, in order, while subscribed. Temporary failures (timeouts, a transport
+   * that closed mid-publish, server codes flagged temporary) leave the message pending for the next subscription or
+   * a short delay; anything else, or too many attempts, marks it failed.
+   */
+  private async flushOutbox(): Promise<void> {
+    if (this.flushing || this.closed) return;
+    this.flushing = true;
+    try {
+      while (this.subscribed && this.subscription && this.store) {
+        const next = this.store.unsent()[0];
+        if (!next?.clientMessageId) break;
+        const outcome = await this.publish(this.subscription, next);
+        if (outcome === 'stop') break;
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async publish(subscription: Subscription, message: ChatMessage): Promise<'next' | 'stop'> {
+    const key = message.clientMessageId!;
+    const waiter = this.waiterFor(key);
+    waiter.attempts++;
+    const payload: SendMessage = {
+      version: SUPPORTED_ENVELOPE_VERSION,
+      client_message_id: key,
+      blocks: [{ type: 'markdown', content: message.text }],
+    };
+    try {
+      await subscription.publish(payload);
+      const sent = this.store?.setSendStatus(key, 'sent');
+      if (sent) this.emitChange('message:updated', sent);
+      this.settle(key, sent ?? this.store?.get(key));
+      return 'next';
+    } catch (raw) {
+      const error = raw as { code?: number; message?: string; temporary?: boolean };
+      const maxAttempts = this.options.maxSendAttempts ?? 5;
+      if (isTemporary(error) && waiter.attempts < maxAttempts) {
+        if (this.subscribed) this.scheduleRetry();
+        return 'stop';
+      }
+      this.fail(key, String(error.code ?? 'unknown'), error.message ?? 'the message could not be sent');
+      return 'next';
+    }
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.closed) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.flushOutbox();
+    }, this.options.sendRetryDelayMs ?? 1000);
+  }
+
+  private fail(key: string, code: string, reason: string): void {
+    const failed = this.store?.setSendStatus(key, 'failed', { code, message: reason });
+    const error = new WebchatError('send_failed', `message not sent: ${reason}`);
+    if (failed) {
+      this.emitChange('message:updated', failed);
+      this.emit('send:failed', { message: failed, error });
+    }
+    const waiter = this.waiters.get(key);
+    this.waiters.delete(key);
+    waiter?.reject(error);
+  }
+
+  private failUnsent(code: string, reason: string): void {
+    for (const message of this.store?.unsent() ?? []) if (message.clientMessageId) this.fail(message.clientMessageId, code, reason);
+  }
+
+  private waiterFor(key: string): SendWaiter {
+    let waiter = this.waiters.get(key);
+    if (!waiter) {
+      // A send restored without a caller waiting (none today, but keeps publish total).
+      waiter = { resolve: () => {}, reject: () => {}, attempts: 0 };
+      this.waiters.set(key, waiter);
+    }
+    return waiter;
+  }
+
+  private settle(key: string, message: ChatMessage | undefined): void {
+    const waiter = this.waiters.get(key);
+    if (!waiter || !message || message.status === 'pending' || message.status === 'failed') return;
+    this.waiters.delete(key);
+    waiter.resolve(message);
+  }
+
+  // ---- helpers -----------------------------------------------------------------------------------------------
+
+  /**
+   * Adapts a REST token call to centrifuge's getToken contract (research §4.3): a refusal (401/403/404) becomes
+   * `UnauthorizedError`, which ends the connection or subscription instead of retrying forever; any other failure
+   * (network down, 5xx, 429) is thrown as is, so centrifuge retries with backoff.
+   */
+  private async tokenOrUnauthorized(fetchToken: () => Promise<{ token: string }>): Promise<string> {
+    try {
+      return (await fetchToken()).token;
+    } catch (err) {
+      const error = asWebchatError(err);
+      this.emit('error', error);
+      if (error.code === 'http_error' && [401, 403, 404].includes(error.status ?? 0)) throw new UnauthorizedError(error.message);
+      throw error;
+    }
+  }
+
+  private setConnection(change: ConnectionChange): void {
+    if (this.closed && change.reason !== 'closed') return;
+    if (change.state !== 'connected') this.subscribed = false;
+    const same = change.state === this.connectionState;
+    this.connectionState = change.state;
+    if (!same || change.state !== 'connected') this.emit('connection', change);
+  }
+
+  private withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new WebchatError('timeout', `not subscribed within ${ms} ms`)), ms);
+      promise.then(
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        (err) => {
+          clearTimeout(timer);
+          reject(asWebchatError(err));
+        },
+      );
+    });
+  }
+
+  private pageSize(): number {
+    return this.options.pageSize ?? 50;
+  }
+
+  private requireStore(): MessageStore {
+    this.assertOpen();
+    if (!this.store) throw new WebchatError('not_started', 'call start() (or use createWebchat) first');
+    return this.store;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new WebchatError('closed', 'this webchat was closed');
+  }
+}
+
+/**
+ * Creates a webchat and runs the spec's setup order; resolves once the conversation is subscribed and its latest
+ * messages are loaded. The visitor's session id is generated once and persisted in `storage`, so a reload
+ * resumes the same conversation.
+ *
+ * @example
+ * ```ts
+ * import { createWebchat } from '@parley/webchat-sdk';
+ *
+ * const chat = await createWebchat({ baseUrl: 'https://chat.example.com', companyId: 'c0ffee…' });
+ * chat.on('message:updated', (m) => console.log(m.role, m.text));
+ * await chat.send('Hello!');
+ * ```
+ */
+export async function createWebchat(options: WebchatOptions): Promise<Webchat> {
+  const chat = new Webchat(options);
+  try {
+    await chat.start();
+  } catch (err) {
+    chat.close();
+    throw err;
+  }
+  return chat;
+}
+
+/** The server's `next_before` cursor says whether an earlier page exists; without one, a short page is the last. */
+function hasMore(page: { messages: unknown[]; nextBefore: string | null | undefined }, limit: number): boolean {
+  return page.nextBefore === undefined ? page.messages.length >= limit : page.nextBefore !== null;
+}
+
+/** Codes worth retrying with the same client_message_id: client-side codes (< 100) and temporary server errors. */
+function isTemporary(error: { code?: number; temporary?: boolean }): boolean {
+  return error.temporary === true || error.code === undefined || error.code < 100;
+}
+
+function describe(err: unknown): string {
+  const e = err as { message?: unknown; code?: unknown };
+  return `${String(e?.message ?? err)}${e?.code !== undefined ? ` (${String(e.code)})` : ''}`;
+}
+
+function asWebchatError(err: unknown): WebchatError {
+  if (err instanceof WebchatError) return err;
+  const message = err instanceof Error ? err.message : String((err as { message?: unknown })?.message ?? err);
+  return new WebchatError('realtime_error', message, { cause: err });
+}

@@ -1,0 +1,73 @@
+/**
+ * The widget's stylesheet, scoped by its Shadow DOM. Themable from the host page through CSS custom properties,
+ * which inherit into the shadow tree, e.g. `:root { --parley-accent: #0a7d4f; }`.
+ *
+ * Variables: --parley-accent, --parley-accent-text, --parley-bg, --parley-surface, --parley-text, --parley-muted,
+ * --parley-radius, --parley-font, --parley-z-index.
+ */
+export const widgetCss = `
+:host { all: initial; }
+* { box-sizing: border-box; }
+.root {
+  --accent: var(--parley-accent, #3b5bdb);
+  --accent-text: var(--parley-accent-text, #ffffff);
+  --bg: var(--parley-bg, #ffffff);
+  --surface: var(--parley-surface, #f1f3f5);
+  --text: var(--parley-text, #1f2328);
+  --muted: var(--parley-muted, #59636e);
+  --radius: var(--parley-radius, 14px);
+  font-family: var(--parley-font, system-ui, -apple-system, "Segoe UI", Roboto, sans-serif);
+  font-size: 15px; line-height: 1.45; color: var(--text);
+  position: fixed; right: 20px; bottom: 20px; z-index: var(--parley-z-index, 2147483000);
+}
+button { font: inherit; cursor: pointer; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.launcher {
+  width: 56px; height: 56px; border-radius: 50%; border: none; background: var(--accent); color: var(--accent-text);
+  box-shadow: 0 4px 14px rgba(0,0,0,.25); display: grid; place-items: center; margin-left: auto;
+}
+.launcher svg { width: 26px; height: 26px; fill: currentColor; }
+.panel {
+  position: absolute; right: 0; bottom: 70px; width: min(380px, calc(100vw - 40px)); height: min(600px, calc(100vh - 110px));
+  background: var(--bg); border-radius: var(--radius); box-shadow: 0 10px 40px rgba(0,0,0,.25);
+  display: flex; flex-direction: column; overflow: hidden;
+}
+.panel[hidden] { display: none; }
+header { background: var(--accent); color: var(--accent-text); padding: 12px 14px; display: flex; align-items: center; gap: 8px; }
+header h2 { font-size: 16px; margin: 0; flex: 1; }
+header button { background: transparent; border: 1px solid transparent; color: inherit; border-radius: 8px; padding: 4px 8px; }
+header button:hover { border-color: currentColor; }
+.status { font-size: 13px; padding: 6px 14px; background: #fff3bf; color: #5c4400; }
+.status[hidden] { display: none; }
+.status button { margin-left: 6px; }
+.log { flex: 1; overflow-y: auto; padding: 12px; display: flex; flex-direction: column; gap: 8px; }
+.older { align-self: center; background: none; border: none; color: var(--accent); text-decoration: underline; }
+.msg { max-width: 85%; padding: 8px 12px; border-radius: var(--radius); background: var(--surface); overflow-wrap: anywhere; }
+.msg.user { align-self: flex-end; background: var(--accent); color: var(--accent-text); }
+.msg.system { align-self: center; background: transparent; color: var(--muted); font-size: 13px; text-align: center; }
+.msg .author { display: block; font-size: 12px; color: var(--muted); margin-bottom: 2px; }
+.msg.user .author { display: none; }
+.msg .body p { margin: 0 0 6px; } .msg .body p:last-child { margin-bottom: 0; }
+.msg .body ul, .msg .body ol { margin: 4px 0; padding-left: 20px; }
+.msg .body pre { background: rgba(0,0,0,.06); padding: 6px; border-radius: 6px; overflow-x: auto; margin: 4px 0; }
+.msg .body code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; }
+.msg a { color: inherit; }
+.msg .meta { display: block; font-size: 12px; opacity: .85; margin-top: 2px; }
+.msg.failed { outline: 2px solid #c92a2a; }
+.msg .meta button { background: none; border: none; color: inherit; text-decoration: underline; padding: 0; }
+.msg .error { color: #c92a2a; font-size: 13px; }
+.msg.user .error { color: inherit; }
+.dots { display: inline-flex; gap: 3px; }
+.dots span { width: 6px; height: 6px; border-radius: 50%; background: var(--muted); animation: blink 1.2s infinite; }
+.dots span:nth-child(2) { animation-delay: .2s; } .dots span:nth-child(3) { animation-delay: .4s; }
+@keyframes blink { 0%, 80%, 100% { opacity: .3; } 40% { opacity: 1; } }
+@media (prefers-reduced-motion: reduce) { .dots span { animation: none; } }
+form { display: flex; gap: 8px; padding: 10px; border-top: 1px solid var(--surface); }
+textarea { flex: 1; resize: none; font: inherit; padding: 8px 10px; border-radius: 10px; border: 1px solid #ced4da; min-height: 40px; max-height: 120px; color: var(--text); background: var(--bg); }
+form button { background: var(--accent); color: var(--accent-text); border: none; border-radius: 10px; padding: 0 14px; }
+.conversations { flex: 1; overflow-y: auto; padding: 12px; display: flex; flex-direction: column; gap: 6px; }
+.conversations[hidden] { display: none; }
+.conversations button { text-align: left; padding: 10px; border-radius: 10px; border: 1px solid #dee2e6; background: var(--bg); color: var(--text); }
+.conversations button[aria-current="true"] { border-color: var(--accent); }
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0,0,0,0); white-space: nowrap; border: 0; }
+`;

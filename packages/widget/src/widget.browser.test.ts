@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { createTestClient, fetchToken } from '../../server/src/oauth/oauth.test-helpers.ts';
+import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
+import { ensureDemo } from '../../server/src/widget-assets/demo-company.ts';
+
+/**
+ * The widget in headless Chromium on the server's /demo page: open, chat with a streamed reply, reload and resume,
+ * go offline and back, and an agent message carrying HTML that must not execute. Screenshots go to
+ * test-artifacts/widget/ (git-ignored).
+ */
+const artifacts = join(new URL('../../..', import.meta.url).pathname, 'test-artifacts', 'widget');
+let server: TestServer;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+
+before(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  server = await startTestServer();
+  profile = mkdtempSync(join(tmpdir(), 'parley-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1000, height: 760 },
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (err) => console.error('page error:', err.message));
+});
+
+after(async () => {
+  await context?.close();
+  await server?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.png`) });
+const messages = (role: string) => page.locator(`.msg.${role}`);
+/** The element focused inside the widget's shadow root. */
+const focusedInWidget = () =>
+  page.evaluate(() => {
+    const active = document.querySelector('[data-parley-widget]')?.shadowRoot?.activeElement as HTMLElement | null;
+    return active ? (active.id || active.className) : null;
+  });
+
+async function lastReplyWhenComplete(count: number): Promise<string> {
+  const reply = messages('digital_employee').nth(count - 1);
+  await reply.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 20_000 });
+  return (await reply.locator('.body').textContent()) ?? '';
+}
+
+test('the widget chats, streams, resumes after reload, survives going offline and renders markup inertly', async () => {
+  await page.goto(`${server.baseUrl}/demo`);
+  await page.evaluate(() => {
+    (window as unknown as { __xss?: unknown }).__xss = undefined;
+  });
+
+  // Keyboard: Tab reaches the launcher, Enter opens the panel and focus moves into the composer.
+  // (The page's scrollable code sample is a tab stop too, so a few Tabs may be needed.)
+  for (let i = 0; i < 5 && (await focusedInWidget()) !== 'launcher'; i++) await page.keyboard.press('Tab');
+  assert.equal(await focusedInWidget(), 'launcher');
+  await page.keyboard.press('Enter');
+  await page.locator('.panel').waitFor({ state: 'visible' });
+  assert.equal(await page.locator('.launcher').getAttribute('aria-expanded'), 'true');
+  assert.equal(await focusedInWidget(), 'parley-input');
+
+  // The builtin digital employee greets first.
+  const greeting = await lastReplyWhenComplete(1);
+  assert.match(greeting, /Ava/);
+
+  // Send with Enter; the visitor's message shows at once, then the reply streams in and completes.
+  await page.locator('textarea').fill('What is Parley?');
+  await page.keyboard.press('Enter');
+  await messages('user').first().waitFor();
+  assert.equal(await messages('user').first().locator('.body').textContent(), 'What is Parley?');
+  const reply = messages('digital_employee').nth(1);
+  const growth: string[] = [];
+  await reply.waitFor({ timeout: 20_000 });
+  for (let i = 0; i < 400; i++) {
+    const text = (await reply.locator('.body').textContent()) ?? '';
+    if (growth.at(-1) !== text) growth.push(text);
+    if ((await reply.getAttribute('data-status')) === 'complete') break;
+    if (i === 2) await shot('1-streaming');
+    await page.waitForTimeout(15);
+  }
+  const finalText = await lastReplyWhenComplete(2);
+  assert.match(finalText, /^Parley is a self-hostable webchat service/);
+  assert.ok(growth.length >= 3, `the reply grew on screen in steps (${growth.length} distinct texts)`);
+  // Markdown became elements: **digital employee** is bold.
+  assert.equal(await reply.locator('strong').first().textContent(), 'digital employee');
+  // The live region announces the completed reply (not each partial).
+  await page.waitForFunction(() =>
+    (document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelector('[aria-live="polite"]')?.textContent ?? '').includes('Parley is a self-hostable'),
+  );
+  await shot('2-reply-complete');
+
+  // Reload: the panel reopens and the same conversation is back.
+  const before = await page.locator('.msg .body').allTextContents();
+  await page.reload();
+  await page.locator('.panel').waitFor({ state: 'visible' });
+  await lastReplyWhenComplete(2);
+  assert.deepEqual(await page.locator('.msg .body').allTextContents(), before);
+  await shot('3-after-reload');
+
+  // Offline: the widget says so, a message sent now waits as pending and goes out when the network is back.
+  await context.setOffline(true);
+  await page.locator('.panel:not([data-connection="connected"])').waitFor({ timeout: 15_000 });
+  assert.ok(await page.locator('.status').isVisible());
+  await page.locator('textarea').fill('Who are you?');
+  await page.keyboard.press('Enter');
+  const offlineMessage = messages('user').nth(1);
+  await offlineMessage.waitFor();
+  assert.equal(await offlineMessage.getAttribute('data-status'), 'pending');
+  await shot('4-offline-pending');
+  await context.setOffline(false);
+  await page.locator('.panel[data-connection="connected"]').waitFor({ timeout: 30_000 });
+  await offlineMessage.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 20_000 });
+  assert.match(await lastReplyWhenComplete(3), /Ava/);
+  assert.equal(await messages('user').count(), 2, 'sent exactly once');
+  await shot('5-back-online');
+
+  // An agent answers with HTML and a javascript: link through the platform API: shown as text, nothing runs.
+  const demo = await ensureDemo(server.ctx);
+  const conversationId = await page.evaluate(
+    (key) => localStorage.getItem(key),
+    `parley:${demo.companyId}:conversation:${demo.channelId}`,
+  );
+  assert.ok(conversationId);
+  const client = await createTestClient(server.ctx, ['conversations:write'], demo.companyId);
+  const token = await fetchToken(server, client);
+  const hostile = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click](javascript:window.__xss=3)';
+  const posted = await fetch(`${server.baseUrl}/platform/v1/conversations/${conversationId}/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ blocks: [{ type: 'markdown', content: hostile }], author: { name: 'Mallory' } }),
+  });
+  assert.equal(posted.status, 201);
+  const agentMessage = messages('agent').first();
+  await agentMessage.waitFor({ timeout: 20_000 });
+  await page.locator('.msg.agent a').count(); // no-op read so a late render is flushed
+  assert.equal(await agentMessage.locator('.body').textContent(), hostile.replace(/\s+$/, ''));
+  assert.equal(await agentMessage.locator('img, script, a').count(), 0, 'no element came from the message text');
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined);
+  await shot('6-hostile-markup-inert');
+
+  // Escape closes the panel and returns focus to the launcher.
+  await page.locator('textarea').focus();
+  await page.keyboard.press('Escape');
+  await page.locator('.panel').waitFor({ state: 'hidden' });
+  assert.equal(await focusedInWidget(), 'launcher');
+});

@@ -1,0 +1,454 @@
+import {
+  type ChatMessage,
+  type ConnectionChange,
+  type Conversation,
+  type KeyValueStorage,
+  Webchat,
+  type WebchatOptions,
+} from '@parley/webchat-sdk';
+import { renderMarkdown } from './markdown.ts';
+import { defaultStrings, type WidgetStrings } from './strings.ts';
+import { widgetCss } from './styles.ts';
+
+/** Options of {@link mountWidget}. */
+export interface WidgetOptions {
+  baseUrl: string;
+  companyId: string;
+  channelId?: string;
+  /** Overrides for any of the widget's texts (translation). */
+  strings?: Partial<WidgetStrings>;
+  /** Open the panel at once (it also reopens by itself after a reload if it was open). */
+  open?: boolean;
+  /** Where to attach the widget's host element. Default: `document.body`. */
+  container?: HTMLElement;
+  storage?: KeyValueStorage;
+  /** Extra SDK options (e.g. reconnect tuning). */
+  sdk?: Partial<WebchatOptions>;
+}
+
+/** Handle returned by {@link mountWidget}. */
+export interface WidgetHandle {
+  open(): void;
+  close(): void;
+  /** The SDK client once the chat has started (after the first open). */
+  readonly chat: Webchat | null;
+  /** Removes the widget from the page and disconnects. */
+  destroy(): void;
+}
+
+const CHAT_ICON =
+  'M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2zm3 6v2h10v-2H7zm0-3v2h10V7H7zm0 6v2h7v-2H7z';
+const START_RETRY_DELAYS_MS = [1000, 2000, 4000, 8000, 15000];
+
+/**
+ * Adds the launcher button and the chat panel to the page, inside a Shadow DOM so neither side's styles leak.
+ * The chat starts on first open; a returning visitor gets their conversation back (the SDK persists the session).
+ *
+ * @example
+ * ```ts
+ * import { mountWidget } from '@parley/widget';
+ * mountWidget({ baseUrl: 'https://chat.example.com', companyId: '…', channelId: '…' });
+ * ```
+ */
+export function mountWidget(options: WidgetOptions): WidgetHandle {
+  return new ChatWidget(options);
+}
+
+class ChatWidget implements WidgetHandle {
+  chat: Webchat | null = null;
+  private readonly options: WidgetOptions;
+  private readonly strings: WidgetStrings;
+  private readonly doc: Document;
+  private readonly host: HTMLElement;
+  private readonly els: ReturnType<ChatWidget['build']>;
+  private readonly rendered = new Map<string, { message: ChatMessage; element: HTMLElement }>();
+  private starting = false;
+  private startAttempt = 0;
+  private startTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly openKey: string;
+
+  constructor(options: WidgetOptions) {
+    this.options = options;
+    this.strings = { ...defaultStrings, ...options.strings };
+    this.doc = (options.container ?? document.body).ownerDocument;
+    this.host = this.doc.createElement('div');
+    this.host.setAttribute('data-parley-widget', '');
+    const shadow = this.host.attachShadow({ mode: 'open' });
+    this.els = this.build(shadow);
+    (options.container ?? this.doc.body).append(this.host);
+    this.openKey = `parley:${options.companyId}:widget-open`;
+    this.doc.defaultView?.addEventListener('online', this.onOnline);
+    if (options.open || readFlag(this.openKey)) this.open();
+  }
+
+  open(): void {
+    const { panel, launcher, input } = this.els;
+    panel.hidden = false;
+    launcher.setAttribute('aria-expanded', 'true');
+    launcher.setAttribute('aria-label', this.strings.closeChat);
+    writeFlag(this.openKey, true);
+    input.focus();
+    this.scrollToEnd();
+    void this.ensureStarted();
+  }
+
+  close(): void {
+    const { panel, launcher } = this.els;
+    panel.hidden = true;
+    launcher.setAttribute('aria-expanded', 'false');
+    launcher.setAttribute('aria-label', this.strings.openChat);
+    writeFlag(this.openKey, false);
+    // Focus returns to the control that opened the panel (WAI-ARIA dialog pattern).
+    launcher.focus();
+  }
+
+  destroy(): void {
+    if (this.startTimer) clearTimeout(this.startTimer);
+    this.doc.defaultView?.removeEventListener('online', this.onOnline);
+    this.chat?.close();
+    this.host.remove();
+  }
+
+  // ---- structure -----------------------------------------------------------------------------------------------
+
+  private build(shadow: ShadowRoot) {
+    const s = this.strings;
+    const el = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string) => {
+      const node = this.doc.createElement(tag);
+      for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+      if (text !== undefined) node.textContent = text;
+      return node;
+    };
+    const style = el('style');
+    style.textContent = widgetCss;
+    const root = el('div', { class: 'root' });
+
+    const panel = el('section', { class: 'panel', id: 'parley-panel', role: 'dialog', 'aria-labelledby': 'parley-title' });
+    panel.hidden = true;
+    const header = el('header');
+    const title = el('h2', { id: 'parley-title' }, s.title);
+    const historyButton = el('button', { type: 'button', 'aria-label': s.conversations, title: s.conversations }, '☰');
+    const newButton = el('button', { type: 'button', 'aria-label': s.newConversation, title: s.newConversation }, '+');
+    const closeButton = el('button', { type: 'button', 'aria-label': s.closeChat, title: s.closeChat }, '✕');
+    header.append(title, historyButton, newButton, closeButton);
+
+    const status = el('div', { class: 'status', role: 'status' });
+    status.hidden = true;
+    const log = el('div', { class: 'log', role: 'log', 'aria-label': s.messageLog, 'aria-live': 'off', tabindex: '0' });
+    const olderButton = el('button', { type: 'button', class: 'older' }, s.loadOlder);
+    olderButton.hidden = true;
+    log.append(olderButton);
+    const typing = el('div', { class: 'msg typing', 'aria-hidden': 'true' });
+    typing.hidden = true;
+    const conversations = el('div', { class: 'conversations', role: 'list', 'aria-label': s.conversations });
+    conversations.hidden = true;
+    // Announces finished replies only; streaming partials would flood a screen reader.
+    const live = el('div', { class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true' });
+
+    const form = el('form');
+    const inputId = 'parley-input';
+    const label = el('label', { class: 'sr-only', for: inputId }, s.inputLabel);
+    const input = el('textarea', { id: inputId, rows: '1', placeholder: s.inputPlaceholder, 'aria-label': s.inputLabel });
+    const sendButton = el('button', { type: 'submit' }, s.send);
+    form.append(label, input, sendButton);
+    panel.append(header, status, log, conversations, form, live);
+
+    const launcher = el('button', {
+      type: 'button',
+      class: 'launcher',
+      'aria-controls': 'parley-panel',
+      'aria-expanded': 'false',
+      'aria-label': s.openChat,
+    });
+    const svg = this.doc.createElementNS('http://www.w3.org/2000/svg', 'svg');
+    svg.setAttribute('viewBox', '0 0 24 24');
+    svg.setAttribute('aria-hidden', 'true');
+    const path = this.doc.createElementNS('http://www.w3.org/2000/svg', 'path');
+    path.setAttribute('d', CHAT_ICON);
+    svg.append(path);
+    launcher.append(svg);
+    root.append(panel, launcher);
+    shadow.append(style, root);
+
+    launcher.addEventListener('click', () => (panel.hidden ? this.open() : this.close()));
+    closeButton.addEventListener('click', () => this.close());
+    panel.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        this.close();
+      }
+    });
+    input.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.submit();
+    });
+    historyButton.addEventListener('click', () => void this.toggleConversations());
+    newButton.addEventListener('click', () => void this.newConversation());
+    olderButton.addEventListener('click', () => void this.loadOlder());
+    return { panel, launcher, input, form, log, typing, status, conversations, live, olderButton, historyButton };
+  }
+
+  // ---- chat lifecycle ------------------------------------------------------------------------------------------
+
+  private readonly onOnline = () => {
+    if (!this.chat && !this.els.panel.hidden) {
+      this.startAttempt = 0;
+      void this.ensureStarted();
+    }
+  };
+
+  private async ensureStarted(): Promise<void> {
+    if (this.chat || this.starting) return;
+    this.starting = true;
+    if (this.startTimer) clearTimeout(this.startTimer);
+    this.showStatus(this.strings.connecting);
+    const chat = new Webchat({
+      ...this.options.sdk,
+      baseUrl: this.options.baseUrl,
+      companyId: this.options.companyId,
+      channelId: this.options.channelId,
+      storage: this.options.storage ?? this.options.sdk?.storage,
+    });
+    this.listen(chat);
+    try {
+      await chat.start();
+      this.chat = chat;
+      this.startAttempt = 0;
+      this.renderAll(chat.messages);
+      this.els.olderButton.hidden = !chat.canLoadOlder;
+      this.showConnection({ state: chat.state });
+    } catch {
+      chat.close();
+      // The server or network is not there yet: retry a few times with backoff, then offer a button.
+      const delay = START_RETRY_DELAYS_MS[this.startAttempt++];
+      if (delay !== undefined) this.startTimer = setTimeout(() => void this.ensureStarted(), delay);
+      this.showStatus(this.strings.startFailed, () => {
+        this.startAttempt = 0;
+        void this.ensureStarted();
+      });
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  private listen(chat: Webchat): void {
+    chat.on('messages', (messages) => this.renderAll(messages));
+    chat.on('typing', ({ messages }) => this.renderTyping(messages));
+    chat.on('connection', (change) => {
+      if (this.chat === chat) this.showConnection(change);
+    });
+    chat.on('message:completed', (message) => {
+      if (message.role === 'user') return;
+      this.els.live.textContent = `${this.strings.replyAnnouncement} ${this.authorName(message)}: ${message.text}`;
+    });
+    chat.on('conversation', () => {
+      for (const { element } of this.rendered.values()) element.remove();
+      this.rendered.clear();
+    });
+  }
+
+  private submit(): void {
+    const text = this.els.input.value.trim();
+    if (!text || !this.chat) return;
+    this.els.input.value = '';
+    // Failures show on the message itself (status `failed` with a Retry button), not as an exception.
+    this.chat.send(text).catch(() => {});
+    this.scrollToEnd();
+  }
+
+  private async loadOlder(): Promise<void> {
+    if (!this.chat) return;
+    const log = this.els.log;
+    const before = log.scrollHeight - log.scrollTop;
+    await this.chat.loadOlder().catch(() => 0);
+    this.els.olderButton.hidden = !this.chat.canLoadOlder;
+    log.scrollTop = log.scrollHeight - before;
+  }
+
+  private async newConversation(): Promise<void> {
+    if (!this.chat) return;
+    this.hideConversations();
+    await this.chat.startNewConversation().catch(() => undefined);
+    this.els.olderButton.hidden = !this.chat.canLoadOlder;
+    this.els.input.focus();
+  }
+
+  private async toggleConversations(): Promise<void> {
+    const { conversations, log, historyButton } = this.els;
+    if (!conversations.hidden) {
+      this.hideConversations();
+      return;
+    }
+    if (!this.chat) return;
+    const list = await this.chat.listConversations().catch(() => [] as Conversation[]);
+    conversations.replaceChildren();
+    if (list.length === 0) conversations.append(this.text('p', this.strings.noConversations));
+    const sorted = [...list].sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
+    for (const conversation of sorted) {
+      const button = this.doc.createElement('button');
+      button.type = 'button';
+      button.setAttribute('role', 'listitem');
+      button.textContent = `${this.strings.conversationFrom} ${formatDate(conversation.created_at)}`;
+      if (conversation.id === this.chat.conversation?.id) button.setAttribute('aria-current', 'true');
+      button.addEventListener('click', () => void this.switchTo(conversation.id));
+      conversations.append(button);
+    }
+    log.hidden = true;
+    conversations.hidden = false;
+    historyButton.setAttribute('aria-label', this.strings.backToChat);
+    (conversations.querySelector('button') as HTMLElement | null)?.focus();
+  }
+
+  private hideConversations(): void {
+    const { conversations, log, historyButton } = this.els;
+    conversations.hidden = true;
+    log.hidden = false;
+    historyButton.setAttribute('aria-label', this.strings.conversations);
+  }
+
+  private async switchTo(conversationId: string): Promise<void> {
+    this.hideConversations();
+    await this.chat?.openConversation(conversationId).catch(() => undefined);
+    this.els.olderButton.hidden = !this.chat?.canLoadOlder;
+    this.els.input.focus();
+  }
+
+  // ---- rendering -----------------------------------------------------------------------------------------------
+
+  private renderAll(messages: readonly ChatMessage[]): void {
+    const { log, olderButton, typing } = this.els;
+    const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+    const keep = new Set<string>();
+    let previous: Element = olderButton;
+    for (const message of messages) {
+      if (message.typing) continue;
+      keep.add(message.key);
+      let entry = this.rendered.get(message.key);
+      if (!entry) {
+        entry = { message, element: this.doc.createElement('div') };
+        this.rendered.set(message.key, entry);
+        this.fillMessage(entry.element, message);
+      } else if (entry.message !== message) {
+        entry.message = message;
+        this.fillMessage(entry.element, message);
+      }
+      if (previous.nextElementSibling !== entry.element) previous.after(entry.element);
+      previous = entry.element;
+    }
+    for (const [key, entry] of this.rendered) {
+      if (!keep.has(key)) {
+        entry.element.remove();
+        this.rendered.delete(key);
+      }
+    }
+    if (typing.parentElement !== log || previous.nextElementSibling !== typing) previous.after(typing);
+    if (nearBottom) this.scrollToEnd();
+  }
+
+  private fillMessage(element: HTMLElement, message: ChatMessage): void {
+    element.className = `msg ${message.role}${message.status === 'failed' ? ' failed' : ''}`;
+    element.dataset.status = message.status;
+    element.dataset.key = message.key;
+    const children: Node[] = [];
+    if (message.role !== 'user') children.push(this.text('span', this.authorName(message), 'author'));
+    const body = this.doc.createElement('div');
+    body.className = 'body';
+    body.append(renderMarkdown(this.doc, message.text));
+    children.push(body);
+    if (message.error) children.push(this.text('div', message.error.message, 'error'));
+    if (message.status === 'pending' || message.status === 'sent') children.push(this.text('span', this.strings.sending, 'meta'));
+    if (message.status === 'failed') {
+      const meta = this.text('span', `${this.strings.notSent} `, 'meta');
+      const retry = this.doc.createElement('button');
+      retry.type = 'button';
+      retry.textContent = this.strings.retry;
+      retry.addEventListener('click', () => void this.chat?.retry(message.key).catch(() => {}));
+      meta.append(retry);
+      children.push(meta);
+    }
+    element.replaceChildren(...children);
+  }
+
+  private renderTyping(messages: ChatMessage[]): void {
+    const { typing } = this.els;
+    typing.hidden = messages.length === 0;
+    if (messages.length === 0) return;
+    const who = messages[0]!.author?.name;
+    const dots = this.doc.createElement('span');
+    dots.className = 'dots';
+    dots.append(this.doc.createElement('span'), this.doc.createElement('span'), this.doc.createElement('span'));
+    typing.replaceChildren(this.text('span', who ? `${who} ${this.strings.typing}` : this.strings.someoneTyping, 'author'), dots);
+    this.scrollToEnd();
+  }
+
+  private showConnection(change: Pick<ConnectionChange, 'state'>): void {
+    if (change.state === 'connected') this.hideStatus();
+    else if (change.state === 'connecting') this.showStatus(this.strings.reconnecting);
+    else this.showStatus(this.strings.offline);
+    this.els.panel.dataset.connection = change.state;
+  }
+
+  private showStatus(text: string, action?: () => void): void {
+    const { status } = this.els;
+    status.replaceChildren(this.doc.createTextNode(text));
+    if (action) {
+      const button = this.doc.createElement('button');
+      button.type = 'button';
+      button.textContent = this.strings.tryAgain;
+      button.addEventListener('click', action);
+      status.append(button);
+    }
+    status.hidden = false;
+  }
+
+  private hideStatus(): void {
+    this.els.status.hidden = true;
+    this.els.status.replaceChildren();
+  }
+
+  private authorName(message: ChatMessage): string {
+    if (message.author?.name) return message.author.name;
+    const s = this.strings;
+    return { user: s.you, digital_employee: s.assistant, agent: s.agent, system: s.system }[message.role] ?? s.assistant;
+  }
+
+  private text(tag: string, text: string, className?: string): HTMLElement {
+    const node = this.doc.createElement(tag);
+    node.textContent = text;
+    if (className) node.className = className;
+    return node;
+  }
+
+  private scrollToEnd(): void {
+    const { log } = this.els;
+    log.scrollTop = log.scrollHeight;
+  }
+}
+
+function formatDate(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+function readFlag(key: string): boolean {
+  try {
+    return globalThis.sessionStorage?.getItem(key) === '1';
+  } catch {
+    return false;
+  }
+}
+
+function writeFlag(key: string, value: boolean): void {
+  try {
+    if (value) globalThis.sessionStorage?.setItem(key, '1');
+    else globalThis.sessionStorage?.removeItem(key);
+  } catch {
+    // Remembering the open panel is a nicety; a blocked sessionStorage changes nothing else.
+  }
+}
