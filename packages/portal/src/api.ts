@@ -53,7 +53,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   });
   if (response.status === 204) return undefined as T;
   const text = await response.text();
-  let data: any;
+  let data: (Record<string, unknown> & { code?: string; detail?: string; errors?: unknown }) | undefined;
   try {
     data = text ? JSON.parse(text) : undefined;
   } catch {
@@ -64,7 +64,7 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
       response.status,
       data?.code ?? 'http_error',
       data?.detail ?? `The server answered ${response.status}.`,
-      Array.isArray(data?.errors) ? data.errors : [],
+      Array.isArray(data?.errors) ? (data.errors as Array<{ field: string; message: string }>) : [],
       Number(response.headers.get('retry-after')) || undefined,
     );
     if (response.status === 401 && path !== '/session') onSignedOut();

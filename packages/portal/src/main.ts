@@ -2,7 +2,9 @@ import './styles.css';
 import { ApiError, api, onSessionLost, type SessionInfo, useSession } from './api.ts';
 import { h } from './dom.ts';
 import { renderApiClients } from './pages/api-clients.ts';
+import { renderChannels } from './pages/channels.ts';
 import { renderCompany } from './pages/company.ts';
+import { renderConnectors } from './pages/connectors.ts';
 import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
 import { renderSignIn } from './pages/sign-in.ts';
 import { navigate, onNavigate, type PageDef } from './router.ts';
@@ -10,7 +12,9 @@ import { navigate, onNavigate, type PageDef } from './router.ts';
 /** Every page, in navigation order. Settings pages are admin-only; the API refuses agents the same way. */
 const PAGES: PageDef[] = [
   { path: '/portal/api-clients', title: 'API clients', roles: ['admin'], render: renderApiClients },
+  { path: '/portal/connectors', title: 'Connectors', roles: ['admin'], render: renderConnectors },
   { path: '/portal/company', title: 'Company', roles: ['admin'], render: renderCompany },
+  { path: '/portal/channels', title: 'Channels', roles: ['admin'], render: renderChannels },
 ];
 
 const root = document.getElementById('app')!;
@@ -45,7 +49,13 @@ async function render(): Promise<void> {
     try {
       await page.render(main, session);
     } catch (err) {
-      main.append(h('p', { class: 'notice error', role: 'alert' }, err instanceof ApiError ? err.detail : 'The page could not be loaded.'));
+      main.append(
+        h(
+          'p',
+          { class: 'notice error', role: 'alert' },
+          err instanceof ApiError ? err.detail : 'The page could not be loaded.',
+        ),
+      );
     }
   }
   main.focus({ preventScroll: true });
@@ -63,13 +73,23 @@ function shell(s: SessionInfo, current: PageDef | undefined): HTMLElement {
     }
   });
   const links = PAGES.filter((p) => p.roles.includes(s.user.role)).map((p) =>
-    h('li', {}, h('a', { href: p.path, 'data-nav': true, 'aria-current': p === current ? 'page' : null }, p.title)),
+    h(
+      'li',
+      {},
+      h('a', { href: p.path, 'data-nav': true, 'aria-current': p === current ? 'page' : null }, p.title),
+    ),
   );
   return h(
     'header',
     { class: 'top' },
     h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
-    h('div', { class: 'bar' }, h('span', { class: 'brand' }, 'Parley'), h('span', { class: 'who' }, `${s.company.name} · ${s.user.email} (${s.user.role})`), signOut),
+    h(
+      'div',
+      { class: 'bar' },
+      h('span', { class: 'brand' }, 'Parley'),
+      h('span', { class: 'who' }, `${s.company.name} · ${s.user.email} (${s.user.role})`),
+      signOut,
+    ),
     links.length ? h('nav', { 'aria-label': 'Portal' }, h('ul', {}, ...links)) : null,
   );
 }

@@ -22,7 +22,15 @@ export function onNavigate(fn: () => void): void {
   window.addEventListener('portal:navigate', fn);
   document.addEventListener('click', (event) => {
     const link = (event.target as Element | null)?.closest?.('a[data-nav]') as HTMLAnchorElement | null;
-    if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    if (
+      !link ||
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey
+    )
+      return;
     event.preventDefault();
     navigate(link.pathname);
   });

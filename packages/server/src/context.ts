@@ -2,12 +2,12 @@ import type { Logger } from 'pino';
 import { AuditLog } from './audit/audit.service.ts';
 import { CompaniesService } from './companies/companies.service.ts';
 import type { Config } from './config/schema.ts';
-import { loadMasterKeys, watchMasterKeyFile } from './crypto/master-keys.ts';
+import { loadMasterKeys, watchMasterKeyFile, withPrimary } from './crypto/master-keys.ts';
+import { Sealer } from './crypto/sealing.ts';
 import { createDigitalEmployees } from './digital-employees/digital-employees.module.ts';
 import type { DigitalEmployeesService } from './digital-employees/digital-employees.service.ts';
-import { Sealer } from './crypto/sealing.ts';
-import { createIntegrations } from './integrations/integrations.module.ts';
 import type { ConnectorsService } from './integrations/connectors.service.ts';
+import { createIntegrations } from './integrations/integrations.module.ts';
 import type { OutboundClient } from './integrations/outbound.ts';
 import { openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
@@ -38,8 +38,16 @@ export interface ContextOptions {
   schema?: string;
 }
 
-export async function createContext(config: Config, logger: Logger, options: ContextOptions = {}): Promise<AppContext> {
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, schema: options.schema });
+export async function createContext(
+  config: Config,
+  logger: Logger,
+  options: ContextOptions = {},
+): Promise<AppContext> {
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    schema: options.schema,
+  });
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
   try {
     const applied = await migrateToLatest(store);
@@ -54,7 +62,16 @@ export async function createContext(config: Config, logger: Logger, options: Con
     }
     const companies = new CompaniesService(store.db);
     // File-based keys are re-read when `master-key rotate` changes the file, so a live server follows a rotation.
-    const sealer = new Sealer(masterKeys.keys, masterKeys.source === 'config' ? undefined : watchMasterKeyFile(config.dataDir));
+    const primary = config.masterKeyPrimary;
+    const watchFile = masterKeys.source === 'config' ? undefined : watchMasterKeyFile(config.dataDir);
+    const sealer = new Sealer(
+      withPrimary(masterKeys.keys, primary),
+      watchFile &&
+        (() => {
+          const keys = watchFile();
+          return keys && withPrimary(keys, primary);
+        }),
+    );
     const audit = new AuditLog(store.db);
     const integrations = createIntegrations({ config, store, sealer, audit, logger });
     closers.push(() => integrations.close());
@@ -67,7 +84,7 @@ export async function createContext(config: Config, logger: Logger, options: Con
       companies,
       connectors: integrations.connectors,
       connectorCaller: integrations.outbound,
-      digitalEmployees: createDigitalEmployees(store.db, companies, integrations.connectors),
+      digitalEmployees: createDigitalEmployees(store, companies, integrations.connectors),
       onClose: (fn) => closers.push(fn),
       close: async () => {
         for (const fn of closers.reverse().splice(0)) {

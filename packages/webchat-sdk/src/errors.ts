@@ -13,7 +13,11 @@ export class WebchatError extends Error {
   /** The RFC 9457 `code` of the server's problem body, when it sent one. */
   readonly problemCode?: string;
 
-  constructor(code: string, message: string, details: { status?: number; problemCode?: string; cause?: unknown } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    details: { status?: number; problemCode?: string; cause?: unknown } = {},
+  ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'WebchatError';
     this.code = code;

@@ -20,7 +20,12 @@ function snapshot(id: string, overrides: Partial<MessageSnapshot> = {}): Message
   };
 }
 
-function envelope(sequence: number, snap: MessageSnapshot, operation = 'replace', version = 1): MessageEnvelope {
+function envelope(
+  sequence: number,
+  snap: MessageSnapshot,
+  operation = 'replace',
+  version = 1,
+): MessageEnvelope {
   return { version, operation, sequence, message_snapshot: snap };
 }
 
@@ -33,7 +38,10 @@ describe('MessageStore client rules', () => {
     const first = store.applyEnvelope(envelope(1, snapshot('m1', { blocks: [typing] })));
     assert.equal(first.outcome, 'added');
     assert.equal(first.message?.typing, true);
-    assert.deepEqual(store.typing().map((m) => m.id), ['m1']);
+    assert.deepEqual(
+      store.typing().map((m) => m.id),
+      ['m1'],
+    );
 
     const grown = store.applyEnvelope(envelope(2, snapshot('m1', { blocks: [md('Hel')] })));
     assert.equal(grown.outcome, 'updated');
@@ -41,7 +49,9 @@ describe('MessageStore client rules', () => {
     assert.equal(grown.message?.typing, false);
     assert.equal(store.typing().length, 0);
 
-    const done = store.applyEnvelope(envelope(3, snapshot('m1', { status: 'complete', blocks: [md('Hello')] }), 'complete'));
+    const done = store.applyEnvelope(
+      envelope(3, snapshot('m1', { status: 'complete', blocks: [md('Hello')] }), 'complete'),
+    );
     assert.equal(done.outcome, 'completed');
     assert.equal(store.get('m1')?.status, 'complete');
     assert.equal(store.get('m1')?.text, 'Hello');
@@ -52,7 +62,10 @@ describe('MessageStore client rules', () => {
     store.applyEnvelope(envelope(1, snapshot('m1', { blocks: [typing] })));
     store.applyEnvelope(envelope(3, snapshot('m1', { blocks: [md('Hello wor')] })));
     assert.equal(store.applyEnvelope(envelope(2, snapshot('m1', { blocks: [md('Hel')] }))).outcome, 'stale');
-    assert.equal(store.applyEnvelope(envelope(3, snapshot('m1', { blocks: [md('Hello wor')] }))).outcome, 'stale');
+    assert.equal(
+      store.applyEnvelope(envelope(3, snapshot('m1', { blocks: [md('Hello wor')] }))).outcome,
+      'stale',
+    );
     assert.equal(store.get('m1')?.text, 'Hello wor');
     // Sequences are per message: another message starting at 1 is fine.
     assert.equal(store.applyEnvelope(envelope(1, snapshot('m2', { blocks: [md('Hi')] }))).outcome, 'added');
@@ -61,47 +74,102 @@ describe('MessageStore client rules', () => {
   test('envelopes with an unknown version or operation, or malformed ones, change nothing', () => {
     const store = new MessageStore(conversationId);
     store.applyEnvelope(envelope(1, snapshot('m1', { blocks: [md('v1 text')] })));
-    assert.equal(store.applyEnvelope(envelope(2, snapshot('m1', { blocks: [md('v2 text')] }), 'replace', 2)).outcome, 'unknown-version');
+    assert.equal(
+      store.applyEnvelope(envelope(2, snapshot('m1', { blocks: [md('v2 text')] }), 'replace', 2)).outcome,
+      'unknown-version',
+    );
     assert.equal(store.applyEnvelope(envelope(2, snapshot('m9'), 'replace', 0)).outcome, 'unknown-version');
     assert.equal(store.applyEnvelope(envelope(2, snapshot('m1'), 'append')).outcome, 'unknown-operation');
-    assert.equal(store.applyEnvelope({ version: 1, operation: 'replace', sequence: 'x', message_snapshot: {} }).outcome, 'invalid');
+    assert.equal(
+      store.applyEnvelope({ version: 1, operation: 'replace', sequence: 'x', message_snapshot: {} }).outcome,
+      'invalid',
+    );
     assert.equal(store.applyEnvelope('not an object').outcome, 'invalid');
-    assert.equal(store.applyEnvelope(envelope(1, { ...snapshot('m5'), conversation_id: 'other' })).outcome, 'other-conversation');
+    assert.equal(
+      store.applyEnvelope(envelope(1, { ...snapshot('m5'), conversation_id: 'other' })).outcome,
+      'other-conversation',
+    );
     assert.equal(store.size, 1);
     assert.equal(store.get('m1')?.text, 'v1 text');
   });
 
   test('a partial after complete never reopens a finished message', () => {
     const store = new MessageStore(conversationId);
-    store.applyEnvelope(envelope(1, snapshot('m1', { status: 'complete', blocks: [md('Done')] }), 'complete'));
-    assert.equal(store.applyEnvelope(envelope(5, snapshot('m1', { blocks: [md('Do')] }))).outcome, 'after-complete');
+    store.applyEnvelope(
+      envelope(1, snapshot('m1', { status: 'complete', blocks: [md('Done')] }), 'complete'),
+    );
+    assert.equal(
+      store.applyEnvelope(envelope(5, snapshot('m1', { blocks: [md('Do')] }))).outcome,
+      'after-complete',
+    );
     assert.equal(store.get('m1')?.text, 'Done');
   });
 
   test('one order for all roles: created_at then id, regardless of arrival order', () => {
     const store = new MessageStore(conversationId);
     const at = (s: number) => `2026-11-21T10:00:0${s}.000Z`;
-    store.applyEnvelope(envelope(1, snapshot('c-agent', { role: 'agent', created_at: at(3), status: 'complete' }), 'complete'));
-    store.applyEnvelope(envelope(1, snapshot('a-user', { role: 'user', author: null, created_at: at(1), status: 'complete' }), 'complete'));
-    store.applyEnvelope(envelope(1, snapshot('z-system', { role: 'system', author: null, created_at: at(1), status: 'complete' }), 'complete'));
+    store.applyEnvelope(
+      envelope(1, snapshot('c-agent', { role: 'agent', created_at: at(3), status: 'complete' }), 'complete'),
+    );
+    store.applyEnvelope(
+      envelope(
+        1,
+        snapshot('a-user', { role: 'user', author: null, created_at: at(1), status: 'complete' }),
+        'complete',
+      ),
+    );
+    store.applyEnvelope(
+      envelope(
+        1,
+        snapshot('z-system', { role: 'system', author: null, created_at: at(1), status: 'complete' }),
+        'complete',
+      ),
+    );
     store.applyEnvelope(envelope(1, snapshot('b-de', { created_at: at(2), blocks: [typing] })));
-    assert.deepEqual(store.list().map((m) => m.id), ['a-user', 'z-system', 'b-de', 'c-agent']);
+    assert.deepEqual(
+      store.list().map((m) => m.id),
+      ['a-user', 'z-system', 'b-de', 'c-agent'],
+    );
     // A streamed update does not move its message.
-    store.applyEnvelope(envelope(2, snapshot('b-de', { created_at: at(2), updated_at: at(9), blocks: [md('x')] })));
-    assert.deepEqual(store.list().map((m) => m.id), ['a-user', 'z-system', 'b-de', 'c-agent']);
+    store.applyEnvelope(
+      envelope(2, snapshot('b-de', { created_at: at(2), updated_at: at(9), blocks: [md('x')] })),
+    );
+    assert.deepEqual(
+      store.list().map((m) => m.id),
+      ['a-user', 'z-system', 'b-de', 'c-agent'],
+    );
   });
 
   test('a pending send shows at once, after stored messages, and merges with its broadcast by client_message_id', () => {
     const store = new MessageStore(conversationId);
-    store.applyEnvelope(envelope(1, snapshot('greeting', { status: 'complete', blocks: [md('Hi')] }), 'complete'));
+    store.applyEnvelope(
+      envelope(1, snapshot('greeting', { status: 'complete', blocks: [md('Hi')] }), 'complete'),
+    );
     const pending = store.addPending('cm-1', 'Hello');
     assert.equal(pending.status, 'pending');
-    assert.deepEqual(store.unsent().map((m) => m.key), ['cm-1']);
-    assert.deepEqual(store.list().map((m) => m.key), ['greeting', 'cm-1']);
+    assert.deepEqual(
+      store.unsent().map((m) => m.key),
+      ['cm-1'],
+    );
+    assert.deepEqual(
+      store.list().map((m) => m.key),
+      ['greeting', 'cm-1'],
+    );
 
     store.setSendStatus('cm-1', 'sent');
     const echoed = store.applyEnvelope(
-      envelope(1, snapshot('srv-1', { role: 'user', author: null, status: 'complete', client_message_id: 'cm-1', created_at: '2026-11-21T10:00:05.000Z', blocks: [md('Hello')] }), 'complete'),
+      envelope(
+        1,
+        snapshot('srv-1', {
+          role: 'user',
+          author: null,
+          status: 'complete',
+          client_message_id: 'cm-1',
+          created_at: '2026-11-21T10:00:05.000Z',
+          blocks: [md('Hello')],
+        }),
+        'complete',
+      ),
     );
     assert.equal(echoed.message?.key, 'cm-1');
     assert.equal(store.size, 2);
@@ -110,18 +178,50 @@ describe('MessageStore client rules', () => {
     assert.equal(store.setSendStatus('cm-1', 'failed', { code: '1', message: 'timeout' }), undefined);
     assert.equal(store.get('cm-1')?.status, 'complete');
     // The same broadcast twice (a retried publish) is still one message.
-    store.applySnapshot(snapshot('srv-1', { role: 'user', status: 'complete', client_message_id: 'cm-1', blocks: [md('Hello')] }));
+    store.applySnapshot(
+      snapshot('srv-1', {
+        role: 'user',
+        status: 'complete',
+        client_message_id: 'cm-1',
+        blocks: [md('Hello')],
+      }),
+    );
     assert.equal(store.list().filter((m) => m.clientMessageId === 'cm-1').length, 1);
   });
 
   test('REST snapshots merge without rolling back newer state or duplicating', () => {
     const store = new MessageStore(conversationId);
-    store.applyEnvelope(envelope(4, snapshot('m1', { status: 'complete', updated_at: '2026-11-21T10:00:04.000Z', blocks: [md('Final')] }), 'complete'));
-    assert.equal(store.applySnapshot(snapshot('m1', { updated_at: '2026-11-21T10:00:02.000Z', blocks: [md('Fi')] })).outcome, 'after-complete');
-    assert.equal(store.applySnapshot(snapshot('m2', { status: 'partial', updated_at: '2026-11-21T10:00:05.000Z', blocks: [md('Str')] })).outcome, 'added');
+    store.applyEnvelope(
+      envelope(
+        4,
+        snapshot('m1', { status: 'complete', updated_at: '2026-11-21T10:00:04.000Z', blocks: [md('Final')] }),
+        'complete',
+      ),
+    );
+    assert.equal(
+      store.applySnapshot(snapshot('m1', { updated_at: '2026-11-21T10:00:02.000Z', blocks: [md('Fi')] }))
+        .outcome,
+      'after-complete',
+    );
+    assert.equal(
+      store.applySnapshot(
+        snapshot('m2', { status: 'partial', updated_at: '2026-11-21T10:00:05.000Z', blocks: [md('Str')] }),
+      ).outcome,
+      'added',
+    );
     // A replayed envelope older than the REST snapshot is not applied (REST carries no sequence).
-    assert.equal(store.applyEnvelope(envelope(1, snapshot('m2', { updated_at: '2026-11-21T10:00:01.000Z', blocks: [typing] }))).outcome, 'stale');
-    assert.equal(store.applyEnvelope(envelope(2, snapshot('m2', { updated_at: '2026-11-21T10:00:06.000Z', blocks: [md('Stream')] }))).outcome, 'updated');
+    assert.equal(
+      store.applyEnvelope(
+        envelope(1, snapshot('m2', { updated_at: '2026-11-21T10:00:01.000Z', blocks: [typing] })),
+      ).outcome,
+      'stale',
+    );
+    assert.equal(
+      store.applyEnvelope(
+        envelope(2, snapshot('m2', { updated_at: '2026-11-21T10:00:06.000Z', blocks: [md('Stream')] })),
+      ).outcome,
+      'updated',
+    );
     assert.equal(store.get('m2')?.text, 'Stream');
     assert.equal(store.size, 2);
   });
@@ -129,8 +229,21 @@ describe('MessageStore client rules', () => {
   test('an error block surfaces on the message', () => {
     const store = new MessageStore(conversationId);
     const result = store.applyEnvelope(
-      envelope(2, snapshot('m1', { status: 'complete', blocks: [md('Partial'), { id: 'e', type: 'error', code: 'responder_failed', message: 'The assistant is unavailable.' }] }), 'complete'),
+      envelope(
+        2,
+        snapshot('m1', {
+          status: 'complete',
+          blocks: [
+            md('Partial'),
+            { id: 'e', type: 'error', code: 'responder_failed', message: 'The assistant is unavailable.' },
+          ],
+        }),
+        'complete',
+      ),
     );
-    assert.deepEqual(result.message?.error, { code: 'responder_failed', message: 'The assistant is unavailable.' });
+    assert.deepEqual(result.message?.error, {
+      code: 'responder_failed',
+      message: 'The assistant is unavailable.',
+    });
   });
 });

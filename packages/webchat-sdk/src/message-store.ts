@@ -39,7 +39,11 @@ export interface ChatMessage {
   readonly sendError: { code: string; message: string } | null;
 }
 
-/** What applying one envelope or snapshot did; anything but added/updated/completed left the store unchanged. */
+/**
+ * What applying one envelope or snapshot did; anything but added/updated/completed left the store unchanged.
+ * `added` is a message the store did not hold (it may already be complete); `completed` is a known message
+ * (including the visitor's own pending send) reaching its final state.
+ */
 export type ApplyOutcome =
   | 'added'
   | 'updated'
@@ -95,8 +99,10 @@ export class MessageStore {
     if (!isRecord(data)) return { outcome: 'invalid' };
     if (data.version !== SUPPORTED_ENVELOPE_VERSION) return { outcome: 'unknown-version' };
     const envelope = data as unknown as MessageEnvelope;
-    if (envelope.operation !== 'replace' && envelope.operation !== 'complete') return { outcome: 'unknown-operation' };
-    if (!Number.isInteger(envelope.sequence) || !isSnapshot(envelope.message_snapshot)) return { outcome: 'invalid' };
+    if (envelope.operation !== 'replace' && envelope.operation !== 'complete')
+      return { outcome: 'unknown-operation' };
+    if (!Number.isInteger(envelope.sequence) || !isSnapshot(envelope.message_snapshot))
+      return { outcome: 'invalid' };
     const snapshot = envelope.message_snapshot;
     if (snapshot.conversation_id !== this.conversationId) return { outcome: 'other-conversation' };
     // `complete` carries the final state; treat its snapshot as complete even if a server forgot to say so.
@@ -125,7 +131,8 @@ export class MessageStore {
     if (snapshot.conversation_id !== this.conversationId) return { outcome: 'other-conversation' };
     const entry = this.entryFor(snapshot);
     if (entry && isServerState(entry.message.status)) {
-      if (entry.message.status === 'complete' && snapshot.status !== 'complete') return { outcome: 'after-complete' };
+      if (entry.message.status === 'complete' && snapshot.status !== 'complete')
+        return { outcome: 'after-complete' };
       if (snapshot.updated_at < entry.message.updatedAt) return { outcome: 'stale' };
       if (snapshot.updated_at === entry.message.updatedAt && snapshot.status === entry.message.status) {
         return { outcome: 'stale' };
@@ -215,9 +222,9 @@ export class MessageStore {
     this.byKey.set(key, { message, sequence, localOrder: entry?.localOrder ?? 0 });
     this.keyById.set(snapshot.id, key);
     this.ordered = null;
-    const wasServerState = entry ? isServerState(entry.message.status) : false;
-    if (message.status === 'complete' && entry?.message.status !== 'complete') return { outcome: 'completed', message };
-    return { outcome: wasServerState ? 'updated' : 'added', message };
+    if (!entry) return { outcome: 'added', message };
+    if (message.status === 'complete' && entry.message.status !== 'complete') return { outcome: 'completed', message };
+    return { outcome: 'updated', message };
   }
 }
 
@@ -225,7 +232,9 @@ function toChatMessage(key: string, snapshot: MessageSnapshot): ChatMessage {
   const markdown = snapshot.blocks.filter((b) => b.type === 'markdown') as Array<{ content: string }>;
   const text = markdown.map((b) => String(b.content ?? '')).join('\n\n');
   const errorBlock = snapshot.blocks.find((b) => b.type === 'error') as ErrorBlock | undefined;
-  const hasTyping = snapshot.blocks.some((b) => b.type === 'typing' && (b as { typing?: unknown }).typing === true);
+  const hasTyping = snapshot.blocks.some(
+    (b) => b.type === 'typing' && (b as { typing?: unknown }).typing === true,
+  );
   return {
     key,
     id: snapshot.id,
@@ -254,7 +263,9 @@ function compareEntries(a: Entry, b: Entry): number {
   const bLocal = b.message.id === null;
   if (aLocal !== bLocal) return aLocal ? 1 : -1;
   if (aLocal) return a.localOrder - b.localOrder;
-  return compareStrings(a.message.createdAt, b.message.createdAt) || compareStrings(a.message.id!, b.message.id!);
+  return (
+    compareStrings(a.message.createdAt, b.message.createdAt) || compareStrings(a.message.id!, b.message.id!)
+  );
 }
 
 function compareStrings(a: string, b: string): number {

@@ -56,7 +56,8 @@ export class RestClient {
     const path = `/sdk/v1/conversations/${encodeURIComponent(conversationId)}/messages${suffix}`;
     const body = await this.request<{ messages?: unknown; next_before?: unknown }>('GET', path);
     if (!Array.isArray(body.messages)) throw invalid('message list has no messages array');
-    const nextBefore = typeof body.next_before === 'string' ? body.next_before : body.next_before === null ? null : undefined;
+    const nextBefore =
+      typeof body.next_before === 'string' ? body.next_before : body.next_before === null ? null : undefined;
     return { messages: body.messages as MessageSnapshot[], nextBefore };
   }
 
@@ -66,7 +67,8 @@ export class RestClient {
       '/sdk/v1/auth/connect-token',
       {},
     );
-    if (typeof body.connection_token !== 'string') throw invalid('connect-token answer has no connection_token');
+    if (typeof body.connection_token !== 'string')
+      throw invalid('connect-token answer has no connection_token');
     return { token: body.connection_token, expiresIn: Number(body.expires_in ?? 0) };
   }
 
@@ -76,7 +78,8 @@ export class RestClient {
       '/sdk/v1/auth/subscribe-token',
       { conversation_id: conversationId },
     );
-    if (typeof body.subscription_token !== 'string') throw invalid('subscribe-token answer has no subscription_token');
+    if (typeof body.subscription_token !== 'string')
+      throw invalid('subscribe-token answer has no subscription_token');
     return { token: body.subscription_token, expiresIn: Number(body.expires_in ?? 0) };
   }
 
@@ -98,13 +101,23 @@ export class RestClient {
     if (!response.ok) {
       const problem = (parsed ?? {}) as { code?: unknown; detail?: unknown; title?: unknown };
       const problemCode = typeof problem.code === 'string' ? problem.code : undefined;
-      const detail = typeof problem.detail === 'string' ? problem.detail : typeof problem.title === 'string' ? problem.title : '';
-      throw new WebchatError('http_error', `${method} ${path} answered ${response.status}${detail ? `: ${detail}` : ''}`, {
-        status: response.status,
-        problemCode,
-      });
+      const detail =
+        typeof problem.detail === 'string'
+          ? problem.detail
+          : typeof problem.title === 'string'
+            ? problem.title
+            : '';
+      throw new WebchatError(
+        'http_error',
+        `${method} ${path} answered ${response.status}${detail ? `: ${detail}` : ''}`,
+        {
+          status: response.status,
+          problemCode,
+        },
+      );
     }
-    if (parsed === undefined || typeof parsed !== 'object' || parsed === null) throw invalid(`${path} did not answer JSON`);
+    if (parsed === undefined || typeof parsed !== 'object' || parsed === null)
+      throw invalid(`${path} did not answer JSON`);
     return parsed as T;
   }
 }

@@ -39,13 +39,10 @@ async function start(wire: Wire, options: Partial<WebchatOptions> = {}): Promise
 }
 
 const replyAfter = (chat: Webchat, count: number) =>
-  waitFor(
-    () => {
-      const done = chat.messages.filter((m) => m.role === 'digital_employee' && m.status === 'complete');
-      return done.length >= count ? done : undefined;
-    },
-    `${count} completed digital-employee messages`,
-  );
+  waitFor(() => {
+    const done = chat.messages.filter((m) => m.role === 'digital_employee' && m.status === 'complete');
+    return done.length >= count ? done : undefined;
+  }, `${count} completed digital-employee messages`);
 
 describe('setup order and session context', () => {
   test('creates the conversation, then connection token, connect, subscription token, subscribe', async () => {
@@ -54,7 +51,13 @@ describe('setup order and session context', () => {
     const order = wire
       .timeline()
       .filter((step) =>
-        ['POST /sdk/v1/conversations', 'POST /sdk/v1/auth/connect-token', 'ws connect', 'POST /sdk/v1/auth/subscribe-token', 'ws subscribe'].includes(step),
+        [
+          'POST /sdk/v1/conversations',
+          'POST /sdk/v1/auth/connect-token',
+          'ws connect',
+          'POST /sdk/v1/auth/subscribe-token',
+          'ws subscribe',
+        ].includes(step),
       );
     assert.deepEqual(order, [
       'POST /sdk/v1/conversations',
@@ -72,20 +75,28 @@ describe('setup order and session context', () => {
     assert.equal(subscribe.channel, chat.conversation!.channel);
     assert.equal(subscribe.channel, `messages:companies.${companyId}.conversations.${chat.conversation!.id}`);
     assert.ok(subscribe.token.split('.').length === 3, 'subscribe carries the subscription JWT');
-    assert.ok((wire.sent('connect')[0]!.connect as { token?: string }).token, 'connect carries the connection JWT');
+    assert.ok(
+      (wire.sent('connect')[0]!.connect as { token?: string }).token,
+      'connect carries the connection JWT',
+    );
     assert.equal(chat.state, 'connected');
   });
 
   test('with a channel id, X-Channel-Id goes on every call and the list is that channel’s', async () => {
     const employee = await server.ctx.digitalEmployees.getDefault(companyId);
     const { ChannelsService } = await import('../../server/src/webchat/channels/channels.service.ts');
-    const channel = await new ChannelsService(server.ctx.store.db).create({ companyId, name: 'Shop', digitalEmployeeId: employee.id });
+    const channel = await new ChannelsService(server.ctx.store.db).create({
+      companyId,
+      name: 'Shop',
+      digitalEmployeeId: employee.id,
+    });
     const storage = memoryStorage();
     const wire = new Wire();
     const inChannel = await start(wire, { storage, channelId: channel.id });
     const elsewhere = await start(new Wire(), { storage }); // same session, no channel
     assert.equal(inChannel.sessionId, elsewhere.sessionId);
-    for (const call of wire.events.filter((e) => e.kind === 'rest')) assert.equal(call.headers?.['X-Channel-Id'], channel.id);
+    for (const call of wire.events.filter((e) => e.kind === 'rest'))
+      assert.equal(call.headers?.['X-Channel-Id'], channel.id);
     const listed = (await inChannel.listConversations()).map((c) => c.id);
     assert.deepEqual(listed, [inChannel.conversation!.id]);
     const all = (await elsewhere.listConversations()).map((c) => c.id);
@@ -105,7 +116,52 @@ describe('setup order and session context', () => {
     assert.equal(second.sessionId, first.sessionId);
     assert.equal(second.conversation!.id, first.conversation!.id);
     assert.ok(!wire.rest().includes('POST /sdk/v1/conversations'), 'no new conversation on resume');
-    assert.deepEqual(second.messages.map((m) => [m.id, m.role, m.text]), before);
+    assert.deepEqual(
+      second.messages.map((m) => [m.id, m.role, m.text]),
+      before,
+    );
+  });
+});
+
+describe('history', () => {
+  test('loadOlder pages back to the first message, keeping one order', async () => {
+    const storage = memoryStorage();
+    const first = await start(new Wire(), { storage });
+    await first.send('Who are you?');
+    await replyAfter(first, 2);
+    await first.send('What is Parley?');
+    await replyAfter(first, 3);
+    const all = first.messages.map((m) => m.id);
+    assert.equal(all.length, 5);
+    first.close();
+
+    const paged = await start(new Wire(), { storage, pageSize: 2 });
+    assert.deepEqual(paged.messages.map((m) => m.id), all.slice(3));
+    assert.equal(paged.canLoadOlder, true);
+    assert.equal(await paged.loadOlder(), 2);
+    assert.deepEqual(paged.messages.map((m) => m.id), all.slice(1));
+    assert.equal(await paged.loadOlder(), 1);
+    assert.deepEqual(paged.messages.map((m) => m.id), all);
+    assert.equal(paged.canLoadOlder, false);
+  });
+
+  test('switching conversations: a new one starts empty but greeted, the earlier one opens with its messages', async () => {
+    const chat = await start(new Wire());
+    await chat.send('Who are you?');
+    await replyAfter(chat, 2);
+    const firstId = chat.conversation!.id;
+    const firstTexts = chat.messages.map((m) => m.text);
+    const second = await chat.startNewConversation();
+    await replyAfter(chat, 1);
+    assert.notEqual(second.id, firstId);
+    assert.equal(chat.messages.length, 1, 'only the greeting');
+    const listed = (await chat.listConversations()).map((c) => c.id);
+    assert.ok(listed.includes(firstId) && listed.includes(second.id));
+    await chat.openConversation(firstId);
+    assert.deepEqual(chat.messages.map((m) => m.text), firstTexts);
+    await chat.send('What is Parley?');
+    await replyAfter(chat, 3);
+    assert.equal(chat.conversation!.id, firstId);
   });
 });
 
@@ -127,16 +183,21 @@ describe('streaming and events', () => {
     assert.equal(replyEvents.filter((e) => e.event === 'completed').length, 1);
     const partialTexts = replyEvents.filter((e) => e.message.status === 'partial').map((e) => e.message.text);
     assert.ok(partialTexts.length >= 2, `streamed in several partials (got ${partialTexts.length})`);
-    for (let i = 1; i < partialTexts.length; i++) assert.ok(partialTexts[i]!.length >= partialTexts[i - 1]!.length, 'text only grows');
+    for (let i = 1; i < partialTexts.length; i++)
+      assert.ok(partialTexts[i]!.length >= partialTexts[i - 1]!.length, 'text only grows');
     assert.ok(reply!.text.startsWith('Parley is'), reply!.text);
     assert.deepEqual(typing, [true, false], 'typing indicator shown before text, then cleared');
     // One order for everyone: greeting, the visitor's message, the reply.
-    assert.deepEqual(chat.messages.map((m) => m.role), ['digital_employee', 'user', 'digital_employee']);
+    assert.deepEqual(
+      chat.messages.map((m) => m.role),
+      ['digital_employee', 'user', 'digital_employee'],
+    );
   });
 });
 
 describe('token renewal', () => {
-  const signer = () => new RealtimeTokenSigner(loadTokenSecret(server.config.webchat.tokenSecret, server.dataDir).secret);
+  const signer = () =>
+    new RealtimeTokenSigner(loadTokenSecret(server.config.webchat.tokenSecret, server.dataDir).secret);
   const secondsAgo = (s: number) => Math.floor(Date.now() / 1000) - s;
   const sessionOf = (headers: Record<string, string> | undefined) => headers?.['X-Session-Id'] ?? '';
 
@@ -147,12 +208,22 @@ describe('token renewal', () => {
       if (what !== 'POST /sdk/v1/auth/connect-token' || served++ > 0) return undefined;
       const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
       // Expired 100 s ago: the engine must refuse it with 109, which makes centrifuge call getToken again.
-      return { ...body, connection_token: signer().connectionToken(session, { company_id: companyId, channel_id: null }, secondsAgo(1000)) };
+      return {
+        ...body,
+        connection_token: signer().connectionToken(
+          session,
+          { company_id: companyId, channel_id: null },
+          secondsAgo(1000),
+        ),
+      };
     };
     const chat = await start(wire);
     assert.equal(chat.state, 'connected');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
-    assert.ok(wire.events.some((e) => e.kind === 'receive' && e.what === 'error:109'), 'the engine answered 109');
+    assert.ok(
+      wire.events.some((e) => e.kind === 'receive' && e.what === 'error:109'),
+      'the engine answered 109',
+    );
   });
 
   test('a connection token about to expire is refreshed on the same connection (refresh command)', async () => {
@@ -162,7 +233,14 @@ describe('token renewal', () => {
       if (what !== 'POST /sdk/v1/auth/connect-token' || served++ > 0) return undefined;
       const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
       // Issued 898 s ago with the 900 s lifetime: it expires in 2 s, so the connect reply says ttl ≈ 2.
-      return { ...body, connection_token: signer().connectionToken(session, { company_id: companyId, channel_id: null }, secondsAgo(898)) };
+      return {
+        ...body,
+        connection_token: signer().connectionToken(
+          session,
+          { company_id: companyId, channel_id: null },
+          secondsAgo(898),
+        ),
+      };
     };
     const chat = await start(wire);
     await waitFor(() => wire.sent('refresh').length > 0, 'a refresh command');
@@ -178,7 +256,10 @@ describe('token renewal', () => {
     wire.rewriteResponse = (what, body) => {
       if (what !== 'POST /sdk/v1/auth/subscribe-token' || served++ > 0) return undefined;
       const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
-      return { ...body, subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(86_398)) };
+      return {
+        ...body,
+        subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(86_398)),
+      };
     };
     const chat = await start(wire);
     await waitFor(() => wire.sent('sub_refresh').length > 0, 'a sub_refresh command');
@@ -191,11 +272,17 @@ describe('token renewal', () => {
     expired.rewriteResponse = (what, body) => {
       if (what !== 'POST /sdk/v1/auth/subscribe-token' || servedExpired++ > 0) return undefined;
       const session = sessionOf(expired.events.find((e) => e.kind === 'rest')?.headers);
-      return { ...body, subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(90_000)) };
+      return {
+        ...body,
+        subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(90_000)),
+      };
     };
     const second = await start(expired);
     assert.equal(second.state, 'connected');
-    assert.ok(expired.events.some((e) => e.kind === 'receive' && e.what === 'error:109'), 'the engine answered 109');
+    assert.ok(
+      expired.events.some((e) => e.kind === 'receive' && e.what === 'error:109'),
+      'the engine answered 109',
+    );
     assert.equal(expired.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 2);
   });
 });
@@ -218,7 +305,9 @@ describe('sending', () => {
     const sent = await sending;
     assert.ok(sent.status === 'sent' || sent.status === 'complete');
     await replyAfter(chat, 2);
-    const stored = (await chat.rest.listMessages(chat.conversation!.id)).messages.filter((m) => m.role === 'user');
+    const stored = (await chat.rest.listMessages(chat.conversation!.id)).messages.filter(
+      (m) => m.role === 'user',
+    );
     assert.equal(stored.length, 1);
     assert.equal(stored[0]!.client_message_id, pending.clientMessageId);
   });
@@ -238,10 +327,17 @@ describe('sending', () => {
     };
     const message = await chat.send('Can I talk to a human?');
     await replyAfter(chat, 2);
-    const publishes = wire.sent('publish').map((f) => (f.publish as { data: { client_message_id: string } }).data.client_message_id);
+    const publishes = wire
+      .sent('publish')
+      .map((f) => (f.publish as { data: { client_message_id: string } }).data.client_message_id);
     assert.ok(publishes.length >= 2, `published again after reconnect (${publishes.length} publishes)`);
-    assert.ok(publishes.every((id) => id === message.clientMessageId), 'every attempt used the same client_message_id');
-    const stored = (await chat.rest.listMessages(chat.conversation!.id)).messages.filter((m) => m.role === 'user');
+    assert.ok(
+      publishes.every((id) => id === message.clientMessageId),
+      'every attempt used the same client_message_id',
+    );
+    const stored = (await chat.rest.listMessages(chat.conversation!.id)).messages.filter(
+      (m) => m.role === 'user',
+    );
     assert.equal(stored.length, 1, 'the server stored it once');
     assert.equal(chat.messages.filter((m) => m.role === 'user').length, 1, 'the SDK shows it once');
     assert.equal(chat.messages.filter((m) => m.role === 'user')[0]!.status, 'complete');
@@ -265,7 +361,11 @@ describe('sending', () => {
 
 describe('reconciliation', () => {
   test('after a reconnect the engine cannot recover, REST fills the gap: nothing missing, nothing twice', async () => {
-    const client = await createTestClient(server.ctx, ['conversations:write', 'conversations:read'], companyId);
+    const client = await createTestClient(
+      server.ctx,
+      ['conversations:write', 'conversations:read'],
+      companyId,
+    );
     const token = await fetchToken(server, client);
     const wire = new Wire();
     const chat = await start(wire);
@@ -279,24 +379,39 @@ describe('reconciliation', () => {
     // More than the 100 publications the channel keeps: recovery from the old offset is impossible.
     const missed = 105;
     for (let i = 1; i <= missed; i++) {
-      const response = await fetch(`${server.baseUrl}/platform/v1/conversations/${chat.conversation!.id}/messages`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ blocks: [{ type: 'markdown', content: `agent note ${i}` }], author: { name: 'Sam' } }),
-      });
+      const response = await fetch(
+        `${server.baseUrl}/platform/v1/conversations/${chat.conversation!.id}/messages`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            blocks: [{ type: 'markdown', content: `agent note ${i}` }],
+            author: { name: 'Sam' },
+          }),
+        },
+      );
       assert.equal(response.status, 201);
     }
     wire.offline = false;
     await waitFor(() => reconciled.length > 0, 'REST reconciliation', 30_000);
-    const subscribedReplies = wire.events.filter((e) => e.kind === 'receive' && e.frame && 'subscribe' in e.frame);
-    const last = subscribedReplies.at(-1)!.frame!.subscribe as { was_recovering?: boolean; recovered?: boolean };
+    const subscribedReplies = wire.events.filter(
+      (e) => e.kind === 'receive' && e.frame && 'subscribe' in e.frame,
+    );
+    const last = subscribedReplies.at(-1)!.frame!.subscribe as {
+      was_recovering?: boolean;
+      recovered?: boolean;
+    };
     assert.equal(last.was_recovering, true);
     assert.notEqual(last.recovered, true, 'the engine reported the position unrecoverable');
 
     const agentTexts = chat.messages.filter((m) => m.role === 'agent').map((m) => m.text);
     assert.equal(agentTexts.length, missed, 'every missed message is there');
     assert.equal(new Set(agentTexts).size, missed, 'none twice');
-    assert.deepEqual(agentTexts, Array.from({ length: missed }, (_, i) => `agent note ${i + 1}`), 'in order');
+    assert.deepEqual(
+      agentTexts,
+      Array.from({ length: missed }, (_, i) => `agent note ${i + 1}`),
+      'in order',
+    );
     assert.equal(new Set(chat.messages.map((m) => m.id)).size, chat.messages.length);
   });
 });

@@ -1,10 +1,15 @@
-import { Centrifuge, type Options as CentrifugeOptions, type Subscription, UnauthorizedError } from 'centrifuge';
+import {
+  Centrifuge,
+  type Options as CentrifugeOptions,
+  type Subscription,
+  UnauthorizedError,
+} from 'centrifuge';
 import { Emitter } from './emitter.ts';
 import { WebchatError } from './errors.ts';
 import { type ApplyResult, type ChatMessage, MessageStore } from './message-store.ts';
 import { type FetchLike, RestClient } from './rest-client.ts';
 import { defaultStorage, type KeyValueStorage, randomId, SessionStore } from './session-storage.ts';
-import { type Conversation, SUPPORTED_ENVELOPE_VERSION, type SendMessage } from './wire.ts';
+import { type Conversation, type SendMessage, SUPPORTED_ENVELOPE_VERSION } from './wire.ts';
 
 /** Options of {@link createWebchat}. Only `baseUrl` and `companyId` are required. */
 export interface WebchatOptions {
@@ -35,7 +40,12 @@ export interface WebchatOptions {
   /** How long `start()` waits for the first subscription before rejecting, in ms. Default 30000. */
   startTimeoutMs?: number;
   /** Tuning passed to the centrifuge client (reconnect delays, timeouts). */
-  centrifuge?: Partial<Pick<CentrifugeOptions, 'minReconnectDelay' | 'maxReconnectDelay' | 'timeout' | 'maxServerPingDelay' | 'debug'>>;
+  centrifuge?: Partial<
+    Pick<
+      CentrifugeOptions,
+      'minReconnectDelay' | 'maxReconnectDelay' | 'timeout' | 'maxServerPingDelay' | 'debug'
+    >
+  >;
 }
 
 /** `connected` means subscribed to the conversation, i.e. messages flow both ways. */
@@ -116,9 +126,14 @@ export class Webchat extends Emitter<WebchatEvents> {
 
   constructor(options: WebchatOptions) {
     super();
-    if (!options.baseUrl || !options.companyId) throw new WebchatError('invalid_options', 'baseUrl and companyId are required');
+    if (!options.baseUrl || !options.companyId)
+      throw new WebchatError('invalid_options', 'baseUrl and companyId are required');
     this.options = options;
-    this.session = new SessionStore(options.storage ?? defaultStorage(), options.companyId, options.channelId);
+    this.session = new SessionStore(
+      options.storage ?? defaultStorage(),
+      options.companyId,
+      options.channelId,
+    );
     this.sessionId = this.session.sessionId();
     this.rest = new RestClient({
       baseUrl: options.baseUrl,
@@ -188,7 +203,8 @@ export class Webchat extends Emitter<WebchatEvents> {
   send(text: string): Promise<ChatMessage> {
     const store = this.requireStore();
     const content = text.trim();
-    if (content.length === 0) return Promise.reject(new WebchatError('empty_message', 'a message needs text'));
+    if (content.length === 0)
+      return Promise.reject(new WebchatError('empty_message', 'a message needs text'));
     const clientMessageId = randomId();
     const promise = new Promise<ChatMessage>((resolve, reject) => {
       this.waiters.set(clientMessageId, { resolve, reject, attempts: 0 });
@@ -204,7 +220,7 @@ export class Webchat extends Emitter<WebchatEvents> {
   retry(key: string): Promise<ChatMessage> {
     const store = this.requireStore();
     const message = store.get(key);
-    if (!message || message.status !== 'failed' || !message.clientMessageId) {
+    if (message?.status !== 'failed' || !message.clientMessageId) {
       return Promise.reject(new WebchatError('not_retryable', 'only a failed message can be retried'));
     }
     const promise = new Promise<ChatMessage>((resolve, reject) => {
@@ -269,11 +285,14 @@ export class Webchat extends Emitter<WebchatEvents> {
 
   /** Step 1 of the setup order: the conversation the visitor had open, or a new one. */
   private async resumeOrCreate(): Promise<Conversation> {
-    const wanted = this.options.newConversation ? null : (this.options.conversationId ?? this.session.currentConversationId());
+    const wanted = this.options.newConversation
+      ? null
+      : (this.options.conversationId ?? this.session.currentConversationId());
     if (wanted) {
       const existing = (await this.rest.listConversations()).find((c) => c.id === wanted);
       if (existing) return existing;
-      if (this.options.conversationId) throw new WebchatError('not_found', 'no such conversation in this session');
+      if (this.options.conversationId)
+        throw new WebchatError('not_found', 'no such conversation in this session');
     }
     return this.rest.createConversation();
   }
@@ -293,12 +312,18 @@ export class Webchat extends Emitter<WebchatEvents> {
       // Steps 2-3; centrifuge calls this again when the 15-minute token is due for refresh or after error 109.
       getToken: () => this.tokenOrUnauthorized(() => this.rest.connectToken()),
     });
-    client.on('connecting', (ctx) => this.setConnection({ state: 'connecting', code: ctx.code, reason: ctx.reason }));
-    client.on('disconnected', (ctx) => this.setConnection({ state: 'disconnected', code: ctx.code, reason: ctx.reason }));
+    client.on('connecting', (ctx) =>
+      this.setConnection({ state: 'connecting', code: ctx.code, reason: ctx.reason }),
+    );
+    client.on('disconnected', (ctx) =>
+      this.setConnection({ state: 'disconnected', code: ctx.code, reason: ctx.reason }),
+    );
     client.on('connected', () => {
       if (!this.subscribed) this.setConnection({ state: 'connecting', reason: 'subscribing' });
     });
-    client.on('error', (ctx) => this.emit('error', new WebchatError('realtime_error', `${ctx.type}: ${ctx.error.message}`)));
+    client.on('error', (ctx) =>
+      this.emit('error', new WebchatError('realtime_error', `${ctx.type}: ${ctx.error.message}`)),
+    );
     return client;
   }
 
@@ -334,7 +359,8 @@ export class Webchat extends Emitter<WebchatEvents> {
       subscription.on('subscribing', (ctx) => {
         if (this.store !== store) return;
         this.subscribed = false;
-        if (this.connectionState === 'connected') this.setConnection({ state: 'connecting', code: ctx.code, reason: ctx.reason });
+        if (this.connectionState === 'connected')
+          this.setConnection({ state: 'connecting', code: ctx.code, reason: ctx.reason });
       });
       subscription.on('unsubscribed', (ctx) => {
         if (this.store !== store) return;
@@ -349,12 +375,18 @@ export class Webchat extends Emitter<WebchatEvents> {
         if (this.store !== store) return;
         this.applyEnvelope(store, ctx.data);
       });
-      subscription.on('error', (ctx) => this.emit('error', new WebchatError('subscription_error', `${ctx.type}: ${ctx.error.message}`)));
+      subscription.on('error', (ctx) =>
+        this.emit('error', new WebchatError('subscription_error', `${ctx.type}: ${ctx.error.message}`)),
+      );
       subscription.subscribe();
     });
   }
 
-  private async afterSubscribed(store: MessageStore, loadFromRest: boolean, reconcile: boolean): Promise<void> {
+  private async afterSubscribed(
+    store: MessageStore,
+    loadFromRest: boolean,
+    reconcile: boolean,
+  ): Promise<void> {
     if (loadFromRest) {
       const counts = reconcile ? await this.reconcile(store) : await this.loadLatest(store);
       if (this.store !== store) return;
@@ -409,16 +441,22 @@ export class Webchat extends Emitter<WebchatEvents> {
   private applyEnvelope(store: MessageStore, data: unknown): ApplyResult {
     const result = store.applyEnvelope(data);
     this.emitResult(result);
+    // A message that arrives live already final (an agent's or system message) has completed just now too.
+    if (result.outcome === 'added' && result.message?.status === 'complete') this.emit('message:completed', result.message);
     return result;
   }
 
-  private applySnapshots(store: MessageStore, snapshots: readonly unknown[]): { added: number; updated: number } {
+  private applySnapshots(
+    store: MessageStore,
+    snapshots: readonly unknown[],
+  ): { added: number; updated: number } {
     const counts = { added: 0, updated: 0 };
     for (const snapshot of snapshots) {
       const result = store.applySnapshot(snapshot as Parameters<MessageStore['applySnapshot']>[0]);
       if (result.outcome === 'added') counts.added++;
       if (result.outcome === 'updated' || result.outcome === 'completed') counts.updated++;
-      this.emitResult(result, false);
+      // History is not news: REST loads never fire `message:completed` (no screen-reader announcement of old replies).
+      this.emitResult(result.outcome === 'completed' ? { ...result, outcome: 'updated' } : result, false);
     }
     this.emitList();
     return counts;
@@ -524,7 +562,8 @@ export class Webchat extends Emitter<WebchatEvents> {
   }
 
   private failUnsent(code: string, reason: string): void {
-    for (const message of this.store?.unsent() ?? []) if (message.clientMessageId) this.fail(message.clientMessageId, code, reason);
+    for (const message of this.store?.unsent() ?? [])
+      if (message.clientMessageId) this.fail(message.clientMessageId, code, reason);
   }
 
   private waiterFor(key: string): SendWaiter {
@@ -557,7 +596,8 @@ export class Webchat extends Emitter<WebchatEvents> {
     } catch (err) {
       const error = asWebchatError(err);
       this.emit('error', error);
-      if (error.code === 'http_error' && [401, 403, 404].includes(error.status ?? 0)) throw new UnauthorizedError(error.message);
+      if (error.code === 'http_error' && [401, 403, 404].includes(error.status ?? 0))
+        throw new UnauthorizedError(error.message);
       throw error;
     }
   }
@@ -572,7 +612,10 @@ export class Webchat extends Emitter<WebchatEvents> {
 
   private withTimeout(promise: Promise<void>, ms: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new WebchatError('timeout', `not subscribed within ${ms} ms`)), ms);
+      const timer = setTimeout(
+        () => reject(new WebchatError('timeout', `not subscribed within ${ms} ms`)),
+        ms,
+      );
       promise.then(
         () => {
           clearTimeout(timer);
@@ -627,7 +670,10 @@ export async function createWebchat(options: WebchatOptions): Promise<Webchat> {
 }
 
 /** The server's `next_before` cursor says whether an earlier page exists; without one, a short page is the last. */
-function hasMore(page: { messages: unknown[]; nextBefore: string | null | undefined }, limit: number): boolean {
+function hasMore(
+  page: { messages: unknown[]; nextBefore: string | null | undefined },
+  limit: number,
+): boolean {
   return page.nextBefore === undefined ? page.messages.length >= limit : page.nextBefore !== null;
 }
 

@@ -24,7 +24,10 @@ test('javascript: and data: links are not links', () => {
   assert.equal(safeHref('javascript:alert(1)'), null);
   assert.equal(safeHref('data:text/html,<b>x</b>'), null);
   assert.equal(safeHref('mailto:a@b.test'), 'mailto:a@b.test');
-  assert.deepEqual(parseInline('[x](javascript:alert(1))').filter((n) => n.type === 'link'), []);
+  assert.deepEqual(
+    parseInline('[x](javascript:alert(1))').filter((n) => n.type === 'link'),
+    [],
+  );
 });
 
 test('half-streamed syntax stays literal until it closes', () => {
@@ -34,7 +37,10 @@ test('half-streamed syntax stays literal until it closes', () => {
 
 test('blocks: paragraphs, lists, headings and line breaks', () => {
   const blocks = parseMarkdown('# Title\n\nline one\nline two\n\n- a\n- b\n1. c\n');
-  assert.deepEqual(blocks.map((b) => b.type), ['heading', 'paragraph', 'list', 'list']);
+  assert.deepEqual(
+    blocks.map((b) => b.type),
+    ['heading', 'paragraph', 'list', 'list'],
+  );
   const para = blocks[1]!;
   assert.ok(para.type === 'paragraph' && para.children.some((c) => c.type === 'br'));
   const list = blocks[2]!;
@@ -47,7 +53,9 @@ test('snake_case words are not italicised', () => {
 });
 
 test('underscores inside identifiers are not emphasis', () => {
-  assert.deepEqual(parseInline('a window.__xss=1 and b.__y'), [{ type: 'text', text: 'a window.__xss=1 and b.__y' }]);
+  assert.deepEqual(parseInline('a window.__xss=1 and b.__y'), [
+    { type: 'text', text: 'a window.__xss=1 and b.__y' },
+  ]);
   assert.deepEqual(parseInline('__bold__ _em_'), [
     { type: 'strong', children: [{ type: 'text', text: 'bold' }] },
     { type: 'text', text: ' ' },

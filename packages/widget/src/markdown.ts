@@ -143,7 +143,9 @@ export function parseInline(text: string): Inline[] {
 export function safeHref(raw: string): string | null {
   try {
     const url = new URL(raw);
-    return url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'mailto:' ? url.href : null;
+    return url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'mailto:'
+      ? url.href
+      : null;
   } catch {
     return null;
   }

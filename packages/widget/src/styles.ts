@@ -8,6 +8,7 @@
 export const widgetCss = `
 :host { all: initial; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 .root {
   --accent: var(--parley-accent, #3b5bdb);
   --accent-text: var(--parley-accent-text, #ffffff);

@@ -26,7 +26,15 @@ before(async () => {
   context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1000, height: 760 },
   });
   page = context.pages()[0] ?? (await context.newPage());
@@ -44,8 +52,9 @@ const messages = (role: string) => page.locator(`.msg.${role}`);
 /** The element focused inside the widget's shadow root. */
 const focusedInWidget = () =>
   page.evaluate(() => {
-    const active = document.querySelector('[data-parley-widget]')?.shadowRoot?.activeElement as HTMLElement | null;
-    return active ? (active.id || active.className) : null;
+    const active = document.querySelector('[data-parley-widget]')?.shadowRoot
+      ?.activeElement as HTMLElement | null;
+    return active ? active.id || active.className : null;
   });
 
 async function lastReplyWhenComplete(count: number): Promise<string> {
@@ -95,7 +104,10 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   assert.equal(await reply.locator('strong').first().textContent(), 'digital employee');
   // The live region announces the completed reply (not each partial).
   await page.waitForFunction(() =>
-    (document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelector('[aria-live="polite"]')?.textContent ?? '').includes('Parley is a self-hostable'),
+    (
+      document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelector('[aria-live="polite"]')
+        ?.textContent ?? ''
+    ).includes('Parley is a self-hostable'),
   );
   await shot('2-reply-complete');
 
@@ -133,7 +145,8 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   assert.ok(conversationId);
   const client = await createTestClient(server.ctx, ['conversations:write'], demo.companyId);
   const token = await fetchToken(server, client);
-  const hostile = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click](javascript:window.__xss=3)';
+  const hostile =
+    '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click](javascript:window.__xss=3)';
   const posted = await fetch(`${server.baseUrl}/platform/v1/conversations/${conversationId}/messages`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -144,10 +157,30 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   await agentMessage.waitFor({ timeout: 20_000 });
   await page.locator('.msg.agent a').count(); // no-op read so a late render is flushed
   assert.equal(await agentMessage.locator('.body').textContent(), hostile.replace(/\s+$/, ''));
-  assert.equal(await agentMessage.locator('img, script, a').count(), 0, 'no element came from the message text');
+  assert.equal(
+    await agentMessage.locator('img, script, a').count(),
+    0,
+    'no element came from the message text',
+  );
   await page.waitForTimeout(300);
   assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined);
   await shot('6-hostile-markup-inert');
+
+  // Earlier conversations: start a new one, then go back to this one through the list.
+  const earlier = await page.locator('.msg .body').allTextContents();
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  await page.waitForFunction(() => document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelectorAll('.msg.user').length === 0);
+  await lastReplyWhenComplete(1);
+  assert.equal(await page.locator('.msg[data-status]').count(), 1, 'a new conversation holds only the greeting');
+  await page.getByRole('button', { name: 'Earlier conversations' }).click();
+  const entries = page.locator('.conversations button');
+  await entries.first().waitFor();
+  assert.equal(await entries.count(), 2);
+  assert.ok(await page.locator('.log').isHidden(), 'the list replaces the messages while open');
+  await shot('7-conversation-list');
+  await page.locator('.conversations button:not([aria-current="true"])').click();
+  await page.waitForFunction(() => document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelectorAll('.msg.user').length === 2);
+  assert.deepEqual(await page.locator('.msg .body').allTextContents(), earlier);
 
   // Escape closes the panel and returns focus to the launcher.
   await page.locator('textarea').focus();

@@ -113,7 +113,11 @@ class ChatWidget implements WidgetHandle {
 
   private build(shadow: ShadowRoot) {
     const s = this.strings;
-    const el = <K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string) => {
+    const el = <K extends keyof HTMLElementTagNameMap>(
+      tag: K,
+      attrs: Record<string, string> = {},
+      text?: string,
+    ) => {
       const node = this.doc.createElement(tag);
       for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
       if (text !== undefined) node.textContent = text;
@@ -123,18 +127,37 @@ class ChatWidget implements WidgetHandle {
     style.textContent = widgetCss;
     const root = el('div', { class: 'root' });
 
-    const panel = el('section', { class: 'panel', id: 'parley-panel', role: 'dialog', 'aria-labelledby': 'parley-title' });
+    const panel = el('section', {
+      class: 'panel',
+      id: 'parley-panel',
+      role: 'dialog',
+      'aria-labelledby': 'parley-title',
+    });
     panel.hidden = true;
     const header = el('header');
     const title = el('h2', { id: 'parley-title' }, s.title);
-    const historyButton = el('button', { type: 'button', 'aria-label': s.conversations, title: s.conversations }, '☰');
-    const newButton = el('button', { type: 'button', 'aria-label': s.newConversation, title: s.newConversation }, '+');
+    const historyButton = el(
+      'button',
+      { type: 'button', 'aria-label': s.conversations, title: s.conversations },
+      '☰',
+    );
+    const newButton = el(
+      'button',
+      { type: 'button', 'aria-label': s.newConversation, title: s.newConversation },
+      '+',
+    );
     const closeButton = el('button', { type: 'button', 'aria-label': s.closeChat, title: s.closeChat }, '✕');
     header.append(title, historyButton, newButton, closeButton);
 
     const status = el('div', { class: 'status', role: 'status' });
     status.hidden = true;
-    const log = el('div', { class: 'log', role: 'log', 'aria-label': s.messageLog, 'aria-live': 'off', tabindex: '0' });
+    const log = el('div', {
+      class: 'log',
+      role: 'log',
+      'aria-label': s.messageLog,
+      'aria-live': 'off',
+      tabindex: '0',
+    });
     const olderButton = el('button', { type: 'button', class: 'older' }, s.loadOlder);
     olderButton.hidden = true;
     log.append(olderButton);
@@ -148,7 +171,12 @@ class ChatWidget implements WidgetHandle {
     const form = el('form');
     const inputId = 'parley-input';
     const label = el('label', { class: 'sr-only', for: inputId }, s.inputLabel);
-    const input = el('textarea', { id: inputId, rows: '1', placeholder: s.inputPlaceholder, 'aria-label': s.inputLabel });
+    const input = el('textarea', {
+      id: inputId,
+      rows: '1',
+      placeholder: s.inputPlaceholder,
+      'aria-label': s.inputLabel,
+    });
     const sendButton = el('button', { type: 'submit' }, s.send);
     form.append(label, input, sendButton);
     panel.append(header, status, log, conversations, form, live);
@@ -191,7 +219,19 @@ class ChatWidget implements WidgetHandle {
     historyButton.addEventListener('click', () => void this.toggleConversations());
     newButton.addEventListener('click', () => void this.newConversation());
     olderButton.addEventListener('click', () => void this.loadOlder());
-    return { panel, launcher, input, form, log, typing, status, conversations, live, olderButton, historyButton };
+    return {
+      panel,
+      launcher,
+      input,
+      form,
+      log,
+      typing,
+      status,
+      conversations,
+      live,
+      olderButton,
+      historyButton,
+    };
   }
 
   // ---- chat lifecycle ------------------------------------------------------------------------------------------
@@ -362,7 +402,8 @@ class ChatWidget implements WidgetHandle {
     body.append(renderMarkdown(this.doc, message.text));
     children.push(body);
     if (message.error) children.push(this.text('div', message.error.message, 'error'));
-    if (message.status === 'pending' || message.status === 'sent') children.push(this.text('span', this.strings.sending, 'meta'));
+    if (message.status === 'pending' || message.status === 'sent')
+      children.push(this.text('span', this.strings.sending, 'meta'));
     if (message.status === 'failed') {
       const meta = this.text('span', `${this.strings.notSent} `, 'meta');
       const retry = this.doc.createElement('button');
@@ -382,8 +423,15 @@ class ChatWidget implements WidgetHandle {
     const who = messages[0]!.author?.name;
     const dots = this.doc.createElement('span');
     dots.className = 'dots';
-    dots.append(this.doc.createElement('span'), this.doc.createElement('span'), this.doc.createElement('span'));
-    typing.replaceChildren(this.text('span', who ? `${who} ${this.strings.typing}` : this.strings.someoneTyping, 'author'), dots);
+    dots.append(
+      this.doc.createElement('span'),
+      this.doc.createElement('span'),
+      this.doc.createElement('span'),
+    );
+    typing.replaceChildren(
+      this.text('span', who ? `${who} ${this.strings.typing}` : this.strings.someoneTyping, 'author'),
+      dots,
+    );
     this.scrollToEnd();
   }
 
@@ -415,7 +463,10 @@ class ChatWidget implements WidgetHandle {
   private authorName(message: ChatMessage): string {
     if (message.author?.name) return message.author.name;
     const s = this.strings;
-    return { user: s.you, digital_employee: s.assistant, agent: s.agent, system: s.system }[message.role] ?? s.assistant;
+    return (
+      { user: s.you, digital_employee: s.assistant, agent: s.agent, system: s.system }[message.role] ??
+      s.assistant
+    );
   }
 
   private text(tag: string, text: string, className?: string): HTMLElement {

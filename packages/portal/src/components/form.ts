@@ -98,7 +98,12 @@ export function createForm(options: FormOptions): { el: HTMLFormElement; fields:
   return { el: form, fields };
 }
 
-function showServerError(err: unknown, fields: Map<string, FieldHandle>, formError: HTMLElement, codeFields: Record<string, string>) {
+function showServerError(
+  err: unknown,
+  fields: Map<string, FieldHandle>,
+  formError: HTMLElement,
+  codeFields: Record<string, string>,
+) {
   if (!(err instanceof ApiError)) {
     formError.textContent = 'The portal could not reach the server. Check the connection and try again.';
     formError.hidden = false;
@@ -121,7 +126,8 @@ function showServerError(err: unknown, fields: Map<string, FieldHandle>, formErr
     placed.focusTarget.focus();
     return;
   }
-  formError.textContent = err.status === 429 && err.retryAfter ? `${err.detail} (about ${err.retryAfter} s)` : err.detail;
+  formError.textContent =
+    err.status === 429 && err.retryAfter ? `${err.detail} (about ${err.retryAfter} s)` : err.detail;
   formError.hidden = false;
 }
 
@@ -145,22 +151,55 @@ function renderField(spec: FieldSpec): FieldHandle {
 
   if (spec.type === 'checkboxes') {
     const boxes = (spec.options ?? []).map((o) =>
-      h('input', { type: 'checkbox', name: spec.name, value: o.value, id: uid(`${spec.name}-${o.value}`), checked: spec.values?.includes(o.value) }),
+      h('input', {
+        type: 'checkbox',
+        name: spec.name,
+        value: o.value,
+        id: uid(`${spec.name}-${o.value}`),
+        checked: spec.values?.includes(o.value),
+      }),
     );
     const wrapper = h(
       'fieldset',
       { class: 'field', 'aria-describedby': describedBy },
-      h('legend', {}, spec.label, spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null),
+      h(
+        'legend',
+        {},
+        spec.label,
+        spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null,
+      ),
       hint,
-      h('div', { class: 'checks' }, ...boxes.map((b, i) => h('label', { class: 'check', for: b.id }, b, ` ${spec.options![i]!.label}`))),
+      h(
+        'div',
+        { class: 'checks' },
+        ...boxes.map((b, i) => h('label', { class: 'check', for: b.id }, b, ` ${spec.options![i]!.label}`)),
+      ),
       error,
     );
-    return { spec, wrapper, error, focusTarget: boxes[0] ?? wrapper, read: () => boxes.filter((b) => b.checked).map((b) => b.value) };
+    return {
+      spec,
+      wrapper,
+      error,
+      focusTarget: boxes[0] ?? wrapper,
+      read: () => boxes.filter((b) => b.checked).map((b) => b.value),
+    };
   }
 
   if (spec.type === 'checkbox') {
-    const box = h('input', { type: 'checkbox', name: spec.name, id, checked: spec.value === 'true', 'aria-describedby': describedBy });
-    const wrapper = h('div', { class: 'field' }, h('label', { class: 'check', for: id }, box, ` ${spec.label}`), hint, error);
+    const box = h('input', {
+      type: 'checkbox',
+      name: spec.name,
+      id,
+      checked: spec.value === 'true',
+      'aria-describedby': describedBy,
+    });
+    const wrapper = h(
+      'div',
+      { class: 'field' },
+      h('label', { class: 'check', for: id }, box, ` ${spec.label}`),
+      hint,
+      error,
+    );
     return { spec, wrapper, error, focusTarget: box, read: () => (box.checked ? 'true' : 'false') };
   }
 
@@ -175,7 +214,13 @@ function renderField(spec: FieldSpec): FieldHandle {
   };
   let control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
   if (spec.type === 'select') {
-    control = h('select', common, ...(spec.options ?? []).map((o) => h('option', { value: o.value, selected: o.value === spec.value }, o.label)));
+    control = h(
+      'select',
+      common,
+      ...(spec.options ?? []).map((o) =>
+        h('option', { value: o.value, selected: o.value === spec.value }, o.label),
+      ),
+    );
   } else if (spec.type === 'textarea') {
     control = h('textarea', { ...common, rows: 4 });
     control.value = spec.value ?? '';
@@ -186,7 +231,12 @@ function renderField(spec: FieldSpec): FieldHandle {
   const wrapper = h(
     'div',
     { class: 'field' },
-    h('label', { for: id }, spec.label, spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null),
+    h(
+      'label',
+      { for: id },
+      spec.label,
+      spec.required ? h('span', { class: 'req', 'aria-hidden': 'true' }, ' *') : null,
+    ),
     hint,
     control,
     error,

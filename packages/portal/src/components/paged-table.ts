@@ -28,10 +28,19 @@ export function pagedTable<T>(options: PagedTableOptions<T>): { el: HTMLElement;
     'table',
     {},
     h('caption', { class: 'visually-hidden' }, options.caption),
-    h('thead', {}, h('tr', {}, ...options.columns.map((c) => h('th', { scope: 'col', class: c.className }, c.header)))),
+    h(
+      'thead',
+      {},
+      h('tr', {}, ...options.columns.map((c) => h('th', { scope: 'col', class: c.className }, c.header))),
+    ),
     body,
   );
-  const el = h('div', { class: 'paged' }, h('div', { class: 'table-wrap' }, table), h('nav', { class: 'pager', 'aria-label': `${options.caption} pages` }, prev, status, next));
+  const el = h(
+    'div',
+    { class: 'paged' },
+    h('div', { class: 'table-wrap' }, table),
+    h('nav', { class: 'pager', 'aria-label': `${options.caption} pages` }, prev, status, next),
+  );
 
   const reload = async () => {
     try {
@@ -46,16 +55,31 @@ export function pagedTable<T>(options: PagedTableOptions<T>): { el: HTMLElement;
         ...(page.items.length === 0
           ? [h('tr', {}, h('td', { colspan: options.columns.length, class: 'empty' }, options.empty))]
           : page.items.map((row) =>
-              h('tr', {}, ...options.columns.map((c) => h('td', { class: c.className, 'data-label': c.header }, c.cell(row)))),
+              h(
+                'tr',
+                {},
+                ...options.columns.map((c) =>
+                  h('td', { class: c.className, 'data-label': c.header }, c.cell(row)),
+                ),
+              ),
             )),
       );
-      status.textContent = page.total === 0 ? '' : `${page.offset + 1}–${page.offset + page.items.length} of ${page.total}`;
+      status.textContent =
+        page.total === 0 ? '' : `${page.offset + 1}–${page.offset + page.items.length} of ${page.total}`;
       prev.disabled = page.offset === 0;
       next.disabled = page.offset + page.items.length >= page.total;
     } catch (err) {
       replaceChildren(
         body,
-        h('tr', {}, h('td', { colspan: options.columns.length, class: 'form-error', role: 'alert' }, err instanceof ApiError ? err.detail : 'Could not load the list.')),
+        h(
+          'tr',
+          {},
+          h(
+            'td',
+            { colspan: options.columns.length, class: 'form-error', role: 'alert' },
+            err instanceof ApiError ? err.detail : 'Could not load the list.',
+          ),
+        ),
       );
     }
   };

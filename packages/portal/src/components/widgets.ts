@@ -63,3 +63,37 @@ export function confirmDialog(title: string, message: string, confirmLabel: stri
 export function notice(kind: 'success' | 'error' | 'info', ...children: Array<Node | string>): HTMLElement {
   return h('div', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, ...children);
 }
+
+/**
+ * A form in a modal dialog (e.g. "rotate key"). `build(close)` returns the form; it calls `close()` after a
+ * successful submit. Escape or Cancel closes without submitting.
+ */
+export function formDialog(
+  title: string,
+  intro: string,
+  build: (close: () => void) => HTMLFormElement,
+): void {
+  const titleId = `dialog-title-${Date.now()}`;
+  const cancel = h('button', { type: 'button', class: 'secondary' }, 'Cancel');
+  const dialog = h(
+    'dialog',
+    { 'aria-labelledby': titleId },
+    h('h2', { id: titleId }, title),
+    h('p', {}, intro),
+  );
+  const close = () => {
+    dialog.close();
+    dialog.remove();
+  };
+  const form = build(close);
+  form.querySelector('.actions')?.append(cancel);
+  dialog.append(form);
+  cancel.addEventListener('click', close);
+  dialog.addEventListener('cancel', (e) => {
+    e.preventDefault();
+    close();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  (form.querySelector('input, select, textarea') as HTMLElement | null)?.focus();
+}

@@ -23,7 +23,12 @@ describe('portal in a browser: API clients page', () => {
   before(async () => {
     server = await startTestServer();
     const company = await server.ctx.companies.create('Acme');
-    await new UsersService(server.ctx.store.db).create({ companyId: company.id, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
+    await new UsersService(server.ctx.store.db).create({
+      companyId: company.id,
+      email: 'admin@acme.test',
+      password: PASSWORD,
+      role: 'admin',
+    });
     browser = await openBrowser(server.baseUrl);
     await signIn(browser.page, 'admin@acme.test', PASSWORD);
   });
@@ -67,7 +72,11 @@ describe('portal in a browser: API clients page', () => {
     await page.getByRole('row').filter({ hasText: 'CI bot' }).waitFor();
     assert.ok(!(await page.content()).includes(secret), 'after a reload the secret is gone for good');
     assert.equal(await page.getByTestId('client-secret').count(), 0);
-    assert.notEqual(await row.getByRole('cell').nth(4).textContent(), 'Never', 'last used shows the token request');
+    assert.notEqual(
+      await row.getByRole('cell').nth(4).textContent(),
+      'Never',
+      'last used shows the token request',
+    );
   });
 
   it('deletes a client after confirmation and says issued tokens lapse within the hour', async () => {
@@ -84,7 +93,11 @@ describe('portal in a browser: API clients page', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete client' }).click();
     await page.getByText('Its issued tokens lapse within the hour.').waitFor();
     await page.getByText('No API clients yet.').waitFor();
-    const clients = await server.ctx.store.db.selectFrom('api_clients').select(['id', 'deleted_at']).where('id', '=', clientId).execute();
+    const clients = await server.ctx.store.db
+      .selectFrom('api_clients')
+      .select(['id', 'deleted_at'])
+      .where('id', '=', clientId)
+      .execute();
     assert.ok(clients[0]?.deleted_at, 'deleted in the store');
   });
 
@@ -108,7 +121,9 @@ describe('portal in a browser: API clients page', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('button', { name: 'Previous' }).click();
     await page.getByText('1–10 of 12').waitFor();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
     assert.ok(overflow <= 0, `no horizontal scrolling at phone width (overflow ${overflow}px)`);
     await screenshot(page, 'api-clients-phone');
     await page.setViewportSize({ width: 1280, height: 800 });

@@ -25,7 +25,10 @@ const SCOPE_HELP: Record<string, string> = {
  * in this page's DOM: navigating away or reloading drops it for good (the server keeps only a digest).
  */
 export async function renderApiClients(main: HTMLElement): Promise<void> {
-  const first = await api<Page<ApiClientRow> & { available_scopes: string[] }>('GET', `/api-clients?${pageQuery(0, 1)}`);
+  const first = await api<Page<ApiClientRow> & { available_scopes: string[] }>(
+    'GET',
+    `/api-clients?${pageQuery(0, 1)}`,
+  );
   const secretSlot = h('div', { class: 'secret-slot' });
   const status = h('div', { 'aria-live': 'polite' });
 
@@ -42,7 +45,16 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
       {
         header: 'Actions',
         cell: (c) =>
-          h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${c.name}`, onclick: () => void remove(c) }, 'Delete'),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              'aria-label': `Delete ${c.name}`,
+              onclick: () => void remove(c),
+            },
+            'Delete',
+          ),
       },
     ],
   });
@@ -56,7 +68,10 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
     if (!ok) return;
     try {
       await api('DELETE', `/api-clients/${encodeURIComponent(c.client_id)}`);
-      replaceChildren(status, notice('success', `Deleted “${c.name}”. Its issued tokens lapse within the hour.`));
+      replaceChildren(
+        status,
+        notice('success', `Deleted “${c.name}”. Its issued tokens lapse within the hour.`),
+      );
     } catch (err) {
       replaceChildren(status, notice('error', err instanceof Error ? err.message : 'Delete failed.'));
     }
@@ -68,7 +83,13 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
     resetOnSuccess: true,
     codeFields: { invalid_name: 'name', invalid_scopes: 'scopes' },
     fields: [
-      { name: 'name', label: 'Name', required: true, maxLength: 200, hint: 'Who uses it, e.g. “CI bot” or “CRM sync”.' },
+      {
+        name: 'name',
+        label: 'Name',
+        required: true,
+        maxLength: 200,
+        hint: 'Who uses it, e.g. “CI bot” or “CRM sync”.',
+      },
       {
         name: 'scopes',
         label: 'Scopes',
@@ -98,8 +119,18 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
     ),
     status,
     secretSlot,
-    h('section', { 'aria-labelledby': 'create-client' }, h('h2', { id: 'create-client' }, 'New API client'), form.el),
-    h('section', { 'aria-labelledby': 'client-list' }, h('h2', { id: 'client-list' }, 'Your API clients'), table.el),
+    h(
+      'section',
+      { 'aria-labelledby': 'create-client' },
+      h('h2', { id: 'create-client' }, 'New API client'),
+      form.el,
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'client-list' },
+      h('h2', { id: 'client-list' }, 'Your API clients'),
+      table.el,
+    ),
   );
   await table.reload();
 }
@@ -116,7 +147,19 @@ function showSecretOnce(slot: HTMLElement, created: ApiClientRow & { client_secr
       h('strong', {}, 'This is the only time the secret is shown. '),
       'Parley stores only a digest of it; if you lose it, delete this client and create a new one.',
     ),
-    h('dl', { class: 'pairs' }, h('dt', {}, 'Client ID'), h('dd', {}, copyable(created.client_id, 'Copy ID')), h('dt', {}, 'Client secret'), h('dd', {}, h('code', { class: 'secret', 'data-testid': 'client-secret' }, created.client_secret), copyButton(created.client_secret, 'Copy secret'))),
+    h(
+      'dl',
+      { class: 'pairs' },
+      h('dt', {}, 'Client ID'),
+      h('dd', {}, copyable(created.client_id, 'Copy ID')),
+      h('dt', {}, 'Client secret'),
+      h(
+        'dd',
+        {},
+        h('code', { class: 'secret', 'data-testid': 'client-secret' }, created.client_secret),
+        copyButton(created.client_secret, 'Copy secret'),
+      ),
+    ),
     h('div', { class: 'actions' }, dismiss),
   );
   dismiss.addEventListener('click', () => box.remove());

@@ -14,9 +14,12 @@ interface CompanyView {
 export async function renderCompany(main: HTMLElement): Promise<void> {
   const company = await api<CompanyView>('GET', '/company');
   const status = h('div', { 'aria-live': 'polite' });
-  const current = h('ul', { class: 'tags', 'aria-label': 'Allowed origins' });
+  const current = h('ul', { class: 'tags', 'aria-label': 'Current allowed origins' });
   const showOrigins = (origins: string[]) =>
-    replaceChildren(current, ...(origins.length ? origins.map((o) => h('li', {}, o)) : [h('li', { class: 'muted' }, 'none')]));
+    replaceChildren(
+      current,
+      ...(origins.length ? origins.map((o) => h('li', {}, o)) : [h('li', { class: 'muted' }, 'none')]),
+    );
   showOrigins(company.allowed_origins);
 
   const form = createForm({
@@ -32,7 +35,9 @@ export async function renderCompany(main: HTMLElement): Promise<void> {
       },
     ],
     onSubmit: async (values) => {
-      const saved = await api<CompanyView>('PUT', '/company/allowed-origins', { allowed_origins: splitList(values.allowed_origins!) });
+      const saved = await api<CompanyView>('PUT', '/company/allowed-origins', {
+        allowed_origins: splitList(values.allowed_origins!),
+      });
       showOrigins(saved.allowed_origins);
       replaceChildren(status, notice('success', 'Allowed origins saved.'));
     },
@@ -46,13 +51,27 @@ export async function renderCompany(main: HTMLElement): Promise<void> {
       h('dt', {}, 'Name'),
       h('dd', {}, company.name),
       h('dt', {}, 'Company ID'),
-      h('dd', {}, copyable(company.id, 'Copy company ID'), h('p', { class: 'hint' }, 'Send it as the X-Company header on webchat SDK calls, and as data-company on the widget.')),
+      h(
+        'dd',
+        {},
+        copyable(company.id, 'Copy company ID'),
+        h(
+          'p',
+          { class: 'hint' },
+          'Send it as the X-Company header on webchat SDK calls, and as data-company on the widget.',
+        ),
+      ),
       h('dt', {}, 'Created'),
       h('dd', {}, formatTime(company.created_at)),
       h('dt', {}, 'Allowed origins'),
       h('dd', {}, current),
     ),
     status,
-    h('section', { 'aria-labelledby': 'origins-title' }, h('h2', { id: 'origins-title' }, 'Edit allowed origins'), form.el),
+    h(
+      'section',
+      { 'aria-labelledby': 'origins-title' },
+      h('h2', { id: 'origins-title' }, 'Edit allowed origins'),
+      form.el,
+    ),
   );
 }

@@ -3,7 +3,11 @@ import { h } from '../dom.ts';
 export function renderForbidden(main: HTMLElement): void {
   main.append(
     h('h1', {}, 'Not available'),
-    h('p', { class: 'notice error', role: 'alert' }, 'Your role does not allow this page. Settings are for company admins.'),
+    h(
+      'p',
+      { class: 'notice error', role: 'alert' },
+      'Your role does not allow this page. Settings are for company admins.',
+    ),
   );
 }
 

@@ -13,8 +13,18 @@ describe('portal in a browser: sign-in, roles, CSRF', () => {
     server = await startTestServer();
     const company = await server.ctx.companies.create('Acme');
     const users = new UsersService(server.ctx.store.db);
-    await users.create({ companyId: company.id, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
-    await users.create({ companyId: company.id, email: 'agent@acme.test', password: PASSWORD, role: 'agent' });
+    await users.create({
+      companyId: company.id,
+      email: 'admin@acme.test',
+      password: PASSWORD,
+      role: 'admin',
+    });
+    await users.create({
+      companyId: company.id,
+      email: 'agent@acme.test',
+      password: PASSWORD,
+      role: 'agent',
+    });
     browser = await openBrowser(server.baseUrl);
   });
   after(async () => {

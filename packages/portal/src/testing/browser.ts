@@ -17,7 +17,10 @@ export interface TestBrowser {
  * Headless system Chromium with a fresh profile per test file (no state leaks between tests), clipboard access
  * granted so "copy" buttons can be checked, and nothing that would reach the internet.
  */
-export async function openBrowser(baseUrl: string, viewport = { width: 1280, height: 800 }): Promise<TestBrowser> {
+export async function openBrowser(
+  baseUrl: string,
+  viewport = { width: 1280, height: 800 },
+): Promise<TestBrowser> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const userDataDir = mkdtempSync(join(tmpdir(), 'parley-portal-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
@@ -56,4 +59,5 @@ export async function signIn(page: Page, email: string, password: string): Promi
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
-export const screenshot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+export const screenshot = (page: Page, name: string) =>
+  page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });

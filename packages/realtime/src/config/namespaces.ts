@@ -108,13 +108,17 @@ export function resolveChannelOptions(
 ): ResolvedChannelOptions {
   const where = namespace === '' ? 'channel.without_namespace' : `namespace "${namespace}"`;
   const size = options.history_size ?? 0;
-  if (!Number.isInteger(size) || size < 0) throw new ConfigError(`${where}: history_size must be a whole number`);
+  if (!Number.isInteger(size) || size < 0)
+    throw new ConfigError(`${where}: history_size must be a whole number`);
   const ttlMs = toMilliseconds(options.history_ttl, `${where}.history_ttl`) ?? 0;
   const metaTtlMs = toMilliseconds(options.history_meta_ttl, `${where}.history_meta_ttl`) || defaultMetaTtlMs;
   const format = options.publication_data_format ?? '';
-  if (!DATA_FORMATS.has(format)) throw new ConfigError(`${where}: unknown publication_data_format "${format}"`);
+  if (!DATA_FORMATS.has(format))
+    throw new ConfigError(`${where}: unknown publication_data_format "${format}"`);
   if (options.force_recovery_mode !== undefined && options.force_recovery_mode !== 'stream') {
-    throw new ConfigError(`${where}: force_recovery_mode "${String(options.force_recovery_mode)}" is not supported`);
+    throw new ConfigError(
+      `${where}: force_recovery_mode "${String(options.force_recovery_mode)}" is not supported`,
+    );
   }
   let channelRegex: RegExp | undefined;
   if (options.channel_regex) {
@@ -169,14 +173,21 @@ export class ChannelRegistry {
   private readonly withoutNamespace: ResolvedChannelOptions;
   private readonly namespaces = new Map<string, ResolvedChannelOptions>();
 
-  constructor(namespaces: NamespaceConfig[] = [], withoutNamespace: ChannelOptions = {}, rules?: Partial<ChannelRules>) {
+  constructor(
+    namespaces: NamespaceConfig[] = [],
+    withoutNamespace: ChannelOptions = {},
+    rules?: Partial<ChannelRules>,
+  ) {
     this.rules = { ...DEFAULT_CHANNEL_RULES, ...rules };
     this.withoutNamespace = resolveChannelOptions('', withoutNamespace, this.rules.historyMetaTtlMs);
     for (const namespace of namespaces) {
       if (typeof namespace.name !== 'string' || !NAMESPACE_NAME.test(namespace.name)) {
-        throw new ConfigError(`invalid namespace name "${String(namespace.name)}" (must match ${NAMESPACE_NAME})`);
+        throw new ConfigError(
+          `invalid namespace name "${String(namespace.name)}" (must match ${NAMESPACE_NAME})`,
+        );
       }
-      if (this.namespaces.has(namespace.name)) throw new ConfigError(`duplicate namespace "${namespace.name}"`);
+      if (this.namespaces.has(namespace.name))
+        throw new ConfigError(`duplicate namespace "${namespace.name}"`);
       this.namespaces.set(
         namespace.name,
         resolveChannelOptions(namespace.name, namespace, this.rules.historyMetaTtlMs),
@@ -187,7 +198,8 @@ export class ChannelRegistry {
   /** Options of the channel's namespace, or `undefined` for an unknown namespace (→ 102). */
   resolve(channel: string): ResolvedChannel | undefined {
     const { privatePrefix, namespaceBoundary } = this.rules;
-    const trimmed = privatePrefix && channel.startsWith(privatePrefix) ? channel.slice(privatePrefix.length) : channel;
+    const trimmed =
+      privatePrefix && channel.startsWith(privatePrefix) ? channel.slice(privatePrefix.length) : channel;
     const boundary = namespaceBoundary ? trimmed.indexOf(namespaceBoundary) : -1;
     if (boundary < 0) return { options: this.withoutNamespace, rest: channel };
     const options = this.namespaces.get(trimmed.slice(0, boundary));
@@ -220,7 +232,10 @@ export class ChannelRegistry {
 }
 
 /** Centrifugo's `publication_data_format` check (CFGO `config/format.go`); failure → 107. */
-export function isValidPublicationData(data: string, format: ResolvedChannelOptions['publicationDataFormat']): boolean {
+export function isValidPublicationData(
+  data: string,
+  format: ResolvedChannelOptions['publicationDataFormat'],
+): boolean {
   switch (format) {
     case 'binary':
       return true;

@@ -3,7 +3,12 @@ import type { RealtimeHooks } from '../engine/hooks.ts';
 import { createJsonLogger, type Logger } from '../engine/logger.ts';
 import type { TokenOptions } from '../tokens/verifier.ts';
 import { ConfigError } from './errors.ts';
-import { type ChannelOptions, type ChannelRules, DEFAULT_CHANNEL_RULES, type NamespaceConfig } from './namespaces.ts';
+import {
+  type ChannelOptions,
+  type ChannelRules,
+  DEFAULT_CHANNEL_RULES,
+  type NamespaceConfig,
+} from './namespaces.ts';
 
 /** Per-connection command rate limit (token bucket); over the limit → 111, far over → close 3013. */
 export interface CommandRateLimit {
@@ -181,14 +186,26 @@ export function resolveEngineOptions(options: RealtimeEngineOptions): ResolvedEn
     expiredSubCloseDelayMs: nonNegative('expiredSubCloseDelayMs', options.expiredSubCloseDelayMs, 25_000),
     presenceUpdateIntervalMs: positive('presenceUpdateIntervalMs', options.presenceUpdateIntervalMs, 27_000),
     presenceTtlMs: positive('presenceTtlMs', options.presenceTtlMs, 60_000),
-    channelPositionCheckDelayMs: positive('channelPositionCheckDelayMs', options.channelPositionCheckDelayMs, 40_000),
+    channelPositionCheckDelayMs: positive(
+      'channelPositionCheckDelayMs',
+      options.channelPositionCheckDelayMs,
+      40_000,
+    ),
     maxFrameBytes: positive('maxFrameBytes', options.maxFrameBytes, 65_536),
     channelLimit: positive('channelLimit', options.channelLimit, 128),
     commandRate,
     maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes, 1_048_576),
     userConnectionLimit: nonNegative('userConnectionLimit', options.userConnectionLimit, 0),
-    historyMaxPublicationLimit: positive('historyMaxPublicationLimit', options.historyMaxPublicationLimit, 300),
-    recoveryMaxPublicationLimit: positive('recoveryMaxPublicationLimit', options.recoveryMaxPublicationLimit, 300),
+    historyMaxPublicationLimit: positive(
+      'historyMaxPublicationLimit',
+      options.historyMaxPublicationLimit,
+      300,
+    ),
+    recoveryMaxPublicationLimit: positive(
+      'recoveryMaxPublicationLimit',
+      options.recoveryMaxPublicationLimit,
+      300,
+    ),
     websocketPath: options.websocketPath ?? '/connection/websocket',
     apiKey: options.apiKey || undefined,
     apiInsecure: options.apiInsecure === true,

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Centrifuge, Subscription } from 'centrifuge';
 import { ClientError } from '../protocol/errors.ts';
-import { signHmacJwt } from '../tokens/jwt.ts';
 import {
   connectionToken,
   newClient,
@@ -13,6 +12,7 @@ import {
   type TestServer,
   waitUntil,
 } from '../testing/harness.ts';
+import { signHmacJwt } from '../tokens/jwt.ts';
 
 /** The real `centrifuge` client against the engine: connect, subscribe, publish, hooks, presence, history, RPC. */
 
@@ -64,7 +64,12 @@ function connect(user: string, options: Parameters<typeof newClient>[1] = {}): C
   return client;
 }
 
-async function subscribed(client: Centrifuge, user: string, channel: string, options = {}): Promise<Subscription> {
+async function subscribed(
+  client: Centrifuge,
+  user: string,
+  channel: string,
+  options = {},
+): Promise<Subscription> {
   const sub = client.newSubscription(channel, {
     getToken: async ({ channel: ch }) => subscriptionToken(user, ch),
     ...options,
@@ -145,14 +150,20 @@ describe('subscribe and publish', () => {
     const readerSub = await subscribed(reader, 'grace', 'chat:reject');
     const seen: unknown[] = [];
     readerSub.on('publication', (ctx) => seen.push(ctx.data));
-    await assert.rejects(writerSub.publish({ action: 'reject' }), { code: 4001, message: 'rejected by application' });
+    await assert.rejects(writerSub.publish({ action: 'reject' }), {
+      code: 4001,
+      message: 'rejected by application',
+    });
     await writerSub.publish({ action: 'skip' });
     await writerSub.publish({ text: 'after' });
     await waitUntil(() => seen.length > 0, 5000, 'publication');
     assert.deepEqual(seen, [{ text: 'after' }]);
     // The skipped one never reached the stream either: offsets continue gapless.
     const history = await server.engine.history('chat:reject', { limit: -1 });
-    assert.deepEqual(history.publications.map((p) => p.data), [{ text: 'after' }]);
+    assert.deepEqual(
+      history.publications.map((p) => p.data),
+      [{ text: 'after' }],
+    );
   });
 
   test('publishing without permission answers 103', async () => {
@@ -174,7 +185,9 @@ describe('subscribe and publish', () => {
   test('subscription token problems end the subscription with the Centrifugo codes', async () => {
     const client = connect('judy');
     await nextEvent(client, 'connected');
-    const bad = client.newSubscription('chat:bad', { token: signHmacJwt({ sub: 'judy', channel: 'chat:bad' }, 'x') });
+    const bad = client.newSubscription('chat:bad', {
+      token: signHmacJwt({ sub: 'judy', channel: 'chat:bad' }, 'x'),
+    });
     const badEnd = nextEvent<{ code: number }>(bad, 'unsubscribed');
     bad.subscribe();
     assert.equal((await badEnd).code, 103);
@@ -216,7 +229,9 @@ describe('presence and join/leave', () => {
     const secondSub = await subscribed(second, 'mia', 'chat:room');
     await waitUntil(() => joins.includes('mia'), 5000, 'join of mia');
     const presence = await sub.presence();
-    const users = Object.values(presence.clients).map((c) => c.user).sort();
+    const users = Object.values(presence.clients)
+      .map((c) => c.user)
+      .sort();
     assert.deepEqual(users, ['leo', 'mia']);
     const stats = await sub.presenceStats();
     assert.deepEqual(stats, { numClients: 2, numUsers: 2 });
@@ -235,14 +250,26 @@ describe('history', () => {
     assert.equal(position.publications.length, 0);
     assert.equal(position.offset, 8);
     const capped = await sub.history({ limit: 100 });
-    assert.deepEqual(capped.publications.map((p) => p.data), [1, 2, 3, 4, 5].map((i) => ({ i })));
+    assert.deepEqual(
+      capped.publications.map((p) => p.data),
+      [1, 2, 3, 4, 5].map((i) => ({ i })),
+    );
     const since = await sub.history({ limit: 2, since: { offset: 6, epoch: position.epoch } });
-    assert.deepEqual(since.publications.map((p) => p.offset), [7, 8]);
+    assert.deepEqual(
+      since.publications.map((p) => p.offset),
+      [7, 8],
+    );
     const reverse = await sub.history({ limit: 2, reverse: true });
-    assert.deepEqual(reverse.publications.map((p) => p.offset), [8, 7]);
-    await assert.rejects(sub.history({ limit: 2, reverse: true, since: { offset: 0, epoch: position.epoch } }), {
-      code: 107,
-    });
+    assert.deepEqual(
+      reverse.publications.map((p) => p.offset),
+      [8, 7],
+    );
+    await assert.rejects(
+      sub.history({ limit: 2, reverse: true, since: { offset: 0, epoch: position.epoch } }),
+      {
+        code: 107,
+      },
+    );
     await assert.rejects(sub.history({ limit: 2, since: { offset: 1, epoch: 'another' } }), { code: 112 });
   });
 
@@ -302,7 +329,11 @@ describe('hooks on a dedicated engine', () => {
       sub.unsubscribe();
       client.disconnect();
       await waitUntil(() => events.some((e) => e.startsWith('disconnect')), 5000, 'disconnect event');
-      assert.deepEqual(events.slice(0, 3), ['connect:rita', 'subscribe:rita:lobby', 'unsubscribe:rita:lobby']);
+      assert.deepEqual(events.slice(0, 3), [
+        'connect:rita',
+        'subscribe:rita:lobby',
+        'unsubscribe:rita:lobby',
+      ]);
       assert.match(events[3]!, /^disconnect:rita:\d+$/);
       assert.deepEqual(messages, [{ note: 1 }]);
     } finally {

@@ -1,8 +1,14 @@
-import { type Command, type CommandMethod, encodeObject, encodePublications, toRawJson } from '../protocol/codec.ts';
+import { isValidPublicationData, type ResolvedChannel } from '../config/namespaces.ts';
+import {
+  type Command,
+  type CommandMethod,
+  encodeObject,
+  encodePublications,
+  toRawJson,
+} from '../protocol/codec.ts';
 import { DisconnectCode, ErrorCode } from '../protocol/codes.ts';
 import { ClientError, DisconnectError } from '../protocol/errors.ts';
 import { TokenError } from '../tokens/jwt.ts';
-import { isValidPublicationData, type ResolvedChannel } from '../config/namespaces.ts';
 import { handleConnect } from './connect.ts';
 import { canPublish, canReadHistory, canReadPresence, isSubscribed } from './permissions.ts';
 import { type ClientSession, SessionState } from './session.ts';
@@ -66,7 +72,11 @@ function resolveChannel(session: ClientSession, channel: string): ResolvedChanne
   return resolved;
 }
 
-function handleUnsubscribe(session: ClientSession, id: number, request: NonNullable<Command['unsubscribe']>): void {
+function handleUnsubscribe(
+  session: ClientSession,
+  id: number,
+  request: NonNullable<Command['unsubscribe']>,
+): void {
   const channel = requireChannel(request.channel);
   const sub = session.subs.get(channel);
   if (sub !== undefined) {
@@ -81,12 +91,17 @@ function handleUnsubscribe(session: ClientSession, id: number, request: NonNulla
  * Client publish (CFGO OnPublish + our `onPublish` hook): validate, let the application check or transform,
  * publish through the broker with the publisher's ClientInfo, and reply only after both finished.
  */
-async function handlePublish(session: ClientSession, id: number, request: NonNullable<Command['publish']>): Promise<void> {
+async function handlePublish(
+  session: ClientSession,
+  id: number,
+  request: NonNullable<Command['publish']>,
+): Promise<void> {
   const engine = session.engine;
   const channel = requireChannel(request.channel);
   const { options } = resolveChannel(session, channel);
   let rawData = request.data === undefined ? '' : JSON.stringify(request.data);
-  if (!isValidPublicationData(rawData, options.publicationDataFormat)) throw new ClientError(ErrorCode.badRequest);
+  if (!isValidPublicationData(rawData, options.publicationDataFormat))
+    throw new ClientError(ErrorCode.badRequest);
   const subscribed = isSubscribed(session, channel);
   if (!canPublish(session, options, subscribed)) throw new ClientError(ErrorCode.permissionDenied);
   let skipHistory = false;
@@ -106,7 +121,10 @@ async function handlePublish(session: ClientSession, id: number, request: NonNul
     idempotencyKey = decision?.idempotencyKey;
   }
   const sub = session.subs.get(channel);
-  const info = sub !== undefined && sub.state === SubscriptionState.Subscribed ? sub.info() : session.engine.clientInfo(session);
+  const info =
+    sub !== undefined && sub.state === SubscriptionState.Subscribed
+      ? sub.info()
+      : session.engine.clientInfo(session);
   await engine.publishRaw({
     channel,
     data: rawData,
@@ -120,7 +138,11 @@ async function handlePublish(session: ClientSession, id: number, request: NonNul
 }
 
 /** Client history (LIB handleHistory, node.history): limit 0 = position only, capped, 107 / 108 / 112 rules. */
-async function handleHistory(session: ClientSession, id: number, request: NonNullable<Command['history']>): Promise<void> {
+async function handleHistory(
+  session: ClientSession,
+  id: number,
+  request: NonNullable<Command['history']>,
+): Promise<void> {
   const engine = session.engine;
   const channel = requireChannel(request.channel);
   const { options } = resolveChannel(session, channel);
@@ -134,7 +156,8 @@ async function handleHistory(session: ClientSession, id: number, request: NonNul
   const since =
     request.since !== undefined && request.since !== null && typeof request.since === 'object'
       ? {
-          offset: typeof request.since.offset === 'number' && request.since.offset > 0 ? request.since.offset : 0,
+          offset:
+            typeof request.since.offset === 'number' && request.since.offset > 0 ? request.since.offset : 0,
           epoch: typeof request.since.epoch === 'string' ? request.since.epoch : '',
         }
       : undefined;
@@ -166,16 +189,28 @@ async function handlePresence(
   }
   if (statsOnly) {
     const stats = await engine.presenceManager.presenceStats(channel);
-    session.reply(id, 'presence_stats', encodeObject({
-      num_clients: stats.numClients > 0 ? String(stats.numClients) : undefined,
-      num_users: stats.numUsers > 0 ? String(stats.numUsers) : undefined,
-    }));
+    session.reply(
+      id,
+      'presence_stats',
+      encodeObject({
+        num_clients: stats.numClients > 0 ? String(stats.numClients) : undefined,
+        num_users: stats.numUsers > 0 ? String(stats.numUsers) : undefined,
+      }),
+    );
     return;
   }
-  session.reply(id, 'presence', `{"presence":${engine.encodePresence(await engine.presenceManager.presence(channel))}}`);
+  session.reply(
+    id,
+    'presence',
+    `{"presence":${engine.encodePresence(await engine.presenceManager.presence(channel))}}`,
+  );
 }
 
-async function handleRpc(session: ClientSession, id: number, request: NonNullable<Command['rpc']>): Promise<void> {
+async function handleRpc(
+  session: ClientSession,
+  id: number,
+  request: NonNullable<Command['rpc']>,
+): Promise<void> {
   const hook = session.engine.hooks.onRpc;
   // No RPC handler → 108, as Centrifugo without an RPC proxy (brief §2.3).
   if (hook === undefined) throw new ClientError(ErrorCode.notAvailable);
@@ -193,7 +228,11 @@ async function handleSend(session: ClientSession, request: NonNullable<Command['
 }
 
 /** Connection refresh (CFGO OnRefresh): same user, new expiry; expired → 3005, invalid → 3500. */
-async function handleRefresh(session: ClientSession, id: number, request: NonNullable<Command['refresh']>): Promise<void> {
+async function handleRefresh(
+  session: ClientSession,
+  id: number,
+  request: NonNullable<Command['refresh']>,
+): Promise<void> {
   const engine = session.engine;
   const token = typeof request.token === 'string' ? request.token : '';
   if (token === '') throw new DisconnectError(DisconnectCode.badRequest);
@@ -202,7 +241,9 @@ async function handleRefresh(session: ClientSession, id: number, request: NonNul
     claims = engine.verifier.verifyConnectToken(token);
   } catch (error) {
     if (error instanceof TokenError) {
-      throw new DisconnectError(error.code === 'token_expired' ? DisconnectCode.expired : DisconnectCode.invalidToken);
+      throw new DisconnectError(
+        error.code === 'token_expired' ? DisconnectCode.expired : DisconnectCode.invalidToken,
+      );
     }
     throw error;
   }
@@ -239,7 +280,8 @@ async function handleSubRefresh(
   const channel = requireChannel(request.channel);
   const token = typeof request.token === 'string' ? request.token : '';
   const sub = session.subs.get(channel);
-  if (sub === undefined || sub.state !== SubscriptionState.Subscribed) throw new ClientError(ErrorCode.permissionDenied);
+  if (sub === undefined || sub.state !== SubscriptionState.Subscribed)
+    throw new ClientError(ErrorCode.permissionDenied);
   if (token === '') throw new DisconnectError(DisconnectCode.badRequest);
   let claims: ReturnType<typeof engine.verifier.verifySubscribeToken>;
   try {
@@ -251,8 +293,10 @@ async function handleSubRefresh(
     }
     throw error;
   }
-  if (claims.channel !== channel || claims.user !== session.user) throw new DisconnectError(DisconnectCode.invalidToken);
-  if (claims.client !== undefined && claims.client !== session.id) throw new DisconnectError(DisconnectCode.invalidToken);
+  if (claims.channel !== channel || claims.user !== session.user)
+    throw new DisconnectError(DisconnectCode.invalidToken);
+  if (claims.client !== undefined && claims.client !== session.id)
+    throw new DisconnectError(DisconnectCode.invalidToken);
   const expireAt = engine.options.insecure ? 0 : claims.expireAt;
   const nowSeconds = Date.now() / 1000;
   if (expireAt > 0 && expireAt <= nowSeconds) throw new ClientError(ErrorCode.expired);

@@ -114,19 +114,31 @@ function recoveryFor(request: ConnectRequest, channel: string): RecoveryRequest 
 }
 
 /** Server-side subscriptions from the token or hook; an unknown namespace fails the connect with 102 (CFGO). */
-function prepareServerSubscriptions(session: ClientSession, subs: Record<string, ServerSubscriptionClaim>): Subscription[] {
+function prepareServerSubscriptions(
+  session: ClientSession,
+  subs: Record<string, ServerSubscriptionClaim>,
+): Subscription[] {
   const registry = session.engine.registry;
   const result: Subscription[] = [];
   for (const [channel, claim] of Object.entries(subs)) {
     const resolved = registry.resolve(channel);
     if (resolved === undefined) throw new ClientError(ErrorCode.unknownChannel);
-    const grant = { flags: baseFlags(resolved.options, claim.override), expireAt: 0, chanInfo: claim.info, data: claim.data };
+    const grant = {
+      flags: baseFlags(resolved.options, claim.override),
+      expireAt: 0,
+      chanInfo: claim.info,
+      data: claim.data,
+    };
     result.push(createSubscription(session, channel, resolved.options, grant, true));
   }
   return result;
 }
 
-export async function handleConnect(session: ClientSession, id: number, request: ConnectRequest): Promise<void> {
+export async function handleConnect(
+  session: ClientSession,
+  id: number,
+  request: ConnectRequest,
+): Promise<void> {
   const engine = session.engine;
   if (typeof request !== 'object') throw new DisconnectError(DisconnectCode.badRequest);
   session.clientName = typeof request.name === 'string' ? request.name.slice(0, 16) : '';
@@ -135,9 +147,14 @@ export async function handleConnect(session: ClientSession, id: number, request:
   if (session.state !== SessionState.Connecting) return;
   const nowSeconds = Date.now() / 1000;
   // Valid credentials whose expiry already passed: 110, terminal for the SDK (LIB connectCmd).
-  if (credentials.expireAt > 0 && credentials.expireAt <= nowSeconds) throw new ClientError(ErrorCode.expired);
+  if (credentials.expireAt > 0 && credentials.expireAt <= nowSeconds)
+    throw new ClientError(ErrorCode.expired);
   const limit = engine.options.userConnectionLimit;
-  if (limit > 0 && credentials.user !== '' && (engine.hub.userSessions(credentials.user)?.size ?? 0) >= limit) {
+  if (
+    limit > 0 &&
+    credentials.user !== '' &&
+    (engine.hub.userSessions(credentials.user)?.size ?? 0) >= limit
+  ) {
     throw new DisconnectError(DisconnectCode.connectionLimit);
   }
   session.user = credentials.user;
@@ -152,7 +169,12 @@ export async function handleConnect(session: ClientSession, id: number, request:
   try {
     for (const sub of serverSubs) {
       session.subs.set(sub.channel, sub);
-      const grant = { flags: sub.flags, expireAt: 0, chanInfo: sub.chanInfo, data: credentials.subs[sub.channel]?.data };
+      const grant = {
+        flags: sub.flags,
+        expireAt: 0,
+        chanInfo: sub.chanInfo,
+        data: credentials.subs[sub.channel]?.data,
+      };
       const json = await establishSubscription(sub, grant, recoveryFor(request, sub.channel));
       subResults.push(`${JSON.stringify(sub.channel)}:${json}`);
     }

@@ -29,7 +29,15 @@ export type ControlMessage =
       code: number;
       reason: string;
     }
-  | { t: 'unsubscribe'; from: string; user: string; channel: string; client?: string; code: number; reason: string }
+  | {
+      t: 'unsubscribe';
+      from: string;
+      user: string;
+      channel: string;
+      client?: string;
+      code: number;
+      reason: string;
+    }
   | { t: 'survey'; from: string; id: string; op: 'channels'; pattern?: string }
   | { t: 'survey_reply'; from: string; to: string; id: string; result: unknown };
 
@@ -51,7 +59,9 @@ export function decodeControl(text: string): ControlMessage | undefined {
 }
 
 /** Centrifugo-style channel pattern for `/api/channels`: `*` any run of characters, `?` one character. */
-export function compileChannelPattern(pattern: string | undefined): ((channel: string) => boolean) | undefined {
+export function compileChannelPattern(
+  pattern: string | undefined,
+): ((channel: string) => boolean) | undefined {
   if (pattern === undefined || pattern === '') return undefined;
   const source = pattern
     .split('')

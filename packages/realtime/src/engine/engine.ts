@@ -13,14 +13,34 @@ import type {
   Publication,
   StreamPosition,
 } from '../broker/types.ts';
-import { ChannelRegistry, isValidPublicationData, type ResolvedChannelOptions } from '../config/namespaces.ts';
-import { type RealtimeEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from '../config/options.ts';
+import {
+  ChannelRegistry,
+  isValidPublicationData,
+  type ResolvedChannelOptions,
+} from '../config/namespaces.ts';
+import {
+  type RealtimeEngineOptions,
+  type ResolvedEngineOptions,
+  resolveEngineOptions,
+} from '../config/options.ts';
 import { handleApiRequest } from '../http-api/handler.ts';
 import { encodeClientInfo, encodePublicationPush } from '../protocol/codec.ts';
-import { DISCONNECT_REASONS, DisconnectCode, ErrorCode, UNSUBSCRIBE_REASONS, UnsubscribeCode } from '../protocol/codes.ts';
+import {
+  DISCONNECT_REASONS,
+  DisconnectCode,
+  ErrorCode,
+  UNSUBSCRIBE_REASONS,
+  UnsubscribeCode,
+} from '../protocol/codes.ts';
 import { ClientError } from '../protocol/errors.ts';
 import { TokenVerifier } from '../tokens/verifier.ts';
-import { compileChannelPattern, type ControlMessage, decodeControl, encodeControl, type NodeInfo } from './control.ts';
+import {
+  type ControlMessage,
+  compileChannelPattern,
+  decodeControl,
+  encodeControl,
+  type NodeInfo,
+} from './control.ts';
 import type { DisconnectInfo, RealtimeHooks } from './hooks.ts';
 import { Hub } from './hub.ts';
 import type { Logger } from './logger.ts';
@@ -151,11 +171,16 @@ export class RealtimeEngine {
     this.options = resolveEngineOptions(options);
     this.logger = this.options.logger;
     this.hooks = this.options.hooks;
-    this.registry = new ChannelRegistry(this.options.namespaces, this.options.withoutNamespace, this.options.channelRules);
+    this.registry = new ChannelRegistry(
+      this.options.namespaces,
+      this.options.withoutNamespace,
+      this.options.channelRules,
+    );
     this.verifier = new TokenVerifier(this.options.token);
     this.broker = options.broker ?? new MemoryBroker();
     this.presenceManager = options.presenceManager ?? new MemoryPresenceManager();
-    this.ownsBroker = options.closeBroker ?? (options.broker === undefined && options.presenceManager === undefined);
+    this.ownsBroker =
+      options.closeBroker ?? (options.broker === undefined && options.presenceManager === undefined);
     this.hub = new Hub(this.broker, (error, channel) =>
       this.logger.error({ channel, error: String(error) }, 'broker subscription failed'),
     );
@@ -180,7 +205,8 @@ export class RealtimeEngine {
       );
     }
     const handler: BrokerEventHandler = {
-      onPublication: (channel, publication, epoch) => this.hub.broadcastPublication(channel, publication, epoch),
+      onPublication: (channel, publication, epoch) =>
+        this.hub.broadcastPublication(channel, publication, epoch),
       onJoin: (channel, info) => this.hub.broadcastJoinLeave(channel, info, true),
       onLeave: (channel, info) => this.hub.broadcastJoinLeave(channel, info, false),
       onControl: (message) => this.onControl(message),
@@ -194,7 +220,10 @@ export class RealtimeEngine {
       this.intervals.push(timer);
     };
     const checkDelay = this.options.channelPositionCheckDelayMs;
-    every(Math.max(this.options.timerResolutionMs, Math.min(checkDelay / 2, 5_000)), () => void this.checkPositions());
+    every(
+      Math.max(this.options.timerResolutionMs, Math.min(checkDelay / 2, 5_000)),
+      () => void this.checkPositions(),
+    );
     every(this.options.nodeHeartbeatIntervalMs, () => void this.sendHeartbeat());
     await this.sendHeartbeat();
   }
@@ -247,7 +276,9 @@ export class RealtimeEngine {
       rejectUpgrade(socket, 503, 'server is shutting down');
       return;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.onConnection(ws as SocketWithSession, request));
+    this.wss.handleUpgrade(request, socket, head, (ws) =>
+      this.onConnection(ws as SocketWithSession, request),
+    );
   }
 
   private onConnection(ws: SocketWithSession, request: IncomingMessage): void {
@@ -277,7 +308,9 @@ export class RealtimeEngine {
     if (sub.flags.presence) {
       this.presenceManager
         .removePresence(sub.channel, session.id, session.user)
-        .catch((error: unknown) => this.logger.warn({ channel: sub.channel, error: String(error) }, 'presence remove failed'));
+        .catch((error: unknown) =>
+          this.logger.warn({ channel: sub.channel, error: String(error) }, 'presence remove failed'),
+        );
     }
     if (!wasSubscribed) return;
     if (sub.flags.joinLeave) this.publishJoinLeave(sub, false);
@@ -332,7 +365,8 @@ export class RealtimeEngine {
   /** @internal Presence map as a JSON object of ClientInfo (raw infos embedded). */
   encodePresence(presence: Record<string, ClientInfo>): string {
     const parts: string[] = [];
-    for (const clientId in presence) parts.push(`${JSON.stringify(clientId)}:${encodeClientInfo(presence[clientId]!)}`);
+    for (const clientId in presence)
+      parts.push(`${JSON.stringify(clientId)}:${encodeClientInfo(presence[clientId]!)}`);
     return `{${parts.join(',')}}`;
   }
 
@@ -366,7 +400,11 @@ export class RealtimeEngine {
       history: options.history,
       ...(filter.since !== undefined ? { since: filter.since } : {}),
     });
-    if (filter.since !== undefined && filter.since.epoch !== '' && filter.since.epoch !== result.position.epoch) {
+    if (
+      filter.since !== undefined &&
+      filter.since.epoch !== '' &&
+      filter.since.epoch !== result.position.epoch
+    ) {
       throw new ClientError(ErrorCode.unrecoverablePosition);
     }
     return result;
@@ -387,7 +425,8 @@ export class RealtimeEngine {
   async publish(request: PublishOptions): Promise<{ offset?: number; epoch?: string }> {
     const options = this.channelOptions(request.channel);
     const data = request.rawData ?? (request.data === undefined ? '' : JSON.stringify(request.data));
-    if (!isValidPublicationData(data, options.publicationDataFormat)) throw new ClientError(ErrorCode.badRequest);
+    if (!isValidPublicationData(data, options.publicationDataFormat))
+      throw new ClientError(ErrorCode.badRequest);
     const position = await this.publishRaw({
       channel: request.channel,
       data,
@@ -476,7 +515,13 @@ export class RealtimeEngine {
 
   /** Active channels across all nodes with their subscriber counts; `pattern` supports `*` and `?`. */
   async channels(pattern?: string): Promise<Record<string, { num_clients: number }>> {
-    const replies = await this.survey({ t: 'survey', from: this.nodeId, id: randomUUID(), op: 'channels', ...(pattern ? { pattern } : {}) });
+    const replies = await this.survey({
+      t: 'survey',
+      from: this.nodeId,
+      id: randomUUID(),
+      op: 'channels',
+      ...(pattern ? { pattern } : {}),
+    });
     const merged: Record<string, { num_clients: number }> = {};
     for (const reply of replies) {
       const counts = (reply as { channels?: Record<string, number> }).channels ?? {};
@@ -560,9 +605,11 @@ export class RealtimeEngine {
         this.nodes.delete(message.from);
         return;
       case 'disconnect':
-        return this.applyDisconnect(message);
+        this.applyDisconnect(message);
+        return;
       case 'unsubscribe':
-        return this.applyUnsubscribe(message);
+        this.applyUnsubscribe(message);
+        return;
       case 'survey':
         void this.answerSurvey(message);
         return;
@@ -606,7 +653,13 @@ export class RealtimeEngine {
     for (const [channel, count] of this.hub.channelCounts()) {
       if (matches === undefined || matches(channel)) channels[channel] = count;
     }
-    const reply: ControlMessage = { t: 'survey_reply', from: this.nodeId, to: message.from, id: message.id, result: { channels } };
+    const reply: ControlMessage = {
+      t: 'survey_reply',
+      from: this.nodeId,
+      to: message.from,
+      id: message.id,
+      result: { channels },
+    };
     await this.broker.publishControl(encodeControl(reply)).catch((error: unknown) => {
       this.logger.warn({ error: String(error) }, 'survey reply failed');
     });

@@ -102,9 +102,15 @@ describe('refresh', () => {
     raw.send({ id: 3, subscribe: { channel: 'chat:d', token: subscriptionToken('dave', 'chat:d', {}, 60) } });
     const subscribe = (await raw.reply(3)).subscribe as Record<string, unknown>;
     assert.equal(subscribe.expires, true);
-    raw.send({ id: 4, sub_refresh: { channel: 'chat:d', token: subscriptionToken('dave', 'chat:d', {}, -1) } });
+    raw.send({
+      id: 4,
+      sub_refresh: { channel: 'chat:d', token: subscriptionToken('dave', 'chat:d', {}, -1) },
+    });
     assert.deepEqual((await raw.reply(4)).error, { code: 109, message: 'token expired' });
-    raw.send({ id: 5, sub_refresh: { channel: 'chat:d', token: subscriptionToken('dave', 'chat:d', { expire_at: 0 }) } });
+    raw.send({
+      id: 5,
+      sub_refresh: { channel: 'chat:d', token: subscriptionToken('dave', 'chat:d', { expire_at: 0 }) },
+    });
     assert.deepEqual((await raw.reply(5)).sub_refresh, {});
   });
 });
@@ -119,7 +125,10 @@ describe('lapsed credentials', () => {
 
   test('a subscription whose token lapsed gets an unsubscribe push 2501', async () => {
     const raw = await rawConnected(connectionToken('frank'));
-    raw.send({ id: 2, subscribe: { channel: 'chat:lapse', token: subscriptionToken('frank', 'chat:lapse', {}, 1) } });
+    raw.send({
+      id: 2,
+      subscribe: { channel: 'chat:lapse', token: subscriptionToken('frank', 'chat:lapse', {}, 1) },
+    });
     await raw.reply(2);
     const push = await raw.waitFor((m) => m.push !== undefined, 5000);
     assert.deepEqual(push, {
@@ -130,13 +139,16 @@ describe('lapsed credentials', () => {
 
   test('expire_at: 0 disables expiry; expire_at in the past answers 110', async () => {
     const raw = await rawConnected(connectionToken('gina', { expire_at: 0 }, 1));
-    assert.equal(((raw.messages[0]!.connect as Record<string, unknown>).expires), undefined);
+    assert.equal((raw.messages[0]!.connect as Record<string, unknown>).expires, undefined);
     await sleep(1800);
     assert.equal(raw.closeCode, undefined);
     const late = new RawClient(server.wsUrl);
     closers.push(() => late.close());
     await late.opened;
-    late.send({ id: 1, connect: { token: connectionToken('gina', { expire_at: Math.floor(Date.now() / 1000) - 5 }) } });
+    late.send({
+      id: 1,
+      connect: { token: connectionToken('gina', { expire_at: Math.floor(Date.now() / 1000) - 5 }) },
+    });
     assert.deepEqual((await late.reply(1)).error, { code: 110, message: 'expired' });
   });
 

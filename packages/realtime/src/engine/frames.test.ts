@@ -39,7 +39,8 @@ async function open(): Promise<RawClient> {
 
 function assertNoBlankLines(raw: RawClient): void {
   for (const frame of raw.frames) {
-    for (const line of frame.split('\n')) assert.notEqual(line.trim(), '', `blank line in frame ${JSON.stringify(frame)}`);
+    for (const line of frame.split('\n'))
+      assert.notEqual(line.trim(), '', `blank line in frame ${JSON.stringify(frame)}`);
   }
 }
 
@@ -77,9 +78,15 @@ describe('framing', () => {
     raw.send({ id: 1, connect: { token: connectionToken('u1b') } });
     await raw.reply(1);
     const before = raw.frames.length;
-    raw.send({ id: 2, unsubscribe: { channel: 'chat:x' } }, { id: 3, unsubscribe: { channel: 'chat:y' } }, { id: 4, unsubscribe: { channel: 'chat:z' } });
+    raw.send(
+      { id: 2, unsubscribe: { channel: 'chat:x' } },
+      { id: 3, unsubscribe: { channel: 'chat:y' } },
+      { id: 4, unsubscribe: { channel: 'chat:z' } },
+    );
     await raw.reply(4);
-    assert.deepEqual(raw.frames.slice(before), ['{"id":2,"unsubscribe":{}}\n{"id":3,"unsubscribe":{}}\n{"id":4,"unsubscribe":{}}']);
+    assert.deepEqual(raw.frames.slice(before), [
+      '{"id":2,"unsubscribe":{}}\n{"id":3,"unsubscribe":{}}\n{"id":4,"unsubscribe":{}}',
+    ]);
   });
 
   test('raw JSON data is embedded, not base64, and publisher info is always written', async () => {
@@ -88,9 +95,17 @@ describe('framing', () => {
     await raw.reply(1);
     raw.send({ id: 2, subscribe: { channel: 'chat:info', token: subscriptionToken('u2', 'chat:info') } });
     await raw.reply(2);
-    await server.engine.publish({ channel: 'chat:info', data: [1, 'two', { three: 3 }], info: { user: '', client: 'c' } });
+    await server.engine.publish({
+      channel: 'chat:info',
+      data: [1, 'two', { three: 3 }],
+      info: { user: '', client: 'c' },
+    });
     const push = await raw.waitFor((m) => m.push !== undefined);
-    assert.deepEqual((push.push as { pub: unknown }).pub, { data: [1, 'two', { three: 3 }], info: { user: '', client: 'c' }, offset: 1 });
+    assert.deepEqual((push.push as { pub: unknown }).pub, {
+      data: [1, 'two', { three: 3 }],
+      info: { user: '', client: 'c' },
+      offset: 1,
+    });
   });
 });
 
@@ -117,7 +132,10 @@ describe('protocol violations', () => {
 
   test('a second connect closes with 3501', async () => {
     const raw = await open();
-    raw.send({ id: 1, connect: { token: connectionToken('u4') } }, { id: 2, connect: { token: connectionToken('u4') } });
+    raw.send(
+      { id: 1, connect: { token: connectionToken('u4') } },
+      { id: 2, connect: { token: connectionToken('u4') } },
+    );
     await raw.reply(1);
     assert.equal(await raw.waitClosed(), 3501);
   });
@@ -130,7 +148,10 @@ describe('protocol violations', () => {
 
   test('an expired connect token is answered with error 109 and the socket stays open for the client to close', async () => {
     const raw = await open();
-    raw.send({ id: 1, connect: { token: connectionToken('u6', {}, -5) } }, { id: 2, subscribe: { channel: 'chat:a' } });
+    raw.send(
+      { id: 1, connect: { token: connectionToken('u6', {}, -5) } },
+      { id: 2, subscribe: { channel: 'chat:a' } },
+    );
     const reply = await raw.reply(1);
     assert.deepEqual(reply, { id: 1, error: { code: 109, message: 'token expired' } });
     await sleep(100);

@@ -103,7 +103,9 @@ export interface RealtimeHooks {
   /** Decides whether a WebSocket upgrade from this Origin is accepted (replaces `allowedOrigins` when set). */
   checkOrigin?(origin: string | undefined, request: IncomingMessage): boolean | Promise<boolean>;
   /** Runs after token verification and before the connect reply; may reject or add data. */
-  onConnecting?(context: ConnectingContext): ConnectingResult | undefined | Promise<ConnectingResult | undefined>;
+  onConnecting?(
+    context: ConnectingContext,
+  ): ConnectingResult | undefined | Promise<ConnectingResult | undefined>;
   /** Validates or transforms a client publication; nothing is broadcast before it resolves. */
   onPublish?(context: PublishContext): PublishDecision | undefined | Promise<PublishDecision | undefined>;
   /** Answers client RPC; the return value is the reply `data`. Without it RPC answers 108. */

@@ -4,17 +4,22 @@ import type { ClientSession } from './session.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 
 /** Verdict of the positioning check for one live publication (brief §5.6). */
-export const enum PositionVerdict {
+export enum PositionVerdict {
   Deliver = 0,
   Duplicate = 1,
   Gap = 2,
 }
 
 /** Checks a live publication against the subscriber's last position and advances it when delivered. */
-export function advancePosition(sub: Subscription, publication: Publication, epoch: string | undefined): PositionVerdict {
+export function advancePosition(
+  sub: Subscription,
+  publication: Publication,
+  epoch: string | undefined,
+): PositionVerdict {
   const offset = publication.offset;
   if (!sub.flags.positioned || offset === undefined || offset === 0) return PositionVerdict.Deliver;
-  if (epoch !== undefined && epoch !== '' && sub.epoch !== '' && epoch !== sub.epoch) return PositionVerdict.Gap;
+  if (epoch !== undefined && epoch !== '' && sub.epoch !== '' && epoch !== sub.epoch)
+    return PositionVerdict.Gap;
   if (offset <= sub.offset) return PositionVerdict.Duplicate;
   if (offset > sub.offset + 1) return PositionVerdict.Gap;
   sub.offset = offset;
@@ -89,7 +94,13 @@ export class Hub {
   async addSubscription(sub: Subscription): Promise<void> {
     let entry = this.channels.get(sub.channel);
     if (entry === undefined) {
-      entry = { subscribers: new Set(), brokerSubscribed: false, pending: null, lastPublicationAt: 0, positioned: 0 };
+      entry = {
+        subscribers: new Set(),
+        brokerSubscribed: false,
+        pending: null,
+        lastPublicationAt: 0,
+        positioned: 0,
+      };
       this.channels.set(sub.channel, entry);
     }
     entry.subscribers.add(sub);

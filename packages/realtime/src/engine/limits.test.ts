@@ -22,13 +22,20 @@ after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
-async function serverWith(options: Parameters<typeof startTestServer>[0] = {}, port = 0): Promise<TestServer> {
+async function serverWith(
+  options: Parameters<typeof startTestServer>[0] = {},
+  port = 0,
+): Promise<TestServer> {
   const server = await startTestServer({ namespaces: [{ name: 'chat' }], ...options }, port);
   cleanups.push(() => server.close());
   return server;
 }
 
-async function rawConnected(server: TestServer, user: string, options: WebSocket.ClientOptions = {}): Promise<RawClient> {
+async function rawConnected(
+  server: TestServer,
+  user: string,
+  options: WebSocket.ClientOptions = {},
+): Promise<RawClient> {
   const raw = new RawClient(server.wsUrl, options);
   cleanups.push(() => raw.close());
   await raw.opened;
@@ -89,9 +96,20 @@ describe('command rate', () => {
     raw.send(...commands);
     assert.deepEqual((await raw.reply(2)).unsubscribe, {});
     assert.deepEqual((await raw.reply(4)).unsubscribe, {});
-    assert.deepEqual((await raw.reply(5)).error, { code: 111, message: 'too many requests', temporary: true });
-    assert.deepEqual((await raw.reply(6)).error, { code: 111, message: 'too many requests', temporary: true });
-    const flood = Array.from({ length: 150 }, (_, i) => ({ id: 100 + i, unsubscribe: { channel: 'chat:f' } }));
+    assert.deepEqual((await raw.reply(5)).error, {
+      code: 111,
+      message: 'too many requests',
+      temporary: true,
+    });
+    assert.deepEqual((await raw.reply(6)).error, {
+      code: 111,
+      message: 'too many requests',
+      temporary: true,
+    });
+    const flood = Array.from({ length: 150 }, (_, i) => ({
+      id: 100 + i,
+      unsubscribe: { channel: 'chat:f' },
+    }));
     raw.send(...flood);
     assert.equal(await raw.waitClosed(), 3013);
   });
@@ -105,7 +123,9 @@ describe('origins', () => {
       ws.on('error', () => {});
       const result = await Promise.race([
         once(ws, 'open').then(() => 101),
-        once(ws, 'unexpected-response').then(([, response]) => (response as { statusCode: number }).statusCode),
+        once(ws, 'unexpected-response').then(
+          ([, response]) => (response as { statusCode: number }).statusCode,
+        ),
       ]);
       ws.terminate();
       return result;
@@ -121,7 +141,10 @@ describe('origins', () => {
     const open = async (url: string, origin: string) => {
       const ws = new WebSocket(url, { origin });
       ws.on('error', () => {});
-      const ok = await Promise.race([once(ws, 'open').then(() => true), once(ws, 'unexpected-response').then(() => false)]);
+      const ok = await Promise.race([
+        once(ws, 'open').then(() => true),
+        once(ws, 'unexpected-response').then(() => false),
+      ]);
       ws.terminate();
       return ok;
     };
@@ -161,7 +184,11 @@ describe('graceful shutdown', () => {
   test('closing a node sends 3001 and the client reconnects to the node that replaces it', async () => {
     const first = await startTestServer({});
     const port = Number(new URL(first.baseUrl).port);
-    const c = newClient(first.wsUrl, { token: connectionToken('mover'), minReconnectDelay: 100, maxReconnectDelay: 300 });
+    const c = newClient(first.wsUrl, {
+      token: connectionToken('mover'),
+      minReconnectDelay: 100,
+      maxReconnectDelay: 300,
+    });
     cleanups.push(() => c.disconnect());
     const codes: number[] = [];
     c.on('connecting', (ctx) => codes.push(ctx.code));

@@ -18,7 +18,9 @@ export function createJsonLogger(
     (level: Level) =>
     (fields: object, message: string): void => {
       if (LEVELS[level] < LEVELS[minLevel]) return;
-      write(`${JSON.stringify({ time: new Date().toISOString(), level, msg: message, component: 'realtime', ...fields })}\n`);
+      write(
+        `${JSON.stringify({ time: new Date().toISOString(), level, msg: message, component: 'realtime', ...fields })}\n`,
+      );
     };
   return { debug: make('debug'), info: make('info'), warn: make('warn'), error: make('error') };
 }

@@ -13,7 +13,11 @@ export function compileOriginPatterns(patterns: readonly string[]): RegExp[] {
  * Origin check at upgrade time. No Origin header (non-browser clients) passes; with no patterns only same-origin
  * requests pass (Origin host equals Host), as Centrifugo does when `allowed_origins` is empty.
  */
-export function isOriginAllowed(origin: string | undefined, request: IncomingMessage, patterns: RegExp[]): boolean {
+export function isOriginAllowed(
+  origin: string | undefined,
+  request: IncomingMessage,
+  patterns: RegExp[],
+): boolean {
   if (origin === undefined || origin === '') return true;
   if (patterns.length === 0) {
     try {

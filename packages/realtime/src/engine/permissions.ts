@@ -21,7 +21,11 @@ function allowed(
   return session.engine.options.insecure;
 }
 
-export function canReadHistory(session: ClientSession, options: ResolvedChannelOptions, subscribed: boolean): boolean {
+export function canReadHistory(
+  session: ClientSession,
+  options: ResolvedChannelOptions,
+  subscribed: boolean,
+): boolean {
   return allowed(
     session,
     options.historyForClient,
@@ -31,7 +35,11 @@ export function canReadHistory(session: ClientSession, options: ResolvedChannelO
   );
 }
 
-export function canReadPresence(session: ClientSession, options: ResolvedChannelOptions, subscribed: boolean): boolean {
+export function canReadPresence(
+  session: ClientSession,
+  options: ResolvedChannelOptions,
+  subscribed: boolean,
+): boolean {
   return allowed(
     session,
     options.presenceForClient,
@@ -41,7 +49,11 @@ export function canReadPresence(session: ClientSession, options: ResolvedChannel
   );
 }
 
-export function canPublish(session: ClientSession, options: ResolvedChannelOptions, subscribed: boolean): boolean {
+export function canPublish(
+  session: ClientSession,
+  options: ResolvedChannelOptions,
+  subscribed: boolean,
+): boolean {
   return allowed(
     session,
     options.publishForClient,

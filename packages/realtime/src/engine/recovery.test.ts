@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test';
 import type { Centrifuge, PublicationContext, SubscribedContext, Subscription } from 'centrifuge';
 import { MemoryBroker } from '../broker/memory.ts';
 import type { NamespaceConfig } from '../config/namespaces.ts';
+import { FaultyBroker } from '../testing/faulty-broker.ts';
 import {
   connectionToken,
   newClient,
@@ -12,7 +13,6 @@ import {
   type TestServer,
   waitUntil,
 } from '../testing/harness.ts';
-import { FaultyBroker } from '../testing/faulty-broker.ts';
 
 /** History-based recovery, race-free subscribe and positioning (brief §5.3–5.6) with the real client. */
 
@@ -31,13 +31,26 @@ async function serverWith(options: Parameters<typeof startTestServer>[0] = {}): 
 }
 
 function client(server: TestServer, user: string, options: Parameters<typeof newClient>[1] = {}): Centrifuge {
-  const c = newClient(server.wsUrl, { token: connectionToken(user), minReconnectDelay: 200, maxReconnectDelay: 400, ...options });
+  const c = newClient(server.wsUrl, {
+    token: connectionToken(user),
+    minReconnectDelay: 200,
+    maxReconnectDelay: 400,
+    ...options,
+  });
   cleanups.push(() => c.disconnect());
   return c;
 }
 
-function subscription(c: Centrifuge, user: string, channel: string, options = {}): { sub: Subscription; received: number[]; contexts: SubscribedContext[] } {
-  const sub = c.newSubscription(channel, { getToken: async () => subscriptionToken(user, channel), ...options });
+function subscription(
+  c: Centrifuge,
+  user: string,
+  channel: string,
+  options = {},
+): { sub: Subscription; received: number[]; contexts: SubscribedContext[] } {
+  const sub = c.newSubscription(channel, {
+    getToken: async () => subscriptionToken(user, channel),
+    ...options,
+  });
   const received: number[] = [];
   const contexts: SubscribedContext[] = [];
   sub.on('publication', (ctx: PublicationContext) => received.push((ctx.data as { n: number }).n));
@@ -49,7 +62,8 @@ async function publishRange(server: TestServer, channel: string, from: number, t
   for (let n = from; n <= to; n++) await server.engine.publish({ channel, data: { n } });
 }
 
-const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+const range = (from: number, to: number): number[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('recovery after a dropped connection', () => {
   test('missed publications are recovered exactly once and in order', async () => {
@@ -124,7 +138,9 @@ describe('recovery after a dropped connection', () => {
     await publishRange(server, 'chat:race', 1, 5);
     const start = await server.engine.history('chat:race');
     const c = client(server, 'dave');
-    const { sub, received, contexts } = subscription(c, 'dave', 'chat:race', { since: { offset: 2, epoch: start.epoch } });
+    const { sub, received, contexts } = subscription(c, 'dave', 'chat:race', {
+      since: { offset: 2, epoch: start.epoch },
+    });
     c.connect();
     await nextEvent(c, 'connected');
     // 6–8 land after registration but before the read (delivered live and in history: must not duplicate);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
-import { DISCONNECT_REASONS, DisconnectCode, UNSUBSCRIBE_REASONS, UnsubscribeCode } from '../protocol/codes.ts';
 import {
   type Command,
   type CommandMethod,
@@ -13,6 +12,12 @@ import {
   encodeUnsubscribePush,
   PING_FRAME,
 } from '../protocol/codec.ts';
+import {
+  DISCONNECT_REASONS,
+  DisconnectCode,
+  UNSUBSCRIBE_REASONS,
+  UnsubscribeCode,
+} from '../protocol/codes.ts';
 import { ClientError, DisconnectError, toClientError } from '../protocol/errors.ts';
 import { dispatchCommand } from './commands.ts';
 import type { RealtimeEngine } from './engine.ts';
@@ -22,7 +27,7 @@ import { type RateLimited, takeRateToken } from './rate-limit.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 import type { WheelTask } from './timer-wheel.ts';
 
-export const enum SessionState {
+export enum SessionState {
   /** Socket open, waiting for `connect`. */
   Connecting = 0,
   Connected = 1,
@@ -294,7 +299,10 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     this.engine.wheel.cancel(this);
     if (wasConnected) this.engine.hub.removeClient(this);
     for (const sub of this.subs.values()) {
-      this.engine.finishSubscription(sub, { code: UnsubscribeCode.disconnect, reason: UNSUBSCRIBE_REASONS[1]! });
+      this.engine.finishSubscription(sub, {
+        code: UnsubscribeCode.disconnect,
+        reason: UNSUBSCRIBE_REASONS[1]!,
+      });
     }
     this.subs.clear();
     if (wasConnected) this.engine.emitEvent('onDisconnect', this, info);
@@ -382,7 +390,8 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
   private checkSubscriptionExpiry(now: number): void {
     const grace = this.engine.options.expiredSubCloseDelayMs;
     for (const sub of [...this.subs.values()]) {
-      if (sub.expireAt === 0 || now < sub.expireAt + grace || sub.state !== SubscriptionState.Subscribed) continue;
+      if (sub.expireAt === 0 || now < sub.expireAt + grace || sub.state !== SubscriptionState.Subscribed)
+        continue;
       if (sub.serverSide) {
         this.disconnect(DisconnectCode.subExpired);
         return;

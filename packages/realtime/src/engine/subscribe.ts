@@ -30,7 +30,10 @@ export interface SubscriptionGrant {
 }
 
 /** Namespace defaults with token overrides applied (CFGO VerifySubscribeToken / VerifyConnectToken). */
-export function baseFlags(options: ResolvedChannelOptions, override: SubscriptionOverride | undefined): SubscriptionFlags {
+export function baseFlags(
+  options: ResolvedChannelOptions,
+  override: SubscriptionOverride | undefined,
+): SubscriptionFlags {
   const recovery = override?.forceRecovery ?? options.forceRecovery;
   return {
     presence: override?.presence ?? options.presence,
@@ -43,7 +46,9 @@ export function baseFlags(options: ResolvedChannelOptions, override: Subscriptio
 
 function tokenError(error: unknown): never {
   if (error instanceof TokenError) {
-    throw new ClientError(error.code === 'token_expired' ? ErrorCode.tokenExpired : ErrorCode.permissionDenied);
+    throw new ClientError(
+      error.code === 'token_expired' ? ErrorCode.tokenExpired : ErrorCode.permissionDenied,
+    );
   }
   throw error;
 }
@@ -85,7 +90,11 @@ function authorizeSubscribe(
     grant.data = claims.data;
   } else if (isUserLimited && registry.userAllowed(channel, session.user)) {
     // user-limited channel listing this user
-  } else if (options.subscribeForClient && (session.user !== '' || options.subscribeForAnonymous) && !isUserLimited) {
+  } else if (
+    options.subscribeForClient &&
+    (session.user !== '' || options.subscribeForAnonymous) &&
+    !isUserLimited
+  ) {
     // namespace allows it
   } else if (!session.engine.options.insecure) {
     throw new ClientError(ErrorCode.permissionDenied);

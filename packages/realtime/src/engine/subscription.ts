@@ -2,7 +2,7 @@ import type { ClientInfo, Publication } from '../broker/types.ts';
 import type { ResolvedChannelOptions } from '../config/namespaces.ts';
 import type { ClientSession } from './session.ts';
 
-export const enum SubscriptionState {
+export enum SubscriptionState {
   /** Registered with the hub; live publications are buffered until the subscribe reply is written (§5.5). */
   Subscribing = 0,
   Subscribed = 1,

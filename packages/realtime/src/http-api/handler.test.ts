@@ -46,7 +46,11 @@ async function api(
   return { status: response.status, json, text };
 }
 
-async function subscribedClient(server: TestServer, user: string, channel: string): Promise<{ client: Centrifuge; sub: Subscription }> {
+async function subscribedClient(
+  server: TestServer,
+  user: string,
+  channel: string,
+): Promise<{ client: Centrifuge; sub: Subscription }> {
   const client = newClient(server.wsUrl, { token: connectionToken(user), minReconnectDelay: 5000 });
   cleanups.push(() => client.disconnect());
   const sub = client.newSubscription(channel, { getToken: async () => subscriptionToken(user, channel) });
@@ -110,7 +114,10 @@ describe('one node', () => {
   });
 
   test('broadcast answers one response per channel', async () => {
-    const reply = await api(server, 'broadcast', { channels: ['chat:b1', 'nope:b', 'live:b'], data: { n: 1 } });
+    const reply = await api(server, 'broadcast', {
+      channels: ['chat:b1', 'nope:b', 'live:b'],
+      data: { n: 1 },
+    });
     const responses = (reply.json as { result: { responses: unknown[] } }).result.responses;
     assert.equal(responses.length, 3);
     assert.equal((responses[0] as { result: { offset: number } }).result.offset, 1);
@@ -123,7 +130,13 @@ describe('one node', () => {
     const history = (await api(server, 'history', { channel: 'chat:h', limit: 2 })).json as {
       result: { publications: Array<{ data: unknown; offset: number }>; offset: number; epoch: string };
     };
-    assert.deepEqual(history.result.publications.map((p) => [p.data, p.offset]), [[{ n: 1 }, 1], [{ n: 2 }, 2]]);
+    assert.deepEqual(
+      history.result.publications.map((p) => [p.data, p.offset]),
+      [
+        [{ n: 1 }, 1],
+        [{ n: 2 }, 2],
+      ],
+    );
     assert.equal(history.result.offset, 3);
     const reversed = (await api(server, 'history', { channel: 'chat:h', limit: 1, reverse: true })).json as {
       result: { publications: Array<{ offset: number }> };
@@ -154,7 +167,9 @@ describe('one node', () => {
   test('unsubscribe ends the subscription with 2000; disconnect closes with 3503 or a custom code', async () => {
     const { client, sub } = await subscribedClient(server, 'target', 'chat:kick');
     const ended = nextEvent<{ code: number }>(sub, 'unsubscribed');
-    assert.deepEqual((await api(server, 'unsubscribe', { user: 'target', channel: 'chat:kick' })).json, { result: {} });
+    assert.deepEqual((await api(server, 'unsubscribe', { user: 'target', channel: 'chat:kick' })).json, {
+      result: {},
+    });
     assert.equal((await ended).code, 2000);
     const disconnected = nextEvent<{ code: number; reason: string }>(client, 'disconnected');
     await api(server, 'disconnect', { user: 'target', disconnect: { code: 4501, reason: 'banned' } });
@@ -165,7 +180,9 @@ describe('one node', () => {
     await subscribedClient(server, 'c1', 'live:alpha');
     await subscribedClient(server, 'c2', 'live:alpha');
     await subscribedClient(server, 'c3', 'chat:beta');
-    const all = (await api(server, 'channels', {})).json as { result: { channels: Record<string, { num_clients: number }> } };
+    const all = (await api(server, 'channels', {})).json as {
+      result: { channels: Record<string, { num_clients: number }> };
+    };
     assert.deepEqual(all.result.channels['live:alpha'], { num_clients: 2 });
     const filtered = (await api(server, 'channels', { pattern: 'live:*' })).json as {
       result: { channels: Record<string, unknown> };
@@ -193,7 +210,9 @@ describe('several nodes sharing a broker', () => {
     const { client, sub } = await subscribedClient(b, 'remote', 'chat:cluster');
     await subscribedClient(a, 'local', 'chat:cluster');
     await waitUntil(() => a.engine.info().nodes.length === 2, 5000, 'nodes to see each other');
-    const info = (await api(a, 'info', {})).json as { result: { nodes: Array<{ uid: string; num_clients: number }> } };
+    const info = (await api(a, 'info', {})).json as {
+      result: { nodes: Array<{ uid: string; num_clients: number }> };
+    };
     assert.equal(info.result.nodes.length, 2);
     const channels = (await api(a, 'channels', { pattern: 'chat:*' })).json as {
       result: { channels: Record<string, { num_clients: number }> };

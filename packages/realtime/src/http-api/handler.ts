@@ -53,7 +53,8 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Body> 
   } catch {
     throw new BadRequestBody('malformed JSON');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new BadRequestBody('body must be an object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new BadRequestBody('body must be an object');
   return value as Body;
 }
 
@@ -96,7 +97,12 @@ function errorJson(error: ClientError): string {
   return `{"code":${error.protocolCode},"message":${JSON.stringify(error.message)}}`;
 }
 
-async function publishOne(engine: RealtimeEngine, channel: string, body: Body, data: string): Promise<string> {
+async function publishOne(
+  engine: RealtimeEngine,
+  channel: string,
+  body: Body,
+  data: string,
+): Promise<string> {
   if (channel === '') throw new ClientError(ErrorCode.badRequest);
   const tags = optionalTags(body);
   const idempotencyKey = str(body, 'idempotency_key');
@@ -145,7 +151,11 @@ const METHODS: Record<string, Method> = {
         epoch: typeof raw.epoch === 'string' ? raw.epoch : '',
       };
     }
-    const result = await engine.readHistory(channel, options, { since, limit, reverse: body.reverse === true });
+    const result = await engine.readHistory(channel, options, {
+      since,
+      limit,
+      reverse: body.reverse === true,
+    });
     return `{"publications":${encodePublications(result.publications)},"epoch":${JSON.stringify(result.position.epoch)},"offset":${result.position.offset}}`;
   },
 
@@ -180,7 +190,9 @@ const METHODS: Record<string, Method> = {
     const custom = body.disconnect as { code?: unknown; reason?: unknown } | undefined;
     const code = typeof custom?.code === 'number' ? custom.code : DisconnectCode.forceNoReconnect;
     const client = str(body, 'client');
-    const whitelist = Array.isArray(body.whitelist) ? body.whitelist.filter((c) => typeof c === 'string') : [];
+    const whitelist = Array.isArray(body.whitelist)
+      ? body.whitelist.filter((c) => typeof c === 'string')
+      : [];
     await engine.disconnectUser(str(body, 'user'), {
       code,
       ...(typeof custom?.reason === 'string' ? { reason: custom.reason } : {}),
@@ -270,4 +282,3 @@ export async function handleApiRequest(
   }
   return true;
 }
-

@@ -1,6 +1,6 @@
-import type { ChannelOptions, ChannelRules, NamespaceConfig } from '../config/namespaces.ts';
-import { ConfigError } from '../config/errors.ts';
 import { parseGoDuration } from '../config/duration.ts';
+import { ConfigError } from '../config/errors.ts';
+import type { ChannelOptions, ChannelRules, NamespaceConfig } from '../config/namespaces.ts';
 import type { RealtimeEngineOptions } from '../config/options.ts';
 
 /**
@@ -65,7 +65,8 @@ class Reader {
   section(parent: Json, key: string, path: string): Json {
     const value = parent[key];
     if (value === undefined || value === null) return {};
-    if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`${join(path, key)} must be an object`);
+    if (typeof value !== 'object' || Array.isArray(value))
+      throw new ConfigError(`${join(path, key)} must be an object`);
     return value as Json;
   }
 
@@ -86,7 +87,8 @@ class Reader {
   number(object: Json, key: string, path: string): number | undefined {
     const value = object[key];
     if (value === undefined || value === null) return undefined;
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new ConfigError(`${join(path, key)} must be a number`);
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new ConfigError(`${join(path, key)} must be a number`);
     return value;
   }
 
@@ -104,7 +106,9 @@ class Reader {
     const value = object[key];
     if (value === undefined || value === null) return undefined;
     if (typeof value === 'number') {
-      this.warnings.push(`${join(path, key)}: a number is read as nanoseconds (as Centrifugo does); prefer "30s"`);
+      this.warnings.push(
+        `${join(path, key)}: a number is read as nanoseconds (as Centrifugo does); prefer "30s"`,
+      );
       return value / 1e6;
     }
     if (typeof value !== 'string') throw new ConfigError(`${join(path, key)} must be a duration like "30s"`);
@@ -201,11 +205,27 @@ function readClient(reader: Reader, root: Json, options: RealtimeEngineOptions):
   assign(options, 'staleCloseDelayMs', reader.durationMs(client, 'stale_close_delay', 'client'));
   assign(options, 'channelLimit', reader.number(client, 'channel_limit', 'client'));
   assign(options, 'maxBufferedBytes', reader.number(client, 'queue_max_size', 'client'));
-  assign(options, 'presenceUpdateIntervalMs', reader.durationMs(client, 'presence_update_interval', 'client'));
-  assign(options, 'channelPositionCheckDelayMs', reader.durationMs(client, 'channel_position_check_delay', 'client'));
+  assign(
+    options,
+    'presenceUpdateIntervalMs',
+    reader.durationMs(client, 'presence_update_interval', 'client'),
+  );
+  assign(
+    options,
+    'channelPositionCheckDelayMs',
+    reader.durationMs(client, 'channel_position_check_delay', 'client'),
+  );
   assign(options, 'userConnectionLimit', reader.number(client, 'user_connection_limit', 'client'));
-  assign(options, 'historyMaxPublicationLimit', reader.number(client, 'history_max_publication_limit', 'client'));
-  assign(options, 'recoveryMaxPublicationLimit', reader.number(client, 'recovery_max_publication_limit', 'client'));
+  assign(
+    options,
+    'historyMaxPublicationLimit',
+    reader.number(client, 'history_max_publication_limit', 'client'),
+  );
+  assign(
+    options,
+    'recoveryMaxPublicationLimit',
+    reader.number(client, 'recovery_max_publication_limit', 'client'),
+  );
 }
 
 function readChannel(reader: Reader, root: Json, options: RealtimeEngineOptions): void {
@@ -228,7 +248,8 @@ function readChannel(reader: Reader, root: Json, options: RealtimeEngineOptions)
   if (!Array.isArray(namespaces)) throw new ConfigError('channel.namespaces must be a list');
   options.namespaces = namespaces.map((entry, index): NamespaceConfig => {
     const path = `channel.namespaces[${index}]`;
-    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(`${path} must be an object`);
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+      throw new ConfigError(`${path} must be an object`);
     const name = reader.string(entry as Json, 'name', path);
     if (!name) throw new ConfigError(`${path}.name is required`);
     return { name, ...reader.channelOptions(entry as Json, path) };
@@ -247,15 +268,18 @@ function readEngine(reader: Reader, root: Json): StandaloneSettings['engine'] {
   const engine = reader.section(root, 'engine', '');
   reader.checkKeys(engine, 'engine', ['type', 'redis']);
   const type = reader.string(engine, 'type', 'engine') ?? 'memory';
-  if (type !== 'memory' && type !== 'redis') throw new ConfigError(`engine.type "${type}" is not supported (memory, redis)`);
+  if (type !== 'memory' && type !== 'redis')
+    throw new ConfigError(`engine.type "${type}" is not supported (memory, redis)`);
   const redis = reader.section(engine, 'redis', 'engine');
   reader.checkKeys(redis, 'engine.redis', ['address', 'prefix']);
   const rawAddress = redis.address;
   let address: string | undefined;
   if (Array.isArray(rawAddress)) {
-    if (rawAddress.some((a) => typeof a !== 'string')) throw new ConfigError('engine.redis.address must hold strings');
+    if (rawAddress.some((a) => typeof a !== 'string'))
+      throw new ConfigError('engine.redis.address must hold strings');
     address = rawAddress[0] as string | undefined;
-    if (rawAddress.length > 1) reader.warnings.push('engine.redis.address: sharding is not supported, using the first');
+    if (rawAddress.length > 1)
+      reader.warnings.push('engine.redis.address: sharding is not supported, using the first');
   } else {
     address = reader.string(redis, 'address', 'engine.redis');
   }
@@ -279,7 +303,8 @@ export function loadCentrifugoConfig(config: string | Json): StandaloneSettings 
       throw new ConfigError(`configuration is not valid JSON: ${(error as Error).message}`);
     }
   }
-  if (root === null || typeof root !== 'object' || Array.isArray(root)) throw new ConfigError('configuration must be an object');
+  if (root === null || typeof root !== 'object' || Array.isArray(root))
+    throw new ConfigError('configuration must be an object');
   const json = root as Json;
   const reader = new Reader();
   reader.checkKeys(json, '', ['client', 'channel', 'http_api', 'engine', 'http_server', 'websocket', 'log']);
@@ -304,7 +329,8 @@ export function loadCentrifugoConfig(config: string | Json): StandaloneSettings 
   reader.checkKeys(log, 'log', ['level']);
   const level = reader.string(log, 'level', 'log') ?? 'info';
   const logLevel = level === 'trace' ? 'debug' : level;
-  if (!['debug', 'info', 'warn', 'error', 'none'].includes(logLevel)) throw new ConfigError(`log.level "${level}" is not supported`);
+  if (!['debug', 'info', 'warn', 'error', 'none'].includes(logLevel))
+    throw new ConfigError(`log.level "${level}" is not supported`);
 
   return {
     options,

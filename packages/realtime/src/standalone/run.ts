@@ -55,7 +55,13 @@ export async function runStandalone(
     engineSettings.type === 'redis'
       ? new RedisPresenceManager({ url: engineSettings.redisUrl!, prefix })
       : new MemoryPresenceManager({ hub: (broker as MemoryBroker).hub });
-  const engine = new RealtimeEngine({ ...settings.options, broker, presenceManager, closeBroker: true, logger });
+  const engine = new RealtimeEngine({
+    ...settings.options,
+    broker,
+    presenceManager,
+    closeBroker: true,
+    logger,
+  });
   await engine.start();
   const healthPath = '/health';
   const server = createServer((request, response) => {

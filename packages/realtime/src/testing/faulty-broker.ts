@@ -1,4 +1,10 @@
-import type { Broker, BrokerEventHandler, HistoryRequest, HistoryResult, Publication } from '../broker/types.ts';
+import type {
+  Broker,
+  BrokerEventHandler,
+  HistoryRequest,
+  HistoryResult,
+  Publication,
+} from '../broker/types.ts';
 
 /**
  * Wraps a real broker to inject the faults a distributed deployment sees: publication deliveries lost in PUB/SUB

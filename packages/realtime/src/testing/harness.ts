@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Centrifuge, type CentrifugeOptions } from 'centrifuge';
+import { Centrifuge, type Options as CentrifugeOptions } from 'centrifuge';
 import WebSocket from 'ws';
 import type { RealtimeEngineOptions } from '../config/options.ts';
 import type { RealtimeEngine } from '../engine/engine.ts';
@@ -56,7 +56,11 @@ export async function startTestServer(options: RealtimeEngineOptions = {}, port 
 }
 
 /** A connection token for `user` valid `ttlSeconds` (default 1 h). */
-export function connectionToken(user: string, claims: Record<string, unknown> = {}, ttlSeconds = 3600): string {
+export function connectionToken(
+  user: string,
+  claims: Record<string, unknown> = {},
+  ttlSeconds = 3600,
+): string {
   return signHmacJwt({ sub: user, exp: Math.floor(Date.now() / 1000) + ttlSeconds, ...claims }, SECRET);
 }
 
@@ -66,7 +70,10 @@ export function subscriptionToken(
   claims: Record<string, unknown> = {},
   ttlSeconds = 3600,
 ): string {
-  return signHmacJwt({ sub: user, channel, exp: Math.floor(Date.now() / 1000) + ttlSeconds, ...claims }, SECRET);
+  return signHmacJwt(
+    { sub: user, channel, exp: Math.floor(Date.now() / 1000) + ttlSeconds, ...claims },
+    SECRET,
+  );
 }
 
 /** A `centrifuge` client using `ws`; closed automatically by `closeAll`. */
@@ -90,7 +97,11 @@ export function nextEvent<T = unknown>(
 }
 
 /** Polls `condition` every 10 ms until it holds or `timeoutMs` passes. */
-export async function waitUntil(condition: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+export async function waitUntil(
+  condition: () => boolean,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -135,10 +146,12 @@ export class RawClient {
   }
 
   /** Waits for a message matching `predicate`. */
-  async waitFor(predicate: (m: Record<string, unknown>) => boolean, timeoutMs = 5000): Promise<Record<string, unknown>> {
-    let found: Record<string, unknown> | undefined;
-    await waitUntil(() => (found = this.messages.find(predicate)) !== undefined, timeoutMs, 'message');
-    return found!;
+  async waitFor(
+    predicate: (m: Record<string, unknown>) => boolean,
+    timeoutMs = 5000,
+  ): Promise<Record<string, unknown>> {
+    await waitUntil(() => this.messages.some(predicate), timeoutMs, 'message');
+    return this.messages.find(predicate)!;
   }
 
   reply(id: number, timeoutMs = 5000): Promise<Record<string, unknown>> {

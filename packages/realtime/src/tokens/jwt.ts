@@ -1,4 +1,10 @@
-import { createHmac, createPublicKey, type KeyObject, timingSafeEqual, verify as verifySignature } from 'node:crypto';
+import {
+  createHmac,
+  createPublicKey,
+  type KeyObject,
+  timingSafeEqual,
+  verify as verifySignature,
+} from 'node:crypto';
 
 /**
  * Compact JWS (RFC 7515 §7.1) decoding and signature checks with node:crypto only, synchronous on purpose: an
@@ -51,7 +57,12 @@ function decodeJsonSegment(segment: string, what: string): Record<string, unknow
   return value as Record<string, unknown>;
 }
 
-function hmacMatches(hash: string, signingInput: string, signature: Buffer, secrets: readonly Buffer[]): boolean {
+function hmacMatches(
+  hash: string,
+  signingInput: string,
+  signature: Buffer,
+  secrets: readonly Buffer[],
+): boolean {
   let matched = false;
   for (const secret of secrets) {
     const expected = createHmac(hash, secret).update(signingInput).digest();
@@ -74,7 +85,8 @@ export function verifyJwt(token: string, keys: JwtKeys): DecodedJwt {
   if (typeof alg !== 'string') throw new TokenError('token_invalid', 'missing alg');
   let valid: boolean;
   if (alg in HMAC_HASH) {
-    if (keys.hmacSecretKeys.length === 0) throw new TokenError('token_invalid', `algorithm ${alg} not enabled`);
+    if (keys.hmacSecretKeys.length === 0)
+      throw new TokenError('token_invalid', `algorithm ${alg} not enabled`);
     valid = hmacMatches(HMAC_HASH[alg]!, signingInput, signature, keys.hmacSecretKeys);
   } else if (alg in RSA_HASH) {
     if (!keys.rsaPublicKey) throw new TokenError('token_invalid', `algorithm ${alg} not enabled`);

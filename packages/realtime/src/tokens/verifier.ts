@@ -166,7 +166,9 @@ export class TokenVerifier {
 
   constructor(options: TokenOptions = {}) {
     this.keys = {
-      hmacSecretKeys: (options.hmacSecretKeys ?? []).filter((k) => k !== '').map((k) => Buffer.from(k, 'utf8')),
+      hmacSecretKeys: (options.hmacSecretKeys ?? [])
+        .filter((k) => k !== '')
+        .map((k) => Buffer.from(k, 'utf8')),
     };
     if (options.rsaPublicKey) this.keys.rsaPublicKey = loadPublicKey(options.rsaPublicKey, 'rsa');
     if (options.ecdsaPublicKey) this.keys.ecdsaPublicKey = loadPublicKey(options.ecdsaPublicKey, 'ec');
@@ -183,7 +185,8 @@ export class TokenVerifier {
   verifyConnectToken(token: string, nowMs = Date.now()): ConnectTokenClaims {
     const claims = this.verifyCommon(token);
     // A connection token must never carry `channel`: that would let a subscription token connect (CFGO).
-    if (claims.channel !== undefined && claims.channel !== '') invalid('connection token must not contain channel');
+    if (claims.channel !== undefined && claims.channel !== '')
+      invalid('connection token must not contain channel');
     this.checkTimes(claims, nowMs);
     const result: ConnectTokenClaims = {
       user: this.userOf(claims),

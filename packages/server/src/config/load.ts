@@ -30,6 +30,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     trustProxy: bool(env.PARLEY_TRUST_PROXY),
     shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
     masterKeys: str(env.PARLEY_MASTER_KEYS),
+    masterKeyPrimary: int(env.PARLEY_MASTER_KEY_PRIMARY),
     webchat: {
       tokenSecret: str(env.PARLEY_REALTIME_TOKEN_SECRET),
       realtimeRedisPrefix: str(env.PARLEY_REALTIME_REDIS_PREFIX),

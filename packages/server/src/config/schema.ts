@@ -29,6 +29,12 @@ export const ConfigSchema = Type.Object(
      * dataDir (mode 0600) on first start, with a warning.
      */
     masterKeys: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * Seal with this configured master version instead of the highest one. Lets a multi-node deployment first teach
+     * every node a new version (rolling restart with the old one still primary), then switch sealing to it, so no
+     * node ever meets a value wrapped with a version it does not know (docs/config.md "Rotating the master key").
+     */
+    masterKeyPrimary: Type.Optional(Type.Integer({ minimum: 1 })),
     webchat: Type.Object({
       /**
        * HS256 secret that signs connection and subscription tokens (at least 32 characters). Unset: generated into

@@ -2,7 +2,11 @@ import { type Command, requireString, UsageError } from '../cli/command.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import { addMasterKeyVersion, loadMasterKeys, writeMasterKeyFile } from './master-keys.ts';
-import { type ColumnRewrapReport, countSealedByMasterVersion, rewrapSealedColumns } from './sealed-columns.ts';
+import {
+  type ColumnRewrapReport,
+  countSealedByMasterVersion,
+  rewrapSealedColumns,
+} from './sealed-columns.ts';
 import { Sealer } from './sealing.ts';
 
 /**
@@ -39,10 +43,18 @@ const REWRAP_PASSES = 3;
 
 const rotate: Command<RotateResult> = {
   name: 'master-key rotate',
-  summary: 'add a master key version (file-based keys) and re-wrap every stored secret under the newest version',
+  summary:
+    'add a master key version (file-based keys) and re-wrap every stored secret under the newest version',
   options: {},
   async run(_options, ctx) {
     const source = sourceOf(ctx!);
+    if (source === 'file' && ctx!.config.masterKeyPrimary !== undefined) {
+      throw new AppError(
+        409,
+        'master_key_primary_pinned',
+        'PARLEY_MASTER_KEY_PRIMARY pins sealing to one version; unset it to rotate file-based keys.',
+      );
+    }
     const sealer = source === 'file' ? new Sealer(addMasterKeyVersion(ctx!.config.dataDir)) : ctx!.sealer;
     let reports: ColumnRewrapReport[] = [];
     for (let pass = 0; pass < REWRAP_PASSES; pass++) {
@@ -103,7 +115,8 @@ function mergeReports(a: ColumnRewrapReport[], b: ColumnRewrapReport[]): ColumnR
 async function versionsInUseOf(ctx: AppContext, sealer: Sealer): Promise<number[]> {
   const counts = await countSealedByMasterVersion(ctx.store.db, sealer);
   const versions = new Set<number>();
-  for (const c of counts) for (const v of Object.keys(c.byVersion)) if (/^\d+$/.test(v)) versions.add(Number(v));
+  for (const c of counts)
+    for (const v of Object.keys(c.byVersion)) if (/^\d+$/.test(v)) versions.add(Number(v));
   return [...versions].sort((x, y) => y - x);
 }
 
@@ -135,7 +148,11 @@ const status: Command<StatusResult> = {
       `newest master key version: ${r.master_key_version} (configured: ${r.configured_versions.join(', ')}; ${r.source})`,
       ...r.columns.map(
         (c) =>
-          `  ${c.column}: ${Object.entries(c.by_version).map(([v, n]) => `v${v}: ${n}`).join(', ') || 'no values'}`,
+          `  ${c.column}: ${
+            Object.entries(c.by_version)
+              .map(([v, n]) => `v${v}: ${n}`)
+              .join(', ') || 'no values'
+          }`,
       ),
       `versions in use: ${r.versions_in_use.join(', ') || 'none'}`,
     ].join('\n'),
@@ -143,26 +160,40 @@ const status: Command<StatusResult> = {
 
 const retire: Command<{ version: number; removed: boolean; source: 'config' | 'file' }> = {
   name: 'master-key retire',
-  summary: 'drop an old master key version once no stored secret uses it (file-based keys; checks only for config)',
+  summary:
+    'drop an old master key version once no stored secret uses it (file-based keys; checks only for config)',
   options: { version: { description: 'the master key version to drop', required: true } },
   async run(options, ctx) {
     const text = requireString(options, 'version');
     if (!/^\d+$/.test(text)) throw new UsageError('--version must be a positive integer');
     const version = Number(text);
     const sealer = currentSealer(ctx!);
-    if (!sealer.versions.includes(version)) throw new AppError(404, 'master_key_not_found', `Master key version ${version} is not configured.`);
+    if (!sealer.versions.includes(version))
+      throw new AppError(404, 'master_key_not_found', `Master key version ${version} is not configured.`);
     if (version === sealer.currentVersion) {
-      throw new AppError(409, 'master_key_current', `Version ${version} is the newest master key; rotate first.`);
+      throw new AppError(
+        409,
+        'master_key_current',
+        `Version ${version} is the newest master key; rotate first.`,
+      );
     }
     const inUse = await versionsInUseOf(ctx!, sealer);
     if (inUse.includes(version)) {
-      throw new AppError(409, 'master_key_in_use', `Stored secrets still use master key version ${version}; run \`master-key rotate\` first.`);
+      throw new AppError(
+        409,
+        'master_key_in_use',
+        `Stored secrets still use master key version ${version}; run \`master-key rotate\` first.`,
+      );
     }
     const source = sourceOf(ctx!);
     if (source === 'file') {
       const keys = loadMasterKeys(undefined, ctx!.config.dataDir).keys.filter((k) => k.version !== version);
       writeMasterKeyFile(ctx!.config.dataDir, keys);
-      await ctx!.audit.record({ type: 'master_key.retired', actor: 'cli', details: { master_key_version: version } });
+      await ctx!.audit.record({
+        type: 'master_key.retired',
+        actor: 'cli',
+        details: { master_key_version: version },
+      });
     }
     return { version, removed: source === 'file', source };
   },
@@ -174,7 +205,9 @@ const retire: Command<{ version: number; removed: boolean; source: 'config' | 'f
 
 /** The key list as it is now (the file may have changed since this process started). */
 function currentSealer(ctx: AppContext): Sealer {
-  return sourceOf(ctx) === 'file' ? new Sealer(loadMasterKeys(undefined, ctx.config.dataDir).keys) : ctx.sealer;
+  return sourceOf(ctx) === 'file'
+    ? new Sealer(loadMasterKeys(undefined, ctx.config.dataDir).keys)
+    : ctx.sealer;
 }
 
 export const masterKeyCommands = [rotate, status, retire];

@@ -56,12 +56,25 @@ export interface LoadedMasterKeys {
 export function loadMasterKeys(configured: string | undefined, dataDir: string): LoadedMasterKeys {
   if (configured) return { keys: parseMasterKeys(configured), source: 'config', generated: false };
   const file = join(dataDir, MASTER_KEY_FILE);
-  if (existsSync(file)) return { keys: parseMasterKeys(readFileSync(file, 'utf8')), source: file, generated: false };
+  if (existsSync(file))
+    return { keys: parseMasterKeys(readFileSync(file, 'utf8')), source: file, generated: false };
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const keys = [{ version: 1, key: randomBytes(32) }];
   writeFileSync(file, `${formatMasterKeys(keys)}\n`, { mode: 0o600, flag: 'wx' });
   chmodSync(file, 0o600);
   return { keys, source: file, generated: true };
+}
+
+/**
+ * Puts the `primary` version first (the one `Sealer` seals with); the others stay, newest first, for opening.
+ * Without `primary` the list is returned as is (highest version first).
+ */
+export function withPrimary(keys: MasterKey[], primary: number | undefined): MasterKey[] {
+  if (primary === undefined) return keys;
+  const key = keys.find((k) => k.version === primary);
+  if (!key)
+    throw new MasterKeyError(`the primary master key version ${primary} is not among the configured keys`);
+  return [key, ...keys.filter((k) => k !== key)];
 }
 
 /** Adds a new newest version to the data-folder key file (file-based keys only) and returns the new list. */

@@ -20,7 +20,8 @@ export interface SealedColumn {
 
 const registry = new Map<string, SealedColumn>();
 
-export const sealedColumnName = (c: Pick<SealedColumn, 'table' | 'column'>): string => `${c.table}.${c.column}`;
+export const sealedColumnName = (c: Pick<SealedColumn, 'table' | 'column'>): string =>
+  `${c.table}.${c.column}`;
 
 /**
  * Registers a sealed column. Call it at module top level in a file that `cli/commands.ts` imports (directly or

@@ -80,7 +80,9 @@ export class Sealer {
     const dek = gcmDecrypt(this.masterKey(masterVersion).key, wrapped, `dek|${associatedData}`);
     try {
       const rewrapped = gcmEncrypt(current.key, dek, `dek|${associatedData}`);
-      return [FORMAT, current.version, rewrapped.toString('base64url'), sealed.toString('base64url')].join('.');
+      return [FORMAT, current.version, rewrapped.toString('base64url'), sealed.toString('base64url')].join(
+        '.',
+      );
     } finally {
       dek.fill(0);
     }

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { runCli } from '../cli/main.ts';
 
-const run = promisify(execFile);
 interface ListedEmployee {
   id: string;
   name: string;
@@ -15,26 +13,25 @@ interface ListedEmployee {
   settings: { greeting?: string };
 }
 
-const bin = new URL('../../bin/parley.js', import.meta.url).pathname;
-
-// The real CLI in a child process, against its own SQLite data folder (same env contract as `npx parley`).
+// The real CLI entry (argument parsing, config from the environment, a context per command, `--json` output) run
+// in this test process against its own SQLite data folder: the same path `npx parley …` takes after tsx starts.
 describe('digital-employees CLI', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-de-cli-'));
+  before(() => {
+    process.env.PARLEY_DATA_DIR = dataDir;
+    process.env.LOG_LEVEL = 'silent';
+    delete process.env.DATABASE_URL;
+    delete process.env.REDIS_URL;
+    delete process.env.PARLEY_MASTER_KEYS;
+  });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   // biome-ignore lint/suspicious/noExplicitAny: CLI output is parsed JSON, asserted field by field.
   async function parley(...args: string[]): Promise<{ code: number; json: Record<string, any> }> {
-    const env: NodeJS.ProcessEnv = { ...process.env, PARLEY_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
-    delete env.DATABASE_URL;
-    delete env.REDIS_URL;
-    delete env.PARLEY_MASTER_KEYS;
-    try {
-      const { stdout } = await run(process.execPath, [bin, ...args, '--json'], { env, timeout: 60_000 });
-      return { code: 0, json: JSON.parse(stdout) };
-    } catch (err) {
-      const e = err as { code: number; stdout: string };
-      return { code: e.code, json: JSON.parse(e.stdout) };
-    }
+    const lines: string[] = [];
+    const code = await runCli([...args, '--json'], (line) => lines.push(line));
+    assert.equal(lines.length, 1, 'one JSON object on stdout');
+    return { code, json: JSON.parse(lines[0]!) };
   }
 
   it('creates and lists digital employees; the company starts with Ava as its default', async () => {
@@ -60,6 +57,25 @@ describe('digital-employees CLI', () => {
     assert.deepEqual(
       listed.filter((e: ListedEmployee) => e.is_default).map((e: ListedEmployee) => e.id),
       [created.json.id],
+    );
+
+    const connector = (
+      await parley(
+        ...['connectors', 'create', '--company', company.id, '--name', 'LLM', '--type', 'openai'],
+        ...['--url', 'http://127.0.0.1:9/v1', '--api-key', 'sk-cli-secret'],
+      )
+    ).json;
+    const model = await parley(
+      ...['digital-employees', 'create', '--company', company.id, '--name', 'Max', '--responder', 'openai'],
+      ...['--connector', connector.id, '--model', 'gpt-4o-mini', '--system-prompt', 'Be brief.'],
+    );
+    assert.equal(model.code, 0, JSON.stringify(model.json));
+    const max = (
+      await parley('digital-employees', 'list', '--company', company.id)
+    ).json.digital_employees.find((e: ListedEmployee) => e.id === model.json.id);
+    assert.deepEqual(
+      [max.responder, max.connector_id, max.model, max.system_prompt, max.is_default],
+      ['openai', connector.id, 'gpt-4o-mini', 'Be brief.', false],
     );
 
     const invalid = await parley(

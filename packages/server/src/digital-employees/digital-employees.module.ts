@@ -1,6 +1,5 @@
-import type { Kysely } from 'kysely';
 import type { CompaniesService } from '../companies/companies.service.ts';
-import type { Database } from '../storage/schema.ts';
+import type { Store } from '../storage/database.ts';
 import type { ConnectorDirectory } from './connector-ports.ts';
 import { DigitalEmployeesService } from './digital-employees.service.ts';
 
@@ -9,11 +8,11 @@ import { DigitalEmployeesService } from './digital-employees.service.ts';
  * builtin digital employee in the same transaction that creates it.
  */
 export function createDigitalEmployees(
-  db: Kysely<Database>,
+  store: Store,
   companies: CompaniesService,
   connectors: ConnectorDirectory,
 ): DigitalEmployeesService {
-  const service = new DigitalEmployeesService(db, connectors);
+  const service = new DigitalEmployeesService(store.db, store.dialect, connectors);
   companies.addCreatedHook(service.createDefaultFor);
   return service;
 }

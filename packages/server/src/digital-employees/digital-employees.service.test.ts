@@ -83,6 +83,28 @@ for (const database of TEST_DATABASES) {
       assert.equal((await service().get(company.id, cleo.id)).isDefault, false);
     });
 
+    it('survives concurrent default changes: every call succeeds and one default remains', async () => {
+      const company = await server.ctx.companies.create('Racers');
+      const bots = await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          service().create({ companyId: company.id, name: `Bot ${i}`, responder: 'builtin' }),
+        ),
+      );
+      await Promise.all([
+        ...bots.map((bot) => service().setDefault(company.id, bot.id)),
+        ...Array.from({ length: 4 }, (_, i) =>
+          service().create({
+            companyId: company.id,
+            name: `New ${i}`,
+            responder: 'builtin',
+            isDefault: true,
+          }),
+        ),
+      ]);
+      assert.equal((await defaultsOf(company.id)).length, 1);
+      assert.equal((await service().list(company.id)).length, 9);
+    });
+
     it('lets the database itself refuse a second default for a company', async () => {
       const company = await server.ctx.companies.create('Initech');
       const ava = await service().getDefault(company.id);
@@ -155,6 +177,73 @@ for (const database of TEST_DATABASES) {
         status: 404,
       });
       assert.equal((await service().list(company.id)).length, 1, 'no invalid digital employee was stored');
+    });
+
+    it('accepts only a connector of the same company and of the matching type', async () => {
+      const company = await server.ctx.companies.create('Connected');
+      const other = await server.ctx.companies.create('Elsewhere');
+      const connector = (companyId: string, type: string) =>
+        server.ctx.connectors.create(
+          { companyId, name: `${type} connector`, type, url: 'http://127.0.0.1:9/bot', apiKey: 'k-123' },
+          { actor: 'test' },
+        );
+      const webhook = await connector(company.id, 'webhook');
+      const openai = await connector(company.id, 'openai');
+      const foreign = await connector(other.id, 'webhook');
+
+      const hook = await service().create({
+        companyId: company.id,
+        name: 'Hook',
+        responder: 'webhook',
+        connectorId: webhook.id,
+      });
+      assert.equal(hook.connectorId, webhook.id);
+      const model = await service().create({
+        companyId: company.id,
+        name: 'Model',
+        responder: 'openai',
+        connectorId: openai.id,
+        model: ' gpt-4o-mini ',
+        systemPrompt: 'Be brief.',
+        settings: { greeting: 'Hello from the model', timeout_ms: 20_000, history_limit: 10 },
+      });
+      assert.deepEqual(
+        [model.model, model.systemPrompt, model.settings.history_limit],
+        ['gpt-4o-mini', 'Be brief.', 10],
+      );
+
+      await assert.rejects(
+        service().create({ companyId: company.id, name: 'X', responder: 'webhook', connectorId: openai.id }),
+        { code: 'connector_type_mismatch', status: 400 },
+      );
+      await assert.rejects(
+        service().create({
+          companyId: company.id,
+          name: 'X',
+          responder: 'openai',
+          model: 'm',
+          connectorId: webhook.id,
+        }),
+        { code: 'connector_type_mismatch' },
+      );
+      await assert.rejects(
+        service().create({ companyId: company.id, name: 'X', responder: 'webhook', connectorId: foreign.id }),
+        { code: 'connector_not_found' },
+      );
+      await assert.rejects(service().update(company.id, hook.id, { connectorId: foreign.id }), {
+        code: 'connector_not_found',
+      });
+      const switched = await service().update(company.id, hook.id, {
+        responder: 'openai',
+        connectorId: openai.id,
+        model: 'gpt-4o',
+      });
+      assert.deepEqual(
+        [switched.responder, switched.connectorId, switched.model],
+        ['openai', openai.id, 'gpt-4o'],
+      );
+      const json = JSON.stringify(await service().list(company.id));
+      assert.ok(!json.includes('k-123'), 'a digital employee never carries its connector key');
     });
 
     it('updates with the same validation and keeps companies apart', async () => {

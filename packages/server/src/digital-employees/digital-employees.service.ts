@@ -4,6 +4,7 @@ import type { Company } from '../companies/companies.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { now, toBool } from '../storage/columns.ts';
+import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import type { ConnectorDirectory } from './connector-ports.ts';
 import { defaultDigitalEmployeeFor } from './default-digital-employee.ts';
@@ -70,6 +71,7 @@ type Db = Kysely<Database>;
 export class DigitalEmployeesService {
   constructor(
     private readonly db: Db,
+    private readonly dialect: Dialect,
     private readonly connectors: ConnectorDirectory,
   ) {}
 
@@ -92,6 +94,7 @@ export class DigitalEmployeesService {
     });
     const timestamp = now();
     return this.db.transaction().execute(async (trx) => {
+      await this.lockCompany(trx, input.companyId);
       const hasDefault = await findDefaultRow(trx, input.companyId);
       const isDefault = input.isDefault === true || !hasDefault;
       if (isDefault) await clearDefault(trx, input.companyId);
@@ -169,6 +172,7 @@ export class DigitalEmployeesService {
   async setDefault(companyId: string, id: string): Promise<DigitalEmployee> {
     await this.get(companyId, id);
     await this.db.transaction().execute(async (trx) => {
+      await this.lockCompany(trx, companyId);
       await clearDefault(trx, companyId);
       await trx
         .updateTable('digital_employees')
@@ -189,6 +193,16 @@ export class DigitalEmployeesService {
       .where('company_id', '=', companyId)
       .where('id', '=', id)
       .execute();
+  }
+
+  /**
+   * Serialises default changes of one company. PostgreSQL (READ COMMITTED) would otherwise let two concurrent
+   * "make X the default" transactions each clear the old default and then collide on the one-default index; SQLite
+   * already runs write transactions one at a time.
+   */
+  private async lockCompany(trx: Db, companyId: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await trx.selectFrom('companies').select('id').where('id', '=', companyId).forUpdate().execute();
   }
 
   private async requireCompany(companyId: string): Promise<void> {

@@ -56,7 +56,8 @@ function embeddedIpv4(address: string): string | undefined {
   const groups = expandIpv6(address);
   if (!groups) return undefined;
   const prefixZero = groups.slice(0, 5).every((g) => g === 0);
-  const mapped = prefixZero && (groups[5] === 0xffff || (groups[5] === 0 && (groups[6]! > 0 || groups[7]! > 1)));
+  const mapped =
+    prefixZero && (groups[5] === 0xffff || (groups[5] === 0 && (groups[6]! > 0 || groups[7]! > 1)));
   const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
   if (!mapped && !nat64) return undefined;
   return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
@@ -73,11 +74,19 @@ function expandIpv6(address: string): number[] | undefined {
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
   const fill = tail === undefined ? 0 : 8 - h.length - t.length;
-  const groups = [...h, ...Array<string>(Math.max(fill, 0)).fill('0'), ...t].map((g) => Number.parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+  const groups = [...h, ...Array<string>(Math.max(fill, 0)).fill('0'), ...t].map((g) =>
+    Number.parseInt(g, 16),
+  );
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
+    ? groups
+    : undefined;
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
 
 /**
  * A `lookup` for http.request that resolves every address of the host and refuses the connection if any of them is

@@ -97,6 +97,8 @@ export class KeyFingerprinter {
       .select('sealed')
       .where('name', '=', FINGERPRINT_SECRET)
       .executeTakeFirst();
-    return row ? Buffer.from(this.sealer.open(row.sealed, secretAad(FINGERPRINT_SECRET)), 'base64') : undefined;
+    return row
+      ? Buffer.from(this.sealer.open(row.sealed, secretAad(FINGERPRINT_SECRET)), 'base64')
+      : undefined;
   }
 }

@@ -55,7 +55,10 @@ const list: Command<{ connectors: ReturnType<typeof connectorView>[] }> = {
   },
   format: (r) =>
     r.connectors
-      .map((c) => `${c.id}  ${c.type.padEnd(8)} ${c.name}  ${c.url}  key: ${c.api_key_set ? `v${c.key_version} (${c.rotated_at})` : 'not set'}`)
+      .map(
+        (c) =>
+          `${c.id}  ${c.type.padEnd(8)} ${c.name}  ${c.url}  key: ${c.api_key_set ? `v${c.key_version} (${c.rotated_at})` : 'not set'}`,
+      )
       .join('\n') || '(no connectors)',
 };
 

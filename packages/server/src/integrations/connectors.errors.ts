@@ -46,7 +46,11 @@ export class ConnectorKeyNotSetError extends AppError {
  */
 export class ConnectorKeyUnreadableError extends AppError {
   constructor() {
-    super(500, 'connector_key_unreadable', 'The stored connector key failed its integrity check; set a new key.');
+    super(
+      500,
+      'connector_key_unreadable',
+      'The stored connector key failed its integrity check; set a new key.',
+    );
   }
 }
 

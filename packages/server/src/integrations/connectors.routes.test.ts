@@ -37,11 +37,17 @@ for (const database of TEST_DATABASES) {
 
     const connector = async (owner: Tenant = tenant, path = '/hook', apiKey?: string) =>
       server.ctx.connectors.create(
-        { companyId: owner.companyId, name: `c-${path}`, type: 'webhook', url: `${recorder.url}${path}`, apiKey },
+        {
+          companyId: owner.companyId,
+          name: `c-${path}`,
+          type: 'webhook',
+          url: `${recorder.url}${path}`,
+          apiKey,
+        },
         CLI,
       );
 
-    it('lists the caller company\'s connectors with key metadata only', async () => {
+    it("lists the caller company's connectors with key metadata only", async () => {
       const key = newKey('listed');
       const mine = await connector(tenant, '/listed', key);
       const theirs = await connector(other, '/theirs');
@@ -58,7 +64,10 @@ for (const database of TEST_DATABASES) {
         rotated_at: mine.rotatedAt,
         created_at: mine.createdAt,
       });
-      assert.ok(!res.body.connectors.some((c: { id: string }) => c.id === theirs.id), 'another company\'s connector is not listed');
+      assert.ok(
+        !res.body.connectors.some((c: { id: string }) => c.id === theirs.id),
+        "another company's connector is not listed",
+      );
       assert.ok(!res.text.includes(key));
     });
 
@@ -71,7 +80,12 @@ for (const database of TEST_DATABASES) {
       const newer = newKey('new');
       const res = await putKey(server, tenant.auth, c.id, { api_key: newer });
       assert.equal(res.status, 200);
-      assert.deepEqual(Object.keys(res.body).sort(), ['changed', 'connector_id', 'key_version', 'rotated_at']);
+      assert.deepEqual(Object.keys(res.body).sort(), [
+        'changed',
+        'connector_id',
+        'key_version',
+        'rotated_at',
+      ]);
       assert.equal(res.body.connector_id, c.id);
       assert.equal(res.body.key_version, 2);
       assert.equal(res.body.changed, true);
@@ -82,7 +96,10 @@ for (const database of TEST_DATABASES) {
       const before = recorder.calls.length;
       for (let i = 0; i < 3; i++) {
         const check = await checkConnector(server, tenant.auth, c.id);
-        assert.deepEqual({ ok: check.body.ok, status: check.body.status, v: check.body.key_version }, { ok: true, status: 200, v: 2 });
+        assert.deepEqual(
+          { ok: check.body.ok, status: check.body.status, v: check.body.key_version },
+          { ok: true, status: 200, v: 2 },
+        );
       }
       const after = recorder.calls.slice(before).filter((call) => call.path === '/rotate');
       assert.equal(after.length, 3);
@@ -94,7 +111,11 @@ for (const database of TEST_DATABASES) {
       const c = await connector();
       const key = newKey('audited');
       const res = await putKey(server, tenant.auth, c.id, { api_key: key });
-      const [event, ...rest] = await server.ctx.audit.list({ companyId: tenant.companyId, type: 'connector.api_key_rotated', subject: c.id });
+      const [event, ...rest] = await server.ctx.audit.list({
+        companyId: tenant.companyId,
+        type: 'connector.api_key_rotated',
+        subject: c.id,
+      });
       assert.equal(rest.length, 0);
       assert.equal(event!.actor, `client:${tenant.client.clientId}`);
       assert.equal(event!.ip, '127.0.0.1');
@@ -124,9 +145,18 @@ for (const database of TEST_DATABASES) {
       assert.equal(stale.status, 412);
       assert.equal(stale.body.code, 'precondition_failed');
       assert.equal(stale.body.key_version, 1);
-      assert.equal((await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': 'W/"1"' })).status, 412);
-      assert.equal((await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': '"7", "1"' })).status, 200);
-      assert.equal((await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': '*' })).status, 200);
+      assert.equal(
+        (await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': 'W/"1"' })).status,
+        412,
+      );
+      assert.equal(
+        (await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': '"7", "1"' })).status,
+        200,
+      );
+      assert.equal(
+        (await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': '*' })).status,
+        200,
+      );
       assert.equal((await server.ctx.connectors.get(tenant.companyId, c.id)).keyVersion, 3);
     });
 
@@ -155,7 +185,11 @@ for (const database of TEST_DATABASES) {
         assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/, name);
         assert.equal(res.body.code, code, name);
         assert.equal(res.body.status, 400, name);
-        if (field) assert.ok(res.body.errors.some((e: { field: string }) => e.field === field), `${name}: ${res.text}`);
+        if (field)
+          assert.ok(
+            res.body.errors.some((e: { field: string }) => e.field === field),
+            `${name}: ${res.text}`,
+          );
       }
       // The longest accepted key works.
       assert.equal((await putKey(server, tenant.auth, c.id, { api_key: 'k'.repeat(4096) })).status, 200);
@@ -173,7 +207,11 @@ for (const database of TEST_DATABASES) {
         ['application/xml', `<api_key>${key}</api_key>`],
         [undefined, JSON.stringify({ api_key: key })],
       ] as const) {
-        const res = await http(url, { method: 'PUT', headers: { ...tenant.auth, ...(type ? { 'content-type': type } : {}) }, body });
+        const res = await http(url, {
+          method: 'PUT',
+          headers: { ...tenant.auth, ...(type ? { 'content-type': type } : {}) },
+          body,
+        });
         assert.equal(res.status, 415, String(type));
         assert.equal(res.body.code, 'unsupported_media_type', String(type));
         assert.ok(!res.text.includes(key));
@@ -186,7 +224,7 @@ for (const database of TEST_DATABASES) {
       assert.equal(ok.status, 200);
     });
 
-    it('answers the same 404 for a malformed id, an unknown connector and another company\'s connector', async () => {
+    it("answers the same 404 for a malformed id, an unknown connector and another company's connector", async () => {
       const theirs = await connector(other, '/theirs-404', newKey('theirs'));
       const bodies: unknown[] = [];
       for (const id of ['not-a-uuid', UNKNOWN, theirs.id]) {
@@ -198,7 +236,10 @@ for (const database of TEST_DATABASES) {
           bodies.push(rest);
         }
       }
-      assert.ok(bodies.every((b) => JSON.stringify(b) === JSON.stringify(bodies[0])), JSON.stringify(bodies));
+      assert.ok(
+        bodies.every((b) => JSON.stringify(b) === JSON.stringify(bodies[0])),
+        JSON.stringify(bodies),
+      );
       assert.equal((bodies[0] as { code: string }).code, 'connector_not_found');
       // The other company's connector is untouched.
       assert.equal((await server.ctx.connectors.get(other.companyId, theirs.id)).keyVersion, 1);
@@ -212,7 +253,9 @@ for (const database of TEST_DATABASES) {
 
       const reader = await createTestClient(server.ctx, ['connector:read'], tenant.companyId);
       const readToken = await fetchToken(server, reader);
-      const forbidden = await putKey(server, { authorization: `Bearer ${readToken}` }, c.id, { api_key: newKey() });
+      const forbidden = await putKey(server, { authorization: `Bearer ${readToken}` }, c.id, {
+        api_key: newKey(),
+      });
       assert.equal(forbidden.status, 403);
       assert.match(forbidden.headers.get('www-authenticate') ?? '', /insufficient_scope/);
       assert.equal((await listConnectors(server, { authorization: `Bearer ${readToken}` })).status, 200);
@@ -220,23 +263,38 @@ for (const database of TEST_DATABASES) {
       const writer = await createTestClient(server.ctx, ['connector:write'], tenant.companyId);
       const writeToken = await fetchToken(server, writer);
       assert.equal((await listConnectors(server, { authorization: `Bearer ${writeToken}` })).status, 403);
-      assert.equal((await checkConnector(server, { authorization: `Bearer ${writeToken}` }, c.id)).status, 403);
-      assert.equal((await putKey(server, { authorization: `Bearer ${writeToken}` }, c.id, { api_key: newKey() })).status, 200);
+      assert.equal(
+        (await checkConnector(server, { authorization: `Bearer ${writeToken}` }, c.id)).status,
+        403,
+      );
+      assert.equal(
+        (await putKey(server, { authorization: `Bearer ${writeToken}` }, c.id, { api_key: newKey() })).status,
+        200,
+      );
       assert.equal((await server.ctx.connectors.get(tenant.companyId, c.id)).keyVersion, 1);
     });
 
     it('serialises 20 concurrent rotations: versions +1…+20, and the stored key is the one every later call uses', async () => {
       const c = await connector(tenant, '/race', newKey('initial'));
       const keys = Array.from({ length: 20 }, (_, i) => newKey(`race${i}`));
-      const results = await Promise.all(keys.map((api_key) => putKey(server, tenant.auth, c.id, { api_key })));
-      assert.ok(results.every((r) => r.status === 200), results.map((r) => r.status).join(','));
+      const results = await Promise.all(
+        keys.map((api_key) => putKey(server, tenant.auth, c.id, { api_key })),
+      );
+      assert.ok(
+        results.every((r) => r.status === 200),
+        results.map((r) => r.status).join(','),
+      );
       const versions = results.map((r) => r.body.key_version).sort((a, b) => a - b);
-      assert.deepEqual(versions, Array.from({ length: 20 }, (_, i) => i + 2));
+      assert.deepEqual(
+        versions,
+        Array.from({ length: 20 }, (_, i) => i + 2),
+      );
       const winner = keys[results.findIndex((r) => r.body.key_version === 21)]!;
       assert.equal((await server.ctx.connectors.get(tenant.companyId, c.id)).keyVersion, 21);
 
       const before = recorder.calls.length;
-      for (let i = 0; i < 2; i++) assert.equal((await checkConnector(server, tenant.auth, c.id)).body.key_version, 21);
+      for (let i = 0; i < 2; i++)
+        assert.equal((await checkConnector(server, tenant.auth, c.id)).body.key_version, 21);
       const used = recorder.calls.slice(before).map((call) => call.authorization);
       assert.deepEqual(used, [`Bearer ${winner}`, `Bearer ${winner}`]);
       const events = await server.ctx.audit.list({ type: 'connector.api_key_rotated', subject: c.id });
@@ -262,15 +320,25 @@ for (const database of TEST_DATABASES) {
       assert.equal(down.body.error, 'connector_unreachable');
 
       const slow = await checkConnector(server, tenant.auth, hanging.id);
-      assert.deepEqual([slow.status, slow.body.ok, slow.body.status, slow.body.error], [200, false, 0, 'connector_timeout']);
+      assert.deepEqual(
+        [slow.status, slow.body.ok, slow.body.status, slow.body.error],
+        [200, false, 0, 'connector_timeout'],
+      );
       assert.ok(slow.body.latency_ms >= 250, `timed out after ${slow.body.latency_ms} ms`);
 
       const bad = await checkConnector(server, tenant.auth, failing.id);
       assert.deepEqual([bad.body.ok, bad.body.status, bad.body.error], [false, 503, undefined]);
 
       const noKey = await checkConnector(server, tenant.auth, unset.id);
-      assert.deepEqual([noKey.body.ok, noKey.body.status, noKey.body.error, noKey.body.key_version], [false, 0, 'connector_key_not_set', 0]);
-      assert.equal(recorder.calls.filter((call) => call.path === '/unset').length, 0, 'no call without a key');
+      assert.deepEqual(
+        [noKey.body.ok, noKey.body.status, noKey.body.error, noKey.body.key_version],
+        [false, 0, 'connector_key_not_set', 0],
+      );
+      assert.equal(
+        recorder.calls.filter((call) => call.path === '/unset').length,
+        0,
+        'no call without a key',
+      );
     });
 
     it('detects a tampered or moved ciphertext: the check reports connector_key_unreadable, a new key repairs it', async () => {
@@ -278,8 +346,13 @@ for (const database of TEST_DATABASES) {
       const keyA = newKey('tamper-a');
       const a = await connector(tenant, '/tamper-a', keyA);
       const b = await connector(tenant, '/tamper-b', newKey('tamper-b'));
-      const sealed = (await db.selectFrom('connectors').select('api_key_sealed').where('id', '=', a.id).executeTakeFirstOrThrow())
-        .api_key_sealed!;
+      const sealed = (
+        await db
+          .selectFrom('connectors')
+          .select('api_key_sealed')
+          .where('id', '=', a.id)
+          .executeTakeFirstOrThrow()
+      ).api_key_sealed!;
       // Flip one byte inside the sealed value.
       const at = sealed.length - 5;
       const flipped = sealed.slice(0, at) + (sealed[at] === 'A' ? 'B' : 'A') + sealed.slice(at + 1);
@@ -291,7 +364,10 @@ for (const database of TEST_DATABASES) {
       for (const id of [a.id, b.id]) {
         const res = await checkConnector(server, tenant.auth, id);
         assert.equal(res.status, 200);
-        assert.deepEqual([res.body.ok, res.body.status, res.body.error], [false, 0, 'connector_key_unreadable']);
+        assert.deepEqual(
+          [res.body.ok, res.body.status, res.body.error],
+          [false, 0, 'connector_key_unreadable'],
+        );
       }
       assert.equal(recorder.calls.length, callsBefore, 'nothing was sent with an unverifiable key');
       assert.ok(server.logs.some((l) => l.includes('failed its integrity check')));

@@ -27,7 +27,8 @@ export async function registerConnectorRoutes(app: App, ctx: AppContext): Promis
       schema: {
         tags: ['integrations'],
         summary: "List the company's connectors",
-        description: 'Metadata only: whether a key is set, its version and when it was rotated. Keys are write-only.',
+        description:
+          'Metadata only: whether a key is set, its version and when it was rotated. Keys are write-only.',
         security: [{ bearer: [] }],
         response: { 200: ConnectorList, ...bearerErrorResponses },
       },
@@ -113,7 +114,8 @@ export async function registerConnectorRoutes(app: App, ctx: AppContext): Promis
           response: { 200: CheckView, ...bearerErrorResponses, 404: Problem },
         },
       },
-      async (request) => ctx.connectorCaller.check(principalOf(request).companyId, request.params.connector_id),
+      async (request) =>
+        ctx.connectorCaller.check(principalOf(request).companyId, request.params.connector_id),
     );
   });
 }

@@ -16,7 +16,9 @@ export const Problem = Type.Object(
 );
 
 export const ConnectorIdParams = Type.Object({
-  connector_id: Type.String({ description: 'Connector id (UUID), as shown in the portal and in the listing' }),
+  connector_id: Type.String({
+    description: 'Connector id (UUID), as shown in the portal and in the listing',
+  }),
 });
 
 export const ConnectorView = Type.Object({
@@ -49,7 +51,9 @@ export const KeyRotationView = Type.Object({
   connector_id: Type.String({ format: 'uuid' }),
   key_version: Type.Integer({ minimum: 1, description: 'Version now current; also sent as the ETag' }),
   rotated_at: Type.String({ format: 'date-time', description: 'When the current key was set' }),
-  changed: Type.Boolean({ description: 'False when the key sent is already the current key (nothing was changed)' }),
+  changed: Type.Boolean({
+    description: 'False when the key sent is already the current key (nothing was changed)',
+  }),
 });
 
 export const CheckView = Type.Object({

@@ -21,7 +21,10 @@ for (const database of TEST_DATABASES) {
 
     it('creates connectors with validated name, type and URL; openai defaults its base URL', async () => {
       const connectors = server.ctx.connectors;
-      const hook = await connectors.create({ companyId, name: ' Bot ', type: 'webhook', url: 'https://bot.example/hook' }, CLI);
+      const hook = await connectors.create(
+        { companyId, name: ' Bot ', type: 'webhook', url: 'https://bot.example/hook' },
+        CLI,
+      );
       assert.equal(hook.name, 'Bot');
       assert.equal(hook.url, 'https://bot.example/hook');
       assert.equal(hook.apiKeySet, false);
@@ -44,19 +47,31 @@ for (const database of TEST_DATABASES) {
         [{ name: 'n', type: 'webhook', url: 'https://x.example', apiKey: '' }, 'invalid_api_key'],
       ];
       for (const [input, code] of cases) {
-        await assert.rejects(connectors.create({ companyId, ...input } as never, CLI), { code }, JSON.stringify(input));
+        await assert.rejects(
+          connectors.create({ companyId, ...input } as never, CLI),
+          { code },
+          JSON.stringify(input),
+        );
       }
     });
 
     it('lists and finds only within the company; another company sees nothing', async () => {
-      const c = await server.ctx.connectors.create({ companyId, name: 'Mine', type: 'webhook', url: 'https://m.example' }, CLI);
+      const c = await server.ctx.connectors.create(
+        { companyId, name: 'Mine', type: 'webhook', url: 'https://m.example' },
+        CLI,
+      );
       assert.ok((await server.ctx.connectors.list(companyId)).some((x) => x.id === c.id));
       assert.ok(!(await server.ctx.connectors.list(otherCompanyId)).some((x) => x.id === c.id));
       assert.equal(await server.ctx.connectors.find(otherCompanyId, c.id), undefined);
       assert.equal(await server.ctx.connectors.find(companyId, 'not-a-uuid'), undefined);
-      await assert.rejects(server.ctx.connectors.readCredentials(otherCompanyId, c.id), { code: 'connector_not_found' });
+      await assert.rejects(server.ctx.connectors.readCredentials(otherCompanyId, c.id), {
+        code: 'connector_not_found',
+      });
       await assert.rejects(
-        server.ctx.connectors.rotateKey({ companyId: otherCompanyId, connectorId: c.id, apiKey: newKey() }, CLI),
+        server.ctx.connectors.rotateKey(
+          { companyId: otherCompanyId, connectorId: c.id, apiKey: newKey() },
+          CLI,
+        ),
         { code: 'connector_not_found' },
       );
     });
@@ -64,13 +79,19 @@ for (const database of TEST_DATABASES) {
     it('rotates: each new key is a new version, the current key opens, a repeated key changes nothing', async () => {
       const connectors = server.ctx.connectors;
       const first = newKey('first');
-      const c = await connectors.create({ companyId, name: 'Rot', type: 'webhook', url: 'https://r.example', apiKey: first }, CLI);
+      const c = await connectors.create(
+        { companyId, name: 'Rot', type: 'webhook', url: 'https://r.example', apiKey: first },
+        CLI,
+      );
       assert.equal(c.keyVersion, 1);
       assert.equal(c.rotatedAt, c.createdAt);
       assert.equal((await connectors.readCredentials(companyId, c.id)).apiKey, first);
 
       const second = newKey('second');
-      const r2 = await connectors.rotateKey({ companyId, connectorId: c.id, apiKey: second }, { actor: 'client:pcl_x', clientId: 'pcl_x', tokenId: 'jti-1', ip: '127.0.0.1' });
+      const r2 = await connectors.rotateKey(
+        { companyId, connectorId: c.id, apiKey: second },
+        { actor: 'client:pcl_x', clientId: 'pcl_x', tokenId: 'jti-1', ip: '127.0.0.1' },
+      );
       assert.deepEqual({ v: r2.keyVersion, changed: r2.changed }, { v: 2, changed: true });
       assert.equal((await connectors.readCredentials(companyId, c.id)).apiKey, second);
 
@@ -82,7 +103,11 @@ for (const database of TEST_DATABASES) {
       assert.equal(back.keyVersion, 3);
       assert.equal((await connectors.readCredentials(companyId, c.id)).apiKey, first);
 
-      const events = await server.ctx.audit.list({ companyId, type: 'connector.api_key_rotated', subject: c.id });
+      const events = await server.ctx.audit.list({
+        companyId,
+        type: 'connector.api_key_rotated',
+        subject: c.id,
+      });
       assert.equal(events.length, 2, 'one event per real rotation, none for the repeat');
       const byVersion = events.find((e) => e.details.key_version === 2)!;
       assert.equal(byVersion.actor, 'client:pcl_x');
@@ -97,25 +122,50 @@ for (const database of TEST_DATABASES) {
     });
 
     it('honours an If-Match predicate on the current version', async () => {
-      const c = await server.ctx.connectors.create({ companyId, name: 'IfMatch', type: 'webhook', url: 'https://i.example' }, CLI);
+      const c = await server.ctx.connectors.create(
+        { companyId, name: 'IfMatch', type: 'webhook', url: 'https://i.example' },
+        CLI,
+      );
       await assert.rejects(
-        server.ctx.connectors.rotateKey({ companyId, connectorId: c.id, apiKey: newKey(), ifMatch: (v) => v === 5 }, CLI),
+        server.ctx.connectors.rotateKey(
+          { companyId, connectorId: c.id, apiKey: newKey(), ifMatch: (v) => v === 5 },
+          CLI,
+        ),
         { code: 'precondition_failed', status: 412 },
       );
-      const ok = await server.ctx.connectors.rotateKey({ companyId, connectorId: c.id, apiKey: newKey(), ifMatch: (v) => v === 0 }, CLI);
+      const ok = await server.ctx.connectors.rotateKey(
+        { companyId, connectorId: c.id, apiKey: newKey(), ifMatch: (v) => v === 0 },
+        CLI,
+      );
       assert.equal(ok.keyVersion, 1);
     });
 
     it('binds a sealed key to its company, connector and version (moved or replayed ciphertext fails to open)', async () => {
       const db = server.ctx.store.db;
       const connectors = server.ctx.connectors;
-      const a = await connectors.create({ companyId, name: 'A', type: 'webhook', url: 'https://a.example', apiKey: newKey('a') }, CLI);
-      const b = await connectors.create({ companyId, name: 'B', type: 'webhook', url: 'https://b.example', apiKey: newKey('b') }, CLI);
+      const a = await connectors.create(
+        { companyId, name: 'A', type: 'webhook', url: 'https://a.example', apiKey: newKey('a') },
+        CLI,
+      );
+      const b = await connectors.create(
+        { companyId, name: 'B', type: 'webhook', url: 'https://b.example', apiKey: newKey('b') },
+        CLI,
+      );
       const sealedOf = async (id: string) =>
-        (await db.selectFrom('connectors').select(['api_key_sealed']).where('id', '=', id).executeTakeFirstOrThrow()).api_key_sealed!;
+        (
+          await db
+            .selectFrom('connectors')
+            .select(['api_key_sealed'])
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).api_key_sealed!;
 
       // Another connector's ciphertext.
-      await db.updateTable('connectors').set({ api_key_sealed: await sealedOf(a.id) }).where('id', '=', b.id).execute();
+      await db
+        .updateTable('connectors')
+        .set({ api_key_sealed: await sealedOf(a.id) })
+        .where('id', '=', b.id)
+        .execute();
       await assert.rejects(connectors.readCredentials(companyId, b.id), { code: 'connector_key_unreadable' });
 
       // An older version of the same connector's key, replayed (e.g. from a backup) under the current version.
@@ -131,10 +181,19 @@ for (const database of TEST_DATABASES) {
     });
 
     it('reports an unset key, and deletes only within the company', async () => {
-      const c = await server.ctx.connectors.create({ companyId, name: 'Del', type: 'webhook', url: 'https://d.example' }, CLI);
-      await assert.rejects(server.ctx.connectors.readCredentials(companyId, c.id), { code: 'connector_key_not_set' });
-      await assert.rejects(server.ctx.connectors.delete(otherCompanyId, c.id, CLI), { code: 'connector_not_found' });
-      await assert.rejects(server.ctx.connectors.delete(companyId, UNKNOWN, CLI), { code: 'connector_not_found' });
+      const c = await server.ctx.connectors.create(
+        { companyId, name: 'Del', type: 'webhook', url: 'https://d.example' },
+        CLI,
+      );
+      await assert.rejects(server.ctx.connectors.readCredentials(companyId, c.id), {
+        code: 'connector_key_not_set',
+      });
+      await assert.rejects(server.ctx.connectors.delete(otherCompanyId, c.id, CLI), {
+        code: 'connector_not_found',
+      });
+      await assert.rejects(server.ctx.connectors.delete(companyId, UNKNOWN, CLI), {
+        code: 'connector_not_found',
+      });
       await server.ctx.connectors.delete(companyId, c.id, CLI);
       assert.equal(await server.ctx.connectors.find(companyId, c.id), undefined);
       const events = await server.ctx.audit.list({ companyId, type: 'connector.deleted', subject: c.id });

@@ -3,8 +3,8 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
 import { SealError, type Sealer } from '../crypto/sealing.ts';
-import type { Dialect } from '../storage/database.ts';
 import { now } from '../storage/columns.ts';
+import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import { connectorKeyAad, KeyFingerprinter } from './connector-key.ts';
 import { connectorType, connectorTypeNames } from './connector-types.ts';
@@ -101,14 +101,21 @@ export class ConnectorsService {
   async create(input: CreateConnectorInput, actor: Actor): Promise<Connector> {
     const name = validateName(input.name);
     const type = connectorType(input.type);
-    if (!type) throw new InvalidConnectorError('invalid_type', 'type', `must be one of ${connectorTypeNames().join(', ')}`);
+    if (!type)
+      throw new InvalidConnectorError(
+        'invalid_type',
+        'type',
+        `must be one of ${connectorTypeNames().join(', ')}`,
+      );
     const url = validateUrl(input.url ?? type.defaultUrl);
     if (input.apiKey !== undefined) validateApiKey(input.apiKey);
     const id = randomUUID();
     const createdAt = now();
     const keyVersion = input.apiKey === undefined ? 0 : 1;
     const fingerprint =
-      input.apiKey === undefined ? null : await this.fingerprints.fingerprint(input.companyId, id, input.apiKey);
+      input.apiKey === undefined
+        ? null
+        : await this.fingerprints.fingerprint(input.companyId, id, input.apiKey);
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('connectors')
@@ -119,7 +126,9 @@ export class ConnectorsService {
           type: type.name,
           url,
           api_key_sealed:
-            input.apiKey === undefined ? null : this.sealer.seal(input.apiKey, connectorKeyAad(input.companyId, id, 1)),
+            input.apiKey === undefined
+              ? null
+              : this.sealer.seal(input.apiKey, connectorKeyAad(input.companyId, id, 1)),
           api_key_fingerprint: fingerprint,
           key_version: keyVersion,
           created_at: createdAt,
@@ -180,7 +189,14 @@ export class ConnectorsService {
         .executeTakeFirst();
       if (Number(result.numDeletedRows) !== 1) throw new ConnectorNotFoundError();
       await this.audit.record(
-        { type: 'connector.deleted', companyId, actor: actor.actor, subject: connectorId, ip: actor.ip, details: clientDetails(actor) },
+        {
+          type: 'connector.deleted',
+          companyId,
+          actor: actor.actor,
+          subject: connectorId,
+          ip: actor.ip,
+          details: clientDetails(actor),
+        },
         trx,
       );
     });
@@ -223,15 +239,27 @@ export class ConnectorsService {
     const row = await query.executeTakeFirst();
     if (!row) throw new ConnectorNotFoundError();
     if (input.ifMatch && !input.ifMatch(row.key_version)) throw new KeyVersionMismatchError(row.key_version);
-    if (row.api_key_sealed && row.rotated_at && KeyFingerprinter.equal(row.api_key_fingerprint, fingerprint)) {
-      return { connectorId: input.connectorId, keyVersion: row.key_version, rotatedAt: row.rotated_at, changed: false };
+    if (
+      row.api_key_sealed &&
+      row.rotated_at &&
+      KeyFingerprinter.equal(row.api_key_fingerprint, fingerprint)
+    ) {
+      return {
+        connectorId: input.connectorId,
+        keyVersion: row.key_version,
+        rotatedAt: row.rotated_at,
+        changed: false,
+      };
     }
     const keyVersion = row.key_version + 1;
     const rotatedAt = now();
     const result = await trx
       .updateTable('connectors')
       .set({
-        api_key_sealed: this.sealer.seal(input.apiKey, connectorKeyAad(input.companyId, input.connectorId, keyVersion)),
+        api_key_sealed: this.sealer.seal(
+          input.apiKey,
+          connectorKeyAad(input.companyId, input.connectorId, keyVersion),
+        ),
         api_key_fingerprint: fingerprint,
         key_version: keyVersion,
         rotated_at: rotatedAt,
@@ -265,7 +293,10 @@ export class ConnectorsService {
    * next call on every node sharing the database). Throws `connector_not_found`, `connector_key_not_set` or
    * `connector_key_unreadable` (integrity check failed).
    */
-  async readCredentials(companyId: string, connectorId: string): Promise<{ connector: Connector; apiKey: string }> {
+  async readCredentials(
+    companyId: string,
+    connectorId: string,
+  ): Promise<{ connector: Connector; apiKey: string }> {
     if (!isUuid(connectorId)) throw new ConnectorNotFoundError();
     const row = await this.db
       .selectFrom('connectors')
@@ -276,7 +307,10 @@ export class ConnectorsService {
     if (!row) throw new ConnectorNotFoundError();
     if (!row.api_key_sealed) throw new ConnectorKeyNotSetError();
     try {
-      const apiKey = this.sealer.open(row.api_key_sealed, connectorKeyAad(row.company_id, row.id, row.key_version));
+      const apiKey = this.sealer.open(
+        row.api_key_sealed,
+        connectorKeyAad(row.company_id, row.id, row.key_version),
+      );
       return { connector: toConnector(row), apiKey };
     } catch (err) {
       if (err instanceof SealError) throw new ConnectorKeyUnreadableError();
@@ -305,7 +339,8 @@ const clientDetails = (actor: Actor): Record<string, string> => ({
 });
 
 const isSqliteBusy = (err: unknown): boolean =>
-  typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('SQLITE_BUSY');
+  typeof (err as { code?: unknown })?.code === 'string' &&
+  (err as { code: string }).code.startsWith('SQLITE_BUSY');
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point.
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -313,14 +348,19 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 function validateName(value: string): string {
   const name = value.trim();
   if (name.length === 0 || name.length > CONNECTOR_NAME_MAX || CONTROL.test(name)) {
-    throw new InvalidConnectorError('invalid_name', 'name', `must be 1 to ${CONNECTOR_NAME_MAX} characters without control characters`);
+    throw new InvalidConnectorError(
+      'invalid_name',
+      'name',
+      `must be 1 to ${CONNECTOR_NAME_MAX} characters without control characters`,
+    );
   }
   return name;
 }
 
 /** An absolute http(s) URL without credentials or fragment (a URL is listed to API clients; it must hold no secret). */
 export function validateUrl(value: string | undefined): string {
-  if (value === undefined || value.trim() === '') throw new InvalidConnectorError('invalid_url', 'url', 'is required for this type');
+  if (value === undefined || value.trim() === '')
+    throw new InvalidConnectorError('invalid_url', 'url', 'is required for this type');
   let url: URL;
   try {
     url = new URL(value.trim());
@@ -331,7 +371,11 @@ export function validateUrl(value: string | undefined): string {
     throw new InvalidConnectorError('invalid_url', 'url', 'must use http or https');
   }
   if (url.username || url.password) {
-    throw new InvalidConnectorError('invalid_url', 'url', 'must not contain credentials (set the API key instead)');
+    throw new InvalidConnectorError(
+      'invalid_url',
+      'url',
+      'must not contain credentials (set the API key instead)',
+    );
   }
   if (url.hash) throw new InvalidConnectorError('invalid_url', 'url', 'must not contain a fragment');
   if (url.href.length > CONNECTOR_URL_MAX) {
@@ -341,7 +385,12 @@ export function validateUrl(value: string | undefined): string {
 }
 
 export function validateApiKey(value: unknown): asserts value is string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > API_KEY_MAX || !API_KEY_RE.test(value)) {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > API_KEY_MAX ||
+    !API_KEY_RE.test(value)
+  ) {
     throw new InvalidConnectorError(
       'invalid_api_key',
       'api_key',

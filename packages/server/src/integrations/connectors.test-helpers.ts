@@ -1,8 +1,12 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { createTestClient, fetchToken, type TestClient } from '../oauth/oauth.test-helpers.ts';
-import { http, type HttpResult } from '../testing/http-client.ts';
+import { testPostgresUrl } from '../testing/databases.ts';
+import { type HttpResult, http } from '../testing/http-client.ts';
+import { PARLEY_BIN } from '../testing/process.ts';
 import type { TestServer } from '../testing/test-server.ts';
 
 export interface RecordedCall {
@@ -59,7 +63,11 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
   } else if (url.pathname === '/hang') {
     // Never answers: the caller's timeout must end the call.
   } else if (url.pathname === '/redirect') {
-    res.writeHead(Number(url.searchParams.get('status') ?? 302), { location: url.searchParams.get('to') ?? '/' }).end();
+    res
+      .writeHead(Number(url.searchParams.get('status') ?? 302), {
+        location: url.searchParams.get('to') ?? '/',
+      })
+      .end();
   } else if (url.pathname === '/ndjson') {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     let n = 0;
@@ -71,7 +79,9 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
       }
     }, 20);
   } else if (url.pathname.endsWith('/models')) {
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"m1","object":"model","created":0,"owned_by":"test"}]}');
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end('{"object":"list","data":[{"id":"m1","object":"model","created":0,"owned_by":"test"}]}');
   } else {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   }
@@ -108,10 +118,79 @@ export function putKey(
   });
 }
 
-export function checkConnector(server: TestServer, auth: Record<string, string>, connectorId: string): Promise<HttpResult> {
-  return http(`${server.baseUrl}/integrations/v1/connectors/${connectorId}/check`, { method: 'POST', headers: auth });
+export function checkConnector(
+  server: TestServer,
+  auth: Record<string, string>,
+  connectorId: string,
+): Promise<HttpResult> {
+  return http(`${server.baseUrl}/integrations/v1/connectors/${connectorId}/check`, {
+    method: 'POST',
+    headers: auth,
+  });
 }
 
 export function listConnectors(server: TestServer, auth: Record<string, string>): Promise<HttpResult> {
   return http(`${server.baseUrl}/integrations/v1/connectors`, { headers: auth });
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as the one JSON object `--json` prints. */
+  // biome-ignore lint/suspicious/noExplicitAny: tests read fields of whichever command ran.
+  json: any;
+}
+
+/**
+ * Runs the real CLI (`bin/parley.js`) as a child process against a test server's data: its data folder, and for
+ * PostgreSQL its schema (through `options=-c search_path=…` in DATABASE_URL). `env` adds or overrides variables.
+ */
+export async function runParley(
+  server: TestServer,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliRun> {
+  const schema = server.ctx.store.dialect === 'postgres' ? await currentSchema(server) : undefined;
+  const base: Record<string, string> = { PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
+  if (schema)
+    base.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !/^(PARLEY_|DATABASE_URL|REDIS_URL|PORT|HOST)/.test(k) || k.startsWith('PARLEY_TEST_'),
+    ),
+  );
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PARLEY_BIN, ...args], {
+      env: { ...inherited, ...base, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      let json: unknown;
+      try {
+        json = JSON.parse(stdout);
+      } catch {
+        json = undefined;
+      }
+      resolve({ code, stdout, stderr, json });
+    });
+  });
+}
+
+async function currentSchema(server: TestServer): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
+    server.ctx.store.db,
+  );
+  return rows[0]!.schema;
 }

@@ -15,7 +15,10 @@ export interface OutboundHttpOptions {
 }
 
 /** The `fetch` signature SDKs accept (`new OpenAI({ fetch })`). */
-export type OutboundFetch = (input: string | URL | Request, init?: RequestInit & { timeoutMs?: number }) => Promise<Response>;
+export type OutboundFetch = (
+  input: string | URL | Request,
+  init?: RequestInit & { timeoutMs?: number },
+) => Promise<Response>;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY = new Set([101, 204, 205, 304]);
@@ -50,7 +53,10 @@ export class OutboundHttp {
       if (!REDIRECTS.has(response.status) || request.redirect === 'manual') return response;
       await response.body?.cancel().catch(() => {});
       if (request.redirect === 'error') {
-        throw new OutboundError('connector_redirect_refused', `${url.host} answered with a redirect (${response.status}).`);
+        throw new OutboundError(
+          'connector_redirect_refused',
+          `${url.host} answered with a redirect (${response.status}).`,
+        );
       }
       const next = parseLocation(response.headers.get('location'), url);
       if (!next || next.origin !== url.origin) {
@@ -60,10 +66,16 @@ export class OutboundHttp {
         );
       }
       if (hop >= this.options.maxRedirects) {
-        throw new OutboundError('connector_redirect_refused', `${url.host} redirected more than ${this.options.maxRedirects} times.`);
+        throw new OutboundError(
+          'connector_redirect_refused',
+          `${url.host} redirected more than ${this.options.maxRedirects} times.`,
+        );
       }
       // RFC 9110 §15.4.4 (303), and what browsers do for 301/302 after a POST: repeat as GET without a body.
-      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+      if (
+        response.status === 303 ||
+        ((response.status === 301 || response.status === 302) && method === 'POST')
+      ) {
         method = 'GET';
         body = undefined;
         headers.delete('content-type');
@@ -88,11 +100,14 @@ export class OutboundHttp {
     timeoutMs: number,
   ): Promise<Response> {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return Promise.reject(new OutboundError('connector_url_invalid', 'Only http and https URLs can be called.'));
+      return Promise.reject(
+        new OutboundError('connector_url_invalid', 'Only http and https URLs can be called.'),
+      );
     }
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     // An IP literal never goes through `lookup`, so it is judged here.
-    if (this.options.blockPrivate && isIP(host) && isBlockedAddress(host)) return Promise.reject(blockedError(url.host));
+    if (this.options.blockPrivate && isIP(host) && isBlockedAddress(host))
+      return Promise.reject(blockedError(url.host));
     if (signal?.aborted) return Promise.reject(signal.reason);
 
     return new Promise<Response>((resolve, reject) => {
@@ -113,15 +128,22 @@ export class OutboundHttp {
         });
       } catch {
         // E.g. a header value Node refuses; its message would name the header, so report ours instead.
-        return fail(new OutboundError('connector_url_invalid', `The request to ${url.host} could not be built.`));
+        return fail(
+          new OutboundError('connector_url_invalid', `The request to ${url.host} could not be built.`),
+        );
       }
-      const timeout = () => req.destroy(new OutboundError('connector_timeout', `${url.host} did not answer within ${timeoutMs} ms.`));
+      const timeout = () =>
+        req.destroy(
+          new OutboundError('connector_timeout', `${url.host} did not answer within ${timeoutMs} ms.`),
+        );
       const deadline = setTimeout(timeout, timeoutMs);
       req.setTimeout(timeoutMs, timeout);
       const onAbort = () => req.destroy(signal?.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('close', () => signal?.removeEventListener('abort', onAbort));
-      req.on('error', (err) => fail(signal?.aborted && err === signal.reason ? err : outboundErrorOf(err, url)));
+      req.on('error', (err) =>
+        fail(signal?.aborted && err === signal.reason ? err : outboundErrorOf(err, url)),
+      );
       req.on('response', (res) => {
         if (settled) return void res.destroy();
         settled = true;
@@ -130,7 +152,12 @@ export class OutboundHttp {
           resolve(toResponse(res, method));
         } catch {
           res.destroy();
-          reject(new OutboundError('connector_bad_response', `${url.host} sent a response that is not valid HTTP.`));
+          reject(
+            new OutboundError(
+              'connector_bad_response',
+              `${url.host} sent a response that is not valid HTTP.`,
+            ),
+          );
         }
       });
       req.end(body);
@@ -140,7 +167,8 @@ export class OutboundHttp {
 
 function toResponse(res: IncomingMessage, method: string): Response {
   const headers = new Headers();
-  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+    headers.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
   const status = res.statusCode ?? 0;
   const noBody = NULL_BODY.has(status) || method === 'HEAD';
   if (noBody) res.resume();
@@ -161,7 +189,8 @@ function parseLocation(location: string | null, base: URL): URL | undefined {
 function outboundErrorOf(err: unknown, url: URL): OutboundError {
   if (err instanceof OutboundError) return err;
   const code = String((err as { code?: unknown })?.code ?? '');
-  if (code === 'ETIMEDOUT') return new OutboundError('connector_timeout', `${url.host} did not answer in time.`);
+  if (code === 'ETIMEDOUT')
+    return new OutboundError('connector_timeout', `${url.host} did not answer in time.`);
   const reason = /^[A-Z0-9_]{2,40}$/.test(code) ? ` (${code})` : '';
   return new OutboundError('connector_unreachable', `Could not reach ${url.host}${reason}.`);
 }

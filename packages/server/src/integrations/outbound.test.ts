@@ -4,7 +4,13 @@ import OpenAI from 'openai';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { isBlockedAddress } from './address-policy.ts';
 import { OutboundError } from './connectors.errors.ts';
-import { checkConnector, createTenant, type KeyRecorder, newKey, startKeyRecorder } from './connectors.test-helpers.ts';
+import {
+  checkConnector,
+  createTenant,
+  type KeyRecorder,
+  newKey,
+  startKeyRecorder,
+} from './connectors.test-helpers.ts';
 import { joinUrl } from './outbound.ts';
 import { OutboundHttp } from './outbound-http.ts';
 
@@ -37,7 +43,14 @@ describe('outbound destination policy', () => {
     ]) {
       assert.equal(isBlockedAddress(address), true, address);
     }
-    for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2606:4700::1111', '::ffff:8.8.8.8']) {
+    for (const address of [
+      '8.8.8.8',
+      '1.1.1.1',
+      '172.32.0.1',
+      '192.169.0.1',
+      '2606:4700::1111',
+      '::ffff:8.8.8.8',
+    ]) {
       assert.equal(isBlockedAddress(address), false, address);
     }
   });
@@ -85,28 +98,42 @@ describe('outbound HTTP client', () => {
     assert.equal(elsewhere.calls.length, 0, 'the other origin never saw a request');
 
     // A 303 after a POST is repeated as a GET without the body.
-    await client.fetch(`${recorder.url}/redirect?to=/after-post&status=303`, { method: 'POST', headers: auth(key), body: 'payload' });
-    assert.deepEqual([recorder.calls.at(-1)!.method, recorder.calls.at(-1)!.path, recorder.calls.at(-1)!.body], ['GET', '/after-post', '']);
+    await client.fetch(`${recorder.url}/redirect?to=/after-post&status=303`, {
+      method: 'POST',
+      headers: auth(key),
+      body: 'payload',
+    });
+    assert.deepEqual(
+      [recorder.calls.at(-1)!.method, recorder.calls.at(-1)!.path, recorder.calls.at(-1)!.body],
+      ['GET', '/after-post', ''],
+    );
   });
 
   it("honours redirect: 'error' and 'manual', and stops a redirect loop", async () => {
-    await assert.rejects(client.fetch(`${recorder.url}/redirect?to=/x`, { redirect: 'error' }), { code: 'connector_redirect_refused' });
+    await assert.rejects(client.fetch(`${recorder.url}/redirect?to=/x`, { redirect: 'error' }), {
+      code: 'connector_redirect_refused',
+    });
     const manual = await client.fetch(`${recorder.url}/redirect?to=/x`, { redirect: 'manual' });
     assert.equal(manual.status, 302);
     assert.equal(manual.headers.get('location'), '/x');
-    const loop = `/redirect?to=${encodeURIComponent('/redirect?to=/redirect')}`;
-    await assert.rejects(client.fetch(`${recorder.url}${loop}`), { code: 'connector_redirect_refused' });
+    // Five nested same-origin redirects: more than maxRedirects (3).
+    let chain = '/end';
+    for (let i = 0; i < 5; i++) chain = `/redirect?to=${encodeURIComponent(chain)}`;
+    await assert.rejects(client.fetch(`${recorder.url}${chain}`), { code: 'connector_redirect_refused' });
   });
 
   it('times out a silent server, and reports an unreachable one, without the key in the error', async () => {
     const key = newKey('timeout');
     const started = Date.now();
-    await assert.rejects(client.fetch(`${recorder.url}/hang`, { headers: auth(key), timeoutMs: 200 }), (err: Error) => {
-      assert.ok(err instanceof OutboundError);
-      assert.equal(err.code, 'connector_timeout');
-      assert.ok(!JSON.stringify({ ...err, message: err.message, stack: err.stack }).includes(key));
-      return true;
-    });
+    await assert.rejects(
+      client.fetch(`${recorder.url}/hang`, { headers: auth(key), timeoutMs: 200 }),
+      (err: Error) => {
+        assert.ok(err instanceof OutboundError);
+        assert.equal(err.code, 'connector_timeout');
+        assert.ok(!JSON.stringify({ ...err, message: err.message, stack: err.stack }).includes(key));
+        return true;
+      },
+    );
     assert.ok(Date.now() - started < 4_000);
 
     const down = await startKeyRecorder();
@@ -124,7 +151,10 @@ describe('outbound HTTP client', () => {
   it('ends a call when the caller aborts it', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('caller gave up')), 100);
-    await assert.rejects(client.fetch(`${recorder.url}/hang`, { signal: controller.signal }), /caller gave up/);
+    await assert.rejects(
+      client.fetch(`${recorder.url}/hang`, { signal: controller.signal }),
+      /caller gave up/,
+    );
   });
 
   it('streams response bodies as they arrive', async () => {
@@ -147,11 +177,18 @@ describe('outbound HTTP client', () => {
       `http://[::ffff:127.0.0.1]:${port}/d`,
       `http://0.0.0.0:${port}/e`,
     ]) {
-      await assert.rejects(blocking.fetch(url, { headers: auth(newKey()) }), { code: 'connector_destination_blocked' }, url);
+      await assert.rejects(
+        blocking.fetch(url, { headers: auth(newKey()) }),
+        { code: 'connector_destination_blocked' },
+        url,
+      );
     }
-    // A same-origin redirect is checked again (it cannot be used to step onto a blocked address either).
     assert.equal(recorder.calls.length, before, 'no blocked destination received a request');
-    assert.equal((await client.fetch(`http://localhost:${port}/allowed`)).status, 200, 'allowed when the switch is off');
+    assert.equal(
+      (await client.fetch(`http://localhost:${port}/allowed`)).status,
+      200,
+      'allowed when the switch is off',
+    );
   });
 });
 
@@ -170,8 +207,14 @@ describe('outbound connector client', () => {
   });
 
   it('joins paths onto the connector URL and refuses paths that leave it', () => {
-    assert.equal(joinUrl('https://h.example/v1', 'chat/completions').href, 'https://h.example/v1/chat/completions');
-    assert.equal(joinUrl('https://h.example/v1/', '/models?limit=2').href, 'https://h.example/v1/models?limit=2');
+    assert.equal(
+      joinUrl('https://h.example/v1', 'chat/completions').href,
+      'https://h.example/v1/chat/completions',
+    );
+    assert.equal(
+      joinUrl('https://h.example/v1/', '/models?limit=2').href,
+      'https://h.example/v1/models?limit=2',
+    );
     assert.equal(joinUrl('https://h.example/hook', '').href, 'https://h.example/hook');
     for (const bad of ['https://evil.example/x', '//evil.example/x', 'javascript:alert(1)']) {
       assert.throws(() => joinUrl('https://h.example/v1', bad), { code: 'connector_url_invalid' }, bad);
@@ -180,7 +223,10 @@ describe('outbound connector client', () => {
 
   it('connectorFetch sends the current key as bearer (replacing any caller Authorization) to URL + path', async () => {
     const key = newKey('fetch');
-    const c = await server.ctx.connectors.create({ companyId, name: 'f', type: 'webhook', url: `${recorder.url}/base/`, apiKey: key }, CLI);
+    const c = await server.ctx.connectors.create(
+      { companyId, name: 'f', type: 'webhook', url: `${recorder.url}/base/`, apiKey: key },
+      CLI,
+    );
     const res = await server.ctx.connectorCaller.connectorFetch(companyId, c.id, 'sub/path?x=1', {
       method: 'POST',
       headers: { authorization: 'Bearer caller-supplied', 'content-type': 'application/json' },
@@ -189,18 +235,30 @@ describe('outbound connector client', () => {
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { ok: true });
     const call = recorder.calls.at(-1)!;
-    assert.deepEqual([call.method, call.path, call.authorization, call.body], ['POST', '/base/sub/path?x=1', `Bearer ${key}`, '{"hello":1}']);
+    assert.deepEqual(
+      [call.method, call.path, call.authorization, call.body],
+      ['POST', '/base/sub/path?x=1', `Bearer ${key}`, '{"hello":1}'],
+    );
 
     // The port the digital employees use (companyId, connectorId, path, init) is the same call.
     await server.ctx.connectorCaller.fetch(companyId, c.id, '', { method: 'GET' });
     assert.equal(recorder.calls.at(-1)!.authorization, `Bearer ${key}`);
 
     const before = recorder.calls.length;
-    await assert.rejects(server.ctx.connectorCaller.connectorFetch(companyId, c.id, 'https://evil.example/'), {
-      code: 'connector_url_invalid',
+    await assert.rejects(
+      server.ctx.connectorCaller.connectorFetch(companyId, c.id, 'https://evil.example/'),
+      {
+        code: 'connector_url_invalid',
+      },
+    );
+    const unset = await server.ctx.connectors.create(
+      { companyId, name: 'u', type: 'webhook', url: recorder.url },
+      CLI,
+    );
+    await assert.rejects(server.ctx.connectorCaller.connectorFetch(companyId, unset.id, ''), {
+      code: 'connector_key_not_set',
+      status: 409,
     });
-    const unset = await server.ctx.connectors.create({ companyId, name: 'u', type: 'webhook', url: recorder.url }, CLI);
-    await assert.rejects(server.ctx.connectorCaller.connectorFetch(companyId, unset.id, ''), { code: 'connector_key_not_set', status: 409 });
     assert.equal(recorder.calls.length, before);
     assert.ok(!server.logs.some((l) => l.includes(key)), 'the debug log of the call holds no key');
     assert.ok(server.logs.some((l) => l.includes('calling connector')));
@@ -208,11 +266,19 @@ describe('outbound connector client', () => {
 
   it('resolveConnectorCredentials serves the OpenAI SDK, whose calls go through the outbound fetch with the current key', async () => {
     const key = newKey('openai');
-    const c = await server.ctx.connectors.create({ companyId, name: 'llm', type: 'openai', url: `${recorder.url}/v1`, apiKey: key }, CLI);
+    const c = await server.ctx.connectors.create(
+      { companyId, name: 'llm', type: 'openai', url: `${recorder.url}/v1`, apiKey: key },
+      CLI,
+    );
     const credentials = await server.ctx.connectorCaller.resolveConnectorCredentials(companyId, c.id);
     assert.equal(credentials.baseUrl, `${recorder.url}/v1`);
     assert.equal(credentials.keyVersion, 1);
-    const sdk = new OpenAI({ apiKey: credentials.apiKey, baseURL: credentials.baseUrl, fetch: credentials.fetch, maxRetries: 0 });
+    const sdk = new OpenAI({
+      apiKey: credentials.apiKey,
+      baseURL: credentials.baseUrl,
+      fetch: credentials.fetch,
+      maxRetries: 0,
+    });
     const models = await sdk.models.list();
     assert.equal(models.data[0]!.id, 'm1');
     const call = recorder.calls.at(-1)!;
@@ -241,10 +307,17 @@ describe('PARLEY_OUTBOUND_BLOCK_PRIVATE on a running server', () => {
     const tenant = await createTenant(server);
     const port = new URL(recorder.url).port;
     for (const url of [`http://127.0.0.1:${port}/x`, `http://localhost:${port}/y`]) {
-      const c = await server.ctx.connectors.create({ companyId: tenant.companyId, name: url, type: 'webhook', url, apiKey: newKey() }, CLI);
+      const c = await server.ctx.connectors.create(
+        { companyId: tenant.companyId, name: url, type: 'webhook', url, apiKey: newKey() },
+        CLI,
+      );
       const res = await checkConnector(server, tenant.auth, c.id);
       assert.equal(res.status, 200);
-      assert.deepEqual([res.body.ok, res.body.status, res.body.error], [false, 0, 'connector_destination_blocked'], url);
+      assert.deepEqual(
+        [res.body.ok, res.body.status, res.body.error],
+        [false, 0, 'connector_destination_blocked'],
+        url,
+      );
     }
     assert.equal(recorder.calls.length, 0);
   });

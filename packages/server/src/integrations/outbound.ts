@@ -71,7 +71,10 @@ export class OutboundClient {
     const headers = new Headers(init.headers);
     headers.delete('authorization');
     for (const [name, value] of Object.entries(authHeaders(connector.type, apiKey))) headers.set(name, value);
-    this.logger.debug({ connector_id: connectorId, key_version: connector.keyVersion, host: url.host }, 'calling connector');
+    this.logger.debug(
+      { connector_id: connectorId, key_version: connector.keyVersion, host: url.host },
+      'calling connector',
+    );
     return this.http.fetch(url, { ...init, headers });
   }
 
@@ -110,7 +113,11 @@ export class OutboundClient {
       keyVersion = connector.keyVersion;
       const response = await this.http.fetch(connector.url, {
         method: 'GET',
-        headers: { accept: '*/*', 'user-agent': 'Parley-connector-check/1', ...authHeaders(connector.type, apiKey) },
+        headers: {
+          accept: '*/*',
+          'user-agent': 'Parley-connector-check/1',
+          ...authHeaders(connector.type, apiKey),
+        },
         timeoutMs: this.checkTimeoutMs,
       });
       const latency = elapsed();
@@ -119,9 +126,19 @@ export class OutboundClient {
     } catch (err) {
       if (!isReportable(err)) throw err;
       if (err instanceof ConnectorKeyUnreadableError) {
-        this.logger.error({ connector_id: connectorId, company_id: companyId }, 'stored connector key failed its integrity check');
+        this.logger.error(
+          { connector_id: connectorId, company_id: companyId },
+          'stored connector key failed its integrity check',
+        );
       }
-      result = { ok: false, status: 0, latency_ms: elapsed(), key_version: keyVersion, error: err.code, detail: err.detail };
+      result = {
+        ok: false,
+        status: 0,
+        latency_ms: elapsed(),
+        key_version: keyVersion,
+        error: err.code,
+        detail: err.detail,
+      };
     }
     this.logger.info(
       {
@@ -140,11 +157,14 @@ export class OutboundClient {
 }
 
 const isReportable = (err: unknown): err is AppError =>
-  err instanceof OutboundError || err instanceof ConnectorKeyNotSetError || err instanceof ConnectorKeyUnreadableError;
+  err instanceof OutboundError ||
+  err instanceof ConnectorKeyNotSetError ||
+  err instanceof ConnectorKeyUnreadableError;
 
 function authHeaders(type: string, apiKey: string): Record<string, string> {
   const known = connectorType(type);
-  if (!known) throw new OutboundError('connector_url_invalid', `Connector type ${type} is not known to this server.`);
+  if (!known)
+    throw new OutboundError('connector_url_invalid', `Connector type ${type} is not known to this server.`);
   return known.authenticate(apiKey);
 }
 
@@ -157,7 +177,10 @@ export function joinUrl(base: string, path: string): URL {
   const url = new URL(base);
   if (path === '') return url;
   if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('//') || path.startsWith('\\')) {
-    throw new OutboundError('connector_url_invalid', 'A connector path must be relative to the connector URL.');
+    throw new OutboundError(
+      'connector_url_invalid',
+      'A connector path must be relative to the connector URL.',
+    );
   }
   const [pathname, query] = path.split(/\?(.*)/s, 2) as [string, string | undefined];
   url.pathname = `${url.pathname.replace(/\/+$/, '')}/${pathname.replace(/^\/+/, '')}`;

@@ -21,6 +21,12 @@ import { TOKEN_PATH } from './token.routes.ts';
 
 const WHOAMI = '/platform/v1/auth/whoami';
 
+/** Another node of the same deployment: same database, same public URL (so the same `iss` and `aud`). */
+const sameDeployment = (server: TestServer, oauth: Record<string, unknown> = {}) => ({
+  publicUrl: server.config.publicUrl,
+  oauth: { audience: server.config.oauth.audience, ...oauth },
+});
+
 const jwksOf = async (server: TestServer) => (await http(`${server.baseUrl}/.well-known/jwks.json`)).body;
 const whoami = (server: TestServer, token: string) => http(`${server.baseUrl}${WHOAMI}`, bearer(token));
 
@@ -147,8 +153,8 @@ for (const database of TEST_DATABASES) {
     });
 
     it('a node notices a rotation made elsewhere: periodically, and at once for a token with an unknown kid', async () => {
-      const fast = await startTestServer({ database, shareWith: server, config: { oauth: { keyReloadIntervalMs: 100 } } });
-      const slow = await startTestServer({ database, shareWith: server, config: { oauth: { keyReloadIntervalMs: 300_000 } } });
+      const fast = await startTestServer({ database, shareWith: server, config: sameDeployment(server, { keyReloadIntervalMs: 100 }) });
+      const slow = await startTestServer({ database, shareWith: server, config: sameDeployment(server, { keyReloadIntervalMs: 300_000 }) });
       try {
         const kidOf = async (s: TestServer) => headerOf(await fetchToken(s, client)).kid;
         const before = await kidOf(slow);
@@ -172,7 +178,7 @@ for (const database of TEST_DATABASES) {
     it('keeps each key’s algorithm: an ES256 key stays ES256 after the config switches to RS256', async () => {
       const esToken = await fetchToken(server, client);
       assert.equal(headerOf(esToken).alg, 'ES256');
-      const rsNode = await startTestServer({ database, shareWith: server, config: { oauth: { signingAlg: 'RS256' } } });
+      const rsNode = await startTestServer({ database, shareWith: server, config: sameDeployment(server, { signingAlg: 'RS256' }) });
       try {
         assert.equal(headerOf(await fetchToken(rsNode, client)).alg, 'ES256');
         const rotated = await oauthServices(rsNode.ctx).keys.rotate();
@@ -195,7 +201,10 @@ for (const database of TEST_DATABASES) {
       const dataDir = mkdtempSync(join(tmpdir(), 'parley-keys-'));
       const schema = database === 'postgres' ? uniqueSchema() : undefined;
       const databaseUrl = database === 'postgres' ? testPostgresUrl() : undefined;
-      const stores = await Promise.all(Array.from({ length: 4 }, () => openStore({ databaseUrl, dataDir, schema })));
+      // The first open creates the schema; the other three connect to it (concurrent CREATE SCHEMA can race).
+      const first = await openStore({ databaseUrl, dataDir, schema });
+      const others = await Promise.all(Array.from({ length: 3 }, () => openStore({ databaseUrl, dataDir, schema })));
+      const stores = [first, ...others];
       try {
         await migrateToLatest(stores[0]!);
         const sealer = new Sealer(loadMasterKeys(undefined, dataDir).keys);

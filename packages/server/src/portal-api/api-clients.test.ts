@@ -43,7 +43,10 @@ for (const database of TEST_DATABASES) {
     after(() => server.close());
 
     it('creates a client, shows its secret once, and the secret works at the token endpoint until deletion', async () => {
-      const created = await acme.post('/api-clients', { name: 'CI bot', scopes: ['connector:read', 'connector:write'] });
+      const created = await acme.post('/api-clients', {
+        name: 'CI bot',
+        scopes: ['connector:read', 'connector:write'],
+      });
       assert.equal(created.status, 201);
       assert.equal(created.headers.get('cache-control'), 'no-store');
       const { client_id, client_secret } = created.body;
@@ -56,17 +59,28 @@ for (const database of TEST_DATABASES) {
       assert.equal(row.name, 'CI bot');
       assert.equal(row.last_used_at, null);
       assert.ok(!list.text.includes(client_secret), 'the list never holds the secret');
-      assert.deepEqual(list.body.available_scopes, ['connector:write', 'connector:read', 'conversations:read', 'conversations:write']);
+      assert.deepEqual(list.body.available_scopes, [
+        'connector:write',
+        'connector:read',
+        'conversations:read',
+        'conversations:write',
+      ]);
 
       const issued = await token(server.baseUrl, client_id, client_secret);
       assert.equal(issued.status, 200);
       assert.equal(issued.body.token_type, 'Bearer');
-      const used = (await acme.get('/api-clients')).body.items.find((c: { client_id: string }) => c.client_id === client_id);
+      const used = (await acme.get('/api-clients')).body.items.find(
+        (c: { client_id: string }) => c.client_id === client_id,
+      );
       assert.ok(used.last_used_at, 'last used is shown after a token was issued');
 
       assert.equal((await acme.del(`/api-clients/${client_id}`)).status, 204);
       assert.equal((await token(server.baseUrl, client_id, client_secret)).status, 401);
-      assert.ok(!(await acme.get('/api-clients')).body.items.some((c: { client_id: string }) => c.client_id === client_id));
+      assert.ok(
+        !(await acme.get('/api-clients')).body.items.some(
+          (c: { client_id: string }) => c.client_id === client_id,
+        ),
+      );
       assert.ok(!server.logs.join('\n').includes(client_secret), 'the secret never reaches the log');
 
       const events = await server.ctx.audit.list({ subject: client_id });
@@ -97,26 +111,46 @@ for (const database of TEST_DATABASES) {
       assert.equal(unknown.body.code, 'invalid_scopes');
       const shape = await acme.post('/api-clients', { name: 'x' });
       assert.equal(shape.body.code, 'validation_failed');
-      assert.deepEqual(shape.body.errors, [{ field: 'scopes', message: "must have required property 'scopes'" }]);
+      assert.deepEqual(shape.body.errors, [
+        { field: 'scopes', message: "must have required property 'scopes'" },
+      ]);
     });
 
     it('pages the list', async () => {
-      for (const name of ['p1', 'p2', 'p3']) await globex.post('/api-clients', { name, scopes: ['connector:read'] });
+      for (const name of ['p1', 'p2', 'p3'])
+        await globex.post('/api-clients', { name, scopes: ['connector:read'] });
       const first = await globex.get('/api-clients?limit=2&offset=0');
       assert.equal(first.body.total, 3);
-      assert.deepEqual(first.body.items.map((c: { name: string }) => c.name), ['p1', 'p2']);
+      assert.deepEqual(
+        first.body.items.map((c: { name: string }) => c.name),
+        ['p1', 'p2'],
+      );
       const second = await globex.get('/api-clients?limit=2&offset=2');
-      assert.deepEqual(second.body.items.map((c: { name: string }) => c.name), ['p3']);
+      assert.deepEqual(
+        second.body.items.map((c: { name: string }) => c.name),
+        ['p3'],
+      );
       assert.equal((await globex.get('/api-clients?limit=abc')).body.code, 'validation_failed');
     });
 
     it('refuses agents and requests without the CSRF token', async () => {
       assert.equal((await agent.get('/api-clients')).status, 403);
-      assert.equal((await agent.post('/api-clients', { name: 'sneaky', scopes: ['connector:write'] })).status, 403);
-      const noCsrf = await acme.post('/api-clients', { name: 'forged', scopes: ['connector:write'] }, { csrf: null });
+      assert.equal(
+        (await agent.post('/api-clients', { name: 'sneaky', scopes: ['connector:write'] })).status,
+        403,
+      );
+      const noCsrf = await acme.post(
+        '/api-clients',
+        { name: 'forged', scopes: ['connector:write'] },
+        { csrf: null },
+      );
       assert.equal(noCsrf.status, 403);
       assert.equal(noCsrf.body.code, 'csrf_failed');
-      assert.ok(!(await acme.get('/api-clients?limit=100')).body.items.some((c: { name: string }) => c.name === 'forged'));
+      assert.ok(
+        !(await acme.get('/api-clients?limit=100')).body.items.some(
+          (c: { name: string }) => c.name === 'forged',
+        ),
+      );
     });
   });
 }

@@ -12,14 +12,26 @@ const Origins = Type.Object(
 export function registerCompanyRoutes(app: App, { ctx }: PortalDeps): void {
   const view = async (companyId: string) => {
     const company = await ctx.companies.get(companyId);
-    return { id: company.id, name: company.name, allowed_origins: company.allowedOrigins, created_at: company.createdAt };
+    return {
+      id: company.id,
+      name: company.name,
+      allowed_origins: company.allowedOrigins,
+      created_at: company.createdAt,
+    };
   };
 
   app.get('/company', async (request) => view(sessionOf(request).user.companyId));
 
   app.put('/company/allowed-origins', { schema: { body: Origins } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
-    const origins = [...new Set(request.body.allowed_origins.map((o) => o.trim()).filter(Boolean).map(normalizeOrigin))];
+    const origins = [
+      ...new Set(
+        request.body.allowed_origins
+          .map((o) => o.trim())
+          .filter(Boolean)
+          .map(normalizeOrigin),
+      ),
+    ];
     await ctx.companies.setAllowedOrigins(companyId, origins);
     await ctx.audit.record({
       type: 'company.allowed_origins_changed',

@@ -26,12 +26,18 @@ export class LoginThrottle {
     ]);
     const blocked = [byEmail, byIp].filter((s) => !s.allowed);
     if (blocked.length > 0) {
-      throw new TooManyRequestsError(Math.max(...blocked.map((s) => s.retryAfterSeconds)), 'Too many failed sign-ins; retry later.');
+      throw new TooManyRequestsError(
+        Math.max(...blocked.map((s) => s.retryAfterSeconds)),
+        'Too many failed sign-ins; retry later.',
+      );
     }
   }
 
   async recordFailure(email: string, ip: string): Promise<void> {
-    await Promise.all([this.limiter.hit(emailKey(email), this.emailRule), this.limiter.hit(ipKey(ip), this.ipRule)]);
+    await Promise.all([
+      this.limiter.hit(emailKey(email), this.emailRule),
+      this.limiter.hit(ipKey(ip), this.ipRule),
+    ]);
   }
 
   /** A successful sign-in clears its email's count (the IP keeps its count: one IP may try many emails). */

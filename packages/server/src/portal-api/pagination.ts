@@ -24,7 +24,10 @@ export interface Page<T> {
  * clients, connectors, channels), so the page is cut here rather than in each service.
  */
 export function pageOf<T>(all: T[], query: { limit?: string; offset?: string }): Page<T> {
-  const limit = Math.min(Math.max(Number(query.limit ?? PAGE_SIZE_DEFAULT) || PAGE_SIZE_DEFAULT, 1), PAGE_SIZE_MAX);
+  const limit = Math.min(
+    Math.max(Number(query.limit ?? PAGE_SIZE_DEFAULT) || PAGE_SIZE_DEFAULT, 1),
+    PAGE_SIZE_MAX,
+  );
   const offset = Math.max(Number(query.offset ?? 0) || 0, 0);
   return { items: all.slice(offset, offset + limit), total: all.length, limit, offset };
 }

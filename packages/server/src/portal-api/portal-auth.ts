@@ -46,7 +46,10 @@ export function portalGate(deps: PortalDeps) {
     const token = request.cookies?.[SESSION_COOKIE];
     const active = token ? await deps.sessions.resume(token) : undefined;
     if (!token || !active) throw new NotSignedInError();
-    if (!SAFE_METHODS.has(request.method) && !deps.sessions.csrfTokenMatches(token, headerOf(request, CSRF_HEADER))) {
+    if (
+      !SAFE_METHODS.has(request.method) &&
+      !deps.sessions.csrfTokenMatches(token, headerOf(request, CSRF_HEADER))
+    ) {
       throw new CsrfError();
     }
     if (access === 'admin' && active.user.role !== 'admin') throw new ForbiddenRoleError();

@@ -1,4 +1,4 @@
-import { http, type HttpResult } from '../testing/http-client.ts';
+import { type HttpResult, http } from '../testing/http-client.ts';
 
 /**
  * A signed-in portal browser for API tests: keeps the session cookie and the CSRF token like the SPA does, and
@@ -24,7 +24,12 @@ export class PortalTestClient {
     return res;
   }
 
-  request(method: string, path: string, body?: unknown, options: { csrf?: string | null } = {}): Promise<HttpResult> {
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { csrf?: string | null } = {},
+  ): Promise<HttpResult> {
     const csrf = options.csrf === undefined ? this.csrf : options.csrf;
     return http(`${this.baseUrl}/portal/api${path}`, {
       method,
@@ -38,7 +43,10 @@ export class PortalTestClient {
   }
 
   get = (path: string) => this.request('GET', path);
-  post = (path: string, body: unknown = {}, options?: { csrf?: string | null }) => this.request('POST', path, body, options);
-  put = (path: string, body: unknown, options?: { csrf?: string | null }) => this.request('PUT', path, body, options);
-  del = (path: string, options?: { csrf?: string | null }) => this.request('DELETE', path, undefined, options);
+  post = (path: string, body: unknown = {}, options?: { csrf?: string | null }) =>
+    this.request('POST', path, body, options);
+  put = (path: string, body: unknown, options?: { csrf?: string | null }) =>
+    this.request('PUT', path, body, options);
+  del = (path: string, options?: { csrf?: string | null }) =>
+    this.request('DELETE', path, undefined, options);
 }

@@ -14,6 +14,10 @@ export class ForbiddenRoleError extends AppError {
 
 export class CsrfError extends AppError {
   constructor() {
-    super(403, 'csrf_failed', 'The X-CSRF-Token header is missing or wrong; reload the portal and try again.');
+    super(
+      403,
+      'csrf_failed',
+      'The X-CSRF-Token header is missing or wrong; reload the portal and try again.',
+    );
   }
 }

@@ -4,10 +4,13 @@ import type { App } from '../http/types.ts';
 import { rateLimiterFor } from '../ratelimit/index.ts';
 import { SessionsService } from '../users/sessions.service.ts';
 import { UsersService } from '../users/users.service.ts';
+import { registerApiClientRoutes } from './api-clients.routes.ts';
+import { registerChannelRoutes } from './channels.routes.ts';
+import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
+import { registerCompanyRoutes } from './company.routes.ts';
+import { registerConnectorRoutes } from './connectors.routes.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
-import { registerApiClientRoutes } from './api-clients.routes.ts';
-import { registerCompanyRoutes } from './company.routes.ts';
 import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
 
@@ -43,7 +46,10 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           });
           registerSessionRoutes(api as App, deps);
           registerApiClientRoutes(api as App, deps);
+          registerConnectorRoutes(api as App, deps);
           registerCompanyRoutes(api as App, deps);
+          registerChannelRoutes(api as App, deps);
+          registerDigitalEmployeeRoutes(api as App, deps);
         },
         { prefix: '/api' },
       );

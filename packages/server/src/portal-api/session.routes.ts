@@ -1,14 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { App } from '../http/types.ts';
-import type { PortalUser } from '../users/users.service.ts';
 import { InvalidCredentialsError } from '../users/users.errors.ts';
+import type { PortalUser } from '../users/users.service.ts';
 import { normalizeEmail } from '../users/users.service.ts';
-import { type PortalDeps, SESSION_COOKIE, sessionOf } from './portal-auth.ts';
 import { NotSignedInError } from './portal.errors.ts';
+import { type PortalDeps, SESSION_COOKIE, sessionOf } from './portal-auth.ts';
 
 const SignIn = Type.Object(
-  { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
   { additionalProperties: false },
 );
 
@@ -39,36 +42,61 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
       maxAge: ctx.config.portal.sessionTtlSeconds,
     });
 
-  app.post('/session', { config: { portalAccess: 'public' }, schema: { body: SignIn } }, async (request, reply) => {
-    const email = normalizeEmail(request.body.email);
-    await throttle.check(email, request.ip);
-    const user = await users.verifyCredentials(email, request.body.password);
-    if (!user) {
-      await throttle.recordFailure(email, request.ip);
-      await ctx.audit.record({ type: 'portal.sign_in_failed', actor: 'anonymous', subject: email, ip: request.ip });
-      throw new InvalidCredentialsError();
-    }
-    await throttle.recordSuccess(email);
-    // A fresh id on every sign-in (no session fixation); an earlier session of this browser ends.
-    const previous = request.cookies[SESSION_COOKIE];
-    if (previous) await sessions.end(previous);
-    const started = await sessions.start(user);
-    await ctx.audit.record({ type: 'portal.signed_in', companyId: user.companyId, actor: `user:${user.id}`, subject: user.id, ip: request.ip });
-    setCookie(reply, started.token);
-    return reply.header('cache-control', 'no-store').send(await describe(user, started.token, started.expiresAt));
-  });
+  app.post(
+    '/session',
+    { config: { portalAccess: 'public' }, schema: { body: SignIn } },
+    async (request, reply) => {
+      const email = normalizeEmail(request.body.email);
+      await throttle.check(email, request.ip);
+      const user = await users.verifyCredentials(email, request.body.password);
+      if (!user) {
+        await throttle.recordFailure(email, request.ip);
+        await ctx.audit.record({
+          type: 'portal.sign_in_failed',
+          actor: 'anonymous',
+          subject: email,
+          ip: request.ip,
+        });
+        throw new InvalidCredentialsError();
+      }
+      await throttle.recordSuccess(email);
+      // A fresh id on every sign-in (no session fixation); an earlier session of this browser ends.
+      const previous = request.cookies[SESSION_COOKIE];
+      if (previous) await sessions.end(previous);
+      const started = await sessions.start(user);
+      await ctx.audit.record({
+        type: 'portal.signed_in',
+        companyId: user.companyId,
+        actor: `user:${user.id}`,
+        subject: user.id,
+        ip: request.ip,
+      });
+      setCookie(reply, started.token);
+      return reply
+        .header('cache-control', 'no-store')
+        .send(await describe(user, started.token, started.expiresAt));
+    },
+  );
 
   app.get('/session', { config: { portalAccess: 'public' } }, async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE];
     const active = token ? await sessions.resume(token) : undefined;
     if (!token || !active) throw new NotSignedInError();
-    return reply.header('cache-control', 'no-store').send(await describe(active.user, token, active.expiresAt));
+    return reply
+      .header('cache-control', 'no-store')
+      .send(await describe(active.user, token, active.expiresAt));
   });
 
   app.delete('/session', { config: { portalAccess: 'any' } }, async (request, reply) => {
     const { user, token } = sessionOf(request);
     await sessions.end(token);
-    await ctx.audit.record({ type: 'portal.signed_out', companyId: user.companyId, actor: `user:${user.id}`, subject: user.id, ip: request.ip });
+    await ctx.audit.record({
+      type: 'portal.signed_out',
+      companyId: user.companyId,
+      actor: `user:${user.id}`,
+      subject: user.id,
+      ip: request.ip,
+    });
     reply.clearCookie(SESSION_COOKIE, { path: '/portal', httpOnly: true, sameSite: 'strict', secure });
     return reply.status(204).send();
   });

@@ -15,7 +15,9 @@ for (const database of TEST_DATABASES) {
     before(async () => {
       server = await startTestServer({
         database,
-        config: { portal: { loginFailuresPerEmail: 3, loginFailuresPerIp: 50, loginThrottleWindowSeconds: 60 } },
+        config: {
+          portal: { loginFailuresPerEmail: 3, loginFailuresPerIp: 50, loginThrottleWindowSeconds: 60 },
+        },
       });
       users = new UsersService(server.ctx.store.db);
       companyId = (await server.ctx.companies.create('Acme')).id;
@@ -37,7 +39,11 @@ for (const database of TEST_DATABASES) {
       assert.match(cookie, /HttpOnly/);
       assert.match(cookie, /SameSite=Strict/);
       assert.match(cookie, /Path=\/portal/);
-      assert.doesNotMatch(cookie, /Secure/, 'http public URL: no Secure flag, or the browser would drop the cookie');
+      assert.doesNotMatch(
+        cookie,
+        /Secure/,
+        'http public URL: no Secure flag, or the browser would drop the cookie',
+      );
       const session = await portal.get('/session');
       assert.equal(session.status, 200);
       assert.equal(session.body.csrf_token, res.body.csrf_token);
@@ -47,7 +53,11 @@ for (const database of TEST_DATABASES) {
       const raw = portal.cookie.split('=')[1]!;
       assert.ok(rows.length > 0 && rows.every((r) => r.id_hash !== raw && /^[0-9a-f]{64}$/.test(r.id_hash)));
       // The password is stored as argon2id.
-      const stored = await server.ctx.store.db.selectFrom('portal_users').select('password_hash').where('email', '=', 'admin@acme.test').executeTakeFirstOrThrow();
+      const stored = await server.ctx.store.db
+        .selectFrom('portal_users')
+        .select('password_hash')
+        .where('email', '=', 'admin@acme.test')
+        .executeTakeFirstOrThrow();
       assert.match(stored.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     });
 
@@ -65,7 +75,8 @@ for (const database of TEST_DATABASES) {
     it('throttles repeated failures per email with 429 and Retry-After, even for the right password', async () => {
       await users.create({ companyId, email: 'throttled@acme.test', password: PASSWORD, role: 'agent' });
       const portal = new PortalTestClient(server.baseUrl);
-      for (let i = 0; i < 3; i++) assert.equal((await portal.signIn('throttled@acme.test', `wrong password ${i}!`)).status, 401);
+      for (let i = 0; i < 3; i++)
+        assert.equal((await portal.signIn('throttled@acme.test', `wrong password ${i}!`)).status, 401);
       const blocked = await portal.signIn('throttled@acme.test', PASSWORD);
       assert.equal(blocked.status, 429);
       assert.equal(blocked.body.code, 'rate_limited');
@@ -79,7 +90,9 @@ for (const database of TEST_DATABASES) {
       const missing = await portal.del('/session', { csrf: null });
       assert.equal(missing.status, 403);
       assert.equal(missing.body.code, 'csrf_failed');
-      const wrong = await portal.del('/session', { csrf: portal.csrf.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')) });
+      const wrong = await portal.del('/session', {
+        csrf: portal.csrf.replace(/^./, (c) => (c === 'a' ? 'b' : 'a')),
+      });
       assert.equal(wrong.status, 403);
       assert.equal(wrong.body.code, 'csrf_failed');
       assert.equal((await portal.get('/session')).status, 200, 'the refused sign-out left the session alive');
@@ -110,7 +123,9 @@ for (const database of TEST_DATABASES) {
       const res = await agent.get('/company');
       assert.equal(res.status, 403);
       assert.equal(res.body.code, 'forbidden_role');
-      const write = await agent.put('/company/allowed-origins', { allowed_origins: ['https://evil.example'] });
+      const write = await agent.put('/company/allowed-origins', {
+        allowed_origins: ['https://evil.example'],
+      });
       assert.equal(write.status, 403);
       assert.deepEqual((await server.ctx.companies.get(companyId)).allowedOrigins, []);
     });
@@ -122,7 +137,11 @@ for (const database of TEST_DATABASES) {
         ['PUT', '/company/allowed-origins'],
         ['DELETE', '/session'],
       ] as const) {
-        const res = await anonymous.request(method, path, method === 'PUT' ? { allowed_origins: [] } : undefined);
+        const res = await anonymous.request(
+          method,
+          path,
+          method === 'PUT' ? { allowed_origins: [] } : undefined,
+        );
         assert.equal(res.status, 401, `${method} ${path}`);
       }
     });
@@ -150,15 +169,24 @@ for (const database of TEST_DATABASES) {
   describe(`portal sign-in throttling per IP (${database})`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startTestServer({ database, config: { portal: { loginFailuresPerIp: 4, loginThrottleWindowSeconds: 60 } } });
+      server = await startTestServer({
+        database,
+        config: { portal: { loginFailuresPerIp: 4, loginThrottleWindowSeconds: 60 } },
+      });
       const companyId = (await server.ctx.companies.create('Acme')).id;
-      await new UsersService(server.ctx.store.db).create({ companyId, email: 'a@acme.test', password: PASSWORD, role: 'admin' });
+      await new UsersService(server.ctx.store.db).create({
+        companyId,
+        email: 'a@acme.test',
+        password: PASSWORD,
+        role: 'admin',
+      });
     });
     after(() => server.close());
 
     it('throttles one IP trying many emails, also for a correct password', async () => {
       const portal = new PortalTestClient(server.baseUrl);
-      for (let i = 0; i < 4; i++) assert.equal((await portal.signIn(`spray${i}@acme.test`, 'whatever password')).status, 401);
+      for (let i = 0; i < 4; i++)
+        assert.equal((await portal.signIn(`spray${i}@acme.test`, 'whatever password')).status, 401);
       const blocked = await portal.signIn('a@acme.test', PASSWORD);
       assert.equal(blocked.status, 429);
       assert.ok(Number(blocked.headers.get('retry-after')) >= 1);
@@ -168,9 +196,17 @@ for (const database of TEST_DATABASES) {
   describe(`portal session expiry (${database})`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startTestServer({ database, config: { portal: { sessionIdleSeconds: 1, sessionTtlSeconds: 2 } } });
+      server = await startTestServer({
+        database,
+        config: { portal: { sessionIdleSeconds: 1, sessionTtlSeconds: 2 } },
+      });
       const companyId = (await server.ctx.companies.create('Acme')).id;
-      await new UsersService(server.ctx.store.db).create({ companyId, email: 'a@acme.test', password: PASSWORD, role: 'admin' });
+      await new UsersService(server.ctx.store.db).create({
+        companyId,
+        email: 'a@acme.test',
+        password: PASSWORD,
+        role: 'admin',
+      });
     });
     after(() => server.close());
 

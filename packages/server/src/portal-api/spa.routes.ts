@@ -75,13 +75,25 @@ export function registerSpaRoutes(app: App): void {
   app.get('/', index);
   app.get('/assets/app.js', async (_request, reply) => {
     const { js } = await portalBundle();
-    return withSecurity(reply).header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(js);
+    return withSecurity(reply)
+      .header('cache-control', 'no-cache')
+      .type('text/javascript; charset=utf-8')
+      .send(js);
   });
   app.get('/assets/app.css', async (_request, reply) => {
     const { css } = await portalBundle();
     return withSecurity(reply).header('cache-control', 'no-cache').type('text/css; charset=utf-8').send(css);
   });
-  for (const page of ['/sign-in', '/api-clients', '/connectors', '/company', '/channels', '/digital-employees', '/audit', '/inbox']) {
+  for (const page of [
+    '/sign-in',
+    '/api-clients',
+    '/connectors',
+    '/company',
+    '/channels',
+    '/digital-employees',
+    '/audit',
+    '/inbox',
+  ]) {
     app.get(page, index);
   }
 }

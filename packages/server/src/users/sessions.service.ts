@@ -57,7 +57,11 @@ export class SessionsService {
   async resume(token: string): Promise<ActiveSession | undefined> {
     if (!token || token.length > 100) return undefined;
     const idHash = sha256(token);
-    const row = await this.db.selectFrom('portal_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('portal_sessions')
+      .selectAll()
+      .where('id_hash', '=', idHash)
+      .executeTakeFirst();
     if (!row) return undefined;
     const nowMs = Date.now();
     if (Date.parse(row.expires_at) <= nowMs || Date.parse(row.idle_expires_at) <= nowMs) {
@@ -68,7 +72,9 @@ export class SessionsService {
     if (!user) return undefined;
     await this.db
       .updateTable('portal_sessions')
-      .set({ idle_expires_at: iso(Math.min(nowMs + this.policy.idleSeconds * 1000, Date.parse(row.expires_at))) })
+      .set({
+        idle_expires_at: iso(Math.min(nowMs + this.policy.idleSeconds * 1000, Date.parse(row.expires_at))),
+      })
       .where('id_hash', '=', idHash)
       .execute();
     return { user, expiresAt: row.expires_at };

@@ -7,21 +7,27 @@ export const EMAIL_MAX_LENGTH = 254;
 
 export class InvalidEmailError extends BadRequestError {
   constructor() {
-    super('invalid_email', 'The email address is not valid.', { errors: [{ field: 'email', message: 'is not a valid email address' }] });
+    super('invalid_email', 'The email address is not valid.', {
+      errors: [{ field: 'email', message: 'is not a valid email address' }],
+    });
   }
 }
 
 export class WeakPasswordError extends BadRequestError {
   constructor() {
     super('weak_password', `A password is ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`, {
-      errors: [{ field: 'password', message: `must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters` }],
+      errors: [
+        { field: 'password', message: `must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters` },
+      ],
     });
   }
 }
 
 export class InvalidRoleError extends BadRequestError {
   constructor() {
-    super('invalid_role', 'The role is admin or agent.', { errors: [{ field: 'role', message: 'must be admin or agent' }] });
+    super('invalid_role', 'The role is admin or agent.', {
+      errors: [{ field: 'role', message: 'must be admin or agent' }],
+    });
   }
 }
 

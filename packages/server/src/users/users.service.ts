@@ -46,10 +46,15 @@ export class UsersService {
   async create(input: CreateUserInput): Promise<PortalUser> {
     const email = normalizeEmail(input.email);
     if (email.length > EMAIL_MAX_LENGTH || !EMAIL_RE.test(email)) throw new InvalidEmailError();
-    if (input.password.length < PASSWORD_MIN_LENGTH || input.password.length > PASSWORD_MAX_LENGTH) throw new WeakPasswordError();
+    if (input.password.length < PASSWORD_MIN_LENGTH || input.password.length > PASSWORD_MAX_LENGTH)
+      throw new WeakPasswordError();
     if (!ROLES.includes(input.role as UserRole)) throw new InvalidRoleError();
     const company = isUuid(input.companyId)
-      ? await this.db.selectFrom('companies').select('id').where('id', '=', input.companyId).executeTakeFirst()
+      ? await this.db
+          .selectFrom('companies')
+          .select('id')
+          .where('id', '=', input.companyId)
+          .executeTakeFirst()
       : undefined;
     if (!company) throw new NotFoundError('company_not_found', 'No such company.');
     if (await this.db.selectFrom('portal_users').select('id').where('email', '=', email).executeTakeFirst()) {
@@ -79,7 +84,9 @@ export class UsersService {
         .execute();
     } catch (err) {
       // Two concurrent creations of one email: the unique index decides.
-      if (await this.db.selectFrom('portal_users').select('id').where('email', '=', email).executeTakeFirst()) {
+      if (
+        await this.db.selectFrom('portal_users').select('id').where('email', '=', email).executeTakeFirst()
+      ) {
         throw new EmailTakenError();
       }
       throw err;
@@ -98,9 +105,14 @@ export class UsersService {
       await verifyPassword(await dummyPasswordHash(), password);
       return undefined;
     }
-    if (password.length > PASSWORD_MAX_LENGTH || !(await verifyPassword(row.password_hash, password))) return undefined;
+    if (password.length > PASSWORD_MAX_LENGTH || !(await verifyPassword(row.password_hash, password)))
+      return undefined;
     const lastLoginAt = now();
-    await this.db.updateTable('portal_users').set({ last_login_at: lastLoginAt }).where('id', '=', row.id).execute();
+    await this.db
+      .updateTable('portal_users')
+      .set({ last_login_at: lastLoginAt })
+      .where('id', '=', row.id)
+      .execute();
     return { ...toUser(row), lastLoginAt };
   }
 

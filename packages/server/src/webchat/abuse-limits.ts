@@ -22,7 +22,9 @@ export class AbuseLimits {
   /** Counts one event on every key; the seconds to wait when any is over its limit, `undefined` when allowed. */
   async check(checks: LimitCheck[]): Promise<number | undefined> {
     try {
-      const states = await Promise.all(checks.map((c) => this.limiter.hit(`webchat:${c.key}`, { limit: c.limit, windowMs: WINDOW_MS })));
+      const states = await Promise.all(
+        checks.map((c) => this.limiter.hit(`webchat:${c.key}`, { limit: c.limit, windowMs: WINDOW_MS })),
+      );
       const denied = states.filter((s) => !s.allowed);
       return denied.length === 0 ? undefined : Math.max(1, ...denied.map((s) => s.retryAfterSeconds));
     } catch (err) {
@@ -35,6 +37,7 @@ export class AbuseLimits {
   /** Like `check`, throwing the 429 problem with Retry-After (RFC 6585 §4). */
   async enforce(checks: LimitCheck[], what: string): Promise<void> {
     const retryAfter = await this.check(checks);
-    if (retryAfter !== undefined) throw new TooManyRequestsError(retryAfter, `Too many ${what}; retry in ${retryAfter} s.`);
+    if (retryAfter !== undefined)
+      throw new TooManyRequestsError(retryAfter, `Too many ${what}; retry in ${retryAfter} s.`);
   }
 }

@@ -1,21 +1,35 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
-import { Centrifuge } from 'centrifuge';
-import WebSocket from 'ws';
-import { connectVisitor, createConversation, sdkGet, sdkPost, sendMessage, sleep, slowEmployee, visitor, withTimeout } from './testing/webchat-fixtures.ts';
+import {
+  connectVisitor,
+  createConversation,
+  sdkGet,
+  sdkPost,
+  sendMessage,
+  sleep,
+  slowEmployee,
+  visitor,
+  withTimeout,
+} from './testing/webchat-fixtures.ts';
 
-const deComplete = (e: MessageEnvelope[]) => e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
+const deComplete = (e: MessageEnvelope[]) =>
+  e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
 
 // The key flows on PostgreSQL + Redis, across two nodes sharing both.
 describe('webchat on PostgreSQL + Redis, two nodes', () => {
   let nodeA: TestServer;
   let nodeB: TestServer;
   const prefix = `t${randomBytes(5).toString('hex')}`;
-  const shared = { webchat: { realtimeRedisPrefix: `${prefix}:rt` }, rateLimit: { keyPrefix: `${prefix}:rl:` } };
+  const shared = {
+    webchat: { realtimeRedisPrefix: `${prefix}:rt` },
+    rateLimit: { keyPrefix: `${prefix}:rl:` },
+  };
   before(async () => {
     nodeA = await startTestServer({ database: 'postgres', redis: true, config: shared });
     nodeB = await startTestServer({ database: 'postgres', redis: true, config: shared, shareWith: nodeA });
@@ -72,7 +86,9 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
     const conversation = await createConversation(nodeA, v);
     const onA = await connectVisitor(nodeA, v, conversation);
     await sendMessage(onA.sub, 'first');
-    const seen = await onA.log.until((e) => e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2));
+    const seen = await onA.log.until((e) =>
+      e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2),
+    );
     const replyId = seen.find((x) => x.message_snapshot.role === 'digital_employee')!.message_snapshot.id;
     // Node A's client goes away; the same visitor comes back through node B with the position it had.
     const { offset: lastOffset, epoch: lastEpoch } = onA.position;
@@ -84,11 +100,17 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
       await sleep(100);
     }
     const token = (await sdkPost(nodeB, v, '/auth/connect-token')).body.connection_token;
-    const client = new Centrifuge(`${nodeB.baseUrl.replace('http', 'ws')}/connection/websocket`, { websocket: WebSocket, token, timeout: 10_000 });
+    const client = new Centrifuge(`${nodeB.baseUrl.replace('http', 'ws')}/connection/websocket`, {
+      websocket: WebSocket,
+      token,
+      timeout: 10_000,
+    });
     const got: MessageEnvelope[] = [];
     const sub = client.newSubscription(conversation.channel, {
       since: { offset: lastOffset, epoch: lastEpoch },
-      getToken: async () => (await sdkPost(nodeB, v, '/auth/subscribe-token', { conversation_id: conversation.id })).body.subscription_token,
+      getToken: async () =>
+        (await sdkPost(nodeB, v, '/auth/subscribe-token', { conversation_id: conversation.id })).body
+          .subscription_token,
     });
     sub.on('publication', (ctx) => got.push(ctx.data as MessageEnvelope));
     const subscribed = new Promise<{ recovered: boolean }>((resolve) => sub.once('subscribed', resolve));

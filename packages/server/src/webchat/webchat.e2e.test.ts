@@ -21,7 +21,8 @@ import {
   withTimeout,
 } from './testing/webchat-fixtures.ts';
 
-const deComplete = (e: MessageEnvelope[]) => e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
+const deComplete = (e: MessageEnvelope[]) =>
+  e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
 
 // End to end with the official centrifuge client on SQLite + the memory broker.
 describe('webchat end to end (sqlite, memory broker)', () => {
@@ -55,7 +56,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     }
   });
 
-  it("shows a user message to a second tab of the same session", async () => {
+  it('shows a user message to a second tab of the same session', async () => {
     const company = await server.ctx.companies.create('Tabs Co');
     const v = visitor(company.id);
     const conversation = await createConversation(server, v);
@@ -103,13 +104,29 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       const reject = async (data: unknown, code: number) => {
         await assert.rejects(c.sub.publish(data), (err: { code: number }) => err.code === code);
       };
-      await reject({ version: 2, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'x' }] }, 401);
-      await reject({ version: 1, client_message_id: 'not-a-uuid', blocks: [{ type: 'markdown', content: 'x' }] }, 400);
+      await reject(
+        { version: 2, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'x' }] },
+        401,
+      );
+      await reject(
+        { version: 1, client_message_id: 'not-a-uuid', blocks: [{ type: 'markdown', content: 'x' }] },
+        400,
+      );
       await reject({ version: 1, client_message_id: randomUUID(), blocks: [] }, 400);
-      await reject({ version: 1, client_message_id: randomUUID(), blocks: [{ type: 'image', url: 'x' }] }, 400);
+      await reject(
+        { version: 1, client_message_id: randomUUID(), blocks: [{ type: 'image', url: 'x' }] },
+        400,
+      );
       const many = Array.from({ length: 21 }, () => ({ type: 'markdown', content: 'x' }));
       await reject({ version: 1, client_message_id: randomUUID(), blocks: many }, 413);
-      await reject({ version: 1, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'x'.repeat(16_385) }] }, 413);
+      await reject(
+        {
+          version: 1,
+          client_message_id: randomUUID(),
+          blocks: [{ type: 'markdown', content: 'x'.repeat(16_385) }],
+        },
+        413,
+      );
       await sleep(200);
       assert.equal(c.log.envelopes.length, 0);
       const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
@@ -128,17 +145,26 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
     // Another session of the same company: no subscribe token, not in its list, no message read.
     const stranger = visitor(acme.id);
-    assert.equal((await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: conversation.id })).status, 404);
+    assert.equal(
+      (await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: conversation.id })).status,
+      404,
+    );
     assert.equal((await sdkGet(server, stranger, `/conversations/${conversation.id}/messages`)).status, 404);
     assert.deepEqual((await sdkGet(server, stranger, '/conversations')).body.conversations, []);
     // The same session id presented with another company.
     const otherCompany = visitor(globex.id, { sessionId: owner.sessionId });
-    assert.equal((await sdkPost(server, otherCompany, '/auth/subscribe-token', { conversation_id: conversation.id })).status, 404);
+    assert.equal(
+      (await sdkPost(server, otherCompany, '/auth/subscribe-token', { conversation_id: conversation.id }))
+        .status,
+      404,
+    );
 
     // A stranger reusing its own valid subscription token on the owner's channel is refused by the engine.
     const own = await createConversation(server, stranger);
     const strangerToken = (await sdkPost(server, stranger, '/auth/connect-token')).body.connection_token;
-    const ownSubToken = (await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: own.id })).body.subscription_token;
+    const ownSubToken = (
+      await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: own.id })
+    ).body.subscription_token;
     const client = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, {
       websocket: WebSocket,
       token: strangerToken,
@@ -164,7 +190,11 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     publisher.connect();
     await withTimeout(publisher.ready(), 10_000, 'connect');
     await assert.rejects(
-      publisher.publish(conversation.channel, { version: 1, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'hi' }] }),
+      publisher.publish(conversation.channel, {
+        version: 1,
+        client_message_id: randomUUID(),
+        blocks: [{ type: 'markdown', content: 'hi' }],
+      }),
       (err: { code: number }) => err.code === 103,
     );
     await sendMessage(ownerClient.sub, 'thanks');
@@ -180,7 +210,14 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     const employee = await slowEmployee(server, company.id, { words: 25, delayMs: 60 });
     const { id: channelId } = await server.ctx.store.db
       .insertInto('channels')
-      .values({ id: randomUUID(), company_id: company.id, name: 'slow', digital_employee_id: employee.id, allowed_origins: '[]', created_at: new Date().toISOString() })
+      .values({
+        id: randomUUID(),
+        company_id: company.id,
+        name: 'slow',
+        digital_employee_id: employee.id,
+        allowed_origins: '[]',
+        created_at: new Date().toISOString(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const v = visitor(company.id, { channelId });
@@ -188,8 +225,11 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     const c = await connectVisitor(server, v, conversation);
     try {
       await sendMessage(c.sub, 'first');
-      const firstReplies = await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2));
-      const streamingId = firstReplies.find((x) => x.message_snapshot.role === 'digital_employee')!.message_snapshot.id;
+      const firstReplies = await c.log.until((e) =>
+        e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2),
+      );
+      const streamingId = firstReplies.find((x) => x.message_snapshot.role === 'digital_employee')!
+        .message_snapshot.id;
       // Drop the connection mid-stream.
       c.client.disconnect();
       const before = c.log.envelopes.length;
@@ -198,7 +238,11 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       const mid = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
       const inflight = mid.body.messages.find((m: { id: string }) => m.id === streamingId);
       assert.equal(inflight.status, 'partial');
-      assert.ok(inflight.blocks.some((b: { type: string; content?: string }) => b.type === 'markdown' && b.content!.length > 0));
+      assert.ok(
+        inflight.blocks.some(
+          (b: { type: string; content?: string }) => b.type === 'markdown' && b.content!.length > 0,
+        ),
+      );
 
       // Wait until the reply completed server-side, then have an agent-free system of record: REST says complete.
       const deadline = Date.now() + 15_000;
@@ -208,13 +252,19 @@ describe('webchat end to end (sqlite, memory broker)', () => {
         assert.ok(Date.now() < deadline, 'reply completes');
         await sleep(100);
       }
-      const recovered = new Promise<{ wasRecovering: boolean; recovered: boolean }>((resolve) => c.sub.once('subscribed', resolve));
+      const recovered = new Promise<{ wasRecovering: boolean; recovered: boolean }>((resolve) =>
+        c.sub.once('subscribed', resolve),
+      );
       c.client.connect();
       const ctx = await withTimeout(recovered, 15_000, 'resubscribe');
       assert.equal(ctx.wasRecovering, true);
       assert.equal(ctx.recovered, true);
-      const missed = await c.log.until((e) => e.slice(before).some((x) => x.message_snapshot.id === streamingId && x.operation === 'complete'));
-      const final = missed.slice(before).find((x) => x.message_snapshot.id === streamingId && x.operation === 'complete')!;
+      const missed = await c.log.until((e) =>
+        e.slice(before).some((x) => x.message_snapshot.id === streamingId && x.operation === 'complete'),
+      );
+      const final = missed
+        .slice(before)
+        .find((x) => x.message_snapshot.id === streamingId && x.operation === 'complete')!;
       assert.equal(markdownOf(final), Array.from({ length: 25 }, (_, i) => `word${i + 1}`).join(' '));
       // Partials are not kept in history: what was recovered is only what history holds for that message.
       assert.ok(missed.slice(before).every((x) => x.operation === 'complete' || x.sequence === 1));
@@ -244,7 +294,13 @@ describe('webchat end to end (sqlite, memory broker)', () => {
         page1.messages.map((m: { id: string }) => m.id),
         all.messages.slice(3).map((m: { id: string }) => m.id),
       );
-      const page2 = (await sdkGet(server, v, `/conversations/${conversation.id}/messages?limit=2&before=${page1.next_before}`)).body;
+      const page2 = (
+        await sdkGet(
+          server,
+          v,
+          `/conversations/${conversation.id}/messages?limit=2&before=${page1.next_before}`,
+        )
+      ).body;
       assert.deepEqual(
         page2.messages.map((m: { id: string }) => m.id),
         all.messages.slice(1, 3).map((m: { id: string }) => m.id),
@@ -270,12 +326,18 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       const list = await http(`${server.baseUrl}/platform/v1/conversations`, bearer(readOnly));
       assert.equal(list.status, 200);
       assert.ok(list.body.conversations.some((x: { id: string }) => x.id === conversation.id));
-      const forbidden = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`, bearer(readOnly, { blocks: [{ type: 'markdown', content: 'x' }] }));
+      const forbidden = await http(
+        `${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`,
+        bearer(readOnly, { blocks: [{ type: 'markdown', content: 'x' }] }),
+      );
       assert.equal(forbidden.status, 403);
 
       const posted = await http(
         `${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`,
-        bearer(token, { blocks: [{ type: 'markdown', content: 'Hi, I am Sam from support.' }], author: { name: 'Sam' } }),
+        bearer(token, {
+          blocks: [{ type: 'markdown', content: 'Hi, I am Sam from support.' }],
+          author: { name: 'Sam' },
+        }),
       );
       assert.equal(posted.status, 201);
       assert.equal(posted.body.role, 'agent');
@@ -294,20 +356,29 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       await sleep(700);
       assert.equal(c.log.envelopes.filter((x) => x.message_snapshot.role === 'digital_employee').length, 0);
 
-      const back = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/handback`, bearer(token, {}));
+      const back = await http(
+        `${server.baseUrl}/platform/v1/conversations/${conversation.id}/handback`,
+        bearer(token, {}),
+      );
       assert.equal(back.status, 200);
       assert.equal(back.body.handled_by, 'digital_employee');
       await c.log.until((e) => e.filter((x) => x.message_snapshot.role === 'system').length === 2);
       await sendMessage(c.sub, 'who are you?');
       await c.log.until((e) => deComplete(e).length === 1);
 
-      const handover = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`, bearer(token, { author: { name: 'Kim' } }));
+      const handover = await http(
+        `${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`,
+        bearer(token, { author: { name: 'Kim' } }),
+      );
       assert.equal(handover.status, 200);
       assert.equal(handover.body.handled_by, 'agent');
       await c.log.until((e) => e.filter((x) => x.message_snapshot.role === 'system').length === 3);
       const other = await server.ctx.companies.create('Other Co');
       const otherToken = await platformToken(server, other.id, ['conversations:write']);
-      const cross = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`, bearer(otherToken, { blocks: [{ type: 'markdown', content: 'x' }] }));
+      const cross = await http(
+        `${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`,
+        bearer(otherToken, { blocks: [{ type: 'markdown', content: 'x' }] }),
+      );
       assert.equal(cross.status, 404);
     } finally {
       c.close();
@@ -327,7 +398,14 @@ describe('webchat responder failure', () => {
     const employee = await slowEmployee(server, company.id, { words: 20, delayMs: 150 });
     const { id: channelId } = await server.ctx.store.db
       .insertInto('channels')
-      .values({ id: randomUUID(), company_id: company.id, name: 'slow', digital_employee_id: employee.id, allowed_origins: '[]', created_at: new Date().toISOString() })
+      .values({
+        id: randomUUID(),
+        company_id: company.id,
+        name: 'slow',
+        digital_employee_id: employee.id,
+        allowed_origins: '[]',
+        created_at: new Date().toISOString(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const v = visitor(company.id, { channelId });
@@ -340,7 +418,10 @@ describe('webchat responder failure', () => {
       const last = reply.at(-1)!;
       assert.equal(last.operation, 'complete');
       assert.equal(reply.filter((x) => x.operation === 'complete').length, 1);
-      const error = last.message_snapshot.blocks.find((b) => b.type === 'error') as { code: string; message: string };
+      const error = last.message_snapshot.blocks.find((b) => b.type === 'error') as {
+        code: string;
+        message: string;
+      };
       assert.equal(error.code, 'responder_timeout');
       assert.ok(error.message.length > 0);
       // What streamed before the failure is kept.

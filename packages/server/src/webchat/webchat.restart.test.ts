@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startTestServer } from '../testing/test-server.ts';
 import { MessageStore } from './messages/message-store.ts';
-import { connectVisitor, createConversation, sdkGet, sendMessage, visitor } from './testing/webchat-fixtures.ts';
+import {
+  connectVisitor,
+  createConversation,
+  sdkGet,
+  sendMessage,
+  visitor,
+} from './testing/webchat-fixtures.ts';
 
 describe('webchat restart', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
@@ -40,7 +46,9 @@ describe('webchat restart', () => {
       const c = await connectVisitor(second, v, conversation);
       try {
         await sendMessage(c.sub, 'thanks');
-        await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete'));
+        await c.log.until((e) =>
+          e.some((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete'),
+        );
       } finally {
         c.close();
       }

@@ -6,7 +6,6 @@ import { createResponder } from '../digital-employees/responders/create-responde
 import { greetingFor } from '../digital-employees/responders/responder.ts';
 import type { App } from '../http/types.ts';
 import { rateLimiterFor } from '../ratelimit/index.ts';
-import { connectorCallerOf } from './connector-caller.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
@@ -44,7 +43,9 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
   const { config, store, logger } = ctx;
   const secret = loadTokenSecret(config.webchat.tokenSecret, config.dataDir);
   if (secret.generated) {
-    logger.warn('generated the realtime token secret in the data folder; set PARLEY_REALTIME_TOKEN_SECRET on multi-node deployments');
+    logger.warn(
+      'generated the realtime token secret in the data folder; set PARLEY_REALTIME_TOKEN_SECRET on multi-node deployments',
+    );
   }
   const conversations = new ConversationsService(store.db);
   const messages = new MessageStore(store.db);
@@ -52,11 +53,18 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
   const limiter = new AbuseLimits(rateLimiterFor(ctx), logger);
   const replies: ReplySource = {
     findEmployee: (companyId, id) => ctx.digitalEmployees.find(companyId, id),
-    responderFor: (employee) => createResponder(employee, { connectors: connectorCallerOf(ctx) }),
+    responderFor: (employee) => createResponder(employee, { connectors: ctx.connectorCaller }),
     greetingFor: (employee) => greetingFor(employee),
   };
 
-  const realtime = await startRealtime({ app, ctx, secret: secret.secret, conversations, limiter, engine: () => engine });
+  const realtime = await startRealtime({
+    app,
+    ctx,
+    secret: secret.secret,
+    conversations,
+    limiter,
+    engine: () => engine,
+  });
   const engine = new ConversationEngine({
     conversations,
     store: messages,

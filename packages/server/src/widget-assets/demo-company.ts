@@ -17,7 +17,8 @@ export interface DemoSetup {
  */
 export async function ensureDemo(ctx: AppContext): Promise<DemoSetup> {
   const company =
-    (await ctx.companies.list()).find((c) => c.name === DEMO_COMPANY_NAME) ?? (await ctx.companies.create(DEMO_COMPANY_NAME));
+    (await ctx.companies.list()).find((c) => c.name === DEMO_COMPANY_NAME) ??
+    (await ctx.companies.create(DEMO_COMPANY_NAME));
   const channels = new ChannelsService(ctx.store.db);
   const existing = (await channels.list(company.id)).find((c) => c.name === DEMO_CHANNEL_NAME);
   if (existing) return { companyId: company.id, channelId: existing.id };

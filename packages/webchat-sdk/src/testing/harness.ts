@@ -18,7 +18,9 @@ export interface WireEvent {
 export class Wire {
   readonly events: WireEvent[] = [];
   /** Rewrites a REST answer body before the SDK sees it (e.g. to hand it an expiring token). */
-  rewriteResponse: ((what: string, body: Record<string, unknown>) => Record<string, unknown> | undefined) | null = null;
+  rewriteResponse:
+    | ((what: string, body: Record<string, unknown>) => Record<string, unknown> | undefined)
+    | null = null;
   /** While true, new WebSocket connections fail at once (the network is down). */
   offline = false;
   /** Called for each command frame sent; return 'close' to close the socket right after sending it. */
@@ -56,7 +58,9 @@ export class Wire {
 
   /** The timeline of REST calls and sent command names, e.g. for checking the setup order. */
   timeline(): string[] {
-    return this.events.filter((e) => e.kind !== 'receive').map((e) => (e.kind === 'rest' ? e.what : `ws ${e.what}`));
+    return this.events
+      .filter((e) => e.kind !== 'receive')
+      .map((e) => (e.kind === 'rest' ? e.what : `ws ${e.what}`));
   }
 
   private socketClass(): typeof WebSocket {
@@ -67,7 +71,8 @@ export class Wire {
         wire.sockets.add(this);
         this.on('close', () => wire.sockets.delete(this));
         this.on('message', (data) => {
-          for (const frame of frames(String(data))) wire.events.push({ kind: 'receive', what: frameName(frame), frame });
+          for (const frame of frames(String(data)))
+            wire.events.push({ kind: 'receive', what: frameName(frame), frame });
         });
       }
 
@@ -98,7 +103,18 @@ function frames(text: string): Array<Record<string, unknown>> {
     });
 }
 
-const COMMANDS = ['connect', 'subscribe', 'unsubscribe', 'publish', 'refresh', 'sub_refresh', 'history', 'presence', 'rpc', 'send'];
+const COMMANDS = [
+  'connect',
+  'subscribe',
+  'unsubscribe',
+  'publish',
+  'refresh',
+  'sub_refresh',
+  'history',
+  'presence',
+  'rpc',
+  'send',
+];
 
 function frameName(frame: Record<string, unknown>): string {
   for (const name of COMMANDS) if (name in frame) return name;
@@ -112,7 +128,11 @@ function frameName(frame: Record<string, unknown>): string {
 }
 
 /** Resolves when `check` returns a value, polling every 20 ms; rejects after `timeoutMs` (generous for a busy CI). */
-export async function waitFor<T>(check: () => T | undefined | false | null, what: string, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | undefined | false | null,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = check();

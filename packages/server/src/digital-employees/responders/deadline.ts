@@ -51,3 +51,10 @@ export class SilenceDeadline {
     this.caller.removeEventListener('abort', this.onCallerAbort);
   }
 }
+
+/**
+ * The inactivity limit handed to the outbound client: a little longer than ours, so our deadline fires first and
+ * reports a typed `responder_timeout`, while the client's own limit stays a backstop (when it cuts a body off
+ * mid-stream, the reader only sees a reset connection).
+ */
+export const backstopFor = (timeoutMs: number): number => timeoutMs + 1000;

@@ -9,8 +9,8 @@ import { createResponder } from './create-responder.ts';
 import { OpenAiResponder } from './openai.responder.ts';
 import type { RespondInput } from './responder.ts';
 import { ResponderError } from './responder-errors.ts';
-import { collect, messageOf } from './test-messages.ts';
 import { sleep, TestBot, writeChatCompletionStream } from './test-bots.ts';
+import { collect, messageOf } from './test-messages.ts';
 import { assertNoKey, companyWithConnector, rotateThroughApi } from './test-setup.ts';
 
 interface ChatRequest {
@@ -35,7 +35,10 @@ for (const database of TEST_DATABASES) {
     const KEY = `sk-test-${randomUUID()}`;
     const MODEL = 'parley-test-model';
     const respond = (employee: DigitalEmployee, input: Omit<RespondInput, 'digitalEmployee'>) =>
-      createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({ ...input, digitalEmployee: employee });
+      createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({
+        ...input,
+        digitalEmployee: employee,
+      });
     const setup = (settings = {}, systemPrompt: string | null = 'You are Max, the Acme support assistant.') =>
       companyWithConnector(server, 'openai', `${api.url}/v1`, KEY, { model: MODEL, systemPrompt, settings });
 
@@ -62,7 +65,8 @@ for (const database of TEST_DATABASES) {
       assert.fail('expected the responder to fail');
     };
 
-    const streamHandler = (deltas: string[]) => (_req: unknown, res: ServerResponse) => writeChatCompletionStream(res, MODEL, deltas);
+    const streamHandler = (deltas: string[]) => (_req: unknown, res: ServerResponse) =>
+      writeChatCompletionStream(res, MODEL, deltas);
 
     it('streams Chat Completions from {base URL}/chat/completions with the model, system prompt, history and bearer key', async () => {
       const { companyId, employee } = await setup();
@@ -70,7 +74,11 @@ for (const database of TEST_DATABASES) {
       const before = api.requests.length;
       const responder = createResponder(employee, { connectors: server.ctx.connectorCaller });
       assert.ok(responder instanceof OpenAiResponder);
-      assert.deepEqual(await collect(respond(employee, conversation(companyId))), ['It ', 'arrives ', '**tomorrow**.']);
+      assert.deepEqual(await collect(respond(employee, conversation(companyId))), [
+        'It ',
+        'arrives ',
+        '**tomorrow**.',
+      ]);
       const [request] = api.requests.slice(before);
       assert.equal(request!.method, 'POST');
       assert.equal(request!.path, '/v1/chat/completions');
@@ -120,19 +128,31 @@ for (const database of TEST_DATABASES) {
       const cases: Array<[(res: ServerResponse) => unknown, string, number?]> = [
         [
           (res) =>
-            res
-              .writeHead(401, { 'content-type': 'application/json' })
-              .end(JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error' } })),
+            res.writeHead(401, { 'content-type': 'application/json' }).end(
+              JSON.stringify({
+                error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error' },
+              }),
+            ),
           'responder_http_error',
           401,
         ],
-        [(res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}'), 'responder_http_error', 500],
         [
           (res) =>
-            res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`data: {"error":{"message":"overloaded ${KEY}"}}\n\n`),
+            res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"boom"}}'),
+          'responder_http_error',
+          500,
+        ],
+        [
+          (res) =>
+            res
+              .writeHead(200, { 'content-type': 'text/event-stream' })
+              .end(`data: {"error":{"message":"overloaded ${KEY}"}}\n\n`),
           'responder_bad_response',
         ],
-        [(res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {not json\n\n'), 'responder_bad_response'],
+        [
+          (res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {not json\n\n'),
+          'responder_bad_response',
+        ],
       ];
       for (const [handler, code, status] of cases) {
         api.handler = (_req, res) => handler(res);
@@ -153,12 +173,17 @@ for (const database of TEST_DATABASES) {
 
       api.handler = async (_req, res) => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: { content: 'Partly' }, finish_reason: null }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: { content: 'Partly' }, finish_reason: null }] })}\n\n`,
+        );
         await sleep(2000);
         res.end('data: [DONE]\n\n');
       };
       const received: string[] = [];
-      assert.equal((await failureOf(respond(employee, conversation(companyId)), received)).code, 'responder_timeout');
+      assert.equal(
+        (await failureOf(respond(employee, conversation(companyId)), received)).code,
+        'responder_timeout',
+      );
       assert.deepEqual(received, ['Partly']);
     });
 
@@ -196,13 +221,19 @@ for (const database of TEST_DATABASES) {
       const afterRotation = api.requests.length;
       const responder = createResponder(employee, { connectors: server.ctx.connectorCaller });
       for (let i = 0; i < 2; i++) {
-        assert.deepEqual(await collect(responder.respond({ ...conversation(companyId), digitalEmployee: employee })), ['ok']);
+        assert.deepEqual(
+          await collect(responder.respond({ ...conversation(companyId), digitalEmployee: employee })),
+          ['ok'],
+        );
       }
       assert.deepEqual(
         api.requests.slice(afterRotation).map((r) => r.authorization),
         [`Bearer ${newKey}`, `Bearer ${newKey}`],
       );
-      assert.ok(!server.logs.join('\n').includes(KEY) && !server.logs.join('\n').includes(newKey), 'no key in the server log');
+      assert.ok(
+        !server.logs.join('\n').includes(KEY) && !server.logs.join('\n').includes(newKey),
+        'no key in the server log',
+      );
     });
   });
 }

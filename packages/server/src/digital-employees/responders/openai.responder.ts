@@ -4,7 +4,7 @@ import { type MessageSnapshot, textOf } from '../../webchat/messages/message.ts'
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
-import { SilenceDeadline } from './deadline.ts';
+import { backstopFor, SilenceDeadline } from './deadline.ts';
 import type { Responder, RespondInput } from './responder.ts';
 import {
   ResponderBadResponseError,
@@ -78,7 +78,8 @@ export class OpenAiResponder implements Responder {
       // The outbound client's fetch applies the destination policy; its inactivity limit is this employee's.
       ...(outbound
         ? {
-            fetch: (url: string | URL | Request, init?: RequestInit) => outbound(url, { ...init, timeoutMs }),
+            fetch: (url: string | URL | Request, init?: RequestInit) =>
+              outbound(url, { ...init, timeoutMs: backstopFor(timeoutMs) }),
           }
         : {}),
       // Retries and timeouts are ours (silence deadline); org/project are explicit so the SDK reads no environment.
@@ -94,7 +95,6 @@ export class OpenAiResponder implements Responder {
 }
 
 function openAiError(err: unknown, deadline: SilenceDeadline, timeoutMs: number): ResponderError {
-  console.error("DEBUG", err, (err as any)?.cause);
   const stopped = deadline.reason();
   if (stopped) return stopped;
   if (err instanceof APIUserAbortError) return toResponderError(err, deadline, timeoutMs);

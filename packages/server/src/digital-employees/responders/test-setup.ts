@@ -12,7 +12,9 @@ export async function companyWithConnector(
   apiKey: string | undefined,
   employee: { model?: string; systemPrompt?: string | null; settings?: DigitalEmployeeSettings } = {},
 ): Promise<{ companyId: string; connectorId: string; employee: DigitalEmployee }> {
-  const company = await server.ctx.companies.create(`${type} company ${Math.random().toString(36).slice(2, 8)}`);
+  const company = await server.ctx.companies.create(
+    `${type} company ${Math.random().toString(36).slice(2, 8)}`,
+  );
   const connector = await server.ctx.connectors.create(
     { companyId: company.id, name: `${type} bot`, type, url, ...(apiKey ? { apiKey } : {}) },
     { actor: 'test' },
@@ -33,7 +35,12 @@ export async function companyWithConnector(
  * Rotates a connector key the way an integrator does (DESIGN.md): an API client with `connector:write` gets a token
  * from the token endpoint and PUTs the new key.
  */
-export async function rotateThroughApi(server: TestServer, companyId: string, connectorId: string, apiKey: string): Promise<void> {
+export async function rotateThroughApi(
+  server: TestServer,
+  companyId: string,
+  connectorId: string,
+  apiKey: string,
+): Promise<void> {
   const { client, secret } = await oauthServices(server.ctx).clients.create({
     companyId,
     name: 'key rotator',

@@ -7,8 +7,8 @@ import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import type { RespondInput } from './responder.ts';
 import { ResponderError } from './responder-errors.ts';
-import { collect, messageOf } from './test-messages.ts';
 import { sleep, TestBot } from './test-bots.ts';
+import { collect, messageOf } from './test-messages.ts';
 import { assertNoKey, companyWithConnector, rotateThroughApi } from './test-setup.ts';
 
 for (const database of TEST_DATABASES) {
@@ -26,7 +26,10 @@ for (const database of TEST_DATABASES) {
 
     const KEY = `whk_${randomUUID()}`;
     const respond = (employee: DigitalEmployee, input: Omit<RespondInput, 'digitalEmployee'>) =>
-      createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({ ...input, digitalEmployee: employee });
+      createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({
+        ...input,
+        digitalEmployee: employee,
+      });
 
     function conversation(companyId: string, signal = new AbortController().signal) {
       const conversationId = randomUUID();
@@ -50,8 +53,14 @@ for (const database of TEST_DATABASES) {
     };
 
     it('POSTs the conversation with the bearer key and yields a JSON reply', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', `${bot.url}/hooks/parley?v=1`, KEY);
-      bot.handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"It ships **today**."}');
+      const { companyId, employee } = await companyWithConnector(
+        server,
+        'webhook',
+        `${bot.url}/hooks/parley?v=1`,
+        KEY,
+      );
+      bot.handler = (_req, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"It ships **today**."}');
       const input = conversation(companyId);
       const before = bot.requests.length;
       assert.deepEqual(await collect(respond(employee, input)), ['It ships **today**.']);
@@ -69,7 +78,9 @@ for (const database of TEST_DATABASES) {
     });
 
     it('yields NDJSON deltas as they arrive, before the bot has finished', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, { settings: { timeout_ms: 5000 } });
+      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+        settings: { timeout_ms: 5000 },
+      });
       let release!: () => void;
       const released = new Promise<void>((resolve) => {
         release = resolve;
@@ -90,8 +101,11 @@ for (const database of TEST_DATABASES) {
     });
 
     it('sends only the newest history_limit earlier messages', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, { settings: { history_limit: 1 } });
-      bot.handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"ok"}');
+      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+        settings: { history_limit: 1 },
+      });
+      bot.handler = (_req, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"ok"}');
       const input = conversation(companyId);
       await collect(respond(employee, input));
       assert.deepEqual((bot.requests.at(-1)!.body as { history: unknown }).history, [input.history[2]]);
@@ -100,13 +114,26 @@ for (const database of TEST_DATABASES) {
     it('reports non-2xx, wrong content types and malformed answers as typed errors without the key', async () => {
       const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY);
       const cases: Array<[(res: import('node:http').ServerResponse) => void, string, string[]?]> = [
-        [(res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"reply":"down"}'), 'responder_http_error'],
-        [(res) => res.writeHead(401).end(`bad key ${KEY}`), 'responder_http_error'],
-        [(res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('hello'), 'responder_bad_response'],
-        [(res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"hi"}'), 'responder_bad_response'],
-        [(res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":'), 'responder_bad_response'],
         [
-          (res) => res.writeHead(200, { 'content-type': 'application/x-ndjson' }).end('{"delta":"ok "}\nnot json\n'),
+          (res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"reply":"down"}'),
+          'responder_http_error',
+        ],
+        [(res) => res.writeHead(401).end(`bad key ${KEY}`), 'responder_http_error'],
+        [
+          (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('hello'),
+          'responder_bad_response',
+        ],
+        [
+          (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"hi"}'),
+          'responder_bad_response',
+        ],
+        [
+          (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":'),
+          'responder_bad_response',
+        ],
+        [
+          (res) =>
+            res.writeHead(200, { 'content-type': 'application/x-ndjson' }).end('{"delta":"ok "}\nnot json\n'),
           'responder_bad_response',
           ['ok '],
         ],
@@ -114,7 +141,10 @@ for (const database of TEST_DATABASES) {
           (res) => res.writeHead(200, { 'content-type': 'application/x-ndjson' }).end('{"delta":1}\n'),
           'responder_bad_response',
         ],
-        [(res) => res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end(), 'responder_misconfigured'],
+        [
+          (res) => res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end(),
+          'responder_misconfigured',
+        ],
       ];
       for (const [handler, code, expectedDeltas = []] of cases) {
         bot.handler = (_req, res) => handler(res);
@@ -129,7 +159,9 @@ for (const database of TEST_DATABASES) {
     });
 
     it('times out on a silent bot and on a stream that stalls', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, { settings: { timeout_ms: 150 } });
+      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+        settings: { timeout_ms: 150 },
+      });
       bot.handler = async (_req, res) => {
         await sleep(2000);
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"late"}');
@@ -142,12 +174,17 @@ for (const database of TEST_DATABASES) {
         res.end('{"delta":"never"}\n');
       };
       const received: string[] = [];
-      assert.equal((await failureOf(respond(employee, conversation(companyId)), received)).code, 'responder_timeout');
+      assert.equal(
+        (await failureOf(respond(employee, conversation(companyId)), received)).code,
+        'responder_timeout',
+      );
       assert.deepEqual(received, ['first ']);
     });
 
     it('keeps streaming while the bot keeps talking, however long the whole reply takes', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, { settings: { timeout_ms: 300 } });
+      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+        settings: { timeout_ms: 300 },
+      });
       bot.handler = async (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         for (let i = 0; i < 6; i++) {
@@ -156,11 +193,20 @@ for (const database of TEST_DATABASES) {
         }
         res.end();
       };
-      assert.deepEqual(await collect(respond(employee, conversation(companyId))), ['0', '1', '2', '3', '4', '5']);
+      assert.deepEqual(await collect(respond(employee, conversation(companyId))), [
+        '0',
+        '1',
+        '2',
+        '3',
+        '4',
+        '5',
+      ]);
     });
 
     it('aborts the call when the signal fires and reports responder_aborted', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, { settings: { timeout_ms: 5000 } });
+      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+        settings: { timeout_ms: 5000 },
+      });
       let closed!: Promise<void>;
       bot.handler = async (_req, res) => {
         closed = new Promise((resolve) => res.on('close', () => resolve()));
@@ -196,14 +242,24 @@ for (const database of TEST_DATABASES) {
 
       const keyless = await companyWithConnector(server, 'webhook', bot.url, undefined);
       const before = bot.requests.length;
-      assert.equal((await failureOf(respond(keyless.employee, conversation(keyless.companyId)))).code, 'responder_misconfigured');
+      assert.equal(
+        (await failureOf(respond(keyless.employee, conversation(keyless.companyId)))).code,
+        'responder_misconfigured',
+      );
       assert.equal(bot.requests.length, before, 'nothing is sent without a key');
     });
 
     it('uses a rotated key on the very next call and never the old one again', async () => {
-      const { companyId, connectorId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY);
+      const { companyId, connectorId, employee } = await companyWithConnector(
+        server,
+        'webhook',
+        bot.url,
+        KEY,
+      );
       bot.handler = (req, res) =>
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply: `auth ${req.authorization?.length}` }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ reply: `auth ${req.authorization?.length}` }));
       await collect(respond(employee, conversation(companyId)));
       assert.equal(bot.requests.at(-1)!.authorization, `Bearer ${KEY}`);
 
@@ -212,10 +268,14 @@ for (const database of TEST_DATABASES) {
       const afterRotation = bot.requests.length;
       // The same responder object and the same employee: nothing is cached between calls.
       const responder = createResponder(employee, { connectors: server.ctx.connectorCaller });
-      for (let i = 0; i < 2; i++) await collect(responder.respond({ ...conversation(companyId), digitalEmployee: employee }));
+      for (let i = 0; i < 2; i++)
+        await collect(responder.respond({ ...conversation(companyId), digitalEmployee: employee }));
       const seen = bot.requests.slice(afterRotation).map((r) => r.authorization);
       assert.deepEqual(seen, [`Bearer ${newKey}`, `Bearer ${newKey}`]);
-      assert.ok(!server.logs.join('\n').includes(KEY) && !server.logs.join('\n').includes(newKey), 'no key in the server log');
+      assert.ok(
+        !server.logs.join('\n').includes(KEY) && !server.logs.join('\n').includes(newKey),
+        'no key in the server log',
+      );
     });
   });
 }

@@ -2,7 +2,7 @@ import type { MessageSnapshot } from '../../webchat/messages/message.ts';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
-import { SilenceDeadline } from './deadline.ts';
+import { backstopFor, SilenceDeadline } from './deadline.ts';
 import type { Responder, RespondInput } from './responder.ts';
 import {
   ResponderBadResponseError,
@@ -45,7 +45,7 @@ export class WebhookResponder implements Responder {
           headers: { 'content-type': 'application/json', accept: 'application/x-ndjson, application/json' },
           body: JSON.stringify(this.requestBody(input)),
           signal: deadline.signal,
-          timeoutMs,
+          timeoutMs: backstopFor(timeoutMs),
           // A bot that redirects is misconfigured; following it could carry the key elsewhere.
           redirect: 'error',
         });

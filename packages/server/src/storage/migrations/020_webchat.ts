@@ -13,7 +13,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('allowed_origins', JSON_TEXT, (c) => c.notNull().defaultTo('[]'))
     .addColumn('created_at', TIMESTAMP, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('channels_company').on('channels').columns(['company_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('channels_company')
+    .on('channels')
+    .columns(['company_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('conversations')
@@ -34,7 +38,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('conversations')
     .columns(['company_id', 'session_id', 'created_at'])
     .execute();
-  await db.schema.createIndex('conversations_company').on('conversations').columns(['company_id', 'updated_at']).execute();
+  await db.schema
+    .createIndex('conversations_company')
+    .on('conversations')
+    .columns(['company_id', 'updated_at'])
+    .execute();
 
   await db.schema
     .createTable('messages')

@@ -34,7 +34,11 @@ export class ChannelsService {
       throw new BadRequestError('invalid_name', `A channel name is 1 to ${CHANNEL_NAME_MAX} characters.`);
     }
     const company = isUuid(input.companyId)
-      ? await this.db.selectFrom('companies').select('id').where('id', '=', input.companyId).executeTakeFirst()
+      ? await this.db
+          .selectFrom('companies')
+          .select('id')
+          .where('id', '=', input.companyId)
+          .executeTakeFirst()
       : undefined;
     if (!company) throw new NotFoundError('company_not_found', 'No such company.');
     const employee = await this.db
@@ -43,7 +47,11 @@ export class ChannelsService {
       .where('id', '=', input.digitalEmployeeId)
       .where('company_id', '=', input.companyId)
       .executeTakeFirst();
-    if (!employee) throw new NotFoundError('digital_employee_not_found', 'No digital employee of this company has that id.');
+    if (!employee)
+      throw new NotFoundError(
+        'digital_employee_not_found',
+        'No digital employee of this company has that id.',
+      );
     const allowedOrigins = (input.allowedOrigins ?? []).map(normalizeOrigin);
     const channel: Channel = {
       id: randomUUID(),
@@ -80,16 +88,29 @@ export class ChannelsService {
   }
 
   async list(companyId: string): Promise<Channel[]> {
-    const rows = await this.db.selectFrom('channels').selectAll().where('company_id', '=', companyId).orderBy('created_at').execute();
+    const rows = await this.db
+      .selectFrom('channels')
+      .selectAll()
+      .where('company_id', '=', companyId)
+      .orderBy('created_at')
+      .execute();
     return rows.map(toChannel);
   }
 
   /** Whether any channel or company lists this origin: the answer to a CORS preflight, which carries no ids. */
   async isKnownOrigin(origin: string): Promise<boolean> {
     const needle = `%${JSON.stringify(origin)}%`;
-    const channel = await this.db.selectFrom('channels').select('id').where('allowed_origins', 'like', needle).executeTakeFirst();
+    const channel = await this.db
+      .selectFrom('channels')
+      .select('id')
+      .where('allowed_origins', 'like', needle)
+      .executeTakeFirst();
     if (channel) return true;
-    const company = await this.db.selectFrom('companies').select('id').where('allowed_origins', 'like', needle).executeTakeFirst();
+    const company = await this.db
+      .selectFrom('companies')
+      .select('id')
+      .where('allowed_origins', 'like', needle)
+      .executeTakeFirst();
     return company !== undefined;
   }
 }
@@ -115,7 +136,10 @@ export function normalizeOrigin(value: string): string {
     throw new BadRequestError('invalid_origin', `"${value}" is not an http(s) origin.`);
   }
   if (url.pathname !== '/' || url.search || url.hash || url.username) {
-    throw new BadRequestError('invalid_origin', `"${value}" must be an origin only (no path, query or credentials).`);
+    throw new BadRequestError(
+      'invalid_origin',
+      `"${value}" must be an origin only (no path, query or credentials).`,
+    );
   }
   return url.origin;
 }

@@ -26,5 +26,7 @@ export function announce(
   sequence: number,
   history = true,
 ): Promise<void> {
-  return broadcaster.publish(channelOf(companyId, snapshot.conversation_id), envelopeOf(snapshot, sequence), { history });
+  return broadcaster.publish(channelOf(companyId, snapshot.conversation_id), envelopeOf(snapshot, sequence), {
+    history,
+  });
 }

@@ -43,7 +43,8 @@ const TEXT = {
   empty: 'The digital employee gave no answer.',
   interrupted: 'This reply was interrupted.',
   restarted: 'This reply was interrupted by a server restart.',
-  handover: (name: string | null) => (name ? `${name} (a human agent) joined the conversation.` : 'A human agent joined the conversation.'),
+  handover: (name: string | null) =>
+    name ? `${name} (a human agent) joined the conversation.` : 'A human agent joined the conversation.',
   handback: 'The conversation is back with the digital employee.',
   closed: 'The conversation was closed.',
 };
@@ -68,11 +69,18 @@ export class ConversationEngine {
    * Stores a visitor's SendMessage, broadcasts it as one `complete` user envelope and queues the reply. A retry
    * (same client_message_id) returns the stored message with `duplicate: true` and broadcasts nothing.
    */
-  async postUserMessage(conversation: Conversation, send: SendMessage): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
+  async postUserMessage(
+    conversation: Conversation,
+    send: SendMessage,
+  ): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
     const existing = await this.deps.store.findByClientMessageId(conversation.id, send.client_message_id);
     if (existing) return { snapshot: existing, duplicate: true };
     if (conversation.status === 'closed') throw conversationClosed();
-    const blocks: Block[] = send.blocks.map((b) => ({ id: randomUUID(), type: 'markdown', content: b.content }));
+    const blocks: Block[] = send.blocks.map((b) => ({
+      id: randomUUID(),
+      type: 'markdown',
+      content: b.content,
+    }));
     let snapshot: MessageSnapshot;
     try {
       snapshot = await this.deps.store.insert({
@@ -96,7 +104,10 @@ export class ConversationEngine {
 
   /** Posts the digital employee's greeting (when it has one) as the first message of a new conversation. */
   async postGreeting(conversation: Conversation): Promise<void> {
-    const employee = await this.deps.replies.findEmployee(conversation.companyId, conversation.digitalEmployeeId);
+    const employee = await this.deps.replies.findEmployee(
+      conversation.companyId,
+      conversation.digitalEmployeeId,
+    );
     const greeting = employee && this.deps.replies.greetingFor(employee);
     if (!employee || !greeting) return;
     await this.post(conversation, 'digital_employee', { id: employee.id, name: employee.name }, [
@@ -105,7 +116,11 @@ export class ConversationEngine {
   }
 
   /** An agent's message; takes the conversation over first if the digital employee still handles it. */
-  async postAgentMessage(conversation: Conversation, content: Block[], author: MessageAuthor): Promise<MessageSnapshot> {
+  async postAgentMessage(
+    conversation: Conversation,
+    content: Block[],
+    author: MessageAuthor,
+  ): Promise<MessageSnapshot> {
     if (conversation.status === 'closed') throw conversationClosed();
     if (conversation.handledBy !== 'agent') await this.handover(conversation, author.name);
     return this.post(conversation, 'agent', author, content);
@@ -150,7 +165,12 @@ export class ConversationEngine {
     for (const { snapshot, sequence, companyId } of stuck) {
       const blocks: Block[] = snapshot.blocks.filter((b) => b.type !== 'typing');
       blocks.push({ id: randomUUID(), type: 'error', code: 'reply_interrupted', message: TEXT.restarted });
-      const completed: MessageSnapshot = { ...snapshot, status: 'complete', blocks, updated_at: new Date().toISOString() };
+      const completed: MessageSnapshot = {
+        ...snapshot,
+        status: 'complete',
+        blocks,
+        updated_at: new Date().toISOString(),
+      };
       await this.deps.store.update(completed, sequence + 1);
       try {
         await announce(this.deps.broadcaster, companyId, completed, sequence + 1);
@@ -158,7 +178,8 @@ export class ConversationEngine {
         this.deps.logger.warn({ err, messageId: snapshot.id }, 'could not announce a recovered message');
       }
     }
-    if (stuck.length > 0) this.deps.logger.warn({ count: stuck.length }, 'completed replies left partial by an earlier crash');
+    if (stuck.length > 0)
+      this.deps.logger.warn({ count: stuck.length }, 'completed replies left partial by an earlier crash');
     return stuck.length;
   }
 
@@ -190,7 +211,9 @@ export class ConversationEngine {
     const previous = this.queues.get(conversation.id) ?? Promise.resolve();
     const next = previous
       .then(() => this.reply(conversation.id, message))
-      .catch((err) => this.deps.logger.error({ err, conversationId: conversation.id }, 'reply failed unexpectedly'));
+      .catch((err) =>
+        this.deps.logger.error({ err, conversationId: conversation.id }, 'reply failed unexpectedly'),
+      );
     this.queues.set(conversation.id, next);
     void next.finally(() => {
       if (this.queues.get(conversation.id) === next) this.queues.delete(conversation.id);
@@ -201,8 +224,12 @@ export class ConversationEngine {
     if (this.closing) return;
     // Re-read: a handover or close may have happened while this message waited in the queue.
     const conversation = await this.deps.conversations.find(conversationId);
-    if (!conversation || conversation.status !== 'open' || conversation.handledBy !== 'digital_employee') return;
-    const employee = await this.deps.replies.findEmployee(conversation.companyId, conversation.digitalEmployeeId);
+    if (!conversation || conversation.status !== 'open' || conversation.handledBy !== 'digital_employee')
+      return;
+    const employee = await this.deps.replies.findEmployee(
+      conversation.companyId,
+      conversation.digitalEmployeeId,
+    );
     const controller = new AbortController();
     const slot: { controller: AbortController; stream?: ReplyStream } = { controller };
     this.active.set(conversationId, slot);
@@ -257,16 +284,29 @@ export class ConversationEngine {
     }
   }
 
-  private async endFailedReply(conversation: Conversation, stream: ReplyStream, signal: AbortSignal, err: unknown): Promise<void> {
+  private async endFailedReply(
+    conversation: Conversation,
+    stream: ReplyStream,
+    signal: AbortSignal,
+    err: unknown,
+  ): Promise<void> {
     const reason = signal.aborted ? signal.reason : undefined;
     if (reason === 'handover' || reason === 'closed' || reason === 'shutdown') {
-      await stream.complete({ code: 'reply_interrupted', message: reason === 'shutdown' ? TEXT.restarted : TEXT.interrupted });
+      await stream.complete({
+        code: 'reply_interrupted',
+        message: reason === 'shutdown' ? TEXT.restarted : TEXT.interrupted,
+      });
       return;
     }
     const timedOut = reason === 'timeout' || (err as { code?: string })?.code === 'responder_timeout';
     const code = timedOut ? 'responder_timeout' : ((err as { code?: string })?.code ?? 'responder_failed');
     this.deps.logger.warn(
-      { conversationId: conversation.id, messageId: stream.messageId, code, err: err instanceof Error ? err.message : String(err) },
+      {
+        conversationId: conversation.id,
+        messageId: stream.messageId,
+        code,
+        err: err instanceof Error ? err.message : String(err),
+      },
       'digital employee reply failed',
     );
     await stream.complete({ code, message: timedOut ? TEXT.timeout : TEXT.failed });
@@ -287,8 +327,19 @@ export class ConversationEngine {
   }
 
   /** Stores a complete message and broadcasts it as one `complete` envelope (sequence 1). */
-  private async post(conversation: Conversation, role: MessageRole, author: MessageAuthor | null, blocks: Block[]): Promise<MessageSnapshot> {
-    const snapshot = await this.deps.store.insert({ conversationId: conversation.id, role, author, status: 'complete', blocks });
+  private async post(
+    conversation: Conversation,
+    role: MessageRole,
+    author: MessageAuthor | null,
+    blocks: Block[],
+  ): Promise<MessageSnapshot> {
+    const snapshot = await this.deps.store.insert({
+      conversationId: conversation.id,
+      role,
+      author,
+      status: 'complete',
+      blocks,
+    });
     await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
     return snapshot;
   }

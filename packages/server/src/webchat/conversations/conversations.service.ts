@@ -4,7 +4,12 @@ import { isUuid } from '../../companies/companies.service.ts';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
 import { noDigitalEmployee } from '../webchat.errors.ts';
-import { type Conversation, type ConversationHandler, type ConversationStatus, toConversation } from './conversation.ts';
+import {
+  type Conversation,
+  type ConversationHandler,
+  type ConversationStatus,
+  toConversation,
+} from './conversation.ts';
 
 /** Who may see a conversation over the SDK: the session that created it, in its company, from its channel. */
 export interface SessionScope {
@@ -88,10 +93,17 @@ export class ConversationsService {
     const before = options.before;
     if (before) {
       query = query.where((eb) =>
-        eb.or([eb('updated_at', '<', before.updatedAt), eb.and([eb('updated_at', '=', before.updatedAt), eb('id', '<', before.id)])]),
+        eb.or([
+          eb('updated_at', '<', before.updatedAt),
+          eb.and([eb('updated_at', '=', before.updatedAt), eb('id', '<', before.id)]),
+        ]),
       );
     }
-    const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(options.limit).execute();
+    const rows = await query
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(options.limit)
+      .execute();
     return rows.map(toConversation);
   }
 
@@ -104,7 +116,11 @@ export class ConversationsService {
   }
 
   async close(id: string): Promise<void> {
-    await this.db.updateTable('conversations').set({ status: 'closed', updated_at: now() }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('conversations')
+      .set({ status: 'closed', updated_at: now() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** The company's default digital employee (created with the company by the digital-employees capability). */

@@ -93,9 +93,15 @@ export class ReplyStream {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     const blocks: Block[] = [];
-    if (this.content.length > 0) blocks.push({ id: this.markdownId, type: 'markdown', content: this.content });
+    if (this.content.length > 0)
+      blocks.push({ id: this.markdownId, type: 'markdown', content: this.content });
     if (error) blocks.push({ id: randomUUID(), type: 'error', code: error.code, message: error.message });
-    const snapshot: MessageSnapshot = { ...this.snapshot, status: 'complete', blocks, updated_at: new Date().toISOString() };
+    const snapshot: MessageSnapshot = {
+      ...this.snapshot,
+      status: 'complete',
+      blocks,
+      updated_at: new Date().toISOString(),
+    };
     const sequence = ++this.sequence;
     this.snapshot = snapshot;
     // The completed message must be durable before anyone is told it is complete.

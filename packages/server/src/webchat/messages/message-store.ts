@@ -75,12 +75,20 @@ export class MessageStore {
   async update(snapshot: MessageSnapshot, sequence: number): Promise<void> {
     await this.db
       .updateTable('messages')
-      .set({ status: snapshot.status, blocks: JSON.stringify(snapshot.blocks), sequence, updated_at: snapshot.updated_at })
+      .set({
+        status: snapshot.status,
+        blocks: JSON.stringify(snapshot.blocks),
+        sequence,
+        updated_at: snapshot.updated_at,
+      })
       .where('id', '=', snapshot.id)
       .execute();
   }
 
-  async findByClientMessageId(conversationId: string, clientMessageId: string): Promise<MessageSnapshot | undefined> {
+  async findByClientMessageId(
+    conversationId: string,
+    clientMessageId: string,
+  ): Promise<MessageSnapshot | undefined> {
     const row = await this.db
       .selectFrom('messages')
       .selectAll()
@@ -91,11 +99,17 @@ export class MessageStore {
   }
 
   /** Newest first from `before` (exclusive), returned oldest first so a page reads top to bottom. */
-  async page(conversationId: string, options: { limit?: number; beforePosition?: number }): Promise<MessagePage> {
+  async page(
+    conversationId: string,
+    options: { limit?: number; beforePosition?: number },
+  ): Promise<MessagePage> {
     const limit = Math.min(Math.max(options.limit ?? PAGE_DEFAULT, 1), PAGE_MAX);
     let query = this.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId);
     if (options.beforePosition !== undefined) query = query.where('position', '<', options.beforePosition);
-    const rows = await query.orderBy('position', 'desc').limit(limit + 1).execute();
+    const rows = await query
+      .orderBy('position', 'desc')
+      .limit(limit + 1)
+      .execute();
     const more = rows.length > limit;
     const page = rows.slice(0, limit).reverse();
     return { messages: page.map(toSnapshot), next_before: more && page[0] ? page[0].id : null };
@@ -123,7 +137,11 @@ export class MessageStore {
       .where('messages.status', '=', 'partial');
     if (options.createdBefore) query = query.where('messages.created_at', '<', options.createdBefore);
     const rows = await query.limit(options.limit ?? 1000).execute();
-    return rows.map((row) => ({ snapshot: toSnapshot(row), sequence: row.sequence, companyId: row.company_id }));
+    return rows.map((row) => ({
+      snapshot: toSnapshot(row),
+      sequence: row.sequence,
+      companyId: row.company_id,
+    }));
   }
 }
 
@@ -132,7 +150,10 @@ export function toSnapshot(row: MessagesTable): MessageSnapshot {
     id: row.id,
     conversation_id: row.conversation_id,
     role: row.role as MessageRole,
-    author: row.author_id !== null || row.author_name !== null ? { id: row.author_id ?? '', name: row.author_name ?? '' } : null,
+    author:
+      row.author_id !== null || row.author_name !== null
+        ? { id: row.author_id ?? '', name: row.author_name ?? '' }
+        : null,
     status: row.status as MessageStatus,
     blocks: JSON.parse(row.blocks),
     client_message_id: row.client_message_id,

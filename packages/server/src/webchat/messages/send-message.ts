@@ -36,35 +36,52 @@ export interface SendMessageLimits {
   maxBlocks: number;
 }
 
-const invalid = (why: string) => new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid SendMessage: ${why}`);
+const invalid = (why: string) =>
+  new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid SendMessage: ${why}`);
 
 /** Checks a client publication against the SendMessage schema (docs/asyncapi.yaml) and the size limits. */
 export function parseSendMessage(data: unknown, limits: SendMessageLimits): SendMessage {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw invalid('expected a JSON object');
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw invalid('expected a JSON object');
   const input = data as Record<string, unknown>;
   if (input.version !== ENVELOPE_VERSION) {
-    throw new PublishRefusal(PUBLISH_CODES.unsupportedVersion, `unsupported SendMessage version (this server speaks ${ENVELOPE_VERSION})`);
+    throw new PublishRefusal(
+      PUBLISH_CODES.unsupportedVersion,
+      `unsupported SendMessage version (this server speaks ${ENVELOPE_VERSION})`,
+    );
   }
   for (const key of Object.keys(input)) {
-    if (key !== 'version' && key !== 'client_message_id' && key !== 'blocks') throw invalid(`unknown field "${key}"`);
+    if (key !== 'version' && key !== 'client_message_id' && key !== 'blocks')
+      throw invalid(`unknown field "${key}"`);
   }
-  if (typeof input.client_message_id !== 'string' || !isUuid(input.client_message_id)) throw invalid('client_message_id must be a UUID');
-  if (!Array.isArray(input.blocks) || input.blocks.length === 0) throw invalid('blocks must hold at least one block');
+  if (typeof input.client_message_id !== 'string' || !isUuid(input.client_message_id))
+    throw invalid('client_message_id must be a UUID');
+  if (!Array.isArray(input.blocks) || input.blocks.length === 0)
+    throw invalid('blocks must hold at least one block');
   if (input.blocks.length > limits.maxBlocks) {
-    throw new PublishRefusal(PUBLISH_CODES.messageTooLarge, `a message holds at most ${limits.maxBlocks} blocks`);
+    throw new PublishRefusal(
+      PUBLISH_CODES.messageTooLarge,
+      `a message holds at most ${limits.maxBlocks} blocks`,
+    );
   }
   let bytes = 0;
   const blocks = input.blocks.map((block, i) => {
-    if (block === null || typeof block !== 'object' || Array.isArray(block)) throw invalid(`blocks[${i}] must be an object`);
+    if (block === null || typeof block !== 'object' || Array.isArray(block))
+      throw invalid(`blocks[${i}] must be an object`);
     const b = block as Record<string, unknown>;
     if (b.type !== 'markdown') throw invalid(`blocks[${i}].type must be "markdown"`);
-    if (typeof b.content !== 'string' || b.content.trim().length === 0) throw invalid(`blocks[${i}].content must be non-empty text`);
-    for (const key of Object.keys(b)) if (key !== 'type' && key !== 'content') throw invalid(`blocks[${i}] has unknown field "${key}"`);
+    if (typeof b.content !== 'string' || b.content.trim().length === 0)
+      throw invalid(`blocks[${i}].content must be non-empty text`);
+    for (const key of Object.keys(b))
+      if (key !== 'type' && key !== 'content') throw invalid(`blocks[${i}] has unknown field "${key}"`);
     bytes += Buffer.byteLength(b.content);
     return { type: 'markdown' as const, content: b.content };
   });
   if (bytes > limits.maxMessageBytes) {
-    throw new PublishRefusal(PUBLISH_CODES.messageTooLarge, `a message holds at most ${limits.maxMessageBytes} bytes of text`);
+    throw new PublishRefusal(
+      PUBLISH_CODES.messageTooLarge,
+      `a message holds at most ${limits.maxMessageBytes} bytes of text`,
+    );
   }
   return { version: ENVELOPE_VERSION, client_message_id: input.client_message_id.toLowerCase(), blocks };
 }

@@ -1,10 +1,15 @@
 import { ClientError, type PublishContext, type PublishDecision } from '@parley/realtime';
 import { AppError } from '../../errors/app-error.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
-import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import { parseChannel } from '../conversations/conversation.ts';
+import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
-import { PUBLISH_CODES, PublishRefusal, parseSendMessage, type SendMessageLimits } from '../messages/send-message.ts';
+import {
+  PUBLISH_CODES,
+  PublishRefusal,
+  parseSendMessage,
+  type SendMessageLimits,
+} from '../messages/send-message.ts';
 import type { ConnectionMeta } from './tokens.ts';
 
 export interface PublishHookDeps {
@@ -44,7 +49,10 @@ export function createPublishHook(deps: PublishHookDeps) {
         { key: `msg:ip:${storage.ip ?? 'unknown'}`, limit: deps.config.messagesPerMinutePerIp },
       ]);
       if (retryAfter !== undefined) {
-        throw new PublishRefusal(PUBLISH_CODES.tooManyMessages, `too many messages; retry in ${retryAfter} s`);
+        throw new PublishRefusal(
+          PUBLISH_CODES.tooManyMessages,
+          `too many messages; retry in ${retryAfter} s`,
+        );
       }
       await deps.engine.postUserMessage(conversation, send);
       return { skip: true };
@@ -58,4 +66,5 @@ export function createPublishHook(deps: PublishHookDeps) {
   };
 }
 
-const notFound = () => new PublishRefusal(PUBLISH_CODES.conversationNotFound, 'not a conversation of this session');
+const notFound = () =>
+  new PublishRefusal(PUBLISH_CODES.conversationNotFound, 'not a conversation of this session');

@@ -29,7 +29,8 @@ export const MESSAGES_NAMESPACE = {
   history_ttl: '1h',
   force_recovery: true,
   allow_publish_for_subscriber: true,
-  publication_data_format: 'json_object' as const,
+  // No publication_data_format check: the publish hook validates client data itself, and the server's own
+  // envelopes need no second JSON parse on every streamed partial.
 };
 
 /** Terminal application close code (4500–4999, research/centrifuge-protocol.md §3.3): the browser origin is refused. */
@@ -88,11 +89,17 @@ export async function startRealtime(options: RealtimeHostOptions): Promise<Realt
           const company = await ctx.companies.find(meta.company_id);
           const channel = meta.channel_id ? await channels.find(meta.company_id, meta.channel_id) : undefined;
           const ownOrigin = new URL(config.publicUrl).origin;
-          if (!company || !isOriginAllowed(context.origin, allowedOriginsOf({ company, channel }, ownOrigin))) {
+          if (
+            !company ||
+            !isOriginAllowed(context.origin, allowedOriginsOf({ company, channel }, ownOrigin))
+          ) {
             throw new DisconnectError(ORIGIN_REFUSED_CLOSE, 'origin not allowed');
           }
         }
-        const storage: ConnectionStorage = { ip: remoteIp(context.request, config.trustProxy), companyId: meta.company_id };
+        const storage: ConnectionStorage = {
+          ip: remoteIp(context.request, config.trustProxy),
+          companyId: meta.company_id,
+        };
         return { storage: storage as unknown as Record<string, unknown> };
       },
       onPublish: publishHook,

@@ -25,7 +25,8 @@ export function loadTokenSecret(configured: string | undefined, dataDir: string)
     writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
     // Another process (a CLI command or a second server on the same folder) won the race: use its secret.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { secret: readFileSync(file, 'utf8').trim(), generated: false };
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+      return { secret: readFileSync(file, 'utf8').trim(), generated: false };
     throw err;
   }
   chmodSync(file, 0o600);

@@ -19,12 +19,28 @@ export interface ConnectionMeta {
 export class RealtimeTokenSigner {
   constructor(private readonly secret: string) {}
 
-  connectionToken(sessionId: string, meta: ConnectionMeta, nowSeconds = Math.floor(Date.now() / 1000)): string {
-    return this.sign({ sub: sessionId, meta, iat: nowSeconds, exp: nowSeconds + CONNECTION_TOKEN_TTL_SECONDS, jti: randomUUID() });
+  connectionToken(
+    sessionId: string,
+    meta: ConnectionMeta,
+    nowSeconds = Math.floor(Date.now() / 1000),
+  ): string {
+    return this.sign({
+      sub: sessionId,
+      meta,
+      iat: nowSeconds,
+      exp: nowSeconds + CONNECTION_TOKEN_TTL_SECONDS,
+      jti: randomUUID(),
+    });
   }
 
   subscriptionToken(sessionId: string, channel: string, nowSeconds = Math.floor(Date.now() / 1000)): string {
-    return this.sign({ sub: sessionId, channel, iat: nowSeconds, exp: nowSeconds + SUBSCRIPTION_TOKEN_TTL_SECONDS, jti: randomUUID() });
+    return this.sign({
+      sub: sessionId,
+      channel,
+      iat: nowSeconds,
+      exp: nowSeconds + SUBSCRIPTION_TOKEN_TTL_SECONDS,
+      jti: randomUUID(),
+    });
   }
 
   private sign(claims: Record<string, unknown>): string {

@@ -14,15 +14,23 @@ const IdParams = Type.Object({ id: Type.String() });
 const AgentBody = Type.Object(
   {
     blocks: Type.Array(
-      Type.Object({ type: Type.Literal('markdown'), content: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+      Type.Object(
+        { type: Type.Literal('markdown'), content: Type.String({ minLength: 1 }) },
+        { additionalProperties: false },
+      ),
       { minItems: 1 },
     ),
-    author: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false })),
+    author: Type.Optional(
+      Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false },
 );
 const HandoverBody = Type.Optional(
-  Type.Object({ author: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) })) }, { additionalProperties: false }),
+  Type.Object(
+    { author: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) })) },
+    { additionalProperties: false },
+  ),
 );
 
 /**
@@ -30,7 +38,14 @@ const HandoverBody = Type.Optional(
  * checking again here makes these routes fail closed should that hook ever be missing.
  */
 function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new AppError(401, 'unauthorized', 'A bearer token is required.', {}, { 'www-authenticate': 'Bearer' });
+  if (!request.principal)
+    throw new AppError(
+      401,
+      'unauthorized',
+      'A bearer token is required.',
+      {},
+      { 'www-authenticate': 'Bearer' },
+    );
   return request.principal;
 }
 
@@ -61,7 +76,11 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
       const { companyId } = principalOf(request);
       const limit = Math.min(Math.max(Number(request.query.limit ?? 50), 1), 200);
       const before = request.query.cursor ? decodeCursor(request.query.cursor) : undefined;
-      const rows = await webchat.conversations.listForCompany(companyId, { limit: limit + 1, before, status: request.query.status });
+      const rows = await webchat.conversations.listForCompany(companyId, {
+        limit: limit + 1,
+        before,
+        status: request.query.status,
+      });
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return {
@@ -71,8 +90,10 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     },
   );
 
-  app.get('/platform/v1/conversations/:id', { config: { requiredScope: 'conversations:read' }, schema: { params: IdParams } }, async (request) =>
-    platformConversationView(await load(request, request.params.id)),
+  app.get(
+    '/platform/v1/conversations/:id',
+    { config: { requiredScope: 'conversations:read' }, schema: { params: IdParams } },
+    async (request) => platformConversationView(await load(request, request.params.id)),
   );
 
   app.get(
@@ -107,13 +128,27 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
       const principal = principalOf(request);
       const conversation = await load(request, request.params.id);
       const { maxBlocks, maxMessageBytes } = webchat.config;
-      if (request.body.blocks.length > maxBlocks) throw new BadRequestError('message_too_large', `A message holds at most ${maxBlocks} blocks.`);
+      if (request.body.blocks.length > maxBlocks)
+        throw new BadRequestError('message_too_large', `A message holds at most ${maxBlocks} blocks.`);
       const bytes = request.body.blocks.reduce((n, b) => n + Buffer.byteLength(b.content), 0);
-      if (bytes > maxMessageBytes) throw new BadRequestError('message_too_large', `A message holds at most ${maxMessageBytes} bytes of text.`);
-      const blocks: Block[] = request.body.blocks.map((b) => ({ id: randomUUID(), type: 'markdown', content: b.content }));
+      if (bytes > maxMessageBytes)
+        throw new BadRequestError(
+          'message_too_large',
+          `A message holds at most ${maxMessageBytes} bytes of text.`,
+        );
+      const blocks: Block[] = request.body.blocks.map((b) => ({
+        id: randomUUID(),
+        type: 'markdown',
+        content: b.content,
+      }));
       const author = { id: principal.clientId, name: request.body.author?.name ?? 'Agent' };
       const snapshot = await webchat.engine.postAgentMessage(conversation, blocks, author);
-      await webchat.audit.record({ type: 'conversation.agent_message_posted', companyId: principal.companyId, actor: `client:${principal.clientId}`, subject: conversation.id });
+      await webchat.audit.record({
+        type: 'conversation.agent_message_posted',
+        companyId: principal.companyId,
+        actor: `client:${principal.clientId}`,
+        subject: conversation.id,
+      });
       return reply.status(201).send(snapshot);
     },
   );
@@ -123,25 +158,35 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams, body: HandoverBody } },
     async (request) => {
       const conversation = await load(request, request.params.id);
-      if (conversation.handledBy !== 'agent') await webchat.engine.handover(conversation, request.body?.author?.name ?? null);
+      if (conversation.handledBy !== 'agent')
+        await webchat.engine.handover(conversation, request.body?.author?.name ?? null);
       return platformConversationView((await webchat.conversations.find(conversation.id))!);
     },
   );
 
-  app.post('/platform/v1/conversations/:id/handback', { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams } }, async (request) => {
-    const conversation = await load(request, request.params.id);
-    if (conversation.handledBy !== 'digital_employee') await webchat.engine.handback(conversation);
-    return platformConversationView((await webchat.conversations.find(conversation.id))!);
-  });
+  app.post(
+    '/platform/v1/conversations/:id/handback',
+    { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams } },
+    async (request) => {
+      const conversation = await load(request, request.params.id);
+      if (conversation.handledBy !== 'digital_employee') await webchat.engine.handback(conversation);
+      return platformConversationView((await webchat.conversations.find(conversation.id))!);
+    },
+  );
 
-  app.post('/platform/v1/conversations/:id/close', { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams } }, async (request) => {
-    const conversation = await load(request, request.params.id);
-    await webchat.engine.close(conversation);
-    return platformConversationView((await webchat.conversations.find(conversation.id))!);
-  });
+  app.post(
+    '/platform/v1/conversations/:id/close',
+    { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams } },
+    async (request) => {
+      const conversation = await load(request, request.params.id);
+      await webchat.engine.close(conversation);
+      return platformConversationView((await webchat.conversations.find(conversation.id))!);
+    },
+  );
 }
 
-const encodeCursor = (c: Conversation): string => Buffer.from(JSON.stringify([c.updatedAt, c.id])).toString('base64url');
+const encodeCursor = (c: Conversation): string =>
+  Buffer.from(JSON.stringify([c.updatedAt, c.id])).toString('base64url');
 
 function decodeCursor(cursor: string): { updatedAt: string; id: string } {
   try {

@@ -1,7 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Company, type CompaniesService, isUuid } from '../../companies/companies.service.ts';
+import { type CompaniesService, type Company, isUuid } from '../../companies/companies.service.ts';
 import type { Channel, ChannelsService } from '../channels/channels.service.ts';
-import { channelNotFound, companyNotFound, invalidHeader, missingHeader, originNotAllowed } from '../webchat.errors.ts';
+import {
+  channelNotFound,
+  companyNotFound,
+  invalidHeader,
+  missingHeader,
+  originNotAllowed,
+} from '../webchat.errors.ts';
 
 /** Who is calling an SDK route: resolved from X-Session-Id, X-Company and X-Channel-Id (spec "Webchat session context"). */
 export interface SdkSession {
@@ -50,8 +56,14 @@ export async function resolveSdkSession(
  * company's, plus Parley's own origin (its widget and portal). Requests without Origin (server-side SDKs, mobile
  * apps) are not browsers and need no CORS.
  */
-export function allowedOriginsOf(session: Pick<SdkSession, 'company' | 'channel'>, ownOrigin: string): string[] {
-  const listed = session.channel && session.channel.allowedOrigins.length > 0 ? session.channel.allowedOrigins : session.company.allowedOrigins;
+export function allowedOriginsOf(
+  session: Pick<SdkSession, 'company' | 'channel'>,
+  ownOrigin: string,
+): string[] {
+  const listed =
+    session.channel && session.channel.allowedOrigins.length > 0
+      ? session.channel.allowedOrigins
+      : session.company.allowedOrigins;
   return [ownOrigin, ...listed];
 }
 
@@ -67,7 +79,12 @@ export function setCorsHeaders(reply: FastifyReply, origin: string): void {
 }
 
 /** Refuses a browser request from an origin this company or channel does not list. */
-export function enforceOrigin(request: FastifyRequest, reply: FastifyReply, session: SdkSession, ownOrigin: string): void {
+export function enforceOrigin(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  session: SdkSession,
+  ownOrigin: string,
+): void {
   const origin = header(request, 'origin');
   if (origin === undefined) return;
   if (!isOriginAllowed(origin, allowedOriginsOf(session, ownOrigin))) throw originNotAllowed();

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { channelCommands } from '../channels/channels.cli.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { http, json } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { channelCommands } from '../channels/channels.cli.ts';
 import { createConversation, sdkGet, sdkPost, visitor } from '../testing/webchat-fixtures.ts';
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
@@ -23,7 +23,15 @@ for (const database of TEST_DATABASES) {
 
     const newChannel = async (companyId: string, origins?: string) => {
       const employee = await server.ctx.digitalEmployees.getDefault(companyId);
-      return createChannel!.run({ company: companyId, name: 'Shop widget', 'digital-employee': employee.id, 'allowed-origins': origins }, server.ctx) as Promise<{
+      return createChannel!.run(
+        {
+          company: companyId,
+          name: 'Shop widget',
+          'digital-employee': employee.id,
+          'allowed-origins': origins,
+        },
+        server.ctx,
+      ) as Promise<{
         id: string;
       }>;
     };
@@ -56,8 +64,16 @@ for (const database of TEST_DATABASES) {
         [{ 'x-session-id': randomUUID() }, 400, 'missing_header'],
         [{ 'x-session-id': randomUUID(), 'x-company': 'acme' }, 400, 'invalid_header'],
         [{ 'x-session-id': randomUUID(), 'x-company': randomUUID() }, 404, 'company_not_found'],
-        [{ 'x-session-id': randomUUID(), 'x-company': company.id, 'x-channel-id': 'x' }, 400, 'invalid_header'],
-        [{ 'x-session-id': randomUUID(), 'x-company': company.id, 'x-channel-id': otherChannel.id }, 404, 'channel_not_found'],
+        [
+          { 'x-session-id': randomUUID(), 'x-company': company.id, 'x-channel-id': 'x' },
+          400,
+          'invalid_header',
+        ],
+        [
+          { 'x-session-id': randomUUID(), 'x-company': company.id, 'x-channel-id': otherChannel.id },
+          404,
+          'channel_not_found',
+        ],
       ];
       for (const [headers, status, code] of cases) {
         for (const res of [
@@ -75,7 +91,10 @@ for (const database of TEST_DATABASES) {
       assert.equal(bad.status, 400);
       assert.equal(bad.body.code, 'validation_failed');
       assert.equal((await sdkGet(server, v, '/conversations/not-a-uuid/messages')).status, 404);
-      assert.equal((await sdkGet(server, v, `/conversations/${randomUUID()}/messages?before=${randomUUID()}`)).status, 404);
+      assert.equal(
+        (await sdkGet(server, v, `/conversations/${randomUUID()}/messages?before=${randomUUID()}`)).status,
+        404,
+      );
     });
 
     it('issues connection and subscription tokens bound to the session and conversation', async () => {
@@ -110,16 +129,24 @@ for (const database of TEST_DATABASES) {
       const plain = visitor(company.id, { sessionId });
       const c1 = await createConversation(server, onCh1);
       const c2 = await createConversation(server, onCh2);
-      assert.deepEqual((await sdkGet(server, onCh1, '/conversations')).body.conversations.map((c: { id: string }) => c.id), [c1.id]);
-      assert.deepEqual((await sdkGet(server, onCh2, '/conversations')).body.conversations.map((c: { id: string }) => c.id), [c2.id]);
+      assert.deepEqual(
+        (await sdkGet(server, onCh1, '/conversations')).body.conversations.map((c: { id: string }) => c.id),
+        [c1.id],
+      );
+      assert.deepEqual(
+        (await sdkGet(server, onCh2, '/conversations')).body.conversations.map((c: { id: string }) => c.id),
+        [c2.id],
+      );
       assert.equal((await sdkGet(server, plain, '/conversations')).body.conversations.length, 2);
       assert.equal((await sdkGet(server, onCh2, `/conversations/${c1.id}/messages`)).status, 404);
-      assert.equal((await sdkPost(server, onCh2, '/auth/subscribe-token', { conversation_id: c1.id })).status, 404);
-      const listed = (await listChannels!.run({ company: company.id }, server.ctx)) as { channels: Array<{ id: string }> };
-      assert.deepEqual(
-        listed.channels.map((c) => c.id).sort(),
-        [ch1.id, ch2.id].sort(),
+      assert.equal(
+        (await sdkPost(server, onCh2, '/auth/subscribe-token', { conversation_id: c1.id })).status,
+        404,
       );
+      const listed = (await listChannels!.run({ company: company.id }, server.ctx)) as {
+        channels: Array<{ id: string }>;
+      };
+      assert.deepEqual(listed.channels.map((c) => c.id).sort(), [ch1.id, ch2.id].sort());
     });
 
     it("answers browsers only from the channel's or company's allowed origins, preflight included", async () => {
@@ -128,7 +155,11 @@ for (const database of TEST_DATABASES) {
       const channel = await newChannel(company.id, 'https://shop.example https://m.shop.example');
       const preflight = await http(`${server.baseUrl}/sdk/v1/conversations`, {
         method: 'OPTIONS',
-        headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-session-id, x-company, content-type' },
+        headers: {
+          origin: 'https://shop.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'x-session-id, x-company, content-type',
+        },
       });
       assert.equal(preflight.status, 204);
       assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://shop.example');
@@ -145,13 +176,29 @@ for (const database of TEST_DATABASES) {
       assert.equal(ok.status, 201);
       assert.equal(ok.headers.get('access-control-allow-origin'), 'https://shop.example');
       // The channel's list replaces the company's.
-      const companyOriginOnChannel = visitor(company.id, { channelId: channel.id, origin: 'https://company.example' });
+      const companyOriginOnChannel = visitor(company.id, {
+        channelId: channel.id,
+        origin: 'https://company.example',
+      });
       const refused = await sdkPost(server, companyOriginOnChannel, '/conversations');
       assert.equal(refused.status, 403);
       assert.equal(refused.body.code, 'origin_not_allowed');
       assert.equal(refused.headers.get('access-control-allow-origin'), null);
-      assert.equal((await sdkPost(server, visitor(company.id, { origin: 'https://company.example' }), '/conversations')).status, 201);
-      assert.equal((await sdkPost(server, visitor(company.id, { origin: 'https://evil.example' }), '/auth/connect-token')).status, 403);
+      assert.equal(
+        (await sdkPost(server, visitor(company.id, { origin: 'https://company.example' }), '/conversations'))
+          .status,
+        201,
+      );
+      assert.equal(
+        (
+          await sdkPost(
+            server,
+            visitor(company.id, { origin: 'https://evil.example' }),
+            '/auth/connect-token',
+          )
+        ).status,
+        403,
+      );
       // No Origin: a server-side SDK, allowed.
       assert.equal((await sdkPost(server, visitor(company.id), '/conversations')).status, 201);
     });

@@ -2,18 +2,21 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.ts';
-import { conversationView } from '../conversations/conversation.ts';
-import { channelOf } from '../conversations/conversation.ts';
+import { channelOf, conversationView } from '../conversations/conversation.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../realtime/tokens.ts';
 import { conversationNotFound, invalidCursor } from '../webchat.errors.ts';
 import type { Webchat } from '../webchat.ts';
-import { type SdkSession, enforceOrigin, resolveSdkSession, setCorsHeaders } from './sdk-session.ts';
+import { enforceOrigin, resolveSdkSession, type SdkSession, setCorsHeaders } from './sdk-session.ts';
 
 const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const SDK_HEADERS = 'Content-Type, X-Session-Id, X-Company, X-Channel-Id';
 
 const session = (request: FastifyRequest): SdkSession => request.sdkSession!;
-const scopeOf = (s: SdkSession) => ({ companyId: s.company.id, sessionId: s.sessionId, channelId: s.channel?.id });
+const scopeOf = (s: SdkSession) => ({
+  companyId: s.company.id,
+  sessionId: s.sessionId,
+  channelId: s.channel?.id,
+});
 
 /**
  * The webchat SDK REST surface, `/sdk/v1` (DESIGN.md "Webchat REST"). Every route first resolves the session
@@ -70,7 +73,9 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
             ],
             'conversations created',
           );
-          const employeeId = s.channel?.digitalEmployeeId ?? (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
+          const employeeId =
+            s.channel?.digitalEmployeeId ??
+            (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
           const conversation = await webchat.conversations.create(scopeOf(s), employeeId);
           await webchat.engine.postGreeting(conversation);
           return reply.status(201).send(conversationView(conversation));
@@ -82,11 +87,18 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
         return { conversations: conversations.map(conversationView) };
       });
 
-      sdk.get('/conversations/:id', { schema: { params: Type.Object({ id: Type.String() }) } }, async (request) => {
-        const conversation = await webchat.conversations.findForSession(scopeOf(session(request)), request.params.id);
-        if (!conversation) throw conversationNotFound();
-        return conversationView(conversation);
-      });
+      sdk.get(
+        '/conversations/:id',
+        { schema: { params: Type.Object({ id: Type.String() }) } },
+        async (request) => {
+          const conversation = await webchat.conversations.findForSession(
+            scopeOf(session(request)),
+            request.params.id,
+          );
+          if (!conversation) throw conversationNotFound();
+          return conversationView(conversation);
+        },
+      );
 
       sdk.get(
         '/conversations/:id/messages',
@@ -100,7 +112,10 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
           },
         },
         async (request) => {
-          const conversation = await webchat.conversations.findForSession(scopeOf(session(request)), request.params.id);
+          const conversation = await webchat.conversations.findForSession(
+            scopeOf(session(request)),
+            request.params.id,
+          );
           if (!conversation) throw conversationNotFound();
           let beforePosition: number | undefined;
           if (request.query.before) {
@@ -113,18 +128,30 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
         },
       );
 
-      sdk.post('/auth/connect-token', { schema: { body: Type.Optional(Type.Object({})) } }, async (request, reply) => {
-        const s = session(request);
-        const token = webchat.signer.connectionToken(s.sessionId, { company_id: s.company.id, channel_id: s.channel?.id ?? null });
-        return reply.header('cache-control', 'no-store').send({ connection_token: token, expires_in: CONNECTION_TOKEN_TTL_SECONDS });
-      });
+      sdk.post(
+        '/auth/connect-token',
+        { schema: { body: Type.Optional(Type.Object({})) } },
+        async (request, reply) => {
+          const s = session(request);
+          const token = webchat.signer.connectionToken(s.sessionId, {
+            company_id: s.company.id,
+            channel_id: s.channel?.id ?? null,
+          });
+          return reply
+            .header('cache-control', 'no-store')
+            .send({ connection_token: token, expires_in: CONNECTION_TOKEN_TTL_SECONDS });
+        },
+      );
 
       sdk.post(
         '/auth/subscribe-token',
         { schema: { body: Type.Object({ conversation_id: Type.String({ pattern: UUID_PATTERN }) }) } },
         async (request, reply) => {
           const s = session(request);
-          const conversation = await webchat.conversations.findForSession(scopeOf(s), request.body.conversation_id);
+          const conversation = await webchat.conversations.findForSession(
+            scopeOf(s),
+            request.body.conversation_id,
+          );
           if (!conversation) throw conversationNotFound();
           const channel = channelOf(conversation.companyId, conversation.id);
           const token = webchat.signer.subscriptionToken(s.sessionId, channel);

@@ -6,7 +6,10 @@ import type { MessageEnvelope } from '../messages/message.ts';
  * partial with a typing block; then `replace` partials whose markdown only grows; exactly one final `complete`.
  */
 export function assertStreamedReply(envelopes: MessageEnvelope[]): void {
-  assert.ok(envelopes.length >= 3, `a streamed reply has at least typing, one partial and complete (got ${envelopes.length})`);
+  assert.ok(
+    envelopes.length >= 3,
+    `a streamed reply has at least typing, one partial and complete (got ${envelopes.length})`,
+  );
   envelopes.forEach((e, i) => {
     assert.equal(e.version, 1);
     assert.equal(e.sequence, i + 1, 'sequences rise by one from 1');

@@ -13,7 +13,10 @@ export interface Visitor {
   headers: Record<string, string>;
 }
 
-export function visitor(companyId: string, options: { channelId?: string; sessionId?: string; origin?: string } = {}): Visitor {
+export function visitor(
+  companyId: string,
+  options: { channelId?: string; sessionId?: string; origin?: string } = {},
+): Visitor {
   const sessionId = options.sessionId ?? randomUUID();
   const headers: Record<string, string> = { 'x-session-id': sessionId, 'x-company': companyId };
   if (options.channelId) headers['x-channel-id'] = options.channelId;
@@ -27,7 +30,10 @@ export const sdkPost = (server: TestServer, v: Visitor, path: string, body: unkn
 export const sdkGet = (server: TestServer, v: Visitor, path: string) =>
   http(`${server.baseUrl}/sdk/v1${path}`, { headers: v.headers });
 
-export async function createConversation(server: TestServer, v: Visitor): Promise<{ id: string; channel: string }> {
+export async function createConversation(
+  server: TestServer,
+  v: Visitor,
+): Promise<{ id: string; channel: string }> {
   const res = await sdkPost(server, v, '/conversations');
   if (res.status !== 201) throw new Error(`create conversation: ${res.status} ${res.text}`);
   return res.body;
@@ -44,11 +50,16 @@ export class EnvelopeLog {
   }
 
   /** Waits (bounded) until `predicate` holds over the log. */
-  async until(predicate: (envelopes: MessageEnvelope[]) => boolean, timeoutMs = 15_000, what = 'envelopes'): Promise<MessageEnvelope[]> {
+  async until(
+    predicate: (envelopes: MessageEnvelope[]) => boolean,
+    timeoutMs = 15_000,
+    what = 'envelopes',
+  ): Promise<MessageEnvelope[]> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.envelopes)) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.envelopes.map(summary))}`);
+      if (left <= 0)
+        throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.envelopes.map(summary))}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(left, 250));
         this.waiters.push(() => {
@@ -65,7 +76,9 @@ export class EnvelopeLog {
   }
 
   completed(role?: string): MessageEnvelope[] {
-    return this.envelopes.filter((e) => e.operation === 'complete' && (!role || e.message_snapshot.role === role));
+    return this.envelopes.filter(
+      (e) => e.operation === 'complete' && (!role || e.message_snapshot.role === role),
+    );
   }
 }
 
@@ -100,7 +113,11 @@ export async function connectVisitor(
         }
       }
     : WebSocket;
-  const client = new Centrifuge(wsUrl, { websocket: Socket, token: tokenRes.body.connection_token, timeout: 10_000 });
+  const client = new Centrifuge(wsUrl, {
+    websocket: Socket,
+    token: tokenRes.body.connection_token,
+    timeout: 10_000,
+  });
   const log = new EnvelopeLog();
   const sub = client.newSubscription(conversation.channel, {
     getToken: async () => {
@@ -124,7 +141,11 @@ export async function connectVisitor(
 }
 
 export function sendMessage(sub: Subscription, content: string, clientMessageId: string = randomUUID()) {
-  return sub.publish({ version: 1, client_message_id: clientMessageId, blocks: [{ type: 'markdown', content }] });
+  return sub.publish({
+    version: 1,
+    client_message_id: clientMessageId,
+    blocks: [{ type: 'markdown', content }],
+  });
 }
 
 export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -142,7 +163,11 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
 }
 
 /** A long, deterministic builtin reply: `words` words, one every `delayMs` (a real builtin digital employee). */
-export async function slowEmployee(server: TestServer, companyId: string, options: { words?: number; delayMs?: number; name?: string } = {}) {
+export async function slowEmployee(
+  server: TestServer,
+  companyId: string,
+  options: { words?: number; delayMs?: number; name?: string } = {},
+) {
   const words = options.words ?? 30;
   const fallback = Array.from({ length: words }, (_, i) => `word${i + 1}`).join(' ');
   return server.ctx.digitalEmployees.create({
@@ -154,9 +179,17 @@ export async function slowEmployee(server: TestServer, companyId: string, option
 }
 
 /** A bearer token for the platform API (real API client + the client-credentials token endpoint). */
-export async function platformToken(server: TestServer, companyId: string, scopes: string[]): Promise<string> {
+export async function platformToken(
+  server: TestServer,
+  companyId: string,
+  scopes: string[],
+): Promise<string> {
   const { oauthServices } = await import('../../oauth/oauth.services.ts');
-  const created = await oauthServices(server.ctx).clients.create({ companyId, name: `agent-${randomUUID()}`, scopes });
+  const created = await oauthServices(server.ctx).clients.create({
+    companyId,
+    name: `agent-${randomUUID()}`,
+    scopes,
+  });
   const basic = Buffer.from(`${created.client.clientId}:${created.secret}`).toString('base64');
   const res = await http(`${server.baseUrl}/platform/v1/auth/token/client-credentials`, {
     method: 'POST',
@@ -170,6 +203,10 @@ export async function platformToken(server: TestServer, companyId: string, scope
 export const bearer = (token: string, body?: unknown): RequestInit =>
   body === undefined
     ? { headers: { authorization: `Bearer ${token}` } }
-    : { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+    : {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      };
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

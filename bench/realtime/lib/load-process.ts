@@ -1,0 +1,83 @@
+/**
+ * A load-generator process: opens subscriber connections to one server, then counts the publications they
+ * receive inside the measured window and records their end-to-end latency (payload `ts` → arrival).
+ */
+import { type BenchClient, openClient } from './clients.ts';
+import { LatencyHistogram, preciseNowMs } from './histogram.ts';
+import { serveRequests } from './ipc.ts';
+import type { ServerKind } from './servers.ts';
+
+let clients: BenchClient[] = [];
+let counting = false;
+let deliveries = 0;
+let histogram = new LatencyHistogram();
+
+function onTimestamp(ts: number): void {
+  if (!counting) return;
+  deliveries++;
+  histogram.recordMicros((preciseNowMs() - ts) * 1000);
+}
+
+/** Opens `channels.length` connections, at most `concurrency` handshakes at a time (the listen backlog). */
+async function openAll(
+  kind: ServerKind,
+  port: number,
+  channels: string[],
+  userPrefix: string,
+  concurrency: number,
+) {
+  let next = 0;
+  let failed = 0;
+  let firstError = '';
+  async function worker(): Promise<void> {
+    while (next < channels.length) {
+      const index = next++;
+      try {
+        clients.push(await openClient(kind, port, channels[index]!, `${userPrefix}${index}`, onTimestamp));
+      } catch (error) {
+        failed++;
+        firstError ||= error instanceof Error ? error.message : String(error);
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, channels.length) }, worker));
+  return { opened: channels.length - failed, failed, firstError };
+}
+
+serveRequests(
+  {
+    open(message) {
+      const { kind, port, channels, userPrefix, concurrency } = message as unknown as {
+        kind: ServerKind;
+        port: number;
+        channels: string[];
+        userPrefix: string;
+        concurrency: number;
+      };
+      return openAll(kind, port, channels, userPrefix, concurrency);
+    },
+    'count-start'() {
+      deliveries = 0;
+      histogram = new LatencyHistogram();
+      counting = true;
+      return {};
+    },
+    'count-peek'() {
+      return { deliveries };
+    },
+    'count-stop'() {
+      counting = false;
+      return { deliveries, histogram: histogram.counts };
+    },
+    'close-all'() {
+      for (const client of clients) client.close();
+      clients = [];
+      return {};
+    },
+  },
+  () => {
+    for (const client of clients) client.close();
+  },
+);
+
+process.send?.({ type: 'ready' });

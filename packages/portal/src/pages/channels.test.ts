@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
+import { UsersService } from '../../../server/src/users/users.service.ts';
+import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
+
+const PASSWORD = 'correct horse battery';
+
+describe('portal in a browser: channels page', () => {
+  let server: TestServer;
+  let browser: TestBrowser;
+  let companyId: string;
+  before(async () => {
+    server = await startTestServer();
+    companyId = (await server.ctx.companies.create('Acme')).id;
+    await new UsersService(server.ctx.store.db).create({
+      companyId,
+      email: 'admin@acme.test',
+      password: PASSWORD,
+      role: 'admin',
+    });
+    browser = await openBrowser(server.baseUrl);
+    await signIn(browser.page, 'admin@acme.test', PASSWORD);
+    await browser.page.getByRole('link', { name: 'Channels' }).click();
+    await browser.page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('creates a channel, shows its ID and routed digital employee, and opens a ready-to-paste snippet', async () => {
+    const { page } = browser;
+    await page.getByRole('textbox', { name: 'Allowed origins' }).fill('https://shop.example/cart');
+    await page.getByLabel('Name').fill('Web shop');
+    await page.getByRole('button', { name: 'Create channel' }).click();
+    await page.locator('.field.invalid .field-error').filter({ hasText: 'must be an origin only' }).waitFor();
+
+    await page.getByRole('textbox', { name: 'Allowed origins' }).fill('https://shop.example');
+    await page.getByRole('button', { name: 'Create channel' }).click();
+    await page.getByText('Created channel “Web shop”.').waitFor();
+    const channels = await server.ctx.store.db.selectFrom('channels').selectAll().execute();
+    assert.equal(channels.length, 1);
+    const channelId = channels[0]!.id;
+    const expected = `<script src="${server.baseUrl}/widget.js" data-company="${companyId}" data-channel="${channelId}"></script>`;
+    assert.equal(
+      (await page.getByTestId('widget-snippet').textContent())!.trim(),
+      expected,
+      'the snippet opens right after creation',
+    );
+
+    await page.reload();
+    const row = page.getByRole('row').filter({ hasText: 'Web shop' });
+    await row.waitFor();
+    assert.equal((await row.locator('code').first().textContent())!.trim(), channelId);
+    assert.match((await row.textContent())!, /https:\/\/shop\.example/);
+    const routed = await server.ctx.digitalEmployees.getDefault(companyId);
+    assert.equal(channels[0]!.digital_employee_id, routed.id);
+    assert.ok((await row.textContent())!.includes(routed.name), 'the routed digital employee is named');
+    await row.getByRole('button', { name: 'Show snippet for Web shop' }).click();
+    const snippet = page.getByTestId('widget-snippet');
+    assert.equal((await snippet.textContent())!.trim(), expected);
+    await page.getByRole('button', { name: 'Copy snippet' }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), expected);
+    await screenshot(page, 'channels-snippet');
+  });
+});

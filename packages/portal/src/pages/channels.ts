@@ -1,0 +1,154 @@
+import { api, type Page, pageQuery } from '../api.ts';
+import { createForm, splitList } from '../components/form.ts';
+import { pagedTable } from '../components/paged-table.ts';
+import { copyable, copyButton, notice } from '../components/widgets.ts';
+import { formatTime, h, replaceChildren } from '../dom.ts';
+
+interface ChannelRow {
+  id: string;
+  name: string;
+  digital_employee: { id: string; name: string | null };
+  allowed_origins: string[];
+  created_at: string;
+  snippet: string;
+}
+
+interface EmployeeOption {
+  id: string;
+  name: string;
+  is_default: boolean;
+}
+
+/** Settings → Channels: one per widget or app placement, each with its ready-to-paste widget snippet. */
+export async function renderChannels(main: HTMLElement): Promise<void> {
+  const first = await api<Page<ChannelRow> & { digital_employees: EmployeeOption[] }>(
+    'GET',
+    `/channels?${pageQuery(0, 1)}`,
+  );
+  const status = h('div', { 'aria-live': 'polite' });
+  const snippetSlot = h('div');
+
+  const showSnippet = (c: ChannelRow) => {
+    const title = `snippet-${c.id}`;
+    const box = h(
+      'section',
+      { class: 'notice info', 'aria-labelledby': title, tabindex: '-1' },
+      h('h2', { id: title }, `Widget snippet for “${c.name}”`),
+      h(
+        'p',
+        {},
+        'Paste this before the closing ',
+        h('code', {}, '</body>'),
+        ' tag of each page that should show the chat. The page’s origin must be in the channel’s (or the company’s) allowed origins.',
+      ),
+      h('pre', { class: 'snippet', 'data-testid': 'widget-snippet' }, c.snippet),
+      h('div', { class: 'actions' }, copyButton(c.snippet, 'Copy snippet')),
+    );
+    replaceChildren(snippetSlot, box);
+    box.focus();
+  };
+
+  const table = pagedTable<ChannelRow>({
+    caption: 'Channels',
+    empty: 'No channels yet.',
+    load: (offset, limit) => api('GET', `/channels?${pageQuery(offset, limit)}`),
+    columns: [
+      { header: 'Name', cell: (c) => c.name },
+      { header: 'Channel ID', cell: (c) => copyable(c.id, 'Copy ID') },
+      { header: 'Digital employee', cell: (c) => c.digital_employee.name ?? c.digital_employee.id },
+      {
+        header: 'Allowed origins',
+        cell: (c) =>
+          c.allowed_origins.length
+            ? h('ul', { class: 'tags' }, ...c.allowed_origins.map((o) => h('li', {}, o)))
+            : 'Company’s',
+      },
+      { header: 'Created', cell: (c) => formatTime(c.created_at) },
+      {
+        header: 'Widget',
+        cell: (c) =>
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              'aria-label': `Show snippet for ${c.name}`,
+              onclick: () => showSnippet(c),
+            },
+            'Show snippet',
+          ),
+      },
+    ],
+  });
+
+  const form = createForm({
+    submitLabel: 'Create channel',
+    resetOnSuccess: true,
+    codeFields: {
+      invalid_name: 'name',
+      invalid_origin: 'allowed_origins',
+      digital_employee_not_found: 'digital_employee_id',
+    },
+    fields: [
+      {
+        name: 'name',
+        label: 'Name',
+        required: true,
+        maxLength: 200,
+        hint: 'Where the chat appears, e.g. “Web shop” or “Help center”.',
+      },
+      {
+        name: 'digital_employee_id',
+        label: 'Digital employee',
+        type: 'select',
+        required: true,
+        value: first.digital_employees.find((e) => e.is_default)?.id,
+        options: first.digital_employees.map((e) => ({
+          value: e.id,
+          label: e.is_default ? `${e.name} (default)` : e.name,
+        })),
+        hint: 'Who answers visitors of this channel.',
+      },
+      {
+        name: 'allowed_origins',
+        label: 'Allowed origins',
+        type: 'textarea',
+        hint: 'One per line, e.g. https://shop.example. Empty: the company’s allowed origins apply.',
+      },
+    ],
+    onSubmit: async (values) => {
+      const created = await api<ChannelRow>('POST', '/channels', {
+        name: values.name,
+        digital_employee_id: values.digital_employee_id,
+        allowed_origins: splitList(values.allowed_origins!),
+      });
+      replaceChildren(status, notice('success', `Created channel “${created.name}”.`));
+      await table.reload();
+      showSnippet(created);
+    },
+  });
+
+  main.append(
+    h('h1', {}, 'Channels'),
+    h(
+      'p',
+      { class: 'lead' },
+      'A channel is one place the chat widget or your app appears. Conversations started on a channel go to its digital employee.',
+    ),
+    status,
+    snippetSlot,
+    h(
+      'section',
+      { 'aria-labelledby': 'channel-list' },
+      h('h2', { id: 'channel-list' }, 'Your channels'),
+      table.el,
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'create-channel' },
+      h('h2', { id: 'create-channel' }, 'New channel'),
+      form.el,
+    ),
+  );
+  await table.reload();
+}

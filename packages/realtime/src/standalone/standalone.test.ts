@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { ConfigError } from '../config/errors.ts';
+import { silentLogger } from '../engine/logger.ts';
+import { connectionToken, newClient, nextEvent, SECRET, subscriptionToken } from '../testing/harness.ts';
+import { loadCentrifugoConfig } from './config.ts';
+import { runStandalone, type StandaloneServer } from './run.ts';
+
+/** Centrifugo v6 configuration loading and the stand-alone server a stock `centrifuge` client connects to. */
+
+const cleanups: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+const CONFIG = {
+  client: {
+    token: { hmac_secret_key: SECRET },
+    allowed_origins: ['http://localhost:3000'],
+    ping_interval: '20s',
+    pong_timeout: '5s',
+    channel_limit: 64,
+  },
+  http_api: { key: 'standalone-key' },
+  channel: {
+    without_namespace: { allow_subscribe_for_client: true },
+    namespaces: [
+      {
+        name: 'chat',
+        history_size: 20,
+        history_ttl: '300s',
+        force_recovery: true,
+        allow_publish_for_subscriber: true,
+      },
+    ],
+  },
+  engine: { type: 'memory' },
+  http_server: { port: 8000 },
+  log: { level: 'none' },
+};
+
+describe('loadCentrifugoConfig', () => {
+  test('maps Centrifugo keys to engine options', () => {
+    const settings = loadCentrifugoConfig(JSON.stringify(CONFIG));
+    assert.deepEqual(settings.unknownKeys, []);
+    assert.deepEqual(settings.options.token, { hmacSecretKeys: [SECRET] });
+    assert.deepEqual(settings.options.allowedOrigins, ['http://localhost:3000']);
+    assert.equal(settings.options.pingIntervalMs, 20_000);
+    assert.equal(settings.options.pongTimeoutMs, 5_000);
+    assert.equal(settings.options.channelLimit, 64);
+    assert.equal(settings.options.apiKey, 'standalone-key');
+    assert.deepEqual(settings.options.namespaces, [
+      {
+        name: 'chat',
+        history_size: 20,
+        history_ttl: 300_000,
+        force_recovery: true,
+        allow_publish_for_subscriber: true,
+      },
+    ]);
+    assert.deepEqual(settings.engine, { type: 'memory' });
+    assert.deepEqual(settings.httpServer, { port: 8000, address: '' });
+  });
+
+  test('reports every key it does not implement, at any depth', () => {
+    const settings = loadCentrifugoConfig({
+      ...CONFIG,
+      prometheus: { enabled: true },
+      client: {
+        ...CONFIG.client,
+        subscription_token: { enabled: true },
+        token: { ...CONFIG.client.token, jwks_public_endpoint: 'x' },
+      },
+      channel: {
+        ...CONFIG.channel,
+        namespaces: [{ name: 'chat', history_size: 5, history_ttl: '1m', subscribe_proxy_enabled: true }],
+      },
+      engine: { type: 'redis', redis: { address: '127.0.0.1:6379', io_timeout: '1s' } },
+    });
+    assert.deepEqual(settings.unknownKeys.sort(), [
+      'channel.namespaces[0].subscribe_proxy_enabled',
+      'client.subscription_token',
+      'client.token.jwks_public_endpoint',
+      'engine.redis.io_timeout',
+      'prometheus',
+    ]);
+    assert.deepEqual(settings.engine, { type: 'redis', redisUrl: 'redis://127.0.0.1:6379' });
+  });
+
+  test('numeric durations are nanoseconds like Go, with a warning; bad values are configuration errors', () => {
+    const settings = loadCentrifugoConfig({ client: { ping_interval: 10_000_000_000 } });
+    assert.equal(settings.options.pingIntervalMs, 10_000);
+    assert.equal(settings.warnings.length, 1);
+    assert.throws(() => loadCentrifugoConfig({ client: { ping_interval: '10 parsecs' } }), ConfigError);
+    assert.throws(() => loadCentrifugoConfig({ engine: { type: 'nats' } }), ConfigError);
+    assert.throws(() => loadCentrifugoConfig('{not json'), ConfigError);
+  });
+});
+
+async function run(config: object): Promise<StandaloneServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'realtime-standalone-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const path = join(dir, 'config.json');
+  await writeFile(path, JSON.stringify(config));
+  const running = await runStandalone(path, { port: 0, address: '127.0.0.1', logger: silentLogger });
+  cleanups.push(() => running.close());
+  return running;
+}
+
+describe('runStandalone', () => {
+  test('a centrifuge client connects, subscribes and receives an API publication', async () => {
+    const running = await run(CONFIG);
+    const wsUrl = `${running.url.replace('http', 'ws')}/connection/websocket`;
+    const client = newClient(wsUrl, { token: connectionToken('standalone-user') });
+    cleanups.push(() => client.disconnect());
+    const sub = client.newSubscription('chat:s', {
+      getToken: async () => subscriptionToken('standalone-user', 'chat:s'),
+    });
+    client.connect();
+    sub.subscribe();
+    await nextEvent(sub, 'subscribed');
+    const received = nextEvent<{ data: unknown }>(sub, 'publication');
+    const response = await fetch(`${running.url}/api/publish`, {
+      method: 'POST',
+      headers: { 'X-API-Key': 'standalone-key' },
+      body: JSON.stringify({ channel: 'chat:s', data: { via: 'standalone' } }),
+    });
+    assert.deepEqual(((await response.json()) as { result: { offset: number } }).result.offset, 1);
+    assert.deepEqual((await received).data, { via: 'standalone' });
+    const health = await fetch(`${running.url}/health`);
+    assert.equal(health.status, 200);
+    await health.body?.cancel();
+  });
+
+  test('client.insecure accepts connections without a token and grants channel permissions', async () => {
+    const running = await run({ ...CONFIG, client: { insecure: true }, log: { level: 'none' } });
+    const wsUrl = `${running.url.replace('http', 'ws')}/connection/websocket`;
+    const client = newClient(wsUrl);
+    cleanups.push(() => client.disconnect());
+    const sub = client.newSubscription('chat:open');
+    client.connect();
+    sub.subscribe();
+    await nextEvent(sub, 'subscribed');
+    const received = nextEvent<{ data: unknown; info: { user: string } }>(sub, 'publication');
+    await sub.publish({ anonymous: true });
+    const pub = await received;
+    assert.deepEqual(pub.data, { anonymous: true });
+    assert.equal(pub.info.user, '');
+  });
+
+  test('engine.type redis: two stand-alone nodes share channels through Redis', async () => {
+    const redisUrl = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const config = {
+      ...CONFIG,
+      engine: { type: 'redis', redis: { address: redisUrl, prefix: `test-${randomUUID()}` } },
+    };
+    const first = await run(config);
+    const second = await run(config);
+    const wsUrl = `${second.url.replace('http', 'ws')}/connection/websocket`;
+    const client = newClient(wsUrl, { token: connectionToken('redis-user') });
+    cleanups.push(() => client.disconnect());
+    const sub = client.newSubscription('chat:r', {
+      getToken: async () => subscriptionToken('redis-user', 'chat:r'),
+    });
+    client.connect();
+    sub.subscribe();
+    await nextEvent(sub, 'subscribed');
+    const received = nextEvent<{ data: unknown }>(sub, 'publication');
+    const response = await fetch(`${first.url}/api/publish`, {
+      method: 'POST',
+      headers: { Authorization: 'apikey standalone-key' },
+      body: JSON.stringify({ channel: 'chat:r', data: { node: 'first' } }),
+    });
+    assert.equal(response.status, 200);
+    await response.body?.cancel();
+    assert.deepEqual((await received).data, { node: 'first' });
+  });
+});

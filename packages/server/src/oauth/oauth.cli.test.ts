@@ -1,0 +1,262 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { runCli } from '../cli/main.ts';
+import { TEST_DATABASES, testPostgresUrl } from '../testing/databases.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { basicAuth, claimsOf, headerOf, postToken } from './oauth.test-helpers.ts';
+
+const GRANT = 'grant_type=client_credentials';
+const repoRoot = new URL('../../../../', import.meta.url).pathname;
+
+/** The environment a CLI on the same deployment as `server` would have (same data folder, same database). */
+async function cliEnv(server: TestServer): Promise<Record<string, string>> {
+  const env: Record<string, string> = { PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
+  if (server.ctx.store.dialect === 'postgres') {
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(server.ctx.store.db);
+    env.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${rows[0]!.schema}`)}`;
+  }
+  return env;
+}
+
+interface CliRun {
+  code: number;
+  output: string;
+  // biome-ignore lint/suspicious/noExplicitAny: parsed CLI JSON.
+  json: any;
+}
+
+function cliRunner(env: () => Record<string, string>) {
+  return async (...args: string[]): Promise<CliRun> => {
+    const lines: string[] = [];
+    const code = await runCli(args, (line) => lines.push(line), { env: env() });
+    const output = lines.join('\n');
+    let json: unknown;
+    try {
+      json = JSON.parse(output);
+    } catch {
+      json = undefined;
+    }
+    return { code, output, json };
+  };
+}
+
+for (const database of TEST_DATABASES) {
+  describe(`oauth CLI (${database})`, () => {
+    let server: TestServer;
+    let env: Record<string, string>;
+    let companyId: string;
+    const cli = cliRunner(() => env);
+
+    before(async () => {
+      server = await startTestServer({ database });
+      env = await cliEnv(server);
+      companyId = (await server.ctx.companies.create('CLI Co')).id;
+    });
+    after(() => server.close());
+
+    it('api-clients create prints {client_id, client_secret, name, scopes} once, and the server accepts it', async () => {
+      const run = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'Billing sync',
+        '--scopes',
+        'connector:write connector:read',
+        '--json',
+      );
+      assert.equal(run.code, 0, run.output);
+      assert.deepEqual(Object.keys(run.json).sort(), ['client_id', 'client_secret', 'name', 'scopes']);
+      assert.match(run.json.client_id, /^pcl_[0-9A-Za-z]{22}$/);
+      assert.match(run.json.client_secret, /^pcs_[0-9A-Za-z]{49}$/);
+      assert.equal(run.json.name, 'Billing sync');
+      assert.deepEqual(run.json.scopes, ['connector:write', 'connector:read']);
+
+      const token = await postToken(server, GRANT, { authorization: basicAuth(run.json.client_id, run.json.client_secret) });
+      assert.equal(token.status, 200, token.text);
+      assert.equal(claimsOf(token.body.access_token).company_id, companyId);
+
+      // Only a keyed digest is stored.
+      const row = await server.ctx.store.db
+        .selectFrom('api_clients')
+        .selectAll()
+        .where('id', '=', run.json.client_id)
+        .executeTakeFirstOrThrow();
+      assert.ok(!JSON.stringify(row).includes(run.json.client_secret));
+      assert.match(row.secret_digest, /^[A-Za-z0-9_-]{43}$/);
+      const [event] = await server.ctx.audit.list({ type: 'api_client.created', subject: run.json.client_id });
+      assert.equal(event?.actor, 'cli');
+      assert.ok(!JSON.stringify(event).includes(run.json.client_secret));
+    });
+
+    it('api-clients create tells people the secret is shown once', async () => {
+      const run = await cli('api-clients', 'create', '--company', companyId, '--name', 'Human', '--scopes', 'connector:read');
+      assert.equal(run.code, 0);
+      assert.match(run.output, /client_secret: pcs_/);
+      assert.match(run.output, /shown only this once/);
+    });
+
+    it('api-clients list shows the company’s clients without any secret', async () => {
+      const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'Listed', '--scopes', 'connector:read', '--json');
+      const list = await cli('api-clients', 'list', '--company', companyId, '--json');
+      assert.equal(list.code, 0);
+      const entry = list.json.api_clients.find((c: { client_id: string }) => c.client_id === created.json.client_id);
+      assert.deepEqual(Object.keys(entry).sort(), ['client_id', 'created_at', 'last_used_at', 'name', 'scopes', 'secret_hint']);
+      assert.equal(entry.secret_hint, `pcs_…${created.json.client_secret.slice(-4)}`);
+      assert.ok(!list.output.includes(created.json.client_secret));
+      const human = await cli('api-clients', 'list', '--company', companyId);
+      assert.ok(human.output.includes(created.json.client_id));
+      assert.ok(!human.output.includes(created.json.client_secret));
+    });
+
+    it('api-clients delete stops new tokens; deleting again or in another company is "not found"', async () => {
+      const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'Doomed', '--scopes', 'connector:read', '--json');
+      const auth = basicAuth(created.json.client_id, created.json.client_secret);
+      assert.equal((await postToken(server, GRANT, { authorization: auth })).status, 200);
+
+      const otherCompany = (await server.ctx.companies.create('Other Co')).id;
+      const foreign = await cli('api-clients', 'delete', '--company', otherCompany, '--client-id', created.json.client_id, '--json');
+      assert.equal(foreign.code, 1);
+      assert.equal(foreign.json.error.code, 'api_client_not_found');
+
+      const deleted = await cli('api-clients', 'delete', '--company', companyId, '--client-id', created.json.client_id, '--json');
+      assert.equal(deleted.code, 0, deleted.output);
+      assert.equal(deleted.json.client_id, created.json.client_id);
+      assert.ok(Date.parse(deleted.json.deleted_at) > 0);
+      assert.equal((await postToken(server, GRANT, { authorization: auth })).status, 401);
+
+      const list = await cli('api-clients', 'list', '--company', companyId, '--json');
+      assert.ok(!list.json.api_clients.some((c: { client_id: string }) => c.client_id === created.json.client_id));
+      const again = await cli('api-clients', 'delete', '--company', companyId, '--client-id', created.json.client_id, '--json');
+      assert.equal(again.code, 1);
+      assert.equal(again.json.error.code, 'api_client_not_found');
+      const [event] = await server.ctx.audit.list({ type: 'api_client.deleted', subject: created.json.client_id });
+      assert.equal(event?.companyId, companyId);
+    });
+
+    it('api-clients create refuses bad input with stable codes', async () => {
+      const cases: Array<[string[], number, string]> = [
+        [['--scopes', 'connector:write admin'], 1, 'invalid_scopes'],
+        [['--scopes', ' '], 2, 'usage'],
+        [['--scopes', ','], 1, 'invalid_scopes'],
+        [['--name', 'x'.repeat(201), '--scopes', 'connector:read'], 1, 'invalid_name'],
+      ];
+      for (const [extra, code, errorCode] of cases) {
+        const args = ['api-clients', 'create', '--company', companyId];
+        if (!extra.includes('--name')) args.push('--name', 'Bad');
+        const run = await cli(...args, ...extra, '--json');
+        assert.equal(run.code, code, `${extra.join(' ')} → ${run.output}`);
+        assert.equal(run.json.error.code, errorCode);
+      }
+      const missing = await cli('api-clients', 'create', '--company', companyId, '--name', 'No scopes', '--json');
+      assert.equal(missing.code, 2);
+      const unknownCompany = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        '00000000-0000-4000-8000-000000000000',
+        '--name',
+        'Ghost',
+        '--scopes',
+        'connector:read',
+        '--json',
+      );
+      assert.equal(unknownCompany.code, 1);
+      assert.equal(unknownCompany.json.error.code, 'company_not_found');
+    });
+
+    it('keys list and keys rotate; the server signs with the rotated key after it reloads', async () => {
+      const before = await cli('keys', 'list', '--json');
+      assert.equal(before.code, 0);
+      const active = before.json.keys.find((k: { status: string }) => k.status === 'active');
+      assert.ok(active);
+      assert.deepEqual(Object.keys(active).sort(), ['alg', 'created_at', 'kid', 'published', 'retired_at', 'status']);
+
+      const rotated = await cli('keys', 'rotate', '--json');
+      assert.equal(rotated.code, 0, rotated.output);
+      assert.equal(rotated.json.previous_kid, active.kid);
+      const after = await cli('keys', 'list', '--json');
+      assert.deepEqual(
+        after.json.keys.slice(0, 2).map((k: { kid: string; status: string }) => [k.kid, k.status]),
+        [
+          [rotated.json.kid, 'active'],
+          [active.kid, 'retired'],
+        ],
+      );
+      const { oauthServices } = await import('./oauth.services.ts');
+      await oauthServices(server.ctx).keys.reload();
+      const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'K', '--scopes', 'connector:read', '--json');
+      const token = await postToken(server, GRANT, { authorization: basicAuth(created.json.client_id, created.json.client_secret) });
+      assert.equal(headerOf(token.body.access_token).kid, rotated.json.kid);
+    });
+
+    it('audit list shows OAuth events, filtered by company, type and limit, and never a secret', async () => {
+      const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'Audited', '--scopes', 'connector:read', '--json');
+      await postToken(server, GRANT, { authorization: basicAuth(created.json.client_id, created.json.client_secret) });
+      const all = await cli('audit', 'list', '--company', companyId, '--json');
+      assert.equal(all.code, 0);
+      const types = new Set(all.json.events.map((e: { type: string }) => e.type));
+      for (const type of ['api_client.created', 'token.issued', 'api_client.deleted']) assert.ok(types.has(type), type);
+      assert.ok(!all.output.includes(created.json.client_secret));
+
+      const issued = await cli('audit', 'list', '--company', companyId, '--type', 'token.issued', '--limit', '1', '--json');
+      assert.equal(issued.json?.events?.length, 1, issued.output);
+      const [event] = issued.json.events;
+      assert.equal(event.type, 'token.issued');
+      assert.equal(event.subject, created.json.client_id);
+      assert.deepEqual(Object.keys(event.details).sort(), ['client_id', 'exp', 'jti', 'kid', 'scopes']);
+
+      const keysEvents = await cli('audit', 'list', '--type', 'signing_key.rotated', '--json');
+      assert.ok(keysEvents.json.events.length >= 1);
+      const bad = await cli('audit', 'list', '--limit', '0', '--json');
+      assert.equal(bad.code, 2);
+    });
+  });
+}
+
+describe('oauth CLI as a real process next to a running server (sqlite)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ database: 'sqlite' });
+  });
+  after(() => server.close());
+
+  it('a client created by `node packages/server/bin/parley.js` on the same data folder gets tokens from the server', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    delete env.PARLEY_MASTER_KEYS;
+    const run = (args: string[]) =>
+      promisify(execFile)(process.execPath, [join(repoRoot, 'packages/server/bin/parley.js'), ...args], {
+        cwd: repoRoot,
+        env,
+        timeout: 60_000,
+      });
+    const company = JSON.parse((await run(['companies', 'create', '--name', 'Child Co', '--json'])).stdout);
+    const created = JSON.parse(
+      (
+        await run([
+          'api-clients',
+          'create',
+          '--company',
+          company.id,
+          '--name',
+          'From a shell',
+          '--scopes',
+          'connector:write',
+          '--json',
+        ])
+      ).stdout,
+    );
+    assert.match(created.client_secret, /^pcs_/);
+    const token = await postToken(server, GRANT, { authorization: basicAuth(created.client_id, created.client_secret) });
+    assert.equal(token.status, 200, token.text);
+    assert.equal(claimsOf(token.body.access_token).client_id, created.client_id);
+    assert.equal(claimsOf(token.body.access_token).company_id, company.id);
+  });
+});

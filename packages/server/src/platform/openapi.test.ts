@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { http } from '../testing/http-client.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+
+describe('OpenAPI document', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ database: 'sqlite' });
+  });
+  after(() => server.close());
+
+  it('/docs/json is a valid OpenAPI 3.1 document', async () => {
+    const result = await http(`${server.baseUrl}/docs/json`);
+    assert.equal(result.status, 200);
+    assert.equal(result.body.openapi, '3.1.0');
+    // validate() dereferences in place: give it a copy.
+    await SwaggerParser.validate(structuredClone(result.body));
+  });
+
+  it('lists the OAuth and platform routes with their schemas and security', async () => {
+    const { paths } = (await http(`${server.baseUrl}/docs/json`)).body;
+    const token = paths['/platform/v1/auth/token/client-credentials'];
+    assert.ok(token?.post, 'token endpoint');
+    assert.deepEqual(Object.keys(token), ['post'], 'the 405 routes stay hidden');
+    assert.deepEqual(token.post.security, [{ clientBasic: [] }]);
+    assert.ok(token.post.requestBody.content['application/x-www-form-urlencoded'].schema.properties.grant_type);
+    for (const status of ['200', '400', '401', '429']) assert.ok(token.post.responses[status], `token ${status}`);
+    assert.deepEqual(
+      Object.keys(token.post.responses['200'].content['application/json'].schema.properties).sort(),
+      ['access_token', 'expires_in', 'scope', 'token_type'],
+    );
+
+    const whoami = paths['/platform/v1/auth/whoami']?.get;
+    assert.ok(whoami, 'whoami');
+    assert.deepEqual(whoami.security, [{ bearer: [] }]);
+    for (const status of ['200', '401', '403']) assert.ok(whoami.responses[status], `whoami ${status}`);
+
+    assert.ok(paths['/.well-known/jwks.json']?.get, 'jwks');
+    assert.ok(paths['/.well-known/oauth-authorization-server']?.get, 'metadata');
+  });
+});

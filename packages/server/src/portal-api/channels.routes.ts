@@ -1,0 +1,70 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../http/types.ts';
+import { type Channel, ChannelsService } from '../webchat/channels/channels.service.ts';
+import { PageQuery, pageOf } from './pagination.ts';
+import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+
+const CreateChannel = Type.Object(
+  {
+    name: Type.String({ maxLength: 1000 }),
+    digital_employee_id: Type.String({ maxLength: 100 }),
+    allowed_origins: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), { maxItems: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+/** The tag a website pastes to embed the widget for one channel (served by the widget capability at /widget.js). */
+export const widgetSnippet = (publicUrl: string, companyId: string, channelId: string): string =>
+  `<script src="${publicUrl}/widget.js" data-company="${companyId}" data-channel="${channelId}"></script>`;
+
+/**
+ * Settings → Channels, over the webchat capability's ChannelsService (it checks that the digital employee belongs
+ * to the company and normalises origins). Each row carries its ready-to-paste widget snippet.
+ */
+export function registerChannelRoutes(app: App, { ctx }: PortalDeps): void {
+  const channels = new ChannelsService(ctx.store.db);
+
+  const employeesOf = async (companyId: string) =>
+    (await ctx.digitalEmployees.list(companyId)).map((e) => ({
+      id: e.id,
+      name: e.name,
+      is_default: e.isDefault,
+    }));
+
+  const view = (c: Channel, employees: Array<{ id: string; name: string }>) => ({
+    id: c.id,
+    name: c.name,
+    digital_employee: {
+      id: c.digitalEmployeeId,
+      name: employees.find((e) => e.id === c.digitalEmployeeId)?.name ?? null,
+    },
+    allowed_origins: c.allowedOrigins,
+    created_at: c.createdAt,
+    snippet: widgetSnippet(ctx.config.publicUrl, c.companyId, c.id),
+  });
+
+  app.get('/channels', { schema: { querystring: PageQuery } }, async (request) => {
+    const companyId = sessionOf(request).user.companyId;
+    const employees = await employeesOf(companyId);
+    const page = pageOf(await channels.list(companyId), request.query);
+    return { ...page, items: page.items.map((c) => view(c, employees)), digital_employees: employees };
+  });
+
+  app.post('/channels', { schema: { body: CreateChannel } }, async (request, reply) => {
+    const companyId = sessionOf(request).user.companyId;
+    const channel = await channels.create({
+      companyId,
+      name: request.body.name,
+      digitalEmployeeId: request.body.digital_employee_id,
+      allowedOrigins: (request.body.allowed_origins ?? []).map((o) => o.trim()).filter(Boolean),
+    });
+    await ctx.audit.record({
+      type: 'channel.created',
+      companyId,
+      actor: actorOf(request),
+      subject: channel.id,
+      ip: request.ip,
+    });
+    return reply.status(201).send(view(channel, await employeesOf(companyId)));
+  });
+}

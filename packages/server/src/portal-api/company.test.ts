@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '../testing/databases.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { UsersService } from '../users/users.service.ts';
+import { PortalTestClient } from './portal-test-client.ts';
+
+const PASSWORD = 'correct horse battery';
+
+for (const database of TEST_DATABASES) {
+  describe(`portal company settings (${database})`, () => {
+    let server: TestServer;
+    let acmeId: string;
+    let globexId: string;
+    let acme: PortalTestClient;
+    let globex: PortalTestClient;
+    before(async () => {
+      server = await startTestServer({ database });
+      const users = new UsersService(server.ctx.store.db);
+      acmeId = (await server.ctx.companies.create('Acme')).id;
+      globexId = (await server.ctx.companies.create('Globex')).id;
+      await users.create({ companyId: acmeId, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
+      await users.create({
+        companyId: globexId,
+        email: 'admin@globex.test',
+        password: PASSWORD,
+        role: 'admin',
+      });
+      acme = new PortalTestClient(server.baseUrl);
+      globex = new PortalTestClient(server.baseUrl);
+      await acme.signIn('admin@acme.test', PASSWORD);
+      await globex.signIn('admin@globex.test', PASSWORD);
+    });
+    after(() => server.close());
+
+    it('shows the signed-in admin’s own company id (the X-Company value) and nothing of others', async () => {
+      const a = await acme.get('/company');
+      assert.deepEqual(
+        { id: a.body.id, name: a.body.name, allowed_origins: a.body.allowed_origins },
+        { id: acmeId, name: 'Acme', allowed_origins: [] },
+      );
+      assert.equal((await globex.get('/company')).body.id, globexId);
+    });
+
+    it('saves normalised allowed origins, only for the admin’s company, and audits the change', async () => {
+      const saved = await acme.put('/company/allowed-origins', {
+        allowed_origins: ['https://Shop.Example', ' http://localhost:3000 ', 'https://shop.example'],
+      });
+      assert.equal(saved.status, 200);
+      assert.deepEqual(saved.body.allowed_origins, ['https://shop.example', 'http://localhost:3000']);
+      assert.deepEqual((await server.ctx.companies.get(acmeId)).allowedOrigins, [
+        'https://shop.example',
+        'http://localhost:3000',
+      ]);
+      assert.deepEqual((await server.ctx.companies.get(globexId)).allowedOrigins, []);
+      const events = await server.ctx.audit.list({
+        companyId: acmeId,
+        type: 'company.allowed_origins_changed',
+      });
+      assert.equal(events.length, 1);
+    });
+
+    it('refuses an origin with a path', async () => {
+      const res = await acme.put('/company/allowed-origins', {
+        allowed_origins: ['https://shop.example/path'],
+      });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.code, 'invalid_origin');
+    });
+  });
+}

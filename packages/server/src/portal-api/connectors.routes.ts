@@ -1,0 +1,90 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../http/types.ts';
+import { connectorType, connectorTypeNames } from '../integrations/connector-types.ts';
+import type { Actor, Connector } from '../integrations/connectors.service.ts';
+import { PageQuery, pageOf } from './pagination.ts';
+import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+
+// Lengths are checked by the connectors service (its codes and messages); these bounds only stop absurd bodies.
+const CreateConnector = Type.Object(
+  {
+    name: Type.String({ maxLength: 1000 }),
+    type: Type.String({ maxLength: 100 }),
+    url: Type.Optional(Type.String({ maxLength: 4096 })),
+    api_key: Type.Optional(Type.String({ maxLength: 8192 })),
+  },
+  { additionalProperties: false },
+);
+const RotateKey = Type.Object({ api_key: Type.String({ maxLength: 8192 }) }, { additionalProperties: false });
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+/** Metadata only: the connectors service never hands out the key, and nothing here asks for it. */
+const view = (c: Connector) => ({
+  id: c.id,
+  name: c.name,
+  type: c.type,
+  url: c.url,
+  api_key_set: c.apiKeySet,
+  key_version: c.keyVersion,
+  rotated_at: c.rotatedAt,
+  created_at: c.createdAt,
+});
+
+const actor = (request: FastifyRequest): Actor => ({ actor: actorOf(request), ip: request.ip });
+
+/**
+ * Settings → Connectors, over the integrations capability (ConnectorsService seals keys and audits; the outbound
+ * client performs the connection test with the current key). Keys only ever travel inward, in create and rotate.
+ */
+export function registerConnectorRoutes(app: App, { ctx }: PortalDeps): void {
+  app.get('/connectors', { schema: { querystring: PageQuery } }, async (request) => ({
+    ...pageOf((await ctx.connectors.list(sessionOf(request).user.companyId)).map(view), request.query),
+    types: connectorTypeNames().map((name) => ({
+      name,
+      summary: connectorType(name)!.summary,
+      default_url: connectorType(name)!.defaultUrl ?? null,
+    })),
+  }));
+
+  app.post('/connectors', { schema: { body: CreateConnector } }, async (request, reply) => {
+    const { name, type, url, api_key } = request.body;
+    const connector = await ctx.connectors.create(
+      {
+        companyId: sessionOf(request).user.companyId,
+        name,
+        type,
+        url: url?.trim() ? url.trim() : undefined,
+        apiKey: api_key === '' ? undefined : api_key,
+      },
+      actor(request),
+    );
+    return reply.status(201).send(view(connector));
+  });
+
+  app.put('/connectors/:id/api-key', { schema: { params: IdParams, body: RotateKey } }, async (request) => {
+    const rotation = await ctx.connectors.rotateKey(
+      {
+        companyId: sessionOf(request).user.companyId,
+        connectorId: request.params.id,
+        apiKey: request.body.api_key,
+      },
+      actor(request),
+    );
+    return {
+      connector_id: rotation.connectorId,
+      key_version: rotation.keyVersion,
+      rotated_at: rotation.rotatedAt,
+      changed: rotation.changed,
+    };
+  });
+
+  app.post('/connectors/:id/check', { schema: { params: IdParams } }, async (request) =>
+    ctx.connectorCaller.check(sessionOf(request).user.companyId, request.params.id),
+  );
+
+  app.delete('/connectors/:id', { schema: { params: IdParams } }, async (request, reply) => {
+    await ctx.connectors.delete(sessionOf(request).user.companyId, request.params.id, actor(request));
+    return reply.status(204).send();
+  });
+}

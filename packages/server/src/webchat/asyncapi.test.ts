@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { Parser } from '@asyncapi/parser';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { http } from '../testing/http-client.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import type { MessageEnvelope } from './messages/message.ts';
+import {
+  bearer,
+  connectVisitor,
+  createConversation,
+  platformToken,
+  sendMessage,
+  slowEmployee,
+  visitor,
+} from './testing/webchat-fixtures.ts';
+
+const DOC = new URL('../../../../docs/asyncapi.yaml', import.meta.url);
+
+// Keep the parser from phoning home (it reports usage through Scarf unless told not to).
+process.env.SCARF_ANALYTICS = 'false';
+
+describe('docs/asyncapi.yaml', () => {
+  let server: TestServer;
+  // biome-ignore lint/suspicious/noExplicitAny: the parser's document model is untyped JSON here.
+  let doc: any;
+  before(async () => {
+    server = await startTestServer({ config: { webchat: { responderTimeoutMs: 500 } } });
+    const { document, diagnostics } = await new Parser().parse(readFileSync(DOC, 'utf8'));
+    const errors = diagnostics.filter((d) => d.severity === 0);
+    assert.deepEqual(
+      errors.map((d) => `${d.path.join('.')}: ${d.message}`),
+      [],
+    );
+    assert.ok(document);
+    doc = document;
+  });
+  after(() => server.close());
+
+  it('is a valid AsyncAPI 3.1.0 document describing the conversation channel and both operations', () => {
+    assert.equal(doc.version(), '3.1.0');
+    const channel = doc.channels().get('conversation');
+    assert.equal(channel.address(), 'messages:companies.{companyId}.conversations.{conversationId}');
+    assert.deepEqual(
+      doc
+        .operations()
+        .all()
+        .map((o: { action(): string }) => o.action())
+        .sort(),
+      ['receive', 'send'],
+    );
+  });
+
+  it('describes exactly what the server sends: every real envelope validates against MessageEnvelope', async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const envelopeSchema = doc.components().messages().get('MessageEnvelope').payload().json();
+    const sendSchema = doc.components().messages().get('SendMessage').payload().json();
+    const validEnvelope = ajv.compile(envelopeSchema);
+    const validSend = ajv.compile(sendSchema);
+
+    const company = await server.ctx.companies.create('Schema Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      const send = {
+        version: 1,
+        client_message_id: randomUUID(),
+        blocks: [{ type: 'markdown', content: 'Who are you?' }],
+      };
+      assert.ok(validSend(send), JSON.stringify(validSend.errors));
+      assert.equal(validSend({ ...send, version: 2 }), false);
+      assert.equal(validSend({ ...send, blocks: [] }), false);
+      await c.sub.publish(send);
+      await c.log.until((e) =>
+        e.some((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete'),
+      );
+      // An agent message and a system message (the handover notice).
+      const token = await platformToken(server, company.id, ['conversations:write']);
+      const posted = await http(
+        `${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`,
+        bearer(token, { blocks: [{ type: 'markdown', content: 'Agent here.' }] }),
+      );
+      assert.equal(posted.status, 201);
+      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'agent'));
+    } finally {
+      c.close();
+    }
+
+    // A failed reply: complete with an error block, then a system message.
+    const slow = await slowEmployee(server, company.id, { words: 30, delayMs: 100 });
+    await server.ctx.digitalEmployees.setDefault(company.id, slow.id);
+    const v2 = visitor(company.id);
+    const failing = await createConversation(server, v2);
+    const c2 = await connectVisitor(server, v2, failing);
+    try {
+      await sendMessage(c2.sub, 'anything');
+      await c2.log.until((e) => e.some((x) => x.message_snapshot.role === 'system'));
+    } finally {
+      c2.close();
+    }
+
+    const envelopes: MessageEnvelope[] = [...c.log.envelopes, ...c2.log.envelopes];
+    const kinds = new Set(envelopes.flatMap((e) => e.message_snapshot.blocks.map((b) => b.type)));
+    assert.deepEqual([...kinds].sort(), ['error', 'markdown', 'typing']);
+    const roles = new Set(envelopes.map((e) => e.message_snapshot.role));
+    assert.deepEqual([...roles].sort(), ['agent', 'digital_employee', 'system', 'user']);
+    for (const envelope of envelopes) {
+      assert.ok(
+        validEnvelope(envelope),
+        `${JSON.stringify(envelope)}: ${JSON.stringify(validEnvelope.errors)}`,
+      );
+    }
+    // The schema is not vacuous: a malformed envelope fails.
+    assert.equal(validEnvelope({ ...envelopes[0], operation: 'append' }), false);
+    assert.equal(validEnvelope({ ...envelopes[0], version: '1' }), false);
+  });
+});
