@@ -67,7 +67,9 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** A tiny always-200 HTTP server standing in for an integration (for the check scenario). */
 async function startIntegration(): Promise<{ url: string; close(): void }> {
-  const server = createHttpServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+  const server = createHttpServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return { url: `http://127.0.0.1:${port}/hook`, close: () => server.close() };
@@ -76,7 +78,12 @@ async function startIntegration(): Promise<{ url: string; close(): void }> {
 let keyCounter = 0;
 const nextKey = () => `sk-bench-${++keyCounter}-${randomBytes(8).toString('hex')}`;
 
-function rotations(baseUrl: string, token: string, connectorIds: string[], duration: number): Promise<AutocannonResult> {
+function rotations(
+  baseUrl: string,
+  token: string,
+  connectorIds: string[],
+  duration: number,
+): Promise<AutocannonResult> {
   let n = 0;
   return autocannon({
     url: baseUrl,
@@ -97,7 +104,12 @@ function rotations(baseUrl: string, token: string, connectorIds: string[], durat
   });
 }
 
-function checks(baseUrl: string, token: string, connectorId: string, duration: number): Promise<AutocannonResult> {
+function checks(
+  baseUrl: string,
+  token: string,
+  connectorId: string,
+  duration: number,
+): Promise<AutocannonResult> {
   return autocannon({
     url: `${baseUrl}/integrations/v1/connectors/${connectorId}/check`,
     method: 'POST',
@@ -109,7 +121,9 @@ function checks(baseUrl: string, token: string, connectorId: string, duration: n
 }
 
 async function totalVersions(baseUrl: string, token: string, ids: string[]): Promise<number> {
-  const res = await fetch(`${baseUrl}/integrations/v1/connectors`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${baseUrl}/integrations/v1/connectors`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   const body = (await res.json()) as { connectors: Array<{ id: string; key_version: number }> };
   return body.connectors.filter((c) => ids.includes(c.id)).reduce((n, c) => n + c.key_version, 0);
 }
@@ -140,10 +154,32 @@ const cli = async (args: string[]) => {
   return JSON.parse(out.pop()!);
 };
 const company = await cli(['companies', 'create', '--name', 'Bench']);
-const client = await cli(['api-clients', 'create', '--company', company.id, '--name', 'bench', '--scopes', 'connector:write connector:read']);
+const client = await cli([
+  'api-clients',
+  'create',
+  '--company',
+  company.id,
+  '--name',
+  'bench',
+  '--scopes',
+  'connector:write connector:read',
+]);
 const ids: string[] = [];
 for (let i = 0; i < CONNECTORS; i++) {
-  const c = await cli(['connectors', 'create', '--company', company.id, '--name', `c${i}`, '--type', 'webhook', '--url', integration.url, '--api-key', nextKey()]);
+  const c = await cli([
+    'connectors',
+    'create',
+    '--company',
+    company.id,
+    '--name',
+    `c${i}`,
+    '--type',
+    'webhook',
+    '--url',
+    integration.url,
+    '--api-key',
+    nextKey(),
+  ]);
   ids.push(c.id);
 }
 
@@ -180,7 +216,10 @@ try {
     const r = await rotations(baseUrl, token, [...targets], DURATION_S);
     assertClean(name, r);
     const gained = (await totalVersions(baseUrl, token, [...targets])) - before;
-    if (gained !== r['2xx']) throw new Error(`${name}: ${r['2xx']} rotations answered 200 but versions grew by ${gained}`);
+    // autocannon stops with up to one request per connection in flight: those were served but not counted.
+    if (gained < r['2xx'] || gained > r['2xx'] + CONNECTIONS) {
+      throw new Error(`${name}: ${r['2xx']} rotations answered 200 but versions grew by ${gained}`);
+    }
     results.push([name, r]);
   }
   process.stdout.write(`POST check (${DURATION_S} s)… `);
@@ -190,15 +229,23 @@ try {
   console.log('done');
 
   const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9);
-  console.log(`\nParley on SQLite (own process), ${CONNECTIONS} keep-alive connections, ${DURATION_S} s each, real bearer tokens`);
-  console.log('| scenario                                  |     req/s |  p50 (ms) |  p99 (ms) |  max (ms) |  total |');
-  console.log('|-------------------------------------------|-----------|-----------|-----------|-----------|--------|');
+  console.log(
+    `\nParley on SQLite (own process), ${CONNECTIONS} keep-alive connections, ${DURATION_S} s each, real bearer tokens`,
+  );
+  console.log(
+    '| scenario                                  |     req/s |  p50 (ms) |  p99 (ms) |  max (ms) |  total |',
+  );
+  console.log(
+    '|-------------------------------------------|-----------|-----------|-----------|-----------|--------|',
+  );
   for (const [name, r] of results) {
     console.log(
       `| ${name.padEnd(41)} | ${fmt(r.requests.average, 0)} | ${fmt(r.latency.p50)} | ${fmt(r.latency.p99)} | ${fmt(r.latency.max)} | ${String(r['2xx']).padStart(6)} |`,
     );
   }
-  console.log('\nevery rotation answered 200 and bumped key_version exactly once (no lost update)');
+  console.log(
+    '\nevery rotation answered 200; key_version grew by exactly the number of rotations served (no lost update)',
+  );
 } finally {
   await stop(child);
   integration.close();

@@ -9,6 +9,8 @@
  *   --peers=engine,ws,socketio   which servers to run (default all)
  *   --skip-capacity              skip the 20,000-connection run
  *   --profile                    write a V8 CPU profile of each engine server to bench/realtime/.profiles/
+ *   --scenario=1,2               which scenarios to run (default both)
+ *   --rate=N                     offered deliveries per second (default 20,000)
  * Everything listens on 127.0.0.1 and every phase is bounded in time.
  */
 import { readFileSync } from 'node:fs';
@@ -26,12 +28,15 @@ interface Scenario {
   channels: number;
 }
 
-const SCENARIOS: Scenario[] = [
+const ALL_SCENARIOS: Scenario[] = [
   { label: '1,000 subs / 100 ch', subscribers: 1_000, channels: 100 },
   { label: '5,000 subs / 10 ch', subscribers: 5_000, channels: 10 },
 ];
+const scenarioArg = process.argv.find((a) => a.startsWith('--scenario='))?.slice('--scenario='.length);
+const SCENARIOS = scenarioArg ? ALL_SCENARIOS.filter((_, i) => scenarioArg.split(',').includes(String(i + 1))) : ALL_SCENARIOS;
 /** Offered load in both scenarios; the publish rate follows from the subscribers per channel. */
-const DELIVERIES_PER_SEC = 20_000;
+const rateArg = process.argv.find((a) => a.startsWith('--rate='));
+const DELIVERIES_PER_SEC = rateArg ? Number(rateArg.slice('--rate='.length)) : 20_000;
 const WARMUP_MS = 2_000;
 const MEASURE_MS = 6_000;
 const LOAD_PROCESSES = 4;
@@ -161,11 +166,15 @@ async function runScenario(
   try {
     const channels = channelNames(scenario.channels);
     const base = await server.request<MemorySample>('mem');
+    const openStart = performance.now();
     const opened = await openSubscribers(
       loaders,
       kind,
       port,
       assignChannels(scenario.subscribers, channels, loaders.length),
+    );
+    console.log(
+      `  ${scenario.label} · ${PEER_NAMES[kind]}: ${opened.opened} subscribers ready in ${fmt((performance.now() - openStart) / 1000, 1)} s`,
     );
     result.opened = opened.opened;
     result.failed = opened.failed;

@@ -2,10 +2,13 @@ import './styles.css';
 import { ApiError, api, onSessionLost, type SessionInfo, useSession } from './api.ts';
 import { h } from './dom.ts';
 import { renderApiClients } from './pages/api-clients.ts';
+import { renderAudit } from './pages/audit.ts';
 import { renderChannels } from './pages/channels.ts';
 import { renderCompany } from './pages/company.ts';
 import { renderConnectors } from './pages/connectors.ts';
+import { renderDigitalEmployees } from './pages/digital-employees.ts';
 import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
+import { renderInbox } from './pages/inbox.ts';
 import { renderSignIn } from './pages/sign-in.ts';
 import { navigate, onNavigate, type PageDef } from './router.ts';
 
@@ -15,6 +18,14 @@ const PAGES: PageDef[] = [
   { path: '/portal/connectors', title: 'Connectors', roles: ['admin'], render: renderConnectors },
   { path: '/portal/company', title: 'Company', roles: ['admin'], render: renderCompany },
   { path: '/portal/channels', title: 'Channels', roles: ['admin'], render: renderChannels },
+  {
+    path: '/portal/digital-employees',
+    title: 'Digital employees',
+    roles: ['admin'],
+    render: renderDigitalEmployees,
+  },
+  { path: '/portal/audit', title: 'Audit log', roles: ['admin'], render: renderAudit },
+  { path: '/portal/inbox', title: 'Inbox', roles: ['admin', 'agent'], render: renderInbox },
 ];
 
 const root = document.getElementById('app')!;

@@ -41,9 +41,10 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerOAuth(app, ctx);
   registerWhoamiRoute(app);
   await registerConnectorRoutes(app, ctx);
-  await registerPortal(app, ctx);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
-  await registerWebchat(app, ctx);
+  const webchat = await registerWebchat(app, ctx);
+  // Portal after webchat: its agent inbox drives the webchat's conversation engine.
+  await registerPortal(app, ctx, webchat);
   registerWidgetAssets(app, ctx);
 
   return { app, readiness };

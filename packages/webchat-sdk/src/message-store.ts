@@ -223,7 +223,8 @@ export class MessageStore {
     this.keyById.set(snapshot.id, key);
     this.ordered = null;
     if (!entry) return { outcome: 'added', message };
-    if (message.status === 'complete' && entry.message.status !== 'complete') return { outcome: 'completed', message };
+    if (message.status === 'complete' && entry.message.status !== 'complete')
+      return { outcome: 'completed', message };
     return { outcome: 'updated', message };
   }
 }

@@ -136,12 +136,21 @@ describe('history', () => {
     first.close();
 
     const paged = await start(new Wire(), { storage, pageSize: 2 });
-    assert.deepEqual(paged.messages.map((m) => m.id), all.slice(3));
+    assert.deepEqual(
+      paged.messages.map((m) => m.id),
+      all.slice(3),
+    );
     assert.equal(paged.canLoadOlder, true);
     assert.equal(await paged.loadOlder(), 2);
-    assert.deepEqual(paged.messages.map((m) => m.id), all.slice(1));
+    assert.deepEqual(
+      paged.messages.map((m) => m.id),
+      all.slice(1),
+    );
     assert.equal(await paged.loadOlder(), 1);
-    assert.deepEqual(paged.messages.map((m) => m.id), all);
+    assert.deepEqual(
+      paged.messages.map((m) => m.id),
+      all,
+    );
     assert.equal(paged.canLoadOlder, false);
   });
 
@@ -158,7 +167,10 @@ describe('history', () => {
     const listed = (await chat.listConversations()).map((c) => c.id);
     assert.ok(listed.includes(firstId) && listed.includes(second.id));
     await chat.openConversation(firstId);
-    assert.deepEqual(chat.messages.map((m) => m.text), firstTexts);
+    assert.deepEqual(
+      chat.messages.map((m) => m.text),
+      firstTexts,
+    );
     await chat.send('What is Parley?');
     await replyAfter(chat, 3);
     assert.equal(chat.conversation!.id, firstId);

@@ -178,6 +178,7 @@ export class Webchat extends Emitter<WebchatEvents> {
     this.assertOpen();
     const conversation = await this.resumeOrCreate();
     const realtimeUrl = await this.realtimeUrl();
+    this.assertOpen(); // close() may have been called while the REST calls were in flight.
     this.client = this.newClient(realtimeUrl);
     const timeoutMs = this.options.startTimeoutMs ?? 30_000;
     this.client.connect();
@@ -201,7 +202,12 @@ export class Webchat extends Emitter<WebchatEvents> {
    * ```
    */
   send(text: string): Promise<ChatMessage> {
-    const store = this.requireStore();
+    let store: MessageStore;
+    try {
+      store = this.requireStore();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const content = text.trim();
     if (content.length === 0)
       return Promise.reject(new WebchatError('empty_message', 'a message needs text'));
@@ -218,7 +224,12 @@ export class Webchat extends Emitter<WebchatEvents> {
 
   /** Sends a `failed` message again (same `client_message_id`, so it can never appear twice). */
   retry(key: string): Promise<ChatMessage> {
-    const store = this.requireStore();
+    let store: MessageStore;
+    try {
+      store = this.requireStore();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const message = store.get(key);
     if (message?.status !== 'failed' || !message.clientMessageId) {
       return Promise.reject(new WebchatError('not_retryable', 'only a failed message can be retried'));
@@ -442,7 +453,8 @@ export class Webchat extends Emitter<WebchatEvents> {
     const result = store.applyEnvelope(data);
     this.emitResult(result);
     // A message that arrives live already final (an agent's or system message) has completed just now too.
-    if (result.outcome === 'added' && result.message?.status === 'complete') this.emit('message:completed', result.message);
+    if (result.outcome === 'added' && result.message?.status === 'complete')
+      this.emit('message:completed', result.message);
     return result;
   }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseInline, parseMarkdown, safeHref } from './markdown.ts';
+import { hideUnclosedMarkers, parseInline, parseMarkdown, safeHref } from './markdown.ts';
 
 test('inline syntax: bold, italic, code and safe links', () => {
   assert.deepEqual(parseInline('a **b** *c* `d` [e](https://x.test/p)'), [
@@ -61,4 +61,11 @@ test('underscores inside identifiers are not emphasis', () => {
     { type: 'text', text: ' ' },
     { type: 'em', children: [{ type: 'text', text: 'em' }] },
   ]);
+});
+
+test('a streaming text hides its last unmatched bold or code marker', () => {
+  assert.equal(hideUnclosedMarkers('with a **digital'), 'with a digital');
+  assert.equal(hideUnclosedMarkers('with a **digital** emp'), 'with a **digital** emp');
+  assert.equal(hideUnclosedMarkers('run `npm'), 'run npm');
+  assert.equal(hideUnclosedMarkers('```\ncode `x'), '```\ncode `x');
 });

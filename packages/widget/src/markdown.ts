@@ -151,6 +151,25 @@ export function safeHref(raw: string): string | null {
   }
 }
 
+/**
+ * While a reply streams, its text can end inside a bold run or code span (`Hello **wor`). Dropping the last
+ * unmatched `**` or backtick keeps the marker from flashing on screen until the closing one arrives.
+ */
+export function hideUnclosedMarkers(text: string): string {
+  let out = text;
+  if ((out.match(/\*\*/g)?.length ?? 0) % 2 === 1) {
+    const at = out.lastIndexOf('**');
+    out = out.slice(0, at) + out.slice(at + 2);
+  }
+  const fences = out.match(/```/g)?.length ?? 0;
+  const ticks = (out.replace(/```/g, '').match(/`/g)?.length ?? 0) % 2;
+  if (fences % 2 === 0 && ticks === 1) {
+    const at = out.lastIndexOf('`');
+    out = out.slice(0, at) + out.slice(at + 1);
+  }
+  return out;
+}
+
 /** Builds DOM nodes for markdown text. Never uses innerHTML: every piece of text goes through `textContent`. */
 export function renderMarkdown(doc: Document, source: string): DocumentFragment {
   const fragment = doc.createDocumentFragment();

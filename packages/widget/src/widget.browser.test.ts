@@ -169,9 +169,16 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   // Earlier conversations: start a new one, then go back to this one through the list.
   const earlier = await page.locator('.msg .body').allTextContents();
   await page.getByRole('button', { name: 'New conversation' }).click();
-  await page.waitForFunction(() => document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelectorAll('.msg.user').length === 0);
+  await page.waitForFunction(
+    () =>
+      document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelectorAll('.msg.user').length === 0,
+  );
   await lastReplyWhenComplete(1);
-  assert.equal(await page.locator('.msg[data-status]').count(), 1, 'a new conversation holds only the greeting');
+  assert.equal(
+    await page.locator('.msg[data-status]').count(),
+    1,
+    'a new conversation holds only the greeting',
+  );
   await page.getByRole('button', { name: 'Earlier conversations' }).click();
   const entries = page.locator('.conversations button');
   await entries.first().waitFor();
@@ -179,8 +186,21 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   assert.ok(await page.locator('.log').isHidden(), 'the list replaces the messages while open');
   await shot('7-conversation-list');
   await page.locator('.conversations button:not([aria-current="true"])').click();
-  await page.waitForFunction(() => document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelectorAll('.msg.user').length === 2);
+  await page.waitForFunction(
+    () =>
+      document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelectorAll('.msg.user').length === 2,
+  );
   assert.deepEqual(await page.locator('.msg .body').allTextContents(), earlier);
+
+  // A send the server refuses (too long) is shown as not sent, with a Retry button; it is never dropped silently.
+  await page.locator('textarea').fill('x'.repeat(server.config.webchat.maxMessageBytes + 1));
+  await page.keyboard.press('Enter');
+  const failed = page.locator('.msg.user.failed');
+  await failed.waitFor({ timeout: 15_000 });
+  assert.equal(await failed.getAttribute('data-status'), 'failed');
+  await failed.getByRole('button', { name: 'Retry' }).click();
+  await failed.and(page.locator('[data-status="failed"]')).waitFor({ timeout: 15_000 });
+  await shot('8-failed-send');
 
   // Escape closes the panel and returns focus to the launcher.
   await page.locator('textarea').focus();

@@ -6,7 +6,7 @@ import {
   Webchat,
   type WebchatOptions,
 } from '@parley/webchat-sdk';
-import { renderMarkdown } from './markdown.ts';
+import { hideUnclosedMarkers, renderMarkdown } from './markdown.ts';
 import { defaultStrings, type WidgetStrings } from './strings.ts';
 import { widgetCss } from './styles.ts';
 
@@ -39,6 +39,7 @@ export interface WidgetHandle {
 const CHAT_ICON =
   'M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2zm3 6v2h10v-2H7zm0-3v2h10V7H7zm0 6v2h7v-2H7z';
 const START_RETRY_DELAYS_MS = [1000, 2000, 4000, 8000, 15000];
+const STABLE_AFTER_MS = 60_000;
 
 /**
  * Adds the launcher button and the chat panel to the page, inside a Shadow DOM so neither side's styles leak.
@@ -259,7 +260,11 @@ class ChatWidget implements WidgetHandle {
     try {
       await chat.start();
       this.chat = chat;
-      this.startAttempt = 0;
+      // The retry budget refills only after a start that lasted, so a server that accepts and then refuses at
+      // once cannot make the widget restart forever.
+      setTimeout(() => {
+        if (this.chat === chat && chat.state === 'connected') this.startAttempt = 0;
+      }, STABLE_AFTER_MS);
       this.renderAll(chat.messages);
       this.els.olderButton.hidden = !chat.canLoadOlder;
       this.showConnection({ state: chat.state });
@@ -277,11 +282,25 @@ class ChatWidget implements WidgetHandle {
     }
   }
 
+  private restartLater(chat: Webchat): void {
+    this.chat = null;
+    chat.close();
+    const delay = START_RETRY_DELAYS_MS[this.startAttempt++];
+    if (delay !== undefined) this.startTimer = setTimeout(() => void this.ensureStarted(), delay);
+    this.showStatus(this.strings.offline, () => {
+      this.startAttempt = 0;
+      void this.ensureStarted();
+    });
+  }
+
   private listen(chat: Webchat): void {
     chat.on('messages', (messages) => this.renderAll(messages));
     chat.on('typing', ({ messages }) => this.renderTyping(messages));
     chat.on('connection', (change) => {
-      if (this.chat === chat) this.showConnection(change);
+      if (this.chat !== chat) return;
+      this.showConnection(change);
+      // Terminal for the SDK (e.g. a refused token after the server's secret changed): start over, with backoff.
+      if (change.state === 'disconnected' && change.reason !== 'closed') this.restartLater(chat);
     });
     chat.on('message:completed', (message) => {
       if (message.role === 'user') return;
@@ -399,7 +418,12 @@ class ChatWidget implements WidgetHandle {
     if (message.role !== 'user') children.push(this.text('span', this.authorName(message), 'author'));
     const body = this.doc.createElement('div');
     body.className = 'body';
-    body.append(renderMarkdown(this.doc, message.text));
+    body.append(
+      renderMarkdown(
+        this.doc,
+        message.status === 'partial' ? hideUnclosedMarkers(message.text) : message.text,
+      ),
+    );
     children.push(body);
     if (message.error) children.push(this.text('div', message.error.message, 'error'));
     if (message.status === 'pending' || message.status === 'sent')

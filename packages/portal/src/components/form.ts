@@ -29,7 +29,7 @@ export interface FormOptions {
   resetOnSuccess?: boolean;
 }
 
-interface FieldHandle {
+export interface FieldHandle {
   spec: FieldSpec;
   wrapper: HTMLElement;
   error: HTMLElement;

@@ -242,6 +242,11 @@ for (const database of TEST_DATABASES) {
         [switched.responder, switched.connectorId, switched.model],
         ['openai', openai.id, 'gpt-4o'],
       );
+      const backToBuiltin = await service().update(company.id, model.id, { responder: 'builtin' });
+      assert.deepEqual(
+        [backToBuiltin.connectorId, backToBuiltin.model, backToBuiltin.systemPrompt, backToBuiltin.settings],
+        [null, null, null, { greeting: 'Hello from the model' }],
+      );
       const json = JSON.stringify(await service().list(company.id));
       assert.ok(!json.includes('k-123'), 'a digital employee never carries its connector key');
     });
@@ -259,9 +264,14 @@ for (const database of TEST_DATABASES) {
       assert.deepEqual(await service().get(company.id, bot.id), updated);
       assert.deepEqual(updated.settings.answers, answers);
       assert.ok(updated.updatedAt >= bot.updatedAt);
+      // Switching to webhook drops the builtin-only settings (the greeting stays) but still needs a connector.
       await assert.rejects(service().update(company.id, bot.id, { responder: 'webhook' }), {
-        code: 'invalid_settings',
+        code: 'connector_required',
       });
+      await assert.rejects(
+        service().update(company.id, bot.id, { responder: 'webhook', settings: { answers } }),
+        { code: 'invalid_settings' },
+      );
       await assert.rejects(service().update(company.id, bot.id, { name: '' }), { code: 'invalid_name' });
       await assert.rejects(service().get(other.id, bot.id), {
         code: 'digital_employee_not_found',

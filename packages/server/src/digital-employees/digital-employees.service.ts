@@ -16,8 +16,10 @@ import {
   InvalidDigitalEmployeeError,
 } from './digital-employees.errors.ts';
 import {
+  BUILTIN_ONLY_SETTINGS,
   type DigitalEmployeeSettings,
   isResponderKind,
+  REMOTE_ONLY_SETTINGS,
   RESPONDERS,
   type ResponderKind,
   validateSettings,
@@ -113,14 +115,17 @@ export class DigitalEmployeesService {
 
   async update(companyId: string, id: string, patch: UpdateDigitalEmployeeInput): Promise<DigitalEmployee> {
     const current = await this.get(companyId, id);
+    const responder = patch.responder ?? current.responder;
+    // Switching responder drops what the new one cannot use, unless the patch sets it explicitly.
+    const kept = responder === current.responder ? current : keepApplicable(current, responder);
     const fields = await this.validated({
       companyId,
       name: patch.name ?? current.name,
-      responder: patch.responder ?? current.responder,
-      connectorId: patch.connectorId !== undefined ? patch.connectorId : current.connectorId,
-      model: patch.model !== undefined ? patch.model : current.model,
-      systemPrompt: patch.systemPrompt !== undefined ? patch.systemPrompt : current.systemPrompt,
-      settings: patch.settings !== undefined ? patch.settings : current.settings,
+      responder,
+      connectorId: patch.connectorId !== undefined ? patch.connectorId : kept.connectorId,
+      model: patch.model !== undefined ? patch.model : kept.model,
+      systemPrompt: patch.systemPrompt !== undefined ? patch.systemPrompt : kept.systemPrompt,
+      settings: patch.settings !== undefined ? patch.settings : kept.settings,
     });
     const updated: DigitalEmployee = { ...current, ...fields, updatedAt: now() };
     const { id: _id, company_id: _c, created_at: _t, is_default: _d, ...values } = toRow(updated);
@@ -273,6 +278,22 @@ export class DigitalEmployeesService {
     if (connector.type !== responder) throw new ConnectorTypeMismatchError(responder, connector.type);
     return connectorId;
   }
+}
+
+/** The fields of `current` a digital employee with responder `next` can still use (others become null/absent). */
+function keepApplicable(
+  current: DigitalEmployee,
+  next: string,
+): Pick<DigitalEmployee, 'connectorId' | 'model' | 'systemPrompt' | 'settings'> {
+  const settings = { ...current.settings };
+  const dropped = next === 'builtin' ? REMOTE_ONLY_SETTINGS : BUILTIN_ONLY_SETTINGS;
+  for (const key of dropped) delete settings[key];
+  return {
+    connectorId: next === 'builtin' ? null : current.connectorId,
+    model: next === 'openai' ? current.model : null,
+    systemPrompt: next === 'openai' ? current.systemPrompt : null,
+    settings,
+  };
 }
 
 function validateModel(responder: ResponderKind, model: string | null): string | null {

@@ -47,8 +47,8 @@ export const SETTINGS_DEFAULTS = {
   historyLimit: 50,
 } as const;
 
-const BUILTIN_ONLY = ['answers', 'fallback', 'word_delay_ms'] as const;
-const REMOTE_ONLY = ['timeout_ms', 'history_limit'] as const;
+export const BUILTIN_ONLY_SETTINGS = ['answers', 'fallback', 'word_delay_ms'] as const;
+export const REMOTE_ONLY_SETTINGS = ['timeout_ms', 'history_limit'] as const;
 
 /** Validates settings for a responder kind; throws `invalid_settings` naming the first offending field. */
 export function validateSettings(responder: ResponderKind, input: unknown): DigitalEmployeeSettings {
@@ -61,7 +61,7 @@ export function validateSettings(responder: ResponderKind, input: unknown): Digi
     throw new InvalidDigitalEmployeeError('invalid_settings', field, `${field} ${first.message}`);
   }
   const settings = input as DigitalEmployeeSettings;
-  const misplaced = (responder === 'builtin' ? REMOTE_ONLY : BUILTIN_ONLY).find(
+  const misplaced = (responder === 'builtin' ? REMOTE_ONLY_SETTINGS : BUILTIN_ONLY_SETTINGS).find(
     (key) => settings[key] !== undefined,
   );
   if (misplaced) {

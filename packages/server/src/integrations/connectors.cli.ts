@@ -1,20 +1,8 @@
 import { type Command, requireString } from '../cli/command.ts';
 import { connectorTypeNames } from './connector-types.ts';
-import type { Connector } from './connectors.service.ts';
+import { connectorView } from './connectors.schemas.ts';
 
 const CLI_ACTOR = { actor: 'cli' };
-
-/** The listing shape shared by the CLI and `GET /integrations/v1/connectors`: metadata only, never the key. */
-export const connectorView = (c: Connector) => ({
-  id: c.id,
-  name: c.name,
-  type: c.type,
-  url: c.url,
-  api_key_set: c.apiKeySet,
-  key_version: c.keyVersion,
-  rotated_at: c.rotatedAt,
-  created_at: c.createdAt,
-});
 
 const create: Command<{ id: string; name: string; type: string }> = {
   name: 'connectors create',

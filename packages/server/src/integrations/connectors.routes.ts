@@ -4,11 +4,11 @@ import { AppError, UnsupportedMediaTypeError } from '../errors/app-error.ts';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
 import type { Principal } from '../oauth/principal.ts';
-import { connectorView } from './connectors.cli.ts';
 import {
   CheckView,
   ConnectorIdParams,
   ConnectorList,
+  connectorView,
   KeyRotationView,
   Problem,
   RotateKeyBody,

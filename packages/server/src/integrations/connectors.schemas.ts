@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { connectorTypeNames } from './connector-types.ts';
-import { API_KEY_MAX, API_KEY_PATTERN } from './connectors.service.ts';
+import { API_KEY_MAX, API_KEY_PATTERN, type Connector } from './connectors.service.ts';
 
 /** RFC 9457 problem body as every non-OAuth error is sent (extension members vary by code). */
 export const Problem = Type.Object(
@@ -30,6 +30,18 @@ export const ConnectorView = Type.Object({
   key_version: Type.Integer({ minimum: 0, description: '0 = never set; +1 on every rotation' }),
   rotated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   created_at: Type.String({ format: 'date-time' }),
+});
+
+/** The listing shape shared by the CLI and `GET /integrations/v1/connectors`: metadata only, never the key. */
+export const connectorView = (c: Connector) => ({
+  id: c.id,
+  name: c.name,
+  type: c.type,
+  url: c.url,
+  api_key_set: c.apiKeySet,
+  key_version: c.keyVersion,
+  rotated_at: c.rotatedAt,
+  created_at: c.createdAt,
 });
 
 export const ConnectorList = Type.Object({ connectors: Type.Array(ConnectorView) });

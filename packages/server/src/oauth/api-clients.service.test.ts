@@ -8,7 +8,10 @@ import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { generateClientId, generateClientSecret } from './credentials.ts';
-import { oauthServices } from './oauth.services.ts';
+import type { AppContext } from '../context.ts';
+import { loadMasterKeys } from '../crypto/master-keys.ts';
+import { oauthServices, rewrapOAuthSecrets } from './oauth.services.ts';
+import { SigningKeyStore } from './signing-keys.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`API clients service (${database})`, () => {
@@ -64,6 +67,23 @@ for (const database of TEST_DATABASES) {
       const ok = await service.create({ companyId, name: `  ${'y'.repeat(200)}  `, scopes: ['connector:read', 'connector:read'] });
       assert.equal(ok.client.name.length, 200);
       assert.deepEqual(ok.client.scopes, ['connector:read']);
+    });
+
+    it('re-wraps the pepper and signing keys under a new master key; secrets and keys keep working', async () => {
+      const { client, secret } = await service.create({ companyId, name: 'Rewrap', scopes: ['connector:read'] });
+      const v1 = loadMasterKeys(undefined, server.dataDir).keys;
+      const both = new Sealer([{ version: 2, key: Buffer.alloc(32, 9) }, ...v1]);
+      const ctx2 = { ...server.ctx, sealer: both } as AppContext;
+      assert.deepEqual(await rewrapOAuthSecrets(ctx2), { peppers: 1, signingKeys: 1 });
+      assert.deepEqual(await rewrapOAuthSecrets(ctx2), { peppers: 0, signingKeys: 0 });
+      // Only the new master key from now on: the pepper and the signing key still open.
+      const onlyV2 = new Sealer([{ version: 2, key: Buffer.alloc(32, 9) }]);
+      const db = server.ctx.store.db;
+      const fresh = new ApiClientsService(db, onlyV2, new CompaniesService(db), new AuditLog(db));
+      assert.equal((await fresh.authenticate(client.clientId, secret)).ok, true);
+      const keys = new SigningKeyStore(db, onlyV2, new AuditLog(db), { alg: 'ES256', reloadIntervalMs: 60_000 });
+      await keys.reload();
+      assert.ok(keys.signingKey().privateKey);
     });
 
     it('two processes needing the pepper at once agree on one', async () => {

@@ -32,3 +32,12 @@ export function oauthServices(ctx: AppContext): OAuthServices {
   }
   return found;
 }
+
+/**
+ * Re-seals every OAuth secret at rest (the client-secret pepper and the signing private keys) under the newest
+ * master key, for a master-key rotation. Returns how many rows changed.
+ */
+export async function rewrapOAuthSecrets(ctx: AppContext): Promise<{ peppers: number; signingKeys: number }> {
+  const { clients, keys } = oauthServices(ctx);
+  return { peppers: await clients.rewrapPepper(), signingKeys: await keys.rewrapPrivateKeys() };
+}

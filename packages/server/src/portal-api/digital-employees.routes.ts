@@ -1,9 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../http/types.ts';
-import { type DigitalEmployee, digitalEmployeeToJson } from '../digital-employees/digital-employees.service.ts';
+import {
+  type DigitalEmployee,
+  digitalEmployeeToJson,
+} from '../digital-employees/digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees/digital-employees.settings.ts';
 import { RESPONDERS } from '../digital-employees/digital-employees.settings.ts';
+import type { App } from '../http/types.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
 
@@ -31,11 +34,20 @@ const CreateEmployee = Type.Object(
 const UpdateEmployee = Type.Partial(Type.Object(Fields), { additionalProperties: false });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
-const blankToNull = (v: string | null | undefined): string | null | undefined => (typeof v === 'string' && v.trim() === '' ? null : v);
+const blankToNull = (v: string | null | undefined): string | null | undefined =>
+  typeof v === 'string' && v.trim() === '' ? null : v;
 
 /** The portal edits only the greeting of the settings object; a change of responder keeps only the greeting. */
-function settingsWithGreeting(base: DigitalEmployeeSettings, greeting: string | null | undefined, responderChanged: boolean): DigitalEmployeeSettings {
-  const next: DigitalEmployeeSettings = responderChanged ? (base.greeting ? { greeting: base.greeting } : {}) : { ...base };
+function settingsWithGreeting(
+  base: DigitalEmployeeSettings,
+  greeting: string | null | undefined,
+  responderChanged: boolean,
+): DigitalEmployeeSettings {
+  const next: DigitalEmployeeSettings = responderChanged
+    ? base.greeting
+      ? { greeting: base.greeting }
+      : {}
+    : { ...base };
   if (greeting === undefined) return next;
   if (greeting === null || greeting.trim() === '') delete next.greeting;
   else next.greeting = greeting;
@@ -48,12 +60,28 @@ function settingsWithGreeting(base: DigitalEmployeeSettings, greeting: string | 
  */
 export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): void {
   const employees = ctx.digitalEmployees;
-  const audit = (request: FastifyRequest, type: string, e: Pick<DigitalEmployee, 'id' | 'companyId'>, details: Record<string, unknown> = {}) =>
-    ctx.audit.record({ type, companyId: e.companyId, actor: actorOf(request), subject: e.id, ip: request.ip, details });
+  const audit = (
+    request: FastifyRequest,
+    type: string,
+    e: Pick<DigitalEmployee, 'id' | 'companyId'>,
+    details: Record<string, unknown> = {},
+  ) =>
+    ctx.audit.record({
+      type,
+      companyId: e.companyId,
+      actor: actorOf(request),
+      subject: e.id,
+      ip: request.ip,
+      details,
+    });
 
   app.get('/digital-employees', { schema: { querystring: PageQuery } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
-    const connectors = (await ctx.connectors.list(companyId)).map((c) => ({ id: c.id, name: c.name, type: c.type }));
+    const connectors = (await ctx.connectors.list(companyId)).map((c) => ({
+      id: c.id,
+      name: c.name,
+      type: c.type,
+    }));
     const page = pageOf(await employees.list(companyId), request.query);
     return { ...page, items: page.items.map(digitalEmployeeToJson), connectors, responders: RESPONDERS };
   });
@@ -70,26 +98,37 @@ export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): vo
       settings: settingsWithGreeting({}, b.greeting, false),
       isDefault: b.is_default === true,
     });
-    await audit(request, 'digital_employee.created', employee, { responder: employee.responder, connector_id: employee.connectorId, is_default: employee.isDefault });
+    await audit(request, 'digital_employee.created', employee, {
+      responder: employee.responder,
+      connector_id: employee.connectorId,
+      is_default: employee.isDefault,
+    });
     return reply.status(201).send(digitalEmployeeToJson(employee));
   });
 
-  app.patch('/digital-employees/:id', { schema: { params: IdParams, body: UpdateEmployee } }, async (request) => {
-    const companyId = sessionOf(request).user.companyId;
-    const current = await employees.get(companyId, request.params.id);
-    const b = request.body;
-    const responderChanged = b.responder !== undefined && b.responder !== current.responder;
-    const updated = await employees.update(companyId, current.id, {
-      name: b.name,
-      responder: b.responder,
-      connectorId: blankToNull(b.connector_id),
-      model: blankToNull(b.model),
-      systemPrompt: blankToNull(b.system_prompt),
-      settings: settingsWithGreeting(current.settings, b.greeting, responderChanged),
-    });
-    await audit(request, 'digital_employee.updated', updated, { responder: updated.responder, connector_id: updated.connectorId });
-    return digitalEmployeeToJson(updated);
-  });
+  app.patch(
+    '/digital-employees/:id',
+    { schema: { params: IdParams, body: UpdateEmployee } },
+    async (request) => {
+      const companyId = sessionOf(request).user.companyId;
+      const current = await employees.get(companyId, request.params.id);
+      const b = request.body;
+      const responderChanged = b.responder !== undefined && b.responder !== current.responder;
+      const updated = await employees.update(companyId, current.id, {
+        name: b.name,
+        responder: b.responder,
+        connectorId: blankToNull(b.connector_id),
+        model: blankToNull(b.model),
+        systemPrompt: blankToNull(b.system_prompt),
+        settings: settingsWithGreeting(current.settings, b.greeting, responderChanged),
+      });
+      await audit(request, 'digital_employee.updated', updated, {
+        responder: updated.responder,
+        connector_id: updated.connectorId,
+      });
+      return digitalEmployeeToJson(updated);
+    },
+  );
 
   app.post('/digital-employees/:id/default', { schema: { params: IdParams } }, async (request) => {
     const updated = await employees.setDefault(sessionOf(request).user.companyId, request.params.id);

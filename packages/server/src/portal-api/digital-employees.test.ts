@@ -21,7 +21,12 @@ for (const database of TEST_DATABASES) {
       const globexId = (await server.ctx.companies.create('Globex')).id;
       await users.create({ companyId: acmeId, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
       await users.create({ companyId: acmeId, email: 'agent@acme.test', password: PASSWORD, role: 'agent' });
-      await users.create({ companyId: globexId, email: 'admin@globex.test', password: PASSWORD, role: 'admin' });
+      await users.create({
+        companyId: globexId,
+        email: 'admin@globex.test',
+        password: PASSWORD,
+        role: 'admin',
+      });
       acme = new PortalTestClient(server.baseUrl);
       globex = new PortalTestClient(server.baseUrl);
       agent = new PortalTestClient(server.baseUrl);
@@ -38,13 +43,25 @@ for (const database of TEST_DATABASES) {
       assert.equal(builtin.is_default, true);
       assert.deepEqual(list.body.responders, ['builtin', 'webhook', 'openai']);
 
-      const connector = await acme.post('/connectors', { name: 'Hook', type: 'webhook', url: 'http://127.0.0.1:9/hook' });
-      const created = await acme.post('/digital-employees', { name: 'Ava', responder: 'webhook', connector_id: connector.body.id, greeting: 'Hi!' });
+      const connector = await acme.post('/connectors', {
+        name: 'Hook',
+        type: 'webhook',
+        url: 'http://127.0.0.1:9/hook',
+      });
+      const created = await acme.post('/digital-employees', {
+        name: 'Ava',
+        responder: 'webhook',
+        connector_id: connector.body.id,
+        greeting: 'Hi!',
+      });
       assert.equal(created.status, 201);
       assert.equal(created.body.is_default, false);
       assert.deepEqual(created.body.settings, { greeting: 'Hi!' });
 
-      const edited = await acme.request('PATCH', `/digital-employees/${created.body.id}`, { name: 'Ava 2', greeting: '' });
+      const edited = await acme.request('PATCH', `/digital-employees/${created.body.id}`, {
+        name: 'Ava 2',
+        greeting: '',
+      });
       assert.equal(edited.status, 200);
       assert.equal(edited.body.name, 'Ava 2');
       assert.deepEqual(edited.body.settings, {});
@@ -57,8 +74,16 @@ for (const database of TEST_DATABASES) {
       assert.equal(refused.body.code, 'default_digital_employee_required');
       assert.equal((await acme.del(`/digital-employees/${builtin.id}`)).status, 204);
       const events = await server.ctx.audit.list({ companyId: acmeId });
-      for (const type of ['digital_employee.created', 'digital_employee.updated', 'digital_employee.default_changed', 'digital_employee.deleted']) {
-        assert.ok(events.some((e) => e.type === type && e.actor?.startsWith('user:')), type);
+      for (const type of [
+        'digital_employee.created',
+        'digital_employee.updated',
+        'digital_employee.default_changed',
+        'digital_employee.deleted',
+      ]) {
+        assert.ok(
+          events.some((e) => e.type === type && e.actor?.startsWith('user:')),
+          type,
+        );
       }
     });
 
@@ -68,18 +93,39 @@ for (const database of TEST_DATABASES) {
       assert.equal(noConnector.body.errors[0].field, 'connector_id');
       const blank = await acme.post('/digital-employees', { name: ' ', responder: 'builtin' });
       assert.equal(blank.body.code, 'invalid_name');
-      const noModel = await acme.post('/digital-employees', { name: 'GPT', responder: 'openai', connector_id: null });
+      const noModel = await acme.post('/digital-employees', {
+        name: 'GPT',
+        responder: 'openai',
+        connector_id: null,
+      });
       assert.equal(noModel.status, 400);
     });
 
     it('keeps companies apart and refuses agents and forged requests', async () => {
       const acmeEmployee = (await acme.get('/digital-employees')).body.items[0].id;
-      assert.ok(!(await globex.get('/digital-employees')).body.items.some((e: { id: string }) => e.id === acmeEmployee));
-      assert.equal((await globex.request('PATCH', `/digital-employees/${acmeEmployee}`, { name: 'pwned' })).status, 404);
+      assert.ok(
+        !(await globex.get('/digital-employees')).body.items.some(
+          (e: { id: string }) => e.id === acmeEmployee,
+        ),
+      );
+      assert.equal(
+        (await globex.request('PATCH', `/digital-employees/${acmeEmployee}`, { name: 'pwned' })).status,
+        404,
+      );
       assert.equal((await globex.post(`/digital-employees/${acmeEmployee}/default`)).status, 404);
       assert.equal((await globex.del(`/digital-employees/${acmeEmployee}`)).status, 404);
       assert.equal((await agent.get('/digital-employees')).status, 403);
-      assert.equal((await acme.request('PATCH', `/digital-employees/${acmeEmployee}`, { name: 'forged' }, { csrf: null })).body.code, 'csrf_failed');
+      assert.equal(
+        (
+          await acme.request(
+            'PATCH',
+            `/digital-employees/${acmeEmployee}`,
+            { name: 'forged' },
+            { csrf: null },
+          )
+        ).body.code,
+        'csrf_failed',
+      );
       assert.notEqual((await server.ctx.digitalEmployees.get(acmeId, acmeEmployee)).name, 'forged');
     });
   });

@@ -4,11 +4,14 @@ import type { App } from '../http/types.ts';
 import { rateLimiterFor } from '../ratelimit/index.ts';
 import { SessionsService } from '../users/sessions.service.ts';
 import { UsersService } from '../users/users.service.ts';
+import type { Webchat } from '../webchat/webchat.ts';
 import { registerApiClientRoutes } from './api-clients.routes.ts';
+import { registerAuditRoutes } from './audit.routes.ts';
 import { registerChannelRoutes } from './channels.routes.ts';
-import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
 import { registerCompanyRoutes } from './company.routes.ts';
 import { registerConnectorRoutes } from './connectors.routes.ts';
+import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
+import { registerInboxRoutes } from './inbox.routes.ts';
 import { LoginThrottle } from './login-throttle.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
 import { registerSessionRoutes } from './session.routes.ts';
@@ -19,7 +22,7 @@ import { registerSpaRoutes } from './spa.routes.ts';
  * (separate from API-client bearer tokens). Every API route passes `portalGate` (session, role, CSRF). The pages'
  * routes call the owning capabilities' services; none of their logic lives here.
  */
-export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
+export async function registerPortal(app: App, ctx: AppContext, webchat: Webchat): Promise<void> {
   const users = new UsersService(ctx.store.db);
   const deps: PortalDeps = {
     ctx,
@@ -37,7 +40,11 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
   await app.register(
     async (portal) => {
       await portal.register(cookie);
-      registerSpaRoutes(portal as App);
+      // The portal's API is the SPA's private backend, not part of the public API reference at /docs.
+      portal.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
+      registerSpaRoutes(portal as App, () => ctx.config.publicUrl);
       await portal.register(
         async (api) => {
           api.addHook('onRequest', portalGate(deps));
@@ -50,6 +57,8 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerCompanyRoutes(api as App, deps);
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);
+          registerAuditRoutes(api as App, deps);
+          registerInboxRoutes(api as App, deps, webchat);
         },
         { prefix: '/api' },
       );

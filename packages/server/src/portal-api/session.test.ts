@@ -156,6 +156,31 @@ for (const database of TEST_DATABASES) {
       assert.equal(res.headers.get('set-cookie'), null);
     });
 
+    it('serves the SPA with a strict CSP, bundles its assets on first request, and keeps its API out of /docs', async () => {
+      const html = await fetch(`${server.baseUrl}/portal`);
+      assert.equal(html.status, 200);
+      assert.match(html.headers.get('content-type') ?? '', /text\/html/);
+      const csp = html.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /script-src 'self'/);
+      assert.match(csp, /frame-ancestors 'none'/);
+      assert.match(await html.text(), /<script src="\/portal\/assets\/app.js" defer><\/script>/);
+      assert.equal(
+        (await fetch(`${server.baseUrl}/portal/channels`)).status,
+        200,
+        'client-side routes load the SPA',
+      );
+      const js = await fetch(`${server.baseUrl}/portal/assets/app.js`);
+      assert.equal(js.status, 200);
+      assert.match(js.headers.get('content-type') ?? '', /javascript/);
+      assert.ok((await js.text()).length > 1000);
+      const css = await fetch(`${server.baseUrl}/portal/assets/app.css`);
+      assert.match(await css.text(), /\.sign-in/);
+      const docs = await (await fetch(`${server.baseUrl}/docs/json`)).json();
+      assert.ok(!Object.keys(docs.paths).some((p) => p.startsWith('/portal')));
+      const unknown = await fetch(`${server.baseUrl}/portal/api/nope`);
+      assert.equal(unknown.status, 404);
+    });
+
     it('never writes the password or the session id to the log', async () => {
       const portal = new PortalTestClient(server.baseUrl);
       await portal.signIn('admin@acme.test', PASSWORD);

@@ -58,18 +58,21 @@ const INDEX_HTML = `<!doctype html>
  * Strict CSP: only our own script and style, no inline code, no framing (clickjacking), no form posts elsewhere.
  * `connect-src 'self'` limits the SPA's fetches to this origin.
  */
-const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'x-frame-options': 'DENY',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
-
-const withSecurity = (reply: FastifyReply) => reply.headers(SECURITY_HEADERS);
+function securityHeaders(publicUrl: string): Record<string, string> {
+  // The inbox's WebSocket goes to the public URL with a ws(s) scheme (named explicitly: not every browser counts
+  // ws: as 'self').
+  const websocket = new URL(publicUrl).origin.replace(/^http/, 'ws');
+  return {
+    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${websocket}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  };
+}
 
 /** `/portal`, its client-side routes (`/portal/…` → index.html) and the two bundled assets. */
-export function registerSpaRoutes(app: App): void {
+export function registerSpaRoutes(app: App, publicUrl: () => string): void {
+  const withSecurity = (reply: FastifyReply) => reply.headers(securityHeaders(publicUrl()));
   const index = async (_request: unknown, reply: FastifyReply) =>
     withSecurity(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(INDEX_HTML);
   app.get('/', index);

@@ -56,6 +56,32 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     }
   });
 
+  it('coalesces partial updates: at most one partial per flush interval, however fast the deltas come', async () => {
+    const company = await server.ctx.companies.create('Fast Co');
+    const fast = await slowEmployee(server, company.id, { words: 120, delayMs: 2 });
+    await server.ctx.digitalEmployees.setDefault(company.id, fast.id);
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      await sendMessage(c.sub, 'go');
+      await c.log.until((e) => deComplete(e).length === 1);
+      const reply = c.log.of(deComplete(c.log.envelopes)[0]!.message_snapshot.id);
+      const partials = reply.filter((e) => e.operation === 'replace' && e.sequence > 1);
+      const spanMs = Date.parse(reply.at(-1)!.message_snapshot.updated_at) - Date.parse(reply[0]!.message_snapshot.created_at);
+      // 120 deltas, but no more partials than 40 ms windows in the reply's lifetime (+1 for the edges).
+      assert.ok(partials.length < 120, `${partials.length} partials for 120 deltas`);
+      assert.ok(partials.length <= Math.ceil(spanMs / 40) + 1, `${partials.length} partials in ${spanMs} ms`);
+      for (let i = 1; i < partials.length; i++) {
+        const gap = Date.parse(partials[i]!.message_snapshot.updated_at) - Date.parse(partials[i - 1]!.message_snapshot.updated_at);
+        assert.ok(gap >= 39, `partials ${gap} ms apart`);
+      }
+      assert.equal(markdownOf(reply.at(-1)!), Array.from({ length: 120 }, (_, i) => `word${i + 1}`).join(' '));
+    } finally {
+      c.close();
+    }
+  });
+
   it('shows a user message to a second tab of the same session', async () => {
     const company = await server.ctx.companies.create('Tabs Co');
     const v = visitor(company.id);

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { companyWithConnector, rotateThroughApi } from '../digital-employees/responders/test-setup.ts';
 import { TestBot } from '../digital-employees/responders/test-bots.ts';
+import { companyWithConnector, rotateThroughApi } from '../digital-employees/responders/test-setup.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
 import { connectVisitor, createConversation, sendMessage, visitor } from './testing/webchat-fixtures.ts';
 
-const replies = (e: MessageEnvelope[]) => e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
+const replies = (e: MessageEnvelope[]) =>
+  e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
 
 // A webhook digital employee through the whole webchat: SendMessage → webhook bot (local HTTP server) → envelopes.
 describe('webchat with a webhook digital employee', () => {
@@ -25,7 +26,12 @@ describe('webchat with a webhook digital employee', () => {
 
   it('streams the bot’s NDJSON deltas, and a rotated connector key takes effect on the next message', async () => {
     const oldKey = `whk_${randomUUID()}`;
-    const { companyId, connectorId, employee } = await companyWithConnector(server, 'webhook', bot.url, oldKey);
+    const { companyId, connectorId, employee } = await companyWithConnector(
+      server,
+      'webhook',
+      bot.url,
+      oldKey,
+    );
     await server.ctx.digitalEmployees.setDefault(companyId, employee.id);
     bot.handler = async (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });
@@ -66,7 +72,12 @@ describe('webchat with a webhook digital employee', () => {
   });
 
   it('turns a failing bot into an error block and a system message', async () => {
-    const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, `whk_${randomUUID()}`);
+    const { companyId, employee } = await companyWithConnector(
+      server,
+      'webhook',
+      bot.url,
+      `whk_${randomUUID()}`,
+    );
     await server.ctx.digitalEmployees.setDefault(companyId, employee.id);
     bot.handler = (_req, res) => res.writeHead(502).end();
     const v = visitor(companyId);
@@ -78,7 +89,12 @@ describe('webchat with a webhook digital employee', () => {
       const reply = replies(c.log.envelopes)[0]!;
       const error = reply.message_snapshot.blocks.find((b) => b.type === 'error') as { code: string };
       assert.equal(error.code, 'responder_http_error');
-      assert.equal(c.log.envelopes.filter((x) => x.message_snapshot.id === reply.message_snapshot.id && x.operation === 'complete').length, 1);
+      assert.equal(
+        c.log.envelopes.filter(
+          (x) => x.message_snapshot.id === reply.message_snapshot.id && x.operation === 'complete',
+        ).length,
+        1,
+      );
     } finally {
       c.close();
     }

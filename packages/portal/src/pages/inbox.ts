@@ -1,0 +1,326 @@
+import { Centrifuge, type Subscription } from 'centrifuge';
+import { ApiError, api } from '../api.ts';
+import { createForm } from '../components/form.ts';
+import { notice } from '../components/widgets.ts';
+import { formatTime, h, replaceChildren } from '../dom.ts';
+
+interface ConversationView {
+  id: string;
+  channel: string;
+  channel_id: string | null;
+  status: 'open' | 'closed';
+  handled_by: 'digital_employee' | 'agent';
+  agent_name: string | null;
+  session_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+interface Block {
+  id: string;
+  type: string;
+  content?: string;
+  typing?: boolean;
+}
+
+interface MessageSnapshot {
+  id: string;
+  role: 'user' | 'digital_employee' | 'agent' | 'system';
+  author: { id: string; name: string } | null;
+  status: 'partial' | 'complete';
+  blocks: Block[];
+  created_at: string;
+}
+
+interface Envelope {
+  version: number;
+  operation: 'replace' | 'complete';
+  sequence: number;
+  message_snapshot: MessageSnapshot;
+}
+
+interface RealtimeGrant {
+  websocket_url: string;
+  connection_token: string;
+  subscription_token: string;
+  channel: string;
+}
+
+const ROLE_LABEL: Record<MessageSnapshot['role'], string> = {
+  user: 'Visitor',
+  digital_employee: 'Digital employee',
+  agent: 'Agent',
+  system: 'System',
+};
+
+const LIST_REFRESH_MS = 5000;
+
+/**
+ * The agent inbox: a live list of conversations (refreshed every few seconds), the selected transcript kept live
+ * over the realtime engine (replace → complete envelopes, older sequences dropped as the protocol says), and the
+ * agent actions: take over, reply, hand back.
+ */
+export async function renderInbox(main: HTMLElement): Promise<void> {
+  const statusFilter = h(
+    'select',
+    { id: 'inbox-status' },
+    h('option', { value: 'open' }, 'Open'),
+    h('option', { value: 'closed' }, 'Closed'),
+    h('option', { value: '' }, 'All'),
+  );
+  const list = h('ul', { class: 'conversation-list', 'aria-label': 'Conversations' });
+  const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
+  const pane = h(
+    'section',
+    { class: 'transcript-pane', 'aria-label': 'Conversation' },
+    h('p', { class: 'muted' }, 'Choose a conversation.'),
+  );
+  let selected: string | undefined;
+  let cursor: string | null = null;
+  let live: { client: Centrifuge; sub: Subscription } | undefined;
+
+  const stopLive = () => {
+    live?.client.disconnect();
+    live = undefined;
+  };
+
+  const loadList = async (append = false) => {
+    const params = new URLSearchParams({ limit: '20' });
+    if (statusFilter.value) params.set('status', statusFilter.value);
+    if (append && cursor) params.set('cursor', cursor);
+    try {
+      const page = await api<{ items: ConversationView[]; next_cursor: string | null }>(
+        'GET',
+        `/inbox/conversations?${params}`,
+      );
+      cursor = page.next_cursor;
+      more.hidden = !cursor;
+      const items = page.items.map((c) =>
+        h(
+          'li',
+          {},
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'conversation',
+              'aria-current': c.id === selected ? 'true' : null,
+              'data-id': c.id,
+              onclick: () => void open(c.id),
+            },
+            h('span', { class: 'conv-id' }, `#${c.id.slice(0, 8)}`),
+            h(
+              'span',
+              { class: `badge ${c.handled_by}` },
+              c.status === 'closed'
+                ? 'closed'
+                : c.handled_by === 'agent'
+                  ? `agent${c.agent_name ? `: ${c.agent_name}` : ''}`
+                  : 'digital employee',
+            ),
+            h('span', { class: 'muted' }, formatTime(c.updated_at)),
+          ),
+        ),
+      );
+      if (append) list.append(...items);
+      else
+        replaceChildren(list, ...(items.length ? items : [h('li', { class: 'muted' }, 'No conversations.')]));
+    } catch (err) {
+      replaceChildren(
+        list,
+        h(
+          'li',
+          { class: 'form-error', role: 'alert' },
+          err instanceof ApiError ? err.detail : 'Could not load conversations.',
+        ),
+      );
+    }
+  };
+
+  const open = async (id: string) => {
+    selected = id;
+    stopLive();
+    for (const b of list.querySelectorAll('button.conversation')) {
+      if ((b as HTMLElement).dataset.id === id) b.setAttribute('aria-current', 'true');
+      else b.removeAttribute('aria-current');
+    }
+    const detail = await api<{ conversation: ConversationView; messages: MessageSnapshot[] }>(
+      'GET',
+      `/inbox/conversations/${id}`,
+    );
+    renderConversation(detail.conversation, detail.messages);
+  };
+
+  const renderConversation = (conversation: ConversationView, messages: MessageSnapshot[]) => {
+    const transcript = h('ol', { class: 'transcript', 'aria-live': 'polite', 'aria-label': 'Transcript' });
+    const elements = new Map<string, HTMLElement>();
+    const sequences = new Map<string, number>();
+    const showMessage = (m: MessageSnapshot) => {
+      const el = messageElement(m);
+      const old = elements.get(m.id);
+      if (old) old.replaceWith(el);
+      else transcript.append(el);
+      elements.set(m.id, el);
+      el.scrollIntoView({ block: 'nearest' });
+    };
+    for (const m of messages) showMessage(m);
+
+    const state = h('p', { class: 'conv-state' });
+    const actions = h('div', { class: 'actions' });
+    const feedback = h('div', { 'aria-live': 'polite' });
+    const setState = (c: ConversationView) => {
+      conversation = c;
+      state.textContent =
+        c.status === 'closed'
+          ? 'Closed.'
+          : c.handled_by === 'agent'
+            ? `Handled by an agent${c.agent_name ? ` (${c.agent_name})` : ''}.`
+            : 'Handled by the digital employee.';
+      const act = (label: string, path: string) =>
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            onclick: async () => {
+              try {
+                setState(await api<ConversationView>('POST', `/inbox/conversations/${c.id}/${path}`));
+                void loadList();
+              } catch (err) {
+                replaceChildren(feedback, notice('error', err instanceof Error ? err.message : 'Failed.'));
+              }
+            },
+          },
+          label,
+        );
+      replaceChildren(
+        actions,
+        c.status === 'closed'
+          ? null
+          : c.handled_by === 'agent'
+            ? act('Hand back', 'handback')
+            : act('Take over', 'handover'),
+      );
+    };
+    setState(conversation);
+
+    const reply = createForm({
+      submitLabel: 'Send reply',
+      resetOnSuccess: true,
+      fields: [
+        {
+          name: 'content',
+          label: 'Reply as agent',
+          type: 'textarea',
+          required: true,
+          maxLength: 16384,
+          hint: 'Sending takes the conversation over from the digital employee.',
+        },
+      ],
+      onSubmit: async (values) => {
+        const sent = await api<MessageSnapshot>('POST', `/inbox/conversations/${conversation.id}/messages`, {
+          content: values.content,
+        });
+        showMessage(sent);
+        setState(
+          (await api<{ conversation: ConversationView }>('GET', `/inbox/conversations/${conversation.id}`))
+            .conversation,
+        );
+        void loadList();
+      },
+    });
+
+    replaceChildren(
+      pane,
+      h('h2', {}, `Conversation #${conversation.id.slice(0, 8)}`),
+      h(
+        'p',
+        { class: 'muted' },
+        `Started ${formatTime(conversation.created_at)} · visitor session ${conversation.session_id.slice(0, 8)}`,
+      ),
+      state,
+      actions,
+      feedback,
+      transcript,
+      conversation.status === 'closed' ? null : reply.el,
+    );
+
+    // Live: the realtime engine pushes every envelope of this conversation; stale sequences are dropped.
+    const grant = () => api<RealtimeGrant>('POST', `/inbox/conversations/${conversation.id}/realtime`);
+    void grant().then((g) => {
+      if (selected !== conversation.id) return;
+      const client = new Centrifuge(g.websocket_url, {
+        token: g.connection_token,
+        getToken: async () => (await grant()).connection_token,
+      });
+      const sub = client.newSubscription(g.channel, {
+        token: g.subscription_token,
+        getToken: async () => (await grant()).subscription_token,
+      });
+      sub.on('publication', (ctx) => {
+        const envelope = ctx.data as Envelope;
+        if (envelope?.version !== 1) return;
+        const id = envelope.message_snapshot.id;
+        if ((sequences.get(id) ?? 0) >= envelope.sequence) return;
+        sequences.set(id, envelope.sequence);
+        showMessage(envelope.message_snapshot);
+        if (envelope.message_snapshot.role === 'system' && envelope.operation === 'complete') {
+          void api<{ conversation: ConversationView }>('GET', `/inbox/conversations/${conversation.id}`).then(
+            (d) => setState(d.conversation),
+          );
+        }
+      });
+      sub.on('subscribed', () => pane.setAttribute('data-live', 'true'));
+      client.connect();
+      sub.subscribe();
+      live = { client, sub };
+    });
+  };
+
+  statusFilter.addEventListener('change', () => void loadList());
+  more.addEventListener('click', () => void loadList(true));
+  const timer = setInterval(() => {
+    if (!main.isConnected) {
+      clearInterval(timer);
+      stopLive();
+      return;
+    }
+    void loadList();
+  }, LIST_REFRESH_MS);
+
+  main.append(
+    h('h1', {}, 'Inbox'),
+    h(
+      'div',
+      { class: 'inbox' },
+      h(
+        'section',
+        { class: 'inbox-list', 'aria-label': 'Conversation list' },
+        h('div', { class: 'field' }, h('label', { for: 'inbox-status' }, 'Show'), statusFilter),
+        list,
+        more,
+      ),
+      pane,
+    ),
+  );
+  await loadList();
+}
+
+function messageElement(m: MessageSnapshot): HTMLElement {
+  const text = m.blocks
+    .filter((b) => b.type === 'markdown' || b.type === 'error')
+    .map((b) => b.content ?? '')
+    .join('\n');
+  const typing = m.blocks.some((b) => b.type === 'typing' && b.typing);
+  return h(
+    'li',
+    { class: `message ${m.role}`, 'data-status': m.status, 'data-id': m.id },
+    h(
+      'span',
+      { class: 'who' },
+      m.author?.name ? `${m.author.name} (${ROLE_LABEL[m.role]})` : ROLE_LABEL[m.role],
+    ),
+    h('span', { class: 'text' }, text || (typing ? 'typing…' : '')),
+    m.status === 'partial' ? h('span', { class: 'muted streaming' }, ' (streaming)') : null,
+  );
+}

@@ -1,0 +1,53 @@
+import { Type } from '@sinclair/typebox';
+import type { App } from '../http/types.ts';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './pagination.ts';
+import { type PortalDeps, sessionOf } from './portal-auth.ts';
+
+const AuditQuery = Type.Object(
+  {
+    type: Type.Optional(Type.String({ maxLength: 100 })),
+    subject: Type.Optional(Type.String({ maxLength: 300 })),
+    /** Cursor: the `created_at` of the oldest event already shown; the page holds strictly older events. */
+    before: Type.Optional(Type.String({ maxLength: 40, pattern: '^\\d{4}-\\d{2}-\\d{2}T[0-9:.]+Z$' })),
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Settings → Audit log: the company's events, newest first, filtered by type and subject, paged by a time cursor.
+ * Events hold identifiers and versions only (AuditLog's contract with every capability), so nothing secret is
+ * shown; user actors are resolved to their email for reading.
+ */
+export function registerAuditRoutes(app: App, { ctx, users }: PortalDeps): void {
+  app.get('/audit', { schema: { querystring: AuditQuery } }, async (request) => {
+    const companyId = sessionOf(request).user.companyId;
+    const limit = Math.min(
+      Math.max(Number(request.query.limit ?? PAGE_SIZE_DEFAULT) || PAGE_SIZE_DEFAULT, 1),
+      PAGE_SIZE_MAX,
+    );
+    const events = await ctx.audit.list({
+      companyId,
+      type: request.query.type?.trim() || undefined,
+      subject: request.query.subject?.trim() || undefined,
+      before: request.query.before,
+      limit: limit + 1,
+    });
+    const page = events.slice(0, limit);
+    const emails = new Map((await users.list(companyId)).map((u) => [`user:${u.id}`, u.email]));
+    return {
+      items: page.map((e) => ({
+        id: e.id,
+        type: e.type,
+        actor: e.actor,
+        actor_label: (e.actor && emails.get(e.actor)) ?? e.actor,
+        subject: e.subject,
+        ip: e.ip,
+        details: e.details,
+        created_at: e.createdAt,
+      })),
+      next_before: events.length > limit ? page.at(-1)!.createdAt : null,
+      limit,
+    };
+  });
+}

@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
+import { TEST_DATABASES } from '../testing/databases.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { UsersService } from '../users/users.service.ts';
+import type { MessageEnvelope } from '../webchat/messages/message.ts';
+import {
+  type ConnectedVisitor,
+  connectVisitor,
+  createConversation,
+  EnvelopeLog,
+  sendMessage,
+  visitor,
+  withTimeout,
+} from '../webchat/testing/webchat-fixtures.ts';
+import { PortalTestClient } from './portal-test-client.ts';
+
+const PASSWORD = 'correct horse battery';
+const markdown = (e: MessageEnvelope) =>
+  e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');
+
+for (const database of TEST_DATABASES) {
+  describe(`portal agent inbox (${database})`, () => {
+    let server: TestServer;
+    let acmeId: string;
+    let agent: PortalTestClient;
+    let globex: PortalTestClient;
+    let conversation: { id: string; channel: string };
+    let guest: ConnectedVisitor;
+    before(async () => {
+      server = await startTestServer({ database, config: { webchat: { streamFlushIntervalMs: 0 } } });
+      const users = new UsersService(server.ctx.store.db);
+      acmeId = (await server.ctx.companies.create('Acme')).id;
+      const globexId = (await server.ctx.companies.create('Globex')).id;
+      await users.create({ companyId: acmeId, email: 'kim@acme.test', password: PASSWORD, role: 'agent' });
+      await users.create({
+        companyId: globexId,
+        email: 'admin@globex.test',
+        password: PASSWORD,
+        role: 'admin',
+      });
+      agent = new PortalTestClient(server.baseUrl);
+      globex = new PortalTestClient(server.baseUrl);
+      await agent.signIn('kim@acme.test', PASSWORD);
+      await globex.signIn('admin@globex.test', PASSWORD);
+      const v = visitor(acmeId);
+      conversation = await createConversation(server, v);
+      guest = await connectVisitor(server, v, conversation);
+      await sendMessage(guest.sub, 'hello there');
+      await guest.log.until(
+        (es) => es.some((e) => e.operation === 'complete' && e.message_snapshot.role === 'digital_employee'),
+        20_000,
+        'bot reply',
+      );
+    });
+    after(async () => {
+      guest?.close();
+      await server.close();
+    });
+
+    it('lists the company’s conversations and shows a transcript to an agent', async () => {
+      const list = await agent.get('/inbox/conversations?status=open');
+      assert.equal(list.status, 200);
+      assert.deepEqual(
+        list.body.items.map((c: { id: string }) => c.id),
+        [conversation.id],
+      );
+      assert.equal(list.body.items[0].handled_by, 'digital_employee');
+      const detail = await agent.get(`/inbox/conversations/${conversation.id}`);
+      const roles = detail.body.messages.map((m: { role: string }) => m.role);
+      assert.ok(roles.includes('user') && roles.includes('digital_employee'), roles.join());
+    });
+
+    it('takes over, replies live to the visitor, and hands back to the digital employee', async () => {
+      // The agent watches the conversation over the realtime engine with tokens from the portal.
+      const tokens = await agent.post(`/inbox/conversations/${conversation.id}/realtime`);
+      assert.equal(tokens.status, 200);
+      const watcher = new Centrifuge(tokens.body.websocket_url, {
+        websocket: WebSocket,
+        token: tokens.body.connection_token,
+        timeout: 10_000,
+      });
+      const watched = new EnvelopeLog();
+      const sub = watcher.newSubscription(tokens.body.channel, { token: tokens.body.subscription_token });
+      sub.on('publication', (ctx) => watched.push(ctx.data as MessageEnvelope));
+      watcher.connect();
+      sub.subscribe();
+      try {
+        await withTimeout(sub.ready(), 15_000, 'agent subscribe');
+        // The agent's browser cannot speak as the visitor.
+        await assert.rejects(sendMessage(sub, 'spoofed'));
+
+        const taken = await agent.post(`/inbox/conversations/${conversation.id}/handover`);
+        assert.equal(taken.body.handled_by, 'agent');
+        assert.equal(taken.body.agent_name, 'kim');
+        const sent = await agent.post(`/inbox/conversations/${conversation.id}/messages`, {
+          content: 'Hi, Kim here.',
+        });
+        assert.equal(sent.status, 201);
+        assert.equal(sent.body.role, 'agent');
+        assert.equal(sent.body.author.name, 'kim');
+        for (const log of [guest.log, watched]) {
+          await log.until(
+            (es) => es.some((e) => e.message_snapshot.role === 'agent' && markdown(e) === 'Hi, Kim here.'),
+            15_000,
+            'agent message',
+          );
+        }
+        // While the agent handles it, the digital employee stays silent.
+        const botRepliesBefore = guest.log.completed('digital_employee').length;
+        await sendMessage(guest.sub, 'are you human?');
+        await watched.until(
+          (es) => es.some((e) => e.message_snapshot.role === 'user' && markdown(e) === 'are you human?'),
+          15_000,
+          'user message seen by agent',
+        );
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(guest.log.completed('digital_employee').length, botRepliesBefore);
+
+        const back = await agent.post(`/inbox/conversations/${conversation.id}/handback`);
+        assert.equal(back.body.handled_by, 'digital_employee');
+        await sendMessage(guest.sub, 'thanks');
+        await guest.log.until(
+          (es) =>
+            es.filter((e) => e.operation === 'complete' && e.message_snapshot.role === 'digital_employee')
+              .length > botRepliesBefore,
+          20_000,
+          'bot answers again',
+        );
+        const types = (await server.ctx.audit.list({ subject: conversation.id })).map((e) => e.type);
+        for (const t of [
+          'conversation.handed_over',
+          'conversation.agent_message_posted',
+          'conversation.handed_back',
+        ])
+          assert.ok(types.includes(t), t);
+      } finally {
+        watcher.disconnect();
+      }
+    });
+
+    it('validates replies and refuses forged ones', async () => {
+      const empty = await agent.post(`/inbox/conversations/${conversation.id}/messages`, { content: '   ' });
+      assert.equal(empty.status, 400);
+      assert.equal(empty.body.errors[0].field, 'content');
+      const forged = await agent.post(
+        `/inbox/conversations/${conversation.id}/messages`,
+        { content: 'forged' },
+        { csrf: null },
+      );
+      assert.equal(forged.body.code, 'csrf_failed');
+    });
+
+    it('keeps other companies out', async () => {
+      assert.equal((await globex.get('/inbox/conversations')).body.items.length, 0);
+      for (const res of [
+        await globex.get(`/inbox/conversations/${conversation.id}`),
+        await globex.post(`/inbox/conversations/${conversation.id}/handover`),
+        await globex.post(`/inbox/conversations/${conversation.id}/messages`, { content: 'intruder' }),
+        await globex.post(`/inbox/conversations/${conversation.id}/realtime`),
+      ]) {
+        assert.equal(res.status, 404);
+        assert.equal(res.body.code, 'conversation_not_found');
+      }
+      assert.equal(
+        (
+          await server.ctx.store.db
+            .selectFrom('conversations')
+            .select('handled_by')
+            .where('id', '=', conversation.id)
+            .executeTakeFirstOrThrow()
+        ).handled_by,
+        'digital_employee',
+      );
+    });
+  });
+}
