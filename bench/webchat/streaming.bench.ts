@@ -10,6 +10,8 @@
  * are a lower bound for a dedicated node.
  */
 import { randomUUID } from 'node:crypto';
+import { availableParallelism, loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../../packages/server/src/testing/test-server.ts';
 
@@ -75,6 +77,9 @@ async function main(): Promise<void> {
     const setupMs = Date.now() - t0;
     console.log(`set up ${probes.length} conversations with subscribed clients in ${setupMs} ms`);
 
+    // Event-loop delay during the streaming phase: high values mean the node (or this machine) is CPU-bound.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     // Everyone sends at once; each reply streams to its subscriber.
     const finished = Promise.all(probes.map((p) => new Promise<void>((resolve) => (p.done = resolve))));
     const start = Date.now();
@@ -129,6 +134,9 @@ async function main(): Promise<void> {
             max: Math.max(...firsts),
           },
           inter_envelope_gap_ms: { p50: percentile(gaps, 50), p99: p99Gap, max: Math.max(...gaps) },
+          event_loop_delay_ms: { p50: round(loopDelay.percentile(50) / 1e6), p99: round(loopDelay.percentile(99) / 1e6) },
+          cpu_cores: availableParallelism(),
+          load_average_1m: round(loadavg()[0]!),
         },
         null,
         2,

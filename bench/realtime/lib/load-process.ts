@@ -18,19 +18,23 @@ function onTimestamp(ts: number): void {
   histogram.recordMicros((preciseNowMs() - ts) * 1000);
 }
 
-/** Opens `channels.length` connections, at most `concurrency` handshakes at a time (the listen backlog). */
+/**
+ * Opens `channels.length` connections, at most `concurrency` handshakes at a time (under the listen backlog);
+ * stops starting new ones at `deadline` (ms since the epoch) so a starved machine yields partial figures.
+ */
 async function openAll(
   kind: ServerKind,
   port: number,
   channels: string[],
   userPrefix: string,
   concurrency: number,
+  deadline: number,
 ) {
   let next = 0;
   let failed = 0;
   let firstError = '';
   async function worker(): Promise<void> {
-    while (next < channels.length) {
+    while (next < channels.length && Date.now() < deadline) {
       const index = next++;
       try {
         clients.push(await openClient(kind, port, channels[index]!, `${userPrefix}${index}`, onTimestamp));
@@ -41,20 +45,21 @@ async function openAll(
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, channels.length) }, worker));
-  return { opened: channels.length - failed, failed, firstError };
+  return { opened: next - failed, failed, firstError, skipped: channels.length - next };
 }
 
 serveRequests(
   {
     open(message) {
-      const { kind, port, channels, userPrefix, concurrency } = message as unknown as {
+      const { kind, port, channels, userPrefix, concurrency, deadline } = message as unknown as {
         kind: ServerKind;
         port: number;
         channels: string[];
         userPrefix: string;
         concurrency: number;
+        deadline: number;
       };
-      return openAll(kind, port, channels, userPrefix, concurrency);
+      return openAll(kind, port, channels, userPrefix, concurrency, deadline);
     },
     'count-start'() {
       deliveries = 0;

@@ -9,7 +9,10 @@ const unreachable = 'http://127.0.0.1:9';
 const companyId = '22222222-2222-4222-8222-222222222222';
 
 test('options are checked and methods that need a conversation refuse before start()', async () => {
-  assert.throws(() => new Webchat({ baseUrl: '', companyId }), (err: WebchatError) => err.code === 'invalid_options');
+  assert.throws(
+    () => new Webchat({ baseUrl: '', companyId }),
+    (err: WebchatError) => err.code === 'invalid_options',
+  );
   const chat = new Webchat({ baseUrl: unreachable, companyId, storage: memoryStorage() });
   await assert.rejects(chat.send('hello'), (err: WebchatError) => err.code === 'not_started');
   await assert.rejects(chat.retry('nothing'), (err: WebchatError) => err.code === 'not_started');
@@ -22,7 +25,10 @@ test('options are checked and methods that need a conversation refuse before sta
 test('an unreachable server makes createWebchat reject with a typed network error', async () => {
   await assert.rejects(
     createWebchat({ baseUrl: unreachable, companyId, storage: memoryStorage() }),
-    (err: unknown) => err instanceof WebchatError && err.code === 'network_error' && err.message.includes('/sdk/v1/conversations'),
+    (err: unknown) =>
+      err instanceof WebchatError &&
+      err.code === 'network_error' &&
+      err.message.includes('/sdk/v1/conversations'),
   );
 });
 

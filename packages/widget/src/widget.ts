@@ -430,6 +430,7 @@ class ChatWidget implements WidgetHandle {
       children.push(this.text('span', this.strings.sending, 'meta'));
     if (message.status === 'failed') {
       const meta = this.text('span', `${this.strings.notSent} `, 'meta');
+      if (message.sendError) meta.title = message.sendError.message;
       const retry = this.doc.createElement('button');
       retry.type = 'button';
       retry.textContent = this.strings.retry;

@@ -41,7 +41,10 @@ export interface HistoryRetention {
   size: number;
   /** The whole stream expires after `ttlMs` without any publish (Centrifugo semantics, not a per-item age). */
   ttlMs: number;
-  /** How long the epoch and top offset outlive the stream; after that a new epoch starts. */
+  /**
+   * How long the epoch and top offset outlive the last publish or history read; after that a new epoch starts
+   * at offset 0. 0 = never expire.
+   */
   metaTtlMs: number;
 }
 
@@ -62,7 +65,11 @@ export interface PublishRequest {
 
 export interface HistoryRequest {
   channel: string;
-  /** Exclusive lower bound. With `reverse`, publications before `since.offset` newest first. */
+  /**
+   * Exclusive lower bound. With `reverse`, publications before `since.offset` newest first. Only the offset is
+   * used: the broker does not compare `since.epoch` (the caller checks it against `position.epoch`), and a
+   * `since` older than the window yields the oldest retained publications (the caller detects the gap).
+   */
   since?: StreamPosition;
   /** 0 → position only; -1 → everything retained. */
   limit: number;
@@ -79,7 +86,10 @@ export interface HistoryResult {
 
 /** Events a broker delivers to the engine of this node. */
 export interface BrokerEventHandler {
-  /** A publication for a channel this node subscribed to with `subscribe`. */
+  /**
+   * A publication for a channel this node subscribed to with `subscribe`. The object may be shared with other
+   * nodes of an in-process hub and with the memory history: treat it as read-only.
+   */
   onPublication(channel: string, publication: Publication, epoch: string | undefined): void;
   onJoin(channel: string, info: ClientInfo): void;
   onLeave(channel: string, info: ClientInfo): void;
@@ -100,7 +110,9 @@ export interface Broker {
   publishLeave(channel: string, info: ClientInfo): Promise<void>;
   publishControl(message: string): Promise<void>;
   history(request: HistoryRequest): Promise<HistoryResult>;
+  /** Drops the retained publications; the epoch and top offset stay, so offsets keep counting. */
   removeHistory(channel: string): Promise<void>;
+  /** Idempotent; afterwards every method rejects with `BrokerError` code `broker_closed`. */
   close(): Promise<void>;
 }
 

@@ -179,6 +179,7 @@ export async function handleConnect(
       subResults.push(`${JSON.stringify(sub.channel)}:${json}`);
     }
   } catch (error) {
+    if (session.closed) return;
     // The connection cannot be set up half-way: drop it with a reconnect code.
     engine.logger.error({ client: session.id, error: String(error) }, 'server-side subscription failed');
     session.disconnect(DisconnectCode.serverError);

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
-import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { MemoryBroker, MemoryPresenceManager } from '../broker/memory.ts';
 import type {
   Broker,
@@ -34,24 +33,17 @@ import {
 } from '../protocol/codes.ts';
 import { ClientError } from '../protocol/errors.ts';
 import { TokenVerifier } from '../tokens/verifier.ts';
-import {
-  type ControlMessage,
-  compileChannelPattern,
-  decodeControl,
-  encodeControl,
-  type NodeInfo,
-} from './control.ts';
+import { Cluster } from './cluster.ts';
+import type { NodeInfo } from './control.ts';
 import type { DisconnectInfo, RealtimeHooks } from './hooks.ts';
 import { Hub } from './hub.ts';
 import type { Logger } from './logger.ts';
-import { compileOriginPatterns, isOriginAllowed } from './origin.ts';
 import { OutputScheduler } from './output.ts';
-import { ClientSession, SessionState } from './session.ts';
+import { PositionChecker } from './position-check.ts';
+import type { ClientSession } from './session.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 import { TimerWheel } from './timer-wheel.ts';
-
-const SESSION = Symbol('realtime.session');
-type SocketWithSession = WebSocket & { [SESSION]?: ClientSession };
+import { WebSocketAcceptor } from './websocket.ts';
 
 /** A publication as the engine API returns it: `data` parsed, ClientInfo with parsed infos. */
 export interface HistoryPublication {
@@ -117,14 +109,6 @@ interface InternalPublish {
   idempotencyKey?: string;
 }
 
-interface PendingSurvey {
-  expected: Set<string>;
-  results: unknown[];
-  done: () => void;
-}
-
-function ignoreSocketError(): void {}
-
 function parseRaw(raw: string | undefined): unknown {
   if (raw === undefined || raw === '') return undefined;
   return JSON.parse(raw);
@@ -157,13 +141,10 @@ export class RealtimeEngine {
   readonly nodeName: string;
   private readonly ownsBroker: boolean;
   private readonly sessions = new Set<ClientSession>();
-  private readonly wss: WebSocketServer;
-  private readonly originPatterns: RegExp[];
-  private readonly startedAt = Date.now();
-  private readonly nodes = new Map<string, { info: NodeInfo; seenAt: number }>();
-  private readonly surveys = new Map<string, PendingSurvey>();
+  private readonly acceptor: WebSocketAcceptor;
+  private readonly cluster: Cluster;
+  private readonly positions: PositionChecker;
   private readonly intervals: NodeJS.Timeout[] = [];
-  private positionCheckRunning = false;
   private closing: Promise<void> | undefined;
   private running = false;
 
@@ -185,14 +166,10 @@ export class RealtimeEngine {
       this.logger.error({ channel, error: String(error) }, 'broker subscription failed'),
     );
     this.wheel = new TimerWheel(this.options.timerResolutionMs);
-    this.originPatterns = compileOriginPatterns(this.options.allowedOrigins);
     this.nodeName = this.options.nodeName ?? `${hostname()}_${process.pid}`;
-    this.wss = new WebSocketServer({
-      noServer: true,
-      perMessageDeflate: false,
-      maxPayload: this.options.maxFrameBytes,
-      clientTracking: false,
-    });
+    this.acceptor = new WebSocketAcceptor(this);
+    this.cluster = new Cluster(this);
+    this.positions = new PositionChecker(this);
   }
 
   /** Connects the broker and starts the timers; `createRealtimeEngine` calls it. */
@@ -209,7 +186,7 @@ export class RealtimeEngine {
         this.hub.broadcastPublication(channel, publication, epoch),
       onJoin: (channel, info) => this.hub.broadcastJoinLeave(channel, info, true),
       onLeave: (channel, info) => this.hub.broadcastJoinLeave(channel, info, false),
-      onControl: (message) => this.onControl(message),
+      onControl: (message) => this.cluster.onControl(message),
     };
     await this.broker.run(handler);
     this.running = true;
@@ -222,10 +199,10 @@ export class RealtimeEngine {
     const checkDelay = this.options.channelPositionCheckDelayMs;
     every(
       Math.max(this.options.timerResolutionMs, Math.min(checkDelay / 2, 5_000)),
-      () => void this.checkPositions(),
+      () => void this.positions.run(),
     );
-    every(this.options.nodeHeartbeatIntervalMs, () => void this.sendHeartbeat());
-    await this.sendHeartbeat();
+    every(this.options.nodeHeartbeatIntervalMs, () => void this.cluster.heartbeat());
+    await this.cluster.heartbeat();
   }
 
   // ---- WebSocket ---------------------------------------------------------------------------------------------
@@ -235,59 +212,22 @@ export class RealtimeEngine {
    * `/connection/websocket`; the Origin is checked first (403 when refused, 503 while shutting down).
    */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    socket.on('error', ignoreSocketError);
-    if (this.closing !== undefined || !this.running) {
-      rejectUpgrade(socket, 503, 'server is shutting down');
-      return;
-    }
-    const origin = typeof request.headers.origin === 'string' ? request.headers.origin : undefined;
-    const check = this.hooks.checkOrigin;
-    if (check === undefined) {
-      this.completeUpgrade(isOriginAllowed(origin, request, this.originPatterns), request, socket, head);
-      return;
-    }
-    Promise.resolve()
-      .then(() => check(origin, request))
-      .then(
-        (allowed) => this.completeUpgrade(allowed === true, request, socket, head),
-        (error: unknown) => {
-          this.logger.error({ error: String(error) }, 'checkOrigin failed');
-          this.completeUpgrade(false, request, socket, head);
-        },
-      );
+    this.acceptor.handleUpgrade(request, socket, head);
   }
 
   /** Serves `/connection/websocket` (or `path`) on an existing HTTP server; other upgrade paths get 404. */
   attach(server: Server, path: string = this.options.websocketPath): void {
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-      const pathname = (request.url ?? '/').split('?')[0];
-      if (pathname === path) this.handleUpgrade(request, socket, head);
-      else if (server.listenerCount('upgrade') === 1) rejectUpgrade(socket, 404, 'not found');
-    });
+    this.acceptor.attach(server, path);
   }
 
-  private completeUpgrade(allowed: boolean, request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (!allowed) {
-      this.logger.info({ origin: request.headers.origin }, 'websocket origin refused');
-      rejectUpgrade(socket, 403, 'request origin is not authorized');
-      return;
-    }
-    if (this.closing !== undefined) {
-      rejectUpgrade(socket, 503, 'server is shutting down');
-      return;
-    }
-    this.wss.handleUpgrade(request, socket, head, (ws) =>
-      this.onConnection(ws as SocketWithSession, request),
-    );
+  /** @internal Whether new connections are accepted (started and not shutting down). */
+  get acceptsConnections(): boolean {
+    return this.running && this.closing === undefined;
   }
 
-  private onConnection(ws: SocketWithSession, request: IncomingMessage): void {
-    const session = new ClientSession(this, ws, request);
-    ws[SESSION] = session;
+  /** @internal */
+  trackSession(session: ClientSession): void {
     this.sessions.add(session);
-    ws.on('message', onSocketMessage);
-    ws.on('close', onSocketClose);
-    ws.on('error', onSocketError);
   }
 
   /** @internal */
@@ -486,7 +426,7 @@ export class RealtimeEngine {
   /** Disconnects a user's connections on every node (default 3503, terminal). */
   async disconnectUser(user: string, options: DisconnectOptions = {}): Promise<void> {
     const code = options.code ?? DisconnectCode.forceNoReconnect;
-    const message: ControlMessage = {
+    await this.cluster.publish({
       t: 'disconnect',
       from: this.nodeId,
       user,
@@ -494,14 +434,13 @@ export class RealtimeEngine {
       reason: options.reason ?? DISCONNECT_REASONS[code] ?? 'disconnect',
       ...(options.clientId ? { client: options.clientId } : {}),
       ...(options.whitelist?.length ? { whitelist: options.whitelist } : {}),
-    };
-    await this.broker.publishControl(encodeControl(message));
+    });
   }
 
   /** Unsubscribes a user from a channel on every node (unsubscribe push 2000 by default). */
   async unsubscribe(user: string, channel: string, options: UnsubscribeOptions = {}): Promise<void> {
     const code = options.code ?? UnsubscribeCode.server;
-    const message: ControlMessage = {
+    await this.cluster.publish({
       t: 'unsubscribe',
       from: this.nodeId,
       user,
@@ -509,35 +448,17 @@ export class RealtimeEngine {
       code,
       reason: options.reason ?? UNSUBSCRIBE_REASONS[code] ?? 'server unsubscribe',
       ...(options.clientId ? { client: options.clientId } : {}),
-    };
-    await this.broker.publishControl(encodeControl(message));
+    });
   }
 
   /** Active channels across all nodes with their subscriber counts; `pattern` supports `*` and `?`. */
-  async channels(pattern?: string): Promise<Record<string, { num_clients: number }>> {
-    const replies = await this.survey({
-      t: 'survey',
-      from: this.nodeId,
-      id: randomUUID(),
-      op: 'channels',
-      ...(pattern ? { pattern } : {}),
-    });
-    const merged: Record<string, { num_clients: number }> = {};
-    for (const reply of replies) {
-      const counts = (reply as { channels?: Record<string, number> }).channels ?? {};
-      for (const [channel, count] of Object.entries(counts)) {
-        merged[channel] = { num_clients: (merged[channel]?.num_clients ?? 0) + count };
-      }
-    }
-    return merged;
+  channels(pattern?: string): Promise<Record<string, { num_clients: number }>> {
+    return this.cluster.channels(pattern);
   }
 
   /** Nodes of the cluster as last announced by their heartbeats (this node's figures are current). */
   info(): { nodes: NodeInfo[] } {
-    const now = Date.now();
-    this.nodes.set(this.nodeId, { info: this.localNodeInfo(now), seenAt: now });
-    this.pruneNodes(now);
-    return { nodes: [...this.nodes.values()].map((n) => n.info) };
+    return { nodes: this.cluster.info() };
   }
 
   /** Local figures of this node. */
@@ -573,12 +494,7 @@ export class RealtimeEngine {
     for (const timer of this.intervals) clearInterval(timer);
     this.intervals.length = 0;
     this.wheel.stop();
-    for (const survey of this.surveys.values()) survey.done();
-    if (this.running) {
-      await this.broker
-        .publishControl(encodeControl({ t: 'node_leave', from: this.nodeId }))
-        .catch(() => undefined);
-    }
+    if (this.running) await this.cluster.leave();
     this.running = false;
     if (this.ownsBroker) {
       await Promise.allSettled([this.broker.close(), this.presenceManager.close()]);
@@ -591,205 +507,4 @@ export class RealtimeEngine {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
-
-  // ---- cluster control ---------------------------------------------------------------------------------------
-
-  private onControl(text: string): void {
-    const message = decodeControl(text);
-    if (message === undefined) return;
-    switch (message.t) {
-      case 'node':
-        this.nodes.set(message.from, { info: message.node, seenAt: Date.now() });
-        return;
-      case 'node_leave':
-        this.nodes.delete(message.from);
-        return;
-      case 'disconnect':
-        this.applyDisconnect(message);
-        return;
-      case 'unsubscribe':
-        this.applyUnsubscribe(message);
-        return;
-      case 'survey':
-        void this.answerSurvey(message);
-        return;
-      case 'survey_reply': {
-        if (message.to !== this.nodeId) return;
-        const survey = this.surveys.get(message.id);
-        if (survey === undefined) return;
-        survey.results.push(message.result);
-        survey.expected.delete(message.from);
-        if (survey.expected.size === 0) survey.done();
-        return;
-      }
-    }
-  }
-
-  private applyDisconnect(message: Extract<ControlMessage, { t: 'disconnect' }>): void {
-    const sessions = this.hub.userSessions(message.user);
-    if (sessions === undefined) return;
-    for (const session of [...sessions]) {
-      if (message.client !== undefined && session.id !== message.client) continue;
-      if (message.whitelist?.includes(session.id)) continue;
-      session.disconnect(message.code, message.reason);
-    }
-  }
-
-  private applyUnsubscribe(message: Extract<ControlMessage, { t: 'unsubscribe' }>): void {
-    const sessions = this.hub.userSessions(message.user);
-    if (sessions === undefined) return;
-    for (const session of [...sessions]) {
-      if (message.client !== undefined && session.id !== message.client) continue;
-      const sub = session.subs.get(message.channel);
-      if (sub === undefined) continue;
-      if (sub.serverSide) session.disconnect(DisconnectCode.insufficientState);
-      else session.unsubscribe(message.channel, message.code, message.reason);
-    }
-  }
-
-  private async answerSurvey(message: Extract<ControlMessage, { t: 'survey' }>): Promise<void> {
-    const matches = compileChannelPattern(message.pattern);
-    const channels: Record<string, number> = {};
-    for (const [channel, count] of this.hub.channelCounts()) {
-      if (matches === undefined || matches(channel)) channels[channel] = count;
-    }
-    const reply: ControlMessage = {
-      t: 'survey_reply',
-      from: this.nodeId,
-      to: message.from,
-      id: message.id,
-      result: { channels },
-    };
-    await this.broker.publishControl(encodeControl(reply)).catch((error: unknown) => {
-      this.logger.warn({ error: String(error) }, 'survey reply failed');
-    });
-  }
-
-  /** Asks every known node and waits for all answers or `surveyTimeoutMs`, whichever comes first. */
-  private survey(message: Extract<ControlMessage, { t: 'survey' }>): Promise<unknown[]> {
-    const now = Date.now();
-    this.pruneNodes(now);
-    const expected = new Set(this.nodes.keys());
-    expected.add(this.nodeId);
-    return new Promise((resolve) => {
-      const results: unknown[] = [];
-      const timer = setTimeout(() => done(), this.options.surveyTimeoutMs);
-      const done = (): void => {
-        clearTimeout(timer);
-        this.surveys.delete(message.id);
-        resolve(results);
-      };
-      this.surveys.set(message.id, { expected, results, done });
-      this.broker.publishControl(encodeControl(message)).catch((error: unknown) => {
-        this.logger.warn({ error: String(error) }, 'survey publish failed');
-        done();
-      });
-    });
-  }
-
-  private localNodeInfo(now: number): NodeInfo {
-    return {
-      uid: this.nodeId,
-      name: this.nodeName,
-      version: this.options.serverVersion,
-      num_clients: this.hub.numClients,
-      num_users: this.hub.numUsers,
-      num_subs: this.hub.numSubscriptions,
-      num_channels: this.hub.numChannels,
-      uptime: Math.floor((now - this.startedAt) / 1000),
-    };
-  }
-
-  private async sendHeartbeat(): Promise<void> {
-    if (this.closing !== undefined) return;
-    const now = Date.now();
-    const message: ControlMessage = { t: 'node', from: this.nodeId, node: this.localNodeInfo(now) };
-    await this.broker.publishControl(encodeControl(message)).catch((error: unknown) => {
-      this.logger.warn({ error: String(error) }, 'node heartbeat failed');
-    });
-    this.pruneNodes(now);
-  }
-
-  /** Nodes silent for three heartbeats (plus a second) are considered gone. */
-  private pruneNodes(now: number): void {
-    const maxAge = this.options.nodeHeartbeatIntervalMs * 3 + 1_000;
-    for (const [uid, node] of this.nodes) {
-      if (uid !== this.nodeId && now - node.seenAt > maxAge) this.nodes.delete(uid);
-    }
-  }
-
-  // ---- positioning -------------------------------------------------------------------------------------------
-
-  /**
-   * Periodic position check (brief §5.6): for channels with positioned subscribers and no publication for
-   * `channelPositionCheckDelayMs`, compare each subscriber's position with the stream top, so a publication lost
-   * in the broker is noticed even when nothing else is published; mismatches resubscribe with recovery.
-   */
-  private async checkPositions(): Promise<void> {
-    if (this.positionCheckRunning || this.closing !== undefined) return;
-    this.positionCheckRunning = true;
-    try {
-      const delay = this.options.channelPositionCheckDelayMs;
-      for (const channel of this.hub.quietPositionedChannels(Date.now(), delay)) {
-        const subscribers = this.hub.subscribers(channel);
-        const first = subscribers?.values().next().value as Subscription | undefined;
-        const history = first?.options.history;
-        if (subscribers === undefined || history === undefined) continue;
-        const before = this.hub.lastPublicationAt(channel);
-        let top: StreamPosition;
-        try {
-          top = (await this.broker.history({ channel, limit: 0, history })).position;
-        } catch (error) {
-          this.logger.warn({ channel, error: String(error) }, 'position check failed');
-          continue;
-        }
-        // A publication that arrived during the read makes the comparison meaningless; check next round.
-        if (this.hub.lastPublicationAt(channel) !== before) continue;
-        this.hub.markChecked(channel, Date.now());
-        for (const sub of [...subscribers]) {
-          if (sub.state !== SubscriptionState.Subscribed || !sub.flags.positioned) continue;
-          if (sub.epoch !== top.epoch || sub.offset < top.offset) sub.session.onInsufficientState(sub);
-        }
-      }
-    } finally {
-      this.positionCheckRunning = false;
-    }
-  }
-}
-
-function sessionOf(ws: WebSocket): ClientSession | undefined {
-  return (ws as SocketWithSession)[SESSION];
-}
-
-// Shared listeners (`this` is the socket) instead of closures per connection: less memory per idle client.
-function onSocketMessage(this: WebSocket, data: RawData): void {
-  const session = sessionOf(this);
-  if (session === undefined) return;
-  const buffer = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-  session.onFrame(buffer);
-}
-
-function onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
-  const session = sessionOf(this);
-  if (session === undefined) return;
-  session.onSocketClose(code, reason.toString('utf8'));
-  session.engine.forgetSession(session);
-}
-
-function onSocketError(this: WebSocket, error: Error): void {
-  const session = sessionOf(this);
-  if (session !== undefined && session.state !== SessionState.Closed) {
-    session.engine.logger.debug({ client: session.id, error: error.message }, 'websocket error');
-  }
-}
-
-function rejectUpgrade(socket: Duplex, status: number, message: string): void {
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain\r\n` +
-      `Content-Length: ${Buffer.byteLength(message)}\r\n\r\n${message}`,
-  );
 }

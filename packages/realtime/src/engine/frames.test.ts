@@ -18,9 +18,9 @@ before(async () => {
   server = await startTestServer({
     namespaces: [{ name: 'chat', history_size: 10, history_ttl: '1h', force_recovery: true }],
     maxFrameBytes: 4096,
-    staleCloseDelayMs: 400,
+    staleCloseDelayMs: 1500,
     pingIntervalMs: 1000,
-    pongTimeoutMs: 500,
+    pongTimeoutMs: 800,
     timerResolutionMs: 20,
   });
 });
@@ -161,7 +161,7 @@ describe('protocol violations', () => {
 
   test('a connection that never sends connect is closed as stale (3502)', async () => {
     const raw = await open();
-    assert.equal(await raw.waitClosed(3000), 3502);
+    assert.equal(await raw.waitClosed(6000), 3502);
   });
 });
 
@@ -171,7 +171,7 @@ describe('ping and pong', () => {
     raw.send({ id: 1, connect: { token: connectionToken('p1') } });
     await raw.reply(1);
     await raw.waitFor((m) => Object.keys(m).length === 0, 3000);
-    assert.equal(await raw.waitClosed(3000), 3012);
+    assert.equal(await raw.waitClosed(6000), 3012);
   });
 
   test('answering pings keeps the connection, and an unexpected pong is tolerated', async () => {

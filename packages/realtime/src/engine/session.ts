@@ -97,6 +97,11 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     engine.wheel.schedule(this, this.staleDeadline);
   }
 
+  /** Re-reads the state after an await (the socket may have closed meanwhile). */
+  get closed(): boolean {
+    return this.state === SessionState.Closed;
+  }
+
   get storage(): Record<string, unknown> {
     this.storageValue ??= {};
     return this.storageValue;

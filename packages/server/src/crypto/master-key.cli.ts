@@ -4,7 +4,9 @@ import { AppError } from '../errors/app-error.ts';
 import { addMasterKeyVersion, loadMasterKeys, writeMasterKeyFile } from './master-keys.ts';
 import {
   type ColumnRewrapReport,
+  type ColumnVersionCount,
   countSealedByMasterVersion,
+  findUnregisteredSealedValues,
   rewrapSealedColumns,
 } from './sealed-columns.ts';
 import { Sealer } from './sealing.ts';
@@ -34,6 +36,8 @@ interface RotateResult {
     changed_concurrently: number;
     unreadable: string[];
   }>;
+  /** Sealed values in columns nobody registered: not re-wrapped, and they keep their versions in use. */
+  unregistered: Array<{ column: string; by_version: Record<string, number> }>;
   /** Master versions still used by some value after the run (only the newest when all went well). */
   versions_in_use: number[];
 }
@@ -62,7 +66,7 @@ const rotate: Command<RotateResult> = {
       reports = pass === 0 ? run : mergeReports(reports, run);
       if (run.every((r) => r.changedConcurrently === 0)) break;
     }
-    const versionsInUse = await versionsInUseOf(ctx!, sealer);
+    const { unregistered, versionsInUse } = await usageOf(ctx!, sealer);
     await ctx!.audit.record({
       type: 'master_key.rotated',
       actor: 'cli',
@@ -85,6 +89,7 @@ const rotate: Command<RotateResult> = {
         changed_concurrently: r.changedConcurrently,
         unreadable: r.unreadable,
       })),
+      unregistered: unregistered.map(view),
       versions_in_use: versionsInUse,
     };
   },
@@ -94,6 +99,9 @@ const rotate: Command<RotateResult> = {
       ...r.columns.map(
         (c) =>
           `  ${c.column}: ${c.rewrapped} re-wrapped, ${c.already_current} already current${c.unreadable.length ? `, ${c.unreadable.length} UNREADABLE (${c.unreadable.join(', ')})` : ''}`,
+      ),
+      ...r.unregistered.map(
+        (c) => `  ${c.column}: NOT REGISTERED, not re-wrapped (${versionsText(c.by_version)})`,
       ),
       `versions still in use: ${r.versions_in_use.join(', ') || 'none'}`,
       ...(r.source === 'config' && r.columns.every((c) => c.rewrapped === 0)
@@ -112,12 +120,29 @@ function mergeReports(a: ColumnRewrapReport[], b: ColumnRewrapReport[]): ColumnR
   }));
 }
 
-async function versionsInUseOf(ctx: AppContext, sealer: Sealer): Promise<number[]> {
-  const counts = await countSealedByMasterVersion(ctx.store.db, sealer);
+const view = (c: ColumnVersionCount) => ({ column: c.column, by_version: c.byVersion });
+
+const versionsText = (byVersion: Record<string, number>): string =>
+  Object.entries(byVersion)
+    .map(([v, n]) => `v${v}: ${n}`)
+    .join(', ') || 'no values';
+
+/** Which master versions the stored secrets use: registered columns, plus any envelope found elsewhere. */
+async function usageOf(
+  ctx: AppContext,
+  sealer: Sealer,
+): Promise<{
+  registered: ColumnVersionCount[];
+  unregistered: ColumnVersionCount[];
+  versionsInUse: number[];
+}> {
+  const registered = await countSealedByMasterVersion(ctx.store.db, sealer);
+  const unregistered = await findUnregisteredSealedValues(ctx.store.db, ctx.store.dialect, sealer);
   const versions = new Set<number>();
-  for (const c of counts)
+  for (const c of [...registered, ...unregistered]) {
     for (const v of Object.keys(c.byVersion)) if (/^\d+$/.test(v)) versions.add(Number(v));
-  return [...versions].sort((x, y) => y - x);
+  }
+  return { registered, unregistered, versionsInUse: [...versions].sort((x, y) => y - x) };
 }
 
 interface StatusResult {
@@ -125,6 +150,7 @@ interface StatusResult {
   configured_versions: number[];
   source: 'config' | 'file';
   columns: Array<{ column: string; by_version: Record<string, number> }>;
+  unregistered: Array<{ column: string; by_version: Record<string, number> }>;
   versions_in_use: number[];
 }
 
@@ -134,26 +160,21 @@ const status: Command<StatusResult> = {
   options: {},
   async run(_options, ctx) {
     const sealer = currentSealer(ctx!);
-    const counts = await countSealedByMasterVersion(ctx!.store.db, sealer);
+    const usage = await usageOf(ctx!, sealer);
     return {
       master_key_version: sealer.currentVersion,
       configured_versions: sealer.versions,
       source: sourceOf(ctx!),
-      columns: counts.map((c) => ({ column: c.column, by_version: c.byVersion })),
-      versions_in_use: await versionsInUseOf(ctx!, sealer),
+      columns: usage.registered.map(view),
+      unregistered: usage.unregistered.map(view),
+      versions_in_use: usage.versionsInUse,
     };
   },
   format: (r) =>
     [
       `newest master key version: ${r.master_key_version} (configured: ${r.configured_versions.join(', ')}; ${r.source})`,
-      ...r.columns.map(
-        (c) =>
-          `  ${c.column}: ${
-            Object.entries(c.by_version)
-              .map(([v, n]) => `v${v}: ${n}`)
-              .join(', ') || 'no values'
-          }`,
-      ),
+      ...r.columns.map((c) => `  ${c.column}: ${versionsText(c.by_version)}`),
+      ...r.unregistered.map((c) => `  ${c.column} (NOT REGISTERED): ${versionsText(c.by_version)}`),
       `versions in use: ${r.versions_in_use.join(', ') || 'none'}`,
     ].join('\n'),
 };
@@ -177,12 +198,19 @@ const retire: Command<{ version: number; removed: boolean; source: 'config' | 'f
         `Version ${version} is the newest master key; rotate first.`,
       );
     }
-    const inUse = await versionsInUseOf(ctx!, sealer);
-    if (inUse.includes(version)) {
+    const usage = await usageOf(ctx!, sealer);
+    if (usage.versionsInUse.includes(version)) {
+      const where = [...usage.registered, ...usage.unregistered]
+        .filter((c) => c.byVersion[version])
+        .map((c) => c.column);
       throw new AppError(
         409,
         'master_key_in_use',
-        `Stored secrets still use master key version ${version}; run \`master-key rotate\` first.`,
+        `Stored secrets still use master key version ${version} (${where.join(', ')}); run \`master-key rotate\` first` +
+          (usage.unregistered.some((c) => c.byVersion[version])
+            ? ' and register the columns marked NOT REGISTERED.'
+            : '.'),
+        { columns: where },
       );
     }
     const source = sourceOf(ctx!);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { SealError, type Sealer } from './sealing.ts';
 
 /**
@@ -147,4 +147,49 @@ async function* pageThrough(
     if (rows.length < PAGE) return;
     after = rows[rows.length - 1]![column.key];
   }
+}
+
+/**
+ * Safety net for columns nobody registered: every text column of the current database/schema that holds values
+ * looking like envelopes (`pse1.<version>.…`), other than the registered ones. `master-key rotate` cannot re-wrap
+ * them (it does not know their associated data), so `status` lists them and `retire` counts them as in use — an old
+ * master version is never dropped while anything still needs it.
+ */
+export async function findUnregisteredSealedValues(
+  // biome-ignore lint/suspicious/noExplicitAny: see rewrapSealedColumns.
+  db: Kysely<any>,
+  dialect: 'sqlite' | 'postgres',
+  sealer: Sealer,
+): Promise<ColumnVersionCount[]> {
+  const registered = new Set(sealedColumns().map(sealedColumnName));
+  const schema =
+    dialect === 'postgres'
+      ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s
+      : undefined;
+  const tables = (await db.introspection.getTables()).filter((t) => !schema || t.schema === schema);
+  const found: ColumnVersionCount[] = [];
+  for (const table of tables) {
+    for (const column of table.columns) {
+      const name = `${table.name}.${column.name}`;
+      if (registered.has(name) || !/^(text|varchar|character varying)$/i.test(column.dataType)) continue;
+      const rows = (await db
+        .selectFrom(table.name)
+        .select(column.name)
+        .where(column.name, 'like', 'pse1.%')
+        .execute()) as Record<string, unknown>[];
+      if (rows.length === 0) continue;
+      const byVersion: Record<string, number> = {};
+      for (const row of rows) {
+        let version: string;
+        try {
+          version = String(sealer.versionOf(String(row[column.name])));
+        } catch {
+          continue;
+        }
+        byVersion[version] = (byVersion[version] ?? 0) + 1;
+      }
+      if (Object.keys(byVersion).length > 0) found.push({ column: name, byVersion });
+    }
+  }
+  return found;
 }

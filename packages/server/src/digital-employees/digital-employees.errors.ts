@@ -56,3 +56,12 @@ export class DefaultRequiredError extends ConflictError {
     );
   }
 }
+
+export class DigitalEmployeeInUseError extends ConflictError {
+  constructor() {
+    super(
+      'digital_employee_in_use',
+      'A channel routes conversations to this digital employee; route the channel elsewhere first.',
+    );
+  }
+}

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { ChannelsService } from '../webchat/channels/channels.service.ts';
 import { DEFAULT_DIGITAL_EMPLOYEE_NAME } from './default-digital-employee.ts';
 
 for (const database of TEST_DATABASES) {
@@ -126,7 +127,7 @@ for (const database of TEST_DATABASES) {
       );
     });
 
-    it('refuses to remove the default but removes another digital employee', async () => {
+    it('refuses to remove the default or one a channel routes to, but removes another digital employee', async () => {
       const company = await server.ctx.companies.create('Hooli');
       const ava = await service().getDefault(company.id);
       await assert.rejects(service().remove(company.id, ava.id), {
@@ -134,6 +135,17 @@ for (const database of TEST_DATABASES) {
         status: 409,
       });
       const extra = await service().create({ companyId: company.id, name: 'Extra', responder: 'builtin' });
+      const routed = await service().create({ companyId: company.id, name: 'Routed', responder: 'builtin' });
+      await new ChannelsService(server.ctx.store.db).create({
+        companyId: company.id,
+        name: 'Site',
+        digitalEmployeeId: routed.id,
+      });
+      await assert.rejects(service().remove(company.id, routed.id), {
+        code: 'digital_employee_in_use',
+        status: 409,
+      });
+      assert.ok(await service().find(company.id, routed.id));
       await service().remove(company.id, extra.id);
       assert.equal(await service().find(company.id, extra.id), undefined);
     });

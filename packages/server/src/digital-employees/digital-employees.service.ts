@@ -12,6 +12,7 @@ import {
   ConnectorNotFoundForDigitalEmployeeError,
   ConnectorTypeMismatchError,
   DefaultRequiredError,
+  DigitalEmployeeInUseError,
   DigitalEmployeeNotFoundError,
   InvalidDigitalEmployeeError,
 } from './digital-employees.errors.ts';
@@ -189,10 +190,21 @@ export class DigitalEmployeesService {
     return this.get(companyId, id);
   }
 
-  /** Removes a digital employee; the default cannot be removed (make another one the default first). */
+  /**
+   * Removes a digital employee. The default cannot be removed (make another one the default first), nor one a
+   * channel routes to. Its past conversations keep their messages; a reply they still need fails visibly.
+   */
   async remove(companyId: string, id: string): Promise<void> {
     const employee = await this.get(companyId, id);
     if (employee.isDefault) throw new DefaultRequiredError();
+    // A channel routing to it would start conversations nobody answers; re-route the channel first.
+    const channel = await this.db
+      .selectFrom('channels')
+      .select('id')
+      .where('company_id', '=', companyId)
+      .where('digital_employee_id', '=', id)
+      .executeTakeFirst();
+    if (channel) throw new DigitalEmployeeInUseError();
     await this.db
       .deleteFrom('digital_employees')
       .where('company_id', '=', companyId)

@@ -8,6 +8,7 @@ import {
   type KeyRecorder,
   newKey,
   runParley,
+  runParleyInProcess,
   startKeyRecorder,
   type Tenant,
 } from './connectors.test-helpers.ts';
@@ -49,7 +50,13 @@ for (const database of TEST_DATABASES) {
       assert.deepEqual([created.json.name, created.json.type], ['CLI bot', 'webhook']);
       const id = created.json.id as string;
 
-      const listed = await runParley(server, ['connectors', 'list', '--company', tenant.companyId, '--json']);
+      const listed = await runParleyInProcess(server, [
+        'connectors',
+        'list',
+        '--company',
+        tenant.companyId,
+        '--json',
+      ]);
       assert.equal(listed.code, 0, listed.stderr);
       const row = listed.json.connectors.find((c: { id: string }) => c.id === id);
       assert.deepEqual(
@@ -68,11 +75,11 @@ for (const database of TEST_DATABASES) {
       assert.equal(check.body.ok, true);
       assert.equal(recorder.calls.at(-1)!.authorization, `Bearer ${key}`);
 
-      const human = await runParley(server, ['connectors', 'list', '--company', tenant.companyId]);
+      const human = await runParleyInProcess(server, ['connectors', 'list', '--company', tenant.companyId]);
       assert.match(human.stdout, /CLI bot/);
       assert.ok(!human.stdout.includes(key));
 
-      const deleted = await runParley(server, [
+      const deleted = await runParleyInProcess(server, [
         'connectors',
         'delete',
         '--company',
@@ -87,7 +94,7 @@ for (const database of TEST_DATABASES) {
   });
 }
 
-// Error reporting does not depend on the database: shown once, on SQLite (each CLI run costs seconds of CPU).
+// Error reporting does not depend on the database: shown once, on SQLite, through the CLI's entry function.
 describe('connectors CLI errors (sqlite)', () => {
   let server: TestServer;
   let tenant: Tenant;
@@ -98,7 +105,7 @@ describe('connectors CLI errors (sqlite)', () => {
   after(() => server.close());
 
   it('reports errors as {error:{code}} with a non-zero exit code', async () => {
-    const unknownCompany = await runParley(server, [
+    const unknownCompany = await runParleyInProcess(server, [
       'connectors',
       'create',
       '--company',
@@ -114,7 +121,7 @@ describe('connectors CLI errors (sqlite)', () => {
     assert.equal(unknownCompany.code, 1);
     assert.equal(unknownCompany.json.error.code, 'company_not_found');
 
-    const badType = await runParley(server, [
+    const badType = await runParleyInProcess(server, [
       'connectors',
       'create',
       '--company',
@@ -127,7 +134,7 @@ describe('connectors CLI errors (sqlite)', () => {
     ]);
     assert.equal(badType.json.error.code, 'invalid_type');
 
-    const badKey = await runParley(server, [
+    const badKey = await runParleyInProcess(server, [
       'connectors',
       'create',
       '--company',
@@ -143,7 +150,13 @@ describe('connectors CLI errors (sqlite)', () => {
     assert.equal(badKey.json.error.code, 'invalid_api_key');
     assert.ok(!badKey.stdout.includes('two words'), 'the rejected key is not echoed either');
 
-    const usage = await runParley(server, ['connectors', 'create', '--company', tenant.companyId, '--json']);
+    const usage = await runParleyInProcess(server, [
+      'connectors',
+      'create',
+      '--company',
+      tenant.companyId,
+      '--json',
+    ]);
     assert.equal(usage.code, 2);
     assert.equal(usage.json.error.code, 'usage');
   });

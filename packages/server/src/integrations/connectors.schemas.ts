@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { connectorTypeNames } from './connector-types.ts';
-import { API_KEY_MAX, API_KEY_PATTERN, type Connector } from './connectors.service.ts';
+import { API_KEY_MAX, API_KEY_PATTERN } from './connector-validation.ts';
+import type { Connector } from './connectors.service.ts';
 
 /** RFC 9457 problem body as every non-OAuth error is sent (extension members vary by code). */
 export const Problem = Type.Object(

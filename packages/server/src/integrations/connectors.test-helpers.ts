@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
+import { runCli } from '../cli/main.ts';
 import { createTestClient, fetchToken, type TestClient } from '../oauth/oauth.test-helpers.ts';
 import { testPostgresUrl } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
@@ -151,10 +152,7 @@ export async function runParley(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<CliRun> {
-  const schema = server.ctx.store.dialect === 'postgres' ? await currentSchema(server) : undefined;
-  const base: Record<string, string> = { PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
-  if (schema)
-    base.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const base = await cliEnvFor(server);
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(
       ([k]) => !/^(PARLEY_|DATABASE_URL|REDIS_URL|PORT|HOST)/.test(k) || k.startsWith('PARLEY_TEST_'),
@@ -186,6 +184,37 @@ export async function runParley(
       resolve({ code, stdout, stderr, json });
     });
   });
+}
+
+/**
+ * The same CLI (`runCli`: argument parsing through `--json` output) run in this process with its own context on the
+ * server's data — for cases where a separate process shows nothing more and would only cost seconds of start-up.
+ */
+export async function runParleyInProcess(
+  server: TestServer,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<CliRun> {
+  const lines: string[] = [];
+  const code = await runCli(args, (line) => lines.push(line), {
+    env: { ...(await cliEnvFor(server)), ...env },
+  });
+  const stdout = lines.join('\n');
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout, stderr: '', json };
+}
+
+async function cliEnvFor(server: TestServer): Promise<Record<string, string>> {
+  const env: Record<string, string> = { PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
+  if (server.ctx.store.dialect === 'postgres') {
+    env.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${await currentSchema(server)}`)}`;
+  }
+  return env;
 }
 
 async function currentSchema(server: TestServer): Promise<string> {

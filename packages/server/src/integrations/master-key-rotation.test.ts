@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { loadMasterKeys, parseMasterKeys } from '../crypto/master-keys.ts';
+import { sql } from 'kysely';
+import { loadMasterKeys, parseMasterKeys, withPrimary } from '../crypto/master-keys.ts';
 import { Sealer } from '../crypto/sealing.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { ConnectorsService } from './connectors.service.ts';
@@ -12,6 +13,7 @@ import {
   newKey,
   putKey,
   runParley,
+  runParleyInProcess,
   startKeyRecorder,
   type Tenant,
 } from './connectors.test-helpers.ts';
@@ -28,6 +30,18 @@ const sealedOf = async (server: TestServer, id: string): Promise<string> =>
   ).api_key_sealed!;
 
 const masterVersionOf = (envelope: string) => Number(envelope.split('.')[1]);
+
+/** Master versions used by the registered sealed columns (what `master-key rotate` is responsible for). */
+async function registeredUsage(server: TestServer): Promise<Record<string, number>> {
+  const status = await runParleyInProcess(server, ['master-key', 'status', '--json']);
+  const columns = status.json.columns as Array<{ column: string; by_version: Record<string, number> }>;
+  assert.ok(columns.some((c) => c.column === 'connectors.api_key_sealed'));
+  const total: Record<string, number> = {};
+  for (const c of columns) for (const [v, n] of Object.entries(c.by_version)) total[v] = (total[v] ?? 0) + n;
+  return total;
+}
+
+const onlyVersionsOf = (usage: Record<string, number>): string[] => Object.keys(usage).sort();
 
 /** Opens every given connector's key with exactly `sealer` (a process that knows only these master versions). */
 async function openWith(
@@ -123,7 +137,7 @@ describe('master-key rotation with file-based keys, beside a live server (sqlite
         .rewrapped,
       1,
     );
-    assert.deepEqual(rotated.json.versions_in_use, [2]);
+    assert.deepEqual(onlyVersionsOf(await registeredUsage(server)), ['2']);
     assert.ok(!rotated.stdout.includes(keyA) && !rotated.stdout.includes(keyB));
 
     assert.ok(during.length >= 2, 'checks ran while the CLI worked');
@@ -148,35 +162,70 @@ describe('master-key rotation with file-based keys, beside a live server (sqlite
       .set({ api_key_sealed: bBefore })
       .where('id', '=', b.id)
       .execute();
-    const status = await runParley(server, ['master-key', 'status', '--json']);
+    const status = await runParleyInProcess(server, ['master-key', 'status', '--json']);
     assert.deepEqual(
       status.json.columns.find((c: { column: string }) => c.column === 'connectors.api_key_sealed')
         .by_version,
       { 1: 1, 2: 1 },
     );
-    const refused = await runParley(server, ['master-key', 'retire', '--version', '1', '--json']);
+    const refused = await runParleyInProcess(server, ['master-key', 'retire', '--version', '1', '--json']);
     assert.equal(refused.code, 1);
     assert.equal(refused.json.error.code, 'master_key_in_use');
+    assert.match(refused.json.error.message, /connectors\.api_key_sealed/);
 
-    // …until the next rotation re-wraps it; then v1 can go, and nothing needs it any more.
-    const again = await runParley(server, ['master-key', 'rotate', '--json']);
+    // …until the next rotation re-wraps it. Then version 2 is used by nothing and can go: every registered value
+    // opens with version 3 alone.
+    const again = await runParleyInProcess(server, ['master-key', 'rotate', '--json']);
     assert.equal(again.json.master_key_version, 3);
-    assert.deepEqual(again.json.versions_in_use, [3]);
-    const retired = await runParley(server, ['master-key', 'retire', '--version', '1', '--json']);
-    assert.deepEqual(retired.json, { version: 1, removed: true, source: 'file' });
-    const remaining = loadMasterKeys(undefined, server.dataDir).keys;
-    assert.deepEqual(
-      remaining.map((k) => k.version),
-      [3, 2],
+    assert.deepEqual(onlyVersionsOf(await registeredUsage(server)), ['3']);
+    assert.equal(
+      (await runParleyInProcess(server, ['master-key', 'retire', '--version', '3', '--json'])).json.error
+        .code,
+      'master_key_current',
     );
-    assert.deepEqual(await openWith(server, new Sealer(remaining), tenant.companyId, [a.id, b.id]), [
-      keyA2,
-      keyB,
-    ]);
-    for (const id of [a.id, b.id])
+    const retired = await runParleyInProcess(server, ['master-key', 'retire', '--version', '2', '--json']);
+    assert.deepEqual(retired.json, { version: 2, removed: true, source: 'file' });
+    const remaining = loadMasterKeys(undefined, server.dataDir).keys;
+    assert.ok(!remaining.some((k) => k.version === 2));
+    const v3only = new Sealer(remaining.filter((k) => k.version === 3));
+    assert.deepEqual(await openWith(server, v3only, tenant.companyId, [a.id, b.id]), [keyA2, keyB]);
+    for (const id of [a.id, b.id]) {
       assert.equal((await checkConnector(server, tenant.auth, id)).body.ok, true);
+    }
     const events = await server.ctx.audit.list({ type: 'master_key.rotated' });
     assert.equal(events.length, 2);
+  });
+
+  it('keeps a version in use while any column nobody registered still holds values sealed with it', async () => {
+    const db = server.ctx.store.db;
+    await sql`create table scratch_sealed (id text primary key, secret text)`.execute(db);
+    try {
+      const keys = loadMasterKeys(undefined, server.dataDir).keys;
+      const oldest = keys.at(-1)!.version;
+      const sealedWithOldest = new Sealer(withPrimary(keys, oldest)).seal('scratch secret', 'scratch|1');
+      await sql`insert into scratch_sealed (id, secret) values ('1', ${sealedWithOldest})`.execute(db);
+      const status = await runParleyInProcess(server, ['master-key', 'status', '--json']);
+      assert.deepEqual(
+        status.json.unregistered.find((c: { column: string }) => c.column === 'scratch_sealed.secret'),
+        { column: 'scratch_sealed.secret', by_version: { [oldest]: 1 } },
+      );
+      assert.ok(status.json.versions_in_use.includes(oldest));
+      const refused = await runParleyInProcess(server, [
+        'master-key',
+        'retire',
+        '--version',
+        String(oldest),
+        '--json',
+      ]);
+      assert.equal(refused.json.error.code, 'master_key_in_use');
+      assert.match(refused.json.error.message, /scratch_sealed\.secret.*NOT REGISTERED/s);
+      assert.ok(
+        loadMasterKeys(undefined, server.dataDir).keys.some((k) => k.version === oldest),
+        'nothing was removed',
+      );
+    } finally {
+      await sql`drop table scratch_sealed`.execute(db);
+    }
   });
 });
 
@@ -249,14 +298,10 @@ describe('master-key rotation with PARLEY_MASTER_KEYS and a rolling restart (pos
       (c: { column: string }) => c.column === 'connectors.api_key_sealed',
     );
     assert.deepEqual([column.rewrapped, column.already_current], [1, 1]);
-    assert.deepEqual(rotated.json.versions_in_use, [2]);
     assert.ok(during.length >= 2 && during.every((r) => r.ok), JSON.stringify(during.filter((r) => !r.ok)));
 
-    // Step 4: v1 is unused; a process with only v2 opens every connector key.
-    const retire = await runParley(nodeC, ['master-key', 'retire', '--version', '1', '--json'], {
-      PARLEY_MASTER_KEYS: `${v2},${v1}`,
-    });
-    assert.deepEqual(retire.json, { version: 1, removed: false, source: 'config' });
+    // Step 4: no registered value needs v1 any more; a process with only v2 opens every connector key.
+    assert.deepEqual(onlyVersionsOf(await registeredUsage(nodeC)), ['2']);
     assert.deepEqual(await openWith(nodeC, new Sealer(parseMasterKeys(v2)), tenant.companyId, [x.id, y.id]), [
       keyX2,
       keyY,

@@ -49,7 +49,8 @@ export class OutboundHttp {
     let method = request.method;
     let url = new URL(request.url);
     for (let hop = 0; ; hop++) {
-      const response = await this.send(url, method, headers, body, init.signal ?? undefined, timeoutMs);
+      // `request.signal` follows both `init.signal` and the signal of a Request passed as `input`.
+      const response = await this.send(url, method, headers, body, request.signal, timeoutMs);
       if (!REDIRECTS.has(response.status) || request.redirect === 'manual') return response;
       await response.body?.cancel().catch(() => {});
       if (request.redirect === 'error') {

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { runCli } from '../cli/main.ts';
 import { TEST_DATABASES, testPostgresUrl } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { oauthServices } from './oauth.services.ts';
 import { basicAuth, claimsOf, headerOf, postToken } from './oauth.test-helpers.ts';
 
 const GRANT = 'grant_type=client_credentials';
@@ -188,7 +189,6 @@ for (const database of TEST_DATABASES) {
           [active.kid, 'retired'],
         ],
       );
-      const { oauthServices } = await import('./oauth.services.ts');
       await oauthServices(server.ctx).keys.reload();
       const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'K', '--scopes', 'connector:read', '--json');
       const token = await postToken(server, GRANT, { authorization: basicAuth(created.json.client_id, created.json.client_secret) });
@@ -198,6 +198,8 @@ for (const database of TEST_DATABASES) {
     it('audit list shows OAuth events, filtered by company, type and limit, and never a secret', async () => {
       const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'Audited', '--scopes', 'connector:read', '--json');
       await postToken(server, GRANT, { authorization: basicAuth(created.json.client_id, created.json.client_secret) });
+      // token.issued is batched; a graceful shutdown writes it too, as flush() does here.
+      await oauthServices(server.ctx).auditBatcher.flush();
       const all = await cli('audit', 'list', '--company', companyId, '--json');
       assert.equal(all.code, 0);
       const types = new Set(all.json.events.map((e: { type: string }) => e.type));

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
+import { AuditBatcher } from './audit-batcher.ts';
 import { SigningKeyStore } from './signing-keys.ts';
 
 /** Everything OAuth, built once per context (server or CLI command) and shared by routes, hooks and commands. */
@@ -9,6 +10,8 @@ export interface OAuthServices {
   keys: SigningKeyStore;
   issuer: AccessTokenIssuer;
   verifier: AccessTokenVerifier;
+  /** Batched writer for `token.issued` audit events (see AuditBatcher). */
+  auditBatcher: AuditBatcher;
 }
 
 const services = new WeakMap<AppContext, OAuthServices>();
@@ -26,9 +29,12 @@ export function oauthServices(ctx: AppContext): OAuthServices {
       keys,
       issuer: new AccessTokenIssuer(keys, ctx.config),
       verifier: new AccessTokenVerifier(keys, ctx.config),
+      auditBatcher: new AuditBatcher(ctx.store.db, ctx.logger),
     };
     services.set(ctx, found);
+    const { auditBatcher } = found;
     ctx.onClose(() => keys.stop());
+    ctx.onClose(() => auditBatcher.close());
   }
   return found;
 }

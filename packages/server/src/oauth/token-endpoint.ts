@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.ts';
 import type { RateLimiter, RateLimitRule, RateLimitState } from '../ratelimit/index.ts';
 import type { AccessTokenIssuer } from './access-tokens.ts';
 import type { ApiClient, ApiClientsService } from './api-clients.service.ts';
+import type { AuditBatcher } from './audit-batcher.ts';
 import { type PresentedCredentials, readClientCredentials } from './client-auth.ts';
 import { isClientIdSyntax } from './credentials.ts';
 import type { FormParams } from './form-body.ts';
@@ -36,7 +37,7 @@ const MINUTE_MS = 60_000;
  * 3. client authentication (§2.3.1) → `invalid_client` (401, generic description, reason kept in the audit log);
  * 4. scope (§3.3): omitted → all of the client's scopes; otherwise each must be one of them → `invalid_scope`;
  * 5. the per-client token quota → 429;
- * 6. mint the JWT, record `token.issued`, refresh `last_used_at`.
+ * 6. mint the JWT, record `token.issued` (batched, see AuditBatcher), refresh `last_used_at`.
  */
 export class TokenEndpoint {
   constructor(
@@ -44,6 +45,7 @@ export class TokenEndpoint {
     private readonly issuer: AccessTokenIssuer,
     private readonly limiter: RateLimiter,
     private readonly audit: AuditLog,
+    private readonly auditBatcher: AuditBatcher,
     private readonly config: Config,
     private readonly logger: Logger,
   ) {}
@@ -61,7 +63,7 @@ export class TokenEndpoint {
     await this.chargeTokenQuota(client, request.ip);
 
     const issued = this.issuer.issue({ clientId: client.clientId, companyId: client.companyId, scopes });
-    await this.audit.record({
+    this.auditBatcher.record({
       type: 'token.issued',
       companyId: client.companyId,
       actor: `client:${client.clientId}`,

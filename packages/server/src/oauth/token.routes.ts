@@ -46,8 +46,8 @@ const TokenResponseBody = Type.Object({
  * carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 §5.1).
  */
 export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<void> {
-  const { clients, issuer } = oauthServices(ctx);
-  const endpoint = new TokenEndpoint(clients, issuer, rateLimiterFor(ctx), ctx.audit, ctx.config, ctx.logger);
+  const { clients, issuer, auditBatcher } = oauthServices(ctx);
+  const endpoint = new TokenEndpoint(clients, issuer, rateLimiterFor(ctx), ctx.audit, auditBatcher, ctx.config, ctx.logger);
 
   await app.register(async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();

@@ -11,12 +11,36 @@ import {
   createConversation,
   sdkGet,
   sendMessage,
+  slowEmployee,
   visitor,
+  withTimeout,
 } from './testing/webchat-fixtures.ts';
 
 describe('webchat restart', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('a graceful shutdown ends a streaming reply with an error block and closes the WebSockets promptly', async () => {
+    const server = await startTestServer();
+    const company = await server.ctx.companies.create('Shutdown Co');
+    const employee = await slowEmployee(server, company.id, { words: 40, delayMs: 100 });
+    await server.ctx.digitalEmployees.setDefault(company.id, employee.id);
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    const closed = new Promise<number>((resolve) => c.client.once('connecting', (ctx) => resolve(ctx.code)));
+    await sendMessage(c.sub, 'go');
+    await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2));
+    const started = Date.now();
+    await server.close();
+    assert.ok(Date.now() - started < 8_000, 'close does not wait for the clients');
+    const last = c.log.envelopes.filter((x) => x.message_snapshot.role === 'digital_employee').at(-1)!;
+    assert.equal(last.operation, 'complete');
+    assert.equal((last.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
+    // 3001 "shutdown": the client reconnects (to another node, or when this one is back).
+    assert.equal(await withTimeout(closed, 5_000, 'client sees the shutdown'), 3001);
+    c.close();
+  });
 
   it('completes a reply left partial by a crash with an error block at start-up', async () => {
     const first = await startTestServer({ config: { dataDir } });

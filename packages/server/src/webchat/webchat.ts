@@ -76,8 +76,14 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
   });
-  // Closed in reverse order: replies end (with their final envelopes) before the realtime engine goes away.
-  ctx.onClose(() => engine.shutdown());
+  // Before the HTTP server stops accepting (preClose): replies end with their final envelopes, then the WebSockets
+  // close with a reconnect code — upgraded sockets would otherwise keep the HTTP server's close waiting.
+  const stop = async () => {
+    await engine.shutdown();
+    await realtime.close();
+  };
+  app.addHook('preClose', stop);
+  ctx.onClose(stop);
 
   // One node alone (no Redis): whatever is partial was left by a crash. In a cluster, other nodes may be streaming.
   await engine.completeAbandonedReplies({ onlyOlderThanTimeout: config.redisUrl !== undefined });

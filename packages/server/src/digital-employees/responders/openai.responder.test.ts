@@ -164,9 +164,9 @@ for (const database of TEST_DATABASES) {
     });
 
     it('times out on a silent API and on a stalled stream, and never reports a cut-off reply as complete', async () => {
-      const { companyId, employee } = await setup({ timeout_ms: 150 });
+      const { companyId, employee } = await setup({ timeout_ms: 1000 });
       api.handler = async (_req, res) => {
-        await sleep(2000);
+        await sleep(4000);
         await writeChatCompletionStream(res, MODEL, ['late']);
       };
       assert.equal((await failureOf(respond(employee, conversation(companyId)))).code, 'responder_timeout');
@@ -176,7 +176,7 @@ for (const database of TEST_DATABASES) {
         res.write(
           `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: { content: 'Partly' }, finish_reason: null }] })}\n\n`,
         );
-        await sleep(2000);
+        await sleep(4000);
         res.end('data: [DONE]\n\n');
       };
       const received: string[] = [];

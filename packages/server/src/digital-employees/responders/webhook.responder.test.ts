@@ -160,17 +160,17 @@ for (const database of TEST_DATABASES) {
 
     it('times out on a silent bot and on a stream that stalls', async () => {
       const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
-        settings: { timeout_ms: 150 },
+        settings: { timeout_ms: 1000 },
       });
       bot.handler = async (_req, res) => {
-        await sleep(2000);
+        await sleep(4000);
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"late"}');
       };
       assert.equal((await failureOf(respond(employee, conversation(companyId)))).code, 'responder_timeout');
 
       bot.handler = async (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/x-ndjson' }).write('{"delta":"first "}\n');
-        await sleep(2000);
+        await sleep(4000);
         res.end('{"delta":"never"}\n');
       };
       const received: string[] = [];
@@ -183,13 +183,13 @@ for (const database of TEST_DATABASES) {
 
     it('keeps streaming while the bot keeps talking, however long the whole reply takes', async () => {
       const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
-        settings: { timeout_ms: 300 },
+        settings: { timeout_ms: 1000 },
       });
       bot.handler = async (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         for (let i = 0; i < 6; i++) {
           res.write(`{"delta":"${i}"}\n`);
-          await sleep(100);
+          await sleep(250);
         }
         res.end();
       };

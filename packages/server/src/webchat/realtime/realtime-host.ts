@@ -48,6 +48,8 @@ export interface RealtimeHostOptions {
 
 export interface RealtimeHost {
   broadcaster: Broadcaster;
+  /** Closes every WebSocket with a reconnect code (3001 shutdown) and releases the broker. Idempotent. */
+  close(): Promise<void>;
 }
 
 /**
@@ -118,6 +120,7 @@ export async function startRealtime(options: RealtimeHostOptions): Promise<Realt
   ctx.onClose(() => realtime.close());
 
   return {
+    close: () => realtime.close(),
     broadcaster: {
       publish: async (channel, envelope, { history }) => {
         await realtime.publish({ channel, rawData: JSON.stringify(envelope), skipHistory: !history });

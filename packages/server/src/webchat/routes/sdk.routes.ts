@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BadRequestError } from '../../errors/app-error.ts';
 import type { App } from '../../http/types.ts';
 import { channelOf, conversationView } from '../conversations/conversation.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../realtime/tokens.ts';
@@ -61,26 +62,23 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
         }
       });
 
-      sdk.post(
-        '/conversations',
-        { schema: { body: Type.Optional(Type.Object({}, { additionalProperties: false })) } },
-        async (request, reply) => {
-          const s = session(request);
-          await webchat.limiter.enforce(
-            [
-              { key: `conv:s:${s.sessionId}`, limit: webchat.config.conversationsPerMinutePerSession },
-              { key: `conv:ip:${request.ip}`, limit: webchat.config.conversationsPerMinutePerIp },
-            ],
-            'conversations created',
-          );
-          const employeeId =
-            s.channel?.digitalEmployeeId ??
-            (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
-          const conversation = await webchat.conversations.create(scopeOf(s), employeeId);
-          await webchat.engine.postGreeting(conversation);
-          return reply.status(201).send(conversationView(conversation));
-        },
-      );
+      sdk.post('/conversations', async (request, reply) => {
+        requireEmptyOrObject(request.body);
+        const s = session(request);
+        await webchat.limiter.enforce(
+          [
+            { key: `conv:s:${s.sessionId}`, limit: webchat.config.conversationsPerMinutePerSession },
+            { key: `conv:ip:${request.ip}`, limit: webchat.config.conversationsPerMinutePerIp },
+          ],
+          'conversations created',
+        );
+        const employeeId =
+          s.channel?.digitalEmployeeId ??
+          (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
+        const conversation = await webchat.conversations.create(scopeOf(s), employeeId);
+        await webchat.engine.postGreeting(conversation);
+        return reply.status(201).send(conversationView(conversation));
+      });
 
       sdk.get('/conversations', async (request) => {
         const conversations = await webchat.conversations.listForSession(scopeOf(session(request)));
@@ -128,20 +126,17 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
         },
       );
 
-      sdk.post(
-        '/auth/connect-token',
-        { schema: { body: Type.Optional(Type.Object({})) } },
-        async (request, reply) => {
-          const s = session(request);
-          const token = webchat.signer.connectionToken(s.sessionId, {
-            company_id: s.company.id,
-            channel_id: s.channel?.id ?? null,
-          });
-          return reply
-            .header('cache-control', 'no-store')
-            .send({ connection_token: token, expires_in: CONNECTION_TOKEN_TTL_SECONDS });
-        },
-      );
+      sdk.post('/auth/connect-token', async (request, reply) => {
+        requireEmptyOrObject(request.body);
+        const s = session(request);
+        const token = webchat.signer.connectionToken(s.sessionId, {
+          company_id: s.company.id,
+          channel_id: s.channel?.id ?? null,
+        });
+        return reply
+          .header('cache-control', 'no-store')
+          .send({ connection_token: token, expires_in: CONNECTION_TOKEN_TTL_SECONDS });
+      });
 
       sdk.post(
         '/auth/subscribe-token',
@@ -168,6 +163,12 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
     },
     { prefix: '/sdk/v1' },
   );
+}
+
+/** `{}` is what the SDK sends; server-side callers may also send no body at all. */
+function requireEmptyOrObject(body: unknown): void {
+  if (body === undefined || (body !== null && typeof body === 'object' && !Array.isArray(body))) return;
+  throw new BadRequestError('validation_failed', 'The body must be a JSON object (or empty).');
 }
 
 /** Lets a browser read the error (e.g. a bad header) when its origin is one some company or channel admits. */

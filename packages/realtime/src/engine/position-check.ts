@@ -1,0 +1,54 @@
+import type { StreamPosition } from '../broker/types.ts';
+import type { RealtimeEngine } from './engine.ts';
+import { type Subscription, SubscriptionState } from './subscription.ts';
+
+/**
+ * Periodic position check (brief §5.6, LIB `checkPosition`): for channels with positioned subscribers and no
+ * publication for `channelPositionCheckDelayMs`, compare each subscriber's position with the stream top, so a
+ * publication lost in the broker is noticed even when nothing else is published. One stream read per channel,
+ * not per subscriber; mismatches resubscribe with recovery (2500).
+ */
+export class PositionChecker {
+  private running = false;
+
+  constructor(private readonly engine: RealtimeEngine) {}
+
+  async run(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const { hub } = this.engine;
+      for (const channel of hub.quietPositionedChannels(
+        Date.now(),
+        this.engine.options.channelPositionCheckDelayMs,
+      )) {
+        await this.checkChannel(channel);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async checkChannel(channel: string): Promise<void> {
+    const { hub, broker, logger } = this.engine;
+    const subscribers = hub.subscribers(channel);
+    const first = subscribers?.values().next().value as Subscription | undefined;
+    const history = first?.options.history;
+    if (subscribers === undefined || history === undefined) return;
+    const before = hub.lastPublicationAt(channel);
+    let top: StreamPosition;
+    try {
+      top = (await broker.history({ channel, limit: 0, history })).position;
+    } catch (error) {
+      logger.warn({ channel, error: String(error) }, 'position check failed');
+      return;
+    }
+    // A publication that arrived during the read makes the comparison meaningless; check next round.
+    if (hub.lastPublicationAt(channel) !== before) return;
+    hub.markChecked(channel, Date.now());
+    for (const sub of [...subscribers]) {
+      if (sub.state !== SubscriptionState.Subscribed || !sub.flags.positioned) continue;
+      if (sub.epoch !== top.epoch || sub.offset < top.offset) sub.session.onInsufficientState(sub);
+    }
+  }
+}
