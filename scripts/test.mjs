@@ -42,7 +42,7 @@ delete env.REDIS_URL;
 
 const concurrency = process.env.TEST_CONCURRENCY ?? '3';
 mkdirSync(join(root, 'test-artifacts'), { recursive: true });
-const tapFile = join(root, 'test-artifacts', 'results.tap');
+const tapFile = join(root, 'test-artifacts', `results-${process.pid}.tap`);
 const result = spawnSync(
   process.execPath,
   [

@@ -82,6 +82,30 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     }
   });
 
+  it('streams one reply at a time per conversation; messages sent meanwhile are answered in order', async () => {
+    const company = await server.ctx.companies.create('Queue Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      await Promise.all([sendMessage(c.sub, 'who are you?'), sendMessage(c.sub, 'thanks'), sendMessage(c.sub, 'hello')]);
+      await c.log.until((e) => deComplete(e).length === 3);
+      const replies = c.log.envelopes.filter((e) => e.message_snapshot.role === 'digital_employee');
+      // No interleaving: each reply's envelopes are contiguous and end with its complete before the next starts.
+      const order = replies.map((e) => e.message_snapshot.id).filter((id, i, all) => all.indexOf(id) === i);
+      assert.equal(order.length, 3);
+      const runs = replies.map((e) => e.message_snapshot.id).filter((id, i, all) => i === 0 || all[i - 1] !== id);
+      assert.deepEqual(runs, order);
+      for (const id of order) assertStreamedReply(c.log.of(id));
+      const texts = deComplete(c.log.envelopes).map(markdownOf);
+      assert.match(texts[0]!, /Ava/);
+      assert.match(texts[1]!, /welcome/);
+      assert.match(texts[2]!, /^Hello!/);
+    } finally {
+      c.close();
+    }
+  });
+
   it('shows a user message to a second tab of the same session', async () => {
     const company = await server.ctx.companies.create('Tabs Co');
     const v = visitor(company.id);
@@ -412,6 +436,38 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   });
 });
 
+describe('webchat handover mid-reply', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('stops a streaming reply when an agent takes over: complete with reply_interrupted, then the notice', async () => {
+    const company = await server.ctx.companies.create('Takeover Co');
+    const slow = await slowEmployee(server, company.id, { words: 40, delayMs: 100 });
+    await server.ctx.digitalEmployees.setDefault(company.id, slow.id);
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    const token = await platformToken(server, company.id, ['conversations:write']);
+    try {
+      await sendMessage(c.sub, 'tell me everything');
+      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2));
+      const res = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`, bearer(token, { author: { name: 'Lee' } }));
+      assert.equal(res.status, 200);
+      await c.log.until((e) => deComplete(e).length === 1 && e.some((x) => x.message_snapshot.role === 'system'));
+      const reply = deComplete(c.log.envelopes)[0]!;
+      assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
+      assert.ok(markdownOf(reply).startsWith('word1'));
+      assert.ok(!markdownOf(reply).includes('word40'), 'the reply stopped early');
+      assert.match(markdownOf(c.log.completed('system')[0]!), /Lee/);
+    } finally {
+      c.close();
+    }
+  });
+});
+
 describe('webchat responder failure', () => {
   let server: TestServer;
   before(async () => {
@@ -458,5 +514,54 @@ describe('webchat responder failure', () => {
     } finally {
       c.close();
     }
+  });
+});
+
+describe('webchat abuse limits and WebSocket origins', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ config: { webchat: { messagesPerMinutePerSession: 2 } } });
+  });
+  after(() => server.close());
+
+  it('refuses a publish over the per-session message limit with code 429, broadcasting nothing', async () => {
+    const company = await server.ctx.companies.create('Chatty Co');
+    const v = visitor(company.id);
+    const conversation = await createConversation(server, v);
+    const c = await connectVisitor(server, v, conversation);
+    try {
+      await sendMessage(c.sub, 'one');
+      await sendMessage(c.sub, 'two');
+      await assert.rejects(sendMessage(c.sub, 'three'), (err: { code: number }) => err.code === 429);
+      await sleep(200);
+      assert.deepEqual(
+        c.log.completed('user').map(markdownOf),
+        ['one', 'two'],
+      );
+    } finally {
+      c.close();
+    }
+  });
+
+  it("accepts a WebSocket only from the channel's or company's allowed origins", async () => {
+    const company = await server.ctx.companies.create('Origin Co');
+    await server.ctx.companies.setAllowedOrigins(company.id, ['https://shop.example']);
+    const allowed = visitor(company.id, { origin: 'https://shop.example' });
+    const conversation = await createConversation(server, allowed);
+    const ok = await connectVisitor(server, allowed, conversation, { origin: 'https://shop.example' });
+    ok.close();
+
+    // A page on another origin that got hold of a valid token still cannot connect.
+    const token = (await sdkPost(server, visitor(company.id, { sessionId: allowed.sessionId }), '/auth/connect-token')).body.connection_token;
+    class EvilSocket extends WebSocket {
+      constructor(url: string, protocols?: string | string[]) {
+        super(url, protocols, { origin: 'https://evil.example' });
+      }
+    }
+    const client = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, { websocket: EvilSocket, token, timeout: 10_000 });
+    const outcome = new Promise<number>((resolve) => client.on('disconnected', (ctx) => resolve(ctx.code)));
+    client.connect();
+    assert.equal(await withTimeout(outcome, 15_000, 'refusal'), 4503);
+    client.disconnect();
   });
 });

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { signHmacJwt } from '@parley/realtime';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
+import { freePort, PARLEY_BIN } from '../testing/process.ts';
+
+describe('parley realtime --config (Centrifugo-compatible standalone mode)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-rt-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('serves a Centrifugo v6 config to the official client and reports unknown keys', async () => {
+    const port = await freePort();
+    const file = join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        client: { token: { hmac_secret_key: 'test-secret' }, allowed_origins: ['http://localhost'] },
+        http_api: { key: 'api-key' },
+        channel: { namespaces: [{ name: 'chat', allow_publish_for_subscriber: true, allow_subscribe_for_client: true }] },
+        no_such_option: true,
+      }),
+    );
+    const child = spawn(process.execPath, [PARLEY_BIN, 'realtime', '--config', file, '--port', String(port)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) {
+        assert.ok(Date.now() < deadline, `standalone engine did not start:\n${out}`);
+        assert.equal(child.exitCode, null, out);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const token = signHmacJwt({ sub: 'u1', exp: Math.floor(Date.now() / 1000) + 60 }, 'test-secret');
+      const client = new Centrifuge(`ws://127.0.0.1:${port}/connection/websocket`, { websocket: WebSocket, token });
+      const received = new Promise<unknown>((resolve) => {
+        const sub = client.newSubscription('chat:room');
+        sub.on('publication', (ctx) => resolve(ctx.data));
+        sub.on('subscribed', () => {
+          void fetch(`http://127.0.0.1:${port}/api/publish`, {
+            method: 'POST',
+            headers: { 'x-api-key': 'api-key', 'content-type': 'application/json' },
+            body: JSON.stringify({ channel: 'chat:room', data: { hello: 'world' } }),
+          });
+        });
+        sub.subscribe();
+      });
+      client.connect();
+      assert.deepEqual(await received, { hello: 'world' });
+      client.disconnect();
+      assert.match(out, /no_such_option/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});

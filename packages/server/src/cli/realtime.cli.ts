@@ -1,0 +1,32 @@
+import { runStandalone } from '@parley/realtime';
+import { type Command, requireString } from './command.ts';
+
+/**
+ * `parley realtime --config FILE`: only the realtime engine, configured from a Centrifugo v6 JSON config file, so
+ * people who run Centrifugo today can point their clients and config at Parley. Unknown keys are logged as warnings.
+ */
+export const realtimeCommand: Command<undefined> = {
+  name: 'realtime',
+  summary: 'run only the realtime engine from a Centrifugo v6 JSON config file',
+  options: {
+    config: { description: 'path to the Centrifugo JSON config', required: true },
+    port: { description: 'listen on this port instead of http_server.port' },
+  },
+  needsContext: false,
+  async run(options) {
+    const port = options.port === undefined ? undefined : Number(options.port);
+    const running = await runStandalone(requireString(options, 'config'), port === undefined ? {} : { port });
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      running.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    return undefined;
+  },
+};
