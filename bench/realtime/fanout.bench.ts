@@ -14,6 +14,7 @@
  * Everything listens on 127.0.0.1 and every phase is bounded in time.
  */
 import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
@@ -399,6 +400,12 @@ async function main(): Promise<void> {
   console.log(
     `fan-out: ${DELIVERIES_PER_SEC.toLocaleString('en-US')} deliveries/s offered, warm-up ${WARMUP_MS / 1000} s, window ${MEASURE_MS / 1000} s, ${LOAD_PROCESSES} load processes; ~100-byte JSON; 127.0.0.1`,
   );
+  // Other work on the machine shows up in latency first; CPU time per delivery is the robust comparison.
+  console.log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' / ')} at start`,
+  );
   const loaders = Array.from({ length: LOAD_PROCESSES }, () => new ChildProcessClient(loadFile, []));
   await Promise.all(loaders.map((l) => l.whenReady()));
   const results: RunResult[] = [];
@@ -428,6 +435,7 @@ async function main(): Promise<void> {
     if (missing.includes('socketio')) {
       console.log('\nsocket.io peer not run: install `socket.io` and `socket.io-client` as devDependencies.');
     }
+    console.log(`load average ${loadavg()[0]!.toFixed(1)} at the end`);
     console.log(`\ntotal bench time ${fmt((performance.now() - overallStart) / 1000, 0)} s`);
   } finally {
     await Promise.all(loaders.map((l) => l.stop()));

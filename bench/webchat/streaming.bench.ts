@@ -3,46 +3,47 @@
  * subscribed client. Reports envelopes/s, time to first envelope and the p99 gap between envelopes of one reply.
  *
  *   npm run bench -- webchat                      (1,000 conversations)
- *   node --import tsx bench/webchat/streaming.bench.ts --conversations=200 --words=40
+ *   node --import tsx bench/webchat/streaming.bench.ts --conversations=200 --words=40 --word-delay=20
  *
- * The load side uses raw `ws` clients speaking the Centrifugo JSON protocol (the `centrifuge` client is heavier
- * than needed at 1,000 connections). Server and clients share this process and the machine's cores, so the figures
- * are a lower bound for a dedicated node.
+ * The server runs on the main thread; the load side runs in a worker thread (so each has an event loop of its own)
+ * with raw `ws` clients speaking the Centrifugo JSON protocol — the `centrifuge` client is heavier than needed at
+ * 1,000 connections. Both share this machine's cores, so the figures are a lower bound for a dedicated node.
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
-import { startTestServer, type TestServer } from '../../packages/server/src/testing/test-server.ts';
 
 const GOAL = '1,000 concurrent streaming conversations on one node with p99 inter-envelope gap < 100 ms';
+
+interface Target {
+  channel: string;
+  connectToken: string;
+  subscribeToken: string;
+}
+
+interface Outcome {
+  sentAt: number;
+  /** Arrival times of the reply's envelopes (digital employee only). */
+  arrivals: number[];
+  completedAt: number;
+}
 
 function arg(name: string, fallback: number): number {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
   return found ? Number(found.split('=')[1]) : fallback;
 }
 
-const CONVERSATIONS = arg('conversations', 1000);
-const WORDS = arg('words', 40);
-const WORD_DELAY_MS = arg('word-delay', 20);
-const SETUP_CONCURRENCY = 50;
-const TIMEOUT_MS = arg('timeout-s', 300) * 1000;
+if (isMainThread) await runServerSide();
+else await runLoadSide(workerData as { wsUrl: string; targets: Target[]; timeoutMs: number });
 
-interface Probe {
-  conversationId: string;
-  channel: string;
-  sessionId: string;
-  connectToken: string;
-  subscribeToken: string;
-  ws?: WebSocket;
-  sentAt: number;
-  /** Arrival times of the reply's envelopes. */
-  arrivals: number[];
-  completedAt: number;
-  done: () => void;
-}
-
-async function main(): Promise<void> {
+async function runServerSide(): Promise<void> {
+  const conversations = arg('conversations', 1000);
+  const words = arg('words', 40);
+  const wordDelayMs = arg('word-delay', 20);
+  const timeoutMs = arg('timeout-s', 300) * 1000;
+  const { startTestServer } = await import('../../packages/server/src/testing/test-server.ts');
   const server = await startTestServer({
     config: {
       logLevel: 'warn',
@@ -56,144 +57,141 @@ async function main(): Promise<void> {
   });
   try {
     const company = await server.ctx.companies.create('Bench Co');
-    const employee = await server.ctx.digitalEmployees.create({
+    await server.ctx.digitalEmployees.create({
       companyId: company.id,
       name: 'Bench',
       responder: 'builtin',
-      settings: {
-        fallback: Array.from({ length: WORDS }, (_, i) => `word${i}`).join(' '),
-        word_delay_ms: WORD_DELAY_MS,
-        greeting: null,
-      },
+      settings: { fallback: Array.from({ length: words }, (_, i) => `word${i}`).join(' '), word_delay_ms: wordDelayMs, greeting: null },
       isDefault: true,
     });
-    void employee;
-
     const t0 = Date.now();
-    const probes = await inBatches(CONVERSATIONS, SETUP_CONCURRENCY, () =>
-      setUpConversation(server, company.id),
-    );
-    await inBatches(probes.length, SETUP_CONCURRENCY, (i) => connectAndSubscribe(server, probes[i]!));
-    const setupMs = Date.now() - t0;
-    console.log(`set up ${probes.length} conversations with subscribed clients in ${setupMs} ms`);
+    const targets = await inBatches(conversations, 50, () => setUpConversation(server.baseUrl, company.id));
+    console.log(`created ${targets.length} conversations with tokens in ${Date.now() - t0} ms`);
 
-    // Event-loop delay during the streaming phase: high values mean the node (or this machine) is CPU-bound.
+    const worker = new Worker(new URL(import.meta.url), {
+      workerData: { wsUrl: `${server.baseUrl.replace('http', 'ws')}/connection/websocket`, targets, timeoutMs },
+      execArgv: ['--import', 'tsx'],
+    });
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-    loopDelay.enable();
-    // Everyone sends at once; each reply streams to its subscriber.
-    const finished = Promise.all(probes.map((p) => new Promise<void>((resolve) => (p.done = resolve))));
-    const start = Date.now();
-    for (const p of probes) {
-      p.sentAt = Date.now();
-      p.ws!.send(
-        JSON.stringify({
-          id: 3,
-          publish: {
-            channel: p.channel,
-            data: {
-              version: 1,
-              client_message_id: randomUUID(),
-              blocks: [{ type: 'markdown', content: 'benchmark' }],
-            },
-          },
-        }),
-      );
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      finished.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), TIMEOUT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-    const complete = probes.filter((p) => p.completedAt > 0);
-    if (timedOut) console.error(`timed out after ${TIMEOUT_MS / 1000} s: ${complete.length}/${probes.length} replies complete`);
-    const end = complete.length > 0 ? Math.max(...complete.map((p) => p.completedAt)) : Date.now();
-
-    const envelopes = probes.reduce((n, p) => n + p.arrivals.length, 0);
-    const firsts = probes.filter((p) => p.arrivals.length > 0).map((p) => p.arrivals[0]! - p.sentAt);
-    const gaps = probes.flatMap((p) => p.arrivals.slice(1).map((t, i) => t - p.arrivals[i]!));
-    const durationS = (end - start) / 1000;
-    const p99Gap = percentile(gaps, 99);
-    console.log(
-      JSON.stringify(
-        {
-          conversations: CONVERSATIONS,
-          completed: complete.length,
-          words_per_reply: WORDS,
-          word_delay_ms: WORD_DELAY_MS,
-          setup_ms: setupMs,
-          streaming_s: round(durationS),
-          envelopes,
-          envelopes_per_s: Math.round(envelopes / durationS),
-          envelopes_per_reply: round(envelopes / CONVERSATIONS),
-          first_envelope_ms: {
-            p50: percentile(firsts, 50),
-            p99: percentile(firsts, 99),
-            max: Math.max(...firsts),
-          },
-          inter_envelope_gap_ms: { p50: percentile(gaps, 50), p99: p99Gap, max: Math.max(...gaps) },
-          event_loop_delay_ms: { p50: round(loopDelay.percentile(50) / 1e6), p99: round(loopDelay.percentile(99) / 1e6) },
-          cpu_cores: availableParallelism(),
-          load_average_1m: round(loadavg()[0]!),
-        },
-        null,
-        2,
-      ),
-    );
-    console.log(`goal: ${GOAL}`);
-    console.log(
-      `result: ${CONVERSATIONS} conversations, p99 gap ${p99Gap} ms → ${CONVERSATIONS >= 1000 && p99Gap < 100 ? 'MET' : 'NOT MET'}`,
-    );
-    for (const p of probes) p.ws?.close();
+    const result = await new Promise<{ outcomes: Outcome[]; start: number; timedOut: boolean }>((resolve, reject) => {
+      worker.on('error', reject);
+      worker.on('message', (message: { type: string } & Record<string, unknown>) => {
+        if (message.type === 'subscribed') {
+          console.log(`subscribed ${targets.length} clients in ${message.ms} ms; streaming…`);
+          loopDelay.enable();
+          worker.postMessage('go');
+        } else if (message.type === 'done') resolve(message as never);
+      });
+    });
+    loopDelay.disable();
+    await worker.terminate();
+    report(result, { conversations, words, wordDelayMs, timeoutMs, loopDelay });
   } finally {
     await server.close();
   }
 }
 
-async function setUpConversation(server: TestServer, companyId: string): Promise<Probe> {
-  const sessionId = randomUUID();
-  const headers = { 'content-type': 'application/json', 'x-session-id': sessionId, 'x-company': companyId };
+function report(
+  result: { outcomes: Outcome[]; start: number; timedOut: boolean },
+  o: { conversations: number; words: number; wordDelayMs: number; timeoutMs: number; loopDelay: ReturnType<typeof monitorEventLoopDelay> },
+): void {
+  const complete = result.outcomes.filter((x) => x.completedAt > 0);
+  if (result.timedOut) console.error(`timed out after ${o.timeoutMs / 1000} s: ${complete.length}/${o.conversations} replies complete`);
+  const end = complete.length > 0 ? Math.max(...complete.map((x) => x.completedAt)) : Date.now();
+  const envelopes = result.outcomes.reduce((n, x) => n + x.arrivals.length, 0);
+  const firsts = result.outcomes.filter((x) => x.arrivals.length > 0).map((x) => x.arrivals[0]! - x.sentAt);
+  const gaps = result.outcomes.flatMap((x) => x.arrivals.slice(1).map((t, i) => t - x.arrivals[i]!));
+  const seconds = (end - result.start) / 1000;
+  const p99Gap = percentile(gaps, 99);
+  console.log(
+    JSON.stringify(
+      {
+        conversations: o.conversations,
+        completed: complete.length,
+        words_per_reply: o.words,
+        word_delay_ms: o.wordDelayMs,
+        streaming_s: round(seconds),
+        envelopes,
+        envelopes_per_s: Math.round(envelopes / seconds),
+        envelopes_per_reply: round(envelopes / o.conversations),
+        first_envelope_ms: { p50: percentile(firsts, 50), p99: percentile(firsts, 99), max: Math.max(...firsts) },
+        inter_envelope_gap_ms: { p50: percentile(gaps, 50), p99: p99Gap, max: Math.max(...gaps) },
+        server_event_loop_delay_ms: { p50: round(o.loopDelay.percentile(50) / 1e6), p99: round(o.loopDelay.percentile(99) / 1e6) },
+        cpu_cores: availableParallelism(),
+        load_average_1m: round(loadavg()[0]!),
+      },
+      null,
+      2,
+    ),
+  );
+  const met = !result.timedOut && o.conversations >= 1000 && p99Gap < 100;
+  console.log(`goal: ${GOAL}`);
+  console.log(`result: ${complete.length}/${o.conversations} conversations streamed, p99 gap ${p99Gap} ms → ${met ? 'MET' : 'NOT MET'}`);
+}
+
+async function setUpConversation(baseUrl: string, companyId: string): Promise<Target> {
+  const headers = { 'content-type': 'application/json', 'x-session-id': randomUUID(), 'x-company': companyId };
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${server.baseUrl}/sdk/v1${path}`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-    });
+    const res = await fetch(`${baseUrl}/sdk/v1${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<Record<string, string>>;
   };
   const conversation = await post('/conversations', {});
   const connect = await post('/auth/connect-token', {});
   const subscribe = await post('/auth/subscribe-token', { conversation_id: conversation.id });
-  return {
-    conversationId: conversation.id!,
-    channel: conversation.channel!,
-    sessionId,
-    connectToken: connect.connection_token!,
-    subscribeToken: subscribe.subscription_token!,
-    sentAt: 0,
-    arrivals: [],
-    completedAt: 0,
-    done: () => {},
-  };
+  return { channel: conversation.channel!, connectToken: connect.connection_token!, subscribeToken: subscribe.subscription_token! };
 }
 
-/** Centrifugo JSON protocol by hand: connect (id 1), subscribe (id 2), then pushes; pings `{}` are answered `{}`. */
-function connectAndSubscribe(server: TestServer, probe: Probe): Promise<void> {
+/** The worker: connects every client, waits for "go", publishes one SendMessage each and times the replies. */
+async function runLoadSide(data: { wsUrl: string; targets: Target[]; timeoutMs: number }): Promise<void> {
+  const t0 = Date.now();
+  const outcomes: Outcome[] = data.targets.map(() => ({ sentAt: 0, arrivals: [], completedAt: 0 }));
+  let completed = 0;
+  let finish: () => void = () => {};
+  const allDone = new Promise<void>((resolve) => (finish = resolve));
+  const sockets = await inBatches(data.targets.length, 50, (i) =>
+    connectAndSubscribe(data.wsUrl, data.targets[i]!, outcomes[i]!, () => {
+      if (++completed === data.targets.length) finish();
+    }),
+  );
+  parentPort!.postMessage({ type: 'subscribed', ms: Date.now() - t0 });
+  await new Promise<void>((resolve) => parentPort!.once('message', () => resolve()));
+  const start = Date.now();
+  sockets.forEach((ws, i) => {
+    outcomes[i]!.sentAt = Date.now();
+    ws.send(
+      JSON.stringify({
+        id: 3,
+        publish: {
+          channel: data.targets[i]!.channel,
+          data: { version: 1, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'benchmark' }] },
+        },
+      }),
+    );
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    allDone.then(() => false),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), data.timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  for (const ws of sockets) ws.terminate();
+  parentPort!.postMessage({ type: 'done', outcomes, start, timedOut });
+}
+
+/** Centrifugo JSON protocol by hand: connect (id 1) and subscribe (id 2) in one frame; pings `{}` get `{}`. */
+function connectAndSubscribe(wsUrl: string, target: Target, outcome: Outcome, onComplete: () => void): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`);
-    probe.ws = ws;
+    const ws = new WebSocket(wsUrl);
     ws.on('error', reject);
     ws.on('open', () => {
       ws.send(
-        `${JSON.stringify({ id: 1, connect: { token: probe.connectToken, name: 'bench' } })}\n${JSON.stringify(
-          {
-            id: 2,
-            subscribe: { channel: probe.channel, token: probe.subscribeToken },
-          },
-        )}`,
+        `${JSON.stringify({ id: 1, connect: { token: target.connectToken, name: 'bench' } })}\n${JSON.stringify({
+          id: 2,
+          subscribe: { channel: target.channel, token: target.subscribeToken },
+        })}`,
       );
     });
     ws.on('message', (raw) => {
@@ -202,15 +200,13 @@ function connectAndSubscribe(server: TestServer, probe: Probe): Promise<void> {
         if (!line) continue;
         const reply = JSON.parse(line);
         if (reply.error) reject(new Error(`protocol error ${JSON.stringify(reply.error)}`));
-        else if (reply.id === 2) resolve();
+        else if (reply.id === 2) resolve(ws);
         else if (!reply.id && !reply.push) ws.send('{}');
-        else if (reply.push?.pub) {
-          const envelope = reply.push.pub.data;
-          if (envelope.message_snapshot.role !== 'digital_employee') continue;
-          probe.arrivals.push(now);
-          if (envelope.operation === 'complete') {
-            probe.completedAt = now;
-            probe.done();
+        else if (reply.push?.pub?.data?.message_snapshot?.role === 'digital_employee') {
+          outcome.arrivals.push(now);
+          if (reply.push.pub.data.operation === 'complete') {
+            outcome.completedAt = now;
+            onComplete();
           }
         }
       }
@@ -218,11 +214,7 @@ function connectAndSubscribe(server: TestServer, probe: Probe): Promise<void> {
   });
 }
 
-async function inBatches<T>(
-  count: number,
-  concurrency: number,
-  task: (index: number) => Promise<T>,
-): Promise<T[]> {
+async function inBatches<T>(count: number, concurrency: number, task: (index: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;
   await Promise.all(
@@ -243,5 +235,3 @@ function percentile(values: number[], p: number): number {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
-
-await main();

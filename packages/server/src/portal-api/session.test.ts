@@ -218,6 +218,30 @@ for (const database of TEST_DATABASES) {
     });
   });
 
+  describe(`portal cookie behind https (${database})`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({
+        database,
+        config: { publicUrl: 'https://portal.example', oauth: { audience: 'https://portal.example' } },
+      });
+      const companyId = (await server.ctx.companies.create('Acme')).id;
+      await new UsersService(server.ctx.store.db).create({
+        companyId,
+        email: 'a@acme.test',
+        password: PASSWORD,
+        role: 'admin',
+      });
+    });
+    after(() => server.close());
+
+    it('marks the session cookie Secure when the public URL is https', async () => {
+      const res = await new PortalTestClient(server.baseUrl).signIn('a@acme.test', PASSWORD);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('set-cookie') ?? '', /; Secure/);
+    });
+  });
+
   describe(`portal session expiry (${database})`, () => {
     let server: TestServer;
     before(async () => {

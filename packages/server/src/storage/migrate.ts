@@ -17,7 +17,16 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db)).rows[0]?.schema
       : undefined;
   const migrator = new Migrator({ db: store.db, provider: new StaticProvider(), migrationTableSchema });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    // Kysely's schema check reads privileges of every schema in the database; one dropped at that instant by
+    // another tenant of the database (e.g. a parallel test run) fails it with 3F000 "schema does not exist".
+    // That is transient and unrelated to ours, so try again.
+    if (!isVanishedSchema(error) || attempt >= 5) throw error;
+    await new Promise((r) => setTimeout(r, 50 * attempt));
+  }
 }
+
+const isVanishedSchema = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '3F000';

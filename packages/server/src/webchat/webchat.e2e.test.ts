@@ -68,15 +68,22 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       await c.log.until((e) => deComplete(e).length === 1);
       const reply = c.log.of(deComplete(c.log.envelopes)[0]!.message_snapshot.id);
       const partials = reply.filter((e) => e.operation === 'replace' && e.sequence > 1);
-      const spanMs = Date.parse(reply.at(-1)!.message_snapshot.updated_at) - Date.parse(reply[0]!.message_snapshot.created_at);
+      const spanMs =
+        Date.parse(reply.at(-1)!.message_snapshot.updated_at) -
+        Date.parse(reply[0]!.message_snapshot.created_at);
       // 120 deltas, but no more partials than 40 ms windows in the reply's lifetime (+1 for the edges).
       assert.ok(partials.length < 120, `${partials.length} partials for 120 deltas`);
       assert.ok(partials.length <= Math.ceil(spanMs / 40) + 1, `${partials.length} partials in ${spanMs} ms`);
       for (let i = 1; i < partials.length; i++) {
-        const gap = Date.parse(partials[i]!.message_snapshot.updated_at) - Date.parse(partials[i - 1]!.message_snapshot.updated_at);
+        const gap =
+          Date.parse(partials[i]!.message_snapshot.updated_at) -
+          Date.parse(partials[i - 1]!.message_snapshot.updated_at);
         assert.ok(gap >= 39, `partials ${gap} ms apart`);
       }
-      assert.equal(markdownOf(reply.at(-1)!), Array.from({ length: 120 }, (_, i) => `word${i + 1}`).join(' '));
+      assert.equal(
+        markdownOf(reply.at(-1)!),
+        Array.from({ length: 120 }, (_, i) => `word${i + 1}`).join(' '),
+      );
     } finally {
       c.close();
     }
@@ -88,13 +95,19 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     const conversation = await createConversation(server, v);
     const c = await connectVisitor(server, v, conversation);
     try {
-      await Promise.all([sendMessage(c.sub, 'who are you?'), sendMessage(c.sub, 'thanks'), sendMessage(c.sub, 'hello')]);
+      await Promise.all([
+        sendMessage(c.sub, 'who are you?'),
+        sendMessage(c.sub, 'thanks'),
+        sendMessage(c.sub, 'hello'),
+      ]);
       await c.log.until((e) => deComplete(e).length === 3);
       const replies = c.log.envelopes.filter((e) => e.message_snapshot.role === 'digital_employee');
       // No interleaving: each reply's envelopes are contiguous and end with its complete before the next starts.
       const order = replies.map((e) => e.message_snapshot.id).filter((id, i, all) => all.indexOf(id) === i);
       assert.equal(order.length, 3);
-      const runs = replies.map((e) => e.message_snapshot.id).filter((id, i, all) => i === 0 || all[i - 1] !== id);
+      const runs = replies
+        .map((e) => e.message_snapshot.id)
+        .filter((id, i, all) => i === 0 || all[i - 1] !== id);
       assert.deepEqual(runs, order);
       for (const id of order) assertStreamedReply(c.log.of(id));
       const texts = deComplete(c.log.envelopes).map(markdownOf);
@@ -453,10 +466,17 @@ describe('webchat handover mid-reply', () => {
     const token = await platformToken(server, company.id, ['conversations:write']);
     try {
       await sendMessage(c.sub, 'tell me everything');
-      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2));
-      const res = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`, bearer(token, { author: { name: 'Lee' } }));
+      await c.log.until((e) =>
+        e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2),
+      );
+      const res = await http(
+        `${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`,
+        bearer(token, { author: { name: 'Lee' } }),
+      );
       assert.equal(res.status, 200);
-      await c.log.until((e) => deComplete(e).length === 1 && e.some((x) => x.message_snapshot.role === 'system'));
+      await c.log.until(
+        (e) => deComplete(e).length === 1 && e.some((x) => x.message_snapshot.role === 'system'),
+      );
       const reply = deComplete(c.log.envelopes)[0]!;
       assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
       assert.ok(markdownOf(reply).startsWith('word1'));
@@ -534,10 +554,7 @@ describe('webchat abuse limits and WebSocket origins', () => {
       await sendMessage(c.sub, 'two');
       await assert.rejects(sendMessage(c.sub, 'three'), (err: { code: number }) => err.code === 429);
       await sleep(200);
-      assert.deepEqual(
-        c.log.completed('user').map(markdownOf),
-        ['one', 'two'],
-      );
+      assert.deepEqual(c.log.completed('user').map(markdownOf), ['one', 'two']);
     } finally {
       c.close();
     }
@@ -552,13 +569,19 @@ describe('webchat abuse limits and WebSocket origins', () => {
     ok.close();
 
     // A page on another origin that got hold of a valid token still cannot connect.
-    const token = (await sdkPost(server, visitor(company.id, { sessionId: allowed.sessionId }), '/auth/connect-token')).body.connection_token;
+    const token = (
+      await sdkPost(server, visitor(company.id, { sessionId: allowed.sessionId }), '/auth/connect-token')
+    ).body.connection_token;
     class EvilSocket extends WebSocket {
       constructor(url: string, protocols?: string | string[]) {
         super(url, protocols, { origin: 'https://evil.example' });
       }
     }
-    const client = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, { websocket: EvilSocket, token, timeout: 10_000 });
+    const client = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, {
+      websocket: EvilSocket,
+      token,
+      timeout: 10_000,
+    });
     const outcome = new Promise<number>((resolve) => client.on('disconnected', (ctx) => resolve(ctx.code)));
     client.connect();
     assert.equal(await withTimeout(outcome, 15_000, 'refusal'), 4503);

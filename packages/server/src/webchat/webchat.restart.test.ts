@@ -30,7 +30,9 @@ describe('webchat restart', () => {
     const c = await connectVisitor(server, v, conversation);
     const closed = new Promise<number>((resolve) => c.client.once('connecting', (ctx) => resolve(ctx.code)));
     await sendMessage(c.sub, 'go');
-    await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2));
+    await c.log.until((e) =>
+      e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2),
+    );
     const started = Date.now();
     await server.close();
     assert.ok(Date.now() - started < 8_000, 'close does not wait for the clients');

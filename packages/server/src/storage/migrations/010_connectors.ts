@@ -19,7 +19,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', TIMESTAMP, (c) => c.notNull())
     .addColumn('rotated_at', TIMESTAMP)
     .execute();
-  await db.schema.createIndex('connectors_company_time').on('connectors').columns(['company_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('connectors_company_time')
+    .on('connectors')
+    .columns(['company_id', 'created_at'])
+    .execute();
 
   // Process-wide secrets of the integrations capability (today: the key that HMACs connector-key fingerprints),
   // sealed like every other secret so a database dump alone reveals nothing.

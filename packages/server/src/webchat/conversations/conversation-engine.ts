@@ -257,17 +257,15 @@ export class ConversationEngine {
       const history = await this.historyBefore(conversation.id, message.id);
       try {
         const responder = this.deps.replies.responderFor(employee);
-        for await (const delta of responder.respond({
+        const deltas = responder.respond({
           companyId: conversation.companyId,
           conversationId: conversation.id,
           digitalEmployee: employee,
           message,
           history,
           signal: controller.signal,
-        })) {
-          if (controller.signal.aborted) break;
-          stream.append(delta);
-        }
+        });
+        for await (const delta of untilAborted(deltas, controller.signal)) stream.append(delta);
         if (controller.signal.aborted) throw controller.signal.reason;
         if (stream.text.length === 0) {
           await stream.complete({ code: 'empty_reply', message: TEXT.empty });
@@ -342,5 +340,31 @@ export class ConversationEngine {
     });
     await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
     return snapshot;
+  }
+}
+
+/**
+ * Iterates `source` but stops as soon as `signal` fires, even if the responder is stuck awaiting something that
+ * ignores the signal: the reply must end (with its error block) at the timeout, whatever the responder does.
+ */
+async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  aborted.catch(() => {});
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), aborted]);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    // Let the responder release what it holds (sockets, timers); do not wait for a stuck one.
+    void Promise.resolve(iterator.return?.()).catch(() => {});
   }
 }

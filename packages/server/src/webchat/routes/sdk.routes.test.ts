@@ -88,7 +88,10 @@ for (const database of TEST_DATABASES) {
       }
       const v = visitor(company.id);
       // No body at all (a server-side SDK) is fine; a body that is not an object is not.
-      assert.equal((await http(`${server.baseUrl}/sdk/v1/conversations`, { method: 'POST', headers: v.headers })).status, 201);
+      assert.equal(
+        (await http(`${server.baseUrl}/sdk/v1/conversations`, { method: 'POST', headers: v.headers })).status,
+        201,
+      );
       const notObject = await http(`${server.baseUrl}/sdk/v1/conversations`, json([], v.headers));
       assert.equal(notObject.status, 400);
       assert.equal(notObject.body.code, 'validation_failed');
