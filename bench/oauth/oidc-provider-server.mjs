@@ -28,7 +28,12 @@ const provider = new Provider(issuer, {
     },
   ],
   scopes: scope.split(' '),
-  jwks: { keys: [{ ...ec, kid: 'ec', alg: 'ES256', use: 'sig' }, { ...rsa, kid: 'rsa', alg: 'RS256', use: 'sig' }] },
+  jwks: {
+    keys: [
+      { ...ec, kid: 'ec', alg: 'ES256', use: 'sig' },
+      { ...rsa, kid: 'rsa', alg: 'RS256', use: 'sig' },
+    ],
+  },
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },

@@ -7,7 +7,7 @@
 // Parley's per-client token quota is lifted for the run (PARLEY_TOKENS_PER_MINUTE) — the limiter still runs on
 // every request, only its limit is out of reach of one client hammering the endpoint.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,7 +64,11 @@ async function stop(child: ChildProcess): Promise<void> {
   await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
 }
 
-function run(url: string, authorization: string, options: { duration: number; overallRate?: number }): Promise<AutocannonResult> {
+function run(
+  url: string,
+  authorization: string,
+  options: { duration: number; overallRate?: number },
+): Promise<AutocannonResult> {
   return autocannon({
     url,
     method: 'POST',
@@ -93,6 +97,20 @@ interface Target {
   name: string;
   url: string;
   authorization: string;
+  pid: number;
+}
+
+/**
+ * CPU time (user + system, all threads) a process has used, in ms, from /proc (Linux); undefined elsewhere. On a
+ * machine shared with other work, CPU per grant is the figure contention distorts least.
+ */
+function cpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -104,33 +122,48 @@ async function measurePeaks(targets: Target[]): Promise<Map<string, Summary>> {
   for (const t of targets) await checkOneToken(t.url, t.authorization, t.name);
   for (const t of targets) await run(t.url, t.authorization, { duration: 2 }); // warm-up (JIT, caches)
   const rounds = new Map<string, AutocannonResult[]>(targets.map((t) => [t.name, []]));
+  const cpu = new Map<string, number>(targets.map((t) => [t.name, 0]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets) {
+      const cpuBefore = cpuMs(t.pid);
       const result = await run(t.url, t.authorization, { duration: ROUND_S });
+      const cpuAfter = cpuMs(t.pid);
+      if (cpuBefore !== undefined && cpuAfter !== undefined)
+        cpu.set(t.name, cpu.get(t.name)! + cpuAfter - cpuBefore);
       assertClean(t.name, result);
       rounds.get(t.name)!.push(result);
-      process.stdout.write(`  round ${round + 1}/${ROUNDS} ${t.name}: ${Math.round(result.requests.average)}/s\n`);
+      process.stdout.write(
+        `  round ${round + 1}/${ROUNDS} ${t.name}: ${Math.round(result.requests.average)}/s\n`,
+      );
     }
   }
-  return new Map([...rounds].map(([name, results]) => [name, summarize(results)]));
+  return new Map([...rounds].map(([name, results]) => [name, summarize(results, cpu.get(name)!)]));
 }
 
 interface Summary {
   rate: number;
   p50: number;
   p99: number;
+  /** CPU µs the server process used per grant (NaN where /proc is missing). */
+  cpuPerGrant: number;
 }
 
-function summarize(results: AutocannonResult[]): Summary {
+function summarize(results: AutocannonResult[], cpuTotalMs: number): Summary {
   const total = results.reduce((sum, r) => sum + r.requests.total, 0);
   const seconds = results.reduce((sum, r) => sum + r.duration, 0);
-  return { rate: total / seconds, p50: median(results.map((r) => r.latency.p50)), p99: median(results.map((r) => r.latency.p99)) };
+  return {
+    rate: total / seconds,
+    p50: median(results.map((r) => r.latency.p50)),
+    p99: median(results.map((r) => r.latency.p99)),
+    cpuPerGrant: cpuTotalMs > 0 ? (cpuTotalMs * 1000) / total : Number.NaN,
+  };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 function assertClean(name: string, r: AutocannonResult): void {
-  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+  if (r.non2xx > 0 || r.errors > 0)
+    throw new Error(`${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
 }
 
 async function startParley(): Promise<{ target: Target; stop: () => Promise<void> }> {
@@ -149,10 +182,22 @@ async function startParley(): Promise<{ target: Target; stop: () => Promise<void
   };
   const out: string[] = [];
   const capture = (line: string) => out.push(line);
-  await runCli(['companies', 'create', '--name', 'Bench', '--json'], capture, { env: { ...env, LOG_LEVEL: 'error' } });
+  await runCli(['companies', 'create', '--name', 'Bench', '--json'], capture, {
+    env: { ...env, LOG_LEVEL: 'error' },
+  });
   const company = JSON.parse(out.pop()!);
   await runCli(
-    ['api-clients', 'create', '--company', company.id, '--name', 'bench', '--scopes', 'connector:write connector:read', '--json'],
+    [
+      'api-clients',
+      'create',
+      '--company',
+      company.id,
+      '--name',
+      'bench',
+      '--scopes',
+      'connector:write connector:read',
+      '--json',
+    ],
     capture,
     { env: { ...env, LOG_LEVEL: 'error' } },
   );
@@ -167,6 +212,7 @@ async function startParley(): Promise<{ target: Target; stop: () => Promise<void
   return {
     target: {
       name: 'parley',
+      pid: child.pid!,
       url: `http://127.0.0.1:${port}/platform/v1/auth/token/client-credentials`,
       authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
     },
@@ -183,13 +229,20 @@ async function startOidcProvider(): Promise<{ target: Target; stop: () => Promis
   const clientSecret = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
   const child = spawn(process.execPath, [join(root, 'bench/oauth/oidc-provider-server.mjs')], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), BENCH_CLIENT_ID: clientId, BENCH_CLIENT_SECRET: clientSecret, NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      BENCH_CLIENT_ID: clientId,
+      BENCH_CLIENT_SECRET: clientSecret,
+      NODE_ENV: 'production',
+    },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
   await waitUntilUp(`http://127.0.0.1:${port}/jwks`, child);
   return {
     target: {
       name: 'oidc-provider',
+      pid: child.pid!,
       url: `http://127.0.0.1:${port}/token`,
       authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
     },
@@ -204,7 +257,9 @@ const oidc = await startOidcProvider();
 let peaks: Map<string, Summary>;
 let half: AutocannonResult;
 try {
-  console.log(`peak: ${ROUNDS} alternating rounds of ${ROUND_S} s per server, ${CONNECTIONS} keep-alive connections`);
+  console.log(
+    `peak: ${ROUNDS} alternating rounds of ${ROUND_S} s per server, ${CONNECTIONS} keep-alive connections`,
+  );
   peaks = await measurePeaks([parley.target, oidc.target]);
   const rate = Math.max(1, Math.floor(peaks.get('parley')!.rate / 2));
   console.log(`parley at half its peak: ${rate}/s for ${HALF_S} s`);
@@ -220,13 +275,30 @@ const ratio = ours.rate / theirs.rate;
 const halfP99 = half.latency.p99;
 const oidcVersion = (await import('oidc-provider/package.json', { with: { type: 'json' } })).default.version;
 
+const cpuRatio = theirs.cpuPerGrant / ours.cpuPerGrant;
+const us = (n: number) => (Number.isNaN(n) ? '      n/a' : fmt(n, 0));
+
 console.log('\nPOST token endpoint, client_credentials, HTTP Basic, ES256 JWT access token (1 h)');
-console.log('| server                                  |  grants/s |  p50 (ms) |  p99 (ms) |');
-console.log('|-----------------------------------------|-----------|-----------|-----------|');
-console.log(`| parley (SQLite + audit, own process)    | ${fmt(ours.rate, 0)} | ${fmt(ours.p50)} | ${fmt(ours.p99)} |`);
-console.log(`| oidc-provider ${oidcVersion.padEnd(7)} (memory adapter)   | ${fmt(theirs.rate, 0)} | ${fmt(theirs.p50)} | ${fmt(theirs.p99)} |`);
+console.log('| server                                  |  grants/s |  p50 (ms) |  p99 (ms) | CPU µs/grant |');
+console.log('|-----------------------------------------|-----------|-----------|-----------|--------------|');
 console.log(
-  `| parley at half peak (${String(Math.floor(ours.rate / 2)).padStart(5)}/s offered)    | ${fmt(half.requests.average, 0)} | ${fmt(half.latency.p50)} | ${fmt(halfP99)} |`,
+  `| parley (SQLite + audit, own process)    | ${fmt(ours.rate, 0)} | ${fmt(ours.p50)} | ${fmt(ours.p99)} |    ${us(ours.cpuPerGrant)} |`,
 );
-console.log(`\nparley / oidc-provider grants/s: ${ratio.toFixed(2)}x   goal >= 3x   ${ratio >= 3 ? 'MET' : 'MISSED'}`);
+console.log(
+  `| oidc-provider ${oidcVersion.padEnd(7)} (memory adapter)   | ${fmt(theirs.rate, 0)} | ${fmt(theirs.p50)} | ${fmt(theirs.p99)} |    ${us(theirs.cpuPerGrant)} |`,
+);
+console.log(
+  `| parley at half peak (${String(Math.floor(ours.rate / 2)).padStart(5)}/s offered)    | ${fmt(half.requests.average, 0)} | ${fmt(half.latency.p50)} | ${fmt(halfP99)} |              |`,
+);
+console.log(
+  `\nparley / oidc-provider grants/s: ${ratio.toFixed(2)}x   goal >= 3x   ${ratio >= 3 ? 'MET' : 'MISSED'}`,
+);
 console.log(`parley p99 at half peak: ${halfP99} ms   goal < 20 ms   ${halfP99 < 20 ? 'MET' : 'MISSED'}`);
+if (!Number.isNaN(cpuRatio))
+  console.log(`oidc-provider / parley CPU per grant: ${cpuRatio.toFixed(2)}x (grants per CPU-second)`);
+const { cpus, loadavg } = await import('node:os');
+console.log(
+  `machine: ${cpus().length} CPUs, load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} (other work on the machine inflates latency)`,
+);

@@ -8,7 +8,7 @@
  * Usage: `npm run bench -- realtime` (or `node --import tsx --expose-gc bench/realtime/fanout.bench.ts [flags]`)
  *   --peers=engine,ws,socketio   which servers to run (default all)
  *   --skip-capacity              skip the 20,000-connection run
- *   --profile                    write a V8 CPU profile of each engine server to bench/realtime/.profiles/
+ *   --profile                    write a V8 CPU profile of each server's measured window to bench/realtime/.profiles/
  *   --scenario=1,2               which scenarios to run (default both)
  *   --rate=N                     offered deliveries per second (default 20,000)
  * Everything listens on 127.0.0.1 and every phase is bounded in time.
@@ -65,6 +65,7 @@ const PEER_NAMES: Record<ServerKind, string> = {
   engine: 'parley engine',
   ws: 'bare ws',
   socketio: 'socket.io',
+  wspre: 'ws prebuilt',
 };
 
 const here = new URL('.', import.meta.url).pathname;
@@ -106,8 +107,7 @@ function assignChannels(subscribers: number, channels: string[], loaders: number
 }
 
 async function startServerProcess(kind: ServerKind): Promise<{ server: ChildProcessClient; port: number }> {
-  const execArgv = PROFILE && kind === 'engine' ? ['--cpu-prof', `--cpu-prof-dir=${here}.profiles`] : [];
-  const server = new ChildProcessClient(serverFile, [kind], execArgv);
+  const server = new ChildProcessClient(serverFile, PROFILE ? [kind, `${here}.profiles`] : [kind]);
   const ready = await server.whenReady();
   return { server, port: ready.port as number };
 }
@@ -212,7 +212,9 @@ async function runScenario(
     await server.request('cpu-start');
     const windowStart = performance.now();
     await sleep(MEASURE_MS);
-    const cpu = await server.request<{ cpuMicros: number }>('cpu-stop');
+    const cpu = await server.request<{ cpuMicros: number }>('cpu-stop', {
+      label: scenario.label.replace(/[^a-z0-9]+/gi, '-'),
+    });
     const windowMs = performance.now() - windowStart;
     const counts = await Promise.all(
       loaders.map((l) => l.request<{ deliveries: number; histogram: number[] }>('count-stop')),
@@ -231,6 +233,26 @@ async function runScenario(
     result.p99Ms = histogram.percentileMicros(0.99) / 1000;
     result.cpuMicrosPerDelivery = deliveries > 0 ? cpu.cpuMicros / deliveries : Number.NaN;
     return result;
+  } finally {
+    await Promise.all(loaders.map((l) => l.request('close-all')));
+    await server.stop();
+  }
+}
+
+/**
+ * A short unmeasured run so the load processes are JIT-warm before the first measured peer (otherwise the first
+ * peer in the list pays for the load generator's cold start in its latency figures).
+ */
+async function warmUpLoaders(loaders: ChildProcessClient[], kind: ServerKind): Promise<void> {
+  const { server, port } = await startServerProcess(kind);
+  try {
+    const channels = channelNames(10);
+    await openSubscribers(loaders, kind, port, assignChannels(400, channels, loaders.length), 20_000);
+    await server.request('publish-start', { channels, ratePerSec: 100 });
+    await Promise.all(loaders.map((l) => l.request('count-start')));
+    await sleep(1_500);
+    await server.request('publish-stop');
+    await Promise.all(loaders.map((l) => l.request('count-stop')));
   } finally {
     await Promise.all(loaders.map((l) => l.request('close-all')));
     await server.stop();
@@ -410,6 +432,7 @@ async function main(): Promise<void> {
   await Promise.all(loaders.map((l) => l.whenReady()));
   const results: RunResult[] = [];
   try {
+    if (SCENARIOS.length > 0) await warmUpLoaders(loaders, PEERS[0]!);
     for (const scenario of SCENARIOS) {
       for (const kind of PEERS) {
         const r = await runScenario(kind, scenario, loaders);

@@ -35,9 +35,6 @@ function arg(name: string, fallback: number): number {
   return found ? Number(found.split('=')[1]) : fallback;
 }
 
-if (isMainThread) await runServerSide();
-else await runLoadSide(workerData as { wsUrl: string; targets: Target[]; timeoutMs: number });
-
 async function runServerSide(): Promise<void> {
   const conversations = arg('conversations', 1000);
   const words = arg('words', 40);
@@ -61,28 +58,40 @@ async function runServerSide(): Promise<void> {
       companyId: company.id,
       name: 'Bench',
       responder: 'builtin',
-      settings: { fallback: Array.from({ length: words }, (_, i) => `word${i}`).join(' '), word_delay_ms: wordDelayMs, greeting: null },
+      settings: {
+        fallback: Array.from({ length: words }, (_, i) => `word${i}`).join(' '),
+        word_delay_ms: wordDelayMs,
+        greeting: null,
+      },
       isDefault: true,
     });
     const t0 = Date.now();
     const targets = await inBatches(conversations, 50, () => setUpConversation(server.baseUrl, company.id));
     console.log(`created ${targets.length} conversations with tokens in ${Date.now() - t0} ms`);
 
-    const worker = new Worker(new URL(import.meta.url), {
-      workerData: { wsUrl: `${server.baseUrl.replace('http', 'ws')}/connection/websocket`, targets, timeoutMs },
-      execArgv: ['--import', 'tsx'],
+    // Worker threads do not inherit tsx's loader hooks: register them first, then load this file as the worker.
+    const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
+    const worker = new Worker(bootstrap, {
+      eval: true,
+      workerData: {
+        wsUrl: `${server.baseUrl.replace('http', 'ws')}/connection/websocket`,
+        targets,
+        timeoutMs,
+      },
     });
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-    const result = await new Promise<{ outcomes: Outcome[]; start: number; timedOut: boolean }>((resolve, reject) => {
-      worker.on('error', reject);
-      worker.on('message', (message: { type: string } & Record<string, unknown>) => {
-        if (message.type === 'subscribed') {
-          console.log(`subscribed ${targets.length} clients in ${message.ms} ms; streaming…`);
-          loopDelay.enable();
-          worker.postMessage('go');
-        } else if (message.type === 'done') resolve(message as never);
-      });
-    });
+    const result = await new Promise<{ outcomes: Outcome[]; start: number; timedOut: boolean }>(
+      (resolve, reject) => {
+        worker.on('error', reject);
+        worker.on('message', (message: { type: string } & Record<string, unknown>) => {
+          if (message.type === 'subscribed') {
+            console.log(`subscribed ${targets.length} clients in ${message.ms} ms; streaming…`);
+            loopDelay.enable();
+            worker.postMessage('go');
+          } else if (message.type === 'done') resolve(message as never);
+        });
+      },
+    );
     loopDelay.disable();
     await worker.terminate();
     report(result, { conversations, words, wordDelayMs, timeoutMs, loopDelay });
@@ -93,10 +102,19 @@ async function runServerSide(): Promise<void> {
 
 function report(
   result: { outcomes: Outcome[]; start: number; timedOut: boolean },
-  o: { conversations: number; words: number; wordDelayMs: number; timeoutMs: number; loopDelay: ReturnType<typeof monitorEventLoopDelay> },
+  o: {
+    conversations: number;
+    words: number;
+    wordDelayMs: number;
+    timeoutMs: number;
+    loopDelay: ReturnType<typeof monitorEventLoopDelay>;
+  },
 ): void {
   const complete = result.outcomes.filter((x) => x.completedAt > 0);
-  if (result.timedOut) console.error(`timed out after ${o.timeoutMs / 1000} s: ${complete.length}/${o.conversations} replies complete`);
+  if (result.timedOut)
+    console.error(
+      `timed out after ${o.timeoutMs / 1000} s: ${complete.length}/${o.conversations} replies complete`,
+    );
   const end = complete.length > 0 ? Math.max(...complete.map((x) => x.completedAt)) : Date.now();
   const envelopes = result.outcomes.reduce((n, x) => n + x.arrivals.length, 0);
   const firsts = result.outcomes.filter((x) => x.arrivals.length > 0).map((x) => x.arrivals[0]! - x.sentAt);
@@ -114,9 +132,16 @@ function report(
         envelopes,
         envelopes_per_s: Math.round(envelopes / seconds),
         envelopes_per_reply: round(envelopes / o.conversations),
-        first_envelope_ms: { p50: percentile(firsts, 50), p99: percentile(firsts, 99), max: Math.max(...firsts) },
+        first_envelope_ms: {
+          p50: percentile(firsts, 50),
+          p99: percentile(firsts, 99),
+          max: Math.max(...firsts),
+        },
         inter_envelope_gap_ms: { p50: percentile(gaps, 50), p99: p99Gap, max: Math.max(...gaps) },
-        server_event_loop_delay_ms: { p50: round(o.loopDelay.percentile(50) / 1e6), p99: round(o.loopDelay.percentile(99) / 1e6) },
+        server_event_loop_delay_ms: {
+          p50: round(o.loopDelay.percentile(50) / 1e6),
+          p99: round(o.loopDelay.percentile(99) / 1e6),
+        },
         cpu_cores: availableParallelism(),
         load_average_1m: round(loadavg()[0]!),
       },
@@ -126,20 +151,34 @@ function report(
   );
   const met = !result.timedOut && o.conversations >= 1000 && p99Gap < 100;
   console.log(`goal: ${GOAL}`);
-  console.log(`result: ${complete.length}/${o.conversations} conversations streamed, p99 gap ${p99Gap} ms → ${met ? 'MET' : 'NOT MET'}`);
+  console.log(
+    `result: ${complete.length}/${o.conversations} conversations streamed, p99 gap ${p99Gap} ms → ${met ? 'MET' : 'NOT MET'}`,
+  );
 }
 
 async function setUpConversation(baseUrl: string, companyId: string): Promise<Target> {
-  const headers = { 'content-type': 'application/json', 'x-session-id': randomUUID(), 'x-company': companyId };
+  const headers = {
+    'content-type': 'application/json',
+    'x-session-id': randomUUID(),
+    'x-company': companyId,
+  };
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${baseUrl}/sdk/v1${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}/sdk/v1${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<Record<string, string>>;
   };
   const conversation = await post('/conversations', {});
   const connect = await post('/auth/connect-token', {});
   const subscribe = await post('/auth/subscribe-token', { conversation_id: conversation.id });
-  return { channel: conversation.channel!, connectToken: connect.connection_token!, subscribeToken: subscribe.subscription_token! };
+  return {
+    channel: conversation.channel!,
+    connectToken: connect.connection_token!,
+    subscribeToken: subscribe.subscription_token!,
+  };
 }
 
 /** The worker: connects every client, waits for "go", publishes one SendMessage each and times the replies. */
@@ -164,7 +203,11 @@ async function runLoadSide(data: { wsUrl: string; targets: Target[]; timeoutMs: 
         id: 3,
         publish: {
           channel: data.targets[i]!.channel,
-          data: { version: 1, client_message_id: randomUUID(), blocks: [{ type: 'markdown', content: 'benchmark' }] },
+          data: {
+            version: 1,
+            client_message_id: randomUUID(),
+            blocks: [{ type: 'markdown', content: 'benchmark' }],
+          },
         },
       }),
     );
@@ -182,16 +225,23 @@ async function runLoadSide(data: { wsUrl: string; targets: Target[]; timeoutMs: 
 }
 
 /** Centrifugo JSON protocol by hand: connect (id 1) and subscribe (id 2) in one frame; pings `{}` get `{}`. */
-function connectAndSubscribe(wsUrl: string, target: Target, outcome: Outcome, onComplete: () => void): Promise<WebSocket> {
+function connectAndSubscribe(
+  wsUrl: string,
+  target: Target,
+  outcome: Outcome,
+  onComplete: () => void,
+): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(wsUrl);
     ws.on('error', reject);
     ws.on('open', () => {
       ws.send(
-        `${JSON.stringify({ id: 1, connect: { token: target.connectToken, name: 'bench' } })}\n${JSON.stringify({
-          id: 2,
-          subscribe: { channel: target.channel, token: target.subscribeToken },
-        })}`,
+        `${JSON.stringify({ id: 1, connect: { token: target.connectToken, name: 'bench' } })}\n${JSON.stringify(
+          {
+            id: 2,
+            subscribe: { channel: target.channel, token: target.subscribeToken },
+          },
+        )}`,
       );
     });
     ws.on('message', (raw) => {
@@ -214,7 +264,11 @@ function connectAndSubscribe(wsUrl: string, target: Target, outcome: Outcome, on
   });
 }
 
-async function inBatches<T>(count: number, concurrency: number, task: (index: number) => Promise<T>): Promise<T[]> {
+async function inBatches<T>(
+  count: number,
+  concurrency: number,
+  task: (index: number) => Promise<T>,
+): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;
   await Promise.all(
@@ -235,3 +289,6 @@ function percentile(values: number[], p: number): number {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+if (isMainThread) await runServerSide();
+else await runLoadSide(workerData as { wsUrl: string; targets: Target[]; timeoutMs: number });

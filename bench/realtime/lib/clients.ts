@@ -138,6 +138,7 @@ export function openClient(
     case 'engine':
       return openEngineClient(`ws://127.0.0.1:${port}/connection/websocket`, channel, user, onTimestamp);
     case 'ws':
+    case 'wspre':
       return openBareWsClient(`ws://127.0.0.1:${port}`, channel, onTimestamp);
     case 'socketio':
       return openSocketIoClient(`http://127.0.0.1:${port}`, channel, onTimestamp);

@@ -2,11 +2,16 @@
  * One bench server in its own process, so its CPU time and memory can be read without the load generator's:
  * `process.cpuUsage()` deltas over the measured window and `process.memoryUsage()` after a forced GC.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { preciseNowMs } from './histogram.ts';
 import { serveRequests } from './ipc.ts';
 import { type ServerKind, startServer } from './servers.ts';
 
 const kind = process.argv[2] as ServerKind;
+/** When set, a V8 CPU profile of exactly the measured window is written into this directory. */
+const profileDir = process.argv[3];
+const profiler = profileDir ? new Session() : undefined;
 const server = await startServer(kind);
 const PAD = 'x'.repeat(48);
 
@@ -37,12 +42,24 @@ serveRequests(
         connections: server.connections(),
       };
     },
-    'cpu-start'() {
+    async 'cpu-start'() {
+      if (profiler) {
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
       cpuStart = process.cpuUsage();
       return {};
     },
-    'cpu-stop'() {
+    async 'cpu-stop'(message) {
       const delta = process.cpuUsage(cpuStart);
+      if (profiler && profileDir) {
+        const { profile } = await profiler.post('Profiler.stop');
+        profiler.disconnect();
+        mkdirSync(profileDir, { recursive: true });
+        const file = `${profileDir}/${kind}-${String(message.label ?? 'window')}-${process.pid}.cpuprofile`;
+        writeFileSync(file, JSON.stringify(profile));
+      }
       return { cpuMicros: delta.user + delta.system };
     },
     /** Publishes round-robin over `channels` at a fixed total rate, catching up from the clock each tick. */

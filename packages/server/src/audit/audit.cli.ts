@@ -11,7 +11,8 @@ const list: Command<{ events: Array<Record<string, unknown>> }> = {
   },
   async run(options, ctx) {
     const limit = options.limit === undefined ? 100 : Number(options.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageError('--limit must be 1 to 1000');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new UsageError('--limit must be 1 to 1000');
     const events = await ctx!.audit.list({
       companyId: typeof options.company === 'string' ? options.company : undefined,
       type: typeof options.type === 'string' ? options.type : undefined,
@@ -20,8 +21,9 @@ const list: Command<{ events: Array<Record<string, unknown>> }> = {
     return { events: events.map(view) };
   },
   format: (r) =>
-    r.events.map((e) => `${e.created_at}  ${e.type}  ${e.subject ?? ''}  ${JSON.stringify(e.details)}`).join('\n') ||
-    '(no events)',
+    r.events
+      .map((e) => `${e.created_at}  ${e.type}  ${e.subject ?? ''}  ${JSON.stringify(e.details)}`)
+      .join('\n') || '(no events)',
 };
 
 const view = (e: AuditEvent) => ({

@@ -23,7 +23,10 @@ export interface AuditQuery {
   companyId?: string;
   type?: string;
   subject?: string;
-  /** ISO timestamp: only events strictly older (for paging backwards). */
+  /**
+   * Paging cursor: only events strictly older. Either an ISO timestamp or a cursor from `auditCursor(event)`
+   * (`<timestamp>_<id>`), which also orders events that share a millisecond, so no page boundary skips one.
+   */
   before?: string;
   limit?: number;
 }
@@ -52,7 +55,14 @@ export class AuditLog {
     if (query.companyId) q = q.where('company_id', '=', query.companyId);
     if (query.type) q = q.where('type', '=', query.type);
     if (query.subject) q = q.where('subject', '=', query.subject);
-    if (query.before) q = q.where('created_at', '<', query.before);
+    if (query.before) {
+      const [time, id] = query.before.split('_', 2) as [string, string | undefined];
+      q = id
+        ? q.where((eb) =>
+            eb.or([eb('created_at', '<', time), eb.and([eb('created_at', '=', time), eb('id', '<', id)])]),
+          )
+        : q.where('created_at', '<', time);
+    }
     const rows = await q
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
@@ -70,3 +80,7 @@ export class AuditLog {
     }));
   }
 }
+
+/** The paging cursor that continues after `event` (see AuditQuery.before). */
+export const auditCursor = (event: Pick<AuditEvent, 'createdAt' | 'id'>): string =>
+  `${event.createdAt}_${event.id}`;

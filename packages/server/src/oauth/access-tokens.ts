@@ -103,13 +103,15 @@ export class AccessTokenVerifier {
     const decoded = decodeJws(token);
     if (!decoded) throw new InvalidAccessTokenError('malformed');
     const { header, payload } = decoded;
-    if (typeof header.typ !== 'string' || !isAccessTokenTyp(header.typ)) throw new InvalidAccessTokenError('wrong_typ');
+    if (typeof header.typ !== 'string' || !isAccessTokenTyp(header.typ))
+      throw new InvalidAccessTokenError('wrong_typ');
     if (header.crit !== undefined) throw new InvalidAccessTokenError('unsupported_crit');
     if (typeof header.kid !== 'string') throw new InvalidAccessTokenError('no_kid');
     const key = await this.keys.keyOrReload(header.kid);
     if (!key) throw new InvalidAccessTokenError('unknown_kid');
     if (header.alg !== key.alg) throw new InvalidAccessTokenError('wrong_alg');
-    if (!verifyJwsSignature(token, key.alg, key.publicKey)) throw new InvalidAccessTokenError('bad_signature');
+    if (!verifyJwsSignature(token, key.alg, key.publicKey))
+      throw new InvalidAccessTokenError('bad_signature');
     this.stats.verified++;
     const claims = checkClaims(payload, this.config, nowSeconds, tolerance);
     const principal: Principal = {

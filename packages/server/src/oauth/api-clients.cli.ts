@@ -61,7 +61,9 @@ const list: Command<{ api_clients: ClientView[] }> = {
   },
   format: (r) =>
     r.api_clients
-      .map((c) => `${c.client_id}  ${c.name}  [${c.scopes.join(' ')}]  last used: ${c.last_used_at ?? 'never'}`)
+      .map(
+        (c) => `${c.client_id}  ${c.name}  [${c.scopes.join(' ')}]  last used: ${c.last_used_at ?? 'never'}`,
+      )
       .join('\n') || '(no API clients)',
 };
 

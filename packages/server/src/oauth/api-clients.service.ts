@@ -41,7 +41,9 @@ export type AuthFailureReason =
   | 'deleted_client'
   | 'wrong_secret';
 
-export type AuthResult = { ok: true; client: ApiClient } | { ok: false; reason: AuthFailureReason; client?: ApiClient };
+export type AuthResult =
+  | { ok: true; client: ApiClient }
+  | { ok: false; reason: AuthFailureReason; client?: ApiClient };
 
 export const API_CLIENT_NAME_MAX = 200;
 /** last_used_at is refreshed at most this often per client and node, so a busy client costs no write per token. */
@@ -63,7 +65,12 @@ export class ApiClientsService {
     this.byIdSql = db.selectFrom('api_clients').selectAll().where('id', '=', '').compile().sql;
   }
 
-  async create(input: { companyId: string; name: string; scopes: string[]; actor?: string }): Promise<CreatedApiClient> {
+  async create(input: {
+    companyId: string;
+    name: string;
+    scopes: string[];
+    actor?: string;
+  }): Promise<CreatedApiClient> {
     const name = validName(input.name);
     const scopes = validScopes(input.scopes);
     await this.companies.get(input.companyId);
@@ -113,7 +120,11 @@ export class ApiClientsService {
   /** Any client by id, deleted ones included (for audit and tests); `undefined` for ids of other syntax. */
   async find(clientId: string): Promise<ApiClient | undefined> {
     if (!isClientIdSyntax(clientId)) return undefined;
-    const row = await this.db.selectFrom('api_clients').selectAll().where('id', '=', clientId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('api_clients')
+      .selectAll()
+      .where('id', '=', clientId)
+      .executeTakeFirst();
     return row && toClient(row);
   }
 
@@ -132,12 +143,17 @@ export class ApiClientsService {
         .where('company_id', '=', companyId)
         .where('deleted_at', 'is', null)
         .executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) throw new NotFoundError('api_client_not_found', 'No such API client.');
+      if (Number(result.numUpdatedRows) !== 1)
+        throw new NotFoundError('api_client_not_found', 'No such API client.');
       await this.audit.record(
         { type: 'api_client.deleted', companyId, actor, subject: clientId, details: { client_id: clientId } },
         trx,
       );
-      const row = await trx.selectFrom('api_clients').selectAll().where('id', '=', clientId).executeTakeFirstOrThrow();
+      const row = await trx
+        .selectFrom('api_clients')
+        .selectAll()
+        .where('id', '=', clientId)
+        .executeTakeFirstOrThrow();
       return toClient(row);
     });
   }
@@ -150,7 +166,8 @@ export class ApiClientsService {
   async authenticate(clientId: string, secret: string): Promise<AuthResult> {
     if (!isClientIdSyntax(clientId)) return { ok: false, reason: 'malformed_client_id' };
     if (!isWellFormedSecret(secret)) return { ok: false, reason: 'malformed_secret' };
-    const row = (await this.db.executeQuery<ApiClientsTable>(CompiledQuery.raw(this.byIdSql, [clientId]))).rows[0];
+    const row = (await this.db.executeQuery<ApiClientsTable>(CompiledQuery.raw(this.byIdSql, [clientId])))
+      .rows[0];
     const matches = await this.digester.matches(secret, row?.secret_digest);
     if (!row) return { ok: false, reason: 'unknown_client' };
     const client = toClient(row);
@@ -182,7 +199,10 @@ export class ApiClientsService {
 function validName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > API_CLIENT_NAME_MAX) {
-    throw new BadRequestError('invalid_name', `An API client name is 1 to ${API_CLIENT_NAME_MAX} characters.`);
+    throw new BadRequestError(
+      'invalid_name',
+      `An API client name is 1 to ${API_CLIENT_NAME_MAX} characters.`,
+    );
   }
   return trimmed;
 }
@@ -192,9 +212,13 @@ export function validScopes(scopes: string[]): Scope[] {
   const unique = [...new Set(scopes.map((s) => s.trim()).filter(Boolean))];
   const unknown = unique.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) {
-    throw new BadRequestError('invalid_scopes', `Unknown scopes: ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}.`);
+    throw new BadRequestError(
+      'invalid_scopes',
+      `Unknown scopes: ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}.`,
+    );
   }
-  if (unique.length === 0) throw new BadRequestError('invalid_scopes', 'An API client needs at least one scope.');
+  if (unique.length === 0)
+    throw new BadRequestError('invalid_scopes', 'An API client needs at least one scope.');
   return unique as Scope[];
 }
 

@@ -13,10 +13,17 @@ import { type AppContext, createContext } from '../context.ts';
 import type { App } from '../http/types.ts';
 import { createLogger } from '../logging/logger.ts';
 import { TEST_DATABASES, type TestDatabase, testPostgresUrl, uniqueSchema } from '../testing/databases.ts';
-import { http, type HttpResult } from '../testing/http-client.ts';
+import { type HttpResult, http } from '../testing/http-client.ts';
 import { b64url, encodeHeader, signJws } from './jwt.ts';
 import { oauthServices } from './oauth.services.ts';
-import { basicAuth, bearer, claimsOf, createTestClient, postToken, type TestClient } from './oauth.test-helpers.ts';
+import {
+  basicAuth,
+  bearer,
+  claimsOf,
+  createTestClient,
+  postToken,
+  type TestClient,
+} from './oauth.test-helpers.ts';
 
 const WHOAMI = '/platform/v1/auth/whoami';
 const SCOPED = '/test/connector-write';
@@ -32,7 +39,10 @@ interface ScopedServer {
  * The real app plus one route that needs `connector:write` (the connector routes that will need it live in
  * another capability), listening on 127.0.0.1 like startTestServer.
  */
-async function startScopedServer(database: TestDatabase, oauth: Partial<Config['oauth']> = {}): Promise<ScopedServer> {
+async function startScopedServer(
+  database: TestDatabase,
+  oauth: Partial<Config['oauth']> = {},
+): Promise<ScopedServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bearer-'));
   const schema = database === 'postgres' ? uniqueSchema() : undefined;
   const config = loadConfig(
@@ -94,7 +104,11 @@ function assertInvalidToken(result: HttpResult, description = 'The access token 
 }
 
 /** Signs arbitrary header/claims with the server's active key: tokens that are ours but wrong in one way. */
-function forge(server: ScopedServer, claims: Record<string, unknown>, header: Record<string, unknown> = {}): string {
+function forge(
+  server: ScopedServer,
+  claims: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+): string {
   const key = oauthServices(server.ctx).keys.signingKey();
   const fullHeader = { alg: key.alg, typ: 'at+jwt', kid: key.kid, ...header };
   return signJws(b64url(JSON.stringify(fullHeader)), claims, key.alg, key.privateKey);
@@ -189,7 +203,10 @@ for (const database of TEST_DATABASES) {
       for (const header of ['Bearer', 'Bearer ', 'Bearer a b', 'Bearer tok*en', `Bearer ${token},${token}`]) {
         const result = await http(`${server.baseUrl}${WHOAMI}`, { headers: { authorization: header } });
         assertBearerProblem(result, 400, 'invalid_request');
-        assert.match(result.headers.get('www-authenticate') ?? '', /^Bearer realm="parley", error="invalid_request"/);
+        assert.match(
+          result.headers.get('www-authenticate') ?? '',
+          /^Bearer realm="parley", error="invalid_request"/,
+        );
       }
     });
 
@@ -203,7 +220,14 @@ for (const database of TEST_DATABASES) {
     it('401 invalid_token for garbage, a tampered payload and a cut signature', async () => {
       const [h, p, s] = token.split('.');
       const tampered = `${h}.${b64url(JSON.stringify({ ...claimsOf(token), scope: 'conversations:write' }))}.${s}`;
-      for (const bad of ['abc', 'a.b.c', `${h}.${p}`, tampered, `${h}.${p}.${s!.slice(0, -4)}`, `${h}.${p}.${b64url('x')}`]) {
+      for (const bad of [
+        'abc',
+        'a.b.c',
+        `${h}.${p}`,
+        tampered,
+        `${h}.${p}.${s!.slice(0, -4)}`,
+        `${h}.${p}.${b64url('x')}`,
+      ]) {
         assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(bad)));
       }
     });
@@ -229,7 +253,12 @@ for (const database of TEST_DATABASES) {
     });
 
     it('401 invalid_token for an unknown kid or a missing kid', async () => {
-      assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(forge(server, validClaims(server, client), { kid: 'nope' }))));
+      assertInvalidToken(
+        await http(
+          `${server.baseUrl}${WHOAMI}`,
+          bearer(forge(server, validClaims(server, client), { kid: 'nope' })),
+        ),
+      );
       const key = oauthServices(server.ctx).keys.signingKey();
       const noKid = signJws(
         b64url(JSON.stringify({ alg: key.alg, typ: 'at+jwt' })),
@@ -244,7 +273,12 @@ for (const database of TEST_DATABASES) {
       const { generateKeyPairSync } = await import('node:crypto');
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       const kid = oauthServices(server.ctx).keys.signingKey().kid;
-      const foreign = signJws(encodeHeader({ alg: 'ES256', typ: 'at+jwt', kid }), validClaims(server, client), 'ES256', privateKey);
+      const foreign = signJws(
+        encodeHeader({ alg: 'ES256', typ: 'at+jwt', kid }),
+        validClaims(server, client),
+        'ES256',
+        privateKey,
+      );
       assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(foreign)));
     });
 
@@ -258,15 +292,24 @@ for (const database of TEST_DATABASES) {
         const forged = forge(server, validClaims(server, client, overrides));
         assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(forged)));
       }
-      const audArray = forge(server, validClaims(server, client, { aud: ['https://x.example', server.config.oauth.audience] }));
+      const audArray = forge(
+        server,
+        validClaims(server, client, { aud: ['https://x.example', server.config.oauth.audience] }),
+      );
       assert.equal((await http(`${server.baseUrl}${WHOAMI}`, bearer(audArray))).status, 200);
     });
 
     it('401 invalid_token "expired" after exp plus the clock tolerance, accepted within it', async () => {
       const now = Math.floor(Date.now() / 1000);
       const tolerance = server.config.oauth.clockToleranceSeconds;
-      const expired = forge(server, validClaims(server, client, { iat: now - 4000, exp: now - tolerance - 5 }));
-      assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(expired)), 'The access token expired.');
+      const expired = forge(
+        server,
+        validClaims(server, client, { iat: now - 4000, exp: now - tolerance - 5 }),
+      );
+      assertInvalidToken(
+        await http(`${server.baseUrl}${WHOAMI}`, bearer(expired)),
+        'The access token expired.',
+      );
       const withinLeeway = forge(server, validClaims(server, client, { iat: now - 3610, exp: now - 10 }));
       assert.equal((await http(`${server.baseUrl}${WHOAMI}`, bearer(withinLeeway))).status, 200);
     });
@@ -316,7 +359,10 @@ describe('bearer auth verification cache', () => {
     assert.equal((await http(`${server.baseUrl}${WHOAMI}`, bearer(shortLived))).status, 200);
     assert.equal((await http(`${server.baseUrl}${WHOAMI}`, bearer(shortLived))).status, 200);
     await sleep((now + 2) * 1000 - Date.now() + 300);
-    assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(shortLived)), 'The access token expired.');
+    assertInvalidToken(
+      await http(`${server.baseUrl}${WHOAMI}`, bearer(shortLived)),
+      'The access token expired.',
+    );
   });
 
   it('a verified token is answered from the cache, without a second signature check', async () => {

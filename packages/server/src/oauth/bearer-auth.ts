@@ -3,8 +3,8 @@ import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { App } from '../http/types.ts';
 import { InvalidAccessTokenError } from './access-tokens.ts';
-import { REALM } from './oauth-errors.ts';
 import { oauthServices } from './oauth.services.ts';
+import { REALM } from './oauth-errors.ts';
 import type { Principal } from './principal.ts';
 
 export type BearerErrorCode = 'token_required' | 'invalid_request' | 'invalid_token' | 'insufficient_scope';
@@ -48,7 +48,10 @@ export function registerBearerAuth(app: App, ctx: AppContext): void {
   });
 }
 
-async function authenticate(request: FastifyRequest, verify: (token: string) => Promise<Principal>): Promise<Principal> {
+async function authenticate(
+  request: FastifyRequest,
+  verify: (token: string) => Promise<Principal>,
+): Promise<Principal> {
   const header = request.headers.authorization;
   if (hasQueryToken(request)) {
     // §2.3 (URI query) is not supported: say so instead of ignoring a token that has already leaked into a URL.
@@ -59,7 +62,8 @@ async function authenticate(request: FastifyRequest, verify: (token: string) => 
     throw new BearerError('token_required', 'This request needs an access token (Authorization: Bearer).');
   }
   const match = BEARER.exec(header);
-  if (!match) throw new BearerError('invalid_request', 'The Authorization header is not a valid Bearer credential.');
+  if (!match)
+    throw new BearerError('invalid_request', 'The Authorization header is not a valid Bearer credential.');
   try {
     return await verify(match[1]!);
   } catch (err) {

@@ -6,11 +6,16 @@ const BearerProblem = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String(),
-    code: Type.String({ description: 'token_required, invalid_request, invalid_token or insufficient_scope' }),
+    code: Type.String({
+      description: 'token_required, invalid_request, invalid_token or insufficient_scope',
+    }),
     instance: Type.Optional(Type.String()),
     required_scope: Type.Optional(Type.String()),
   },
-  { additionalProperties: true, description: 'RFC 9457 problem; the WWW-Authenticate: Bearer header is the RFC 6750 contract' },
+  {
+    additionalProperties: true,
+    description: 'RFC 9457 problem; the WWW-Authenticate: Bearer header is the RFC 6750 contract',
+  },
 );
 
 /**

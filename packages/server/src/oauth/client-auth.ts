@@ -22,7 +22,10 @@ export interface PresentedCredentials {
  *   a body `client_id` next to Basic must name the same client.
  * Returns `undefined` when the request carries no client authentication at all.
  */
-export function readClientCredentials(authorization: string | undefined, form: FormParams): PresentedCredentials | undefined {
+export function readClientCredentials(
+  authorization: string | undefined,
+  form: FormParams,
+): PresentedCredentials | undefined {
   if (authorization !== undefined) {
     if (form.client_secret !== undefined) {
       throw invalidRequest('Client authentication must use only one method (Basic or body parameters).');
@@ -34,7 +37,8 @@ export function readClientCredentials(authorization: string | undefined, form: F
     return { ...basic, method: 'client_secret_basic' };
   }
   if (form.client_secret !== undefined) {
-    if (form.client_id === undefined) throw invalidRequest('The client_secret parameter needs a client_id parameter.');
+    if (form.client_id === undefined)
+      throw invalidRequest('The client_secret parameter needs a client_id parameter.');
     if (!VSCHARS.test(form.client_id) || !VSCHARS.test(form.client_secret)) {
       throw invalidRequest('The client_id and client_secret parameters must be printable ASCII.');
     }

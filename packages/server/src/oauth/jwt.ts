@@ -17,7 +17,11 @@ export const encodeHeader = (header: { alg: JwsAlg; typ: string; kid: string }):
 export function signJws(encodedHeader: string, payload: object, alg: JwsAlg, key: KeyObject): string {
   const input = `${encodedHeader}.${b64url(JSON.stringify(payload))}`;
   // ES256 signatures are the raw 64-byte R||S (RFC 7518 §3.4), not DER.
-  const signature = sign('sha256', Buffer.from(input), alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key);
+  const signature = sign(
+    'sha256',
+    Buffer.from(input),
+    alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key,
+  );
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -50,11 +54,14 @@ export function decodeJws(token: string): DecodedJws | undefined {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** RFC 7638 JWK thumbprint: SHA-256 over the required members in lexicographic order, base64url. */
 export function jwkThumbprint(jwk: Record<string, unknown>): string {
   const members =
-    jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
+    jwk.kty === 'EC'
+      ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }
+      : { e: jwk.e, kty: jwk.kty, n: jwk.n };
   return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }

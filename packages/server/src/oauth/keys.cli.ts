@@ -15,7 +15,14 @@ const rotate: Command<{ kid: string; alg: string; previous_kid: string | null }>
 };
 
 const list: Command<{
-  keys: Array<{ kid: string; alg: string; status: string; created_at: string; retired_at: string | null; published: boolean }>;
+  keys: Array<{
+    kid: string;
+    alg: string;
+    status: string;
+    created_at: string;
+    retired_at: string | null;
+    published: boolean;
+  }>;
 }> = {
   name: 'keys list',
   summary: 'list token signing keys (public information only)',
@@ -34,8 +41,9 @@ const list: Command<{
     };
   },
   format: (r) =>
-    r.keys.map((k) => `${k.kid}  ${k.alg}  ${k.status}${k.published ? '' : ' (unpublished)'}  ${k.created_at}`).join('\n') ||
-    '(no signing keys yet: the server creates one at first start)',
+    r.keys
+      .map((k) => `${k.kid}  ${k.alg}  ${k.status}${k.published ? '' : ' (unpublished)'}  ${k.created_at}`)
+      .join('\n') || '(no signing keys yet: the server creates one at first start)',
 };
 
 export const keyCommands = [rotate, list];

@@ -22,14 +22,24 @@ describe('no secret or token reaches the server log', () => {
 
     // Misuse that puts credentials where they do not belong.
     const wrongSecret = generateClientSecret();
-    await postToken(server, 'grant_type=client_credentials', { authorization: basicAuth(client.clientId, wrongSecret) });
-    await postToken(server, `grant_type=client_credentials&client_id=${client.clientId}&client_secret=${client.secret}`);
-    await postToken(server, `grant_type=client_credentials&client_secret=${client.secret}&client_secret=${client.secret}`);
+    await postToken(server, 'grant_type=client_credentials', {
+      authorization: basicAuth(client.clientId, wrongSecret),
+    });
+    await postToken(
+      server,
+      `grant_type=client_credentials&client_id=${client.clientId}&client_secret=${client.secret}`,
+    );
+    await postToken(
+      server,
+      `grant_type=client_credentials&client_secret=${client.secret}&client_secret=${client.secret}`,
+    );
     await postToken(server, `grant_type=password&password=${client.secret}`, { authorization: auth });
     await http(`${server.baseUrl}/platform/v1/auth/token/client-credentials?client_secret=${client.secret}`);
     await http(`${server.baseUrl}/platform/v1/auth/whoami?access_token=${token}`);
     await http(`${server.baseUrl}/platform/v1/auth/whoami`, bearer(`${token}x`));
-    await http(`${server.baseUrl}/platform/v1/auth/whoami`, { headers: { authorization: `Bearer ${token} ${token}` } });
+    await http(`${server.baseUrl}/platform/v1/auth/whoami`, {
+      headers: { authorization: `Bearer ${token} ${token}` },
+    });
     await http(`${server.baseUrl}/no-such-route?access_token=${token}`);
 
     const log = server.logs.join('\n');

@@ -28,11 +28,13 @@ export class OAuthError extends Error {
     readonly headers: Record<string, string> = {},
   ) {
     super(description);
-    if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(description)) throw new Error('invalid error_description characters');
+    if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(description))
+      throw new Error('invalid error_description characters');
   }
 }
 
-export const invalidRequest = (description: string): OAuthError => new OAuthError('invalid_request', description);
+export const invalidRequest = (description: string): OAuthError =>
+  new OAuthError('invalid_request', description);
 
 /** RFC 6749 §5.2: 401 with a Basic challenge; one description for every cause, so nothing leaks. */
 export const invalidClient = (): OAuthError =>

@@ -17,7 +17,9 @@ const repoRoot = new URL('../../../../', import.meta.url).pathname;
 async function cliEnv(server: TestServer): Promise<Record<string, string>> {
   const env: Record<string, string> = { PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
   if (server.ctx.store.dialect === 'postgres') {
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(server.ctx.store.db);
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
+      server.ctx.store.db,
+    );
     env.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${rows[0]!.schema}`)}`;
   }
   return env;
@@ -78,7 +80,9 @@ for (const database of TEST_DATABASES) {
       assert.equal(run.json.name, 'Billing sync');
       assert.deepEqual(run.json.scopes, ['connector:write', 'connector:read']);
 
-      const token = await postToken(server, GRANT, { authorization: basicAuth(run.json.client_id, run.json.client_secret) });
+      const token = await postToken(server, GRANT, {
+        authorization: basicAuth(run.json.client_id, run.json.client_secret),
+      });
       assert.equal(token.status, 200, token.text);
       assert.equal(claimsOf(token.body.access_token).company_id, companyId);
 
@@ -90,24 +94,55 @@ for (const database of TEST_DATABASES) {
         .executeTakeFirstOrThrow();
       assert.ok(!JSON.stringify(row).includes(run.json.client_secret));
       assert.match(row.secret_digest, /^[A-Za-z0-9_-]{43}$/);
-      const [event] = await server.ctx.audit.list({ type: 'api_client.created', subject: run.json.client_id });
+      const [event] = await server.ctx.audit.list({
+        type: 'api_client.created',
+        subject: run.json.client_id,
+      });
       assert.equal(event?.actor, 'cli');
       assert.ok(!JSON.stringify(event).includes(run.json.client_secret));
     });
 
     it('api-clients create tells people the secret is shown once', async () => {
-      const run = await cli('api-clients', 'create', '--company', companyId, '--name', 'Human', '--scopes', 'connector:read');
+      const run = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'Human',
+        '--scopes',
+        'connector:read',
+      );
       assert.equal(run.code, 0);
       assert.match(run.output, /client_secret: pcs_/);
       assert.match(run.output, /shown only this once/);
     });
 
     it('api-clients list shows the company’s clients without any secret', async () => {
-      const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'Listed', '--scopes', 'connector:read', '--json');
+      const created = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'Listed',
+        '--scopes',
+        'connector:read',
+        '--json',
+      );
       const list = await cli('api-clients', 'list', '--company', companyId, '--json');
       assert.equal(list.code, 0);
-      const entry = list.json.api_clients.find((c: { client_id: string }) => c.client_id === created.json.client_id);
-      assert.deepEqual(Object.keys(entry).sort(), ['client_id', 'created_at', 'last_used_at', 'name', 'scopes', 'secret_hint']);
+      const entry = list.json.api_clients.find(
+        (c: { client_id: string }) => c.client_id === created.json.client_id,
+      );
+      assert.deepEqual(Object.keys(entry).sort(), [
+        'client_id',
+        'created_at',
+        'last_used_at',
+        'name',
+        'scopes',
+        'secret_hint',
+      ]);
       assert.equal(entry.secret_hint, `pcs_…${created.json.client_secret.slice(-4)}`);
       assert.ok(!list.output.includes(created.json.client_secret));
       const human = await cli('api-clients', 'list', '--company', companyId);
@@ -116,27 +151,66 @@ for (const database of TEST_DATABASES) {
     });
 
     it('api-clients delete stops new tokens; deleting again or in another company is "not found"', async () => {
-      const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'Doomed', '--scopes', 'connector:read', '--json');
+      const created = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'Doomed',
+        '--scopes',
+        'connector:read',
+        '--json',
+      );
       const auth = basicAuth(created.json.client_id, created.json.client_secret);
       assert.equal((await postToken(server, GRANT, { authorization: auth })).status, 200);
 
       const otherCompany = (await server.ctx.companies.create('Other Co')).id;
-      const foreign = await cli('api-clients', 'delete', '--company', otherCompany, '--client-id', created.json.client_id, '--json');
+      const foreign = await cli(
+        'api-clients',
+        'delete',
+        '--company',
+        otherCompany,
+        '--client-id',
+        created.json.client_id,
+        '--json',
+      );
       assert.equal(foreign.code, 1);
       assert.equal(foreign.json.error.code, 'api_client_not_found');
 
-      const deleted = await cli('api-clients', 'delete', '--company', companyId, '--client-id', created.json.client_id, '--json');
+      const deleted = await cli(
+        'api-clients',
+        'delete',
+        '--company',
+        companyId,
+        '--client-id',
+        created.json.client_id,
+        '--json',
+      );
       assert.equal(deleted.code, 0, deleted.output);
       assert.equal(deleted.json.client_id, created.json.client_id);
       assert.ok(Date.parse(deleted.json.deleted_at) > 0);
       assert.equal((await postToken(server, GRANT, { authorization: auth })).status, 401);
 
       const list = await cli('api-clients', 'list', '--company', companyId, '--json');
-      assert.ok(!list.json.api_clients.some((c: { client_id: string }) => c.client_id === created.json.client_id));
-      const again = await cli('api-clients', 'delete', '--company', companyId, '--client-id', created.json.client_id, '--json');
+      assert.ok(
+        !list.json.api_clients.some((c: { client_id: string }) => c.client_id === created.json.client_id),
+      );
+      const again = await cli(
+        'api-clients',
+        'delete',
+        '--company',
+        companyId,
+        '--client-id',
+        created.json.client_id,
+        '--json',
+      );
       assert.equal(again.code, 1);
       assert.equal(again.json.error.code, 'api_client_not_found');
-      const [event] = await server.ctx.audit.list({ type: 'api_client.deleted', subject: created.json.client_id });
+      const [event] = await server.ctx.audit.list({
+        type: 'api_client.deleted',
+        subject: created.json.client_id,
+      });
       assert.equal(event?.companyId, companyId);
     });
 
@@ -154,7 +228,15 @@ for (const database of TEST_DATABASES) {
         assert.equal(run.code, code, `${extra.join(' ')} → ${run.output}`);
         assert.equal(run.json.error.code, errorCode);
       }
-      const missing = await cli('api-clients', 'create', '--company', companyId, '--name', 'No scopes', '--json');
+      const missing = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'No scopes',
+        '--json',
+      );
       assert.equal(missing.code, 2);
       const unknownCompany = await cli(
         'api-clients',
@@ -176,7 +258,14 @@ for (const database of TEST_DATABASES) {
       assert.equal(before.code, 0);
       const active = before.json.keys.find((k: { status: string }) => k.status === 'active');
       assert.ok(active);
-      assert.deepEqual(Object.keys(active).sort(), ['alg', 'created_at', 'kid', 'published', 'retired_at', 'status']);
+      assert.deepEqual(Object.keys(active).sort(), [
+        'alg',
+        'created_at',
+        'kid',
+        'published',
+        'retired_at',
+        'status',
+      ]);
 
       const rotated = await cli('keys', 'rotate', '--json');
       assert.equal(rotated.code, 0, rotated.output);
@@ -190,23 +279,58 @@ for (const database of TEST_DATABASES) {
         ],
       );
       await oauthServices(server.ctx).keys.reload();
-      const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'K', '--scopes', 'connector:read', '--json');
-      const token = await postToken(server, GRANT, { authorization: basicAuth(created.json.client_id, created.json.client_secret) });
+      const created = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'K',
+        '--scopes',
+        'connector:read',
+        '--json',
+      );
+      const token = await postToken(server, GRANT, {
+        authorization: basicAuth(created.json.client_id, created.json.client_secret),
+      });
       assert.equal(headerOf(token.body.access_token).kid, rotated.json.kid);
     });
 
     it('audit list shows OAuth events, filtered by company, type and limit, and never a secret', async () => {
-      const created = await cli('api-clients', 'create', '--company', companyId, '--name', 'Audited', '--scopes', 'connector:read', '--json');
-      await postToken(server, GRANT, { authorization: basicAuth(created.json.client_id, created.json.client_secret) });
+      const created = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'Audited',
+        '--scopes',
+        'connector:read',
+        '--json',
+      );
+      await postToken(server, GRANT, {
+        authorization: basicAuth(created.json.client_id, created.json.client_secret),
+      });
       // token.issued is batched; a graceful shutdown writes it too, as flush() does here.
       await oauthServices(server.ctx).auditBatcher.flush();
       const all = await cli('audit', 'list', '--company', companyId, '--json');
       assert.equal(all.code, 0);
       const types = new Set(all.json.events.map((e: { type: string }) => e.type));
-      for (const type of ['api_client.created', 'token.issued', 'api_client.deleted']) assert.ok(types.has(type), type);
+      for (const type of ['api_client.created', 'token.issued', 'api_client.deleted'])
+        assert.ok(types.has(type), type);
       assert.ok(!all.output.includes(created.json.client_secret));
 
-      const issued = await cli('audit', 'list', '--company', companyId, '--type', 'token.issued', '--limit', '1', '--json');
+      const issued = await cli(
+        'audit',
+        'list',
+        '--company',
+        companyId,
+        '--type',
+        'token.issued',
+        '--limit',
+        '1',
+        '--json',
+      );
       assert.equal(issued.json?.events?.length, 1, issued.output);
       const [event] = issued.json.events;
       assert.equal(event.type, 'token.issued');
@@ -256,7 +380,9 @@ describe('oauth CLI as a real process next to a running server (sqlite)', () => 
       ).stdout,
     );
     assert.match(created.client_secret, /^pcs_/);
-    const token = await postToken(server, GRANT, { authorization: basicAuth(created.client_id, created.client_secret) });
+    const token = await postToken(server, GRANT, {
+      authorization: basicAuth(created.client_id, created.client_secret),
+    });
     assert.equal(token.status, 200, token.text);
     assert.equal(claimsOf(token.body.access_token).client_id, created.client_id);
     assert.equal(claimsOf(token.body.access_token).company_id, company.id);

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import { http, type HttpResult } from '../testing/http-client.ts';
+import { type HttpResult, http } from '../testing/http-client.ts';
 import { oauthServices } from './oauth.services.ts';
 import type { Scope } from './principal.ts';
 import { TOKEN_PATH } from './token.routes.ts';
@@ -17,8 +17,13 @@ export async function createTestClient(
   scopes: Scope[] = ['connector:write', 'connector:read'],
   companyId?: string,
 ): Promise<TestClient> {
-  const company = companyId ?? (await ctx.companies.create(`Company ${Math.random().toString(36).slice(2, 8)}`)).id;
-  const { client, secret } = await oauthServices(ctx).clients.create({ companyId: company, name: 'Test client', scopes });
+  const company =
+    companyId ?? (await ctx.companies.create(`Company ${Math.random().toString(36).slice(2, 8)}`)).id;
+  const { client, secret } = await oauthServices(ctx).clients.create({
+    companyId: company,
+    name: 'Test client',
+    scopes,
+  });
   return { companyId: company, clientId: client.clientId, secret, scopes };
 }
 
@@ -41,7 +46,11 @@ export function postToken(
 }
 
 /** A token for the client via Basic auth; fails the test unless the endpoint answers 200. */
-export async function fetchToken(server: { baseUrl: string }, client: TestClient, scope?: string): Promise<string> {
+export async function fetchToken(
+  server: { baseUrl: string },
+  client: TestClient,
+  scope?: string,
+): Promise<string> {
   const body = `grant_type=client_credentials${scope ? `&scope=${encodeURIComponent(scope)}` : ''}`;
   const result = await postToken(server, body, { authorization: basicAuth(client.clientId, client.secret) });
   if (result.status !== 200) throw new Error(`token request failed: ${result.status} ${result.text}`);

@@ -11,7 +11,12 @@ export interface Principal {
 }
 
 /** The scopes Parley knows (DESIGN.md "Scopes"). */
-export const SCOPES = ['connector:write', 'connector:read', 'conversations:read', 'conversations:write'] as const;
+export const SCOPES = [
+  'connector:write',
+  'connector:read',
+  'conversations:read',
+  'conversations:write',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 declare module 'fastify' {

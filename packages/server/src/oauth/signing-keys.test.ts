@@ -59,7 +59,10 @@ for (const database of TEST_DATABASES) {
       assert.equal(keys.length, 1);
       assert.equal(keys[0]!.status, 'active');
       assert.equal(keys[0]!.alg, 'ES256');
-      const row = await server.ctx.store.db.selectFrom('oauth_signing_keys').selectAll().executeTakeFirstOrThrow();
+      const row = await server.ctx.store.db
+        .selectFrom('oauth_signing_keys')
+        .selectAll()
+        .executeTakeFirstOrThrow();
       assert.match(row.private_key, /^pse1\./);
       assert.ok(!row.private_key.includes('PRIVATE KEY'));
       const created = await server.ctx.audit.list({ type: 'signing_key.created' });
@@ -141,7 +144,11 @@ for (const database of TEST_DATABASES) {
       await keys.rotate();
       // Pretend the rotation happened longer ago than the token lifetime + margins.
       const longAgo = new Date(Date.now() - (KEY_RETENTION_SECONDS + 60) * 1000).toISOString();
-      await server.ctx.store.db.updateTable('oauth_signing_keys').set({ retired_at: longAgo }).where('kid', '=', kid).execute();
+      await server.ctx.store.db
+        .updateTable('oauth_signing_keys')
+        .set({ retired_at: longAgo })
+        .where('kid', '=', kid)
+        .execute();
       await keys.reload();
       const published = (await jwksOf(server)).keys.map((k: { kid: string }) => k.kid);
       assert.ok(!published.includes(kid));
@@ -149,18 +156,32 @@ for (const database of TEST_DATABASES) {
       assert.equal(result.status, 401);
       assert.equal((await keys.list()).find((k) => k.kid === kid)?.published, false);
       await keys.rotate();
-      assert.equal((await keys.list()).find((k) => k.kid === kid), undefined);
+      assert.equal(
+        (await keys.list()).find((k) => k.kid === kid),
+        undefined,
+      );
     });
 
     it('a node notices a rotation made elsewhere: periodically, and at once for a token with an unknown kid', async () => {
-      const fast = await startTestServer({ database, shareWith: server, config: sameDeployment(server, { keyReloadIntervalMs: 100 }) });
-      const slow = await startTestServer({ database, shareWith: server, config: sameDeployment(server, { keyReloadIntervalMs: 300_000 }) });
+      const fast = await startTestServer({
+        database,
+        shareWith: server,
+        config: sameDeployment(server, { keyReloadIntervalMs: 100 }),
+      });
+      const slow = await startTestServer({
+        database,
+        shareWith: server,
+        config: sameDeployment(server, { keyReloadIntervalMs: 300_000 }),
+      });
       try {
         const kidOf = async (s: TestServer) => headerOf(await fetchToken(s, client)).kid;
         const before = await kidOf(slow);
         const rotated = await outsideStore(server.ctx).rotate('cli');
         // The fast node reloads on its timer and signs with the new key.
-        await waitFor(async () => (await kidOf(fast)) === rotated.kid, 'the fast node to sign with the new key');
+        await waitFor(
+          async () => (await kidOf(fast)) === rotated.kid,
+          'the fast node to sign with the new key',
+        );
         // The slow node has not reloaded: it still signs with the old key and does not publish the new one…
         assert.equal(await kidOf(slow), before);
         assert.ok(!(await jwksOf(slow)).keys.some((k: { kid: string }) => k.kid === rotated.kid));
@@ -178,7 +199,11 @@ for (const database of TEST_DATABASES) {
     it('keeps each key’s algorithm: an ES256 key stays ES256 after the config switches to RS256', async () => {
       const esToken = await fetchToken(server, client);
       assert.equal(headerOf(esToken).alg, 'ES256');
-      const rsNode = await startTestServer({ database, shareWith: server, config: sameDeployment(server, { signingAlg: 'RS256' }) });
+      const rsNode = await startTestServer({
+        database,
+        shareWith: server,
+        config: sameDeployment(server, { signingAlg: 'RS256' }),
+      });
       try {
         assert.equal(headerOf(await fetchToken(rsNode, client)).alg, 'ES256');
         const rotated = await oauthServices(rsNode.ctx).keys.rotate();
@@ -203,16 +228,22 @@ for (const database of TEST_DATABASES) {
       const databaseUrl = database === 'postgres' ? testPostgresUrl() : undefined;
       // The first open creates the schema; the other three connect to it (concurrent CREATE SCHEMA can race).
       const first = await openStore({ databaseUrl, dataDir, schema });
-      const others = await Promise.all(Array.from({ length: 3 }, () => openStore({ databaseUrl, dataDir, schema })));
+      const others = await Promise.all(
+        Array.from({ length: 3 }, () => openStore({ databaseUrl, dataDir, schema })),
+      );
       const stores = [first, ...others];
       try {
         await migrateToLatest(stores[0]!);
         const sealer = new Sealer(loadMasterKeys(undefined, dataDir).keys);
         const keyStores = stores.map(
-          (store) => new SigningKeyStore(store.db, sealer, new AuditLog(store.db), { alg: 'ES256', reloadIntervalMs: 60_000 }),
+          (store) =>
+            new SigningKeyStore(store.db, sealer, new AuditLog(store.db), {
+              alg: 'ES256',
+              reloadIntervalMs: 60_000,
+            }),
         );
         await Promise.all(keyStores.map((k) => k.start()));
-        keyStores.forEach((k) => k.stop());
+        for (const k of keyStores) k.stop();
         const rows = await stores[0]!.db.selectFrom('oauth_signing_keys').selectAll().execute();
         assert.equal(rows.length, 1);
         assert.equal(rows[0]!.status, 'active');
@@ -235,7 +266,10 @@ for (const database of TEST_DATABASES) {
     it('two racing rotations leave exactly one active key', async () => {
       const server = await startTestServer({ database });
       try {
-        const results = await Promise.allSettled([outsideStore(server.ctx).rotate(), outsideStore(server.ctx).rotate()]);
+        const results = await Promise.allSettled([
+          outsideStore(server.ctx).rotate(),
+          outsideStore(server.ctx).rotate(),
+        ]);
         assert.ok(results.some((r) => r.status === 'fulfilled'));
         const active = await server.ctx.store.db
           .selectFrom('oauth_signing_keys')

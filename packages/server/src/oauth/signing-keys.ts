@@ -210,7 +210,13 @@ export class SigningKeyStore {
       .execute();
     const at = Date.now();
     return rows.map((r) => {
-      const info = { kid: r.kid, alg: r.alg, status: r.status, createdAt: r.created_at, retiredAt: r.retired_at };
+      const info = {
+        kid: r.kid,
+        alg: r.alg,
+        status: r.status,
+        createdAt: r.created_at,
+        retiredAt: r.retired_at,
+      };
       return { ...info, published: isPublished(info, at) };
     });
   }
@@ -222,7 +228,11 @@ export class SigningKeyStore {
     for (const row of rows) {
       if (this.sealer.versionOf(row.private_key) === this.sealer.currentVersion) continue;
       const rewrapped = this.sealer.rewrap(row.private_key, aadOf(row.kid));
-      await this.db.updateTable('oauth_signing_keys').set({ private_key: rewrapped }).where('kid', '=', row.kid).execute();
+      await this.db
+        .updateTable('oauth_signing_keys')
+        .set({ private_key: rewrapped })
+        .where('kid', '=', row.kid)
+        .execute();
       changed++;
     }
     return changed;
@@ -250,7 +260,8 @@ export class SigningKeyStore {
       });
     }
     const activeRow = rows.find((r) => r.status === 'active');
-    if (activeRow && activeRow.kid !== this.active?.kid) this.active = await this.openActive(activeRow.kid, next);
+    if (activeRow && activeRow.kid !== this.active?.kid)
+      this.active = await this.openActive(activeRow.kid, next);
     if (!activeRow) this.active = undefined;
     this.keys = next;
   }
@@ -270,7 +281,11 @@ export class SigningKeyStore {
   }
 
   private activeRow() {
-    return this.db.selectFrom('oauth_signing_keys').select('kid').where('status', '=', 'active').executeTakeFirst();
+    return this.db
+      .selectFrom('oauth_signing_keys')
+      .select('kid')
+      .where('status', '=', 'active')
+      .executeTakeFirst();
   }
 
   private async newKeyRow(): Promise<SigningKeysTable> {

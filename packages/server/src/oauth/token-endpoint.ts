@@ -69,10 +69,21 @@ export class TokenEndpoint {
       actor: `client:${client.clientId}`,
       subject: client.clientId,
       ip: request.ip,
-      details: { client_id: client.clientId, scopes, jti: issued.claims.jti, kid: issued.kid, exp: issued.claims.exp },
+      details: {
+        client_id: client.clientId,
+        scopes,
+        jti: issued.claims.jti,
+        kid: issued.kid,
+        exp: issued.claims.exp,
+      },
     });
     await this.clients.touch(client.clientId);
-    return { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn, scope: issued.claims.scope };
+    return {
+      access_token: issued.token,
+      token_type: 'Bearer',
+      expires_in: issued.expiresIn,
+      scope: issued.claims.scope,
+    };
   }
 
   private get failureRule(): RateLimitRule {
@@ -119,12 +130,20 @@ export class TokenEndpoint {
     });
     const ipState = await this.limit('hit', `oauth:auth_failures:ip:${ip}`, this.failureRule);
     if (ipState?.count === ipState?.limit) {
-      await this.recordLimited('auth_failures_per_ip', ipState!, { ip, subject: ip, companyId: client?.companyId });
+      await this.recordLimited('auth_failures_per_ip', ipState!, {
+        ip,
+        subject: ip,
+        companyId: client?.companyId,
+      });
     }
     if (!clientId) return;
     const clientState = await this.limit('hit', `oauth:auth_failures:client:${clientId}`, this.failureRule);
     if (clientState?.count === clientState?.limit) {
-      await this.recordLimited('auth_failures_per_client', clientState!, { ip, subject: clientId, companyId: client?.companyId });
+      await this.recordLimited('auth_failures_per_client', clientState!, {
+        ip,
+        subject: clientId,
+        companyId: client?.companyId,
+      });
     }
   }
 
@@ -134,7 +153,11 @@ export class TokenEndpoint {
     if (!state || state.allowed) return;
     // Recorded once per window: when the count first passes the limit.
     if (state.count === state.limit + 1) {
-      await this.recordLimited('tokens_per_client', state, { ip, subject: client.clientId, companyId: client.companyId });
+      await this.recordLimited('tokens_per_client', state, {
+        ip,
+        subject: client.clientId,
+        companyId: client.companyId,
+      });
     }
     throw slowDown(state.retryAfterSeconds);
   }
@@ -150,7 +173,12 @@ export class TokenEndpoint {
       actor: null,
       subject: where.subject,
       ip: where.ip,
-      details: { limit, max: state.limit, window_seconds: MINUTE_MS / 1000, retry_after: state.retryAfterSeconds },
+      details: {
+        limit,
+        max: state.limit,
+        window_seconds: MINUTE_MS / 1000,
+        retry_after: state.retryAfterSeconds,
+      },
     });
   }
 
@@ -159,11 +187,18 @@ export class TokenEndpoint {
    * Secrets are 256-bit random, so the limits guard against load and noise, not against guessing; a Redis outage
    * must not stop every integration from getting tokens.
    */
-  private async limit(op: 'hit' | 'peek', key: string, rule: RateLimitRule): Promise<RateLimitState | undefined> {
+  private async limit(
+    op: 'hit' | 'peek',
+    key: string,
+    rule: RateLimitRule,
+  ): Promise<RateLimitState | undefined> {
     try {
       return op === 'hit' ? await this.limiter.hit(key, rule) : await this.limiter.peek(key, rule);
     } catch (err) {
-      this.logger.warn({ err: { message: (err as Error).message } }, 'rate limiter unavailable; request not limited');
+      this.logger.warn(
+        { err: { message: (err as Error).message } },
+        'rate limiter unavailable; request not limited',
+      );
       return undefined;
     }
   }
@@ -178,7 +213,8 @@ export function grantedScopes(requested: string | undefined, clientScopes: reado
   if (requested === undefined) return [...clientScopes];
   const tokens = [...new Set(requested.split(' ').filter(Boolean))];
   if (tokens.length === 0) return [...clientScopes];
-  if (!tokens.every((t) => SCOPE_TOKEN.test(t))) throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');
+  if (!tokens.every((t) => SCOPE_TOKEN.test(t)))
+    throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');
   if (!tokens.every((t) => clientScopes.includes(t))) {
     throw new OAuthError('invalid_scope', 'The requested scope is not granted to this client.');
   }

@@ -94,7 +94,11 @@ for (const setup of setups) {
           'x-forwarded-for': freshIp(),
         }),
       );
-      const [event] = await server.ctx.audit.list({ type: 'rate_limit.exceeded', subject: client.clientId, limit: 1 });
+      const [event] = await server.ctx.audit.list({
+        type: 'rate_limit.exceeded',
+        subject: client.clientId,
+        limit: 1,
+      });
       assert.equal(event?.details.limit, 'auth_failures_per_client');
       assert.equal(event?.companyId, client.companyId);
     });
@@ -117,7 +121,10 @@ for (const setup of setups) {
         });
         assert.equal(result.status, 400);
       }
-      const ok = await postToken(server, GRANT, { authorization: basicAuth(client.clientId, client.secret), 'x-forwarded-for': ip });
+      const ok = await postToken(server, GRANT, {
+        authorization: basicAuth(client.clientId, client.secret),
+        'x-forwarded-for': ip,
+      });
       assert.equal(ok.status, 200);
     });
 
@@ -125,7 +132,10 @@ for (const setup of setups) {
       const busy = await createTestClient(server.ctx);
       const auth = basicAuth(busy.clientId, busy.secret);
       for (let i = 0; i < LIMIT; i++) {
-        assert.equal((await postToken(server, GRANT, { authorization: auth, 'x-forwarded-for': freshIp() })).status, 200);
+        assert.equal(
+          (await postToken(server, GRANT, { authorization: auth, 'x-forwarded-for': freshIp() })).status,
+          200,
+        );
       }
       assertSlowDown(await postToken(server, GRANT, { authorization: auth, 'x-forwarded-for': freshIp() }));
       assertSlowDown(await postToken(server, GRANT, { authorization: auth, 'x-forwarded-for': freshIp() }));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
-import { http, type HttpResult } from '../testing/http-client.ts';
+import { type HttpResult, http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { generateClientId, generateClientSecret } from './credentials.ts';
 import { oauthServices } from './oauth.services.ts';
@@ -67,7 +67,12 @@ for (const database of TEST_DATABASES) {
         assert.equal(result.status, 200, result.text);
         assert.equal(result.headers.get('cache-control'), 'no-store');
         assert.equal(result.headers.get('pragma'), 'no-cache');
-        assert.deepEqual(Object.keys(result.body).sort(), ['access_token', 'expires_in', 'scope', 'token_type']);
+        assert.deepEqual(Object.keys(result.body).sort(), [
+          'access_token',
+          'expires_in',
+          'scope',
+          'token_type',
+        ]);
         assert.equal(result.body.token_type, 'Bearer');
         assert.equal(result.body.expires_in, 3600);
         assert.equal(result.body.scope, 'connector:write');
@@ -122,12 +127,18 @@ for (const database of TEST_DATABASES) {
       });
 
       it('accepts several space-separated scopes (form-encoded as + or %20) and drops repeats', async () => {
-        const plus = await postToken(server, `${GRANT}&scope=connector%3Aread+connector%3Awrite+connector%3Aread`, {
-          authorization: auth,
-        });
+        const plus = await postToken(
+          server,
+          `${GRANT}&scope=connector%3Aread+connector%3Awrite+connector%3Aread`,
+          {
+            authorization: auth,
+          },
+        );
         assert.equal(plus.status, 200);
         assert.equal(plus.body.scope, 'connector:read connector:write');
-        const pct = await postToken(server, `${GRANT}&scope=connector:read%20connector:write`, { authorization: auth });
+        const pct = await postToken(server, `${GRANT}&scope=connector:read%20connector:write`, {
+          authorization: auth,
+        });
         assert.equal(pct.body.scope, 'connector:read connector:write');
       });
 
@@ -188,7 +199,11 @@ for (const database of TEST_DATABASES) {
       });
 
       it('when a parameter appears twice (RFC 6749 §3.1)', async () => {
-        assertOAuthError(await postToken(server, `${GRANT}&${GRANT}`, { authorization: auth }), 400, 'invalid_request');
+        assertOAuthError(
+          await postToken(server, `${GRANT}&${GRANT}`, { authorization: auth }),
+          400,
+          'invalid_request',
+        );
         const twoScopes = await postToken(server, `${GRANT}&scope=connector:read&scope=connector:write`, {
           authorization: auth,
         });
@@ -197,30 +212,54 @@ for (const database of TEST_DATABASES) {
       });
 
       it('when the body has a malformed percent-encoding', async () => {
-        assertOAuthError(await postToken(server, `${GRANT}&scope=%E0%A4%A`, { authorization: auth }), 400, 'invalid_request');
+        assertOAuthError(
+          await postToken(server, `${GRANT}&scope=%E0%A4%A`, { authorization: auth }),
+          400,
+          'invalid_request',
+        );
       });
 
       it('when grant_type is missing', async () => {
-        assertOAuthError(await postToken(server, 'scope=connector:read', { authorization: auth }), 400, 'invalid_request');
+        assertOAuthError(
+          await postToken(server, 'scope=connector:read', { authorization: auth }),
+          400,
+          'invalid_request',
+        );
       });
 
       it('when Basic and body secret are both used (two methods)', async () => {
-        const result = await postToken(server, `${GRANT}&client_secret=${client.secret}`, { authorization: auth });
+        const result = await postToken(server, `${GRANT}&client_secret=${client.secret}`, {
+          authorization: auth,
+        });
         assertOAuthError(result, 400, 'invalid_request');
       });
 
       it('when the body client_id differs from the Basic one', async () => {
-        const result = await postToken(server, `${GRANT}&client_id=${generateClientId()}`, { authorization: auth });
+        const result = await postToken(server, `${GRANT}&client_id=${generateClientId()}`, {
+          authorization: auth,
+        });
         assertOAuthError(result, 400, 'invalid_request');
       });
 
       it('when the Authorization header is not Basic', async () => {
-        assertOAuthError(await postToken(server, GRANT, { authorization: 'Bearer abc' }), 400, 'invalid_request');
+        assertOAuthError(
+          await postToken(server, GRANT, { authorization: 'Bearer abc' }),
+          400,
+          'invalid_request',
+        );
       });
 
       it('when the Basic value is not base64', async () => {
-        assertOAuthError(await postToken(server, GRANT, { authorization: 'Basic ***' }), 400, 'invalid_request');
-        assertOAuthError(await postToken(server, GRANT, { authorization: 'Basic QQ=' }), 400, 'invalid_request');
+        assertOAuthError(
+          await postToken(server, GRANT, { authorization: 'Basic ***' }),
+          400,
+          'invalid_request',
+        );
+        assertOAuthError(
+          await postToken(server, GRANT, { authorization: 'Basic QQ=' }),
+          400,
+          'invalid_request',
+        );
       });
 
       it('when the Basic value has no colon', async () => {
@@ -239,7 +278,11 @@ for (const database of TEST_DATABASES) {
       });
 
       it('when client_secret is in the body without client_id', async () => {
-        assertOAuthError(await postToken(server, `${GRANT}&client_secret=${client.secret}`), 400, 'invalid_request');
+        assertOAuthError(
+          await postToken(server, `${GRANT}&client_secret=${client.secret}`),
+          400,
+          'invalid_request',
+        );
       });
 
       it('when the body is too large', async () => {
@@ -264,21 +307,29 @@ for (const database of TEST_DATABASES) {
       });
 
       it('for an unknown client id', async () => {
-        assertInvalidClient(await postToken(server, GRANT, { authorization: basicAuth(generateClientId(), client.secret) }));
+        assertInvalidClient(
+          await postToken(server, GRANT, { authorization: basicAuth(generateClientId(), client.secret) }),
+        );
       });
 
       it('for a wrong secret (well-formed, with a valid checksum)', async () => {
         const other = generateClientSecret();
-        assertInvalidClient(await postToken(server, GRANT, { authorization: basicAuth(client.clientId, other) }));
+        assertInvalidClient(
+          await postToken(server, GRANT, { authorization: basicAuth(client.clientId, other) }),
+        );
       });
 
       it('for a secret that fails its checksum', async () => {
         const typo = `${client.secret.slice(0, -7)}${client.secret.at(-7) === 'a' ? 'b' : 'a'}${client.secret.slice(-6)}`;
-        assertInvalidClient(await postToken(server, GRANT, { authorization: basicAuth(client.clientId, typo) }));
+        assertInvalidClient(
+          await postToken(server, GRANT, { authorization: basicAuth(client.clientId, typo) }),
+        );
       });
 
       it('for a client id of the wrong shape', async () => {
-        assertInvalidClient(await postToken(server, GRANT, { authorization: basicAuth('admin', client.secret) }));
+        assertInvalidClient(
+          await postToken(server, GRANT, { authorization: basicAuth('admin', client.secret) }),
+        );
       });
 
       it('for a wrong body secret', async () => {
@@ -301,10 +352,22 @@ for (const database of TEST_DATABASES) {
         const [event] = await server.ctx.audit.list({ type: 'client_auth.failed', subject: probe, limit: 1 });
         assert.ok(event);
         assert.equal(event.ip, '127.0.0.1');
-        assert.deepEqual(event.details, { client_id: probe, reason: 'unknown_client', method: 'client_secret_basic' });
+        assert.deepEqual(event.details, {
+          client_id: probe,
+          reason: 'unknown_client',
+          method: 'client_secret_basic',
+        });
         assert.ok(!JSON.stringify(event).includes(wrong));
-        const reasons = (await server.ctx.audit.list({ type: 'client_auth.failed', limit: 1000 })).map((e) => e.details.reason);
-        for (const reason of ['wrong_secret', 'malformed_secret', 'malformed_client_id', 'deleted_client', 'no_credentials']) {
+        const reasons = (await server.ctx.audit.list({ type: 'client_auth.failed', limit: 1000 })).map(
+          (e) => e.details.reason,
+        );
+        for (const reason of [
+          'wrong_secret',
+          'malformed_secret',
+          'malformed_client_id',
+          'deleted_client',
+          'no_credentials',
+        ]) {
           assert.ok(reasons.includes(reason), `missing ${reason}`);
         }
       });
@@ -312,12 +375,16 @@ for (const database of TEST_DATABASES) {
 
     describe('invalid_scope', () => {
       it('for a scope the client does not hold', async () => {
-        const result = await postToken(server, `${GRANT}&scope=conversations%3Aread`, { authorization: auth });
+        const result = await postToken(server, `${GRANT}&scope=conversations%3Aread`, {
+          authorization: auth,
+        });
         assertOAuthError(result, 400, 'invalid_scope');
       });
 
       it('for an unknown scope next to a held one', async () => {
-        const result = await postToken(server, `${GRANT}&scope=connector%3Aread+admin`, { authorization: auth });
+        const result = await postToken(server, `${GRANT}&scope=connector%3Aread+admin`, {
+          authorization: auth,
+        });
         assertOAuthError(result, 400, 'invalid_scope');
       });
 

@@ -4,8 +4,8 @@ import type { AppContext } from '../context.ts';
 import type { App } from '../http/types.ts';
 import { rateLimiterFor } from '../ratelimit/index.ts';
 import { type FormParams, parseForm } from './form-body.ts';
-import { invalidRequest, OAuthError, sendOAuthError } from './oauth-errors.ts';
 import { oauthServices } from './oauth.services.ts';
+import { invalidRequest, OAuthError, sendOAuthError } from './oauth-errors.ts';
 import { TokenEndpoint } from './token-endpoint.ts';
 
 export const TOKEN_PATH = '/platform/v1/auth/token/client-credentials';
@@ -23,12 +23,21 @@ const OAuthErrorBody = Type.Object(
 
 const TokenForm = Type.Object(
   {
-    grant_type: Type.Optional(Type.String({ description: 'Must be client_credentials.', examples: ['client_credentials'] })),
-    scope: Type.Optional(
-      Type.String({ description: 'Space-separated scopes; omitted means all of the client’s scopes.', examples: ['connector:write'] }),
+    grant_type: Type.Optional(
+      Type.String({ description: 'Must be client_credentials.', examples: ['client_credentials'] }),
     ),
-    client_id: Type.Optional(Type.String({ description: 'Only with client_secret_post (body credentials).' })),
-    client_secret: Type.Optional(Type.String({ description: 'Only with client_secret_post (body credentials).', writeOnly: true })),
+    scope: Type.Optional(
+      Type.String({
+        description: 'Space-separated scopes; omitted means all of the client’s scopes.',
+        examples: ['connector:write'],
+      }),
+    ),
+    client_id: Type.Optional(
+      Type.String({ description: 'Only with client_secret_post (body credentials).' }),
+    ),
+    client_secret: Type.Optional(
+      Type.String({ description: 'Only with client_secret_post (body credentials).', writeOnly: true }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -47,17 +56,29 @@ const TokenResponseBody = Type.Object({
  */
 export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<void> {
   const { clients, issuer, auditBatcher } = oauthServices(ctx);
-  const endpoint = new TokenEndpoint(clients, issuer, rateLimiterFor(ctx), ctx.audit, auditBatcher, ctx.config, ctx.logger);
+  const endpoint = new TokenEndpoint(
+    clients,
+    issuer,
+    rateLimiterFor(ctx),
+    ctx.audit,
+    auditBatcher,
+    ctx.config,
+    ctx.logger,
+  );
 
   await app.register(async (scope: FastifyInstance) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: TOKEN_BODY_LIMIT }, (_request, body, done) => {
-      try {
-        done(null, parseForm(body as string));
-      } catch (err) {
-        done(err as Error, undefined);
-      }
-    });
+    scope.addContentTypeParser(
+      FORM,
+      { parseAs: 'string', bodyLimit: TOKEN_BODY_LIMIT },
+      (_request, body, done) => {
+        try {
+          done(null, parseForm(body as string));
+        } catch (err) {
+          done(err as Error, undefined);
+        }
+      },
+    );
     scope.setErrorHandler((error: FastifyError, request, reply) => {
       const oauthError = toOAuthError(error);
       if (oauthError.status >= 500) request.log.error({ err: error }, 'token request failed');
@@ -87,7 +108,11 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
       async (request, reply) => {
         const form = request.body as FormParams | undefined;
         if (!form) throw invalidRequest(`The request body must be ${FORM}.`);
-        const response = await endpoint.handle({ form, authorization: request.headers.authorization, ip: request.ip });
+        const response = await endpoint.handle({
+          form,
+          authorization: request.headers.authorization,
+          ip: request.ip,
+        });
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
       },
     );
@@ -99,7 +124,10 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
       schema: { hide: true },
       handler: async (_request, reply) => {
         reply.header('allow', 'POST');
-        return sendOAuthError(reply, new OAuthError('invalid_request', 'The token endpoint accepts POST only.', 405));
+        return sendOAuthError(
+          reply,
+          new OAuthError('invalid_request', 'The token endpoint accepts POST only.', 405),
+        );
       },
     });
   });

@@ -25,8 +25,11 @@ describe('OpenAPI document', () => {
     assert.ok(token?.post, 'token endpoint');
     assert.deepEqual(Object.keys(token), ['post'], 'the 405 routes stay hidden');
     assert.deepEqual(token.post.security, [{ clientBasic: [] }]);
-    assert.ok(token.post.requestBody.content['application/x-www-form-urlencoded'].schema.properties.grant_type);
-    for (const status of ['200', '400', '401', '429']) assert.ok(token.post.responses[status], `token ${status}`);
+    assert.ok(
+      token.post.requestBody.content['application/x-www-form-urlencoded'].schema.properties.grant_type,
+    );
+    for (const status of ['200', '400', '401', '429'])
+      assert.ok(token.post.responses[status], `token ${status}`);
     assert.deepEqual(
       Object.keys(token.post.responses['200'].content['application/json'].schema.properties).sort(),
       ['access_token', 'expires_in', 'scope', 'token_type'],

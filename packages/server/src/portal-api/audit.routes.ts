@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { auditCursor } from '../audit/audit.service.ts';
 import type { App } from '../http/types.ts';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './pagination.ts';
 import { type PortalDeps, sessionOf } from './portal-auth.ts';
@@ -8,7 +9,9 @@ const AuditQuery = Type.Object(
     type: Type.Optional(Type.String({ maxLength: 100 })),
     subject: Type.Optional(Type.String({ maxLength: 300 })),
     /** Cursor: the `created_at` of the oldest event already shown; the page holds strictly older events. */
-    before: Type.Optional(Type.String({ maxLength: 40, pattern: '^\\d{4}-\\d{2}-\\d{2}T[0-9:.]+Z$' })),
+    before: Type.Optional(
+      Type.String({ maxLength: 80, pattern: '^\\d{4}-\\d{2}-\\d{2}T[0-9:.]+Z(_[0-9a-f-]{36})?$' }),
+    ),
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })),
   },
   { additionalProperties: false },
@@ -46,7 +49,7 @@ export function registerAuditRoutes(app: App, { ctx, users }: PortalDeps): void 
         details: e.details,
         created_at: e.createdAt,
       })),
-      next_before: events.length > limit ? page.at(-1)!.createdAt : null,
+      next_before: events.length > limit ? auditCursor(page.at(-1)!) : null,
       limit,
     };
   });

@@ -4,8 +4,8 @@ import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
 
-export type { RateLimiter, RateLimitRule, RateLimitState } from './rate-limiter.ts';
 export { MemoryRateLimiter } from './memory-rate-limiter.ts';
+export type { RateLimiter, RateLimitRule, RateLimitState } from './rate-limiter.ts';
 export { RedisRateLimiter } from './redis-rate-limiter.ts';
 
 const limiters = new WeakMap<AppContext, RateLimiter>();

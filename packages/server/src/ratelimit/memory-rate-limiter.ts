@@ -1,4 +1,10 @@
-import { assertRule, type RateLimiter, type RateLimitRule, type RateLimitState, stateOf } from './rate-limiter.ts';
+import {
+  assertRule,
+  type RateLimiter,
+  type RateLimitRule,
+  type RateLimitState,
+  stateOf,
+} from './rate-limiter.ts';
 
 interface Window {
   index: number;

@@ -8,7 +8,10 @@ import { createRateLimiter, MemoryRateLimiter, type RateLimiter } from './index.
 // One contract, both implementations: what webchat, portal and the token endpoint rely on.
 const implementations: Array<{ name: string; make: () => RateLimiter }> = [
   { name: 'memory', make: () => new MemoryRateLimiter() },
-  { name: 'redis', make: () => createRateLimiter(testRedisUrl(), `parley-test:${randomBytes(6).toString('hex')}:`) },
+  {
+    name: 'redis',
+    make: () => createRateLimiter(testRedisUrl(), `parley-test:${randomBytes(6).toString('hex')}:`),
+  },
 ];
 
 for (const { name, make } of implementations) {

@@ -60,7 +60,12 @@ export interface RateLimiter {
 }
 
 /** Builds the state both implementations answer, from a window count and the time left in the window. */
-export function stateOf(count: number, rule: RateLimitRule, resetMs: number, counted: boolean): RateLimitState {
+export function stateOf(
+  count: number,
+  rule: RateLimitRule,
+  resetMs: number,
+  counted: boolean,
+): RateLimitState {
   const allowed = counted ? count <= rule.limit : count < rule.limit;
   return {
     count,
@@ -73,7 +78,9 @@ export function stateOf(count: number, rule: RateLimitRule, resetMs: number, cou
 }
 
 export function assertRule(rule: RateLimitRule, cost: number): void {
-  if (!Number.isInteger(rule.limit) || rule.limit < 1) throw new RangeError('rate limit must be an integer ≥ 1');
-  if (!Number.isInteger(rule.windowMs) || rule.windowMs < 1) throw new RangeError('window must be an integer ≥ 1 ms');
+  if (!Number.isInteger(rule.limit) || rule.limit < 1)
+    throw new RangeError('rate limit must be an integer ≥ 1');
+  if (!Number.isInteger(rule.windowMs) || rule.windowMs < 1)
+    throw new RangeError('window must be an integer ≥ 1 ms');
   if (!Number.isInteger(cost) || cost < 0) throw new RangeError('cost must be an integer ≥ 0');
 }

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { assertRule, type RateLimiter, type RateLimitRule, type RateLimitState, stateOf } from './rate-limiter.ts';
+import {
+  assertRule,
+  type RateLimiter,
+  type RateLimitRule,
+  type RateLimitState,
+  stateOf,
+} from './rate-limiter.ts';
 
 /**
  * One fixed window per key in a Redis hash {w: window index, c: count}, updated atomically by a script so that

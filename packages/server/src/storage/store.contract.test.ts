@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { auditCursor } from '../audit/audit.service.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
@@ -26,7 +27,9 @@ for (const database of TEST_DATABASES) {
       await assert.rejects(server.ctx.companies.create('   '), { code: 'invalid_name' });
       await assert.rejects(server.ctx.companies.create('x'.repeat(201)), { code: 'invalid_name' });
       assert.equal(await server.ctx.companies.find('not-a-uuid'), undefined);
-      await assert.rejects(server.ctx.companies.get('00000000-0000-4000-8000-000000000000'), { code: 'company_not_found' });
+      await assert.rejects(server.ctx.companies.get('00000000-0000-4000-8000-000000000000'), {
+        code: 'company_not_found',
+      });
     });
 
     it('rolls back a company whose creation hook fails', async () => {
@@ -42,7 +45,12 @@ for (const database of TEST_DATABASES) {
     it('records and pages audit events newest first, filtered by company and type', async () => {
       const company = await server.ctx.companies.create('Audited');
       for (let i = 0; i < 3; i++) {
-        await server.ctx.audit.record({ type: 'thing.happened', companyId: company.id, subject: `s${i}`, details: { i } });
+        await server.ctx.audit.record({
+          type: 'thing.happened',
+          companyId: company.id,
+          subject: `s${i}`,
+          details: { i },
+        });
         await new Promise((r) => setTimeout(r, 2));
       }
       await server.ctx.audit.record({ type: 'other.happened', companyId: company.id });
@@ -51,11 +59,50 @@ for (const database of TEST_DATABASES) {
         events.map((e) => e.details),
         [{ i: 2 }, { i: 1 }, { i: 0 }],
       );
-      const older = await server.ctx.audit.list({ companyId: company.id, type: 'thing.happened', before: events[0]!.createdAt });
+      const older = await server.ctx.audit.list({
+        companyId: company.id,
+        type: 'thing.happened',
+        before: events[0]!.createdAt,
+      });
       assert.deepEqual(
         older.map((e) => e.subject),
         ['s1', 's0'],
       );
+    });
+
+    it('pages audit events that share a timestamp without skipping any', async () => {
+      const company = await server.ctx.companies.create('Same millisecond');
+      // Insert rows with one identical timestamp directly: only the id can order them.
+      const createdAt = new Date().toISOString();
+      const ids = [
+        '00000000-0000-4000-8000-000000000001',
+        '00000000-0000-4000-8000-000000000002',
+        '00000000-0000-4000-8000-000000000003',
+      ];
+      for (const id of ids) {
+        await server.ctx.store.db
+          .insertInto('audit_events')
+          .values({
+            id,
+            company_id: company.id,
+            type: 'tie.happened',
+            actor: null,
+            subject: id,
+            ip: null,
+            details: '{}',
+            created_at: createdAt,
+          })
+          .execute();
+      }
+      const seen: string[] = [];
+      let before: string | undefined;
+      for (let page = 0; page < 5; page++) {
+        const events = await server.ctx.audit.list({ companyId: company.id, limit: 1, before });
+        if (events.length === 0) break;
+        seen.push(events[0]!.id);
+        before = auditCursor(events[0]!);
+      }
+      assert.deepEqual(seen, [...ids].reverse());
     });
   });
 }

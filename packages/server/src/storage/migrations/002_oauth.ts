@@ -16,7 +16,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('last_used_at', TIMESTAMP)
     .addColumn('deleted_at', TIMESTAMP)
     .execute();
-  await db.schema.createIndex('api_clients_company').on('api_clients').columns(['company_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('api_clients_company')
+    .on('api_clients')
+    .columns(['company_id', 'created_at'])
+    .execute();
 
   await db.schema
     .createTable('oauth_peppers')

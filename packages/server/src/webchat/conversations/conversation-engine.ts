@@ -254,8 +254,8 @@ export class ConversationEngine {
       );
       slot.stream = stream;
       await stream.start();
-      const history = await this.historyBefore(conversation.id, message.id);
       try {
+        const history = await this.historyBefore(conversation.id, message.id);
         const responder = this.deps.replies.responderFor(employee);
         const deltas = responder.respond({
           companyId: conversation.companyId,

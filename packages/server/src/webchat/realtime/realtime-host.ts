@@ -6,9 +6,8 @@ import {
   createRealtimeEngine,
   DisconnectError,
   MemoryBroker,
+  RedisBroker,
 } from '@parley/realtime';
-// TODO(realtime): import from '@parley/realtime' once its index exports RedisBroker (asked in the webchat report).
-import { RedisBroker } from '../../../../realtime/src/broker/redis.ts';
 import type { AppContext } from '../../context.ts';
 import type { App } from '../../http/types.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
