@@ -29,6 +29,11 @@ const root = new URL('../../', import.meta.url).pathname;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const ROUND_S = Number(process.env.BENCH_ROUND_SECONDS ?? 5);
 const HALF_S = Number(process.env.BENCH_HALF_SECONDS ?? 10);
+/**
+ * oidc-provider writes no per-request log line, so Parley runs at `warn` (no access log) for a like-for-like
+ * comparison; set BENCH_PARLEY_LOG_LEVEL=info to include its two JSON access-log lines per request.
+ */
+const PARLEY_LOG_LEVEL = process.env.BENCH_PARLEY_LOG_LEVEL ?? 'warn';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BODY = 'grant_type=client_credentials&scope=connector%3Awrite';
 
@@ -178,7 +183,7 @@ async function startParley(): Promise<{ target: Target; stop: () => Promise<void
     PARLEY_TOKENS_PER_MINUTE: String(1_000_000_000),
     DATABASE_URL: undefined,
     REDIS_URL: undefined,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    LOG_LEVEL: PARLEY_LOG_LEVEL,
   };
   const out: string[] = [];
   const capture = (line: string) => out.push(line);
@@ -205,7 +210,7 @@ async function startParley(): Promise<{ target: Target; stop: () => Promise<void
   const child = spawn(process.execPath, [join(root, 'packages/server/bin/parley.js'), 'serve'], {
     cwd: root,
     env: { ...env, NODE_ENV: 'production' },
-    // The server's JSON log (two lines per request at the default level) goes nowhere, as to a log shipper.
+    // The server's JSON log goes nowhere, as to a log shipper.
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await waitUntilUp(`http://127.0.0.1:${port}/readyz`, child);
@@ -279,6 +284,7 @@ const cpuRatio = theirs.cpuPerGrant / ours.cpuPerGrant;
 const us = (n: number) => (Number.isNaN(n) ? '      n/a' : fmt(n, 0));
 
 console.log('\nPOST token endpoint, client_credentials, HTTP Basic, ES256 JWT access token (1 h)');
+console.log(`parley: SQLite (WAL), audit event per grant, rate limiter on, LOG_LEVEL=${PARLEY_LOG_LEVEL}`);
 console.log('| server                                  |  grants/s |  p50 (ms) |  p99 (ms) | CPU µs/grant |');
 console.log('|-----------------------------------------|-----------|-----------|-----------|--------------|');
 console.log(

@@ -49,6 +49,9 @@ async function runServerSide(): Promise<void> {
         conversationsPerMinutePerIp: 1_000_000,
         messagesPerMinutePerSession: 1_000_000,
         messagesPerMinutePerIp: 1_000_000,
+        ...(process.argv.some((a) => a.startsWith('--persist-ms='))
+          ? { streamPersistIntervalMs: arg('persist-ms', 1000) }
+          : {}),
       },
     },
   });

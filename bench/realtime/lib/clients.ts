@@ -10,6 +10,25 @@ export interface BenchClient {
 export type OnTimestamp = (ts: number) => void;
 
 const OPEN_TIMEOUT_MS = 30_000;
+const TS_KEY = '"ts":';
+
+/**
+ * Reports the `ts` of every publication in a received text without parsing the whole JSON: the load generator
+ * shares the CPU with the server, so its per-message cost must stay small and equal for every peer.
+ */
+function forEachTimestamp(text: string, onTimestamp: OnTimestamp): number {
+  let found = 0;
+  for (let at = text.indexOf(TS_KEY); at >= 0; at = text.indexOf(TS_KEY, at + TS_KEY.length)) {
+    onTimestamp(Number.parseFloat(text.slice(at + TS_KEY.length, at + TS_KEY.length + 24)));
+    found++;
+  }
+  return found;
+}
+
+/** A Centrifugo server ping is an empty reply `{}`, alone or as one line of a batched frame (brief §1.5). */
+function containsPing(text: string): boolean {
+  return text === '{}' || text.startsWith('{}\n') || text.endsWith('\n{}') || text.includes('\n{}\n');
+}
 
 function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -51,21 +70,20 @@ function openEngineClient(
         ws.send(`{"id":1,"connect":{"token":"${token}"}}\n{"id":2,"subscribe":{"channel":"${channel}"}}`);
       });
       ws.on('message', (data) => {
-        for (const line of data.toString().split('\n')) {
+        const text = data.toString();
+        if (subscribed) {
+          forEachTimestamp(text, onTimestamp);
+          if (containsPing(text)) ws.send('{}');
+          return;
+        }
+        for (const line of text.split('\n')) {
           if (line === '{}') {
             ws.send('{}');
             continue;
           }
-          const reply = JSON.parse(line) as {
-            id?: number;
-            error?: unknown;
-            push?: { pub?: { data?: { ts?: number } } };
-          };
-          const ts = reply.push?.pub?.data?.ts;
-          if (ts !== undefined) onTimestamp(ts);
-          else if (reply.error !== undefined)
-            reject(new Error(`engine error ${JSON.stringify(reply.error)}`));
-          else if (reply.id === 2 && !subscribed) {
+          const reply = JSON.parse(line) as { id?: number; error?: unknown };
+          if (reply.error !== undefined) reject(new Error(`engine error ${JSON.stringify(reply.error)}`));
+          else if (reply.id === 2) {
             subscribed = true;
             resolve({ close: () => ws.terminate() });
           }
@@ -84,9 +102,7 @@ function openBareWsClient(url: string, channel: string, onTimestamp: OnTimestamp
       ws.on('error', reject);
       ws.on('open', () => ws.send(JSON.stringify({ subscribe: channel })));
       ws.on('message', (data) => {
-        const message = JSON.parse(data.toString()) as { ts?: number };
-        if (message.ts !== undefined) onTimestamp(message.ts);
-        else if (!subscribed) {
+        if (forEachTimestamp(data.toString(), onTimestamp) === 0 && !subscribed) {
           subscribed = true;
           resolve({ close: () => ws.terminate() });
         }
@@ -115,7 +131,7 @@ async function openSocketIoClient(
     socketIoConnect = module.io;
   }
   const socket = socketIoConnect(url, { transports: ['websocket'], forceNew: true, reconnection: false });
-  socket.on('m', (payload) => onTimestamp((JSON.parse(String(payload)) as { ts: number }).ts));
+  socket.on('m', (payload) => forEachTimestamp(String(payload), onTimestamp));
   return withTimeout(
     new Promise<BenchClient>((resolve, reject) => {
       socket.on('connect_error', reject);
@@ -138,7 +154,6 @@ export function openClient(
     case 'engine':
       return openEngineClient(`ws://127.0.0.1:${port}/connection/websocket`, channel, user, onTimestamp);
     case 'ws':
-    case 'wspre':
       return openBareWsClient(`ws://127.0.0.1:${port}`, channel, onTimestamp);
     case 'socketio':
       return openSocketIoClient(`http://127.0.0.1:${port}`, channel, onTimestamp);

@@ -2,7 +2,7 @@
  * One bench server in its own process, so its CPU time and memory can be read without the load generator's:
  * `process.cpuUsage()` deltas over the measured window and `process.memoryUsage()` after a forced GC.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { preciseNowMs } from './histogram.ts';
 import { serveRequests } from './ipc.ts';
@@ -32,6 +32,14 @@ function gcTwice(): void {
 
 serveRequests(
   {
+    /** Descriptors this process already uses (Linux), so a capacity run can fill exactly up to the limit. */
+    fds() {
+      try {
+        return { open: readdirSync('/proc/self/fd').length };
+      } catch {
+        return { open: 0 };
+      }
+    },
     mem() {
       gcTwice();
       const usage = process.memoryUsage();

@@ -1,11 +1,11 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import WebSocket, { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { createRealtimeEngine, silentLogger } from '../../../packages/realtime/src/index.ts';
 
 /** The three peers of the fan-out comparison, each behind the same tiny interface. */
-export type ServerKind = 'engine' | 'ws' | 'socketio' | 'wspre';
+export type ServerKind = 'engine' | 'ws' | 'socketio';
 
 export interface BenchServer {
   port: number;
@@ -62,7 +62,7 @@ async function startEngine(): Promise<BenchServer> {
  * The baseline: a bare `ws` broadcast server. Clients send `{"subscribe":"<channel>"}`, the server keeps
  * channel → Set<socket> and sends each published string to the set.
  */
-async function startBareWs(prebuilt = false): Promise<BenchServer> {
+async function startBareWs(): Promise<BenchServer> {
   const server = createServer((_request, response) => response.writeHead(404).end());
   const wss = new WebSocketServer({ server, perMessageDeflate: false });
   const channels = new Map<string, Set<WebSocket>>();
@@ -89,12 +89,7 @@ async function startBareWs(prebuilt = false): Promise<BenchServer> {
     port,
     publish(channel, payload) {
       const set = channels.get(channel);
-      if (!set) return;
-      if (prebuilt) {
-        const S = (WebSocket as any).Sender;
-        const frame = Buffer.concat(S.frame(Buffer.from(payload), { fin: true, opcode: 1, mask: false, readOnly: false, rsv1: false }));
-        for (const ws of set) (ws as any)._sender.sendFrame([frame]);
-      } else for (const ws of set) ws.send(payload);
+      if (set) for (const ws of set) ws.send(payload);
     },
     connections: () => wss.clients.size,
     async close() {
@@ -165,7 +160,5 @@ export function startServer(kind: ServerKind): Promise<BenchServer> {
       return startBareWs();
     case 'socketio':
       return startSocketIo();
-    case 'wspre':
-      return startBareWs(true);
   }
 }
