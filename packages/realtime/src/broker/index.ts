@@ -8,10 +8,10 @@ export {
   MemoryPresenceManager,
   type MemoryPresenceManagerOptions,
 } from './memory.ts';
-export type * from './types.ts';
 export {
   RedisBroker,
   type RedisBrokerOptions,
   RedisPresenceManager,
   type RedisPresenceManagerOptions,
 } from './redis.ts';
+export type * from './types.ts';

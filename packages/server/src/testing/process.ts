@@ -39,7 +39,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     out += d;
   });
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${out}`);
     try {
