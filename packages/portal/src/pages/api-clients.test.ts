@@ -1,41 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { http } from '../../../server/src/testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { UsersService } from '../../../server/src/users/users.service.ts';
-import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
-
-const PASSWORD = 'correct horse battery';
-
-const requestToken = (baseUrl: string, clientId: string, secret: string) =>
-  http(`${baseUrl}/platform/v1/auth/token/client-credentials`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: 'grant_type=client_credentials&scope=connector:read',
-  });
+import { requestToken } from '../../../server/src/portal-api/testing.ts';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: API clients page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   before(async () => {
-    server = await startTestServer();
-    const company = await server.ctx.companies.create('Acme');
-    await new UsersService(server.ctx.store.db).create({
-      companyId: company.id,
-      email: 'admin@acme.test',
-      password: PASSWORD,
-      role: 'admin',
-    });
-    browser = await openBrowser(server.baseUrl);
-    await signIn(browser.page, 'admin@acme.test', PASSWORD);
+    ({ server, browser } = await openPortalPage());
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closePortalPage({ server, browser }));
 
   it('validates the form inline before calling the server', async () => {
     const { page } = browser;
@@ -63,7 +39,7 @@ describe('portal in a browser: API clients page', () => {
     const row = page.getByRole('row').filter({ hasText: 'CI bot' });
     await row.waitFor();
     const clientId = (await row.locator('code').first().textContent())!.trim();
-    const token = await requestToken(server.baseUrl, clientId, secret);
+    const token = await requestToken(server, clientId, secret);
     assert.equal(token.status, 200);
     assert.equal(token.body.token_type, 'Bearer');
     assert.equal(token.body.expires_in, 3600);

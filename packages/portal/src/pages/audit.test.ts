@@ -1,26 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { UsersService } from '../../../server/src/users/users.service.ts';
-import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
-
-const PASSWORD = 'correct horse battery';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { openSection, screenshot, type TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: audit log page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   let secret = '';
   before(async () => {
-    server = await startTestServer();
-    const companyId = (await server.ctx.companies.create('Acme')).id;
-    await new UsersService(server.ctx.store.db).create({
-      companyId,
-      email: 'admin@acme.test',
-      password: PASSWORD,
-      role: 'admin',
-    });
-    browser = await openBrowser(server.baseUrl);
-    await signIn(browser.page, 'admin@acme.test', PASSWORD);
+    ({ server, browser } = await openPortalPage());
     // Activity to audit, made through the portal API with the page's own session and CSRF token.
     secret = await browser.page.evaluate(async () => {
       const session = await (await fetch('/portal/api/session')).json();
@@ -41,13 +30,9 @@ describe('portal in a browser: audit log page', () => {
       }
       return created.client_secret as string;
     });
-    await browser.page.getByRole('link', { name: 'Audit log' }).click();
-    await browser.page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
+    await openSection(browser.page, 'Audit log');
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closePortalPage({ server, browser }));
 
   it('pages newest first, filters by type, names the actor and shows no secret', async () => {
     const { page } = browser;

@@ -1,33 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { UsersService } from '../../../server/src/users/users.service.ts';
-import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
-
-const PASSWORD = 'correct horse battery';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: channels page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   let companyId: string;
   before(async () => {
-    server = await startTestServer();
-    companyId = (await server.ctx.companies.create('Acme')).id;
-    await new UsersService(server.ctx.store.db).create({
-      companyId,
-      email: 'admin@acme.test',
-      password: PASSWORD,
-      role: 'admin',
-    });
-    browser = await openBrowser(server.baseUrl);
-    await signIn(browser.page, 'admin@acme.test', PASSWORD);
-    await browser.page.getByRole('link', { name: 'Channels' }).click();
-    await browser.page.getByRole('heading', { name: 'Channels', level: 1 }).waitFor();
+    ({ server, browser, companyId } = await openPortalPage({ section: 'Channels' }));
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closePortalPage({ server, browser }));
 
   it('creates a channel, shows its ID and routed digital employee, and opens a ready-to-paste snippet', async () => {
     const { page } = browser;

@@ -1,33 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { UsersService } from '../../../server/src/users/users.service.ts';
-import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
-
-const PASSWORD = 'correct horse battery';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: company page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   let companyId: string;
   before(async () => {
-    server = await startTestServer();
-    companyId = (await server.ctx.companies.create('Acme')).id;
-    await new UsersService(server.ctx.store.db).create({
-      companyId,
-      email: 'admin@acme.test',
-      password: PASSWORD,
-      role: 'admin',
-    });
-    browser = await openBrowser(server.baseUrl);
-    await signIn(browser.page, 'admin@acme.test', PASSWORD);
-    await browser.page.getByRole('link', { name: 'Company' }).click();
-    await browser.page.getByRole('heading', { name: 'Company', level: 1 }).waitFor();
+    ({ server, browser, companyId } = await openPortalPage({ section: 'Company' }));
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closePortalPage({ server, browser }));
 
   it('shows the company ID to copy and edits the allowed origins with inline errors', async () => {
     const { page } = browser;

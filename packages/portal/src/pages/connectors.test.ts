@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { UsersService } from '../../../server/src/users/users.service.ts';
-import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
-
-const PASSWORD = 'correct horse battery';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: connectors page', () => {
   let server: TestServer;
@@ -20,22 +18,10 @@ describe('portal in a browser: connectors page', () => {
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}/hook`;
-    server = await startTestServer();
-    const company = await server.ctx.companies.create('Acme');
-    await new UsersService(server.ctx.store.db).create({
-      companyId: company.id,
-      email: 'admin@acme.test',
-      password: PASSWORD,
-      role: 'admin',
-    });
-    browser = await openBrowser(server.baseUrl);
-    await signIn(browser.page, 'admin@acme.test', PASSWORD);
-    await browser.page.getByRole('link', { name: 'Connectors' }).click();
-    await browser.page.getByRole('heading', { name: 'Connectors', level: 1 }).waitFor();
+    ({ server, browser } = await openPortalPage({ section: 'Connectors' }));
   });
   after(async () => {
-    await browser?.close();
-    await server?.close();
+    await closePortalPage({ server, browser });
     await new Promise((r) => upstream?.close(r));
   });
 

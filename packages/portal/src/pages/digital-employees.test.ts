@@ -1,37 +1,26 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { UsersService } from '../../../server/src/users/users.service.ts';
-import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
-
-const PASSWORD = 'correct horse battery';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: digital employees page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   let companyId: string;
   before(async () => {
-    server = await startTestServer();
-    companyId = (await server.ctx.companies.create('Acme')).id;
-    await new UsersService(server.ctx.store.db).create({
-      companyId,
-      email: 'admin@acme.test',
-      password: PASSWORD,
-      role: 'admin',
-    });
-    await server.ctx.connectors.create(
-      { companyId, name: 'Bot hook', type: 'webhook', url: 'http://127.0.0.1:9/hook' },
-      { actor: 'test' },
-    );
-    browser = await openBrowser(server.baseUrl);
-    await signIn(browser.page, 'admin@acme.test', PASSWORD);
-    await browser.page.getByRole('link', { name: 'Digital employees' }).click();
-    await browser.page.getByRole('heading', { name: 'Digital employees', level: 1 }).waitFor();
+    ({ server, browser, companyId } = await openPortalPage({
+      section: 'Digital employees',
+      // The connector a webhook employee is created on; the form lists it when the page loads.
+      seed: async (server, companyId) => {
+        await server.ctx.connectors.create(
+          { companyId, name: 'Bot hook', type: 'webhook', url: 'http://127.0.0.1:9/hook' },
+          { actor: 'test' },
+        );
+      },
+    }));
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closePortalPage({ server, browser }));
 
   it('creates a webhook digital employee (with an inline server error first), edits it and makes it the default', async () => {
     const { page } = browser;

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { UsersService } from '../../../server/src/users/users.service.ts';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
@@ -11,9 +10,9 @@ import {
   slowEmployee,
   visitor,
 } from '../../../server/src/webchat/testing/webchat-fixtures.ts';
-import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
+import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
 
-const PASSWORD = 'correct horse battery';
 const text = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');
 
@@ -23,27 +22,23 @@ describe('portal in a browser: agent inbox', () => {
   let guest: ConnectedVisitor;
   let conversation: { id: string; channel: string };
   before(async () => {
-    server = await startTestServer({ config: { webchat: { streamFlushIntervalMs: 0 } } });
-    const companyId = (await server.ctx.companies.create('Acme')).id;
-    // A digital employee that streams 12 words, one every 120 ms: long enough to watch the reply grow.
-    const slow = await slowEmployee(server, companyId, { words: 12, delayMs: 120 });
-    await server.ctx.digitalEmployees.setDefault(companyId, slow.id);
-    await new UsersService(server.ctx.store.db).create({
-      companyId,
-      email: 'kim@acme.test',
-      password: PASSWORD,
-      role: 'agent',
-    });
-    const v = visitor(companyId);
-    conversation = await createConversation(server, v);
-    guest = await connectVisitor(server, v, conversation);
-    browser = await openBrowser(server.baseUrl);
-    await signIn(browser.page, 'kim@acme.test', PASSWORD);
+    ({ server, browser } = await openPortalPage({
+      server: { config: { webchat: { streamFlushIntervalMs: 0 } } },
+      users: { 'kim@acme.test': 'agent' },
+      signInAs: 'kim@acme.test',
+      seed: async (server, companyId) => {
+        // A digital employee that streams 12 words, one every 120 ms: long enough to watch the reply grow.
+        const slow = await slowEmployee(server, companyId, { words: 12, delayMs: 120 });
+        await server.ctx.digitalEmployees.setDefault(companyId, slow.id);
+        const v = visitor(companyId);
+        conversation = await createConversation(server, v);
+        guest = await connectVisitor(server, v, conversation);
+      },
+    }));
   });
   after(async () => {
     guest?.close();
-    await browser?.close();
-    await server?.close();
+    await closePortalPage({ server, browser });
   });
 
   it('lands an agent in the inbox (no settings), shows the conversation and streams the reply live', async () => {

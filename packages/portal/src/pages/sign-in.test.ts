@@ -1,36 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { UsersService } from '../../../server/src/users/users.service.ts';
-import { openBrowser, screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
-
-const PASSWORD = 'correct horse battery';
+import { PASSWORD } from '../../../server/src/portal-api/testing.ts';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: sign-in, roles, CSRF', () => {
   let server: TestServer;
   let browser: TestBrowser;
   before(async () => {
-    server = await startTestServer();
-    const company = await server.ctx.companies.create('Acme');
-    const users = new UsersService(server.ctx.store.db);
-    await users.create({
-      companyId: company.id,
-      email: 'admin@acme.test',
-      password: PASSWORD,
-      role: 'admin',
-    });
-    await users.create({
-      companyId: company.id,
-      email: 'agent@acme.test',
-      password: PASSWORD,
-      role: 'agent',
-    });
-    browser = await openBrowser(server.baseUrl);
+    ({ server, browser } = await openPortalPage({
+      users: { 'admin@acme.test': 'admin', 'agent@acme.test': 'agent' },
+      signInAs: null,
+    }));
   });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(() => closePortalPage({ server, browser }));
 
   it('sends a visitor to sign-in, shows errors inline, signs in and out', async () => {
     const { page } = browser;

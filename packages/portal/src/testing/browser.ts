@@ -1,54 +1,26 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium, type TestBrowser } from '../../../server/src/testing/browser.ts';
+
+export type { TestBrowser };
 
 /** Screenshots of the portal tests (git-ignored). */
 export const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/portal/', import.meta.url));
 
-export interface TestBrowser {
-  context: BrowserContext;
-  page: Page;
-  close(): Promise<void>;
-}
-
 /**
- * Headless system Chromium with a fresh profile per test file (no state leaks between tests), clipboard access
- * granted so "copy" buttons can be checked, and nothing that would reach the internet.
+ * The shared test Chromium pointed at the portal, with clipboard access granted so "copy" buttons can be checked.
  */
 export async function openBrowser(
   baseUrl: string,
   viewport = { width: 1280, height: 800 },
 ): Promise<TestBrowser> {
   mkdirSync(ARTIFACTS, { recursive: true });
-  const userDataDir = mkdtempSync(join(tmpdir(), 'parley-portal-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport,
-    baseURL: baseUrl,
-  });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
-  context.setDefaultTimeout(30_000);
-  const page = context.pages()[0] ?? (await context.newPage());
-  return {
-    context,
-    page,
-    close: async () => {
-      await context.close();
-      rmSync(userDataDir, { recursive: true, force: true });
-    },
-  };
+  const browser = await launchChromium({ viewport, baseUrl, profilePrefix: 'parley-portal-chromium-' });
+  await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+  browser.context.setDefaultTimeout(30_000);
+  return browser;
 }
 
 export async function signIn(page: Page, email: string, password: string): Promise<void> {
@@ -57,6 +29,12 @@ export async function signIn(page: Page, email: string, password: string): Promi
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** Follows a menu link and waits for the page it opens (its level-1 heading carries the same name). */
+export async function openSection(page: Page, name: string): Promise<void> {
+  await page.getByRole('link', { name }).click();
+  await page.getByRole('heading', { name, level: 1 }).waitFor();
 }
 
 export const screenshot = (page: Page, name: string) =>

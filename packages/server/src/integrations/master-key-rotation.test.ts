@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { loadMasterKeys, parseMasterKeys, withPrimary } from '../crypto/master-keys.ts';
 import { Sealer } from '../crypto/sealing.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { fetchToken } from '../oauth/oauth.test-helpers.ts';
 import { ConnectorsService } from './connectors.service.ts';
 import {
   checkConnector,
@@ -194,12 +195,29 @@ describe('master-key rotation with file-based keys, beside a live server (sqlite
     }
     const events = await server.ctx.audit.list({ type: 'master_key.rotated' });
     assert.equal(events.length, 2);
+
+    // Every registered sealed column moved, OAuth's included: a node started now, knowing only version 3, still
+    // authenticates clients (sealed pepper) and signs tokens (sealed signing key).
+    assert.deepEqual(
+      (await runParleyInProcess(server, ['master-key', 'retire', '--version', '1', '--json'])).json,
+      { version: 1, removed: true, source: 'file' },
+    );
+    const restarted = await startTestServer({ shareWith: server });
+    try {
+      assert.deepEqual(restarted.ctx.sealer.versions, [3]);
+      const fresh = await fetchToken(restarted, tenant.client);
+      assert.equal((await checkConnector(restarted, { authorization: `Bearer ${fresh}` }, a.id)).body.ok, true);
+    } finally {
+      await restarted.close();
+    }
   });
 
   it('keeps a version in use while any column nobody registered still holds values sealed with it', async () => {
     const db = server.ctx.store.db;
     await sql`create table scratch_sealed (id text primary key, secret text)`.execute(db);
     try {
+      // Make sure an older, non-current version exists (the previous test may have retired all but one).
+      assert.equal((await runParleyInProcess(server, ['master-key', 'rotate', '--json'])).code, 0);
       const keys = loadMasterKeys(undefined, server.dataDir).keys;
       const oldest = keys.at(-1)!.version;
       const sealedWithOldest = new Sealer(withPrimary(keys, oldest)).seal('scratch secret', 'scratch|1');

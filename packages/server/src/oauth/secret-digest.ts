@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { registerSealedColumn } from '../crypto/sealed-columns.ts';
 import type { Sealer } from '../crypto/sealing.ts';
 import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
@@ -19,6 +20,14 @@ import type { Database } from '../storage/schema.ts';
  */
 export const PEPPER_VERSION = 1;
 const aadOf = (version: number) => `oauth_pepper|${version}`;
+
+// The pepper takes part in master-key rotation (crypto/sealed-columns.ts).
+registerSealedColumn({
+  table: 'oauth_peppers',
+  column: 'sealed',
+  key: 'version',
+  associatedData: (row) => aadOf(Number(row.version)),
+});
 
 export class SecretDigester {
   private pepper?: Promise<Buffer>;

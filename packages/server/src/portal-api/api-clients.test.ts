@@ -1,23 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { UsersService } from '../users/users.service.ts';
-import { PortalTestClient } from './portal-test-client.ts';
-
-const PASSWORD = 'correct horse battery';
-
-async function token(baseUrl: string, clientId: string, secret: string) {
-  return http(`${baseUrl}/platform/v1/auth/token/client-credentials`, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: 'grant_type=client_credentials&scope=connector:read',
-  });
-}
+import type { TestServer } from '../testing/test-server.ts';
+import { type PortalTestClient, requestToken, startPortalWorld } from './testing.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`portal API clients (${database})`, () => {
@@ -26,19 +11,7 @@ for (const database of TEST_DATABASES) {
     let globex: PortalTestClient;
     let agent: PortalTestClient;
     before(async () => {
-      server = await startTestServer({ database });
-      const users = new UsersService(server.ctx.store.db);
-      const a = await server.ctx.companies.create('Acme');
-      const g = await server.ctx.companies.create('Globex');
-      await users.create({ companyId: a.id, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
-      await users.create({ companyId: a.id, email: 'agent@acme.test', password: PASSWORD, role: 'agent' });
-      await users.create({ companyId: g.id, email: 'admin@globex.test', password: PASSWORD, role: 'admin' });
-      acme = new PortalTestClient(server.baseUrl);
-      globex = new PortalTestClient(server.baseUrl);
-      agent = new PortalTestClient(server.baseUrl);
-      await acme.signIn('admin@acme.test', PASSWORD);
-      await globex.signIn('admin@globex.test', PASSWORD);
-      await agent.signIn('agent@acme.test', PASSWORD);
+      ({ server, acme, globex, agent } = await startPortalWorld(database));
     });
     after(() => server.close());
 
@@ -66,7 +39,7 @@ for (const database of TEST_DATABASES) {
         'conversations:write',
       ]);
 
-      const issued = await token(server.baseUrl, client_id, client_secret);
+      const issued = await requestToken(server, client_id, client_secret);
       assert.equal(issued.status, 200);
       assert.equal(issued.body.token_type, 'Bearer');
       const used = (await acme.get('/api-clients')).body.items.find(
@@ -75,7 +48,7 @@ for (const database of TEST_DATABASES) {
       assert.ok(used.last_used_at, 'last used is shown after a token was issued');
 
       assert.equal((await acme.del(`/api-clients/${client_id}`)).status, 204);
-      assert.equal((await token(server.baseUrl, client_id, client_secret)).status, 401);
+      assert.equal((await requestToken(server, client_id, client_secret)).status, 401);
       assert.ok(
         !(await acme.get('/api-clients')).body.items.some(
           (c: { client_id: string }) => c.client_id === client_id,
@@ -98,7 +71,7 @@ for (const database of TEST_DATABASES) {
       const del = await globex.del(`/api-clients/${client_id}`);
       assert.equal(del.status, 404);
       assert.equal(del.body.code, 'api_client_not_found');
-      assert.equal((await token(server.baseUrl, client_id, client_secret)).status, 200, 'still active');
+      assert.equal((await requestToken(server, client_id, client_secret)).status, 200, 'still active');
     });
 
     it('validates the form and answers problem codes', async () => {

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { UsersService } from '../users/users.service.ts';
-import { PortalTestClient } from './portal-test-client.ts';
-
-const PASSWORD = 'correct horse battery';
+import type { TestServer } from '../testing/test-server.ts';
+import { PASSWORD, type PortalTestClient, startPortalWorld } from './testing.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`portal audit log (${database})`, () => {
@@ -15,24 +12,7 @@ for (const database of TEST_DATABASES) {
     let agent: PortalTestClient;
     let secret = '';
     before(async () => {
-      server = await startTestServer({ database });
-      const users = new UsersService(server.ctx.store.db);
-      const acmeId = (await server.ctx.companies.create('Acme')).id;
-      const globexId = (await server.ctx.companies.create('Globex')).id;
-      await users.create({ companyId: acmeId, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
-      await users.create({ companyId: acmeId, email: 'agent@acme.test', password: PASSWORD, role: 'agent' });
-      await users.create({
-        companyId: globexId,
-        email: 'admin@globex.test',
-        password: PASSWORD,
-        role: 'admin',
-      });
-      acme = new PortalTestClient(server.baseUrl);
-      globex = new PortalTestClient(server.baseUrl);
-      agent = new PortalTestClient(server.baseUrl);
-      await acme.signIn('admin@acme.test', PASSWORD);
-      await globex.signIn('admin@globex.test', PASSWORD);
-      await agent.signIn('agent@acme.test', PASSWORD);
+      ({ server, acme, globex, agent } = await startPortalWorld(database));
       secret = (await acme.post('/api-clients', { name: 'Audited', scopes: ['connector:write'] })).body
         .client_secret;
       const connector = await acme.post('/connectors', {

@@ -2,11 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { UsersService } from '../users/users.service.ts';
-import { PortalTestClient } from './portal-test-client.ts';
-
-const PASSWORD = 'correct horse battery';
+import type { TestServer } from '../testing/test-server.ts';
+import { type PortalTestClient, startPortalWorld } from './testing.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`portal connectors (${database})`, () => {
@@ -25,19 +22,7 @@ for (const database of TEST_DATABASES) {
       });
       await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
       upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}/hook`;
-      server = await startTestServer({ database });
-      const users = new UsersService(server.ctx.store.db);
-      const a = await server.ctx.companies.create('Acme');
-      const g = await server.ctx.companies.create('Globex');
-      await users.create({ companyId: a.id, email: 'admin@acme.test', password: PASSWORD, role: 'admin' });
-      await users.create({ companyId: a.id, email: 'agent@acme.test', password: PASSWORD, role: 'agent' });
-      await users.create({ companyId: g.id, email: 'admin@globex.test', password: PASSWORD, role: 'admin' });
-      acme = new PortalTestClient(server.baseUrl);
-      globex = new PortalTestClient(server.baseUrl);
-      agent = new PortalTestClient(server.baseUrl);
-      await acme.signIn('admin@acme.test', PASSWORD);
-      await globex.signIn('admin@globex.test', PASSWORD);
-      await agent.signIn('agent@acme.test', PASSWORD);
+      ({ server, acme, globex, agent } = await startPortalWorld(database));
     });
     after(async () => {
       await server.close();

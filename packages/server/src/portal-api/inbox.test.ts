@@ -3,8 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { UsersService } from '../users/users.service.ts';
+import type { TestServer } from '../testing/test-server.ts';
 import type { MessageEnvelope } from '../webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
@@ -15,9 +14,8 @@ import {
   visitor,
   withTimeout,
 } from '../webchat/testing/webchat-fixtures.ts';
-import { PortalTestClient } from './portal-test-client.ts';
+import { type PortalTestClient, startPortalWorld } from './testing.ts';
 
-const PASSWORD = 'correct horse battery';
 const markdown = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');
 
@@ -30,21 +28,10 @@ for (const database of TEST_DATABASES) {
     let conversation: { id: string; channel: string };
     let guest: ConnectedVisitor;
     before(async () => {
-      server = await startTestServer({ database, config: { webchat: { streamFlushIntervalMs: 0 } } });
-      const users = new UsersService(server.ctx.store.db);
-      acmeId = (await server.ctx.companies.create('Acme')).id;
-      const globexId = (await server.ctx.companies.create('Globex')).id;
-      await users.create({ companyId: acmeId, email: 'kim@acme.test', password: PASSWORD, role: 'agent' });
-      await users.create({
-        companyId: globexId,
-        email: 'admin@globex.test',
-        password: PASSWORD,
-        role: 'admin',
-      });
-      agent = new PortalTestClient(server.baseUrl);
-      globex = new PortalTestClient(server.baseUrl);
-      await agent.signIn('kim@acme.test', PASSWORD);
-      await globex.signIn('admin@globex.test', PASSWORD);
+      ({ server, acmeId, agent, globex } = await startPortalWorld(database, {
+        agentEmail: 'kim@acme.test',
+        config: { webchat: { streamFlushIntervalMs: 0 } },
+      }));
       const v = visitor(acmeId);
       conversation = await createConversation(server, v);
       guest = await connectVisitor(server, v, conversation);

@@ -1,28 +1,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { UsersService } from '../users/users.service.ts';
-import { PortalTestClient } from './portal-test-client.ts';
-
-const PASSWORD = 'correct horse battery';
+import type { TestServer } from '../testing/test-server.ts';
+import { addUsers, PASSWORD, PortalTestClient, startAcme } from './testing.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`portal sign-in, roles and CSRF (${database})`, () => {
     let server: TestServer;
     let companyId: string;
-    let users: UsersService;
     before(async () => {
-      server = await startTestServer({
+      ({ server, acmeId: companyId } = await startAcme(
         database,
-        config: {
-          portal: { loginFailuresPerEmail: 3, loginFailuresPerIp: 50, loginThrottleWindowSeconds: 60 },
+        { 'Admin@Acme.test': 'admin', 'agent@acme.test': 'agent' },
+        {
+          config: {
+            portal: { loginFailuresPerEmail: 3, loginFailuresPerIp: 50, loginThrottleWindowSeconds: 60 },
+          },
         },
-      });
-      users = new UsersService(server.ctx.store.db);
-      companyId = (await server.ctx.companies.create('Acme')).id;
-      await users.create({ companyId, email: 'Admin@Acme.test', password: PASSWORD, role: 'admin' });
-      await users.create({ companyId, email: 'agent@acme.test', password: PASSWORD, role: 'agent' });
+      ));
     });
     after(() => server.close());
 
@@ -73,7 +68,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('throttles repeated failures per email with 429 and Retry-After, even for the right password', async () => {
-      await users.create({ companyId, email: 'throttled@acme.test', password: PASSWORD, role: 'agent' });
+      await addUsers(server, companyId, { 'throttled@acme.test': 'agent' });
       const portal = new PortalTestClient(server.baseUrl);
       for (let i = 0; i < 3; i++)
         assert.equal((await portal.signIn('throttled@acme.test', `wrong password ${i}!`)).status, 401);
@@ -194,17 +189,11 @@ for (const database of TEST_DATABASES) {
   describe(`portal sign-in throttling per IP (${database})`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startTestServer({
+      ({ server } = await startAcme(
         database,
-        config: { portal: { loginFailuresPerIp: 4, loginThrottleWindowSeconds: 60 } },
-      });
-      const companyId = (await server.ctx.companies.create('Acme')).id;
-      await new UsersService(server.ctx.store.db).create({
-        companyId,
-        email: 'a@acme.test',
-        password: PASSWORD,
-        role: 'admin',
-      });
+        { 'a@acme.test': 'admin' },
+        { config: { portal: { loginFailuresPerIp: 4, loginThrottleWindowSeconds: 60 } } },
+      ));
     });
     after(() => server.close());
 
@@ -221,17 +210,11 @@ for (const database of TEST_DATABASES) {
   describe(`portal cookie behind https (${database})`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startTestServer({
+      ({ server } = await startAcme(
         database,
-        config: { publicUrl: 'https://portal.example', oauth: { audience: 'https://portal.example' } },
-      });
-      const companyId = (await server.ctx.companies.create('Acme')).id;
-      await new UsersService(server.ctx.store.db).create({
-        companyId,
-        email: 'a@acme.test',
-        password: PASSWORD,
-        role: 'admin',
-      });
+        { 'a@acme.test': 'admin' },
+        { config: { publicUrl: 'https://portal.example', oauth: { audience: 'https://portal.example' } } },
+      ));
     });
     after(() => server.close());
 
@@ -245,17 +228,11 @@ for (const database of TEST_DATABASES) {
   describe(`portal session expiry (${database})`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startTestServer({
+      ({ server } = await startAcme(
         database,
-        config: { portal: { sessionIdleSeconds: 1, sessionTtlSeconds: 2 } },
-      });
-      const companyId = (await server.ctx.companies.create('Acme')).id;
-      await new UsersService(server.ctx.store.db).create({
-        companyId,
-        email: 'a@acme.test',
-        password: PASSWORD,
-        role: 'admin',
-      });
+        { 'a@acme.test': 'admin' },
+        { config: { portal: { sessionIdleSeconds: 1, sessionTtlSeconds: 2 } } },
+      ));
     });
     after(() => server.close());
 

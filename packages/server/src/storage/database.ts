@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -40,12 +40,39 @@ function openSqlite(options: StoreOptions): Store {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
     dialect: 'sqlite',
     describe: `sqlite:${file}`,
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * Kysely prepares every SQLite statement afresh; preparing costs more than running most of our queries (profiled on
+ * the token endpoint: 59 µs through Kysely vs 14 µs with a reused statement). Queries are built from a fixed set of
+ * shapes, so a small LRU of prepared statements keyed by SQL text removes that cost. Safe because better-sqlite3 is
+ * synchronous and we never stream rows (an iterating statement would be busy).
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 512): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => {
+      cache.clear();
+      sqlite.close();
+    },
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
   };
 }
 

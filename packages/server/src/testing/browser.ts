@@ -1,0 +1,51 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+
+export interface TestBrowser {
+  context: BrowserContext;
+  page: Page;
+  /** Closes the browser and removes its profile. */
+  close(): Promise<void>;
+}
+
+export interface LaunchOptions {
+  viewport: { width: number; height: number };
+  /** Lets tests `page.goto('/path')` relative to the server under test. */
+  baseUrl?: string;
+  /** Prefix of the throwaway profile folder in the temp dir. */
+  profilePrefix?: string;
+}
+
+/**
+ * Headless system Chromium with a fresh profile (no state leaks between test files) and the background services
+ * that would phone home switched off, so a browser test never reaches the internet.
+ */
+export async function launchChromium(options: LaunchOptions): Promise<TestBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), options.profilePrefix ?? 'parley-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: options.viewport,
+    ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
