@@ -61,5 +61,7 @@ const result = spawnSync(
 // One unambiguous closing line, whatever the reporter above printed.
 const tap = readFileSync(tapFile, 'utf8');
 const count = (name) => Number(tap.match(new RegExp(`^# ${name} (\\d+)$`, 'm'))?.[1] ?? 0);
-console.log(`\n${count('pass')} passed, ${count('fail') + count('cancelled')} failed, ${count('skipped')} skipped`);
+console.log(
+  `\n${count('pass')} passed, ${count('fail') + count('cancelled')} failed, ${count('skipped')} skipped`,
+);
 process.exit(result.status ?? 1);

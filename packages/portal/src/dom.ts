@@ -1,5 +1,5 @@
 /** A tiny element builder: enough DOM for a few settings pages without a framework. */
-type Child = Node | string | number | null | undefined | false;
+export type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(

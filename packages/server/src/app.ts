@@ -3,12 +3,13 @@ import Fastify from 'fastify';
 import type { AppContext } from './context.ts';
 import { registerProblemHandlers } from './errors/problem.ts';
 import { registerHealthRoutes } from './health/health.routes.ts';
+import { AccessLogController } from './http/access-log.ts';
 import { registerOpenApi } from './http/openapi.ts';
-import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
-import { registerPortal } from './portal-api/portal.routes.ts';
 import type { App } from './http/types.ts';
+import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
+import { registerPortal } from './portal-api/portal.routes.ts';
 import { registerWebchat } from './webchat/webchat.ts';
 import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
 
@@ -25,6 +26,7 @@ export interface BuiltApp {
 export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   const app = Fastify({
     loggerInstance: ctx.logger,
+    logController: new AccessLogController(),
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Request ids in logs and problem bodies let operators correlate a report with a log line.

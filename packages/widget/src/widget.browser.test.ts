@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createTestClient, fetchToken } from '../../server/src/oauth/oauth.test-helpers.ts';
+import { launchChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { ensureDemo } from '../../server/src/widget-assets/demo-company.ts';
 
@@ -15,36 +15,20 @@ import { ensureDemo } from '../../server/src/widget-assets/demo-company.ts';
  */
 const artifacts = join(new URL('../../..', import.meta.url).pathname, 'test-artifacts', 'widget');
 let server: TestServer;
-let context: BrowserContext;
+let browser: TestBrowser;
 let page: Page;
-let profile: string;
 
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
   server = await startTestServer();
-  profile = mkdtempSync(join(tmpdir(), 'parley-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1000, height: 760 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  browser = await launchChromium({ viewport: { width: 1000, height: 760 } });
+  page = browser.page;
   page.on('pageerror', (err) => console.error('page error:', err.message));
 });
 
 after(async () => {
-  await context?.close();
+  await browser?.close();
   await server?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 const shot = (name: string) => page.screenshot({ path: join(artifacts, `${name}.png`) });
@@ -120,7 +104,7 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   await shot('3-after-reload');
 
   // Offline: the widget says so, a message sent now waits as pending and goes out when the network is back.
-  await context.setOffline(true);
+  await browser.context.setOffline(true);
   await page.locator('.panel:not([data-connection="connected"])').waitFor({ timeout: 15_000 });
   assert.ok(await page.locator('.status').isVisible());
   await page.locator('textarea').fill('Who are you?');
@@ -129,7 +113,7 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   await offlineMessage.waitFor();
   assert.equal(await offlineMessage.getAttribute('data-status'), 'pending');
   await shot('4-offline-pending');
-  await context.setOffline(false);
+  await browser.context.setOffline(false);
   await page.locator('.panel[data-connection="connected"]').waitFor({ timeout: 30_000 });
   await offlineMessage.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 20_000 });
   assert.match(await lastReplyWhenComplete(3), /Ava/);

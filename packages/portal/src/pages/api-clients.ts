@@ -1,7 +1,8 @@
 import { api, type Page, pageQuery } from '../api.ts';
 import { createForm } from '../components/form.ts';
+import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
-import { confirmDialog, copyable, copyButton, notice } from '../components/widgets.ts';
+import { copyable, copyButton } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
 interface ApiClientRow {
@@ -30,7 +31,7 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
     `/api-clients?${pageQuery(0, 1)}`,
   );
   const secretSlot = h('div', { class: 'secret-slot' });
-  const status = h('div', { 'aria-live': 'polite' });
+  const status = statusArea();
 
   const table = pagedTable<ApiClientRow>({
     caption: 'API clients',
@@ -42,41 +43,21 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
       { header: 'Scopes', cell: (c) => h('ul', { class: 'tags' }, ...c.scopes.map((s) => h('li', {}, s))) },
       { header: 'Created', cell: (c) => formatTime(c.created_at) },
       { header: 'Last used', cell: (c) => (c.last_used_at ? formatTime(c.last_used_at) : 'Never') },
-      {
-        header: 'Actions',
-        cell: (c) =>
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'danger',
-              'aria-label': `Delete ${c.name}`,
-              onclick: () => void remove(c),
-            },
-            'Delete',
-          ),
-      },
+      { header: 'Actions', cell: (c) => rowButton('Delete', `Delete ${c.name}`, () => remove(c), 'danger') },
     ],
   });
 
-  const remove = async (c: ApiClientRow) => {
-    const ok = await confirmDialog(
-      `Delete “${c.name}”?`,
-      'The client can no longer obtain tokens. Tokens it already holds keep working until they expire (within the hour). This cannot be undone.',
-      'Delete client',
-    );
-    if (!ok) return;
-    try {
-      await api('DELETE', `/api-clients/${encodeURIComponent(c.client_id)}`);
-      replaceChildren(
-        status,
-        notice('success', `Deleted “${c.name}”. Its issued tokens lapse within the hour.`),
-      );
-    } catch (err) {
-      replaceChildren(status, notice('error', err instanceof Error ? err.message : 'Delete failed.'));
-    }
-    await table.reload();
-  };
+  const remove = (c: ApiClientRow): Promise<void> =>
+    confirmDelete({
+      title: `Delete “${c.name}”?`,
+      consequence:
+        'The client can no longer obtain tokens. Tokens it already holds keep working until they expire (within the hour). This cannot be undone.',
+      confirmLabel: 'Delete client',
+      path: `/api-clients/${encodeURIComponent(c.client_id)}`,
+      deleted: `Deleted “${c.name}”. Its issued tokens lapse within the hour.`,
+      status,
+      reload: () => table.reload(),
+    });
 
   const form = createForm({
     submitLabel: 'Create API client',
@@ -109,28 +90,16 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
   });
 
   main.append(
-    h('h1', {}, 'API clients'),
-    h(
-      'p',
-      { class: 'lead' },
+    ...pageIntro(
+      'API clients',
       'External systems use an API client’s ID and secret to get access tokens (OAuth 2.0 client credentials) at ',
       h('code', {}, '/platform/v1/auth/token/client-credentials'),
       '. To rotate a secret, create a new client, move your systems to it, then delete the old one.',
     ),
-    status,
+    status.el,
     secretSlot,
-    h(
-      'section',
-      { 'aria-labelledby': 'create-client' },
-      h('h2', { id: 'create-client' }, 'New API client'),
-      form.el,
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'client-list' },
-      h('h2', { id: 'client-list' }, 'Your API clients'),
-      table.el,
-    ),
+    titledSection('create-client', 'New API client', form.el),
+    titledSection('client-list', 'Your API clients', table.el),
   );
   await table.reload();
 }

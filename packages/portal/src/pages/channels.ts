@@ -1,7 +1,8 @@
 import { api, type Page, pageQuery } from '../api.ts';
 import { createForm, splitList } from '../components/form.ts';
+import { pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
-import { copyable, copyButton, notice } from '../components/widgets.ts';
+import { copyable, copyButton } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
 interface ChannelRow {
@@ -25,7 +26,7 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
     'GET',
     `/channels?${pageQuery(0, 1)}`,
   );
-  const status = h('div', { 'aria-live': 'polite' });
+  const status = statusArea();
   const snippetSlot = h('div');
 
   const showSnippet = (c: ChannelRow) => {
@@ -66,17 +67,7 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
       { header: 'Created', cell: (c) => formatTime(c.created_at) },
       {
         header: 'Widget',
-        cell: (c) =>
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'secondary',
-              'aria-label': `Show snippet for ${c.name}`,
-              onclick: () => showSnippet(c),
-            },
-            'Show snippet',
-          ),
+        cell: (c) => rowButton('Show snippet', `Show snippet for ${c.name}`, () => showSnippet(c)),
       },
     ],
   });
@@ -122,33 +113,21 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
         digital_employee_id: values.digital_employee_id,
         allowed_origins: splitList(values.allowed_origins!),
       });
-      replaceChildren(status, notice('success', `Created channel “${created.name}”.`));
+      status.say('success', `Created channel “${created.name}”.`);
       await table.reload();
       showSnippet(created);
     },
   });
 
   main.append(
-    h('h1', {}, 'Channels'),
-    h(
-      'p',
-      { class: 'lead' },
+    ...pageIntro(
+      'Channels',
       'A channel is one place the chat widget or your app appears. Conversations started on a channel go to its digital employee.',
     ),
-    status,
+    status.el,
     snippetSlot,
-    h(
-      'section',
-      { 'aria-labelledby': 'channel-list' },
-      h('h2', { id: 'channel-list' }, 'Your channels'),
-      table.el,
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'create-channel' },
-      h('h2', { id: 'create-channel' }, 'New channel'),
-      form.el,
-    ),
+    titledSection('channel-list', 'Your channels', table.el),
+    titledSection('create-channel', 'New channel', form.el),
   );
   await table.reload();
 }

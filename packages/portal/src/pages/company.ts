@@ -1,6 +1,7 @@
 import { api } from '../api.ts';
 import { createForm, splitList } from '../components/form.ts';
-import { copyable, notice } from '../components/widgets.ts';
+import { statusArea, titledSection } from '../components/page-parts.ts';
+import { copyable } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
 interface CompanyView {
@@ -13,7 +14,7 @@ interface CompanyView {
 /** Settings → Company: the id integrators send as `X-Company`, and the origins allowed to embed the widget. */
 export async function renderCompany(main: HTMLElement): Promise<void> {
   const company = await api<CompanyView>('GET', '/company');
-  const status = h('div', { 'aria-live': 'polite' });
+  const status = statusArea();
   const current = h('ul', { class: 'tags', 'aria-label': 'Current allowed origins' });
   const showOrigins = (origins: string[]) =>
     replaceChildren(
@@ -39,7 +40,7 @@ export async function renderCompany(main: HTMLElement): Promise<void> {
         allowed_origins: splitList(values.allowed_origins!),
       });
       showOrigins(saved.allowed_origins);
-      replaceChildren(status, notice('success', 'Allowed origins saved.'));
+      status.say('success', 'Allowed origins saved.');
     },
   });
 
@@ -66,12 +67,7 @@ export async function renderCompany(main: HTMLElement): Promise<void> {
       h('dt', {}, 'Allowed origins'),
       h('dd', {}, current),
     ),
-    status,
-    h(
-      'section',
-      { 'aria-labelledby': 'origins-title' },
-      h('h2', { id: 'origins-title' }, 'Edit allowed origins'),
-      form.el,
-    ),
+    status.el,
+    titledSection('origins-title', 'Edit allowed origins', form.el),
   );
 }

@@ -1,8 +1,9 @@
 import { api, type Page, pageQuery } from '../api.ts';
 import { createForm } from '../components/form.ts';
+import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
-import { confirmDialog, copyable, formDialog, notice } from '../components/widgets.ts';
-import { formatTime, h, replaceChildren } from '../dom.ts';
+import { copyable, formDialog } from '../components/widgets.ts';
+import { formatTime, h } from '../dom.ts';
 
 interface ConnectorRow {
   id: string;
@@ -39,8 +40,8 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
     'GET',
     `/connectors?${pageQuery(0, 1)}`,
   );
-  const status = h('div', { 'aria-live': 'polite' });
-  const say = (...n: Parameters<typeof notice>) => replaceChildren(status, notice(...n));
+  const status = statusArea();
+  const { say } = status;
 
   const table = pagedTable<ConnectorRow>({
     caption: 'Connectors',
@@ -59,36 +60,9 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
           h(
             'div',
             { class: 'actions' },
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'secondary',
-                'aria-label': `Rotate key of ${c.name}`,
-                onclick: () => rotate(c),
-              },
-              'Rotate key',
-            ),
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'secondary',
-                'aria-label': `Test connection of ${c.name}`,
-                onclick: () => void check(c),
-              },
-              'Test connection',
-            ),
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'danger',
-                'aria-label': `Delete ${c.name}`,
-                onclick: () => void remove(c),
-              },
-              'Delete',
-            ),
+            rowButton('Rotate key', `Rotate key of ${c.name}`, () => rotate(c)),
+            rowButton('Test connection', `Test connection of ${c.name}`, () => check(c)),
+            rowButton('Delete', `Delete ${c.name}`, () => remove(c), 'danger'),
           ),
       },
     ],
@@ -150,23 +124,16 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
     }
   };
 
-  const remove = async (c: ConnectorRow) => {
-    if (
-      !(await confirmDialog(
-        `Delete “${c.name}”?`,
-        'Digital employees that use this connector stop working. This cannot be undone.',
-        'Delete connector',
-      ))
-    )
-      return;
-    try {
-      await api('DELETE', `/connectors/${c.id}`);
-      say('success', `Deleted “${c.name}”.`);
-    } catch (err) {
-      say('error', err instanceof Error ? err.message : 'Delete failed.');
-    }
-    await table.reload();
-  };
+  const remove = (c: ConnectorRow): Promise<void> =>
+    confirmDelete({
+      title: `Delete “${c.name}”?`,
+      consequence: 'Digital employees that use this connector stop working. This cannot be undone.',
+      confirmLabel: 'Delete connector',
+      path: `/connectors/${c.id}`,
+      deleted: `Deleted “${c.name}”.`,
+      status,
+      reload: () => table.reload(),
+    });
 
   const form = createForm({
     submitLabel: 'Create connector',
@@ -219,29 +186,17 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
   });
 
   main.append(
-    h('h1', {}, 'Connectors'),
-    h(
-      'p',
-      { class: 'lead' },
+    ...pageIntro(
+      'Connectors',
       'Connectors are the outside services your digital employees call. An API client with ',
       h('code', {}, 'connector:write'),
       ' can rotate a key with ',
       h('code', {}, 'PUT /integrations/v1/connectors/api-keys/{connector ID}'),
       '.',
     ),
-    status,
-    h(
-      'section',
-      { 'aria-labelledby': 'connector-list' },
-      h('h2', { id: 'connector-list' }, 'Your connectors'),
-      table.el,
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'create-connector' },
-      h('h2', { id: 'create-connector' }, 'New connector'),
-      form.el,
-    ),
+    status.el,
+    titledSection('connector-list', 'Your connectors', table.el),
+    titledSection('create-connector', 'New connector', form.el),
   );
   await table.reload();
 }

@@ -53,7 +53,11 @@ describe('portal in a browser: digital employees page', () => {
     await page.getByText('Saved “Max Support”.').waitFor();
 
     await page.getByRole('button', { name: 'Make Max Support the default' }).click();
-    await page.getByRole('row').filter({ hasText: 'Max Support' }).getByText('Default', { exact: true }).waitFor();
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'Max Support' })
+      .getByText('Default', { exact: true })
+      .waitFor();
     const def = await server.ctx.digitalEmployees.getDefault(companyId);
     assert.equal(def.name, 'Max Support');
     assert.equal(def.responder, 'webhook');

@@ -1,8 +1,9 @@
 import { api, type Page, pageQuery } from '../api.ts';
 import { createForm, type FieldSpec, type FormValues } from '../components/form.ts';
+import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
-import { confirmDialog, copyable, formDialog, notice } from '../components/widgets.ts';
-import { formatTime, h, replaceChildren } from '../dom.ts';
+import { copyable, formDialog } from '../components/widgets.ts';
+import { formatTime, h } from '../dom.ts';
 
 interface Employee {
   id: string;
@@ -40,8 +41,8 @@ const APPLIES: Record<string, string[]> = {
 /** Settings → Digital employees: who answers conversations; create, edit, choose the company default. */
 export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
   let listing = await api<Listing>('GET', `/digital-employees?${pageQuery(0, 1)}`);
-  const status = h('div', { 'aria-live': 'polite' });
-  const say = (...n: Parameters<typeof notice>) => replaceChildren(status, notice(...n));
+  const status = statusArea();
+  const { say } = status;
   const connectorName = (id: string | null) =>
     id ? (listing.connectors.find((c) => c.id === id)?.name ?? id) : '—';
 
@@ -68,35 +69,11 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
           h(
             'div',
             { class: 'actions' },
-            h(
-              'button',
-              { type: 'button', class: 'secondary', 'aria-label': `Edit ${e.name}`, onclick: () => edit(e) },
-              'Edit',
-            ),
+            rowButton('Edit', `Edit ${e.name}`, () => edit(e)),
             e.is_default
               ? null
-              : h(
-                  'button',
-                  {
-                    type: 'button',
-                    class: 'secondary',
-                    'aria-label': `Make ${e.name} the default`,
-                    onclick: () => void makeDefault(e),
-                  },
-                  'Make default',
-                ),
-            e.is_default
-              ? null
-              : h(
-                  'button',
-                  {
-                    type: 'button',
-                    class: 'danger',
-                    'aria-label': `Delete ${e.name}`,
-                    onclick: () => void remove(e),
-                  },
-                  'Delete',
-                ),
+              : rowButton('Make default', `Make ${e.name} the default`, () => makeDefault(e)),
+            e.is_default ? null : rowButton('Delete', `Delete ${e.name}`, () => remove(e), 'danger'),
           ),
       },
     ],
@@ -200,23 +177,16 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
     await table.reload();
   };
 
-  const remove = async (e: Employee) => {
-    if (
-      !(await confirmDialog(
-        `Delete “${e.name}”?`,
-        'Channels routed to it must be moved first. This cannot be undone.',
-        'Delete digital employee',
-      ))
-    )
-      return;
-    try {
-      await api('DELETE', `/digital-employees/${e.id}`);
-      say('success', `Deleted “${e.name}”.`);
-    } catch (err) {
-      say('error', err instanceof Error ? err.message : 'Delete failed.');
-    }
-    await table.reload();
-  };
+  const remove = (e: Employee): Promise<void> =>
+    confirmDelete({
+      title: `Delete “${e.name}”?`,
+      consequence: 'Channels routed to it must be moved first. This cannot be undone.',
+      confirmLabel: 'Delete digital employee',
+      path: `/digital-employees/${e.id}`,
+      deleted: `Deleted “${e.name}”.`,
+      status,
+      reload: () => table.reload(),
+    });
 
   const create = createForm({
     submitLabel: 'Create digital employee',
@@ -237,25 +207,13 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
   );
 
   main.append(
-    h('h1', {}, 'Digital employees'),
-    h(
-      'p',
-      { class: 'lead' },
+    ...pageIntro(
+      'Digital employees',
       'Digital employees answer visitors. Each channel routes to one; the default answers everywhere else.',
     ),
-    status,
-    h(
-      'section',
-      { 'aria-labelledby': 'de-list' },
-      h('h2', { id: 'de-list' }, 'Your digital employees'),
-      table.el,
-    ),
-    h(
-      'section',
-      { 'aria-labelledby': 'de-create' },
-      h('h2', { id: 'de-create' }, 'New digital employee'),
-      create.el,
-    ),
+    status.el,
+    titledSection('de-list', 'Your digital employees', table.el),
+    titledSection('de-create', 'New digital employee', create.el),
   );
   await table.reload();
 }

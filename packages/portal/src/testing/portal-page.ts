@@ -1,4 +1,4 @@
-import { type PortalUsers, PASSWORD, startAcme } from '../../../server/src/portal-api/testing.ts';
+import { PASSWORD, type PortalUsers, startAcme } from '../../../server/src/portal-api/testing.ts';
 import type { TestServer, TestServerOptions } from '../../../server/src/testing/test-server.ts';
 import { openBrowser, openSection, signIn, type TestBrowser } from './browser.ts';
 
@@ -27,7 +27,11 @@ export interface PortalPageOptions {
  * broken setup cannot leave the test process hanging.
  */
 export async function openPortalPage(options: PortalPageOptions = {}): Promise<PortalPage> {
-  const { server, acmeId } = await startAcme(undefined, options.users ?? { 'admin@acme.test': 'admin' }, options.server);
+  const { server, acmeId } = await startAcme(
+    undefined,
+    options.users ?? { 'admin@acme.test': 'admin' },
+    options.server,
+  );
   let browser: TestBrowser | undefined;
   try {
     await options.seed?.(server, acmeId);
@@ -42,7 +46,9 @@ export async function openPortalPage(options: PortalPageOptions = {}): Promise<P
   }
 }
 
-export async function closePortalPage(portal: Partial<Pick<PortalPage, 'server' | 'browser'>>): Promise<void> {
+export async function closePortalPage(
+  portal: Partial<Pick<PortalPage, 'server' | 'browser'>>,
+): Promise<void> {
   await portal.browser?.close();
   await portal.server?.close();
 }

@@ -1,5 +1,6 @@
 import type { Broker, ClientInfo, Publication } from '../broker/types.ts';
 import { encodeJoinPush, encodeLeavePush, encodePublicationPush } from '../protocol/codec.ts';
+import { type PreframedText, preframeText } from './preframed.ts';
 import type { ClientSession } from './session.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 
@@ -160,7 +161,9 @@ export class Hub {
     const entry = this.channels.get(channel);
     if (entry === undefined) return;
     entry.lastPublicationAt = Date.now();
-    let frame: Buffer | undefined;
+    // Encoded and framed once per publication per channel: most subscribers get exactly this push in a turn, and
+    // then the session writes the prebuilt WebSocket frame as is (see preframed.ts).
+    let frame: PreframedText | undefined;
     for (const sub of entry.subscribers) {
       if (sub.state !== SubscriptionState.Subscribed) {
         if (sub.state === SubscriptionState.Subscribing) sub.bufferPublication(publication, epoch);
@@ -172,7 +175,7 @@ export class Hub {
         sub.session.onInsufficientState(sub);
         continue;
       }
-      frame ??= Buffer.from(encodePublicationPush(channel, publication));
+      frame ??= preframeText(Buffer.from(encodePublicationPush(channel, publication)));
       sub.session.enqueue(frame);
     }
   }

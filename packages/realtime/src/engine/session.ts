@@ -23,6 +23,7 @@ import { dispatchCommand } from './commands.ts';
 import type { RealtimeEngine } from './engine.ts';
 import type { ClientHandle, DisconnectInfo } from './hooks.ts';
 import type { OutputSink } from './output.ts';
+import { PreframedText, sendPreframed } from './preframed.ts';
 import { type RateLimited, takeRateToken } from './rate-limit.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 import type { WheelTask } from './timer-wheel.ts';
@@ -79,7 +80,7 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
   private queue: Command[] = [];
   private processing = false;
   private paused = false;
-  private out: Array<string | Buffer> | null = null;
+  private out: Array<string | Buffer | PreframedText> | null = null;
 
   constructor(
     readonly engine: RealtimeEngine,
@@ -213,7 +214,7 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
   // ---- output ------------------------------------------------------------------------------------------------
 
   /** Queues a frame (a reply or push); frames of one event-loop turn are written as one WebSocket message. */
-  enqueue(frame: string | Buffer): void {
+  enqueue(frame: string | Buffer | PreframedText): void {
     if (this.state === SessionState.Closed) return;
     if (this.out === null) {
       this.out = [frame];
@@ -244,10 +245,13 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     if (this.ws.bufferedAmount > this.engine.options.maxBufferedBytes) this.disconnect(DisconnectCode.slow);
   }
 
-  private write(frames: Array<string | Buffer>): void {
+  private write(frames: Array<string | Buffer | PreframedText>): void {
     if (this.ws.readyState !== 1) return;
     if (frames.length === 1) {
-      this.ws.send(frames[0]!, TEXT_FRAME);
+      const only = frames[0]!;
+      // The common fan-out case: a lone publication push goes out as the frame the hub built once for everyone.
+      if (only instanceof PreframedText) sendPreframed(this.ws, only);
+      else this.ws.send(only, TEXT_FRAME);
       return;
     }
     if (frames.every((f) => typeof f === 'string')) {
@@ -257,7 +261,8 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     const parts: Buffer[] = [];
     for (const frame of frames) {
       if (parts.length > 0) parts.push(NEWLINE);
-      parts.push(typeof frame === 'string' ? Buffer.from(frame) : frame);
+      if (typeof frame === 'string') parts.push(Buffer.from(frame));
+      else parts.push(frame instanceof PreframedText ? frame.payload : frame);
     }
     this.ws.send(Buffer.concat(parts), TEXT_FRAME);
   }

@@ -1,15 +1,27 @@
 import { auditCommands } from '../audit/audit.cli.ts';
 import { companyCommands } from '../companies/companies.cli.ts';
 import { masterKeyCommands } from '../crypto/master-key.cli.ts';
+import { digitalEmployeeCommands } from '../digital-employees/digital-employees.cli.ts';
 import { connectorCommands } from '../integrations/connectors.cli.ts';
 import { apiClientCommands } from '../oauth/api-clients.cli.ts';
 import { keyCommands } from '../oauth/keys.cli.ts';
-import { digitalEmployeeCommands } from '../digital-employees/digital-employees.cli.ts';
-import type { Command } from './command.ts';
 import { userCommands } from '../users/users.cli.ts';
+import { channelCommands } from '../webchat/channels/channels.cli.ts';
+import type { Command } from './command.ts';
 import { realtimeCommand } from './realtime.cli.ts';
 import { serveCommand } from './serve.cli.ts';
-import { channelCommands } from '../webchat/channels/channels.cli.ts';
 
 /** Every CLI command, listed explicitly (each capability exports its own from its folder). */
-export const commands: Command[] = [serveCommand, realtimeCommand, ...companyCommands, ...apiClientCommands, ...keyCommands, ...auditCommands, ...digitalEmployeeCommands, ...channelCommands, ...userCommands, ...connectorCommands, ...masterKeyCommands] as Command[];
+export const commands: Command[] = [
+  serveCommand,
+  realtimeCommand,
+  ...companyCommands,
+  ...apiClientCommands,
+  ...keyCommands,
+  ...auditCommands,
+  ...digitalEmployeeCommands,
+  ...channelCommands,
+  ...userCommands,
+  ...connectorCommands,
+  ...masterKeyCommands,
+] as Command[];

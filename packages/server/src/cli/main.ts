@@ -1,6 +1,6 @@
-import { AppError } from '../errors/app-error.ts';
 import { loadConfig } from '../config/load.ts';
 import { createContext } from '../context.ts';
+import { AppError } from '../errors/app-error.ts';
 import { createLogger } from '../logging/logger.ts';
 import { type Command, UsageError } from './command.ts';
 import { commands } from './commands.ts';
@@ -26,7 +26,8 @@ export async function runCli(
   try {
     const options = parseOptions(command, args.slice(command.name.split(' ').length));
     const result = await runCommand(command, options, cliOptions.env);
-    if (result !== undefined) out(json ? JSON.stringify(result) : (command.format?.(result) ?? JSON.stringify(result, null, 2)));
+    if (result !== undefined)
+      out(json ? JSON.stringify(result) : (command.format?.(result) ?? JSON.stringify(result, null, 2)));
     return 0;
   } catch (err) {
     const { code, message } = describeError(err);
@@ -97,7 +98,15 @@ function usage(command?: Command): string {
     const opts = Object.entries(command.options).map(
       ([n, s]) => `  --${n}${s.flag ? '' : ' <value>'}${s.required ? ' (required)' : ''}  ${s.description}`,
     );
-    return [`parley ${command.name} — ${command.summary}`, ...opts, '  --json  print the result as one JSON object'].join('\n');
+    return [
+      `parley ${command.name} — ${command.summary}`,
+      ...opts,
+      '  --json  print the result as one JSON object',
+    ].join('\n');
   }
-  return ['usage: parley <command> [options] [--json]', '', ...commands.map((c) => `  ${c.name.padEnd(28)} ${c.summary}`)].join('\n');
+  return [
+    'usage: parley <command> [options] [--json]',
+    '',
+    ...commands.map((c) => `  ${c.name.padEnd(28)} ${c.summary}`),
+  ].join('\n');
 }

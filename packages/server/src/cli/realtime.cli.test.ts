@@ -21,13 +21,21 @@ describe('parley realtime --config (Centrifugo-compatible standalone mode)', () 
       JSON.stringify({
         client: { token: { hmac_secret_key: 'test-secret' }, allowed_origins: ['http://localhost'] },
         http_api: { key: 'api-key' },
-        channel: { namespaces: [{ name: 'chat', allow_publish_for_subscriber: true, allow_subscribe_for_client: true }] },
+        channel: {
+          namespaces: [
+            { name: 'chat', allow_publish_for_subscriber: true, allow_subscribe_for_client: true },
+          ],
+        },
         no_such_option: true,
       }),
     );
-    const child = spawn(process.execPath, [PARLEY_BIN, 'realtime', '--config', file, '--port', String(port)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [PARLEY_BIN, 'realtime', '--config', file, '--port', String(port)],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
@@ -37,13 +45,21 @@ describe('parley realtime --config (Centrifugo-compatible standalone mode)', () 
     });
     try {
       const deadline = Date.now() + 30_000;
-      while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) {
+      while (
+        !(await fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      ) {
         assert.ok(Date.now() < deadline, `standalone engine did not start:\n${out}`);
         assert.equal(child.exitCode, null, out);
         await new Promise((r) => setTimeout(r, 100));
       }
       const token = signHmacJwt({ sub: 'u1', exp: Math.floor(Date.now() / 1000) + 60 }, 'test-secret');
-      const client = new Centrifuge(`ws://127.0.0.1:${port}/connection/websocket`, { websocket: WebSocket, token });
+      const client = new Centrifuge(`ws://127.0.0.1:${port}/connection/websocket`, {
+        websocket: WebSocket,
+        token,
+      });
       const received = new Promise<unknown>((resolve) => {
         const sub = client.newSubscription('chat:room');
         sub.on('publication', (ctx) => resolve(ctx.data));

@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
 import { connectorType, connectorTypeNames } from '../integrations/connector-types.ts';
-import type { Actor, Connector } from '../integrations/connectors.service.ts';
+import { connectorView } from '../integrations/connectors.schemas.ts';
+import type { Actor } from '../integrations/connectors.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
 
@@ -19,18 +20,6 @@ const CreateConnector = Type.Object(
 const RotateKey = Type.Object({ api_key: Type.String({ maxLength: 8192 }) }, { additionalProperties: false });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
-/** Metadata only: the connectors service never hands out the key, and nothing here asks for it. */
-const view = (c: Connector) => ({
-  id: c.id,
-  name: c.name,
-  type: c.type,
-  url: c.url,
-  api_key_set: c.apiKeySet,
-  key_version: c.keyVersion,
-  rotated_at: c.rotatedAt,
-  created_at: c.createdAt,
-});
-
 const actor = (request: FastifyRequest): Actor => ({ actor: actorOf(request), ip: request.ip });
 
 /**
@@ -39,7 +28,10 @@ const actor = (request: FastifyRequest): Actor => ({ actor: actorOf(request), ip
  */
 export function registerConnectorRoutes(app: App, { ctx }: PortalDeps): void {
   app.get('/connectors', { schema: { querystring: PageQuery } }, async (request) => ({
-    ...pageOf((await ctx.connectors.list(sessionOf(request).user.companyId)).map(view), request.query),
+    ...pageOf(
+      (await ctx.connectors.list(sessionOf(request).user.companyId)).map(connectorView),
+      request.query,
+    ),
     types: connectorTypeNames().map((name) => ({
       name,
       summary: connectorType(name)!.summary,
@@ -59,7 +51,7 @@ export function registerConnectorRoutes(app: App, { ctx }: PortalDeps): void {
       },
       actor(request),
     );
-    return reply.status(201).send(view(connector));
+    return reply.status(201).send(connectorView(connector));
   });
 
   app.put('/connectors/:id/api-key', { schema: { params: IdParams, body: RotateKey } }, async (request) => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { BadRequestError } from '../errors/app-error.ts';
+import { keysetPage } from '../http/keyset-cursor.ts';
 import type { App } from '../http/types.ts';
 import {
   type Conversation,
@@ -62,18 +63,13 @@ export function registerInboxRoutes(app: App, { ctx }: PortalDeps, webchat: Webc
 
   app.get('/inbox/conversations', { config: any, schema: { querystring: ListQuery } }, async (request) => {
     const limit = Math.min(Math.max(Number(request.query.limit ?? 20) || 20, 1), 100);
-    const before = request.query.cursor ? decodeCursor(request.query.cursor) : undefined;
-    const rows = await webchat.conversations.listForCompany(sessionOf(request).user.companyId, {
-      limit: limit + 1,
-      before,
-      status: request.query.status,
-    });
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return {
-      items: page.map(platformConversationView),
-      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
-    };
+    const page = await keysetPage(limit, request.query.cursor, (query) =>
+      webchat.conversations.listForCompany(sessionOf(request).user.companyId, {
+        ...query,
+        status: request.query.status,
+      }),
+    );
+    return { items: page.items.map(platformConversationView), next_cursor: page.nextCursor };
   });
 
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
@@ -162,17 +158,4 @@ export function registerInboxRoutes(app: App, { ctx }: PortalDeps, webchat: Webc
       };
     },
   );
-}
-
-const encodeCursor = (c: Conversation): string =>
-  Buffer.from(JSON.stringify([c.updatedAt, c.id])).toString('base64url');
-
-function decodeCursor(cursor: string): { updatedAt: string; id: string } {
-  try {
-    const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof updatedAt === 'string' && typeof id === 'string') return { updatedAt, id };
-  } catch {
-    // Falls through to the problem below.
-  }
-  throw new BadRequestError('invalid_cursor', 'The cursor is not one this API returned.');
 }

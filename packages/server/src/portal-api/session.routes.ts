@@ -33,6 +33,10 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
     };
   };
 
+  /** A user's session starting or ending, in their company's audit log. */
+  const auditSession = (type: 'portal.signed_in' | 'portal.signed_out', user: PortalUser, ip: string) =>
+    ctx.audit.record({ type, companyId: user.companyId, actor: `user:${user.id}`, subject: user.id, ip });
+
   const setCookie = (reply: FastifyReply, token: string) =>
     reply.setCookie(SESSION_COOKIE, token, {
       path: '/portal',
@@ -64,13 +68,7 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
       const previous = request.cookies[SESSION_COOKIE];
       if (previous) await sessions.end(previous);
       const started = await sessions.start(user);
-      await ctx.audit.record({
-        type: 'portal.signed_in',
-        companyId: user.companyId,
-        actor: `user:${user.id}`,
-        subject: user.id,
-        ip: request.ip,
-      });
+      await auditSession('portal.signed_in', user, request.ip);
       setCookie(reply, started.token);
       return reply
         .header('cache-control', 'no-store')
@@ -90,13 +88,7 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
   app.delete('/session', { config: { portalAccess: 'any' } }, async (request, reply) => {
     const { user, token } = sessionOf(request);
     await sessions.end(token);
-    await ctx.audit.record({
-      type: 'portal.signed_out',
-      companyId: user.companyId,
-      actor: `user:${user.id}`,
-      subject: user.id,
-      ip: request.ip,
-    });
+    await auditSession('portal.signed_out', user, request.ip);
     reply.clearCookie(SESSION_COOKIE, { path: '/portal', httpOnly: true, sameSite: 'strict', secure });
     return reply.status(204).send();
   });

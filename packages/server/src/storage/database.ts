@@ -32,7 +32,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 }
 
 function openSqlite(options: StoreOptions): Store {
-  const file = options.sqliteFile === ':memory:' ? ':memory:' : join(options.dataDir, options.sqliteFile ?? 'parley.db');
+  const file =
+    options.sqliteFile === ':memory:' ? ':memory:' : join(options.dataDir, options.sqliteFile ?? 'parley.db');
   if (file !== ':memory:') mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const sqlite = new SQLite(file);
   // WAL lets the CLI write while the server reads; busy_timeout makes concurrent writers wait instead of failing.

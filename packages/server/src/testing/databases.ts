@@ -7,13 +7,15 @@ export const TEST_DATABASES: TestDatabase[] = ['sqlite', 'postgres'];
 
 export function testPostgresUrl(): string {
   const url = process.env.PARLEY_TEST_DATABASE_URL;
-  if (!url) throw new Error('PARLEY_TEST_DATABASE_URL is not set: run the tests with `npm test` (scripts/test.mjs)');
+  if (!url)
+    throw new Error('PARLEY_TEST_DATABASE_URL is not set: run the tests with `npm test` (scripts/test.mjs)');
   return url;
 }
 
 export function testRedisUrl(): string {
   const url = process.env.PARLEY_TEST_REDIS_URL;
-  if (!url) throw new Error('PARLEY_TEST_REDIS_URL is not set: run the tests with `npm test` (scripts/test.mjs)');
+  if (!url)
+    throw new Error('PARLEY_TEST_REDIS_URL is not set: run the tests with `npm test` (scripts/test.mjs)');
   return url;
 }
 

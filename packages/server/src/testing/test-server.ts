@@ -40,7 +40,11 @@ export interface TestServerOptions {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.shareWith?.dataDir ?? mkdtempSync(join(tmpdir(), 'parley-test-'));
   const database = options.database ?? 'sqlite';
-  const schema = options.shareWith ? schemaOf(options.shareWith) : database === 'postgres' ? uniqueSchema() : undefined;
+  const schema = options.shareWith
+    ? schemaOf(options.shareWith)
+    : database === 'postgres'
+      ? uniqueSchema()
+      : undefined;
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {

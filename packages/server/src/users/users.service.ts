@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { isUuid } from '../companies/companies.service.ts';
-import { NotFoundError } from '../errors/app-error.ts';
+import { requireCompany } from '../companies/require-company.ts';
 import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './password.ts';
@@ -49,14 +48,7 @@ export class UsersService {
     if (input.password.length < PASSWORD_MIN_LENGTH || input.password.length > PASSWORD_MAX_LENGTH)
       throw new WeakPasswordError();
     if (!ROLES.includes(input.role as UserRole)) throw new InvalidRoleError();
-    const company = isUuid(input.companyId)
-      ? await this.db
-          .selectFrom('companies')
-          .select('id')
-          .where('id', '=', input.companyId)
-          .executeTakeFirst()
-      : undefined;
-    if (!company) throw new NotFoundError('company_not_found', 'No such company.');
+    await requireCompany(this.db, input.companyId);
     if (await this.db.selectFrom('portal_users').select('id').where('email', '=', email).executeTakeFirst()) {
       throw new EmailTakenError();
     }

@@ -22,8 +22,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('details', JSON_TEXT, (c) => c.notNull().defaultTo('{}'))
     .addColumn('created_at', TIMESTAMP, (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('audit_events_company_time').on('audit_events').columns(['company_id', 'created_at']).execute();
-  await db.schema.createIndex('audit_events_type_time').on('audit_events').columns(['type', 'created_at']).execute();
+  await db.schema
+    .createIndex('audit_events_company_time')
+    .on('audit_events')
+    .columns(['company_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('audit_events_type_time')
+    .on('audit_events')
+    .columns(['type', 'created_at'])
+    .execute();
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: see up().

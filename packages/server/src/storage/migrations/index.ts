@@ -1,10 +1,10 @@
 import type { Migration } from 'kysely';
-import * as m040 from './040_portal_users.ts';
 import * as m001 from './001_companies_and_audit.ts';
-import * as m010 from './010_connectors.ts';
 import * as m002 from './002_oauth.ts';
+import * as m010 from './010_connectors.ts';
 import * as m020 from './020_webchat.ts';
 import * as m030 from './030_digital_employees.ts';
+import * as m040 from './040_portal_users.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, describe, test } from 'node:test';
+import * as wsModule from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
+import { PreframedText, preframeText, preframingSupported, sendPreframed } from './preframed.ts';
+
+/**
+ * Guards the `ws` internals `preframed.ts` relies on (checked against ws 8.23.0): if `ws` changes shape these
+ * tests fail instead of the engine silently falling back to the slower `ws.send` path.
+ */
+
+const servers: WebSocketServer[] = [];
+const clients: WebSocket[] = [];
+
+after(async () => {
+  for (const client of clients) client.terminate();
+  for (const server of servers) await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+interface Pair {
+  server: WebSocket;
+  client: WebSocket;
+  received: string[];
+  /** Resolves once `count` messages have arrived in total. */
+  receivedCount(count: number, timeoutMs?: number): Promise<string[]>;
+}
+
+async function connectedPair(perMessageDeflate: boolean | { threshold: number } = false): Promise<Pair> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate, clientTracking: false });
+  servers.push(wss);
+  await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
+  const port = (wss.address() as AddressInfo).port;
+  const serverSide = new Promise<WebSocket>((resolve) => wss.once('connection', resolve));
+  const client = new WebSocket(`ws://127.0.0.1:${port}`, { perMessageDeflate: perMessageDeflate !== false });
+  clients.push(client);
+  const received: string[] = [];
+  const waiters: Array<() => void> = [];
+  client.on('message', (data, isBinary) => {
+    assert.equal(isBinary, false, 'a text frame (opcode 1)');
+    received.push(data.toString());
+    for (const wake of waiters.splice(0)) wake();
+  });
+  await new Promise<void>((resolve, reject) => {
+    client.once('open', () => resolve());
+    client.once('error', reject);
+  });
+  const server = await serverSide;
+  const receivedCount = async (count: number, timeoutMs = 15_000): Promise<string[]> => {
+    const deadline = Date.now() + timeoutMs;
+    while (received.length < count) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`received ${received.length} of ${count} messages`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 200));
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return received;
+  };
+  return { server, client, received, receivedCount };
+}
+
+describe('ws internals used for pre-framed pushes', () => {
+  test('the installed ws still exposes Sender.frame and Sender#sendFrame', () => {
+    const sender = (
+      wsModule as unknown as { Sender?: { frame?: unknown; prototype?: { sendFrame?: unknown } } }
+    ).Sender;
+    assert.equal(typeof sender?.frame, 'function');
+    assert.equal(typeof sender?.prototype?.sendFrame, 'function');
+    assert.equal(preframingSupported, true);
+  });
+
+  test('a server socket exposes the sender state the guard reads', async () => {
+    const { server } = await connectedPair();
+    const internals = server as unknown as {
+      _sender: { _state: unknown; _queue: unknown; _firstFragment: unknown; _bufferedBytes: unknown };
+      _isServer: unknown;
+      _extensions: unknown;
+    };
+    assert.equal(internals._isServer, true);
+    assert.deepEqual(internals._extensions, {});
+    assert.equal(internals._sender._state, 0);
+    assert.ok(Array.isArray(internals._sender._queue));
+    assert.equal(internals._sender._firstFragment, true);
+    assert.equal(internals._sender._bufferedBytes, 0);
+  });
+});
+
+describe('preframeText', () => {
+  test('builds one unmasked final text frame with the RFC 6455 §5.2 length encodings', () => {
+    for (const [length, headerBytes, lengthField] of [
+      [100, 2, 100],
+      [126, 4, 126],
+      [65_535, 4, 126],
+      [65_536, 10, 127],
+    ] as const) {
+      const payload = Buffer.alloc(length, 0x61);
+      const message = preframeText(payload);
+      assert.ok(message instanceof PreframedText);
+      assert.equal(message.payload, payload);
+      const frame = message.frame!;
+      assert.equal(frame.length, headerBytes + length);
+      assert.equal(frame[0], 0x81, 'FIN + text opcode, no RSV bits');
+      assert.equal(frame[1], lengthField, 'no MASK bit: servers never mask (§5.1)');
+      if (lengthField === 126) assert.equal(frame.readUInt16BE(2), length);
+      if (lengthField === 127) assert.equal(Number(frame.readBigUInt64BE(2)), length);
+      assert.ok(frame.subarray(headerBytes).equals(payload));
+    }
+  });
+});
+
+describe('sendPreframed', () => {
+  test('a frame written through the sender is received intact by a real ws client', async () => {
+    const pair = await connectedPair();
+    const texts = [
+      '{"push":{"channel":"chat:1","pub":{"data":{"text":"hi"},"offset":1}}}',
+      JSON.stringify({ text: 'ünïcødé ✓ 😀'.repeat(20) }),
+      'y'.repeat(70_000),
+    ];
+    // Each prebuilt frame is written twice: the buffer is shared between sockets, never consumed.
+    const messages = texts.map((text) => preframeText(Buffer.from(text)));
+    for (const message of messages) sendPreframed(pair.server, message);
+    for (const message of messages) sendPreframed(pair.server, message);
+    const received = await pair.receivedCount(texts.length * 2);
+    assert.deepEqual(received, [...texts, ...texts]);
+    assert.equal(pair.server.readyState, WebSocket.OPEN, 'the client accepted every frame');
+  });
+
+  test('stays in order behind a message the sender is still compressing (falls back to ws.send)', async () => {
+    const pair = await connectedPair({ threshold: 0 });
+    const big = JSON.stringify({ filler: 'abc'.repeat(100_000) });
+    pair.server.send(big);
+    const sender = (pair.server as unknown as { _sender: { _state: number } })._sender;
+    assert.notEqual(sender._state, 0, 'the sender is busy deflating, later sends queue behind it');
+    sendPreframed(pair.server, preframeText(Buffer.from('after')));
+    const received = await pair.receivedCount(2);
+    assert.equal(received[0], big);
+    assert.equal(received[1], 'after');
+  });
+
+  test('writes made this way count towards bufferedAmount (the slow-consumer check)', async () => {
+    const pair = await connectedPair();
+    const rawClientSocket = (pair.client as unknown as { _socket: import('node:net').Socket })._socket;
+    rawClientSocket.pause();
+    const message = preframeText(Buffer.alloc(64 * 1024, 0x62));
+    const count = 256; // 16 MiB, far more than the loopback socket buffers absorb
+    for (let i = 0; i < count; i++) sendPreframed(pair.server, message);
+    const sender = (pair.server as unknown as { _sender: { _bufferedBytes: number } })._sender;
+    assert.equal(sender._bufferedBytes, 0, 'nothing waited in the ws sender: every write went to the socket');
+    assert.ok(
+      pair.server.bufferedAmount > 4 * 1024 * 1024,
+      `bufferedAmount ${pair.server.bufferedAmount} reflects the unread frames`,
+    );
+    rawClientSocket.resume();
+    const received = await pair.receivedCount(count, 30_000);
+    assert.ok(received.every((text) => text.length === 64 * 1024 && text[0] === 'b'));
+    assert.equal(pair.server.bufferedAmount, 0);
+  });
+});

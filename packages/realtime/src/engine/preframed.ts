@@ -1,0 +1,118 @@
+import type { WebSocket } from 'ws';
+import * as wsModule from 'ws';
+
+/**
+ * Pre-framed text messages: the one place the engine reaches into `ws` internals.
+ *
+ * Why: in a fan-out most of the CPU goes into writing one publication to each subscriber. `ws.send` frames the
+ * payload again for every socket (header allocation, option object, a corked two-part write). A publication push
+ * is the same bytes for every subscriber of a channel, so the hub builds the complete unmasked WebSocket frame
+ * once (RFC 6455 §5.2; servers never mask, §5.1) and each socket gets a single `socket.write` of that shared
+ * `Buffer` — what socket.io does through engine.io (`ws._sender.sendFrame`).
+ *
+ * Checked against ws 8.23.0 (`lib/sender.js`, `lib/websocket.js`):
+ * - `Sender.frame(data, { fin, opcode, mask, readOnly, rsv1 })` returns `[header, data]` when unmasked; it is
+ *   exported by the ESM wrapper as `Sender` (the default `WebSocket` export has no `Sender` property in ESM);
+ * - `ws._sender.sendFrame(list, cb)` writes the list to the socket as is;
+ * - the sender serialises messages through `_state` (0 = idle) and `_queue`: while it deflates or reads a Blob,
+ *   later sends wait in `_queue`, so writing around it would reorder messages;
+ * - `ws.bufferedAmount` is `socket._writableState.length + sender._bufferedBytes`, so bytes written through
+ *   `sendFrame` count towards the slow-consumer limit exactly like `ws.send`.
+ *
+ * Fallback: when any of this is missing (a `ws` upgrade changed its shape) or does not hold for a socket
+ * (permessage-deflate negotiated, not open, not a server socket, the sender busy or queueing), the payload goes
+ * through the public `ws.send`. `preframed.test.ts` fails if the shape changes, so the fast path is not lost
+ * silently.
+ */
+
+/** RFC 6455 §5.2 opcode of a text frame. */
+const TEXT_OPCODE = 1;
+const OPEN = 1;
+/** `Sender` state meaning "nothing in progress" (ws `lib/sender.js` DEFAULT). */
+const SENDER_IDLE = 0;
+const TEXT_FRAME = { binary: false } as const;
+
+interface FrameOptions {
+  fin: boolean;
+  opcode: number;
+  mask: boolean;
+  readOnly: boolean;
+  rsv1: boolean;
+}
+
+interface SenderStatic {
+  frame(data: Buffer, options: FrameOptions): Buffer[];
+}
+
+/** The private parts of ws 8.x this module relies on. */
+interface SenderInternals {
+  _state: number;
+  _queue: unknown[];
+  _firstFragment: boolean;
+  sendFrame(list: Buffer[], cb?: (error?: Error) => void): void;
+}
+
+interface WebSocketInternals {
+  _sender: SenderInternals | null;
+  _isServer: boolean;
+  _extensions: Record<string, unknown>;
+}
+
+const sender = (wsModule as unknown as { Sender?: SenderStatic }).Sender;
+
+/** Whether the installed `ws` exposes what the fast path needs; checked once at load. */
+export const preframingSupported: boolean =
+  typeof sender?.frame === 'function' &&
+  typeof (sender as unknown as { prototype?: Partial<SenderInternals> }).prototype?.sendFrame === 'function';
+
+const FRAME_OPTIONS: FrameOptions = {
+  fin: true,
+  opcode: TEXT_OPCODE,
+  mask: false,
+  readOnly: false,
+  rsv1: false,
+};
+
+/** One text message with its payload (for batching with other output) and, when supported, its whole frame. */
+export class PreframedText {
+  constructor(
+    readonly payload: Buffer,
+    readonly frame: Buffer | undefined,
+  ) {}
+}
+
+/** Builds the unmasked, unfragmented, uncompressed text frame of `payload` once, for any number of sockets. */
+export function preframeText(payload: Buffer): PreframedText {
+  if (!preframingSupported) return new PreframedText(payload, undefined);
+  return new PreframedText(payload, Buffer.concat(sender!.frame(payload, FRAME_OPTIONS)));
+}
+
+/** Whether the prebuilt frame can go straight to this socket without reordering or skipping an extension. */
+function canWriteFrame(ws: WebSocket): boolean {
+  if (ws.readyState !== OPEN) return false;
+  const internals = ws as unknown as WebSocketInternals;
+  const s = internals._sender;
+  return (
+    internals._isServer === true &&
+    s != null &&
+    s._state === SENDER_IDLE &&
+    s._queue.length === 0 &&
+    s._firstFragment === true &&
+    // No extension may have been negotiated: permessage-deflate would need RSV1 and compressed data (RFC 7692).
+    hasNoKeys(internals._extensions)
+  );
+}
+
+function hasNoKeys(record: Record<string, unknown>): boolean {
+  for (const _ in record) return false;
+  return true;
+}
+
+/** Writes the message as one text frame: the prebuilt frame when safe, otherwise through `ws.send`. */
+export function sendPreframed(ws: WebSocket, message: PreframedText): void {
+  if (message.frame !== undefined && canWriteFrame(ws)) {
+    (ws as unknown as WebSocketInternals)._sender!.sendFrame([message.frame]);
+    return;
+  }
+  ws.send(message.payload, TEXT_FRAME);
+}

@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+
+describe('access log', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('writes one line per request with method, path (no query), status and duration', async () => {
+    const from = server.logs.length;
+    assert.equal((await fetch(`${server.baseUrl}/healthz?token=should-not-be-logged`)).status, 200);
+    await new Promise((r) => setTimeout(r, 50));
+    const lines = server.logs.slice(from).map((l) => JSON.parse(l));
+    assert.equal(lines.filter((l) => l.msg === 'incoming request').length, 0);
+    const completed = lines.filter((l) => l.msg === 'request completed');
+    assert.equal(completed.length, 1, JSON.stringify(lines));
+    assert.equal(completed[0].req.method, 'GET');
+    assert.equal(completed[0].req.url, '/healthz');
+    assert.equal(completed[0].res.statusCode, 200);
+    assert.equal(typeof completed[0].responseTime, 'number');
+    assert.ok(!server.logs.slice(from).join('\n').includes('should-not-be-logged'), 'query strings are not logged');
+  });
+});
