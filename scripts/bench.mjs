@@ -6,7 +6,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const filters = process.argv.slice(2);
+// `npm run bench -- realtime --skip-capacity`: words filter the benchmarks, `--flags` are passed to each of them.
+const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
 const benches = readdirSync(join(root, 'bench'), { recursive: true })
   .map(String)
   .filter((f) => f.endsWith('.bench.ts'))
@@ -15,7 +17,7 @@ const benches = readdirSync(join(root, 'bench'), { recursive: true })
 let failed = 0;
 for (const file of benches) {
   console.log(`\n=== bench/${file} ===`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join('bench', file)], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', join('bench', file), ...flags], {
     cwd: root,
     stdio: 'inherit',
     env: { ...process.env, NODE_ENV: 'production' },
