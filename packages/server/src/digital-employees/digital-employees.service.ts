@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Company } from '../companies/companies.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
-import { NotFoundError } from '../errors/app-error.ts';
+import { requireCompany } from '../companies/require-company.ts';
 import { now, toBool } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
@@ -85,7 +85,7 @@ export class DigitalEmployeesService {
   };
 
   async create(input: CreateDigitalEmployeeInput): Promise<DigitalEmployee> {
-    await this.requireCompany(input.companyId);
+    await requireCompany(this.db, input.companyId);
     const fields = await this.validated({
       name: input.name,
       responder: input.responder,
@@ -220,13 +220,6 @@ export class DigitalEmployeesService {
   private async lockCompany(trx: Db, companyId: string): Promise<void> {
     if (this.dialect !== 'postgres') return;
     await trx.selectFrom('companies').select('id').where('id', '=', companyId).forUpdate().execute();
-  }
-
-  private async requireCompany(companyId: string): Promise<void> {
-    const found =
-      isUuid(companyId) &&
-      (await this.db.selectFrom('companies').select('id').where('id', '=', companyId).executeTakeFirst());
-    if (!found) throw new NotFoundError('company_not_found', 'No such company.');
   }
 
   private async validated(input: {

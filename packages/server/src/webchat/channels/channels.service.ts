@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
+import { requireCompany } from '../../companies/require-company.ts';
 import { BadRequestError, NotFoundError } from '../../errors/app-error.ts';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -33,14 +34,7 @@ export class ChannelsService {
     if (name.length === 0 || name.length > CHANNEL_NAME_MAX) {
       throw new BadRequestError('invalid_name', `A channel name is 1 to ${CHANNEL_NAME_MAX} characters.`);
     }
-    const company = isUuid(input.companyId)
-      ? await this.db
-          .selectFrom('companies')
-          .select('id')
-          .where('id', '=', input.companyId)
-          .executeTakeFirst()
-      : undefined;
-    if (!company) throw new NotFoundError('company_not_found', 'No such company.');
+    await requireCompany(this.db, input.companyId);
     const employee = await this.db
       .selectFrom('digital_employees')
       .select('id')
