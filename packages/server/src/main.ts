@@ -12,7 +12,10 @@ export async function startServer(): Promise<void> {
   app.addHook('onClose', async () => ctx.close());
 
   await app.listen({ port: config.port, host: config.host });
-  logger.info({ publicUrl: config.publicUrl, store: ctx.store.describe, broker: config.redisUrl ? 'redis' : 'memory' }, 'parley is serving');
+  logger.info(
+    { publicUrl: config.publicUrl, store: ctx.store.describe, broker: config.redisUrl ? 'redis' : 'memory' },
+    'parley is serving',
+  );
 
   let stopping = false;
   const shutdown = (signal: string) => {

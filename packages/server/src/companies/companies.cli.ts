@@ -7,7 +7,12 @@ const create: Command<{ id: string; name: string }> = {
   options: { name: { description: 'display name', required: true } },
   async run(options, ctx) {
     const company = await ctx!.companies.create(requireString(options, 'name'));
-    await ctx!.audit.record({ type: 'company.created', companyId: company.id, actor: 'cli', subject: company.id });
+    await ctx!.audit.record({
+      type: 'company.created',
+      companyId: company.id,
+      actor: 'cli',
+      subject: company.id,
+    });
     return { id: company.id, name: company.name };
   },
   format: (r) => `created company ${r.name}\nid: ${r.id}`,
@@ -19,7 +24,9 @@ const list: Command<{ companies: Array<{ id: string; name: string; created_at: s
   options: {},
   async run(_options, ctx) {
     const companies = await ctx!.companies.list();
-    return { companies: companies.map((c: Company) => ({ id: c.id, name: c.name, created_at: c.createdAt })) };
+    return {
+      companies: companies.map((c: Company) => ({ id: c.id, name: c.name, created_at: c.createdAt })),
+    };
   },
   format: (r) => r.companies.map((c) => `${c.id}  ${c.name}`).join('\n') || '(no companies)',
 };

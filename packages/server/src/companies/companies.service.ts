@@ -47,7 +47,14 @@ export class CompaniesService {
   async find(id: string): Promise<Company | undefined> {
     if (!isUuid(id)) return undefined;
     const row = await this.db.selectFrom('companies').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && { id: row.id, name: row.name, allowedOrigins: JSON.parse(row.allowed_origins), createdAt: row.created_at };
+    return (
+      row && {
+        id: row.id,
+        name: row.name,
+        allowedOrigins: JSON.parse(row.allowed_origins),
+        createdAt: row.created_at,
+      }
+    );
   }
 
   async get(id: string): Promise<Company> {

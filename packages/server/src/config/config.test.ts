@@ -28,7 +28,11 @@ describe('config', () => {
       PARLEY_TRUST_PROXY: 'true',
     });
     assert.equal(config.port, 9000);
-    assert.equal(config.publicUrl, 'https://chat.example.com', 'trailing slash removed: it is the token issuer');
+    assert.equal(
+      config.publicUrl,
+      'https://chat.example.com',
+      'trailing slash removed: it is the token issuer',
+    );
     assert.equal(config.oauth.audience, 'https://chat.example.com');
     assert.equal(config.databaseUrl, 'postgres://u@db/parley');
     assert.equal(config.redisUrl, 'redis://cache:6379');

@@ -77,7 +77,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 export function parseConfig(input: unknown): Config {
   const withDefaults = Value.Default(ConfigSchema, structuredClone(input));
   const problems = [...Value.Errors(ConfigSchema, withDefaults)].map(
-    (e) => `${e.path || '/'}: ${e.message}${e.value !== undefined && !isSecretPath(e.path) ? ` (got ${JSON.stringify(e.value)})` : ''}`,
+    (e) =>
+      `${e.path || '/'}: ${e.message}${e.value !== undefined && !isSecretPath(e.path) ? ` (got ${JSON.stringify(e.value)})` : ''}`,
   );
   if (problems.length > 0) throw new ConfigError(problems);
   return withDefaults as Config;

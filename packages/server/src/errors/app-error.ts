@@ -44,6 +44,12 @@ export class UnsupportedMediaTypeError extends AppError {
 
 export class TooManyRequestsError extends AppError {
   constructor(retryAfterSeconds: number, detail = 'Too many requests; retry later.') {
-    super(429, 'rate_limited', detail, { retry_after: retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) });
+    super(
+      429,
+      'rate_limited',
+      detail,
+      { retry_after: retryAfterSeconds },
+      { 'retry-after': String(retryAfterSeconds) },
+    );
   }
 }

@@ -62,9 +62,14 @@ export function toAppError(error: FastifyError | Error): AppError | undefined {
       message: v.message ?? 'is invalid',
     }));
     const where = fe.validationContext ?? 'request';
-    return new AppError(400, 'validation_failed', `The ${where} is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`, {
-      errors,
-    });
+    return new AppError(
+      400,
+      'validation_failed',
+      `The ${where} is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`,
+      {
+        errors,
+      },
+    );
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -104,6 +109,9 @@ export function registerProblemHandlers(app: FastifyInstance): void {
     return sendProblem(reply, new AppError(500, 'internal_error', 'An internal error occurred.'));
   });
   app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, new AppError(404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
+    sendProblem(
+      reply,
+      new AppError(404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
+    ),
   );
 }

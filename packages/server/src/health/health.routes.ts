@@ -3,14 +3,19 @@ import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import type { App } from '../http/types.ts';
 
-const Status = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) });
+const Status = Type.Object({
+  status: Type.String(),
+  checks: Type.Optional(Type.Record(Type.String(), Type.String())),
+});
 
 /**
  * `/healthz` answers while the process is alive; `/readyz` only when it can serve (database reachable, not
  * shutting down), so a load balancer stops routing before a graceful shutdown closes connections.
  */
 export function registerHealthRoutes(app: App, ctx: AppContext, readiness: { shuttingDown: boolean }): void {
-  app.get('/healthz', { schema: { tags: ['health'], response: { 200: Status } } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { tags: ['health'], response: { 200: Status } } }, async () => ({
+    status: 'ok',
+  }));
 
   app.get(
     '/readyz',

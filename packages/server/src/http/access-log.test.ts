@@ -21,6 +21,9 @@ describe('access log', () => {
     assert.equal(completed[0].req.url, '/healthz');
     assert.equal(completed[0].res.statusCode, 200);
     assert.equal(typeof completed[0].responseTime, 'number');
-    assert.ok(!server.logs.slice(from).join('\n').includes('should-not-be-logged'), 'query strings are not logged');
+    assert.ok(
+      !server.logs.slice(from).join('\n').includes('should-not-be-logged'),
+      'query strings are not logged',
+    );
   });
 });

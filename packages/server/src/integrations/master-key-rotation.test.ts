@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { loadMasterKeys, parseMasterKeys, withPrimary } from '../crypto/master-keys.ts';
 import { Sealer } from '../crypto/sealing.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { fetchToken } from '../oauth/oauth.test-helpers.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { ConnectorsService } from './connectors.service.ts';
 import {
   checkConnector,
@@ -206,7 +206,10 @@ describe('master-key rotation with file-based keys, beside a live server (sqlite
     try {
       assert.deepEqual(restarted.ctx.sealer.versions, [3]);
       const fresh = await fetchToken(restarted, tenant.client);
-      assert.equal((await checkConnector(restarted, { authorization: `Bearer ${fresh}` }, a.id)).body.ok, true);
+      assert.equal(
+        (await checkConnector(restarted, { authorization: `Bearer ${fresh}` }, a.id)).body.ok,
+        true,
+      );
     } finally {
       await restarted.close();
     }
