@@ -50,7 +50,12 @@ export {
 } from './protocol/codes.ts';
 export { ClientError, DisconnectError } from './protocol/errors.ts';
 export { loadCentrifugoConfig, type StandaloneSettings } from './standalone/config.ts';
-export { runStandalone, type StandaloneOverrides, type StandaloneServer } from './standalone/run.ts';
+export {
+  closeOnSignals,
+  runStandalone,
+  type StandaloneOverrides,
+  type StandaloneServer,
+} from './standalone/run.ts';
 export { type HmacAlgorithm, signHmacJwt, TokenError } from './tokens/jwt.ts';
 export type {
   ConnectTokenClaims,

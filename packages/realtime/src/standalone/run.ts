@@ -104,3 +104,18 @@ export async function runStandalone(
     },
   };
 }
+
+/** Closes a stand-alone server gracefully on SIGINT/SIGTERM (clients get 3001 and reconnect elsewhere), then exits. */
+export function closeOnSignals(running: StandaloneServer): void {
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
+import { auditRow } from './audit-row.ts';
 
 export interface AuditEventInput {
   type: string;
@@ -35,19 +34,7 @@ export class AuditLog {
   constructor(private readonly db: Kysely<Database>) {}
 
   async record(event: AuditEventInput, db: Kysely<Database> = this.db): Promise<void> {
-    await db
-      .insertInto('audit_events')
-      .values({
-        id: randomUUID(),
-        company_id: event.companyId ?? null,
-        type: event.type,
-        actor: event.actor ?? null,
-        subject: event.subject ?? null,
-        ip: event.ip ?? null,
-        details: JSON.stringify(event.details ?? {}),
-        created_at: now(),
-      })
-      .execute();
+    await db.insertInto('audit_events').values(auditRow(event)).execute();
   }
 
   async list(query: AuditQuery = {}): Promise<AuditEvent[]> {

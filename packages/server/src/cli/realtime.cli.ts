@@ -1,4 +1,4 @@
-import { runStandalone } from '@parley/realtime';
+import { closeOnSignals, runStandalone } from '@parley/realtime';
 import { type Command, requireString } from './command.ts';
 
 /**
@@ -15,18 +15,7 @@ export const realtimeCommand: Command<undefined> = {
   needsContext: false,
   async run(options) {
     const port = options.port === undefined ? undefined : Number(options.port);
-    const running = await runStandalone(requireString(options, 'config'), port === undefined ? {} : { port });
-    let stopping = false;
-    const stop = () => {
-      if (stopping) return;
-      stopping = true;
-      running.close().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    closeOnSignals(await runStandalone(requireString(options, 'config'), port === undefined ? {} : { port }));
     return undefined;
   },
 };
