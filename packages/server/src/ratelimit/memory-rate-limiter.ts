@@ -7,7 +7,6 @@ import {
 } from './rate-limiter.ts';
 
 interface Window {
-  index: number;
   count: number;
   /** Epoch ms at which this record is useless (its window has ended). */
   endsAt: number;
@@ -45,16 +44,16 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   private count(key: string, rule: RateLimitRule, cost: number, counted: boolean): RateLimitState {
+    // A window opens at the key's first counted hit (same rule as the Redis script): an epoch-aligned window would
+    // let a burst straddling a boundary through twice the limit.
     const now = Date.now();
-    const index = Math.floor(now / rule.windowMs);
-    const endsAt = (index + 1) * rule.windowMs;
     let window = this.windows.get(key);
-    if (!window || window.index !== index) {
-      window = { index, count: 0, endsAt };
+    if (!window || window.endsAt <= now) {
+      window = { count: 0, endsAt: now + rule.windowMs };
       if (cost > 0) this.windows.set(key, window);
     }
     window.count += cost;
-    return stateOf(window.count, rule, endsAt - now, counted);
+    return stateOf(window.count, rule, window.endsAt - now, counted);
   }
 
   private sweep(): void {

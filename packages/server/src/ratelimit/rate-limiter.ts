@@ -2,11 +2,12 @@
  * Rate limiting for abuse control, shared by every capability (token endpoint, webchat sessions, …).
  *
  * ## Model
- * A fixed window counter per key: the window of `rule.windowMs` milliseconds is aligned to the epoch
- * (`floor(now / windowMs)`), every `hit` adds `cost` (default 1) to the key's count in the current window, and the
- * count starts again at 0 when the next window begins. Windows are exact and cheap (one small record per key); the
- * known trade-off is that a caller can spend up to 2 × `limit` across a window boundary, which is acceptable for
- * abuse control. Denied hits are counted too, so `count` shows how hard a key is pushing.
+ * A fixed window counter per key: a window of `rule.windowMs` milliseconds opens at the key's first counted hit,
+ * every `hit` adds `cost` (default 1) to the key's count, and the count starts again at 0 with the first hit after
+ * the window ended. Windows are exact and cheap (one small record per key). Because a window starts with the burst
+ * that opens it (rather than at an epoch-aligned boundary), a burst cannot straddle two windows and spend twice the
+ * limit. Denied hits are counted too, so `count` shows how hard a key is pushing (and keeps a hammering key blocked
+ * until its window ends).
  *
  * ## API
  * ```ts

@@ -9,27 +9,31 @@ import {
 } from './rate-limiter.ts';
 
 /**
- * One fixed window per key in a Redis hash {w: window index, c: count}, updated atomically by a script so that
- * every node shares the count. Time comes from Redis (`TIME`), so windows line up across nodes whatever their
- * clocks say; the hash expires when its window ends. Only KEYS[1] is touched (cluster-safe).
+ * One window per key in a Redis hash {e: epoch ms the window ends, c: count}, updated atomically by a script so that
+ * every node shares the count. A window opens at a key's first counted hit and lasts `window` ms (not aligned to
+ * the clock: an epoch-aligned window lets a burst that straddles a boundary through twice the limit). Time comes
+ * from Redis (`TIME`), so windows agree across nodes whatever their clocks say; the hash expires with its window.
+ * Only KEYS[1] is touched (cluster-safe).
  * KEYS: the key. ARGV: cost (0 = peek), window ms. Returns {count, ms until the window ends}.
  */
 const FIXED_WINDOW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[2])
-local index = math.floor(now / window)
-local reset = (index + 1) * window - now
-local stored = redis.call('HMGET', KEYS[1], 'w', 'c')
+local stored = redis.call('HMGET', KEYS[1], 'e', 'c')
 local count = 0
-if stored[1] and tonumber(stored[1]) == index then count = tonumber(stored[2]) end
+local ends = now + window
+if stored[1] and tonumber(stored[1]) > now then
+  ends = tonumber(stored[1])
+  count = tonumber(stored[2])
+end
 local cost = tonumber(ARGV[1])
 if cost > 0 then
   count = count + cost
-  redis.call('HSET', KEYS[1], 'w', index, 'c', count)
-  redis.call('PEXPIRE', KEYS[1], reset)
+  redis.call('HSET', KEYS[1], 'e', ends, 'c', count)
+  redis.call('PEXPIRE', KEYS[1], ends - now)
 end
-return {count, reset}
+return {count, ends - now}
 `;
 const FIXED_WINDOW_SHA = createHash('sha1').update(FIXED_WINDOW).digest('hex');
 
