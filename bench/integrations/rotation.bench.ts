@@ -7,63 +7,29 @@
 //   2. many connectors — rotations spread over BENCH_CONNECTORS connectors;
 //   3. check          — POST …/check: read + open the current key, GET a local HTTP server, report (outbound path).
 // After each rotation scenario the final key_version is compared with the number of 2xx answers (no lost update).
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 // @ts-expect-error autocannon ships no type declarations.
 import autocannon from 'autocannon';
-import { runCli } from '../../packages/server/src/cli/main.ts';
+import {
+  type AutocannonResult,
+  basicAuth,
+  createBenchClient,
+  fmt,
+  freePort,
+  parleyCli,
+  parleyEnv,
+  spawnParley,
+  stop,
+} from '../lib/parley-process.ts';
 
-interface AutocannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; average: number; max: number };
-  '2xx': number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-
-const root = new URL('../../', import.meta.url).pathname;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const CONNECTORS = Number(process.env.BENCH_CONNECTORS ?? 64);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
-}
 
 /** A tiny always-200 HTTP server standing in for an integration (for the check scenario). */
 async function startIntegration(): Promise<{ url: string; close(): void }> {
@@ -137,40 +103,15 @@ function assertClean(name: string, r: AutocannonResult): void {
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
 const port = await freePort();
 const integration = await startIntegration();
-const env: Record<string, string | undefined> = {
-  ...process.env,
-  PORT: String(port),
-  HOST: '127.0.0.1',
-  PARLEY_DATA_DIR: dataDir,
-  PARLEY_PUBLIC_URL: `http://127.0.0.1:${port}`,
-  DATABASE_URL: undefined,
-  REDIS_URL: undefined,
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-};
-const out: string[] = [];
-const cli = async (args: string[]) => {
-  const code = await runCli([...args, '--json'], (line) => out.push(line), { env });
-  if (code !== 0) throw new Error(`parley ${args.join(' ')} failed: ${out.pop()}`);
-  return JSON.parse(out.pop()!);
-};
-const company = await cli(['companies', 'create', '--name', 'Bench']);
-const client = await cli([
-  'api-clients',
-  'create',
-  '--company',
-  company.id,
-  '--name',
-  'bench',
-  '--scopes',
-  'connector:write connector:read',
-]);
+const env = parleyEnv(port, dataDir, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' });
+const { company, client } = await createBenchClient(env);
 const ids: string[] = [];
 for (let i = 0; i < CONNECTORS; i++) {
-  const c = await cli([
+  const c = await parleyCli(env, [
     'connectors',
     'create',
     '--company',
-    company.id,
+    company.id!,
     '--name',
     `c${i}`,
     '--type',
@@ -180,22 +121,17 @@ for (let i = 0; i < CONNECTORS; i++) {
     '--api-key',
     nextKey(),
   ]);
-  ids.push(c.id);
+  ids.push(c.id!);
 }
 
-const child = spawn(process.execPath, [join(root, 'packages/server/bin/parley.js'), 'serve'], {
-  cwd: root,
-  env: { ...env, NODE_ENV: 'production' },
-  // The server's JSON log goes nowhere, as to a log shipper.
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+let child: ChildProcess | undefined;
 try {
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilUp(`${baseUrl}/readyz`, child);
+  child = await spawnParley(env, port);
   const tokenResponse = await fetch(`${baseUrl}/platform/v1/auth/token/client-credentials`, {
     method: 'POST',
     headers: {
-      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+      authorization: basicAuth(client.client_id!, client.client_secret!),
       'content-type': 'application/x-www-form-urlencoded',
     },
     body: 'grant_type=client_credentials',
@@ -228,7 +164,6 @@ try {
   results.push(['POST check (outbound GET, local server)', c]);
   console.log('done');
 
-  const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9);
   console.log(
     `\nParley on SQLite (own process), ${CONNECTIONS} keep-alive connections, ${DURATION_S} s each, real bearer tokens`,
   );
@@ -247,7 +182,7 @@ try {
     '\nevery rotation answered 200; key_version grew by exactly the number of rotations served (no lost update)',
   );
 } finally {
-  await stop(child);
+  if (child) await stop(child);
   integration.close();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -6,26 +6,25 @@
 // Goals (printed beside the figures): ≥ 3 × oidc-provider's grants/s, and p99 < 20 ms at half of Parley's peak.
 // Parley's per-client token quota is lifted for the run (PARLEY_TOKENS_PER_MINUTE) — the limiter still runs on
 // every request, only its limit is out of reach of one client hammering the endpoint.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 // @ts-expect-error autocannon ships no type declarations.
 import autocannon from 'autocannon';
-import { runCli } from '../../packages/server/src/cli/main.ts';
+import {
+  type AutocannonResult,
+  basicAuth,
+  createBenchClient,
+  fmt,
+  freePort,
+  parleyEnv,
+  repoRoot as root,
+  spawnParley,
+  stop,
+  waitUntilUp,
+} from '../lib/parley-process.ts';
 
-interface AutocannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; average: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  duration: number;
-}
-
-const root = new URL('../../', import.meta.url).pathname;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const ROUND_S = Number(process.env.BENCH_ROUND_SECONDS ?? 5);
 const HALF_S = Number(process.env.BENCH_HALF_SECONDS ?? 10);
@@ -36,38 +35,6 @@ const HALF_S = Number(process.env.BENCH_HALF_SECONDS ?? 10);
 const PARLEY_LOG_LEVEL = process.env.BENCH_PARLEY_LOG_LEVEL ?? 'warn';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BODY = 'grant_type=client_credentials&scope=connector%3Awrite';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
-}
 
 function run(
   url: string,
@@ -174,52 +141,18 @@ function assertClean(name: string, r: AutocannonResult): void {
 async function startParley(): Promise<{ target: Target; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const port = await freePort();
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PARLEY_DATA_DIR: dataDir,
-    PARLEY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+  const env = parleyEnv(port, dataDir, {
     PARLEY_TOKENS_PER_MINUTE: String(1_000_000_000),
-    DATABASE_URL: undefined,
-    REDIS_URL: undefined,
     LOG_LEVEL: PARLEY_LOG_LEVEL,
-  };
-  const out: string[] = [];
-  const capture = (line: string) => out.push(line);
-  await runCli(['companies', 'create', '--name', 'Bench', '--json'], capture, {
-    env: { ...env, LOG_LEVEL: 'error' },
   });
-  const company = JSON.parse(out.pop()!);
-  await runCli(
-    [
-      'api-clients',
-      'create',
-      '--company',
-      company.id,
-      '--name',
-      'bench',
-      '--scopes',
-      'connector:write connector:read',
-      '--json',
-    ],
-    capture,
-    { env: { ...env, LOG_LEVEL: 'error' } },
-  );
-  const client = JSON.parse(out.pop()!);
-  const child = spawn(process.execPath, [join(root, 'packages/server/bin/parley.js'), 'serve'], {
-    cwd: root,
-    env: { ...env, NODE_ENV: 'production' },
-    // The server's JSON log goes nowhere, as to a log shipper.
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  await waitUntilUp(`http://127.0.0.1:${port}/readyz`, child);
+  const { client } = await createBenchClient({ ...env, LOG_LEVEL: 'error' });
+  const child = await spawnParley(env, port);
   return {
     target: {
       name: 'parley',
       pid: child.pid!,
       url: `http://127.0.0.1:${port}/platform/v1/auth/token/client-credentials`,
-      authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+      authorization: basicAuth(client.client_id!, client.client_secret!),
     },
     stop: async () => {
       await stop(child);
@@ -249,13 +182,11 @@ async function startOidcProvider(): Promise<{ target: Target; stop: () => Promis
       name: 'oidc-provider',
       pid: child.pid!,
       url: `http://127.0.0.1:${port}/token`,
-      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+      authorization: basicAuth(clientId, clientSecret),
     },
     stop: () => stop(child),
   };
 }
-
-const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9);
 
 const parley = await startParley();
 const oidc = await startOidcProvider();

@@ -53,6 +53,24 @@ for (const database of TEST_DATABASES) {
     let env: Record<string, string>;
     let companyId: string;
     const cli = cliRunner(() => env);
+    const createClient = (name: string, scopes: string, options: { company?: string; json?: boolean } = {}) =>
+      cli(
+        'api-clients',
+        'create',
+        '--company',
+        options.company ?? companyId,
+        '--name',
+        name,
+        '--scopes',
+        scopes,
+        ...(options.json === false ? [] : ['--json']),
+      );
+    const deleteClient = (company: string, clientId: string) =>
+      cli('api-clients', 'delete', '--company', company, '--client-id', clientId, '--json');
+    const tokenFor = (created: CliRun) =>
+      postToken(server, GRANT, {
+        authorization: basicAuth(created.json.client_id, created.json.client_secret),
+      });
 
     before(async () => {
       server = await startTestServer({ database });
@@ -62,17 +80,7 @@ for (const database of TEST_DATABASES) {
     after(() => server.close());
 
     it('api-clients create prints {client_id, client_secret, name, scopes} once, and the server accepts it', async () => {
-      const run = await cli(
-        'api-clients',
-        'create',
-        '--company',
-        companyId,
-        '--name',
-        'Billing sync',
-        '--scopes',
-        'connector:write connector:read',
-        '--json',
-      );
+      const run = await createClient('Billing sync', 'connector:write connector:read');
       assert.equal(run.code, 0, run.output);
       assert.deepEqual(Object.keys(run.json).sort(), ['client_id', 'client_secret', 'name', 'scopes']);
       assert.match(run.json.client_id, /^pcl_[0-9A-Za-z]{22}$/);
@@ -80,9 +88,7 @@ for (const database of TEST_DATABASES) {
       assert.equal(run.json.name, 'Billing sync');
       assert.deepEqual(run.json.scopes, ['connector:write', 'connector:read']);
 
-      const token = await postToken(server, GRANT, {
-        authorization: basicAuth(run.json.client_id, run.json.client_secret),
-      });
+      const token = await tokenFor(run);
       assert.equal(token.status, 200, token.text);
       assert.equal(claimsOf(token.body.access_token).company_id, companyId);
 
@@ -103,33 +109,14 @@ for (const database of TEST_DATABASES) {
     });
 
     it('api-clients create tells people the secret is shown once', async () => {
-      const run = await cli(
-        'api-clients',
-        'create',
-        '--company',
-        companyId,
-        '--name',
-        'Human',
-        '--scopes',
-        'connector:read',
-      );
+      const run = await createClient('Human', 'connector:read', { json: false });
       assert.equal(run.code, 0);
       assert.match(run.output, /client_secret: pcs_/);
       assert.match(run.output, /shown only this once/);
     });
 
     it('api-clients list shows the company’s clients without any secret', async () => {
-      const created = await cli(
-        'api-clients',
-        'create',
-        '--company',
-        companyId,
-        '--name',
-        'Listed',
-        '--scopes',
-        'connector:read',
-        '--json',
-      );
+      const created = await createClient('Listed', 'connector:read');
       const list = await cli('api-clients', 'list', '--company', companyId, '--json');
       assert.equal(list.code, 0);
       const entry = list.json.api_clients.find(
@@ -151,42 +138,16 @@ for (const database of TEST_DATABASES) {
     });
 
     it('api-clients delete stops new tokens; deleting again or in another company is "not found"', async () => {
-      const created = await cli(
-        'api-clients',
-        'create',
-        '--company',
-        companyId,
-        '--name',
-        'Doomed',
-        '--scopes',
-        'connector:read',
-        '--json',
-      );
+      const created = await createClient('Doomed', 'connector:read');
       const auth = basicAuth(created.json.client_id, created.json.client_secret);
       assert.equal((await postToken(server, GRANT, { authorization: auth })).status, 200);
 
       const otherCompany = (await server.ctx.companies.create('Other Co')).id;
-      const foreign = await cli(
-        'api-clients',
-        'delete',
-        '--company',
-        otherCompany,
-        '--client-id',
-        created.json.client_id,
-        '--json',
-      );
+      const foreign = await deleteClient(otherCompany, created.json.client_id);
       assert.equal(foreign.code, 1);
       assert.equal(foreign.json.error.code, 'api_client_not_found');
 
-      const deleted = await cli(
-        'api-clients',
-        'delete',
-        '--company',
-        companyId,
-        '--client-id',
-        created.json.client_id,
-        '--json',
-      );
+      const deleted = await deleteClient(companyId, created.json.client_id);
       assert.equal(deleted.code, 0, deleted.output);
       assert.equal(deleted.json.client_id, created.json.client_id);
       assert.ok(Date.parse(deleted.json.deleted_at) > 0);
@@ -196,15 +157,7 @@ for (const database of TEST_DATABASES) {
       assert.ok(
         !list.json.api_clients.some((c: { client_id: string }) => c.client_id === created.json.client_id),
       );
-      const again = await cli(
-        'api-clients',
-        'delete',
-        '--company',
-        companyId,
-        '--client-id',
-        created.json.client_id,
-        '--json',
-      );
+      const again = await deleteClient(companyId, created.json.client_id);
       assert.equal(again.code, 1);
       assert.equal(again.json.error.code, 'api_client_not_found');
       const [event] = await server.ctx.audit.list({
@@ -238,17 +191,9 @@ for (const database of TEST_DATABASES) {
         '--json',
       );
       assert.equal(missing.code, 2);
-      const unknownCompany = await cli(
-        'api-clients',
-        'create',
-        '--company',
-        '00000000-0000-4000-8000-000000000000',
-        '--name',
-        'Ghost',
-        '--scopes',
-        'connector:read',
-        '--json',
-      );
+      const unknownCompany = await createClient('Ghost', 'connector:read', {
+        company: '00000000-0000-4000-8000-000000000000',
+      });
       assert.equal(unknownCompany.code, 1);
       assert.equal(unknownCompany.json.error.code, 'company_not_found');
     });
@@ -279,38 +224,14 @@ for (const database of TEST_DATABASES) {
         ],
       );
       await oauthServices(server.ctx).keys.reload();
-      const created = await cli(
-        'api-clients',
-        'create',
-        '--company',
-        companyId,
-        '--name',
-        'K',
-        '--scopes',
-        'connector:read',
-        '--json',
-      );
-      const token = await postToken(server, GRANT, {
-        authorization: basicAuth(created.json.client_id, created.json.client_secret),
-      });
+      const created = await createClient('K', 'connector:read');
+      const token = await tokenFor(created);
       assert.equal(headerOf(token.body.access_token).kid, rotated.json.kid);
     });
 
     it('audit list shows OAuth events, filtered by company, type and limit, and never a secret', async () => {
-      const created = await cli(
-        'api-clients',
-        'create',
-        '--company',
-        companyId,
-        '--name',
-        'Audited',
-        '--scopes',
-        'connector:read',
-        '--json',
-      );
-      await postToken(server, GRANT, {
-        authorization: basicAuth(created.json.client_id, created.json.client_secret),
-      });
+      const created = await createClient('Audited', 'connector:read');
+      await tokenFor(created);
       // token.issued is batched; a graceful shutdown writes it too, as flush() does here.
       await oauthServices(server.ctx).auditBatcher.flush();
       const all = await cli('audit', 'list', '--company', companyId, '--json');

@@ -10,8 +10,8 @@ import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import {
   bearer,
-  connectVisitor,
-  createConversation,
+  digitalEmployeeCompletes,
+  openConversation,
   platformToken,
   sendMessage,
   slowEmployee,
@@ -64,8 +64,7 @@ describe('docs/asyncapi.yaml', () => {
 
     const company = await server.ctx.companies.create('Schema Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     try {
       const send = {
         version: 1,
@@ -76,9 +75,7 @@ describe('docs/asyncapi.yaml', () => {
       assert.equal(validSend({ ...send, version: 2 }), false);
       assert.equal(validSend({ ...send, blocks: [] }), false);
       await c.sub.publish(send);
-      await c.log.until((e) =>
-        e.some((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete'),
-      );
+      await c.log.until((e) => digitalEmployeeCompletes(e).length > 0);
       // An agent message and a system message (the handover notice).
       const token = await platformToken(server, company.id, ['conversations:write']);
       const posted = await http(
@@ -95,8 +92,7 @@ describe('docs/asyncapi.yaml', () => {
     const slow = await slowEmployee(server, company.id, { words: 30, delayMs: 100 });
     await server.ctx.digitalEmployees.setDefault(company.id, slow.id);
     const v2 = visitor(company.id);
-    const failing = await createConversation(server, v2);
-    const c2 = await connectVisitor(server, v2, failing);
+    const { c: c2 } = await openConversation(server, v2);
     try {
       await sendMessage(c2.sub, 'anything');
       await c2.log.until((e) => e.some((x) => x.message_snapshot.role === 'system'));

@@ -1,25 +1,24 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Centrifuge } from 'centrifuge';
-import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
 import {
+  centrifugeClient,
   connectVisitor,
-  createConversation,
-  sdkGet,
+  digitalEmployeeCompletes as deComplete,
+  listMessages,
+  openConversation,
+  replyIsStreaming,
   sdkPost,
   sendMessage,
   sleep,
   slowEmployee,
+  slowEmployeeText,
   visitor,
   withTimeout,
 } from './testing/webchat-fixtures.ts';
-
-const deComplete = (e: MessageEnvelope[]) =>
-  e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
 
 // The key flows on PostgreSQL + Redis, across two nodes sharing both.
 describe('webchat on PostgreSQL + Redis, two nodes', () => {
@@ -42,8 +41,7 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
   it('streams a reply published on node A to a tab on node B, and shows the user message there', async () => {
     const company = await nodeA.ctx.companies.create('Cluster Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(nodeA, v);
-    const tabA = await connectVisitor(nodeA, v, conversation);
+    const { conversation, c: tabA } = await openConversation(nodeA, v);
     const tabB = await connectVisitor(nodeB, v, conversation);
     try {
       await sendMessage(tabA.sub, 'Who are you?');
@@ -60,8 +58,7 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
   it('deduplicates a retry sent through the other node', async () => {
     const company = await nodeA.ctx.companies.create('Retry Cluster Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(nodeA, v);
-    const tabA = await connectVisitor(nodeA, v, conversation);
+    const { conversation, c: tabA } = await openConversation(nodeA, v);
     const tabB = await connectVisitor(nodeB, v, conversation);
     try {
       const id = randomUUID();
@@ -70,7 +67,7 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
       await tabA.log.until((e) => deComplete(e).length === 1);
       await sleep(300);
       assert.equal(tabA.log.completed('user').length, 1);
-      const res = await sdkGet(nodeB, v, `/conversations/${conversation.id}/messages`);
+      const res = await listMessages(nodeB, v, conversation.id);
       assert.equal(res.body.messages.filter((m: { role: string }) => m.role === 'user').length, 1);
     } finally {
       tabA.close();
@@ -83,28 +80,21 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
     const employee = await slowEmployee(nodeA, company.id, { words: 20, delayMs: 60 });
     await nodeA.ctx.digitalEmployees.setDefault(company.id, employee.id);
     const v = visitor(company.id);
-    const conversation = await createConversation(nodeA, v);
-    const onA = await connectVisitor(nodeA, v, conversation);
+    const { conversation, c: onA } = await openConversation(nodeA, v);
     await sendMessage(onA.sub, 'first');
-    const seen = await onA.log.until((e) =>
-      e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2),
-    );
+    const seen = await onA.log.until(replyIsStreaming);
     const replyId = seen.find((x) => x.message_snapshot.role === 'digital_employee')!.message_snapshot.id;
     // Node A's client goes away; the same visitor comes back through node B with the position it had.
     const { offset: lastOffset, epoch: lastEpoch } = onA.position;
     assert.ok(lastOffset > 0 && lastEpoch.length > 0);
     onA.close();
     for (let i = 0; i < 150; i++) {
-      const res = await sdkGet(nodeB, v, `/conversations/${conversation.id}/messages`);
+      const res = await listMessages(nodeB, v, conversation.id);
       if (res.body.messages.find((m: { id: string }) => m.id === replyId)?.status === 'complete') break;
       await sleep(100);
     }
     const token = (await sdkPost(nodeB, v, '/auth/connect-token')).body.connection_token;
-    const client = new Centrifuge(`${nodeB.baseUrl.replace('http', 'ws')}/connection/websocket`, {
-      websocket: WebSocket,
-      token,
-      timeout: 10_000,
-    });
+    const client = centrifugeClient(nodeB, token);
     const got: MessageEnvelope[] = [];
     const sub = client.newSubscription(conversation.channel, {
       since: { offset: lastOffset, epoch: lastEpoch },
@@ -121,7 +111,7 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
       assert.equal(ctx.recovered, true);
       const final = got.find((x) => x.message_snapshot.id === replyId && x.operation === 'complete');
       assert.ok(final, 'the completed reply is recovered');
-      assert.equal(markdownOf(final), Array.from({ length: 20 }, (_, i) => `word${i + 1}`).join(' '));
+      assert.equal(markdownOf(final), slowEmployeeText(20));
     } finally {
       client.disconnect();
     }

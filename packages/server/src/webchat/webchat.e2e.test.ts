@@ -1,28 +1,30 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import type { MessageEnvelope } from './messages/message.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
 import {
   bearer,
+  centrifugeClient,
+  channelWithEmployee,
   connectVisitor,
   createConversation,
+  digitalEmployeeCompletes as deComplete,
+  listMessages,
+  openConversation,
   platformToken,
+  replyIsStreaming,
   sdkGet,
   sdkPost,
   sendMessage,
   sleep,
   slowEmployee,
+  slowEmployeeText,
   visitor,
   withTimeout,
 } from './testing/webchat-fixtures.ts';
-
-const deComplete = (e: MessageEnvelope[]) =>
-  e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
 
 // End to end with the official centrifuge client on SQLite + the memory broker.
 describe('webchat end to end (sqlite, memory broker)', () => {
@@ -35,8 +37,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   it('streams a reply: typing first, growing partials, one complete, rising sequences', async () => {
     const company = await server.ctx.companies.create('Stream Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { c } = await openConversation(server, v);
     try {
       await sendMessage(c.sub, 'Who are you?');
       await c.log.until((e) => deComplete(e).length === 1);
@@ -61,8 +62,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     const fast = await slowEmployee(server, company.id, { words: 120, delayMs: 2 });
     await server.ctx.digitalEmployees.setDefault(company.id, fast.id);
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { c } = await openConversation(server, v);
     try {
       await sendMessage(c.sub, 'go');
       await c.log.until((e) => deComplete(e).length === 1);
@@ -80,10 +80,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
           Date.parse(partials[i - 1]!.message_snapshot.updated_at);
         assert.ok(gap >= 39, `partials ${gap} ms apart`);
       }
-      assert.equal(
-        markdownOf(reply.at(-1)!),
-        Array.from({ length: 120 }, (_, i) => `word${i + 1}`).join(' '),
-      );
+      assert.equal(markdownOf(reply.at(-1)!), slowEmployeeText(120));
     } finally {
       c.close();
     }
@@ -92,8 +89,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   it('streams one reply at a time per conversation; messages sent meanwhile are answered in order', async () => {
     const company = await server.ctx.companies.create('Queue Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { c } = await openConversation(server, v);
     try {
       await Promise.all([
         sendMessage(c.sub, 'who are you?'),
@@ -139,8 +135,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   it('deduplicates a retried SendMessage: one message, one reply, both publishes succeed', async () => {
     const company = await server.ctx.companies.create('Retry Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     try {
       const id = randomUUID();
       await sendMessage(c.sub, 'thanks', id);
@@ -149,7 +144,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       await sleep(300);
       assert.equal(c.log.completed('user').length, 1);
       assert.equal(deComplete(c.log.envelopes).length, 1);
-      const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      const res = await listMessages(server, v, conversation.id);
       const users = res.body.messages.filter((m: { role: string }) => m.role === 'user');
       assert.equal(users.length, 1);
       assert.equal(users[0].client_message_id, id);
@@ -161,8 +156,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   it('rejects invalid SendMessages with documented codes and broadcasts nothing', async () => {
     const company = await server.ctx.companies.create('Invalid Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     try {
       const reject = async (data: unknown, code: number) => {
         await assert.rejects(c.sub.publish(data), (err: { code: number }) => err.code === code);
@@ -192,7 +186,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       );
       await sleep(200);
       assert.equal(c.log.envelopes.length, 0);
-      const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      const res = await listMessages(server, v, conversation.id);
       assert.equal(res.body.messages.filter((m: { role: string }) => m.role === 'user').length, 0);
     } finally {
       c.close();
@@ -228,11 +222,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     const ownSubToken = (
       await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: own.id })
     ).body.subscription_token;
-    const client = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, {
-      websocket: WebSocket,
-      token: strangerToken,
-      timeout: 10_000,
-    });
+    const client = centrifugeClient(server, strangerToken);
     const received: unknown[] = [];
     const refused = new Promise<string>((resolve) => {
       client.on('disconnected', (ctx) => resolve(`disconnected ${ctx.code}`));
@@ -245,11 +235,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     const outcome = await withTimeout(refused, 15_000, 'refusal');
     assert.match(outcome, /^(disconnected 3500|unsubscribed 103)$/);
     // Publishing without a subscription is refused too (permission denied).
-    const publisher = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, {
-      websocket: WebSocket,
-      token: strangerToken,
-      timeout: 10_000,
-    });
+    const publisher = centrifugeClient(server, strangerToken);
     publisher.connect();
     await withTimeout(publisher.ready(), 10_000, 'connect');
     await assert.rejects(
@@ -271,26 +257,12 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   it('recovers every completed message after a reconnect mid-stream', async () => {
     const company = await server.ctx.companies.create('Recover Co');
     const employee = await slowEmployee(server, company.id, { words: 25, delayMs: 60 });
-    const { id: channelId } = await server.ctx.store.db
-      .insertInto('channels')
-      .values({
-        id: randomUUID(),
-        company_id: company.id,
-        name: 'slow',
-        digital_employee_id: employee.id,
-        allowed_origins: '[]',
-        created_at: new Date().toISOString(),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const channelId = await channelWithEmployee(server, company.id, employee.id);
     const v = visitor(company.id, { channelId });
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     try {
       await sendMessage(c.sub, 'first');
-      const firstReplies = await c.log.until((e) =>
-        e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2),
-      );
+      const firstReplies = await c.log.until(replyIsStreaming);
       const streamingId = firstReplies.find((x) => x.message_snapshot.role === 'digital_employee')!
         .message_snapshot.id;
       // Drop the connection mid-stream.
@@ -298,7 +270,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       const before = c.log.envelopes.length;
 
       // The REST read mid-stream shows the partial snapshot as it is now.
-      const mid = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      const mid = await listMessages(server, v, conversation.id);
       const inflight = mid.body.messages.find((m: { id: string }) => m.id === streamingId);
       assert.equal(inflight.status, 'partial');
       assert.ok(
@@ -310,7 +282,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       // Wait until the reply completed server-side, then have an agent-free system of record: REST says complete.
       const deadline = Date.now() + 15_000;
       for (;;) {
-        const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+        const res = await listMessages(server, v, conversation.id);
         if (res.body.messages.find((m: { id: string }) => m.id === streamingId)?.status === 'complete') break;
         assert.ok(Date.now() < deadline, 'reply completes');
         await sleep(100);
@@ -328,7 +300,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       const final = missed
         .slice(before)
         .find((x) => x.message_snapshot.id === streamingId && x.operation === 'complete')!;
-      assert.equal(markdownOf(final), Array.from({ length: 25 }, (_, i) => `word${i + 1}`).join(' '));
+      assert.equal(markdownOf(final), slowEmployeeText(25));
       // Partials are not kept in history: what was recovered is only what history holds for that message.
       assert.ok(missed.slice(before).every((x) => x.operation === 'complete' || x.sequence === 1));
     } finally {
@@ -339,8 +311,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   it('REST lists this session’s conversations and pages messages with a cursor', async () => {
     const company = await server.ctx.companies.create('Paging Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     try {
       for (const text of ['thanks', 'hello']) {
         const done = deComplete(c.log.envelopes).length;
@@ -348,22 +319,17 @@ describe('webchat end to end (sqlite, memory broker)', () => {
         await c.log.until((e) => deComplete(e).length === done + 1);
       }
       // greeting + 2 × (user + reply) = 5 messages.
-      const all = (await sdkGet(server, v, `/conversations/${conversation.id}/messages`)).body;
+      const all = (await listMessages(server, v, conversation.id)).body;
       assert.equal(all.messages.length, 5);
       assert.equal(all.next_before, null);
       assert.equal(all.messages[0].role, 'digital_employee');
-      const page1 = (await sdkGet(server, v, `/conversations/${conversation.id}/messages?limit=2`)).body;
+      const page1 = (await listMessages(server, v, conversation.id, '?limit=2')).body;
       assert.deepEqual(
         page1.messages.map((m: { id: string }) => m.id),
         all.messages.slice(3).map((m: { id: string }) => m.id),
       );
-      const page2 = (
-        await sdkGet(
-          server,
-          v,
-          `/conversations/${conversation.id}/messages?limit=2&before=${page1.next_before}`,
-        )
-      ).body;
+      const page2 = (await listMessages(server, v, conversation.id, `?limit=2&before=${page1.next_before}`))
+        .body;
       assert.deepEqual(
         page2.messages.map((m: { id: string }) => m.id),
         all.messages.slice(1, 3).map((m: { id: string }) => m.id),
@@ -381,8 +347,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   it('lets an agent post, take over and hand back; each transition is announced', async () => {
     const company = await server.ctx.companies.create('Agents Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     const token = await platformToken(server, company.id, ['conversations:read', 'conversations:write']);
     const readOnly = await platformToken(server, company.id, ['conversations:read']);
     try {
@@ -461,14 +426,11 @@ describe('webchat handover mid-reply', () => {
     const slow = await slowEmployee(server, company.id, { words: 40, delayMs: 100 });
     await server.ctx.digitalEmployees.setDefault(company.id, slow.id);
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     const token = await platformToken(server, company.id, ['conversations:write']);
     try {
       await sendMessage(c.sub, 'tell me everything');
-      await c.log.until((e) =>
-        e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2),
-      );
+      await c.log.until(replyIsStreaming);
       const res = await http(
         `${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`,
         bearer(token, { author: { name: 'Lee' } }),
@@ -498,21 +460,9 @@ describe('webchat responder failure', () => {
   it('ends a timed-out reply with an error block and a system message, never a hanging partial', async () => {
     const company = await server.ctx.companies.create('Timeout Co');
     const employee = await slowEmployee(server, company.id, { words: 20, delayMs: 150 });
-    const { id: channelId } = await server.ctx.store.db
-      .insertInto('channels')
-      .values({
-        id: randomUUID(),
-        company_id: company.id,
-        name: 'slow',
-        digital_employee_id: employee.id,
-        allowed_origins: '[]',
-        created_at: new Date().toISOString(),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const channelId = await channelWithEmployee(server, company.id, employee.id);
     const v = visitor(company.id, { channelId });
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     try {
       await sendMessage(c.sub, 'anything');
       await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'system'));
@@ -528,7 +478,7 @@ describe('webchat responder failure', () => {
       assert.ok(error.message.length > 0);
       // What streamed before the failure is kept.
       assert.match(markdownOf(last), /^word1 /);
-      const res = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      const res = await listMessages(server, v, conversation.id);
       assert.ok(res.body.messages.every((m: { status: string }) => m.status === 'complete'));
       assert.equal(res.body.messages.at(-1).role, 'system');
     } finally {
@@ -547,8 +497,7 @@ describe('webchat abuse limits and WebSocket origins', () => {
   it('refuses a publish over the per-session message limit with code 429, broadcasting nothing', async () => {
     const company = await server.ctx.companies.create('Chatty Co');
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { c } = await openConversation(server, v);
     try {
       await sendMessage(c.sub, 'one');
       await sendMessage(c.sub, 'two');
@@ -577,11 +526,7 @@ describe('webchat abuse limits and WebSocket origins', () => {
         super(url, protocols, { origin: 'https://evil.example' });
       }
     }
-    const client = new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, {
-      websocket: EvilSocket,
-      token,
-      timeout: 10_000,
-    });
+    const client = centrifugeClient(server, token, EvilSocket);
     const outcome = new Promise<number>((resolve) => client.on('disconnected', (ctx) => resolve(ctx.code)));
     client.connect();
     assert.equal(await withTimeout(outcome, 15_000, 'refusal'), 4503);

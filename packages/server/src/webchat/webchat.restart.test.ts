@@ -9,7 +9,10 @@ import { MessageStore } from './messages/message-store.ts';
 import {
   connectVisitor,
   createConversation,
-  sdkGet,
+  digitalEmployeeCompletes,
+  listMessages,
+  openConversation,
+  replyIsStreaming,
   sendMessage,
   slowEmployee,
   visitor,
@@ -26,13 +29,10 @@ describe('webchat restart', () => {
     const employee = await slowEmployee(server, company.id, { words: 40, delayMs: 100 });
     await server.ctx.digitalEmployees.setDefault(company.id, employee.id);
     const v = visitor(company.id);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { c } = await openConversation(server, v);
     const closed = new Promise<number>((resolve) => c.client.once('connecting', (ctx) => resolve(ctx.code)));
     await sendMessage(c.sub, 'go');
-    await c.log.until((e) =>
-      e.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2),
-    );
+    await c.log.until(replyIsStreaming);
     const started = Date.now();
     await server.close();
     assert.ok(Date.now() - started < 8_000, 'close does not wait for the clients');
@@ -62,7 +62,7 @@ describe('webchat restart', () => {
 
     const second = await startTestServer({ config: { dataDir } });
     try {
-      const res = await sdkGet(second, v, `/conversations/${conversation.id}/messages`);
+      const res = await listMessages(second, v, conversation.id);
       const message = res.body.messages.find((m: { id: string }) => m.id === stuck.id);
       assert.equal(message.status, 'complete');
       assert.deepEqual(message.blocks[0], { id: 'b1', type: 'markdown', content: 'Half an ans' });
@@ -72,9 +72,7 @@ describe('webchat restart', () => {
       const c = await connectVisitor(second, v, conversation);
       try {
         await sendMessage(c.sub, 'thanks');
-        await c.log.until((e) =>
-          e.some((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete'),
-        );
+        await c.log.until((e) => digitalEmployeeCompletes(e).length > 0);
       } finally {
         c.close();
       }

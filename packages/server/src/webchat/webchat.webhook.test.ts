@@ -4,12 +4,13 @@ import { after, before, describe, it } from 'node:test';
 import { TestBot } from '../digital-employees/responders/test-bots.ts';
 import { companyWithConnector, rotateThroughApi } from '../digital-employees/responders/test-setup.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import type { MessageEnvelope } from './messages/message.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
-import { connectVisitor, createConversation, sendMessage, visitor } from './testing/webchat-fixtures.ts';
-
-const replies = (e: MessageEnvelope[]) =>
-  e.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
+import {
+  openConversation,
+  digitalEmployeeCompletes as replies,
+  sendMessage,
+  visitor,
+} from './testing/webchat-fixtures.ts';
 
 // A webhook digital employee through the whole webchat: SendMessage → webhook bot (local HTTP server) → envelopes.
 describe('webchat with a webhook digital employee', () => {
@@ -42,8 +43,7 @@ describe('webchat with a webhook digital employee', () => {
       res.end();
     };
     const v = visitor(companyId);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { conversation, c } = await openConversation(server, v);
     try {
       await sendMessage(c.sub, 'first question');
       await c.log.until((e) => replies(e).length === 1);
@@ -81,8 +81,7 @@ describe('webchat with a webhook digital employee', () => {
     await server.ctx.digitalEmployees.setDefault(companyId, employee.id);
     bot.handler = (_req, res) => res.writeHead(502).end();
     const v = visitor(companyId);
-    const conversation = await createConversation(server, v);
-    const c = await connectVisitor(server, v, conversation);
+    const { c } = await openConversation(server, v);
     try {
       await sendMessage(c.sub, 'hello?');
       await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'system'));

@@ -1,17 +1,27 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import type { TestServer } from '../../testing/test-server.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import { OpenAiResponder } from './openai.responder.ts';
 import type { RespondInput } from './responder.ts';
-import { ResponderError } from './responder-errors.ts';
-import { sleep, TestBot, writeChatCompletionStream } from './test-bots.ts';
-import { collect, messageOf } from './test-messages.ts';
-import { assertNoKey, companyWithConnector, rotateThroughApi } from './test-setup.ts';
+import { sleep, type TestBot, writeChatCompletionStream } from './test-bots.ts';
+import { collect } from './test-messages.ts';
+import {
+  assertNoKey,
+  assertNoKeyInLogs,
+  assertTimesOut,
+  companyWithConnector,
+  conversationWith,
+  failureAbortingAfterFirstDelta,
+  failureOf,
+  respondAs,
+  rotateThroughApi,
+  serverAndBotPerSuite,
+} from './test-setup.ts';
 
 interface ChatRequest {
   model: string;
@@ -23,47 +33,31 @@ for (const database of TEST_DATABASES) {
   describe(`openai responder (${database})`, () => {
     let server: TestServer;
     let api: TestBot;
-    before(async () => {
-      server = await startTestServer({ database });
-      api = await TestBot.start();
-    });
-    after(async () => {
-      await api.close();
-      await server.close();
+    serverAndBotPerSuite(database, (startedServer, startedBot) => {
+      server = startedServer;
+      api = startedBot;
     });
 
     const KEY = `sk-test-${randomUUID()}`;
     const MODEL = 'parley-test-model';
     const respond = (employee: DigitalEmployee, input: Omit<RespondInput, 'digitalEmployee'>) =>
-      createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({
-        ...input,
-        digitalEmployee: employee,
-      });
+      respondAs(server, employee, input);
     const setup = (settings = {}, systemPrompt: string | null = 'You are Max, the Acme support assistant.') =>
       companyWithConnector(server, 'openai', `${api.url}/v1`, KEY, { model: MODEL, systemPrompt, settings });
 
-    function conversation(companyId: string, signal = new AbortController().signal) {
-      const conversationId = randomUUID();
-      const history = [
-        messageOf(conversationId, 'digital_employee', 'Hi! How can I help?'),
-        messageOf(conversationId, 'user', 'My parcel is late.'),
-        messageOf(conversationId, 'system', 'Sam (a human agent) joined the conversation.'),
-        messageOf(conversationId, 'agent', 'I have checked: it left the warehouse today.'),
-        messageOf(conversationId, 'digital_employee', 'Half a rep', { status: 'partial' }),
-      ];
-      const message = messageOf(conversationId, 'user', 'When will it **arrive**?');
-      return { companyId, conversationId, message, history, signal };
-    }
-
-    const failureOf = async (deltas: AsyncIterable<string>, received: string[] = []) => {
-      try {
-        for await (const delta of deltas) received.push(delta);
-      } catch (err) {
-        assert.ok(err instanceof ResponderError, `expected a ResponderError, got ${err}`);
-        return err;
-      }
-      assert.fail('expected the responder to fail');
-    };
+    const conversation = (companyId: string, signal = new AbortController().signal) =>
+      conversationWith(
+        companyId,
+        [
+          ['digital_employee', 'Hi! How can I help?'],
+          ['user', 'My parcel is late.'],
+          ['system', 'Sam (a human agent) joined the conversation.'],
+          ['agent', 'I have checked: it left the warehouse today.'],
+          ['digital_employee', 'Half a rep', { status: 'partial' }],
+        ],
+        'When will it **arrive**?',
+        signal,
+      );
 
     const streamHandler = (deltas: string[]) => (_req: unknown, res: ServerResponse) =>
       writeChatCompletionStream(res, MODEL, deltas);
@@ -165,26 +159,25 @@ for (const database of TEST_DATABASES) {
 
     it('times out on a silent API and on a stalled stream, and never reports a cut-off reply as complete', async () => {
       const { companyId, employee } = await setup({ timeout_ms: 1000 });
-      api.handler = async (_req, res) => {
-        await sleep(4000);
-        await writeChatCompletionStream(res, MODEL, ['late']);
-      };
-      assert.equal((await failureOf(respond(employee, conversation(companyId)))).code, 'responder_timeout');
-
-      api.handler = async (_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(
-          `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: { content: 'Partly' }, finish_reason: null }] })}\n\n`,
-        );
-        await sleep(4000);
-        res.end('data: [DONE]\n\n');
-      };
-      const received: string[] = [];
-      assert.equal(
-        (await failureOf(respond(employee, conversation(companyId)), received)).code,
-        'responder_timeout',
+      await assertTimesOut(
+        api,
+        () => respond(employee, conversation(companyId)),
+        {
+          silent: async (_req, res) => {
+            await sleep(4000);
+            await writeChatCompletionStream(res, MODEL, ['late']);
+          },
+          stalled: async (_req, res) => {
+            res.writeHead(200, { 'content-type': 'text/event-stream' });
+            res.write(
+              `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: { content: 'Partly' }, finish_reason: null }] })}\n\n`,
+            );
+            await sleep(4000);
+            res.end('data: [DONE]\n\n');
+          },
+        },
+        ['Partly'],
       );
-      assert.deepEqual(received, ['Partly']);
     });
 
     it('aborts the request when the signal fires', async () => {
@@ -194,15 +187,9 @@ for (const database of TEST_DATABASES) {
         closed = new Promise((resolve) => res.on('close', () => resolve()));
         await writeChatCompletionStream(res, MODEL, ['One ', 'two ', 'three ', 'four'], 300);
       };
-      const controller = new AbortController();
       const received: string[] = [];
-      const err = await failureOf(
-        (async function* () {
-          for await (const delta of respond(employee, conversation(companyId, controller.signal))) {
-            yield delta;
-            controller.abort();
-          }
-        })(),
+      const err = await failureAbortingAfterFirstDelta(
+        (signal) => respond(employee, conversation(companyId, signal)),
         received,
       );
       assert.equal(err.code, 'responder_aborted');
@@ -230,10 +217,7 @@ for (const database of TEST_DATABASES) {
         api.requests.slice(afterRotation).map((r) => r.authorization),
         [`Bearer ${newKey}`, `Bearer ${newKey}`],
       );
-      assert.ok(
-        !server.logs.join('\n').includes(KEY) && !server.logs.join('\n').includes(newKey),
-        'no key in the server log',
-      );
+      assertNoKeyInLogs(server, KEY, newKey);
     });
   });
 }

@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before } from 'node:test';
 import { oauthServices } from '../../oauth/oauth.services.ts';
-import type { TestServer } from '../../testing/test-server.ts';
+import type { TestDatabase } from '../../testing/databases.ts';
+import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import type { MessageRole, MessageSnapshot } from '../../webchat/messages/message.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees.settings.ts';
+import { createResponder } from './create-responder.ts';
+import type { RespondInput } from './responder.ts';
+import { ResponderError } from './responder-errors.ts';
+import { type BotHandler, TestBot } from './test-bots.ts';
+import { messageOf } from './test-messages.ts';
 
 /** A company with a real connector (key sealed in the store) and a digital employee that uses it. */
 export async function companyWithConnector(
@@ -71,4 +80,116 @@ export function assertNoKey(err: unknown, apiKey: string): void {
   assert.ok(!String(e?.message).includes(apiKey));
   assert.ok(!JSON.stringify(e).includes(apiKey));
   assert.ok(!String(e?.stack).includes(apiKey));
+}
+
+/** Runs `employee`'s responder (as the conversation engine builds it) on `input`. */
+export function respondAs(
+  server: TestServer,
+  employee: DigitalEmployee,
+  input: Omit<RespondInput, 'digitalEmployee'>,
+): AsyncIterable<string> {
+  return createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({
+    ...input,
+    digitalEmployee: employee,
+  });
+}
+
+/** A new conversation's responder input: `history` as [role, content, extra?] rows, then the user's `text`. */
+export function conversationWith(
+  companyId: string,
+  history: Array<[MessageRole, string, Partial<MessageSnapshot>?]>,
+  text: string,
+  signal: AbortSignal,
+) {
+  const conversationId = randomUUID();
+  return {
+    companyId,
+    conversationId,
+    message: messageOf(conversationId, 'user', text),
+    history: history.map(([role, content, extra]) => messageOf(conversationId, role, content, extra)),
+    signal,
+  };
+}
+
+/** Drains `deltas` into `received` and returns the ResponderError it ends with; fails if it ends without one. */
+export async function failureOf(
+  deltas: AsyncIterable<string>,
+  received: string[] = [],
+): Promise<ResponderError> {
+  try {
+    for await (const delta of deltas) received.push(delta);
+  } catch (err) {
+    assert.ok(err instanceof ResponderError, `expected a ResponderError, got ${err}`);
+    return err;
+  }
+  assert.fail('expected the responder to fail');
+}
+
+/**
+ * Runs a reply and aborts its signal as soon as the first delta arrives (a visitor leaving, an agent taking over);
+ * returns the ResponderError it ends with.
+ */
+export function failureAbortingAfterFirstDelta(
+  start: (signal: AbortSignal) => AsyncIterable<string>,
+  received: string[],
+): Promise<ResponderError> {
+  const controller = new AbortController();
+  const deltas = start(controller.signal);
+  return failureOf(
+    (async function* () {
+      for await (const delta of deltas) {
+        yield delta;
+        controller.abort();
+      }
+    })(),
+    received,
+  );
+}
+
+/** Asserts that none of `keys` appears in the server's log. */
+export function assertNoKeyInLogs(server: TestServer, ...keys: string[]): void {
+  assert.ok(
+    keys.every((key) => !server.logs.join('\n').includes(key)),
+    'no key in the server log',
+  );
+}
+
+/**
+ * Asserts that a reply fails with responder_timeout both when the remote stays silent and when its stream stalls,
+ * and that the deltas sent before the stall were passed on (a cut-off reply is never reported as complete).
+ */
+export async function assertTimesOut(
+  bot: TestBot,
+  run: () => AsyncIterable<string>,
+  handlers: { silent: BotHandler; stalled: BotHandler },
+  deltasBeforeStall: string[],
+): Promise<void> {
+  bot.handler = handlers.silent;
+  assert.equal((await failureOf(run())).code, 'responder_timeout');
+
+  bot.handler = handlers.stalled;
+  const received: string[] = [];
+  assert.equal((await failureOf(run(), received)).code, 'responder_timeout');
+  assert.deepEqual(received, deltasBeforeStall);
+}
+
+/**
+ * Starts a test server on `database` and a TestBot before the suite's tests (handing both to `ready`) and closes
+ * them after.
+ */
+export function serverAndBotPerSuite(
+  database: TestDatabase,
+  ready: (server: TestServer, bot: TestBot) => void,
+): void {
+  let server: TestServer;
+  let bot: TestBot;
+  before(async () => {
+    server = await startTestServer({ database });
+    bot = await TestBot.start();
+    ready(server, bot);
+  });
+  after(async () => {
+    await bot.close();
+    await server.close();
+  });
 }

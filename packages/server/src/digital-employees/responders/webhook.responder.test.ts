@@ -1,56 +1,50 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import type { TestServer } from '../../testing/test-server.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import type { RespondInput } from './responder.ts';
-import { ResponderError } from './responder-errors.ts';
 import { sleep, TestBot } from './test-bots.ts';
-import { collect, messageOf } from './test-messages.ts';
-import { assertNoKey, companyWithConnector, rotateThroughApi } from './test-setup.ts';
+import { collect } from './test-messages.ts';
+import {
+  assertNoKey,
+  assertNoKeyInLogs,
+  assertTimesOut,
+  companyWithConnector,
+  conversationWith,
+  failureAbortingAfterFirstDelta,
+  failureOf,
+  respondAs,
+  rotateThroughApi,
+  serverAndBotPerSuite,
+} from './test-setup.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`webhook responder (${database})`, () => {
     let server: TestServer;
     let bot: TestBot;
-    before(async () => {
-      server = await startTestServer({ database });
-      bot = await TestBot.start();
-    });
-    after(async () => {
-      await bot.close();
-      await server.close();
+    serverAndBotPerSuite(database, (startedServer, startedBot) => {
+      server = startedServer;
+      bot = startedBot;
     });
 
     const KEY = `whk_${randomUUID()}`;
     const respond = (employee: DigitalEmployee, input: Omit<RespondInput, 'digitalEmployee'>) =>
-      createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({
-        ...input,
-        digitalEmployee: employee,
-      });
+      respondAs(server, employee, input);
 
-    function conversation(companyId: string, signal = new AbortController().signal) {
-      const conversationId = randomUUID();
-      const history = [
-        messageOf(conversationId, 'digital_employee', 'Hi, how can I help?'),
-        messageOf(conversationId, 'user', 'I need help'),
-        messageOf(conversationId, 'agent', 'Sam here'),
-      ];
-      const message = messageOf(conversationId, 'user', 'Where is my **order**?');
-      return { companyId, conversationId, message, history, signal };
-    }
-
-    const failureOf = async (deltas: AsyncIterable<string>, received: string[] = []) => {
-      try {
-        for await (const delta of deltas) received.push(delta);
-      } catch (err) {
-        assert.ok(err instanceof ResponderError, `expected a ResponderError, got ${err}`);
-        return err;
-      }
-      assert.fail('expected the responder to fail');
-    };
+    const conversation = (companyId: string, signal = new AbortController().signal) =>
+      conversationWith(
+        companyId,
+        [
+          ['digital_employee', 'Hi, how can I help?'],
+          ['user', 'I need help'],
+          ['agent', 'Sam here'],
+        ],
+        'Where is my **order**?',
+        signal,
+      );
 
     it('POSTs the conversation with the bearer key and yields a JSON reply', async () => {
       const { companyId, employee } = await companyWithConnector(
@@ -162,23 +156,22 @@ for (const database of TEST_DATABASES) {
       const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
         settings: { timeout_ms: 1000 },
       });
-      bot.handler = async (_req, res) => {
-        await sleep(4000);
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"late"}');
-      };
-      assert.equal((await failureOf(respond(employee, conversation(companyId)))).code, 'responder_timeout');
-
-      bot.handler = async (_req, res) => {
-        res.writeHead(200, { 'content-type': 'application/x-ndjson' }).write('{"delta":"first "}\n');
-        await sleep(4000);
-        res.end('{"delta":"never"}\n');
-      };
-      const received: string[] = [];
-      assert.equal(
-        (await failureOf(respond(employee, conversation(companyId)), received)).code,
-        'responder_timeout',
+      await assertTimesOut(
+        bot,
+        () => respond(employee, conversation(companyId)),
+        {
+          silent: async (_req, res) => {
+            await sleep(4000);
+            res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"late"}');
+          },
+          stalled: async (_req, res) => {
+            res.writeHead(200, { 'content-type': 'application/x-ndjson' }).write('{"delta":"first "}\n');
+            await sleep(4000);
+            res.end('{"delta":"never"}\n');
+          },
+        },
+        ['first '],
       );
-      assert.deepEqual(received, ['first ']);
     });
 
     it('keeps streaming while the bot keeps talking, however long the whole reply takes', async () => {
@@ -214,16 +207,9 @@ for (const database of TEST_DATABASES) {
         await sleep(3000);
         res.end();
       };
-      const controller = new AbortController();
       const received: string[] = [];
-      const deltas = respond(employee, conversation(companyId, controller.signal));
-      const failure = failureOf(
-        (async function* () {
-          for await (const delta of deltas) {
-            yield delta;
-            controller.abort();
-          }
-        })(),
+      const failure = failureAbortingAfterFirstDelta(
+        (signal) => respond(employee, conversation(companyId, signal)),
         received,
       );
       assert.equal((await failure).code, 'responder_aborted');
@@ -272,10 +258,7 @@ for (const database of TEST_DATABASES) {
         await collect(responder.respond({ ...conversation(companyId), digitalEmployee: employee }));
       const seen = bot.requests.slice(afterRotation).map((r) => r.authorization);
       assert.deepEqual(seen, [`Bearer ${newKey}`, `Bearer ${newKey}`]);
-      assert.ok(
-        !server.logs.join('\n').includes(KEY) && !server.logs.join('\n').includes(newKey),
-        'no key in the server log',
-      );
+      assertNoKeyInLogs(server, KEY, newKey);
     });
   });
 }

@@ -168,8 +168,7 @@ export async function slowEmployee(
   companyId: string,
   options: { words?: number; delayMs?: number; name?: string } = {},
 ) {
-  const words = options.words ?? 30;
-  const fallback = Array.from({ length: words }, (_, i) => `word${i + 1}`).join(' ');
+  const fallback = slowEmployeeText(options.words ?? 30);
   return server.ctx.digitalEmployees.create({
     companyId,
     name: options.name ?? 'Slowpoke',
@@ -210,3 +209,64 @@ export const bearer = (token: string, body?: unknown): RequestInit =>
       };
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A fresh visitor's conversation with a connected, subscribed client: the setup most webchat tests start from. */
+export async function openConversation(
+  server: TestServer,
+  v: Visitor,
+): Promise<{ conversation: { id: string; channel: string }; c: ConnectedVisitor }> {
+  const conversation = await createConversation(server, v);
+  const c = await connectVisitor(server, v, conversation);
+  return { conversation, c };
+}
+
+/** A channel of `companyId` answered by `digitalEmployeeId`, inserted directly (no channel API needed). */
+export async function channelWithEmployee(
+  server: TestServer,
+  companyId: string,
+  digitalEmployeeId: string,
+  name = 'slow',
+): Promise<string> {
+  const { id } = await server.ctx.store.db
+    .insertInto('channels')
+    .values({
+      id: randomUUID(),
+      company_id: companyId,
+      name,
+      digital_employee_id: digitalEmployeeId,
+      allowed_origins: '[]',
+      created_at: new Date().toISOString(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return id;
+}
+
+/** The `complete` envelopes of digital-employee replies, in arrival order. */
+export const digitalEmployeeCompletes = (envelopes: MessageEnvelope[]): MessageEnvelope[] =>
+  envelopes.filter((x) => x.message_snapshot.role === 'digital_employee' && x.operation === 'complete');
+
+/** True once a digital-employee reply is streaming (past its typing envelope). */
+export const replyIsStreaming = (envelopes: MessageEnvelope[]): boolean =>
+  envelopes.some((x) => x.message_snapshot.role === 'digital_employee' && x.sequence >= 2);
+
+/** The exact text `slowEmployee` streams for `words` words. */
+export const slowEmployeeText = (words: number): string =>
+  Array.from({ length: words }, (_, i) => `word${i + 1}`).join(' ');
+
+/** The REST message history of one conversation as the visitor reads it (`query` e.g. `?limit=2`). */
+export const listMessages = (server: TestServer, v: Visitor, conversationId: string, query = '') =>
+  sdkGet(server, v, `/conversations/${conversationId}/messages${query}`);
+
+/** A bare `centrifuge` client on the server's WebSocket endpoint (not connected yet), for refusal tests. */
+export function centrifugeClient(
+  server: TestServer,
+  token: string,
+  websocket: new (url: string, protocols?: string | string[]) => WebSocket = WebSocket,
+): Centrifuge {
+  return new Centrifuge(`${server.baseUrl.replace('http', 'ws')}/connection/websocket`, {
+    websocket,
+    token,
+    timeout: 10_000,
+  });
+}

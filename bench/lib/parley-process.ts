@@ -1,0 +1,118 @@
+// Shared scaffolding for benches that drive a real Parley server in a child process (SQLite in a temp data dir,
+// its default embedded setup) with autocannon from the bench process.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runCli } from '../../packages/server/src/cli/main.ts';
+
+/** The fields of an autocannon result the benches read (autocannon ships no type declarations). */
+export interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; average: number; max: number };
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  duration: number;
+}
+
+export type BenchEnv = Record<string, string | undefined>;
+
+export const repoRoot = new URL('../../', import.meta.url).pathname;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
+}
+
+/** The environment of a Parley on 127.0.0.1:`port` with SQLite in `dataDir` (no PostgreSQL, no Redis). */
+export function parleyEnv(port: number, dataDir: string, extra: BenchEnv): BenchEnv {
+  return {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PARLEY_DATA_DIR: dataDir,
+    PARLEY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: undefined,
+    REDIS_URL: undefined,
+    ...extra,
+  };
+}
+
+/** Runs `parley <args> --json` in-process against `env`'s data dir and returns its parsed JSON output. */
+export async function parleyCli(env: BenchEnv, args: string[]): Promise<Record<string, string>> {
+  const out: string[] = [];
+  const code = await runCli([...args, '--json'], (line) => out.push(line), { env });
+  if (code !== 0) throw new Error(`parley ${args.join(' ')} failed: ${out.pop()}`);
+  return JSON.parse(out.pop()!);
+}
+
+/** A company "Bench" and an API client "bench" allowed to write and read connectors. */
+export async function createBenchClient(
+  env: BenchEnv,
+): Promise<{ company: Record<string, string>; client: Record<string, string> }> {
+  const company = await parleyCli(env, ['companies', 'create', '--name', 'Bench']);
+  const client = await parleyCli(env, [
+    'api-clients',
+    'create',
+    '--company',
+    company.id!,
+    '--name',
+    'bench',
+    '--scopes',
+    'connector:write connector:read',
+  ]);
+  return { company, client };
+}
+
+/** `parley serve` in production mode, resolved once /readyz answers. */
+export async function spawnParley(env: BenchEnv, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(repoRoot, 'packages/server/bin/parley.js'), 'serve'], {
+    cwd: repoRoot,
+    env: { ...env, NODE_ENV: 'production' },
+    // The server's JSON log goes nowhere, as to a log shipper.
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitUntilUp(`http://127.0.0.1:${port}/readyz`, child);
+  } catch (error) {
+    await stop(child);
+    throw error;
+  }
+  return child;
+}
+
+/** An HTTP Basic authorization header value (RFC 7617). */
+export const basicAuth = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/** A number right-aligned in a 9-wide table cell. */
+export const fmt = (n: number, digits = 1) => n.toFixed(digits).padStart(9);
