@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { AppError, BadRequestError } from '../../errors/app-error.ts';
+import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { App } from '../../http/types.ts';
 import type { Principal } from '../../oauth/principal.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
@@ -75,18 +76,10 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     async (request) => {
       const { companyId } = principalOf(request);
       const limit = Math.min(Math.max(Number(request.query.limit ?? 50), 1), 200);
-      const before = request.query.cursor ? decodeCursor(request.query.cursor) : undefined;
-      const rows = await webchat.conversations.listForCompany(companyId, {
-        limit: limit + 1,
-        before,
-        status: request.query.status,
-      });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        conversations: page.map(platformConversationView),
-        next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
-      };
+      const page = await keysetPage(limit, request.query.cursor, (query) =>
+        webchat.conversations.listForCompany(companyId, { ...query, status: request.query.status }),
+      );
+      return { conversations: page.items.map(platformConversationView), next_cursor: page.nextCursor };
     },
   );
 
@@ -183,17 +176,4 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
       return platformConversationView((await webchat.conversations.find(conversation.id))!);
     },
   );
-}
-
-const encodeCursor = (c: Conversation): string =>
-  Buffer.from(JSON.stringify([c.updatedAt, c.id])).toString('base64url');
-
-function decodeCursor(cursor: string): { updatedAt: string; id: string } {
-  try {
-    const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof updatedAt === 'string' && typeof id === 'string') return { updatedAt, id };
-  } catch {
-    // Falls through to the problem below.
-  }
-  throw new BadRequestError('invalid_cursor', 'The cursor is not one this API returned.');
 }

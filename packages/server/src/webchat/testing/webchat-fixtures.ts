@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import WebSocket from 'ws';
+import { createTestClient, fetchToken } from '../../oauth/oauth.test-helpers.ts';
+import type { Scope } from '../../oauth/principal.ts';
 import { http, json } from '../../testing/http-client.ts';
 import type { TestServer } from '../../testing/test-server.ts';
 import type { MessageEnvelope } from '../messages/message.ts';
@@ -178,25 +180,8 @@ export async function slowEmployee(
 }
 
 /** A bearer token for the platform API (real API client + the client-credentials token endpoint). */
-export async function platformToken(
-  server: TestServer,
-  companyId: string,
-  scopes: string[],
-): Promise<string> {
-  const { oauthServices } = await import('../../oauth/oauth.services.ts');
-  const created = await oauthServices(server.ctx).clients.create({
-    companyId,
-    name: `agent-${randomUUID()}`,
-    scopes,
-  });
-  const basic = Buffer.from(`${created.client.clientId}:${created.secret}`).toString('base64');
-  const res = await http(`${server.baseUrl}/platform/v1/auth/token/client-credentials`, {
-    method: 'POST',
-    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', scope: scopes.join(' ') }).toString(),
-  });
-  if (res.status !== 200) throw new Error(`token: ${res.status} ${res.text}`);
-  return res.body.access_token;
+export async function platformToken(server: TestServer, companyId: string, scopes: Scope[]): Promise<string> {
+  return fetchToken(server, await createTestClient(server.ctx, scopes, companyId), scopes.join(' '));
 }
 
 export const bearer = (token: string, body?: unknown): RequestInit =>
