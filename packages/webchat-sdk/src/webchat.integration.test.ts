@@ -212,23 +212,27 @@ describe('token renewal', () => {
     new RealtimeTokenSigner(loadTokenSecret(server.config.webchat.tokenSecret, server.dataDir).secret);
   const secondsAgo = (s: number) => Math.floor(Date.now() / 1000) - s;
   const sessionOf = (headers: Record<string, string> | undefined) => headers?.['X-Session-Id'] ?? '';
-
-  test('an expired connection token gets 109 and getToken fetches a new one', async () => {
-    const wire = new Wire();
+  /** Makes the first connect-token answer carry a token issued `issuedSecondsAgo` (lifetime 900 s). */
+  const backdateFirstConnectToken = (wire: Wire, issuedSecondsAgo: number) => {
     let served = 0;
     wire.rewriteResponse = (what, body) => {
       if (what !== 'POST /sdk/v1/auth/connect-token' || served++ > 0) return undefined;
       const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
-      // Expired 100 s ago: the engine must refuse it with 109, which makes centrifuge call getToken again.
       return {
         ...body,
         connection_token: signer().connectionToken(
           session,
           { company_id: companyId, channel_id: null },
-          secondsAgo(1000),
+          secondsAgo(issuedSecondsAgo),
         ),
       };
     };
+  };
+
+  test('an expired connection token gets 109 and getToken fetches a new one', async () => {
+    const wire = new Wire();
+    // Expired 100 s ago: the engine must refuse it with 109, which makes centrifuge call getToken again.
+    backdateFirstConnectToken(wire, 1000);
     const chat = await start(wire);
     assert.equal(chat.state, 'connected');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
@@ -240,20 +244,8 @@ describe('token renewal', () => {
 
   test('a connection token about to expire is refreshed on the same connection (refresh command)', async () => {
     const wire = new Wire();
-    let served = 0;
-    wire.rewriteResponse = (what, body) => {
-      if (what !== 'POST /sdk/v1/auth/connect-token' || served++ > 0) return undefined;
-      const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
-      // Issued 898 s ago with the 900 s lifetime: it expires in 2 s, so the connect reply says ttl ≈ 2.
-      return {
-        ...body,
-        connection_token: signer().connectionToken(
-          session,
-          { company_id: companyId, channel_id: null },
-          secondsAgo(898),
-        ),
-      };
-    };
+    // Issued 898 s ago with the 900 s lifetime: it expires in 2 s, so the connect reply says ttl ≈ 2.
+    backdateFirstConnectToken(wire, 898);
     const chat = await start(wire);
     await waitFor(() => wire.sent('refresh').length > 0, 'a refresh command');
     assert.equal(wire.sent('connect').length, 1, 'renewed without reconnecting');
