@@ -1,7 +1,8 @@
 // Token endpoint throughput: Parley (SQLite storage + audit, its default embedded setup) against panva's
 // oidc-provider v9 (client credentials, RFC 9068 JWT access tokens, ES256, in-memory storage), in the same run on
-// the same machine, each server in its own child process, driven over keep-alive HTTP by autocannon from this
-// process. Prints grants/s and p50/p99 for both, and Parley's p99 at half of its measured peak rate.
+// the same machine, each server in its own child process, driven over keep-alive HTTP from this process by the lean
+// generator in bench/lib/http-load.ts (on a 2-core machine autocannon's own CPU use is a large share of what the
+// faster server could use). Prints grants/s and p50/p99 for both, and Parley's p99 at half of its measured peak.
 //
 // Goals (printed beside the figures): ≥ 3 × oidc-provider's grants/s, and p99 < 20 ms at half of Parley's peak.
 // Parley's per-client token quota is lifted for the run (PARLEY_TOKENS_PER_MINUTE) — the limiter still runs on
@@ -10,10 +11,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-// @ts-expect-error autocannon ships no type declarations.
-import autocannon from 'autocannon';
+import { type LoadResult, runLoad } from '../lib/http-load.ts';
 import {
-  type AutocannonResult,
   basicAuth,
   createBenchClient,
   fmt,
@@ -40,14 +39,13 @@ function run(
   url: string,
   authorization: string,
   options: { duration: number; overallRate?: number },
-): Promise<AutocannonResult> {
-  return autocannon({
+): Promise<LoadResult> {
+  return runLoad({
     url,
     method: 'POST',
     headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
     body: BODY,
     connections: CONNECTIONS,
-    pipelining: 1,
     duration: options.duration,
     ...(options.overallRate ? { overallRate: options.overallRate } : {}),
   });
@@ -93,7 +91,7 @@ function cpuMs(pid: number): number | undefined {
 async function measurePeaks(targets: Target[]): Promise<Map<string, Summary>> {
   for (const t of targets) await checkOneToken(t.url, t.authorization, t.name);
   for (const t of targets) await run(t.url, t.authorization, { duration: 2 }); // warm-up (JIT, caches)
-  const rounds = new Map<string, AutocannonResult[]>(targets.map((t) => [t.name, []]));
+  const rounds = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
   const cpu = new Map<string, number>(targets.map((t) => [t.name, 0]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets) {
@@ -120,7 +118,7 @@ interface Summary {
   cpuPerGrant: number;
 }
 
-function summarize(results: AutocannonResult[], cpuTotalMs: number): Summary {
+function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
   const total = results.reduce((sum, r) => sum + r.requests.total, 0);
   const seconds = results.reduce((sum, r) => sum + r.duration, 0);
   return {
@@ -133,7 +131,7 @@ function summarize(results: AutocannonResult[], cpuTotalMs: number): Summary {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-function assertClean(name: string, r: AutocannonResult): void {
+function assertClean(name: string, r: LoadResult): void {
   if (r.non2xx > 0 || r.errors > 0)
     throw new Error(`${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
 }
@@ -191,7 +189,7 @@ async function startOidcProvider(): Promise<{ target: Target; stop: () => Promis
 const parley = await startParley();
 const oidc = await startOidcProvider();
 let peaks: Map<string, Summary>;
-let half: AutocannonResult;
+let half: LoadResult;
 try {
   console.log(
     `peak: ${ROUNDS} alternating rounds of ${ROUND_S} s per server, ${CONNECTIONS} keep-alive connections`,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomHex } from '../crypto/random-pool.ts';
 import { now } from '../storage/columns.ts';
 import type { AuditEventInput } from './audit.service.ts';
 import type { AuditEventsTable } from './audit.tables.ts';
@@ -27,7 +27,7 @@ let counter = 0;
  * SQLite, and events of one millisecond keep their order; they are still ordinary UUIDs for everyone reading them.
  */
 export function uuidV7(now = Date.now()): string {
-  const random = randomUUID().replace(/-/g, '');
+  const random = randomHex(10);
   let ms = now;
   if (ms <= lastMs) {
     ms = lastMs;
@@ -41,7 +41,8 @@ export function uuidV7(now = Date.now()): string {
     counter = Number.parseInt(random.slice(0, 3), 16) & 0x7ff;
   }
   lastMs = ms;
-  // randomUUID already set the RFC 9562 variant bits (10xx) at hex position 16; they are kept.
-  const v = `${ms.toString(16).padStart(12, '0')}7${counter.toString(16).padStart(3, '0')}${random.slice(16)}`;
+  // RFC 9562 §4.1: the variant bits are 10xx, in the first hex digit after the counter.
+  const variant = ((Number.parseInt(random[3]!, 16) & 0x3) | 0x8).toString(16);
+  const v = `${ms.toString(16).padStart(12, '0')}7${counter.toString(16).padStart(3, '0')}${variant}${random.slice(4, 19)}`;
   return `${v.slice(0, 8)}-${v.slice(8, 12)}-${v.slice(12, 16)}-${v.slice(16, 20)}-${v.slice(20, 32)}`;
 }

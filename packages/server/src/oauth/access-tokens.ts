@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/schema.ts';
-import { decodeJws, type JwsAlg, signJws, verifyJwsSignature } from './jwt.ts';
+import { randomBase64url } from '../crypto/random-pool.ts';
+import { decodeJws, type JwsAlg, signJwsInPool, verifyJwsSignature } from './jwt.ts';
 import { LruCache } from './lru-cache.ts';
 import type { Principal } from './principal.ts';
 import { ACCESS_TOKEN_TYP, type SigningKeyStore, TOKEN_LIFETIME_SECONDS } from './signing-keys.ts';
@@ -36,7 +36,11 @@ export class AccessTokenIssuer {
     private readonly config: Config,
   ) {}
 
-  issue(input: { clientId: string; companyId: string; scopes: readonly string[] }): IssuedAccessToken {
+  async issue(input: {
+    clientId: string;
+    companyId: string;
+    scopes: readonly string[];
+  }): Promise<IssuedAccessToken> {
     const key = this.keys.signingKey();
     const iat = Math.floor(Date.now() / 1000);
     const claims: AccessTokenClaims = {
@@ -49,9 +53,9 @@ export class AccessTokenIssuer {
       company_id: input.companyId,
       iat,
       exp: iat + TOKEN_LIFETIME_SECONDS,
-      jti: randomBytes(16).toString('base64url'),
+      jti: randomBase64url(16),
     };
-    const token = signJws(key.encodedHeader, claims, key.alg, key.privateKey);
+    const token = await signJwsInPool(key.encodedHeader, claims, key.alg, key.privateKey);
     return { token, claims, kid: key.kid, alg: key.alg, expiresIn: TOKEN_LIFETIME_SECONDS };
   }
 }

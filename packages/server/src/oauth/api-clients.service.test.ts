@@ -44,7 +44,7 @@ for (const database of TEST_DATABASES) {
       // A copy of the database without the master key cannot check secrets.
       const otherMaster = new Sealer([{ version: 1, key: Buffer.alloc(32, 7) }]);
       const thief = new ApiClientsService(
-        server.ctx.store.db,
+        server.ctx.store,
         otherMaster,
         new CompaniesService(server.ctx.store.db),
         new AuditLog(server.ctx.store.db),
@@ -119,7 +119,12 @@ for (const database of TEST_DATABASES) {
       // Only the new master key from now on: the pepper and the signing key still open.
       const onlyV2 = new Sealer([{ version: 2, key: Buffer.alloc(32, 9) }]);
       const db = server.ctx.store.db;
-      const fresh = new ApiClientsService(db, onlyV2, new CompaniesService(db), new AuditLog(db));
+      const fresh = new ApiClientsService(
+        server.ctx.store,
+        onlyV2,
+        new CompaniesService(db),
+        new AuditLog(db),
+      );
       assert.equal((await fresh.authenticate(client.clientId, secret)).ok, true);
       const keys = new SigningKeyStore(db, onlyV2, new AuditLog(db), {
         alg: 'ES256',
@@ -134,13 +139,13 @@ for (const database of TEST_DATABASES) {
       try {
         const company = (await fresh.ctx.companies.create('Race')).id;
         const a = new ApiClientsService(
-          fresh.ctx.store.db,
+          fresh.ctx.store,
           fresh.ctx.sealer,
           fresh.ctx.companies,
           fresh.ctx.audit,
         );
         const b = new ApiClientsService(
-          fresh.ctx.store.db,
+          fresh.ctx.store,
           fresh.ctx.sealer,
           fresh.ctx.companies,
           fresh.ctx.audit,

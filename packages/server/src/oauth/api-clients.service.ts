@@ -1,9 +1,10 @@
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Sealer } from '../crypto/sealing.ts';
 import { BadRequestError, NotFoundError } from '../errors/app-error.ts';
 import { now } from '../storage/columns.ts';
+import type { Store } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import {
   generateClientId,
@@ -50,19 +51,21 @@ export const API_CLIENT_NAME_MAX = 200;
 const LAST_USED_PRECISION_MS = 60_000;
 
 export class ApiClientsService {
+  private readonly db: Kysely<Database>;
   private readonly digester: SecretDigester;
   private readonly lastTouched = new Map<string, number>();
   /** The lookup of every token request, compiled once for this database's dialect (skips Kysely's builder). */
   private readonly byIdSql: string;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly store: Store,
     sealer: Sealer,
     private readonly companies: CompaniesService,
     private readonly audit: AuditLog,
   ) {
-    this.digester = new SecretDigester(db, sealer);
-    this.byIdSql = db.selectFrom('api_clients').selectAll().where('id', '=', '').compile().sql;
+    this.db = store.db;
+    this.digester = new SecretDigester(store.db, sealer);
+    this.byIdSql = this.db.selectFrom('api_clients').selectAll().where('id', '=', '').compile().sql;
   }
 
   async create(input: {
@@ -166,8 +169,7 @@ export class ApiClientsService {
   async authenticate(clientId: string, secret: string): Promise<AuthResult> {
     if (!isClientIdSyntax(clientId)) return { ok: false, reason: 'malformed_client_id' };
     if (!isWellFormedSecret(secret)) return { ok: false, reason: 'malformed_secret' };
-    const row = (await this.db.executeQuery<ApiClientsTable>(CompiledQuery.raw(this.byIdSql, [clientId])))
-      .rows[0];
+    const [row] = await this.store.read<ApiClientsTable>(this.byIdSql, [clientId]);
     const matches = await this.digester.matches(secret, row?.secret_digest);
     if (!row) return { ok: false, reason: 'unknown_client' };
     const client = toClient(row);

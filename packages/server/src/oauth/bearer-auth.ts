@@ -30,21 +30,26 @@ export class BearerError extends AppError {
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /**
- * The one app-wide `onRequest` hook for bearer-protected routes: it acts on every route whose
- * `config.requiredScope` is set (a scope, or `null` for "any valid token"), verifies the access token, checks the
- * scope, and sets `request.principal`. Handlers never check tokens or scopes themselves, and scope every query to
- * `request.principal.companyId`: a token only ever reaches its own company's data.
+ * The one bearer step for every route that declares `config.requiredScope` (a scope, or `null` for "any valid
+ * token"): routes registered after this call get an `onRequest` hook that verifies the access token, checks the
+ * scope and sets `request.principal`; routes without the option (token endpoint, SDK, health) pay nothing.
+ * Handlers never check tokens or scopes themselves, and scope every query to `request.principal.companyId`: a token
+ * only ever reaches its own company's data.
  */
 export function registerBearerAuth(app: App, ctx: AppContext): void {
   const { verifier } = oauthServices(ctx);
-  app.addHook('onRequest', async (request) => {
-    const required = request.routeOptions.config?.requiredScope;
+  app.addHook('onRoute', (route) => {
+    const required = route.config?.requiredScope;
     if (required === undefined) return;
-    const principal = await authenticate(request, (token) => verifier.verify(token));
-    if (required !== null && !principal.scopes.includes(required)) {
-      throw new BearerError('insufficient_scope', `This request needs the scope ${required}.`, required);
-    }
-    request.principal = principal;
+    const bearerStep = async (request: FastifyRequest) => {
+      const principal = await authenticate(request, (token) => verifier.verify(token));
+      if (required !== null && !principal.scopes.includes(required)) {
+        throw new BearerError('insufficient_scope', `This request needs the scope ${required}.`, required);
+      }
+      request.principal = principal;
+    };
+    // Runs before the route's own onRequest hooks (if any), so nothing sees an unauthenticated request.
+    route.onRequest = [bearerStep, ...[route.onRequest ?? []].flat()];
   });
 }
 

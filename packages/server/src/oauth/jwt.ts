@@ -14,15 +14,34 @@ export const b64url = (data: string | Buffer): string => Buffer.from(data).toStr
 export const encodeHeader = (header: { alg: JwsAlg; typ: string; kid: string }): string =>
   b64url(JSON.stringify(header));
 
+// ES256 signatures are the raw 64-byte R||S (RFC 7518 §3.4), not DER.
+const signingKey = (alg: JwsAlg, key: KeyObject) =>
+  alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' as const } : key;
+
 export function signJws(encodedHeader: string, payload: object, alg: JwsAlg, key: KeyObject): string {
   const input = `${encodedHeader}.${b64url(JSON.stringify(payload))}`;
-  // ES256 signatures are the raw 64-byte R||S (RFC 7518 §3.4), not DER.
-  const signature = sign(
-    'sha256',
-    Buffer.from(input),
-    alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key,
-  );
+  const signature = sign('sha256', Buffer.from(input), signingKey(alg, key));
   return `${input}.${signature.toString('base64url')}`;
+}
+
+/**
+ * `signJws` on libuv's thread pool (node:crypto's callback form): the signature — the largest single cost of a
+ * token grant — runs beside the event loop instead of on it, so a busy token endpoint uses more than one core and
+ * the loop keeps answering other requests meanwhile.
+ */
+export function signJwsInPool(
+  encodedHeader: string,
+  payload: object,
+  alg: JwsAlg,
+  key: KeyObject,
+): Promise<string> {
+  const input = `${encodedHeader}.${b64url(JSON.stringify(payload))}`;
+  return new Promise((resolve, reject) => {
+    sign('sha256', Buffer.from(input), signingKey(alg, key), (error, signature) => {
+      if (error) reject(error);
+      else resolve(`${input}.${signature.toString('base64url')}`);
+    });
+  });
 }
 
 export function verifyJwsSignature(token: string, alg: JwsAlg, key: KeyObject): boolean {

@@ -25,7 +25,7 @@ export function oauthServices(ctx: AppContext): OAuthServices {
       logger: ctx.logger,
     });
     found = {
-      clients: new ApiClientsService(ctx.store.db, ctx.sealer, ctx.companies, ctx.audit),
+      clients: new ApiClientsService(ctx.store, ctx.sealer, ctx.companies, ctx.audit),
       keys,
       issuer: new AccessTokenIssuer(keys, ctx.config),
       verifier: new AccessTokenVerifier(keys, ctx.config),

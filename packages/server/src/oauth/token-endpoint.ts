@@ -62,7 +62,11 @@ export class TokenEndpoint {
     const scopes = grantedScopes(form.scope, client.scopes);
     await this.chargeTokenQuota(client, request.ip);
 
-    const issued = this.issuer.issue({ clientId: client.clientId, companyId: client.companyId, scopes });
+    const issued = await this.issuer.issue({
+      clientId: client.clientId,
+      companyId: client.companyId,
+      scopes,
+    });
     this.auditBatcher.record({
       type: 'token.issued',
       companyId: client.companyId,

@@ -42,6 +42,31 @@ for (const database of TEST_DATABASES) {
       assert.equal((await companies.list()).length, before);
     });
 
+    it('reads with a precompiled statement, never inside another open transaction', async () => {
+      const { db } = server.ctx.store;
+      const byName = db.selectFrom('companies').select(['id', 'name']).where('name', '=', '').compile().sql;
+      const acme = await server.ctx.companies.create('Read Acme');
+      assert.deepEqual(await server.ctx.store.read(byName, ['Read Acme']), [{ id: acme.id, name: 'Read Acme' }]);
+      assert.deepEqual(await server.ctx.store.read(byName, ['Nobody']), []);
+
+      // A read issued while a transaction has written but not committed must not see that write, and must
+      // still answer once the transaction is gone (rolled back here).
+      let pending: Promise<unknown[]> | undefined;
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('companies')
+            .values({ id: crypto.randomUUID(), name: 'Uncommitted', created_at: new Date().toISOString() })
+            .execute();
+          pending = server.ctx.store.read(byName, ['Uncommitted']);
+          await new Promise((resolve) => setImmediate(resolve));
+          throw new Error('roll back');
+        }),
+        /roll back/,
+      );
+      assert.deepEqual(await pending, []);
+    });
+
     it('records and pages audit events newest first, filtered by company and type', async () => {
       const company = await server.ctx.companies.create('Audited');
       for (let i = 0; i < 3; i++) {
