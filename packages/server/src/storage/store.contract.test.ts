@@ -46,7 +46,9 @@ for (const database of TEST_DATABASES) {
       const { db } = server.ctx.store;
       const byName = db.selectFrom('companies').select(['id', 'name']).where('name', '=', '').compile().sql;
       const acme = await server.ctx.companies.create('Read Acme');
-      assert.deepEqual(await server.ctx.store.read(byName, ['Read Acme']), [{ id: acme.id, name: 'Read Acme' }]);
+      assert.deepEqual(await server.ctx.store.read(byName, ['Read Acme']), [
+        { id: acme.id, name: 'Read Acme' },
+      ]);
       assert.deepEqual(await server.ctx.store.read(byName, ['Nobody']), []);
 
       // A read issued while a transaction has written but not committed must not see that write, and must
@@ -56,7 +58,12 @@ for (const database of TEST_DATABASES) {
         db.transaction().execute(async (trx) => {
           await trx
             .insertInto('companies')
-            .values({ id: crypto.randomUUID(), name: 'Uncommitted', created_at: new Date().toISOString() })
+            .values({
+              id: crypto.randomUUID(),
+              name: 'Uncommitted',
+              allowed_origins: '[]',
+              created_at: new Date().toISOString(),
+            })
             .execute();
           pending = server.ctx.store.read(byName, ['Uncommitted']);
           await new Promise((resolve) => setImmediate(resolve));
