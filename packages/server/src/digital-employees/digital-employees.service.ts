@@ -4,6 +4,7 @@ import type { Company } from '../companies/companies.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
 import { requireCompany } from '../companies/require-company.ts';
 import { now, toBool } from '../storage/columns.ts';
+import { compileOnce } from '../storage/compiled.ts';
 import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import type { ConnectorDirectory } from './connector-ports.ts';
@@ -72,11 +73,22 @@ type Db = Kysely<Database>;
  * Invariant: a company that has digital employees has exactly one default (partial unique index + these methods).
  */
 export class DigitalEmployeesService {
+  /** Read for every reply a digital employee writes, so compiled once (see compileOnce). */
+  private readonly byId;
+
   constructor(
     private readonly db: Db,
     private readonly dialect: Dialect,
     private readonly connectors: ConnectorDirectory,
-  ) {}
+  ) {
+    this.byId = compileOnce<{ company_id: string; id: string }>((arg) =>
+      db
+        .selectFrom('digital_employees')
+        .selectAll()
+        .where('company_id', '=', arg('company_id'))
+        .where('id', '=', arg('id')),
+    );
+  }
 
   /** The company-created hook: every company starts with a builtin default, so a new install chats at once. */
   readonly createDefaultFor = async (trx: Db, company: Company): Promise<void> => {
@@ -153,13 +165,8 @@ export class DigitalEmployeesService {
 
   async find(companyId: string, id: string): Promise<DigitalEmployee | undefined> {
     if (!isUuid(companyId) || !isUuid(id)) return undefined;
-    const row = await this.db
-      .selectFrom('digital_employees')
-      .selectAll()
-      .where('company_id', '=', companyId)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row && fromRow(row);
+    const { rows } = await this.db.executeQuery<DigitalEmployeesTable>(this.byId({ company_id: companyId, id }));
+    return rows[0] && fromRow(rows[0]);
   }
 
   async get(companyId: string, id: string): Promise<DigitalEmployee> {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { auditCursor } from '../audit/audit.service.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { compileOnce } from './compiled.ts';
 
 // The foundation's store contract: the same assertions on SQLite and PostgreSQL.
 for (const database of TEST_DATABASES) {
@@ -40,6 +41,25 @@ for (const database of TEST_DATABASES) {
       });
       await assert.rejects(companies.create('Doomed'), /hook failed/);
       assert.equal((await companies.list()).length, before);
+    });
+
+    it('compiles a query once and binds named arguments in the order the dialect needs', async () => {
+      const { db } = server.ctx.store;
+      const company = await server.ctx.companies.create('Compiled Co');
+      // Arguments named out of SQL order, plus a constant of the query itself ('[]').
+      const rename = compileOnce<{ id: string; name: string }>((arg) =>
+        db
+          .updateTable('companies')
+          .set({ name: arg('name'), allowed_origins: '[]' })
+          .where('id', '=', arg('id'))
+          .returning(['id', 'name', 'allowed_origins']),
+      );
+      const first = rename({ name: 'Renamed Co', id: company.id });
+      assert.deepEqual(first.parameters, ['Renamed Co', '[]', company.id]);
+      const { rows } = await db.executeQuery(first);
+      assert.deepEqual(rows, [{ id: company.id, name: 'Renamed Co', allowed_origins: '[]' }]);
+      // Same SQL text for every call: one prepared statement.
+      assert.equal(rename({ id: 'x', name: 'y' }).sql, first.sql);
     });
 
     it('reads with a precompiled statement, never inside another open transaction', async () => {

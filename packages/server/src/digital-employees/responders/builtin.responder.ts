@@ -9,6 +9,9 @@ import { ResponderAbortedError } from './responder-errors.ts';
  * depends only on the settings and the message text, never on randomness or the clock.
  */
 export class BuiltinResponder implements Responder {
+  /** Answers each message on its own. */
+  readonly historyLimit = 0;
+
   constructor(private readonly employee: Pick<DigitalEmployee, 'settings'>) {}
 
   async *respond(input: RespondInput): AsyncIterable<string> {

@@ -29,6 +29,10 @@ export class OpenAiResponder implements Responder {
     private readonly connectors: ConnectorCaller,
   ) {}
 
+  get historyLimit(): number {
+    return this.employee.settings.history_limit ?? SETTINGS_DEFAULTS.historyLimit;
+  }
+
   async *respond(input: RespondInput): AsyncIterable<string> {
     const { connectorId, model } = this.employee;
     if (!connectorId) throw new ResponderMisconfiguredError('no connector is set');

@@ -19,6 +19,8 @@ export interface RespondInput {
  * surface as a thrown ResponderError (typed `code`), possibly after some deltas were already yielded.
  */
 export interface Responder {
+  /** How many earlier messages `respond` wants in `history` (0: none, and the engine reads none). */
+  readonly historyLimit: number;
   respond(input: RespondInput): AsyncIterable<string>;
 }
 

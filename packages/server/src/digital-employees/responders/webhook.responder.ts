@@ -31,6 +31,10 @@ export class WebhookResponder implements Responder {
     private readonly connectors: ConnectorCaller,
   ) {}
 
+  get historyLimit(): number {
+    return this.employee.settings.history_limit ?? SETTINGS_DEFAULTS.historyLimit;
+  }
+
   async *respond(input: RespondInput): AsyncIterable<string> {
     const connectorId = this.employee.connectorId;
     if (!connectorId) throw new ResponderMisconfiguredError('no connector is set');
@@ -72,7 +76,7 @@ export class WebhookResponder implements Responder {
   }
 
   private requestBody(input: RespondInput): WebhookRequestBody {
-    const limit = this.employee.settings.history_limit ?? SETTINGS_DEFAULTS.historyLimit;
+    const limit = this.historyLimit;
     return {
       conversation_id: input.conversationId,
       company_id: input.companyId,

@@ -28,8 +28,6 @@ export interface ConversationEngineDeps {
   flushIntervalMs: number;
   persistIntervalMs: number;
   responderTimeoutMs: number;
-  /** Earlier messages handed to a responder with each message. */
-  historyLimit?: number;
 }
 
 /** Slack on top of the responder timeout before a partial message counts as abandoned by another node. */
@@ -255,8 +253,11 @@ export class ConversationEngine {
       slot.stream = stream;
       await stream.start();
       try {
-        const history = await this.historyBefore(conversation.id, message.id);
         const responder = this.deps.replies.responderFor(employee);
+        const history =
+          responder.historyLimit > 0
+            ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
+            : [];
         const deltas = responder.respond({
           companyId: conversation.companyId,
           conversationId: conversation.id,
@@ -311,8 +312,11 @@ export class ConversationEngine {
     await this.postSystem(conversation, TEXT.failedSystem);
   }
 
-  private async historyBefore(conversationId: string, messageId: string): Promise<MessageSnapshot[]> {
-    const limit = this.deps.historyLimit ?? 50;
+  private async historyBefore(
+    conversationId: string,
+    messageId: string,
+    limit: number,
+  ): Promise<MessageSnapshot[]> {
     const { messages } = await this.deps.store.page(conversationId, { limit: limit + 2 });
     const index = messages.findIndex((m) => m.id === messageId);
     const before = index >= 0 ? messages.slice(0, index) : messages;

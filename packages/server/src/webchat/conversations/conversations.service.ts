@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
 import { now } from '../../storage/columns.ts';
+import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
 import { noDigitalEmployee } from '../webchat.errors.ts';
 import {
@@ -25,8 +26,26 @@ export interface DigitalEmployeeRef {
   companyId: string;
 }
 
+type ConversationRow = Database['conversations'];
+
 export class ConversationsService {
-  constructor(private readonly db: Kysely<Database>) {}
+  // Read on every chat message (the publish hook, the reply), so compiled once (see compileOnce).
+  private readonly byId;
+  private readonly bySession;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.byId = compileOnce<{ id: string }>((arg) =>
+      db.selectFrom('conversations').selectAll().where('id', '=', arg('id')),
+    );
+    this.bySession = compileOnce<{ id: string; company_id: string; session_id: string }>((arg) =>
+      db
+        .selectFrom('conversations')
+        .selectAll()
+        .where('id', '=', arg('id'))
+        .where('company_id', '=', arg('company_id'))
+        .where('session_id', '=', arg('session_id')),
+    );
+  }
 
   async create(scope: SessionScope, digitalEmployeeId: string): Promise<Conversation> {
     const at = now();
@@ -50,15 +69,12 @@ export class ConversationsService {
   /** The conversation if this session (and channel, when given) may see it; `undefined` otherwise. */
   async findForSession(scope: SessionScope, id: string): Promise<Conversation | undefined> {
     if (!isUuid(id)) return undefined;
-    let query = this.db
-      .selectFrom('conversations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('company_id', '=', scope.companyId)
-      .where('session_id', '=', scope.sessionId);
-    if (scope.channelId) query = query.where('channel_id', '=', scope.channelId);
-    const row = await query.executeTakeFirst();
-    return row && toConversation(row);
+    const { rows } = await this.db.executeQuery<ConversationRow>(
+      this.bySession({ id, company_id: scope.companyId, session_id: scope.sessionId }),
+    );
+    const row = rows[0];
+    if (!row || (scope.channelId && row.channel_id !== scope.channelId)) return undefined;
+    return toConversation(row);
   }
 
   async listForSession(scope: SessionScope, limit = 100): Promise<Conversation[]> {
@@ -74,8 +90,8 @@ export class ConversationsService {
 
   async find(id: string): Promise<Conversation | undefined> {
     if (!isUuid(id)) return undefined;
-    const row = await this.db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toConversation(row);
+    const { rows } = await this.db.executeQuery<ConversationRow>(this.byId({ id }));
+    return rows[0] && toConversation(rows[0]);
   }
 
   async findInCompany(companyId: string, id: string): Promise<Conversation | undefined> {

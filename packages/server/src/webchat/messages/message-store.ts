@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { now } from '../../storage/columns.ts';
+import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { MessagesTable } from '../webchat.tables.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, MessageStatus } from './message.ts';
@@ -27,25 +28,72 @@ export const PAGE_MAX = 200;
 
 /** Durable messages. Positions come from the conversation row, so two writers never share one (row lock). */
 export class MessageStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  // The statements of every chat message and every streamed reply, compiled once (see compileOnce).
+  private readonly takePosition;
+  private readonly insertRow;
+  private readonly updateRow;
+  private readonly byClientMessageId;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.takePosition = compileOnce<{ id: string; at: string }>((arg) =>
+      db
+        .updateTable('conversations')
+        .set((eb) => ({ last_position: eb('last_position', '+', 1), updated_at: arg('at') }))
+        .where('id', '=', arg('id'))
+        .returning('last_position'),
+    );
+    this.insertRow = compileOnce<MessagesTable>((arg) =>
+      db.insertInto('messages').values({
+        id: arg('id'),
+        conversation_id: arg('conversation_id'),
+        position: arg('position'),
+        role: arg('role'),
+        author_id: arg('author_id'),
+        author_name: arg('author_name'),
+        status: arg('status'),
+        blocks: arg('blocks'),
+        client_message_id: arg('client_message_id'),
+        sequence: arg('sequence'),
+        created_at: arg('created_at'),
+        updated_at: arg('updated_at'),
+      }),
+    );
+    this.updateRow = compileOnce<Pick<MessagesTable, 'id' | 'status' | 'blocks' | 'sequence' | 'updated_at'>>(
+      (arg) =>
+        db
+          .updateTable('messages')
+          .set({
+            status: arg('status'),
+            blocks: arg('blocks'),
+            sequence: arg('sequence'),
+            updated_at: arg('updated_at'),
+          })
+          .where('id', '=', arg('id')),
+    );
+    this.byClientMessageId = compileOnce<{ conversation_id: string; client_message_id: string }>((arg) =>
+      db
+        .selectFrom('messages')
+        .selectAll()
+        .where('conversation_id', '=', arg('conversation_id'))
+        .where('client_message_id', '=', arg('client_message_id')),
+    );
+  }
 
   /** Inserts a message at the conversation's next position. */
   async insert(input: NewMessage): Promise<MessageSnapshot> {
     const at = now();
     const id = randomUUID();
     await this.db.transaction().execute(async (trx) => {
-      const { last_position } = await trx
-        .updateTable('conversations')
-        .set((eb) => ({ last_position: eb('last_position', '+', 1), updated_at: at }))
-        .where('id', '=', input.conversationId)
-        .returning('last_position')
-        .executeTakeFirstOrThrow();
-      await trx
-        .insertInto('messages')
-        .values({
+      const taken = await trx.executeQuery<{ last_position: number }>(
+        this.takePosition({ id: input.conversationId, at }),
+      );
+      const position = taken.rows[0]?.last_position;
+      if (position === undefined) throw new Error(`conversation ${input.conversationId} does not exist`);
+      await trx.executeQuery(
+        this.insertRow({
           id,
           conversation_id: input.conversationId,
-          position: last_position,
+          position,
           role: input.role,
           author_id: input.author?.id ?? null,
           author_name: input.author?.name ?? null,
@@ -55,8 +103,8 @@ export class MessageStore {
           sequence: input.sequence ?? 1,
           created_at: at,
           updated_at: at,
-        })
-        .execute();
+        }),
+      );
     });
     return {
       id,
@@ -73,29 +121,25 @@ export class MessageStore {
 
   /** Writes the latest snapshot of a message (streaming progress or its completion). */
   async update(snapshot: MessageSnapshot, sequence: number): Promise<void> {
-    await this.db
-      .updateTable('messages')
-      .set({
+    await this.db.executeQuery(
+      this.updateRow({
+        id: snapshot.id,
         status: snapshot.status,
         blocks: JSON.stringify(snapshot.blocks),
         sequence,
         updated_at: snapshot.updated_at,
-      })
-      .where('id', '=', snapshot.id)
-      .execute();
+      }),
+    );
   }
 
   async findByClientMessageId(
     conversationId: string,
     clientMessageId: string,
   ): Promise<MessageSnapshot | undefined> {
-    const row = await this.db
-      .selectFrom('messages')
-      .selectAll()
-      .where('conversation_id', '=', conversationId)
-      .where('client_message_id', '=', clientMessageId)
-      .executeTakeFirst();
-    return row && toSnapshot(row);
+    const { rows } = await this.db.executeQuery<MessagesTable>(
+      this.byClientMessageId({ conversation_id: conversationId, client_message_id: clientMessageId }),
+    );
+    return rows[0] && toSnapshot(rows[0]);
   }
 
   /** Newest first from `before` (exclusive), returned oldest first so a page reads top to bottom. */
