@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
 import {
+  bearer,
   centrifugeClient,
   connectVisitor,
   digitalEmployeeCompletes as deComplete,
   listMessages,
   openConversation,
+  platformToken,
   replyIsStreaming,
   sdkPost,
   sendMessage,
@@ -114,6 +117,74 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
       assert.equal(markdownOf(final), slowEmployeeText(20));
     } finally {
       client.disconnect();
+    }
+  });
+  it('answers messages sent through two nodes one at a time, in the order they were stored', async () => {
+    const company = await nodeA.ctx.companies.create('Turns Co');
+    const words = (label: string) => Array.from({ length: 8 }, (_, i) => `${label}${i + 1}`).join(' ');
+    const employee = await nodeA.ctx.digitalEmployees.create({
+      companyId: company.id,
+      name: 'Turns',
+      responder: 'builtin',
+      settings: {
+        greeting: null,
+        word_delay_ms: 40,
+        answers: [
+          { question: 'Alpha?', keywords: ['alpha'], answer: words('a') },
+          { question: 'Beta?', keywords: ['beta'], answer: words('b') },
+        ],
+      },
+      isDefault: true,
+    });
+    assert.ok(employee.id);
+    const v = visitor(company.id);
+    const { conversation, c: tabA } = await openConversation(nodeA, v);
+    const tabB = await connectVisitor(nodeB, v, conversation);
+    try {
+      // Two tabs of one visitor, two nodes, two messages at the same moment: each node would reply at once.
+      await Promise.all([sendMessage(tabA.sub, 'alpha'), sendMessage(tabB.sub, 'beta')]);
+      await tabA.log.until((e) => deComplete(e).length === 2, 15_000, 'two replies');
+      const replies = tabA.log.envelopes.filter((e) => e.message_snapshot.role === 'digital_employee');
+      const firstId = replies[0]!.message_snapshot.id;
+      const firstComplete = replies.findIndex(
+        (e) => e.message_snapshot.id === firstId && e.operation === 'complete',
+      );
+      const secondStart = replies.findIndex((e) => e.message_snapshot.id !== firstId);
+      assert.ok(secondStart > firstComplete, 'the second reply starts only after the first completed');
+      const users = tabA.log.completed('user').map(markdownOf);
+      const answers = deComplete(tabA.log.envelopes).map(markdownOf);
+      // Whichever message was stored first is answered first.
+      assert.deepEqual(
+        answers,
+        users.map((u) => (u === 'alpha' ? words('a') : words('b'))),
+      );
+    } finally {
+      tabA.close();
+      tabB.close();
+    }
+  });
+
+  it('a handover through node B stops the reply node A is streaming', async () => {
+    const company = await nodeA.ctx.companies.create('Cross Handover Co');
+    const slow = await slowEmployee(nodeA, company.id, { words: 40, delayMs: 100 });
+    await nodeA.ctx.digitalEmployees.setDefault(company.id, slow.id);
+    const v = visitor(company.id);
+    const { conversation, c: onA } = await openConversation(nodeA, v);
+    const token = await platformToken(nodeB, company.id, ['conversations:write']);
+    try {
+      await sendMessage(onA.sub, 'tell me everything');
+      await onA.log.until(replyIsStreaming);
+      const res = await http(
+        `${nodeB.baseUrl}/platform/v1/conversations/${conversation.id}/handover`,
+        bearer(token, { author: { name: 'Kim' } }),
+      );
+      assert.equal(res.status, 200);
+      await onA.log.until((e) => deComplete(e).length === 1, 3_000, 'the interrupted reply');
+      const reply = deComplete(onA.log.envelopes)[0]!;
+      assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
+      assert.ok(!markdownOf(reply).includes('word40'), 'the reply stopped early');
+    } finally {
+      onA.close();
     }
   });
 });

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
@@ -8,9 +9,14 @@ import type { App } from '../http/types.ts';
 import { rateLimiterFor } from '../ratelimit/index.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { ChannelsService } from './channels/channels.service.ts';
-import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
+import {
+  ABANDONED_REPLY_MARGIN_MS,
+  ConversationEngine,
+  type ReplySource,
+} from './conversations/conversation-engine.ts';
 import { ConversationsService } from './conversations/conversations.service.ts';
 import { LiveSnapshots } from './conversations/live-snapshots.ts';
+import { LOCAL_REPLY_TURNS, RedisReplyTurns, type ReplyTurns } from './conversations/reply-turns.ts';
 import { MessageStore } from './messages/message-store.ts';
 import { startRealtime } from './realtime/realtime-host.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
@@ -57,6 +63,7 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
     greetingFor: (employee) => greetingFor(employee),
   };
 
+  const turns = replyTurnsFor(ctx);
   const realtime = await startRealtime({
     app,
     ctx,
@@ -75,7 +82,10 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
     flushIntervalMs: config.webchat.streamFlushIntervalMs,
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
+    turns,
   });
+  // Handovers and closes made through another node stop this node's reply too.
+  await turns.onInterrupt((conversationId, reason) => engine.stopReply(conversationId, reason));
   // Before the HTTP server stops accepting (preClose): replies end with their final envelopes, then the WebSockets
   // close with a reconnect code — upgraded sockets would otherwise keep the HTTP server's close waiting.
   const stop = async () => {
@@ -105,4 +115,26 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
   registerSdkRoutes(app, webchat);
   registerPlatformConversationRoutes(app, webchat);
   return webchat;
+}
+
+/**
+ * One node (no Redis): the engine's own queue orders replies. A cluster: the line and turn of each conversation in
+ * Redis, on a connection of their own, closed with the context. A turn lives as long as the longest reply can.
+ */
+function replyTurnsFor(ctx: AppContext): ReplyTurns {
+  const { redisUrl, webchat } = ctx.config;
+  if (!redisUrl) return LOCAL_REPLY_TURNS;
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  // Errors surface on the calls (which fail open with a warning); without a listener ioredis would log them itself.
+  redis.on('error', () => {});
+  const turns = new RedisReplyTurns(redis, {
+    prefix: `${webchat.realtimeRedisPrefix}:`,
+    turnTtlMs: webchat.responderTimeoutMs + ABANDONED_REPLY_MARGIN_MS,
+    logger: ctx.logger.child({ module: 'webchat' }),
+  });
+  ctx.onClose(async () => {
+    await turns.close();
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  return turns;
 }

@@ -10,6 +10,7 @@ import type { Conversation } from './conversation.ts';
 import type { ConversationsService } from './conversations.service.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
 import { ReplyStream } from './reply-stream.ts';
+import type { InterruptReason, ReplyTurns } from './reply-turns.ts';
 
 /** Where replies come from: the digital-employees capability (responders behind one interface). */
 export interface ReplySource {
@@ -28,10 +29,12 @@ export interface ConversationEngineDeps {
   flushIntervalMs: number;
   persistIntervalMs: number;
   responderTimeoutMs: number;
+  /** The conversation's line and turn across nodes (a no-op on one node). */
+  turns: ReplyTurns;
 }
 
 /** Slack on top of the responder timeout before a partial message counts as abandoned by another node. */
-const ABANDONED_MARGIN_MS = 30_000;
+export const ABANDONED_REPLY_MARGIN_MS = 30_000;
 
 /** Visitor-facing texts of failures (codes in docs/errors.md "Webchat"). */
 const TEXT = {
@@ -79,9 +82,9 @@ export class ConversationEngine {
       type: 'markdown',
       content: b.content,
     }));
-    let snapshot: MessageSnapshot;
+    let stored: { snapshot: MessageSnapshot; position: number };
     try {
-      snapshot = await this.deps.store.insert({
+      stored = await this.deps.store.insertAt({
         conversationId: conversation.id,
         role: 'user',
         author: null,
@@ -95,8 +98,9 @@ export class ConversationEngine {
       if (winner) return { snapshot: winner, duplicate: true };
       throw err;
     }
+    const { snapshot, position } = stored;
     await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
-    if (conversation.handledBy === 'digital_employee') this.enqueueReply(conversation, snapshot);
+    if (conversation.handledBy === 'digital_employee') this.enqueueReply(conversation, snapshot, position);
     return { snapshot, duplicate: false };
   }
 
@@ -129,7 +133,7 @@ export class ConversationEngine {
     if (conversation.status === 'closed') throw conversationClosed();
     await this.deps.conversations.setHandler(conversation.id, 'agent', agentName);
     conversation.handledBy = 'agent';
-    this.active.get(conversation.id)?.controller.abort('handover');
+    await this.interrupt(conversation.id, 'handover');
     await this.postSystem(conversation, TEXT.handover(agentName));
   }
 
@@ -145,7 +149,7 @@ export class ConversationEngine {
     if (conversation.status === 'closed') return;
     await this.deps.conversations.close(conversation.id);
     conversation.status = 'closed';
-    this.active.get(conversation.id)?.controller.abort('closed');
+    await this.interrupt(conversation.id, 'closed');
     await this.postSystem(conversation, TEXT.closed);
   }
 
@@ -157,7 +161,7 @@ export class ConversationEngine {
    */
   async completeAbandonedReplies(options: { onlyOlderThanTimeout?: boolean } = {}): Promise<number> {
     const createdBefore = options.onlyOlderThanTimeout
-      ? new Date(Date.now() - this.deps.responderTimeoutMs - ABANDONED_MARGIN_MS).toISOString()
+      ? new Date(Date.now() - this.deps.responderTimeoutMs - ABANDONED_REPLY_MARGIN_MS).toISOString()
       : undefined;
     const stuck = await this.deps.store.listPartial({ createdBefore });
     for (const { snapshot, sequence, companyId } of stuck) {
@@ -191,6 +195,20 @@ export class ConversationEngine {
     this.sweeper.unref();
   }
 
+  /**
+   * Stops the conversation's reply streaming or waiting on this node and, in a cluster, on every other node (the
+   * visitor's messages may have been answered by any of them).
+   */
+  private async interrupt(conversationId: string, reason: InterruptReason): Promise<void> {
+    this.stopReply(conversationId, reason);
+    await this.deps.turns.interruptElsewhere(conversationId, reason);
+  }
+
+  /** Aborts this node's reply in the conversation, if any: it ends with an error block (see endFailedReply). */
+  stopReply(conversationId: string, reason: InterruptReason): void {
+    this.active.get(conversationId)?.controller.abort(reason);
+  }
+
   /** Stops every reply (each ends with an error block) and waits for the queues to settle. */
   async shutdown(): Promise<void> {
     this.closing = true;
@@ -204,10 +222,11 @@ export class ConversationEngine {
     return this.queues.size;
   }
 
-  private enqueueReply(conversation: Conversation, message: MessageSnapshot): void {
+  private enqueueReply(conversation: Conversation, message: MessageSnapshot, position: number): void {
     if (this.closing) return;
+    const inLine = this.deps.turns.enqueue(conversation.id, message.id, position);
     const previous = this.queues.get(conversation.id) ?? Promise.resolve();
-    const next = previous
+    const next = Promise.all([previous, inLine])
       .then(() => this.reply(conversation.id, message))
       .catch((err) =>
         this.deps.logger.error({ err, conversationId: conversation.id }, 'reply failed unexpectedly'),
@@ -219,67 +238,89 @@ export class ConversationEngine {
   }
 
   private async reply(conversationId: string, message: MessageSnapshot): Promise<void> {
-    if (this.closing) return;
-    // Re-read: a handover or close may have happened while this message waited in the queue.
-    const conversation = await this.deps.conversations.find(conversationId);
-    if (!conversation || conversation.status !== 'open' || conversation.handledBy !== 'digital_employee')
+    if (this.closing) {
+      await this.deps.turns.release(conversationId, message.id);
       return;
-    const employee = await this.deps.replies.findEmployee(
-      conversation.companyId,
-      conversation.digitalEmployeeId,
-    );
+    }
     const controller = new AbortController();
     const slot: { controller: AbortController; stream?: ReplyStream } = { controller };
     this.active.set(conversationId, slot);
-    const timeout = setTimeout(() => controller.abort('timeout'), this.deps.responderTimeoutMs);
+    let timeout: NodeJS.Timeout | undefined;
     try {
-      if (!employee) {
-        await this.postSystem(conversation, TEXT.failedSystem);
-        return;
-      }
-      const stream = new ReplyStream(
-        {
-          store: this.deps.store,
-          broadcaster: this.deps.broadcaster,
-          live: this.deps.live,
-          logger: this.deps.logger,
-          flushIntervalMs: this.deps.flushIntervalMs,
-          persistIntervalMs: this.deps.persistIntervalMs,
-        },
-        conversation.companyId,
-        conversation.id,
-        { id: employee.id, name: employee.name },
+      // In a cluster, replies of this conversation started on other nodes go first; a handover, close or shutdown
+      // meanwhile aborts the wait (and the reply).
+      const turn = await this.deps.turns.acquire(conversationId, message.id, controller.signal).then(
+        () => true,
+        () => false,
       );
-      slot.stream = stream;
-      await stream.start();
-      try {
-        const responder = this.deps.replies.responderFor(employee);
-        const history =
-          responder.historyLimit > 0
-            ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
-            : [];
-        const deltas = responder.respond({
-          companyId: conversation.companyId,
-          conversationId: conversation.id,
-          digitalEmployee: employee,
-          message,
-          history,
-          signal: controller.signal,
-        });
-        for await (const delta of untilAborted(deltas, controller.signal)) stream.append(delta);
-        if (controller.signal.aborted) throw controller.signal.reason;
-        if (stream.text.length === 0) {
-          await stream.complete({ code: 'empty_reply', message: TEXT.empty });
-          await this.postSystem(conversation, TEXT.failedSystem);
-          return;
-        }
-        await stream.complete();
-      } catch (err) {
-        await this.endFailedReply(conversation, stream, controller.signal, err);
-      }
+      if (!turn) return;
+      // Re-read: a handover or close may have happened while this message waited in the queue.
+      const conversation = await this.deps.conversations.find(conversationId);
+      if (!conversation || conversation.status !== 'open' || conversation.handledBy !== 'digital_employee')
+        return;
+      const employee = await this.deps.replies.findEmployee(
+        conversation.companyId,
+        conversation.digitalEmployeeId,
+      );
+      timeout = setTimeout(() => controller.abort('timeout'), this.deps.responderTimeoutMs);
+      await this.replyWith(conversation, employee, message, slot);
     } finally {
       clearTimeout(timeout);
       if (this.active.get(conversationId) === slot) this.active.delete(conversationId);
+      await this.deps.turns.release(conversationId, message.id);
+    }
+  }
+
+  private async replyWith(
+    conversation: Conversation,
+    employee: DigitalEmployee | undefined,
+    message: MessageSnapshot,
+    slot: { controller: AbortController; stream?: ReplyStream },
+  ): Promise<void> {
+    const { controller } = slot;
+    if (!employee) {
+      await this.postSystem(conversation, TEXT.failedSystem);
+      return;
+    }
+    const stream = new ReplyStream(
+      {
+        store: this.deps.store,
+        broadcaster: this.deps.broadcaster,
+        live: this.deps.live,
+        logger: this.deps.logger,
+        flushIntervalMs: this.deps.flushIntervalMs,
+        persistIntervalMs: this.deps.persistIntervalMs,
+      },
+      conversation.companyId,
+      conversation.id,
+      { id: employee.id, name: employee.name },
+    );
+    slot.stream = stream;
+    await stream.start();
+    try {
+      const responder = this.deps.replies.responderFor(employee);
+      const history =
+        responder.historyLimit > 0
+          ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
+          : [];
+      const deltas = responder.respond({
+        companyId: conversation.companyId,
+        conversationId: conversation.id,
+        digitalEmployee: employee,
+        message,
+        history,
+        signal: controller.signal,
+      });
+      for await (const delta of untilAborted(deltas, controller.signal)) stream.append(delta);
+      if (controller.signal.aborted) throw controller.signal.reason;
+      if (stream.text.length === 0) {
+        await stream.complete({ code: 'empty_reply', message: TEXT.empty });
+        await this.postSystem(conversation, TEXT.failedSystem);
+        return;
+      }
+      await stream.complete();
+    } catch (err) {
+      await this.endFailedReply(conversation, stream, controller.signal, err);
     }
   }
 

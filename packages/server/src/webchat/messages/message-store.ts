@@ -81,9 +81,14 @@ export class MessageStore {
 
   /** Inserts a message at the conversation's next position. */
   async insert(input: NewMessage): Promise<MessageSnapshot> {
+    return (await this.insertAt(input)).snapshot;
+  }
+
+  /** `insert`, also telling the position the message took (its place in line for a reply). */
+  async insertAt(input: NewMessage): Promise<{ snapshot: MessageSnapshot; position: number }> {
     const at = now();
     const id = randomUUID();
-    await this.db.transaction().execute(async (trx) => {
+    const position = await this.db.transaction().execute(async (trx) => {
       const taken = await trx.executeQuery<{ last_position: number }>(
         this.takePosition({ id: input.conversationId, at }),
       );
@@ -105,8 +110,9 @@ export class MessageStore {
           updated_at: at,
         }),
       );
+      return position;
     });
-    return {
+    const snapshot: MessageSnapshot = {
       id,
       conversation_id: input.conversationId,
       role: input.role,
@@ -117,6 +123,7 @@ export class MessageStore {
       created_at: at,
       updated_at: at,
     };
+    return { snapshot, position };
   }
 
   /** Writes the latest snapshot of a message (streaming progress or its completion). */

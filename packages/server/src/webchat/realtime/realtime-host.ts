@@ -17,8 +17,8 @@ import type { ConversationEngine } from '../conversations/conversation-engine.ts
 import type { ConversationsService } from '../conversations/conversations.service.ts';
 import { allowedOriginsOf, isOriginAllowed } from '../routes/sdk-session.ts';
 import { type ConnectionStorage, createPublishHook } from './publish-hook.ts';
-import { TurnTaker } from './turns.ts';
 import type { ConnectionMeta } from './tokens.ts';
+import { TurnTaker } from './turns.ts';
 
 export const WEBSOCKET_PATH = '/connection/websocket';
 

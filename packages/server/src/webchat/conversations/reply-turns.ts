@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/**
+ * Whose turn it is to reply in a conversation. One reply streams at a time per conversation, and user messages
+ * are answered in the order they were stored. On one node the conversation engine's own per-conversation queue
+ * already guarantees both (`LOCAL_REPLY_TURNS` does nothing). In a cluster a visitor's tabs may publish through
+ * different nodes, so the line and the turn live in Redis (`RedisReplyTurns`).
+ */
+export interface ReplyTurns {
+  /** Puts a stored user message in line for its reply; `position` is its place in the conversation. */
+  enqueue(conversationId: string, messageId: string, position: number): Promise<void>;
+  /**
+   * Resolves once the messages ahead in line were answered and no other reply streams, holding the turn from then
+   * on; rejects with `signal.reason` when the wait is aborted (handover, close, shutdown).
+   */
+  acquire(conversationId: string, messageId: string, signal: AbortSignal): Promise<void>;
+  /** Ends the turn, or leaves the line if the turn never came. */
+  release(conversationId: string, messageId: string): Promise<void>;
+  /** Tells the other nodes to stop their reply in this conversation (handover, close). */
+  interruptElsewhere(conversationId: string, reason: InterruptReason): Promise<void>;
+  /** Calls `stop` for each interruption announced by another node, until `close`. */
+  onInterrupt(stop: (conversationId: string, reason: InterruptReason) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type InterruptReason = 'handover' | 'closed';
+const INTERRUPT_REASONS: readonly string[] = ['handover', 'closed'];
+
+export const LOCAL_REPLY_TURNS: ReplyTurns = {
+  enqueue: async () => {},
+  acquire: async () => {},
+  release: async () => {},
+  interruptElsewhere: async () => {},
+  onInterrupt: async () => {},
+  close: async () => {},
+};
+
+/**
+ * KEYS[1] the line: a sorted set of "enqueuedAtMs:messageId" by position; KEYS[2] the turn: the holder's token.
+ * ARGV: our member, our token, the turn's lifetime (ms), and the time before which a member at the head of the line
+ * counts as left behind by a crashed node (it is dropped). Returns 1 when the turn is ours, 0 to wait.
+ */
+const ACQUIRE = `
+while true do
+  local head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+  if head == nil or head == ARGV[1] then break end
+  local enqueuedAt = tonumber(string.match(head, '^(%d+):'))
+  if enqueuedAt ~= nil and enqueuedAt < tonumber(ARGV[4]) then
+    redis.call('ZREM', KEYS[1], head)
+  else
+    return 0
+  end
+end
+if redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ARGV[3]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+`;
+
+/** Deletes the turn only if we still hold it (it may have expired and passed to another node). */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`;
+
+export interface RedisReplyTurnsOptions {
+  /** Key prefix shared by the nodes of one cluster. */
+  prefix: string;
+  /**
+   * Longest a reply can hold the turn: the responder timeout ends every reply, so a turn older than this was left
+   * by a crashed node and expires. Members waiting in line longer than this are dropped for the same reason.
+   */
+  turnTtlMs: number;
+  /** How often a waiting node looks again (only while another reply streams in the same conversation). */
+  pollMs?: number;
+  logger: Logger;
+}
+
+/**
+ * The line and the turn of each conversation in Redis, shared by every node. Uncontended (the usual case), a reply
+ * costs one ZADD when its message is stored, one script call to take the turn and one to give it back. Redis being
+ * unreachable must not silence the digital employee: the calls then fail open with a warning, and the node falls
+ * back to its local order (the realtime broker needs Redis too, so the cluster is degraded anyway).
+ */
+export class RedisReplyTurns implements ReplyTurns {
+  /** Per message waiting on this node: its member in the line. */
+  private readonly members = new Map<string, string>();
+  /** Per message replying on this node: the token of its turn. */
+  private readonly tokens = new Map<string, string>();
+  /** This node's id: its own interruptions come back through Redis and are ignored. */
+  private readonly node = randomBytes(8).toString('base64url');
+  private subscriber?: Redis;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: RedisReplyTurnsOptions,
+  ) {}
+
+  async interruptElsewhere(conversationId: string, reason: InterruptReason): Promise<void> {
+    const message = JSON.stringify({ node: this.node, conversation_id: conversationId, reason });
+    await this.failOpen('interrupt', () => this.redis.publish(this.interruptChannel, message));
+  }
+
+  async onInterrupt(stop: (conversationId: string, reason: InterruptReason) => void): Promise<void> {
+    // A connection in subscriber mode can do nothing else: a duplicate of the command connection.
+    const subscriber = this.redis.duplicate();
+    subscriber.on('error', () => {});
+    this.subscriber = subscriber;
+    subscriber.on('message', (_channel: string, raw: string) => {
+      const event = parseInterrupt(raw);
+      if (event && event.node !== this.node) stop(event.conversationId, event.reason);
+    });
+    await subscriber.subscribe(this.interruptChannel);
+  }
+
+  async close(): Promise<void> {
+    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
+  }
+
+  private get interruptChannel(): string {
+    return `${this.options.prefix}reply-interrupts`;
+  }
+
+  async enqueue(conversationId: string, messageId: string, position: number): Promise<void> {
+    const member = `${Date.now()}:${messageId}`;
+    this.members.set(messageId, member);
+    const line = this.lineKey(conversationId);
+    await this.failOpen('enqueue', () =>
+      this.redis
+        .multi()
+        .zadd(line, position, member)
+        .pexpire(line, this.options.turnTtlMs * 2)
+        .exec(),
+    );
+  }
+
+  async acquire(conversationId: string, messageId: string, signal: AbortSignal): Promise<void> {
+    const member = this.members.get(messageId) ?? `${Date.now()}:${messageId}`;
+    const token = randomBytes(12).toString('base64url');
+    for (;;) {
+      signal.throwIfAborted();
+      const now = Date.now();
+      const taken = await this.failOpen('acquire', () =>
+        this.redis.eval(
+          ACQUIRE,
+          2,
+          this.lineKey(conversationId),
+          this.turnKey(conversationId),
+          member,
+          token,
+          this.options.turnTtlMs,
+          now - this.options.turnTtlMs,
+        ),
+      );
+      if (taken === undefined || taken === 1) {
+        this.members.delete(messageId);
+        if (taken === 1) this.tokens.set(messageId, token);
+        return;
+      }
+      await sleep(this.options.pollMs ?? 25, undefined, { signal }).catch(() => signal.throwIfAborted());
+    }
+  }
+
+  async release(conversationId: string, messageId: string): Promise<void> {
+    const token = this.tokens.get(messageId);
+    this.tokens.delete(messageId);
+    if (token) {
+      await this.failOpen('release', () => this.redis.eval(RELEASE, 1, this.turnKey(conversationId), token));
+    }
+    const member = this.members.get(messageId);
+    this.members.delete(messageId);
+    if (member) await this.failOpen('release', () => this.redis.zrem(this.lineKey(conversationId), member));
+  }
+
+  private lineKey(conversationId: string): string {
+    return `${this.options.prefix}reply-line:${conversationId}`;
+  }
+
+  private turnKey(conversationId: string): string {
+    return `${this.options.prefix}reply-turn:${conversationId}`;
+  }
+
+  private async failOpen<T>(what: string, call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (err) {
+      this.options.logger.warn(
+        { err: { message: (err as Error).message }, what },
+        'reply turns unavailable (Redis); replying in this node’s order',
+      );
+      return undefined;
+    }
+  }
+}
+
+function parseInterrupt(
+  raw: string,
+): { node: string; conversationId: string; reason: InterruptReason } | undefined {
+  try {
+    const event = JSON.parse(raw) as { node?: unknown; conversation_id?: unknown; reason?: unknown };
+    if (typeof event.node !== 'string' || typeof event.conversation_id !== 'string') return undefined;
+    if (typeof event.reason !== 'string' || !INTERRUPT_REASONS.includes(event.reason)) return undefined;
+    return {
+      node: event.node,
+      conversationId: event.conversation_id,
+      reason: event.reason as InterruptReason,
+    };
+  } catch {
+    return undefined;
+  }
+}
