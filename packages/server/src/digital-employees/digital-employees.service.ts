@@ -165,7 +165,9 @@ export class DigitalEmployeesService {
 
   async find(companyId: string, id: string): Promise<DigitalEmployee | undefined> {
     if (!isUuid(companyId) || !isUuid(id)) return undefined;
-    const { rows } = await this.db.executeQuery<DigitalEmployeesTable>(this.byId({ company_id: companyId, id }));
+    const { rows } = await this.db.executeQuery<DigitalEmployeesTable>(
+      this.byId({ company_id: companyId, id }),
+    );
     return rows[0] && fromRow(rows[0]);
   }
 
