@@ -5,17 +5,13 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCli } from '../../packages/server/src/cli/main.ts';
+import type { LoadResult } from './http-load.ts';
 
-/** The fields of an autocannon result the benches read (autocannon ships no type declarations). */
-export interface AutocannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; average: number; max: number };
-  '2xx': number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  duration: number;
-}
+/**
+ * The fields of an autocannon result the benches read (autocannon ships no type declarations); the lean generator
+ * in http-load.ts answers with the same shape.
+ */
+export type AutocannonResult = LoadResult;
 
 export type BenchEnv = Record<string, string | undefined>;
 
