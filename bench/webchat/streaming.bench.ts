@@ -8,12 +8,15 @@
  * The server runs on the main thread; the load side runs in a worker thread (so each has an event loop of its own)
  * with raw `ws` clients speaking the Centrifugo JSON protocol — the `centrifuge` client is heavier than needed at
  * 1,000 connections. Both share this machine's cores, so the figures are a lower bound for a dedicated node.
+ *
+ * Peer, in the same run with the same load side: the same replies (words, pacing, 40 ms coalescing, envelopes of
+ * the same shape) from a bare `ws` server with timers and nothing else — the floor of this machine.
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 
 const GOAL = '1,000 concurrent streaming conversations on one node with p99 inter-envelope gap < 100 ms';
 
@@ -55,6 +58,7 @@ async function runServerSide(): Promise<void> {
       },
     },
   });
+  let closed = false;
   try {
     const company = await server.ctx.companies.create('Bench Co');
     await server.ctx.digitalEmployees.create({
@@ -72,52 +76,149 @@ async function runServerSide(): Promise<void> {
     const targets = await inBatches(conversations, 50, () => setUpConversation(server.baseUrl, company.id));
     console.log(`created ${targets.length} conversations with tokens in ${Date.now() - t0} ms`);
 
-    // Worker threads do not inherit tsx's loader hooks: register them first, then load this file as the worker.
-    const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
-    const worker = new Worker(bootstrap, {
-      eval: true,
-      workerData: {
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    const result = await runClients(
+      {
+        mode: 'centrifugo',
         wsUrl: `${server.baseUrl.replace('http', 'ws')}/connection/websocket`,
         targets,
         timeoutMs,
       },
-    });
-    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-    const result = await new Promise<{ outcomes: Outcome[]; start: number; timedOut: boolean }>(
-      (resolve, reject) => {
-        worker.on('error', reject);
-        worker.on('message', (message: { type: string } & Record<string, unknown>) => {
-          if (message.type === 'subscribed') {
-            console.log(`subscribed ${targets.length} clients in ${message.ms} ms; streaming…`);
-            loopDelay.enable();
-            worker.postMessage('go');
-          } else if (message.type === 'done') resolve(message as never);
-        });
-      },
+      loopDelay,
     );
-    loopDelay.disable();
-    await worker.terminate();
-    report(result, { conversations, words, wordDelayMs, timeoutMs, loopDelay });
-  } finally {
+    const parley = report(result, { conversations, words, wordDelayMs, timeoutMs, loopDelay });
     await server.close();
+    closed = true;
+    const floor = await measureFloor({ conversations, words, wordDelayMs, timeoutMs });
+    printComparison(parley, floor);
+  } finally {
+    if (!closed) await server.close();
   }
 }
 
-function report(
-  result: { outcomes: Outcome[]; start: number; timedOut: boolean },
-  o: {
-    conversations: number;
-    words: number;
-    wordDelayMs: number;
-    timeoutMs: number;
-    loopDelay: ReturnType<typeof monitorEventLoopDelay>;
-  },
-): void {
-  const complete = result.outcomes.filter((x) => x.completedAt > 0);
-  if (result.timedOut)
-    console.error(
-      `timed out after ${o.timeoutMs / 1000} s: ${complete.length}/${o.conversations} replies complete`,
+type LoadData =
+  | { mode: 'centrifugo'; wsUrl: string; targets: Target[]; timeoutMs: number }
+  | { mode: 'floor'; wsUrl: string; count: number; timeoutMs: number };
+type RunResult = { outcomes: Outcome[]; start: number; timedOut: boolean };
+
+/** Runs the load side in a worker thread: connect everyone, then "go", then the timed replies. */
+async function runClients(
+  data: LoadData,
+  loopDelay?: ReturnType<typeof monitorEventLoopDelay>,
+): Promise<RunResult> {
+  // Worker threads do not inherit tsx's loader hooks: register them first, then load this file as the worker.
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
+  const worker = new Worker(bootstrap, { eval: true, workerData: data });
+  try {
+    return await new Promise<RunResult>((resolve, reject) => {
+      worker.on('error', reject);
+      worker.on('message', (message: { type: string } & Record<string, unknown>) => {
+        if (message.type === 'subscribed') {
+          console.log(`${data.mode}: ${message.clients} clients ready in ${message.ms} ms; streaming…`);
+          loopDelay?.enable();
+          worker.postMessage('go');
+        } else if (message.type === 'done') resolve(message as never);
+      });
+    });
+  } finally {
+    loopDelay?.disable();
+    await worker.terminate();
+  }
+}
+
+/**
+ * The peer: the same replies (same words, pacing and 40 ms coalescing, envelopes of the same shape) streamed by a
+ * bare `ws` server with no protocol, storage, broker or history — the floor this machine allows, measured in the
+ * same run by the same load side.
+ */
+async function measureFloor(o: {
+  conversations: number;
+  words: number;
+  wordDelayMs: number;
+  timeoutMs: number;
+}): Promise<Figures> {
+  const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+  await new Promise((resolve) => wss.once('listening', resolve));
+  wss.on('connection', (ws) => ws.once('message', () => streamFloorReply(ws, o.words, o.wordDelayMs)));
+  try {
+    const { port } = wss.address() as { port: number };
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    const result = await runClients(
+      { mode: 'floor', wsUrl: `ws://127.0.0.1:${port}`, count: o.conversations, timeoutMs: o.timeoutMs },
+      loopDelay,
     );
+    return figuresOf(result, loopDelay);
+  } finally {
+    for (const client of wss.clients) client.terminate();
+    await new Promise((resolve) => wss.close(resolve));
+  }
+}
+
+function streamFloorReply(ws: WebSocket, words: number, wordDelayMs: number): void {
+  const id = randomUUID();
+  const createdAt = new Date().toISOString();
+  let sequence = 0;
+  let content = '';
+  let lastFlushAt = Date.now();
+  let flushTimer: NodeJS.Timeout | undefined;
+  let dirty = false;
+  const send = (operation: 'replace' | 'complete', blocks: unknown[]) =>
+    ws.send(
+      JSON.stringify({
+        version: 1,
+        operation,
+        sequence: ++sequence,
+        message_snapshot: {
+          id,
+          conversation_id: id,
+          role: 'digital_employee',
+          author: { id, name: 'Bench' },
+          status: operation === 'complete' ? 'complete' : 'partial',
+          blocks,
+          client_message_id: null,
+          created_at: createdAt,
+          updated_at: new Date().toISOString(),
+        },
+      }),
+    );
+  const markdown = () => [{ id, type: 'markdown', content }];
+  const flush = () => {
+    flushTimer = undefined;
+    if (!dirty) return;
+    dirty = false;
+    lastFlushAt = Date.now();
+    send('replace', markdown());
+  };
+  send('replace', [{ id, type: 'typing', typing: true }]);
+  let word = 0;
+  const next = () => {
+    content += `word${word} `;
+    dirty = true;
+    const wait = lastFlushAt + 40 - Date.now();
+    if (wait <= 0) flush();
+    else flushTimer ??= setTimeout(flush, wait);
+    if (++word < words) setTimeout(next, wordDelayMs);
+    else {
+      clearTimeout(flushTimer);
+      send('complete', markdown());
+    }
+  };
+  next();
+}
+
+interface Figures {
+  completed: number;
+  streamingS: number;
+  envelopes: number;
+  envelopesPerS: number;
+  first: { p50: number; p99: number; max: number };
+  gap: { p50: number; p99: number; max: number; p99InBurst: number };
+  burstMs: number;
+  loopDelayP99: number;
+}
+
+function figuresOf(result: RunResult, loopDelay: ReturnType<typeof monitorEventLoopDelay>): Figures {
+  const complete = result.outcomes.filter((x) => x.completedAt > 0);
   const end = complete.length > 0 ? Math.max(...complete.map((x) => x.completedAt)) : Date.now();
   const envelopes = result.outcomes.reduce((n, x) => n + x.arrivals.length, 0);
   const firsts = result.outcomes.filter((x) => x.arrivals.length > 0).map((x) => x.arrivals[0]! - x.sentAt);
@@ -128,33 +229,60 @@ function report(
     x.arrivals.slice(1).flatMap((t, i) => (t <= burstEnd ? [t - x.arrivals[i]!] : [])),
   );
   const seconds = (end - result.start) / 1000;
-  const p99Gap = percentile(gaps, 99);
+  return {
+    completed: complete.length,
+    streamingS: round(seconds),
+    envelopes,
+    envelopesPerS: Math.round(envelopes / seconds),
+    first: { p50: percentile(firsts, 50), p99: percentile(firsts, 99), max: Math.max(...firsts) },
+    gap: {
+      p50: percentile(gaps, 50),
+      p99: percentile(gaps, 99),
+      max: Math.max(...gaps),
+      p99InBurst: percentile(gapsInBurst, 99),
+    },
+    burstMs: burstEnd - result.start,
+    loopDelayP99: round(loopDelay.percentile(99) / 1e6),
+  };
+}
+
+function report(
+  result: RunResult,
+  o: {
+    conversations: number;
+    words: number;
+    wordDelayMs: number;
+    timeoutMs: number;
+    loopDelay: ReturnType<typeof monitorEventLoopDelay>;
+  },
+): Figures {
+  const f = figuresOf(result, o.loopDelay);
+  if (result.timedOut)
+    console.error(
+      `timed out after ${o.timeoutMs / 1000} s: ${f.completed}/${o.conversations} replies complete`,
+    );
   console.log(
     JSON.stringify(
       {
         conversations: o.conversations,
-        completed: complete.length,
+        completed: f.completed,
         words_per_reply: o.words,
         word_delay_ms: o.wordDelayMs,
-        streaming_s: round(seconds),
-        envelopes,
-        envelopes_per_s: Math.round(envelopes / seconds),
-        envelopes_per_reply: round(envelopes / o.conversations),
-        first_envelope_ms: {
-          p50: percentile(firsts, 50),
-          p99: percentile(firsts, 99),
-          max: Math.max(...firsts),
-        },
+        streaming_s: f.streamingS,
+        envelopes: f.envelopes,
+        envelopes_per_s: f.envelopesPerS,
+        envelopes_per_reply: round(f.envelopes / o.conversations),
+        first_envelope_ms: f.first,
         inter_envelope_gap_ms: {
-          p50: percentile(gaps, 50),
-          p99: p99Gap,
-          max: Math.max(...gaps),
-          p99_during_start_burst: percentile(gapsInBurst, 99),
+          p50: f.gap.p50,
+          p99: f.gap.p99,
+          max: f.gap.max,
+          p99_during_start_burst: f.gap.p99InBurst,
         },
-        start_burst_ms: burstEnd - result.start,
+        start_burst_ms: f.burstMs,
         server_event_loop_delay_ms: {
           p50: round(o.loopDelay.percentile(50) / 1e6),
-          p99: round(o.loopDelay.percentile(99) / 1e6),
+          p99: f.loopDelayP99,
         },
         cpu_cores: availableParallelism(),
         load_average_1m: round(loadavg()[0]!),
@@ -163,11 +291,26 @@ function report(
       2,
     ),
   );
-  const met = !result.timedOut && o.conversations >= 1000 && p99Gap < 100;
+  const met = !result.timedOut && o.conversations >= 1000 && f.gap.p99 < 100;
   console.log(`goal: ${GOAL}`);
   console.log(
-    `result: ${complete.length}/${o.conversations} conversations streamed, p99 gap ${p99Gap} ms → ${met ? 'MET' : 'NOT MET'}`,
+    `result: ${f.completed}/${o.conversations} conversations streamed, p99 gap ${f.gap.p99} ms → ${met ? 'MET' : 'NOT MET'}`,
   );
+  return f;
+}
+
+function printComparison(parley: Figures, floor: Figures): void {
+  const row = (name: string, f: Figures) =>
+    `| ${name.padEnd(45)} | ${String(f.envelopesPerS).padStart(11)} | ${String(f.first.p50).padStart(9)} | ${String(f.first.p99).padStart(9)} | ${String(f.gap.p50).padStart(7)} | ${String(f.gap.p99).padStart(7)} | ${String(f.gap.max).padStart(7)} |`;
+  console.log('\nsame replies, same load side, same run (times in ms)');
+  console.log(
+    '| server                                        | envelopes/s | first p50 | first p99 | gap p50 | gap p99 | gap max |',
+  );
+  console.log(
+    '|-----------------------------------------------|-------------|-----------|-----------|---------|---------|---------|',
+  );
+  console.log(row('parley (SQLite, memory broker, full protocol)', parley));
+  console.log(row('floor: bare ws + timers (no storage/protocol)', floor));
 }
 
 async function setUpConversation(baseUrl: string, companyId: string): Promise<Target> {
@@ -196,22 +339,34 @@ async function setUpConversation(baseUrl: string, companyId: string): Promise<Ta
 }
 
 /** The worker: connects every client, waits for "go", publishes one SendMessage each and times the replies. */
-async function runLoadSide(data: { wsUrl: string; targets: Target[]; timeoutMs: number }): Promise<void> {
+async function runLoadSide(data: LoadData): Promise<void> {
   const t0 = Date.now();
-  const outcomes: Outcome[] = data.targets.map(() => ({ sentAt: 0, arrivals: [], completedAt: 0 }));
+  const count = data.mode === 'centrifugo' ? data.targets.length : data.count;
+  const outcomes: Outcome[] = Array.from({ length: count }, () => ({
+    sentAt: 0,
+    arrivals: [],
+    completedAt: 0,
+  }));
   let completed = 0;
   let finish: () => void = () => {};
   const allDone = new Promise<void>((resolve) => (finish = resolve));
-  const sockets = await inBatches(data.targets.length, 50, (i) =>
-    connectAndSubscribe(data.wsUrl, data.targets[i]!, outcomes[i]!, () => {
-      if (++completed === data.targets.length) finish();
-    }),
+  const onComplete = () => {
+    if (++completed === count) finish();
+  };
+  const sockets = await inBatches(count, 50, (i) =>
+    data.mode === 'centrifugo'
+      ? connectAndSubscribe(data.wsUrl, data.targets[i]!, outcomes[i]!, onComplete)
+      : connectToFloor(data.wsUrl, outcomes[i]!, onComplete),
   );
-  parentPort!.postMessage({ type: 'subscribed', ms: Date.now() - t0 });
+  parentPort!.postMessage({ type: 'subscribed', clients: count, ms: Date.now() - t0 });
   await new Promise<void>((resolve) => parentPort!.once('message', () => resolve()));
   const start = Date.now();
   sockets.forEach((ws, i) => {
     outcomes[i]!.sentAt = Date.now();
+    if (data.mode === 'floor') {
+      ws.send('go');
+      return;
+    }
     ws.send(
       JSON.stringify({
         id: 3,
@@ -278,6 +433,23 @@ function connectAndSubscribe(
   });
 }
 
+/** The floor's client: every frame is one envelope of its reply. */
+function connectToFloor(wsUrl: string, outcome: Outcome, onComplete: () => void): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(wsUrl);
+    ws.on('error', reject);
+    ws.on('open', () => resolve(ws));
+    ws.on('message', (raw) => {
+      const now = Date.now();
+      outcome.arrivals.push(now);
+      if (JSON.parse(String(raw)).operation === 'complete') {
+        outcome.completedAt = now;
+        onComplete();
+      }
+    });
+  });
+}
+
 async function inBatches<T>(
   count: number,
   concurrency: number,
@@ -305,4 +477,4 @@ function percentile(values: number[], p: number): number {
 const round = (n: number) => Math.round(n * 100) / 100;
 
 if (isMainThread) await runServerSide();
-else await runLoadSide(workerData as { wsUrl: string; targets: Target[]; timeoutMs: number });
+else await runLoadSide(workerData as LoadData);
