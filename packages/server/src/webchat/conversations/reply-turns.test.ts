@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { createLogger } from '../../logging/logger.ts';
+import { testRedisUrl } from '../../testing/databases.ts';
+import { withTimeout } from '../testing/webchat-fixtures.ts';
+import { type InterruptReason, RedisReplyTurns } from './reply-turns.ts';
+
+// Two "nodes" (two RedisReplyTurns on their own connections) sharing one prefix, as a cluster's nodes do.
+describe('reply turns in Redis', () => {
+  const prefix = `parley-test:${randomBytes(5).toString('hex')}:`;
+  const connections: Redis[] = [];
+  const node = (turnTtlMs = 2_000) => {
+    const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+    connections.push(redis);
+    return new RedisReplyTurns(redis, { prefix, turnTtlMs, pollMs: 10, logger: createLogger('silent') });
+  };
+  let a: RedisReplyTurns;
+  let b: RedisReplyTurns;
+  before(() => {
+    a = node();
+    b = node();
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+    for (const redis of connections) redis.disconnect();
+  });
+
+  it('gives the turn in line order, one holder at a time, across nodes', async () => {
+    const conversation = randomUUID();
+    const events: string[] = [];
+    // Message 2 is queued on node B before message 1's node A even asks: B must still wait for 1.
+    await a.enqueue(conversation, 'm1', 1);
+    await b.enqueue(conversation, 'm2', 2);
+    const second = b
+      .acquire(conversation, 'm2', new AbortController().signal)
+      .then(() => events.push('m2 turn'));
+    await sleep(50);
+    assert.equal(events.length, 0, 'm2 waits while m1 is ahead in line');
+    await a.acquire(conversation, 'm1', new AbortController().signal);
+    events.push('m1 turn');
+    await sleep(50);
+    assert.equal(events.join(), 'm1 turn', 'm2 waits while m1 holds the turn');
+    await a.release(conversation, 'm1');
+    await withTimeout(second, 2_000, 'the turn of m2');
+    assert.deepEqual(events, ['m1 turn', 'm2 turn']);
+    await b.release(conversation, 'm2');
+  });
+
+  it('stops waiting when aborted, and leaving the line lets the next one through', async () => {
+    const conversation = randomUUID();
+    await a.enqueue(conversation, 'holder', 1);
+    await a.acquire(conversation, 'holder', new AbortController().signal);
+    await b.enqueue(conversation, 'waiter', 2);
+    await b.enqueue(conversation, 'next', 3);
+    const controller = new AbortController();
+    const waiting = b.acquire(conversation, 'waiter', controller.signal);
+    controller.abort('handover');
+    await assert.rejects(waiting, (reason) => reason === 'handover');
+    await b.release(conversation, 'waiter');
+    await a.release(conversation, 'holder');
+    // "waiter" left the line, so "next" gets the turn at once.
+    await withTimeout(
+      b.acquire(conversation, 'next', new AbortController().signal),
+      2_000,
+      'the turn of next',
+    );
+    await b.release(conversation, 'next');
+  });
+
+  it('a turn and a place in line left by a crashed node expire', async () => {
+    const conversation = randomUUID();
+    const crashed = node(300);
+    const survivor = node(300);
+    await crashed.enqueue(conversation, 'lost', 1);
+    await crashed.acquire(conversation, 'lost', new AbortController().signal);
+    await crashed.enqueue(conversation, 'lost-too', 2);
+    // The crashed node never releases; the survivor's message still gets its turn once both have expired.
+    await survivor.enqueue(conversation, 'alive', 3);
+    const started = Date.now();
+    await withTimeout(
+      survivor.acquire(conversation, 'alive', new AbortController().signal),
+      3_000,
+      'the turn',
+    );
+    assert.ok(Date.now() - started >= 250, 'it waited for the expiry, not less');
+    await survivor.release(conversation, 'alive');
+  });
+
+  it('tells the other nodes, not itself, to stop a conversation’s reply', async () => {
+    const heardByB: Array<[string, InterruptReason]> = [];
+    const heardByA: Array<[string, InterruptReason]> = [];
+    await b.onInterrupt((conversationId, reason) => heardByB.push([conversationId, reason]));
+    await a.onInterrupt((conversationId, reason) => heardByA.push([conversationId, reason]));
+    const conversation = randomUUID();
+    await a.interruptElsewhere(conversation, 'closed');
+    for (let i = 0; i < 100 && heardByB.length === 0; i++) await sleep(10);
+    assert.deepEqual(heardByB, [[conversation, 'closed']]);
+    assert.equal(heardByA.length, 0);
+  });
+
+  it('fails open when Redis is unreachable: the reply goes ahead', async () => {
+    const down = new Redis('redis://127.0.0.1:1', {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    down.on('error', () => {});
+    const turns = new RedisReplyTurns(down, { prefix, turnTtlMs: 1_000, logger: createLogger('silent') });
+    const conversation = randomUUID();
+    await withTimeout(
+      (async () => {
+        await turns.enqueue(conversation, 'm', 1);
+        await turns.acquire(conversation, 'm', new AbortController().signal);
+        await turns.release(conversation, 'm');
+      })(),
+      5_000,
+      'the calls to fail open',
+    );
+    down.disconnect();
+  });
+});
