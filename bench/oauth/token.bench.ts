@@ -3,6 +3,8 @@
 // the same machine, each server in its own child process, driven over keep-alive HTTP from this process by the lean
 // generator in bench/lib/http-load.ts (on a 2-core machine autocannon's own CPU use is a large share of what the
 // faster server could use). Prints grants/s and p50/p99 for both, and Parley's p99 at half of its measured peak.
+// A third server, the floor (token-floor-server.mjs), does only the essential work of a grant on raw node:http: it
+// shows what this machine allows at all, so a missed ratio can be told apart from a slow implementation.
 //
 // Goals (printed beside the figures): ≥ 3 × oidc-provider's grants/s, and p99 < 20 ms at half of Parley's peak.
 // Parley's per-client token quota is lifted for the run (PARLEY_TOKENS_PER_MINUTE) — the limiter still runs on
@@ -159,11 +161,16 @@ async function startParley(): Promise<{ target: Target; stop: () => Promise<void
   };
 }
 
-async function startOidcProvider(): Promise<{ target: Target; stop: () => Promise<void> }> {
+/** A comparison server from `bench/oauth/<script>` in its own process, with one client. */
+async function startScriptServer(
+  name: string,
+  script: string,
+  paths: { ready: string; token: string },
+): Promise<{ target: Target; stop: () => Promise<void> }> {
   const port = await freePort();
   const clientId = 'bench-client';
   const clientSecret = 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz';
-  const child = spawn(process.execPath, [join(root, 'bench/oauth/oidc-provider-server.mjs')], {
+  const child = spawn(process.execPath, [join(root, 'bench/oauth', script)], {
     cwd: root,
     env: {
       ...process.env,
@@ -174,12 +181,12 @@ async function startOidcProvider(): Promise<{ target: Target; stop: () => Promis
     },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
-  await waitUntilUp(`http://127.0.0.1:${port}/jwks`, child);
+  await waitUntilUp(`http://127.0.0.1:${port}${paths.ready}`, child);
   return {
     target: {
-      name: 'oidc-provider',
+      name,
       pid: child.pid!,
-      url: `http://127.0.0.1:${port}/token`,
+      url: `http://127.0.0.1:${port}${paths.token}`,
       authorization: basicAuth(clientId, clientSecret),
     },
     stop: () => stop(child),
@@ -187,14 +194,18 @@ async function startOidcProvider(): Promise<{ target: Target; stop: () => Promis
 }
 
 const parley = await startParley();
-const oidc = await startOidcProvider();
+const oidc = await startScriptServer('oidc-provider', 'oidc-provider-server.mjs', {
+  ready: '/jwks',
+  token: '/token',
+});
+const floor = await startScriptServer('floor', 'token-floor-server.mjs', { ready: '/', token: '/token' });
 let peaks: Map<string, Summary>;
 let half: LoadResult;
 try {
   console.log(
     `peak: ${ROUNDS} alternating rounds of ${ROUND_S} s per server, ${CONNECTIONS} keep-alive connections`,
   );
-  peaks = await measurePeaks([parley.target, oidc.target]);
+  peaks = await measurePeaks([parley.target, oidc.target, floor.target]);
   const rate = Math.max(1, Math.floor(peaks.get('parley')!.rate / 2));
   console.log(`parley at half its peak: ${rate}/s for ${HALF_S} s`);
   half = await run(parley.target.url, parley.target.authorization, { duration: HALF_S, overallRate: rate });
@@ -202,9 +213,11 @@ try {
 } finally {
   await parley.stop();
   await oidc.stop();
+  await floor.stop();
 }
 const ours = peaks.get('parley')!;
 const theirs = peaks.get('oidc-provider')!;
+const bare = peaks.get('floor')!;
 const ratio = ours.rate / theirs.rate;
 const halfP99 = half.latency.p99;
 const oidcVersion = (await import('oidc-provider/package.json', { with: { type: 'json' } })).default.version;
@@ -223,6 +236,9 @@ console.log(
   `| oidc-provider ${oidcVersion.padEnd(7)} (memory adapter)   | ${fmt(theirs.rate, 0)} | ${fmt(theirs.p50)} | ${fmt(theirs.p99)} |    ${us(theirs.cpuPerGrant)} |`,
 );
 console.log(
+  `| floor: raw node:http, essential work    | ${fmt(bare.rate, 0)} | ${fmt(bare.p50)} | ${fmt(bare.p99)} |    ${us(bare.cpuPerGrant)} |`,
+);
+console.log(
   `| parley at half peak (${String(Math.floor(ours.rate / 2)).padStart(5)}/s offered)    | ${fmt(half.requests.average, 0)} | ${fmt(half.latency.p50)} | ${fmt(halfP99)} |              |`,
 );
 console.log(
@@ -231,6 +247,9 @@ console.log(
 console.log(`parley p99 at half peak: ${halfP99} ms   goal < 20 ms   ${halfP99 < 20 ? 'MET' : 'MISSED'}`);
 if (!Number.isNaN(cpuRatio))
   console.log(`oidc-provider / parley CPU per grant: ${cpuRatio.toFixed(2)}x (grants per CPU-second)`);
+console.log(
+  `floor / oidc-provider grants/s: ${(bare.rate / theirs.rate).toFixed(2)}x (the essential work alone, in Node, on this machine); parley reaches ${((100 * ours.rate) / bare.rate).toFixed(0)} % of the floor`,
+);
 const { cpus, loadavg } = await import('node:os');
 console.log(
   `machine: ${cpus().length} CPUs, load average ${loadavg()

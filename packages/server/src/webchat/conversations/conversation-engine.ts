@@ -256,8 +256,7 @@ export class ConversationEngine {
       if (!turn) return;
       // Re-read: a handover or close may have happened while this message waited in the queue.
       const conversation = await this.deps.conversations.find(conversationId);
-      if (!conversation || conversation.status !== 'open' || conversation.handledBy !== 'digital_employee')
-        return;
+      if (conversation?.status !== 'open' || conversation.handledBy !== 'digital_employee') return;
       const employee = await this.deps.replies.findEmployee(
         conversation.companyId,
         conversation.digitalEmployeeId,
