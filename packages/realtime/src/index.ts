@@ -13,7 +13,6 @@ export async function createRealtimeEngine(options: RealtimeEngineOptions = {}):
 }
 
 export * from './broker/index.ts';
-export * from './broker/redis.ts';
 export type { DurationInput } from './config/duration.ts';
 export { parseGoDuration } from './config/duration.ts';
 export { ConfigError } from './config/errors.ts';

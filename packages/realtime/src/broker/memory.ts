@@ -1,4 +1,4 @@
-import { DEFAULT_IDEMPOTENCY_TTL_MS } from './defaults.ts';
+import { DEFAULT_IDEMPOTENCY_TTL_MS, reportHandlerErrorAsWarning } from './defaults.ts';
 import { BrokerError } from './errors.ts';
 import { MemoryHub, type MemoryNode } from './memory-hub.ts';
 import type {
@@ -33,10 +33,6 @@ const NOT_RUNNING: BrokerEventHandler = {
   onControl() {},
 };
 
-function reportAsWarning(error: unknown): void {
-  process.emitWarning(error instanceof Error ? error : new Error(String(error)), 'BrokerHandlerError');
-}
-
 /**
  * Single-process broker (Centrifugo's memory engine): history in memory, events delivered synchronously, before
  * `publish` resolves, to every node of the hub subscribed to the channel.
@@ -50,7 +46,7 @@ export class MemoryBroker implements Broker, MemoryNode {
 
   constructor(options: MemoryBrokerOptions = {}) {
     this.hub = options.hub ?? new MemoryHub();
-    this.onHandlerError = options.onHandlerError ?? reportAsWarning;
+    this.onHandlerError = options.onHandlerError ?? reportHandlerErrorAsWarning;
   }
 
   isSubscribed(channel: string): boolean {

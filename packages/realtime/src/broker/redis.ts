@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { DEFAULT_IDEMPOTENCY_TTL_MS } from './defaults.ts';
+import { DEFAULT_IDEMPOTENCY_TTL_MS, reportHandlerErrorAsWarning } from './defaults.ts';
 import { newEpoch } from './epoch.ts';
 import { BrokerError } from './errors.ts';
 import {
@@ -88,10 +88,6 @@ function unavailable(error: unknown): BrokerError {
   return new BrokerError('broker_unavailable', `redis: ${reason}`, { cause: error });
 }
 
-function reportAsWarning(error: unknown): void {
-  process.emitWarning(error instanceof Error ? error : new Error(String(error)), 'BrokerHandlerError');
-}
-
 function parsePosition(text: string): StreamPosition | undefined {
   if (text === '') return undefined;
   const colon = text.indexOf(':');
@@ -121,7 +117,7 @@ export class RedisBroker implements Broker {
   constructor(options: RedisBrokerOptions) {
     this.keys = new RedisKeys(options.prefix ?? DEFAULT_PREFIX);
     this.batchSize = options.subscribeBatchSize ?? 512;
-    this.onHandlerError = options.onHandlerError ?? reportAsWarning;
+    this.onHandlerError = options.onHandlerError ?? reportHandlerErrorAsWarning;
     const onError = options.onError ?? (() => {});
     this.commands = new Redis(options.url, { lazyConnect: true, enableAutoPipelining: true });
     // We resubscribe ourselves after a reconnect, from our own set of wanted channels (see `resubscribeAll`).

@@ -1,16 +1,18 @@
-import { isValidPublicationData, type ResolvedChannel } from '../config/namespaces.ts';
+import { isValidPublicationData } from '../config/namespaces.ts';
 import {
   type Command,
   type CommandMethod,
   encodeObject,
+  encodePresence,
   encodePublications,
   toRawJson,
+  toStreamPosition,
 } from '../protocol/codec.ts';
-import { DisconnectCode, ErrorCode } from '../protocol/codes.ts';
+import { DisconnectCode, ErrorCode, UnsubscribeCode, unsubscribeReason } from '../protocol/codes.ts';
 import { ClientError, DisconnectError } from '../protocol/errors.ts';
 import { TokenError } from '../tokens/jwt.ts';
 import { handleConnect } from './connect.ts';
-import { canPublish, canReadHistory, canReadPresence, isSubscribed } from './permissions.ts';
+import { canPublish, canReadHistory, canReadPresence, isSubscribed, resolveChannel } from './permissions.ts';
 import { type ClientSession, SessionState } from './session.ts';
 import { handleSubscribe } from './subscribe.ts';
 import { SubscriptionState } from './subscription.ts';
@@ -62,16 +64,6 @@ function requireChannel(channel: unknown): string {
   return channel;
 }
 
-/** Namespace lookup and name validation shared by publish/history/presence (102 / 107). */
-function resolveChannel(session: ClientSession, channel: string): ResolvedChannel {
-  const registry = session.engine.registry;
-  if (channel.length > registry.rules.maxLength) throw new ClientError(ErrorCode.badRequest);
-  const resolved = registry.resolve(channel);
-  if (resolved === undefined) throw new ClientError(ErrorCode.unknownChannel);
-  if (!registry.isValidName(channel, resolved)) throw new ClientError(ErrorCode.badRequest);
-  return resolved;
-}
-
 function handleUnsubscribe(
   session: ClientSession,
   id: number,
@@ -81,7 +73,10 @@ function handleUnsubscribe(
   const sub = session.subs.get(channel);
   if (sub !== undefined) {
     session.subs.delete(channel);
-    session.engine.finishSubscription(sub, { code: 0, reason: 'client unsubscribed' });
+    session.engine.finishSubscription(sub, {
+      code: UnsubscribeCode.client,
+      reason: unsubscribeReason(UnsubscribeCode.client),
+    });
   }
   // Success even when not subscribed (LIB unsubscribe).
   session.reply(id, 'unsubscribe', '{}');
@@ -154,13 +149,7 @@ async function handleHistory(
   let limit = typeof request.limit === 'number' && Number.isInteger(request.limit) ? request.limit : 0;
   if (limit < 0 || limit > max) limit = max;
   const since =
-    request.since !== undefined && request.since !== null && typeof request.since === 'object'
-      ? {
-          offset:
-            typeof request.since.offset === 'number' && request.since.offset > 0 ? request.since.offset : 0,
-          epoch: typeof request.since.epoch === 'string' ? request.since.epoch : '',
-        }
-      : undefined;
+    request.since !== null && typeof request.since === 'object' ? toStreamPosition(request.since) : undefined;
   const reverse = request.reverse === true;
   const result = await engine.readHistory(channel, options, { since, limit, reverse });
   session.reply(
@@ -202,7 +191,7 @@ async function handlePresence(
   session.reply(
     id,
     'presence',
-    `{"presence":${engine.encodePresence(await engine.presenceManager.presence(channel))}}`,
+    `{"presence":${encodePresence(await engine.presenceManager.presence(channel))}}`,
   );
 }
 

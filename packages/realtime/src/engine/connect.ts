@@ -1,4 +1,4 @@
-import { type Command, encodeObject, toRawJson } from '../protocol/codec.ts';
+import { type Command, encodeObject, toRawJson, toStreamPosition } from '../protocol/codec.ts';
 import { DisconnectCode, ErrorCode } from '../protocol/codes.ts';
 import { ClientError, DisconnectError } from '../protocol/errors.ts';
 import { TokenError } from '../tokens/jwt.ts';
@@ -107,8 +107,7 @@ function recoveryFor(request: ConnectRequest, channel: string): RecoveryRequest 
   const entry = request.subs?.[channel];
   return {
     recover: entry?.recover === true,
-    offset: typeof entry?.offset === 'number' && entry.offset > 0 ? entry.offset : 0,
-    epoch: typeof entry?.epoch === 'string' ? entry.epoch : '',
+    ...toStreamPosition(entry),
     flag: 0,
   };
 }

@@ -9,7 +9,6 @@ import type {
   ClientInfo,
   HistoryResult,
   PresenceManager,
-  Publication,
   StreamPosition,
 } from '../broker/types.ts';
 import {
@@ -23,13 +22,12 @@ import {
   resolveEngineOptions,
 } from '../config/options.ts';
 import { handleApiRequest } from '../http-api/handler.ts';
-import { encodeClientInfo, encodePublicationPush } from '../protocol/codec.ts';
 import {
-  DISCONNECT_REASONS,
   DisconnectCode,
+  disconnectReason,
   ErrorCode,
-  UNSUBSCRIBE_REASONS,
   UnsubscribeCode,
+  unsubscribeReason,
 } from '../protocol/codes.ts';
 import { ClientError } from '../protocol/errors.ts';
 import { TokenVerifier } from '../tokens/verifier.ts';
@@ -297,19 +295,6 @@ export class RealtimeEngine {
     return info;
   }
 
-  /** @internal */
-  encodePublicationPush(channel: string, publication: Publication): string {
-    return encodePublicationPush(channel, publication);
-  }
-
-  /** @internal Presence map as a JSON object of ClientInfo (raw infos embedded). */
-  encodePresence(presence: Record<string, ClientInfo>): string {
-    const parts: string[] = [];
-    for (const clientId in presence)
-      parts.push(`${JSON.stringify(clientId)}:${encodeClientInfo(presence[clientId]!)}`);
-    return `{${parts.join(',')}}`;
-  }
-
   /** @internal Publishes serialised data with the namespace's history retention. */
   async publishRaw(request: InternalPublish): Promise<StreamPosition | undefined> {
     const history = request.skipHistory ? undefined : request.options.history;
@@ -431,7 +416,7 @@ export class RealtimeEngine {
       from: this.nodeId,
       user,
       code,
-      reason: options.reason ?? DISCONNECT_REASONS[code] ?? 'disconnect',
+      reason: options.reason ?? disconnectReason(code),
       ...(options.clientId ? { client: options.clientId } : {}),
       ...(options.whitelist?.length ? { whitelist: options.whitelist } : {}),
     });
@@ -446,7 +431,7 @@ export class RealtimeEngine {
       user,
       channel,
       code,
-      reason: options.reason ?? UNSUBSCRIBE_REASONS[code] ?? 'server unsubscribe',
+      reason: options.reason ?? unsubscribeReason(code),
       ...(options.clientId ? { client: options.clientId } : {}),
     });
   }

@@ -12,12 +12,7 @@ import {
   encodeUnsubscribePush,
   PING_FRAME,
 } from '../protocol/codec.ts';
-import {
-  DISCONNECT_REASONS,
-  DisconnectCode,
-  UNSUBSCRIBE_REASONS,
-  UnsubscribeCode,
-} from '../protocol/codes.ts';
+import { DisconnectCode, disconnectReason, UnsubscribeCode, unsubscribeReason } from '../protocol/codes.ts';
 import { ClientError, DisconnectError, toClientError } from '../protocol/errors.ts';
 import { dispatchCommand } from './commands.ts';
 import type { RealtimeEngine } from './engine.ts';
@@ -282,7 +277,7 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
 
   disconnect(code: number = DisconnectCode.forceNoReconnect, reason?: string): void {
     if (this.state === SessionState.Closed) return;
-    const text = reason ?? DISCONNECT_REASONS[code] ?? 'disconnect';
+    const text = reason ?? disconnectReason(code);
     // Pending replies go out before the close frame so the client sees them (e.g. a connect error).
     const out = this.out;
     this.out = null;
@@ -311,7 +306,7 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     for (const sub of this.subs.values()) {
       this.engine.finishSubscription(sub, {
         code: UnsubscribeCode.disconnect,
-        reason: UNSUBSCRIBE_REASONS[1]!,
+        reason: unsubscribeReason(UnsubscribeCode.disconnect),
       });
     }
     this.subs.clear();
@@ -322,7 +317,7 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
   unsubscribe(channel: string, code: number = UnsubscribeCode.server, reason?: string): void {
     const sub = this.subs.get(channel);
     if (sub === undefined || this.state === SessionState.Closed) return;
-    const text = reason ?? UNSUBSCRIBE_REASONS[code] ?? 'server unsubscribe';
+    const text = reason ?? unsubscribeReason(code);
     this.subs.delete(channel);
     const wasSubscribed = sub.state === SubscriptionState.Subscribed;
     this.engine.finishSubscription(sub, { code, reason: text });

@@ -1,12 +1,18 @@
 import type { Publication, StreamPosition } from '../broker/types.ts';
 import type { ResolvedChannelOptions } from '../config/namespaces.ts';
-import { type Command, encodeObject, encodePublications } from '../protocol/codec.ts';
+import {
+  type Command,
+  encodeObject,
+  encodePublicationPush,
+  encodePublications,
+  toStreamPosition,
+} from '../protocol/codec.ts';
 import { DisconnectCode, ErrorCode } from '../protocol/codes.ts';
 import { ClientError, DisconnectError } from '../protocol/errors.ts';
 import { TokenError } from '../tokens/jwt.ts';
 import type { SubscriptionOverride } from '../tokens/verifier.ts';
 import { advancePosition, PositionVerdict } from './hub.ts';
-import { canReadHistory, canReadPresence } from './permissions.ts';
+import { canReadHistory, canReadPresence, resolveChannel } from './permissions.ts';
 import type { ClientSession } from './session.ts';
 import { Subscription, type SubscriptionFlags, SubscriptionState } from './subscription.ts';
 
@@ -123,16 +129,12 @@ export async function handleSubscribe(
   if (typeof channel !== 'string' || channel === '') throw new DisconnectError(DisconnectCode.badRequest);
   if (session.subs.has(channel)) throw new ClientError(ErrorCode.alreadySubscribed);
   if (session.subs.size >= engine.options.channelLimit) throw new ClientError(ErrorCode.limitExceeded);
-  if (channel.length > engine.registry.rules.maxLength) throw new ClientError(ErrorCode.badRequest);
-  const resolved = engine.registry.resolve(channel);
-  if (resolved === undefined) throw new ClientError(ErrorCode.unknownChannel);
-  if (!engine.registry.isValidName(channel, resolved)) throw new ClientError(ErrorCode.badRequest);
+  const resolved = resolveChannel(session, channel);
   const grant = authorizeSubscribe(session, channel, resolved.options, request);
   const sub = createSubscription(session, channel, resolved.options, grant, false);
   const recovery: RecoveryRequest = {
     recover: request.recover === true,
-    offset: typeof request.offset === 'number' && request.offset > 0 ? request.offset : 0,
-    epoch: typeof request.epoch === 'string' ? request.epoch : '',
+    ...toStreamPosition(request),
     flag: typeof request.flag === 'number' ? request.flag : 0,
   };
   session.subs.set(channel, sub);
@@ -262,7 +264,7 @@ export function activateSubscription(sub: Subscription): void {
         session.onInsufficientState(sub);
         return;
       }
-      session.enqueue(session.engine.encodePublicationPush(sub.channel, publication));
+      session.enqueue(encodePublicationPush(sub.channel, publication));
     }
   }
   if (sub.flags.presence) session.notePresence(Date.now());

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StreamPosition } from '../broker/types.ts';
 import type { RealtimeEngine } from '../engine/engine.ts';
-import { encodePublications } from '../protocol/codec.ts';
+import { encodePresence, encodePublications, toStreamPosition } from '../protocol/codec.ts';
 import { DisconnectCode, ErrorCode, UnsubscribeCode } from '../protocol/codes.ts';
 import { ClientError } from '../protocol/errors.ts';
 
@@ -145,11 +145,7 @@ const METHODS: Record<string, Method> = {
     let since: StreamPosition | undefined;
     if (body.since !== undefined && body.since !== null) {
       if (typeof body.since !== 'object') throw new ClientError(ErrorCode.badRequest);
-      const raw = body.since as { offset?: unknown; epoch?: unknown };
-      since = {
-        offset: typeof raw.offset === 'number' && raw.offset > 0 ? raw.offset : 0,
-        epoch: typeof raw.epoch === 'string' ? raw.epoch : '',
-      };
+      since = toStreamPosition(body.since);
     }
     const result = await engine.readHistory(channel, options, {
       since,
@@ -167,7 +163,7 @@ const METHODS: Record<string, Method> = {
   async presence(engine, body) {
     const channel = str(body, 'channel');
     if (!engine.channelOptions(channel).presence) throw new ClientError(ErrorCode.notAvailable);
-    return `{"presence":${engine.encodePresence(await engine.presenceManager.presence(channel))}}`;
+    return `{"presence":${encodePresence(await engine.presenceManager.presence(channel))}}`;
   },
 
   async presence_stats(engine, body) {

@@ -1,4 +1,4 @@
-import type { ClientInfo, Publication } from '../broker/types.ts';
+import type { ClientInfo, Publication, StreamPosition } from '../broker/types.ts';
 import type { ClientError } from './errors.ts';
 
 /**
@@ -86,6 +86,21 @@ export function commandMethod(command: Command): CommandMethod | 'pong' | undefi
   return command.id === undefined || command.id === 0 ? 'pong' : undefined;
 }
 
+/**
+ * An untrusted `{offset, epoch}` (a command's recovery position or history `since`, or an API body's) as a stream
+ * position: a missing, non-numeric or non-positive offset reads as 0, a non-string epoch as "".
+ */
+export function toStreamPosition(
+  raw: { offset?: unknown; epoch?: unknown } | null | undefined,
+): StreamPosition {
+  const offset = raw?.offset;
+  const epoch = raw?.epoch;
+  return {
+    offset: typeof offset === 'number' && offset > 0 ? offset : 0,
+    epoch: typeof epoch === 'string' ? epoch : '',
+  };
+}
+
 export class FrameDecodeError extends Error {
   readonly code = 'realtime_frame_malformed' as const;
 }
@@ -137,6 +152,14 @@ export function encodeClientInfo(info: ClientInfo): string {
   if (info.connInfo) out += `,"conn_info":${safeRawJson(info.connInfo)}`;
   if (info.chanInfo) out += `,"chan_info":${safeRawJson(info.chanInfo)}`;
   return `${out}}`;
+}
+
+/** A presence map (client id → ClientInfo) as one JSON object, raw infos embedded. */
+export function encodePresence(presence: Record<string, ClientInfo>): string {
+  const parts: string[] = [];
+  for (const clientId in presence)
+    parts.push(`${JSON.stringify(clientId)}:${encodeClientInfo(presence[clientId]!)}`);
+  return `{${parts.join(',')}}`;
 }
 
 export function encodePublication(publication: Publication): string {

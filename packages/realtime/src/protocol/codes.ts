@@ -98,6 +98,11 @@ export const DISCONNECT_REASONS: Readonly<Record<number, string>> = {
   3509: 'too many errors',
 };
 
+/** The standard reason of a disconnect code; application codes without one get "disconnect". */
+export function disconnectReason(code: number): string {
+  return DISCONNECT_REASONS[code] ?? 'disconnect';
+}
+
 /** Close code the JS client maps to "message size limit" and does not reconnect after (brief §1.1, §3.3). */
 export const CLOSE_MESSAGE_TOO_BIG = 1009;
 
@@ -119,6 +124,11 @@ export const UNSUBSCRIBE_REASONS: Readonly<Record<number, string>> = {
   2501: 'subscription expired',
   2502: 'state invalidated',
 };
+
+/** The standard reason of an unsubscribe code; application codes without one get "server unsubscribe". */
+export function unsubscribeReason(code: number): string {
+  return UNSUBSCRIBE_REASONS[code] ?? 'server unsubscribe';
+}
 
 /** Whether the JS client stops reconnecting after this close or disconnect code (brief §3.3 "JS rule"). */
 export function isTerminalDisconnect(code: number): boolean {

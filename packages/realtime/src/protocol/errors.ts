@@ -1,4 +1,4 @@
-import { DISCONNECT_REASONS, ERROR_MESSAGES, TEMPORARY_ERROR_CODES } from './codes.ts';
+import { disconnectReason, ERROR_MESSAGES, TEMPORARY_ERROR_CODES } from './codes.ts';
 
 /**
  * A reply error sent to the client (`{"error":{code,message,temporary}}`). Throw it from hooks to reject a
@@ -28,7 +28,7 @@ export class DisconnectError extends Error {
   readonly reason: string;
 
   constructor(protocolCode: number, reason?: string) {
-    const text = reason ?? DISCONNECT_REASONS[protocolCode] ?? 'disconnect';
+    const text = reason ?? disconnectReason(protocolCode);
     super(text);
     this.name = 'DisconnectError';
     this.protocolCode = protocolCode;

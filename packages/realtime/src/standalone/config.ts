@@ -1,7 +1,8 @@
-import { parseGoDuration } from '../config/duration.ts';
+import { toMilliseconds } from '../config/duration.ts';
 import { ConfigError } from '../config/errors.ts';
 import type { ChannelOptions, ChannelRules, NamespaceConfig } from '../config/namespaces.ts';
 import type { RealtimeEngineOptions } from '../config/options.ts';
+import type { TokenOptions } from '../tokens/verifier.ts';
 
 /**
  * Loads a Centrifugo v6 JSON configuration (CFGO `internal/configtypes`) into engine options. Every key that this
@@ -50,6 +51,74 @@ const CHANNEL_OPTION_KEYS = new Set<keyof ChannelOptions>([
   'publication_data_format',
 ]);
 const DURATION_CHANNEL_KEYS = new Set(['history_ttl', 'history_meta_ttl']);
+
+/** What each `Reader` method yields. */
+interface KindValues {
+  string: string;
+  bool: boolean;
+  number: number;
+  strings: string[];
+  durationMs: number;
+}
+type Kind = keyof KindValues;
+/** The kinds whose value fits an option of type `V`, so a table entry cannot put a string into a number option. */
+type KindFor<V> = { [K in Kind]: KindValues[K] extends NonNullable<V> ? K : never }[Kind];
+/**
+ * Options copied as read, `option: [Centrifugo key, kind]`. The same table lists the section's known keys, so a
+ * key cannot be accepted without being read, or read while being reported as unknown.
+ */
+type Fields<T> = { [P in keyof T]?: readonly [key: string, kind: KindFor<T[P]>] };
+
+const TOKEN_FIELDS: Fields<TokenOptions> = {
+  rsaPublicKey: ['rsa_public_key', 'string'],
+  ecdsaPublicKey: ['ecdsa_public_key', 'string'],
+  audience: ['audience', 'string'],
+  issuer: ['issuer', 'string'],
+  userIdClaim: ['user_id_claim', 'string'],
+};
+
+const CLIENT_FIELDS: Fields<RealtimeEngineOptions> = {
+  allowedOrigins: ['allowed_origins', 'strings'],
+  insecure: ['insecure', 'bool'],
+  allowAnonymousConnectWithoutToken: ['allow_anonymous_connect_without_token', 'bool'],
+  disallowAnonymousConnectionTokens: ['disallow_anonymous_connection_tokens', 'bool'],
+  pingIntervalMs: ['ping_interval', 'durationMs'],
+  pongTimeoutMs: ['pong_timeout', 'durationMs'],
+  expiredCloseDelayMs: ['expired_close_delay', 'durationMs'],
+  expiredSubCloseDelayMs: ['expired_sub_close_delay', 'durationMs'],
+  staleCloseDelayMs: ['stale_close_delay', 'durationMs'],
+  channelLimit: ['channel_limit', 'number'],
+  maxBufferedBytes: ['queue_max_size', 'number'],
+  presenceUpdateIntervalMs: ['presence_update_interval', 'durationMs'],
+  channelPositionCheckDelayMs: ['channel_position_check_delay', 'durationMs'],
+  userConnectionLimit: ['user_connection_limit', 'number'],
+  historyMaxPublicationLimit: ['history_max_publication_limit', 'number'],
+  recoveryMaxPublicationLimit: ['recovery_max_publication_limit', 'number'],
+};
+
+const CHANNEL_RULE_FIELDS: Fields<ChannelRules> = {
+  maxLength: ['max_length', 'number'],
+  privatePrefix: ['private_prefix', 'string'],
+  namespaceBoundary: ['namespace_boundary', 'string'],
+  userBoundary: ['user_boundary', 'string'],
+  userSeparator: ['user_separator', 'string'],
+  historyMetaTtlMs: ['history_meta_ttl', 'durationMs'],
+};
+
+const HTTP_API_FIELDS: Fields<RealtimeEngineOptions> = {
+  apiKey: ['key', 'string'],
+  apiInsecure: ['insecure', 'bool'],
+  apiPrefix: ['handler_prefix', 'string'],
+};
+
+const WEBSOCKET_FIELDS: Fields<RealtimeEngineOptions> = {
+  maxFrameBytes: ['message_size_limit', 'number'],
+  websocketPath: ['handler_prefix', 'string'],
+};
+
+function keysOf<T>(fields: Fields<T>): string[] {
+  return Object.values<readonly [string, Kind] | undefined>(fields).map((field) => field![0]);
+}
 
 class Reader {
   readonly unknownKeys: string[] = [];
@@ -112,10 +181,13 @@ class Reader {
       return value / 1e6;
     }
     if (typeof value !== 'string') throw new ConfigError(`${join(path, key)} must be a duration like "30s"`);
-    try {
-      return parseGoDuration(value);
-    } catch (error) {
-      throw new ConfigError(`${join(path, key)}: ${(error as Error).message}`);
+    return toMilliseconds(value, join(path, key));
+  }
+
+  /** Reads every entry of `fields` from `object` into `target`; absent keys leave the option unset. */
+  fields<T extends object>(object: Json, path: string, target: T, fields: Fields<T>): void {
+    for (const [option, field] of Object.entries(fields) as [keyof T & string, readonly [string, Kind]][]) {
+      assign(target, option, this[field[1]](object, field[0], path) as T[keyof T] | undefined);
     }
   }
 
@@ -143,34 +215,12 @@ function assign<T extends object, K extends keyof T>(target: T, key: K, value: T
 
 function readClient(reader: Reader, root: Json, options: RealtimeEngineOptions): void {
   const client = reader.section(root, 'client', '');
-  reader.checkKeys(client, 'client', [
-    'token',
-    'allowed_origins',
-    'insecure',
-    'allow_anonymous_connect_without_token',
-    'disallow_anonymous_connection_tokens',
-    'ping_interval',
-    'pong_timeout',
-    'expired_close_delay',
-    'expired_sub_close_delay',
-    'stale_close_delay',
-    'channel_limit',
-    'queue_max_size',
-    'presence_update_interval',
-    'channel_position_check_delay',
-    'user_connection_limit',
-    'history_max_publication_limit',
-    'recovery_max_publication_limit',
-  ]);
+  reader.checkKeys(client, 'client', ['token', ...keysOf(CLIENT_FIELDS)]);
   const token = reader.section(client, 'token', 'client');
   reader.checkKeys(token, 'client.token', [
     'hmac_secret_key',
     'hmac_previous_secret_key',
-    'rsa_public_key',
-    'ecdsa_public_key',
-    'audience',
-    'issuer',
-    'user_id_claim',
+    ...keysOf(TOKEN_FIELDS),
   ]);
   const hmac = [
     reader.string(token, 'hmac_secret_key', 'client.token'),
@@ -178,68 +228,16 @@ function readClient(reader: Reader, root: Json, options: RealtimeEngineOptions):
   ].filter((k): k is string => k !== undefined && k !== '');
   options.token = {};
   if (hmac.length > 0) options.token.hmacSecretKeys = hmac;
-  assign(options.token, 'rsaPublicKey', reader.string(token, 'rsa_public_key', 'client.token'));
-  assign(options.token, 'ecdsaPublicKey', reader.string(token, 'ecdsa_public_key', 'client.token'));
-  assign(options.token, 'audience', reader.string(token, 'audience', 'client.token'));
-  assign(options.token, 'issuer', reader.string(token, 'issuer', 'client.token'));
-  assign(options.token, 'userIdClaim', reader.string(token, 'user_id_claim', 'client.token'));
-  assign(options, 'allowedOrigins', reader.strings(client, 'allowed_origins', 'client'));
-  assign(options, 'insecure', reader.bool(client, 'insecure', 'client'));
-  assign(
-    options,
-    'allowAnonymousConnectWithoutToken',
-    reader.bool(client, 'allow_anonymous_connect_without_token', 'client'),
-  );
-  assign(
-    options,
-    'disallowAnonymousConnectionTokens',
-    reader.bool(client, 'disallow_anonymous_connection_tokens', 'client'),
-  );
+  reader.fields(token, 'client.token', options.token, TOKEN_FIELDS);
+  reader.fields(client, 'client', options, CLIENT_FIELDS);
   // Centrifugo uses -1 to switch pings / pong checks off; the engine uses 0.
-  const ping = reader.durationMs(client, 'ping_interval', 'client');
-  assign(options, 'pingIntervalMs', ping === undefined ? undefined : Math.max(0, ping));
-  const pong = reader.durationMs(client, 'pong_timeout', 'client');
-  assign(options, 'pongTimeoutMs', pong === undefined ? undefined : Math.max(0, pong));
-  assign(options, 'expiredCloseDelayMs', reader.durationMs(client, 'expired_close_delay', 'client'));
-  assign(options, 'expiredSubCloseDelayMs', reader.durationMs(client, 'expired_sub_close_delay', 'client'));
-  assign(options, 'staleCloseDelayMs', reader.durationMs(client, 'stale_close_delay', 'client'));
-  assign(options, 'channelLimit', reader.number(client, 'channel_limit', 'client'));
-  assign(options, 'maxBufferedBytes', reader.number(client, 'queue_max_size', 'client'));
-  assign(
-    options,
-    'presenceUpdateIntervalMs',
-    reader.durationMs(client, 'presence_update_interval', 'client'),
-  );
-  assign(
-    options,
-    'channelPositionCheckDelayMs',
-    reader.durationMs(client, 'channel_position_check_delay', 'client'),
-  );
-  assign(options, 'userConnectionLimit', reader.number(client, 'user_connection_limit', 'client'));
-  assign(
-    options,
-    'historyMaxPublicationLimit',
-    reader.number(client, 'history_max_publication_limit', 'client'),
-  );
-  assign(
-    options,
-    'recoveryMaxPublicationLimit',
-    reader.number(client, 'recovery_max_publication_limit', 'client'),
-  );
+  if (options.pingIntervalMs !== undefined) options.pingIntervalMs = Math.max(0, options.pingIntervalMs);
+  if (options.pongTimeoutMs !== undefined) options.pongTimeoutMs = Math.max(0, options.pongTimeoutMs);
 }
 
 function readChannel(reader: Reader, root: Json, options: RealtimeEngineOptions): void {
   const channel = reader.section(root, 'channel', '');
-  reader.checkKeys(channel, 'channel', [
-    'without_namespace',
-    'namespaces',
-    'max_length',
-    'private_prefix',
-    'namespace_boundary',
-    'user_boundary',
-    'user_separator',
-    'history_meta_ttl',
-  ]);
+  reader.checkKeys(channel, 'channel', ['without_namespace', 'namespaces', ...keysOf(CHANNEL_RULE_FIELDS)]);
   options.withoutNamespace = reader.channelOptions(
     reader.section(channel, 'without_namespace', 'channel'),
     'channel.without_namespace',
@@ -255,12 +253,7 @@ function readChannel(reader: Reader, root: Json, options: RealtimeEngineOptions)
     return { name, ...reader.channelOptions(entry as Json, path) };
   });
   const rules: Partial<ChannelRules> = {};
-  assign(rules, 'maxLength', reader.number(channel, 'max_length', 'channel'));
-  assign(rules, 'privatePrefix', reader.string(channel, 'private_prefix', 'channel'));
-  assign(rules, 'namespaceBoundary', reader.string(channel, 'namespace_boundary', 'channel'));
-  assign(rules, 'userBoundary', reader.string(channel, 'user_boundary', 'channel'));
-  assign(rules, 'userSeparator', reader.string(channel, 'user_separator', 'channel'));
-  assign(rules, 'historyMetaTtlMs', reader.durationMs(channel, 'history_meta_ttl', 'channel'));
+  reader.fields(channel, 'channel', rules, CHANNEL_RULE_FIELDS);
   options.channelRules = rules;
 }
 
@@ -313,15 +306,12 @@ export function loadCentrifugoConfig(config: string | Json): StandaloneSettings 
   readChannel(reader, json, options);
 
   const httpApi = reader.section(json, 'http_api', '');
-  reader.checkKeys(httpApi, 'http_api', ['key', 'insecure', 'handler_prefix']);
-  assign(options, 'apiKey', reader.string(httpApi, 'key', 'http_api'));
-  assign(options, 'apiInsecure', reader.bool(httpApi, 'insecure', 'http_api'));
-  assign(options, 'apiPrefix', reader.string(httpApi, 'handler_prefix', 'http_api'));
+  reader.checkKeys(httpApi, 'http_api', keysOf(HTTP_API_FIELDS));
+  reader.fields(httpApi, 'http_api', options, HTTP_API_FIELDS);
 
   const websocket = reader.section(json, 'websocket', '');
-  reader.checkKeys(websocket, 'websocket', ['message_size_limit', 'handler_prefix']);
-  assign(options, 'maxFrameBytes', reader.number(websocket, 'message_size_limit', 'websocket'));
-  assign(options, 'websocketPath', reader.string(websocket, 'handler_prefix', 'websocket'));
+  reader.checkKeys(websocket, 'websocket', keysOf(WEBSOCKET_FIELDS));
+  reader.fields(websocket, 'websocket', options, WEBSOCKET_FIELDS);
 
   const httpServer = reader.section(json, 'http_server', '');
   reader.checkKeys(httpServer, 'http_server', ['port', 'address']);
