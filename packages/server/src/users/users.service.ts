@@ -49,9 +49,8 @@ export class UsersService {
       throw new WeakPasswordError();
     if (!ROLES.includes(input.role as UserRole)) throw new InvalidRoleError();
     await requireCompany(this.db, input.companyId);
-    if (await this.db.selectFrom('portal_users').select('id').where('email', '=', email).executeTakeFirst()) {
-      throw new EmailTakenError();
-    }
+    // Checked before hashing so a taken email costs no argon2 run; the unique index below still decides races.
+    if (await this.emailTaken(email)) throw new EmailTakenError();
     const user: PortalUser = {
       id: randomUUID(),
       companyId: input.companyId,
@@ -76,11 +75,7 @@ export class UsersService {
         .execute();
     } catch (err) {
       // Two concurrent creations of one email: the unique index decides.
-      if (
-        await this.db.selectFrom('portal_users').select('id').where('email', '=', email).executeTakeFirst()
-      ) {
-        throw new EmailTakenError();
-      }
+      if (await this.emailTaken(email)) throw new EmailTakenError();
       throw err;
     }
     return user;
@@ -93,12 +88,13 @@ export class UsersService {
       .selectAll()
       .where('email', '=', normalizeEmail(email))
       .executeTakeFirst();
-    if (!row) {
+    // An over-long password cannot match, but it still costs the dummy verification: answering a known email
+    // faster than an unknown one would reveal which accounts exist.
+    if (!row || password.length > PASSWORD_MAX_LENGTH) {
       await verifyPassword(await dummyPasswordHash(), password);
       return undefined;
     }
-    if (password.length > PASSWORD_MAX_LENGTH || !(await verifyPassword(row.password_hash, password)))
-      return undefined;
+    if (!(await verifyPassword(row.password_hash, password))) return undefined;
     const lastLoginAt = now();
     await this.db
       .updateTable('portal_users')
@@ -106,6 +102,15 @@ export class UsersService {
       .where('id', '=', row.id)
       .execute();
     return { ...toUser(row), lastLoginAt };
+  }
+
+  private async emailTaken(email: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('portal_users')
+      .select('id')
+      .where('email', '=', email)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async find(id: string): Promise<PortalUser | undefined> {
