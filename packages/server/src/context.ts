@@ -49,6 +49,15 @@ export async function createContext(
     schema: options.schema,
   });
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
+  const closeAll = async () => {
+    for (const fn of closers.reverse().splice(0)) {
+      try {
+        await fn();
+      } catch (err) {
+        logger.error({ err }, 'error while closing');
+      }
+    }
+  };
   try {
     const applied = await migrateToLatest(store);
     if (applied.length > 0) logger.info({ migrations: applied, store: store.describe }, 'database migrated');
@@ -86,18 +95,11 @@ export async function createContext(
       connectorCaller: integrations.outbound,
       digitalEmployees: createDigitalEmployees(store, companies, integrations.connectors),
       onClose: (fn) => closers.push(fn),
-      close: async () => {
-        for (const fn of closers.reverse().splice(0)) {
-          try {
-            await fn();
-          } catch (err) {
-            logger.error({ err }, 'error while closing');
-          }
-        }
-      },
+      close: closeAll,
     };
   } catch (err) {
-    await store.close();
+    // Whatever was opened before the failure (store, outbound sockets) is closed; the cause is what is thrown.
+    await closeAll();
     throw err;
   }
 }

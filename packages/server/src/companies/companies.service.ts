@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { BadRequestError, NotFoundError } from '../errors/app-error.ts';
 import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
+import type { CompaniesTable } from './companies.tables.ts';
 
 export interface Company {
   id: string;
@@ -47,14 +48,7 @@ export class CompaniesService {
   async find(id: string): Promise<Company | undefined> {
     if (!isUuid(id)) return undefined;
     const row = await this.db.selectFrom('companies').selectAll().where('id', '=', id).executeTakeFirst();
-    return (
-      row && {
-        id: row.id,
-        name: row.name,
-        allowedOrigins: JSON.parse(row.allowed_origins),
-        createdAt: row.created_at,
-      }
-    );
+    return row && toCompany(row);
   }
 
   async get(id: string): Promise<Company> {
@@ -65,24 +59,29 @@ export class CompaniesService {
 
   async list(): Promise<Company[]> {
     const rows = await this.db.selectFrom('companies').selectAll().orderBy('created_at').execute();
-    return rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      allowedOrigins: JSON.parse(row.allowed_origins),
-      createdAt: row.created_at,
-    }));
+    return rows.map(toCompany);
   }
 
   async setAllowedOrigins(id: string, origins: string[]): Promise<Company> {
-    await this.get(id);
-    await this.db
-      .updateTable('companies')
-      .set({ allowed_origins: JSON.stringify(origins) })
-      .where('id', '=', id)
-      .execute();
-    return this.get(id);
+    const row =
+      isUuid(id) &&
+      (await this.db
+        .updateTable('companies')
+        .set({ allowed_origins: JSON.stringify(origins) })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst());
+    if (!row) throw new NotFoundError('company_not_found', 'No such company.');
+    return toCompany(row);
   }
 }
+
+const toCompany = (row: CompaniesTable): Company => ({
+  id: row.id,
+  name: row.name,
+  allowedOrigins: JSON.parse(row.allowed_origins),
+  createdAt: row.created_at,
+});
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string): boolean => UUID_RE.test(value);

@@ -40,6 +40,19 @@ describe('config', () => {
     assert.equal(config.trustProxy, true);
   });
 
+  it('derives the public URL and token audience from overrides, which win over the environment', () => {
+    const byPort = loadConfig({ PORT: '9000' }, { port: 7000 });
+    assert.equal(byPort.port, 7000);
+    assert.equal(byPort.publicUrl, 'http://localhost:7000');
+    assert.equal(byPort.oauth.audience, 'http://localhost:7000');
+    const byUrl = loadConfig(
+      { PARLEY_PUBLIC_URL: 'https://env.example' },
+      { publicUrl: 'https://chat.example' },
+    );
+    assert.equal(byUrl.publicUrl, 'https://chat.example');
+    assert.equal(byUrl.oauth.audience, 'https://chat.example');
+  });
+
   it('refuses invalid values, listing every problem without echoing secrets', () => {
     assert.throws(
       () => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://root:hunter2@db/x', LOG_LEVEL: 'loud' }),

@@ -17,8 +17,10 @@ const str = (v: string | undefined) => (v === undefined || v === '' ? undefined 
 
 /** Reads the environment once. The only place in the server that touches `process.env`. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
-  const port = int(env.PORT) ?? overrides.port ?? 8080;
-  const publicUrl = str(env.PARLEY_PUBLIC_URL)?.replace(/\/+$/, '') ?? `http://localhost:${port}`;
+  // Overrides win over the environment (merged last), so the defaults derived from these two follow them too.
+  const port = overrides.port ?? int(env.PORT) ?? 8080;
+  const publicUrl =
+    overrides.publicUrl ?? str(env.PARLEY_PUBLIC_URL)?.replace(/\/+$/, '') ?? `http://localhost:${port}`;
   const raw = {
     port,
     host: str(env.HOST),

@@ -33,6 +33,15 @@ for (const database of TEST_DATABASES) {
       });
     });
 
+    it('sets allowed origins and answers the updated company; unknown ids are company_not_found', async () => {
+      const company = await server.ctx.companies.create('Origins Co');
+      const updated = await server.ctx.companies.setAllowedOrigins(company.id, ['https://shop.example']);
+      assert.deepEqual(updated, { ...company, allowedOrigins: ['https://shop.example'] });
+      assert.deepEqual(await server.ctx.companies.find(company.id), updated);
+      for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid'])
+        await assert.rejects(server.ctx.companies.setAllowedOrigins(id, []), { code: 'company_not_found' });
+    });
+
     it('rolls back a company whose creation hook fails', async () => {
       const before = (await server.ctx.companies.list()).length;
       const companies = server.ctx.companies;

@@ -13,9 +13,11 @@ describe('parley users create (CLI)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-users-cli-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
+  const env = { ...process.env, PARLEY_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+
   const parley = (...args: string[]) => {
     const run = spawnSync(process.execPath, [PARLEY_BIN, ...args, '--json'], {
-      env: { ...process.env, PARLEY_DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+      env,
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -31,9 +33,7 @@ describe('parley users create (CLI)', () => {
   // In-process (same code path as the binary, minus a slow process start per case).
   const parleyInProcess = async (...args: string[]) => {
     const lines: string[] = [];
-    process.env.PARLEY_DATA_DIR = dataDir;
-    process.env.LOG_LEVEL = 'silent';
-    const status = await runCli([...args, '--json'], (l) => lines.push(l));
+    const status = await runCli([...args, '--json'], (l) => lines.push(l), { env });
     return { status, out: JSON.parse(lines.join('\n')) };
   };
 
