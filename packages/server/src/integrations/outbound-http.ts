@@ -113,6 +113,8 @@ export class OutboundHttp {
 
     return new Promise<Response>((resolve, reject) => {
       let settled = false;
+      // Declared before `fail`, which a request that cannot even be built calls before the deadline is set.
+      let deadline: NodeJS.Timeout | undefined;
       const fail = (err: unknown) => {
         if (settled) return;
         settled = true;
@@ -137,7 +139,7 @@ export class OutboundHttp {
         req.destroy(
           new OutboundError('connector_timeout', `${url.host} did not answer within ${timeoutMs} ms.`),
         );
-      const deadline = setTimeout(timeout, timeoutMs);
+      deadline = setTimeout(timeout, timeoutMs);
       req.setTimeout(timeoutMs, timeout);
       const onAbort = () => req.destroy(signal?.reason);
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -148,6 +148,23 @@ describe('outbound HTTP client', () => {
     });
   });
 
+  it('reports a request Node refuses to build as connector_url_invalid, naming neither header nor value', async () => {
+    // A control character passes `Headers` but not node:http's own header check.
+    const value = `${newKey('unbuildable')}\u0001`;
+    const before = recorder.calls.length;
+    await assert.rejects(
+      client.fetch(`${recorder.url}/x`, { headers: { 'x-custom': value } }),
+      (err: Error) => {
+        assert.ok(err instanceof OutboundError);
+        assert.equal(err.code, 'connector_url_invalid');
+        assert.ok(!String(err.stack).includes(value.slice(0, -1)));
+        assert.ok(!err.message.includes('x-custom'));
+        return true;
+      },
+    );
+    assert.equal(recorder.calls.length, before, 'nothing was sent');
+  });
+
   it('ends a call when the caller aborts it', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('caller gave up')), 100);
