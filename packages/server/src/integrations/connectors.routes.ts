@@ -10,6 +10,7 @@ import {
   ConnectorList,
   connectorView,
   KeyRotationView,
+  keyRotationView,
   Problem,
   RotateKeyBody,
 } from './connectors.schemas.ts';
@@ -77,12 +78,7 @@ export async function registerConnectorRoutes(app: App, ctx: AppContext): Promis
         actorOf(request, principal),
       );
       reply.header('etag', `"${rotation.keyVersion}"`).header('cache-control', 'no-store');
-      return {
-        connector_id: rotation.connectorId,
-        key_version: rotation.keyVersion,
-        rotated_at: rotation.rotatedAt,
-        changed: rotation.changed,
-      };
+      return keyRotationView(rotation);
     },
   );
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { connectorTypeNames } from './connector-types.ts';
 import { API_KEY_MAX, API_KEY_PATTERN } from './connector-validation.ts';
-import type { Connector } from './connectors.service.ts';
+import type { Connector, KeyRotation } from './connectors.service.ts';
 
 /** RFC 9457 problem body as every non-OAuth error is sent (extension members vary by code). */
 export const Problem = Type.Object(
@@ -67,6 +67,14 @@ export const KeyRotationView = Type.Object({
   changed: Type.Boolean({
     description: 'False when the key sent is already the current key (nothing was changed)',
   }),
+});
+
+/** The answer of a key rotation, shared by the API and the portal: versions and times only, never the key. */
+export const keyRotationView = (r: KeyRotation) => ({
+  connector_id: r.connectorId,
+  key_version: r.keyVersion,
+  rotated_at: r.rotatedAt,
+  changed: r.changed,
 });
 
 export const CheckView = Type.Object({

@@ -102,29 +102,26 @@ export class ConnectorsService {
     const id = randomUUID();
     const createdAt = now();
     const keyVersion = input.apiKey === undefined ? 0 : 1;
-    const fingerprint =
-      input.apiKey === undefined
-        ? null
-        : await this.fingerprints.fingerprint(input.companyId, id, input.apiKey);
+    const row: ConnectorsTable = {
+      id,
+      company_id: input.companyId,
+      name,
+      type: type.name,
+      url,
+      api_key_sealed:
+        input.apiKey === undefined
+          ? null
+          : this.sealer.seal(input.apiKey, connectorKeyAad(input.companyId, id, keyVersion)),
+      api_key_fingerprint:
+        input.apiKey === undefined
+          ? null
+          : await this.fingerprints.fingerprint(input.companyId, id, input.apiKey),
+      key_version: keyVersion,
+      created_at: createdAt,
+      rotated_at: keyVersion ? createdAt : null,
+    };
     await this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('connectors')
-        .values({
-          id,
-          company_id: input.companyId,
-          name,
-          type: type.name,
-          url,
-          api_key_sealed:
-            input.apiKey === undefined
-              ? null
-              : this.sealer.seal(input.apiKey, connectorKeyAad(input.companyId, id, 1)),
-          api_key_fingerprint: fingerprint,
-          key_version: keyVersion,
-          created_at: createdAt,
-          rotated_at: keyVersion ? createdAt : null,
-        })
-        .execute();
+      await trx.insertInto('connectors').values(row).execute();
       await this.audit.record(
         {
           type: 'connector.created',
@@ -137,7 +134,8 @@ export class ConnectorsService {
         trx,
       );
     });
-    return (await this.find(input.companyId, id))!;
+    // Every column is text or integer as written, so the inserted row is what a read would return.
+    return toConnector(row);
   }
 
   async list(companyId: string): Promise<Connector[]> {
@@ -153,13 +151,7 @@ export class ConnectorsService {
 
   /** The connector if it exists in this company; another company's connector is `undefined` like a missing one. */
   async find(companyId: string, connectorId: string): Promise<Connector | undefined> {
-    if (!isUuid(connectorId)) return undefined;
-    const row = await this.db
-      .selectFrom('connectors')
-      .selectAll()
-      .where('id', '=', connectorId)
-      .where('company_id', '=', companyId)
-      .executeTakeFirst();
+    const row = await this.row(companyId, connectorId);
     return row && toConnector(row);
   }
 
@@ -287,13 +279,7 @@ export class ConnectorsService {
     companyId: string,
     connectorId: string,
   ): Promise<{ connector: Connector; apiKey: string }> {
-    if (!isUuid(connectorId)) throw new ConnectorNotFoundError();
-    const row = await this.db
-      .selectFrom('connectors')
-      .selectAll()
-      .where('id', '=', connectorId)
-      .where('company_id', '=', companyId)
-      .executeTakeFirst();
+    const row = await this.row(companyId, connectorId);
     if (!row) throw new ConnectorNotFoundError();
     if (!row.api_key_sealed) throw new ConnectorKeyNotSetError();
     try {
@@ -306,6 +292,17 @@ export class ConnectorsService {
       if (err instanceof SealError) throw new ConnectorKeyUnreadableError();
       throw err;
     }
+  }
+
+  /** The stored row, scoped to the company; a malformed id is not even looked up. */
+  private async row(companyId: string, connectorId: string): Promise<ConnectorsTable | undefined> {
+    if (!isUuid(connectorId)) return undefined;
+    return this.db
+      .selectFrom('connectors')
+      .selectAll()
+      .where('id', '=', connectorId)
+      .where('company_id', '=', companyId)
+      .executeTakeFirst();
   }
 }
 

@@ -1,7 +1,9 @@
+import type { Static } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { AppError } from '../errors/app-error.ts';
 import { connectorType } from './connector-types.ts';
 import { ConnectorKeyNotSetError, ConnectorKeyUnreadableError, OutboundError } from './connectors.errors.ts';
+import type { CheckView } from './connectors.schemas.ts';
 import type { ConnectorsService } from './connectors.service.ts';
 import type { OutboundFetch, OutboundHttp } from './outbound-http.ts';
 
@@ -20,20 +22,12 @@ export interface ConnectorCredentials {
   fetch: OutboundFetch;
 }
 
-/** Answer of `POST /integrations/v1/connectors/{id}/check`. */
-export interface CheckResult {
-  /** True for a 2xx answer. */
-  ok: boolean;
-  /** HTTP status of the answer; 0 when none arrived (see `error`). */
-  status: number;
-  /** Time until the response headers arrived (or the failure), in ms. */
-  latency_ms: number;
-  /** Version of the key that was sent (0 = none set). */
-  key_version: number;
-  /** Why no answer arrived: an error code of docs/errors.md ("Connectors"). */
-  error?: string;
-  detail?: string;
-}
+/**
+ * Answer of `POST /integrations/v1/connectors/{id}/check` (and the portal's check), as its response schema declares:
+ * `status` 0 and an `error` code of docs/errors.md when no answer arrived; `latency_ms` until the response headers
+ * (or the failure) arrived.
+ */
+export type CheckResult = Static<typeof CheckView>;
 
 /**
  * The outbound side of connectors, used by everything that calls an integration (the check endpoint, the webhook

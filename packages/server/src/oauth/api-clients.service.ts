@@ -178,11 +178,6 @@ export class ApiClientsService {
     return { ok: true, client };
   }
 
-  /** Re-seals the secret pepper under the newest master key (for a master-key rotation). */
-  rewrapPepper(): Promise<number> {
-    return this.digester.rewrapPepper();
-  }
-
   /** Records that the client obtained a token (coarse: once a minute per node). */
   async touch(clientId: string): Promise<void> {
     const at = Date.now();

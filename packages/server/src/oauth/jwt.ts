@@ -14,13 +14,16 @@ export const b64url = (data: string | Buffer): string => Buffer.from(data).toStr
 export const encodeHeader = (header: { alg: JwsAlg; typ: string; kid: string }): string =>
   b64url(JSON.stringify(header));
 
-// ES256 signatures are the raw 64-byte R||S (RFC 7518 §3.4), not DER.
-const signingKey = (alg: JwsAlg, key: KeyObject) =>
+// ES256 signatures are the raw 64-byte R||S (RFC 7518 §3.4), not DER: the same key options sign and verify.
+const keyFor = (alg: JwsAlg, key: KeyObject) =>
   alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' as const } : key;
 
+const signingInput = (encodedHeader: string, payload: object): string =>
+  `${encodedHeader}.${b64url(JSON.stringify(payload))}`;
+
 export function signJws(encodedHeader: string, payload: object, alg: JwsAlg, key: KeyObject): string {
-  const input = `${encodedHeader}.${b64url(JSON.stringify(payload))}`;
-  const signature = sign('sha256', Buffer.from(input), signingKey(alg, key));
+  const input = signingInput(encodedHeader, payload);
+  const signature = sign('sha256', Buffer.from(input), keyFor(alg, key));
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -35,9 +38,9 @@ export function signJwsInPool(
   alg: JwsAlg,
   key: KeyObject,
 ): Promise<string> {
-  const input = `${encodedHeader}.${b64url(JSON.stringify(payload))}`;
+  const input = signingInput(encodedHeader, payload);
   return new Promise((resolve, reject) => {
-    sign('sha256', Buffer.from(input), signingKey(alg, key), (error, signature) => {
+    sign('sha256', Buffer.from(input), keyFor(alg, key), (error, signature) => {
       if (error) reject(error);
       else resolve(`${input}.${signature.toString('base64url')}`);
     });
@@ -49,7 +52,7 @@ export function verifyJwsSignature(token: string, alg: JwsAlg, key: KeyObject): 
   const input = Buffer.from(token.slice(0, dot));
   const signature = Buffer.from(token.slice(dot + 1), 'base64url');
   if (alg === 'ES256' && signature.length !== 64) return false;
-  return verify('sha256', input, alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' } : key, signature);
+  return verify('sha256', input, keyFor(alg, key), signature);
 }
 
 export interface DecodedJws {

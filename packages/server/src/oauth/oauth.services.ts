@@ -1,4 +1,6 @@
 import type { AppContext } from '../context.ts';
+import { rewrapSealedColumns, sealedColumnName, sealedColumns } from '../crypto/sealed-columns.ts';
+import { SealError } from '../crypto/sealing.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
@@ -41,9 +43,24 @@ export function oauthServices(ctx: AppContext): OAuthServices {
 
 /**
  * Re-seals every OAuth secret at rest (the client-secret pepper and the signing private keys) under the newest
- * master key, for a master-key rotation. Returns how many rows changed.
+ * master key, for a master-key rotation, through the same registry `parley master-key rotate` uses
+ * (crypto/sealed-columns.ts). Returns how many rows changed; throws if a value cannot be opened.
  */
 export async function rewrapOAuthSecrets(ctx: AppContext): Promise<{ peppers: number; signingKeys: number }> {
-  const { clients, keys } = oauthServices(ctx);
-  return { peppers: await clients.rewrapPepper(), signingKeys: await keys.rewrapPrivateKeys() };
+  const names: string[] = Object.values(OAUTH_SEALED_COLUMNS);
+  const columns = sealedColumns().filter((c) => names.includes(sealedColumnName(c)));
+  const reports = await rewrapSealedColumns(ctx.store.db, ctx.sealer, columns);
+  const unreadable = reports.flatMap((r) => r.unreadable.map((key) => `${r.column} ${key}`));
+  if (unreadable.length > 0) throw new SealError(`sealed values failed to open: ${unreadable.join(', ')}`);
+  const rewrapped = (column: string) => reports.find((r) => r.column === column)?.rewrapped ?? 0;
+  return {
+    peppers: rewrapped(OAUTH_SEALED_COLUMNS.peppers),
+    signingKeys: rewrapped(OAUTH_SEALED_COLUMNS.signingKeys),
+  };
 }
+
+/** Registered by secret-digest.ts and signing-keys.ts. */
+const OAUTH_SEALED_COLUMNS = {
+  peppers: 'oauth_peppers.sealed',
+  signingKeys: 'oauth_signing_keys.private_key',
+};

@@ -55,19 +55,6 @@ export class SecretDigester {
     return timingSafeEqual(presented, expected) && stored !== undefined;
   }
 
-  /** Re-seals the pepper under the newest master key (master-key rotation); digests are unaffected. */
-  async rewrapPepper(): Promise<number> {
-    const rows = await this.db.selectFrom('oauth_peppers').select(['version', 'sealed']).execute();
-    let changed = 0;
-    for (const row of rows) {
-      if (this.sealer.versionOf(row.sealed) === this.sealer.currentVersion) continue;
-      const sealed = this.sealer.rewrap(row.sealed, aadOf(row.version));
-      await this.db.updateTable('oauth_peppers').set({ sealed }).where('version', '=', row.version).execute();
-      changed++;
-    }
-    return changed;
-  }
-
   private hmac(pepper: Buffer, secret: string): Buffer {
     return createHmac('sha256', pepper).update(secret, 'utf8').digest();
   }

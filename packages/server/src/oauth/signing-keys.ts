@@ -230,23 +230,6 @@ export class SigningKeyStore {
     });
   }
 
-  /** Re-seals private keys under the newest master key (for a master-key rotation); returns how many changed. */
-  async rewrapPrivateKeys(): Promise<number> {
-    const rows = await this.db.selectFrom('oauth_signing_keys').select(['kid', 'private_key']).execute();
-    let changed = 0;
-    for (const row of rows) {
-      if (this.sealer.versionOf(row.private_key) === this.sealer.currentVersion) continue;
-      const rewrapped = this.sealer.rewrap(row.private_key, aadOf(row.kid));
-      await this.db
-        .updateTable('oauth_signing_keys')
-        .set({ private_key: rewrapped })
-        .where('kid', '=', row.kid)
-        .execute();
-      changed++;
-    }
-    return changed;
-  }
-
   private async load(): Promise<void> {
     const cutoff = new Date(Date.now() - KEY_RETENTION_SECONDS * 1000).toISOString();
     const rows = await this.db

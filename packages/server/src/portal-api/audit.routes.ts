@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { auditCursor } from '../audit/audit.service.ts';
 import type { App } from '../http/types.ts';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './pagination.ts';
+import { pageLimit } from './pagination.ts';
 import { type PortalDeps, sessionOf } from './portal-auth.ts';
 
 const AuditQuery = Type.Object(
@@ -25,10 +25,7 @@ const AuditQuery = Type.Object(
 export function registerAuditRoutes(app: App, { ctx, users }: PortalDeps): void {
   app.get('/audit', { schema: { querystring: AuditQuery } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
-    const limit = Math.min(
-      Math.max(Number(request.query.limit ?? PAGE_SIZE_DEFAULT) || PAGE_SIZE_DEFAULT, 1),
-      PAGE_SIZE_MAX,
-    );
+    const limit = pageLimit(request.query.limit);
     const events = await ctx.audit.list({
       companyId,
       type: request.query.type?.trim() || undefined,

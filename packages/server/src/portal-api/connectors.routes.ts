@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
 import { connectorType, connectorTypeNames } from '../integrations/connector-types.ts';
-import { connectorView } from '../integrations/connectors.schemas.ts';
+import { connectorView, keyRotationView } from '../integrations/connectors.schemas.ts';
 import type { Actor } from '../integrations/connectors.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
@@ -63,12 +63,7 @@ export function registerConnectorRoutes(app: App, { ctx }: PortalDeps): void {
       },
       actor(request),
     );
-    return {
-      connector_id: rotation.connectorId,
-      key_version: rotation.keyVersion,
-      rotated_at: rotation.rotatedAt,
-      changed: rotation.changed,
-    };
+    return keyRotationView(rotation);
   });
 
   app.post('/connectors/:id/check', { schema: { params: IdParams } }, async (request) =>

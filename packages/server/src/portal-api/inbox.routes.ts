@@ -13,7 +13,8 @@ import type { Block, MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { conversationNotFound } from '../webchat/webchat.errors.ts';
 import type { Webchat } from '../webchat/webchat.ts';
-import { type PortalDeps, sessionOf } from './portal-auth.ts';
+import { pageLimit } from './pagination.ts';
+import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const ListQuery = Type.Object(
@@ -56,14 +57,13 @@ export function registerInboxRoutes(app: App, { ctx }: PortalDeps, webchat: Webc
     ctx.audit.record({
       type,
       companyId: conversation.companyId,
-      actor: `user:${sessionOf(request).user.id}`,
+      actor: actorOf(request),
       subject: conversation.id,
       ip: request.ip,
     });
 
   app.get('/inbox/conversations', { config: any, schema: { querystring: ListQuery } }, async (request) => {
-    const limit = Math.min(Math.max(Number(request.query.limit ?? 20) || 20, 1), 100);
-    const page = await keysetPage(limit, request.query.cursor, (query) =>
+    const page = await keysetPage(pageLimit(request.query.limit), request.query.cursor, (query) =>
       webchat.conversations.listForCompany(sessionOf(request).user.companyId, {
         ...query,
         status: request.query.status,

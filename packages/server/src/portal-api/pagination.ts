@@ -9,8 +9,8 @@ export const PageQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const PAGE_SIZE_DEFAULT = 20;
-export const PAGE_SIZE_MAX = 100;
+const PAGE_SIZE_DEFAULT = 20;
+const PAGE_SIZE_MAX = 100;
 
 export interface Page<T> {
   items: T[];
@@ -19,15 +19,16 @@ export interface Page<T> {
   offset: number;
 }
 
+/** The page size a `?limit=` asks for: the default when absent or 0, at most PAGE_SIZE_MAX (every portal list). */
+export const pageLimit = (limit: string | undefined): number =>
+  Math.min(Math.max(Number(limit ?? PAGE_SIZE_DEFAULT) || PAGE_SIZE_DEFAULT, 1), PAGE_SIZE_MAX);
+
 /**
  * One page of a company's list. The owning services return a company's whole list (settings lists are small:
  * clients, connectors, channels), so the page is cut here rather than in each service.
  */
 export function pageOf<T>(all: T[], query: { limit?: string; offset?: string }): Page<T> {
-  const limit = Math.min(
-    Math.max(Number(query.limit ?? PAGE_SIZE_DEFAULT) || PAGE_SIZE_DEFAULT, 1),
-    PAGE_SIZE_MAX,
-  );
+  const limit = pageLimit(query.limit);
   const offset = Math.max(Number(query.offset ?? 0) || 0, 0);
   return { items: all.slice(offset, offset + limit), total: all.length, limit, offset };
 }
