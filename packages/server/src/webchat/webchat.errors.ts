@@ -2,7 +2,7 @@ import { AppError } from '../errors/app-error.ts';
 
 /**
  * Typed errors of the webchat REST surface (codes listed in docs/errors.md "Webchat"). Realtime refusals use the
- * numeric codes in realtime/publish-codes.ts instead, because the Centrifugo protocol carries numbers.
+ * numeric PUBLISH_CODES (messages/send-message.ts) instead, because the Centrifugo protocol carries numbers.
  */
 export class WebchatError extends AppError {}
 

@@ -54,6 +54,7 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
     );
   }
   const conversations = new ConversationsService(store.db);
+  const channels = new ChannelsService(store.db);
   const messages = new MessageStore(store.db);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(rateLimiterFor(ctx), logger);
@@ -69,6 +70,7 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
     ctx,
     secret: secret.secret,
     conversations,
+    channels,
     limiter,
     engine: () => engine,
   });
@@ -103,7 +105,7 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
     config: config.webchat,
     publicUrl: () => config.publicUrl,
     companies: ctx.companies,
-    channels: new ChannelsService(store.db),
+    channels,
     conversations,
     store: messages,
     live,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
+import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } from '../messages/message.ts';
 import type { MessageStore } from '../messages/message-store.ts';
 import { conversationClosed } from '../webchat.errors.ts';
@@ -99,8 +100,12 @@ export class ConversationEngine {
       throw err;
     }
     const { snapshot, position } = stored;
-    await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
-    if (conversation.handledBy === 'digital_employee') this.enqueueReply(conversation, snapshot, position);
+    try {
+      await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
+    } finally {
+      // Stored means answered, even if the broadcast failed: the client's retry is a duplicate, queues nothing.
+      if (conversation.handledBy === 'digital_employee') this.enqueueReply(conversation, snapshot, position);
+    }
     return { snapshot, duplicate: false };
   }
 
@@ -215,11 +220,6 @@ export class ConversationEngine {
     clearInterval(this.sweeper);
     for (const { controller } of this.active.values()) controller.abort('shutdown');
     await Promise.allSettled([...this.queues.values()]);
-  }
-
-  /** Replies streaming or queued on this node (for health and benchmarks). */
-  get pendingReplies(): number {
-    return this.queues.size;
   }
 
   private enqueueReply(conversation: Conversation, message: MessageSnapshot, position: number): void {
@@ -337,8 +337,10 @@ export class ConversationEngine {
       });
       return;
     }
-    const timedOut = reason === 'timeout' || (err as { code?: string })?.code === 'responder_timeout';
-    const code = timedOut ? 'responder_timeout' : ((err as { code?: string })?.code ?? 'responder_failed');
+    const responderCode = err instanceof ResponderError ? err.code : undefined;
+    const timedOut = reason === 'timeout' || responderCode === 'responder_timeout';
+    // Only documented codes reach the visitor: any other failure (a database's, a broker's) is responder_failed.
+    const code = timedOut ? 'responder_timeout' : (responderCode ?? 'responder_failed');
     this.deps.logger.warn(
       {
         conversationId: conversation.id,

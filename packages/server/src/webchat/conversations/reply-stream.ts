@@ -50,7 +50,11 @@ export class ReplyStream {
     return this.content;
   }
 
-  /** Stores the message (status partial, a typing block) and publishes envelope 1. */
+  /**
+   * Stores the message (status partial, a typing block) and publishes envelope 1. A failed publication is as
+   * harmless as a lost partial: the reply goes on, so the stored message still gets its `complete` rather than
+   * staying partial.
+   */
   async start(): Promise<MessageSnapshot> {
     this.snapshot = await this.deps.store.insert({
       conversationId: this.conversationId,
@@ -64,7 +68,11 @@ export class ReplyStream {
     this.deps.live.set(this.snapshot);
     this.lastFlushAt = Date.now();
     this.lastPersistAt = this.lastFlushAt;
-    await announce(this.deps.broadcaster, this.companyId, this.snapshot, this.sequence, true);
+    try {
+      await announce(this.deps.broadcaster, this.companyId, this.snapshot, this.sequence, true);
+    } catch (err) {
+      this.deps.logger.warn({ err, messageId: this.snapshot.id }, 'could not publish the typing snapshot');
+    }
     return this.snapshot;
   }
 
@@ -76,11 +84,6 @@ export class ReplyStream {
     const wait = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
     if (wait <= 0) this.flush();
     else this.flushTimer ??= setTimeout(() => this.flush(), wait);
-  }
-
-  /** Resolves when every envelope queued so far has been published. */
-  drain(): Promise<void> {
-    return this.chain;
   }
 
   /**

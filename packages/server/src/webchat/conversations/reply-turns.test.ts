@@ -102,6 +102,29 @@ describe('reply turns in Redis', () => {
     assert.equal(heardByA.length, 0);
   });
 
+  it('a node that failed open on its turn still leaves the line, so the other nodes are not held up', async () => {
+    const conversation = randomUUID();
+    const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+    connections.push(redis);
+    const flaky = new RedisReplyTurns(redis, { prefix, turnTtlMs: 5_000, logger: createLogger('silent') });
+    await flaky.enqueue(conversation, 'm1', 1);
+    // Redis fails only the script that takes the turn: the node replies in its own order.
+    const scripts = redis.eval;
+    redis.eval = (async () => {
+      throw new Error('connection lost');
+    }) as unknown as typeof redis.eval;
+    await flaky.acquire(conversation, 'm1', new AbortController().signal);
+    redis.eval = scripts;
+    await flaky.release(conversation, 'm1');
+    await b.enqueue(conversation, 'm2', 2);
+    await withTimeout(
+      b.acquire(conversation, 'm2', new AbortController().signal),
+      1_000,
+      'the turn of the next message',
+    );
+    await b.release(conversation, 'm2');
+  });
+
   it('fails open when Redis is unreachable: the reply goes ahead', async () => {
     const down = new Redis('redis://127.0.0.1:1', {
       maxRetriesPerRequest: 0,

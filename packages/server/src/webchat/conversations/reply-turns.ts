@@ -156,11 +156,15 @@ export class RedisReplyTurns implements ReplyTurns {
           now - this.options.turnTtlMs,
         ),
       );
-      if (taken === undefined || taken === 1) {
+      if (taken === 1) {
+        // The script took our member out of the line along with the turn.
         this.members.delete(messageId);
-        if (taken === 1) this.tokens.set(messageId, token);
+        this.tokens.set(messageId, token);
         return;
       }
+      // Failing open, the member stays known so `release` still takes it out of the line: left there, it would
+      // hold up the other nodes' replies in this conversation until it counts as stale (the turn's lifetime).
+      if (taken === undefined) return;
       await sleep(this.options.pollMs ?? 25, undefined, { signal }).catch(() => signal.throwIfAborted());
     }
   }

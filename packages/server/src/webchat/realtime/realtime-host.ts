@@ -11,7 +11,7 @@ import {
 import type { AppContext } from '../../context.ts';
 import type { App } from '../../http/types.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
-import { ChannelsService } from '../channels/channels.service.ts';
+import type { ChannelsService } from '../channels/channels.service.ts';
 import type { Broadcaster } from '../conversations/broadcaster.ts';
 import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
@@ -41,6 +41,7 @@ export interface RealtimeHostOptions {
   ctx: AppContext;
   secret: string;
   conversations: ConversationsService;
+  channels: ChannelsService;
   limiter: AbuseLimits;
   /** Resolved lazily: the conversation engine is built with this host's broadcaster. */
   engine: () => ConversationEngine;
@@ -64,9 +65,8 @@ const PUBLICATIONS_PER_TURN = 8;
  * connection token, and the SendMessage publish hook. Upgrades on `/connection/websocket` share the HTTP port.
  */
 export async function startRealtime(options: RealtimeHostOptions): Promise<RealtimeHost> {
-  const { app, ctx } = options;
+  const { app, ctx, channels } = options;
   const { config, logger } = ctx;
-  const channels = new ChannelsService(ctx.store.db);
   const broker: Broker = config.redisUrl
     ? new RedisBroker({ url: config.redisUrl, prefix: config.webchat.realtimeRedisPrefix })
     : new MemoryBroker();

@@ -7,10 +7,10 @@ import type { App } from '../../http/types.ts';
 import type { Principal } from '../../oauth/principal.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
 import type { Block } from '../messages/message.ts';
-import { conversationNotFound, invalidCursor } from '../webchat.errors.ts';
+import { conversationNotFound } from '../webchat.errors.ts';
 import type { Webchat } from '../webchat.ts';
+import { MessagePageQuery, readMessagePage } from './message-page.ts';
 
-const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const IdParams = Type.Object({ id: Type.String() });
 const AgentBody = Type.Object(
   {
@@ -93,24 +93,11 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     '/platform/v1/conversations/:id/messages',
     {
       config: { requiredScope: 'conversations:read' },
-      schema: {
-        params: IdParams,
-        querystring: Type.Object({
-          limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
-          before: Type.Optional(Type.String({ pattern: UUID_PATTERN })),
-        }),
-      },
+      schema: { params: IdParams, querystring: MessagePageQuery },
     },
     async (request) => {
       const conversation = await load(request, request.params.id);
-      let beforePosition: number | undefined;
-      if (request.query.before) {
-        beforePosition = await webchat.store.positionOf(conversation.id, request.query.before);
-        if (beforePosition === undefined) throw invalidCursor();
-      }
-      const limit = request.query.limit === undefined ? undefined : Number(request.query.limit);
-      const page = await webchat.store.page(conversation.id, { limit, beforePosition });
-      return { messages: webchat.live.overlay(page.messages), next_before: page.next_before };
+      return readMessagePage(webchat, conversation.id, request.query);
     },
   );
 

@@ -5,11 +5,11 @@ import { BadRequestError } from '../../errors/app-error.ts';
 import type { App } from '../../http/types.ts';
 import { channelOf, conversationView } from '../conversations/conversation.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../realtime/tokens.ts';
-import { conversationNotFound, invalidCursor } from '../webchat.errors.ts';
+import { conversationNotFound } from '../webchat.errors.ts';
 import type { Webchat } from '../webchat.ts';
+import { MessagePageQuery, readMessagePage, UUID_PATTERN } from './message-page.ts';
 import { enforceOrigin, resolveSdkSession, type SdkSession, setCorsHeaders } from './sdk-session.ts';
 
-const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const SDK_HEADERS = 'Content-Type, X-Session-Id, X-Company, X-Channel-Id';
 
 const session = (request: FastifyRequest): SdkSession => request.sdkSession!;
@@ -101,13 +101,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
       sdk.get(
         '/conversations/:id/messages',
         {
-          schema: {
-            params: Type.Object({ id: Type.String() }),
-            querystring: Type.Object({
-              limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
-              before: Type.Optional(Type.String({ pattern: UUID_PATTERN })),
-            }),
-          },
+          schema: { params: Type.Object({ id: Type.String() }), querystring: MessagePageQuery },
         },
         async (request) => {
           const conversation = await webchat.conversations.findForSession(
@@ -115,14 +109,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
             request.params.id,
           );
           if (!conversation) throw conversationNotFound();
-          let beforePosition: number | undefined;
-          if (request.query.before) {
-            beforePosition = await webchat.store.positionOf(conversation.id, request.query.before);
-            if (beforePosition === undefined) throw invalidCursor();
-          }
-          const limit = request.query.limit === undefined ? undefined : Number(request.query.limit);
-          const page = await webchat.store.page(conversation.id, { limit, beforePosition });
-          return { messages: webchat.live.overlay(page.messages), next_before: page.next_before };
+          return readMessagePage(webchat, conversation.id, request.query);
         },
       );
 

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
+import { createResponder } from '../../digital-employees/responders/create-responder.ts';
+import type { Responder } from '../../digital-employees/responders/responder.ts';
+import { createLogger } from '../../logging/logger.ts';
+import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import type { MessageEnvelope, MessageRole } from '../messages/message.ts';
+import { MessageStore } from '../messages/message-store.ts';
+import type { Broadcaster } from './broadcaster.ts';
+import { ConversationEngine } from './conversation-engine.ts';
+import { ConversationsService } from './conversations.service.ts';
+import { LiveSnapshots } from './live-snapshots.ts';
+import { LOCAL_REPLY_TURNS } from './reply-turns.ts';
+
+/** Records what the engine publishes; the first publication of role `failFirst` fails, as in a broker outage. */
+class RecordingBroadcaster implements Broadcaster {
+  readonly envelopes: MessageEnvelope[] = [];
+  constructor(private failFirst?: MessageRole) {}
+
+  async publish(_channel: string, envelope: MessageEnvelope): Promise<void> {
+    if (envelope.message_snapshot.role === this.failFirst) {
+      this.failFirst = undefined;
+      throw new Error('broker unavailable');
+    }
+    this.envelopes.push(envelope);
+  }
+
+  async until(predicate: (envelopes: MessageEnvelope[]) => boolean): Promise<MessageEnvelope[]> {
+    for (let i = 0; i < 200 && !predicate(this.envelopes); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(predicate(this.envelopes), `got ${JSON.stringify(this.envelopes.map((e) => e.operation))}`);
+    return this.envelopes;
+  }
+}
+
+const replyCompleted = (envelopes: MessageEnvelope[]) =>
+  envelopes.find((e) => e.message_snapshot.role === 'digital_employee' && e.operation === 'complete');
+
+describe('conversation engine failure paths', () => {
+  let server: TestServer;
+  let conversations: ConversationsService;
+  let store: MessageStore;
+  before(async () => {
+    server = await startTestServer();
+    conversations = new ConversationsService(server.ctx.store.db);
+    store = new MessageStore(server.ctx.store.db);
+  });
+  after(() => server.close());
+
+  /** An engine on the test server's database publishing to `broadcaster`; `responder` replaces the builtin. */
+  async function engineWith(broadcaster: Broadcaster, responder?: Responder) {
+    const company = await server.ctx.companies.create(`Engine ${randomUUID().slice(0, 8)}`);
+    const employee = await server.ctx.digitalEmployees.create({
+      companyId: company.id,
+      name: 'Quick',
+      responder: 'builtin',
+      settings: { fallback: 'A quick answer.', word_delay_ms: 0 },
+      isDefault: true,
+    });
+    const engine = new ConversationEngine({
+      conversations,
+      store,
+      broadcaster,
+      live: new LiveSnapshots(),
+      replies: {
+        findEmployee: (companyId, id) => server.ctx.digitalEmployees.find(companyId, id),
+        responderFor: (e: DigitalEmployee) =>
+          responder ?? createResponder(e, { connectors: server.ctx.connectorCaller }),
+        greetingFor: () => null,
+      },
+      logger: createLogger('silent'),
+      flushIntervalMs: 0,
+      persistIntervalMs: 0,
+      responderTimeoutMs: 5_000,
+      turns: LOCAL_REPLY_TURNS,
+    });
+    const conversation = await conversations.create(
+      { companyId: company.id, sessionId: randomUUID() },
+      employee.id,
+    );
+    return { engine, conversation };
+  }
+
+  const send = (content: string, clientMessageId = randomUUID()) => ({
+    version: 1 as const,
+    client_message_id: clientMessageId,
+    blocks: [{ type: 'markdown' as const, content }],
+  });
+
+  it('answers a stored message whose broadcast failed; the retry is a duplicate and gets no second reply', async () => {
+    const broadcaster = new RecordingBroadcaster('user');
+    const { engine, conversation } = await engineWith(broadcaster);
+    try {
+      const message = send('hello');
+      await assert.rejects(engine.postUserMessage(conversation, message), /broker unavailable/);
+      const retry = await engine.postUserMessage(conversation, message);
+      assert.equal(retry.duplicate, true);
+      const reply = replyCompleted(await broadcaster.until((e) => replyCompleted(e) !== undefined));
+      assert.equal(reply!.message_snapshot.blocks[0]!.type, 'markdown');
+      await engine.shutdown(); // waits for every queued reply, so a second one would be in the log now
+      const answers = broadcaster.envelopes.filter((e) => e.message_snapshot.role === 'digital_employee');
+      assert.equal(new Set(answers.map((e) => e.message_snapshot.id)).size, 1, 'one reply');
+    } finally {
+      await engine.shutdown();
+    }
+  });
+
+  it('completes a reply whose typing envelope could not be published, instead of leaving it partial', async () => {
+    const broadcaster = new RecordingBroadcaster('digital_employee');
+    const { engine, conversation } = await engineWith(broadcaster);
+    try {
+      await engine.postUserMessage(conversation, send('hello'));
+      const reply = replyCompleted(await broadcaster.until((e) => replyCompleted(e) !== undefined))!;
+      assert.equal(reply.message_snapshot.blocks.at(-1)!.type, 'markdown');
+      const { messages } = await store.page(conversation.id, {});
+      assert.equal(messages.find((m) => m.id === reply.message_snapshot.id)?.status, 'complete');
+    } finally {
+      await engine.shutdown();
+    }
+  });
+
+  it('shows an unexpected failure to the visitor as responder_failed, never as its own code', async () => {
+    const broadcaster = new RecordingBroadcaster();
+    const failing: Responder = {
+      historyLimit: 0,
+      // biome-ignore lint/correctness/useYield: fails before its first delta
+      async *respond() {
+        throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+      },
+    };
+    const { engine, conversation } = await engineWith(broadcaster, failing);
+    try {
+      await engine.postUserMessage(conversation, send('hello'));
+      const reply = replyCompleted(await broadcaster.until((e) => replyCompleted(e) !== undefined))!;
+      const error = reply.message_snapshot.blocks.at(-1)!;
+      assert.equal(error.type, 'error');
+      assert.equal((error as { code: string }).code, 'responder_failed');
+    } finally {
+      await engine.shutdown();
+    }
+  });
+});

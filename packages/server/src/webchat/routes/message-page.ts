@@ -1,0 +1,31 @@
+import { type Static, Type } from '@sinclair/typebox';
+import type { MessagePage } from '../messages/message-store.ts';
+import { invalidCursor } from '../webchat.errors.ts';
+import type { Webchat } from '../webchat.ts';
+
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+/** The query of a conversation's message history, the same on the SDK and the platform routes. */
+export const MessagePageQuery = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+  before: Type.Optional(Type.String({ pattern: UUID_PATTERN })),
+});
+
+/**
+ * One page of a conversation's messages as clients read them: older than the message `before` (which must be
+ * one of this conversation's), with replies still streaming shown as they are now rather than as last written.
+ */
+export async function readMessagePage(
+  webchat: Pick<Webchat, 'store' | 'live'>,
+  conversationId: string,
+  query: Static<typeof MessagePageQuery>,
+): Promise<MessagePage> {
+  let beforePosition: number | undefined;
+  if (query.before) {
+    beforePosition = await webchat.store.positionOf(conversationId, query.before);
+    if (beforePosition === undefined) throw invalidCursor();
+  }
+  const limit = query.limit === undefined ? undefined : Number(query.limit);
+  const page = await webchat.store.page(conversationId, { limit, beforePosition });
+  return { messages: webchat.live.overlay(page.messages), next_before: page.next_before };
+}
