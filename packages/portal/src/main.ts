@@ -78,9 +78,7 @@ function shell(s: SessionInfo, current: PageDef | undefined): HTMLElement {
     try {
       await api('DELETE', '/session');
     } finally {
-      session = undefined;
-      useSession(undefined);
-      navigate('/portal/sign-in', true);
+      signedOut();
     }
   });
   const links = PAGES.filter((p) => p.roles.includes(s.user.role)).map((p) =>
@@ -105,12 +103,15 @@ function shell(s: SessionInfo, current: PageDef | undefined): HTMLElement {
   );
 }
 
+/** Forgets the session and its CSRF token and shows sign-in: after signing out, or when the API says it ended. */
+function signedOut(): void {
+  session = undefined;
+  useSession(undefined);
+  navigate('/portal/sign-in', true);
+}
+
 async function boot(): Promise<void> {
-  onSessionLost(() => {
-    session = undefined;
-    useSession(undefined);
-    navigate('/portal/sign-in', true);
-  });
+  onSessionLost(signedOut);
   onNavigate(() => void render());
   try {
     session = await api<SessionInfo>('GET', '/session');

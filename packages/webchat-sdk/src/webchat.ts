@@ -180,7 +180,7 @@ export class Webchat extends Emitter<WebchatEvents> {
     const realtimeUrl = await this.realtimeUrl();
     this.assertOpen(); // close() may have been called while the REST calls were in flight.
     this.client = this.newClient(realtimeUrl);
-    const timeoutMs = this.options.startTimeoutMs ?? 30_000;
+    const timeoutMs = this.startTimeoutMs();
     this.client.connect();
     // Subscribing only once connected keeps the spec's order: the subscription token is fetched after step 3.
     await this.client.ready(timeoutMs).catch((err: unknown) => {
@@ -268,14 +268,14 @@ export class Webchat extends Emitter<WebchatEvents> {
     if (this.current?.id === conversationId) return;
     const conversation = (await this.rest.listConversations()).find((c) => c.id === conversationId);
     if (!conversation) throw new WebchatError('not_found', 'no such conversation in this session');
-    await this.withTimeout(this.switchTo(conversation), this.options.startTimeoutMs ?? 30_000);
+    await this.withTimeout(this.switchTo(conversation), this.startTimeoutMs());
   }
 
   /** Starts a fresh conversation and switches to it. */
   async startNewConversation(): Promise<Conversation> {
     await this.start();
     const conversation = await this.rest.createConversation();
-    await this.withTimeout(this.switchTo(conversation), this.options.startTimeoutMs ?? 30_000);
+    await this.withTimeout(this.switchTo(conversation), this.startTimeoutMs());
     return conversation;
   }
 
@@ -494,9 +494,8 @@ export class Webchat extends Emitter<WebchatEvents> {
   }
 
   private emitList(): void {
-    const list = this.messages;
-    this.emit('messages', list);
-    const typing = list.filter((m) => m.typing);
+    this.emit('messages', this.messages);
+    const typing = this.store?.typing() ?? [];
     const keys = typing.map((m) => m.key).join(',');
     if (keys !== this.typingKeys) {
       this.typingKeys = keys;
@@ -643,6 +642,10 @@ export class Webchat extends Emitter<WebchatEvents> {
 
   private pageSize(): number {
     return this.options.pageSize ?? 50;
+  }
+
+  private startTimeoutMs(): number {
+    return this.options.startTimeoutMs ?? 30_000;
   }
 
   private requireStore(): MessageStore {

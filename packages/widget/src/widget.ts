@@ -64,6 +64,7 @@ class ChatWidget implements WidgetHandle {
   private readonly els: ReturnType<ChatWidget['build']>;
   private readonly rendered = new Map<string, { message: ChatMessage; element: HTMLElement }>();
   private starting = false;
+  private destroyed = false;
   private startAttempt = 0;
   private startTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly openKey: string;
@@ -104,6 +105,7 @@ class ChatWidget implements WidgetHandle {
   }
 
   destroy(): void {
+    this.destroyed = true;
     if (this.startTimer) clearTimeout(this.startTimer);
     this.doc.defaultView?.removeEventListener('online', this.onOnline);
     this.chat?.close();
@@ -245,7 +247,7 @@ class ChatWidget implements WidgetHandle {
   };
 
   private async ensureStarted(): Promise<void> {
-    if (this.chat || this.starting) return;
+    if (this.chat || this.starting || this.destroyed) return;
     this.starting = true;
     if (this.startTimer) clearTimeout(this.startTimer);
     this.showStatus(this.strings.connecting);
@@ -259,6 +261,11 @@ class ChatWidget implements WidgetHandle {
     this.listen(chat);
     try {
       await chat.start();
+      // destroy() while starting found no chat to close: close it here, or it would stay connected off the page.
+      if (this.destroyed) {
+        chat.close();
+        return;
+      }
       this.chat = chat;
       // The retry budget refills only after a start that lasted, so a server that accepts and then refuses at
       // once cannot make the widget restart forever.
@@ -270,13 +277,8 @@ class ChatWidget implements WidgetHandle {
       this.showConnection({ state: chat.state });
     } catch {
       chat.close();
-      // The server or network is not there yet: retry a few times with backoff, then offer a button.
-      const delay = START_RETRY_DELAYS_MS[this.startAttempt++];
-      if (delay !== undefined) this.startTimer = setTimeout(() => void this.ensureStarted(), delay);
-      this.showStatus(this.strings.startFailed, () => {
-        this.startAttempt = 0;
-        void this.ensureStarted();
-      });
+      // The server or network is not there yet.
+      this.retryStart(this.strings.startFailed);
     } finally {
       this.starting = false;
     }
@@ -285,9 +287,14 @@ class ChatWidget implements WidgetHandle {
   private restartLater(chat: Webchat): void {
     this.chat = null;
     chat.close();
+    this.retryStart(this.strings.offline);
+  }
+
+  /** Starts again a few times with backoff, then leaves it to the visitor's "Try again" (shown at once too). */
+  private retryStart(statusText: string): void {
     const delay = START_RETRY_DELAYS_MS[this.startAttempt++];
     if (delay !== undefined) this.startTimer = setTimeout(() => void this.ensureStarted(), delay);
-    this.showStatus(this.strings.offline, () => {
+    this.showStatus(statusText, () => {
       this.startAttempt = 0;
       void this.ensureStarted();
     });

@@ -21,6 +21,8 @@ interface Block {
   type: string;
   content?: string;
   typing?: boolean;
+  /** Error blocks carry their (visitor-safe) text here, not in `content`. */
+  message?: string;
 }
 
 interface MessageSnapshot {
@@ -148,6 +150,8 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       'GET',
       `/inbox/conversations/${id}`,
     );
+    // Another conversation was chosen while this one loaded: showing it now would put the wrong one on screen.
+    if (selected !== id) return;
     renderConversation(detail.conversation, detail.messages);
   };
 
@@ -203,6 +207,11 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       );
     };
     setState(conversation);
+    const refreshState = async () =>
+      setState(
+        (await api<{ conversation: ConversationView }>('GET', `/inbox/conversations/${conversation.id}`))
+          .conversation,
+      );
 
     const reply = createForm({
       submitLabel: 'Send reply',
@@ -222,10 +231,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           content: values.content,
         });
         showMessage(sent);
-        setState(
-          (await api<{ conversation: ConversationView }>('GET', `/inbox/conversations/${conversation.id}`))
-            .conversation,
-        );
+        await refreshState();
         void loadList();
       },
     });
@@ -248,7 +254,10 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     // Live: the realtime engine pushes every envelope of this conversation; stale sequences are dropped.
     const grant = () => api<RealtimeGrant>('POST', `/inbox/conversations/${conversation.id}/realtime`);
     void grant().then((g) => {
-      if (selected !== conversation.id) return;
+      // Only the transcript on screen goes live, with one client: a transcript a later render replaced (another
+      // conversation, or this one opened again) would get a client that streams into nothing and is never stopped.
+      if (!transcript.isConnected) return;
+      stopLive();
       const client = new Centrifuge(g.websocket_url, {
         token: g.connection_token,
         getToken: async () => (await grant()).connection_token,
@@ -264,11 +273,8 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
         if ((sequences.get(id) ?? 0) >= envelope.sequence) return;
         sequences.set(id, envelope.sequence);
         showMessage(envelope.message_snapshot);
-        if (envelope.message_snapshot.role === 'system' && envelope.operation === 'complete') {
-          void api<{ conversation: ConversationView }>('GET', `/inbox/conversations/${conversation.id}`).then(
-            (d) => setState(d.conversation),
-          );
-        }
+        if (envelope.message_snapshot.role === 'system' && envelope.operation === 'complete')
+          void refreshState();
       });
       sub.on('subscribed', () => pane.setAttribute('data-live', 'true'));
       client.connect();
@@ -309,7 +315,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
 function messageElement(m: MessageSnapshot): HTMLElement {
   const text = m.blocks
     .filter((b) => b.type === 'markdown' || b.type === 'error')
-    .map((b) => b.content ?? '')
+    .map((b) => (b.type === 'error' ? b.message : b.content) ?? '')
     .join('\n');
   const typing = m.blocks.some((b) => b.type === 'typing' && b.typing);
   return h(
