@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import {
   type AutocannonResult,
+  assertClean,
   basicAuth,
   createBenchClient,
   fmt,
@@ -92,12 +93,6 @@ async function totalVersions(baseUrl: string, token: string, ids: string[]): Pro
   });
   const body = (await res.json()) as { connectors: Array<{ id: string; key_version: number }> };
   return body.connectors.filter((c) => ids.includes(c.id)).reduce((n, c) => n + c.key_version, 0);
-}
-
-function assertClean(name: string, r: AutocannonResult): void {
-  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) {
-    throw new Error(`${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`);
-  }
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));

@@ -28,7 +28,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
+async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
@@ -40,6 +40,17 @@ export async function waitUntilUp(url: string, child: ChildProcess): Promise<voi
     await sleep(100);
   }
   throw new Error(`${url} did not come up`);
+}
+
+/** Resolves once `url` answers; a child that does not come up is stopped, so a failed start leaves nothing running. */
+export async function untilUp(child: ChildProcess, url: string): Promise<ChildProcess> {
+  try {
+    await waitUntilUp(url, child);
+  } catch (error) {
+    await stop(child);
+    throw error;
+  }
+  return child;
 }
 
 export async function stop(child: ChildProcess): Promise<void> {
@@ -67,7 +78,10 @@ export function parleyEnv(port: number, dataDir: string, extra: BenchEnv): Bench
 export async function parleyCli(env: BenchEnv, args: string[]): Promise<Record<string, string>> {
   const out: string[] = [];
   const code = await runCli([...args, '--json'], (line) => out.push(line), { env });
-  if (code !== 0) throw new Error(`parley ${args.join(' ')} failed: ${out.pop()}`);
+  // Only the command words: option values can be secrets (`connectors create --api-key …`).
+  const firstOption = args.findIndex((a) => a.startsWith('-'));
+  const command = (firstOption === -1 ? args : args.slice(0, firstOption)).join(' ');
+  if (code !== 0) throw new Error(`parley ${command} failed: ${out.pop()}`);
   return JSON.parse(out.pop()!);
 }
 
@@ -97,13 +111,14 @@ export async function spawnParley(env: BenchEnv, port: number): Promise<ChildPro
     // The server's JSON log goes nowhere, as to a log shipper.
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  try {
-    await waitUntilUp(`http://127.0.0.1:${port}/readyz`, child);
-  } catch (error) {
-    await stop(child);
-    throw error;
+  return untilUp(child, `http://127.0.0.1:${port}/readyz`);
+}
+
+/** Throws when a load run saw anything but 2xx answers: its figures would not be those of the path measured. */
+export function assertClean(name: string, r: LoadResult): void {
+  if (r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) {
+    throw new Error(`${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`);
   }
-  return child;
 }
 
 /** An HTTP Basic authorization header value (RFC 7617). */

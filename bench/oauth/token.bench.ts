@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LoadResult, runLoad } from '../lib/http-load.ts';
 import {
+  assertClean,
   basicAuth,
   createBenchClient,
   fmt,
@@ -23,7 +24,7 @@ import {
   repoRoot as root,
   spawnParley,
   stop,
-  waitUntilUp,
+  untilUp,
 } from '../lib/parley-process.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -133,11 +134,6 @@ function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-function assertClean(name: string, r: LoadResult): void {
-  if (r.non2xx > 0 || r.errors > 0)
-    throw new Error(`${name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
-}
-
 async function startParley(): Promise<{ target: Target; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const port = await freePort();
@@ -181,7 +177,7 @@ async function startScriptServer(
     },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
-  await waitUntilUp(`http://127.0.0.1:${port}${paths.ready}`, child);
+  await untilUp(child, `http://127.0.0.1:${port}${paths.ready}`);
   return {
     target: {
       name,
@@ -193,27 +189,27 @@ async function startScriptServer(
   };
 }
 
-const parley = await startParley();
-const oidc = await startScriptServer('oidc-provider', 'oidc-provider-server.mjs', {
-  ready: '/jwks',
-  token: '/token',
-});
-const floor = await startScriptServer('floor', 'token-floor-server.mjs', { ready: '/', token: '/token' });
+// Every server started is stopped again, also when a later one fails to start (no orphaned child processes).
+const started: Array<{ target: Target; stop: () => Promise<void> }> = [];
 let peaks: Map<string, Summary>;
 let half: LoadResult;
 try {
+  const parley = await startParley();
+  started.push(parley);
+  started.push(
+    await startScriptServer('oidc-provider', 'oidc-provider-server.mjs', { ready: '/jwks', token: '/token' }),
+  );
+  started.push(await startScriptServer('floor', 'token-floor-server.mjs', { ready: '/', token: '/token' }));
   console.log(
     `peak: ${ROUNDS} alternating rounds of ${ROUND_S} s per server, ${CONNECTIONS} keep-alive connections`,
   );
-  peaks = await measurePeaks([parley.target, oidc.target, floor.target]);
+  peaks = await measurePeaks(started.map((s) => s.target));
   const rate = Math.max(1, Math.floor(peaks.get('parley')!.rate / 2));
   console.log(`parley at half its peak: ${rate}/s for ${HALF_S} s`);
   half = await run(parley.target.url, parley.target.authorization, { duration: HALF_S, overallRate: rate });
   assertClean('parley', half);
 } finally {
-  await parley.stop();
-  await oidc.stop();
-  await floor.stop();
+  for (const server of started) await server.stop();
 }
 const ours = peaks.get('parley')!;
 const theirs = peaks.get('oidc-provider')!;
