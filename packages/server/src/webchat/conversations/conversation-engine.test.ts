@@ -49,7 +49,7 @@ describe('conversation engine failure paths', () => {
   after(() => server.close());
 
   /** An engine on the test server's database publishing to `broadcaster`; `responder` replaces the builtin. */
-  async function engineWith(broadcaster: Broadcaster, responder?: Responder) {
+  async function engineWith(broadcaster: Broadcaster, responder?: Responder, messages: MessageStore = store) {
     const company = await server.ctx.companies.create(`Engine ${randomUUID().slice(0, 8)}`);
     const employee = await server.ctx.digitalEmployees.create({
       companyId: company.id,
@@ -60,7 +60,7 @@ describe('conversation engine failure paths', () => {
     });
     const engine = new ConversationEngine({
       conversations,
-      store,
+      store: messages,
       broadcaster,
       live: new LiveSnapshots(),
       replies: {
@@ -136,6 +136,29 @@ describe('conversation engine failure paths', () => {
       const error = reply.message_snapshot.blocks.at(-1)!;
       assert.equal(error.type, 'error');
       assert.equal((error as { code: string }).code, 'responder_failed');
+    } finally {
+      await engine.shutdown();
+    }
+  });
+
+  it('retries a completion whose write failed, so the reply ends complete (with its error) instead of partial', async () => {
+    const broadcaster = new RecordingBroadcaster();
+    // The real store, whose first write of a complete snapshot fails, as in a database hiccup.
+    let failures = 1;
+    const flaky = new MessageStore(server.ctx.store.db);
+    const update = flaky.update.bind(flaky);
+    flaky.update = async (snapshot, sequence) => {
+      if (snapshot.status === 'complete' && failures-- > 0) throw new Error('database is locked');
+      return update(snapshot, sequence);
+    };
+    const { engine, conversation } = await engineWith(broadcaster, undefined, flaky);
+    try {
+      await engine.postUserMessage(conversation, send('hello'));
+      const reply = replyCompleted(await broadcaster.until((e) => replyCompleted(e) !== undefined))!;
+      assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'responder_failed');
+      const { messages } = await store.page(conversation.id, {});
+      const stored = messages.find((m) => m.id === reply.message_snapshot.id);
+      assert.equal(stored?.status, 'complete');
     } finally {
       await engine.shutdown();
     }

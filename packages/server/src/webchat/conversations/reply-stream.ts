@@ -31,7 +31,10 @@ export class ReplyStream {
   private lastPersistAt = 0;
   private flushTimer: NodeJS.Timeout | undefined;
   private dirty = false;
+  /** No more partials: complete() has been called. */
   private finished = false;
+  /** The complete snapshot is stored: later complete() calls change nothing. */
+  private completed = false;
   /** Serialises publications: each envelope waits for the previous one. */
   private chain: Promise<void> = Promise.resolve();
 
@@ -88,10 +91,12 @@ export class ReplyStream {
 
   /**
    * Publishes the final `complete` snapshot: the markdown so far, plus an error block when the reply failed.
-   * Idempotent: only the first call publishes.
+   * Once one call has stored it, later calls change nothing. A call whose write failed throws, and the caller's
+   * next call (the failure path, with its error block) tries again, so a database hiccup does not leave the
+   * message partial until the abandoned-reply sweep.
    */
   async complete(error?: Omit<ErrorBlock, 'id' | 'type'>): Promise<MessageSnapshot> {
-    if (this.finished) return this.snapshot;
+    if (this.completed) return this.snapshot;
     this.finished = true;
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
@@ -108,12 +113,15 @@ export class ReplyStream {
     const sequence = ++this.sequence;
     this.snapshot = snapshot;
     // The completed message must be durable before anyone is told it is complete.
-    this.chain = this.chain.then(async () => {
+    const attempt = this.chain.then(async () => {
       await this.deps.store.update(snapshot, sequence);
+      this.completed = true;
       this.deps.live.delete(snapshot.id);
       await announce(this.deps.broadcaster, this.companyId, snapshot, sequence, true);
     });
-    await this.chain;
+    // A failed attempt must not block the next one behind a rejected chain.
+    this.chain = attempt.catch(() => {});
+    await attempt;
     return snapshot;
   }
 
