@@ -12,11 +12,25 @@ import { type InterruptReason, RedisReplyTurns } from './reply-turns.ts';
 describe('reply turns in Redis', () => {
   const prefix = `parley-test:${randomBytes(5).toString('hex')}:`;
   const connections: Redis[] = [];
-  const node = (turnTtlMs = 2_000) => {
+  const nodes: RedisReplyTurns[] = [];
+  const connectionOf = new Map<RedisReplyTurns, Redis>();
+  const node = (turnTtlMs = 2_000, nodeTtlMs = 10_000) => {
     const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
+    redis.on('error', () => {});
     connections.push(redis);
-    return new RedisReplyTurns(redis, { prefix, turnTtlMs, pollMs: 10, logger: createLogger('silent') });
+    const turns = new RedisReplyTurns(redis, {
+      prefix,
+      turnTtlMs,
+      nodeTtlMs,
+      pollMs: 10,
+      logger: createLogger('silent'),
+    });
+    nodes.push(turns);
+    connectionOf.set(turns, redis);
+    return turns;
   };
+  /** A node that dies without a word: its connection drops, its heartbeats stop, nothing is released. */
+  const crash = (turns: RedisReplyTurns) => connectionOf.get(turns)!.disconnect();
   let a: RedisReplyTurns;
   let b: RedisReplyTurns;
   before(() => {
@@ -24,8 +38,7 @@ describe('reply turns in Redis', () => {
     b = node();
   });
   after(async () => {
-    await a.close();
-    await b.close();
+    for (const turns of nodes) await turns.close();
     for (const redis of connections) redis.disconnect();
   });
 
@@ -73,11 +86,12 @@ describe('reply turns in Redis', () => {
 
   it('a turn and a place in line left by a crashed node expire', async () => {
     const conversation = randomUUID();
-    const crashed = node(300);
-    const survivor = node(300);
+    const crashed = node(300, 300);
+    const survivor = node(300, 300);
     await crashed.enqueue(conversation, 'lost', 1);
     await crashed.acquire(conversation, 'lost', new AbortController().signal);
     await crashed.enqueue(conversation, 'lost-too', 2);
+    crash(crashed);
     // The crashed node never releases; the survivor's message still gets its turn once both have expired.
     await survivor.enqueue(conversation, 'alive', 3);
     const started = Date.now();
@@ -88,6 +102,39 @@ describe('reply turns in Redis', () => {
     );
     assert.ok(Date.now() - started >= 250, 'it waited for the expiry, not less');
     await survivor.release(conversation, 'alive');
+  });
+
+  it('a live node keeps its places in line however long they wait (no overtaking by another node)', async () => {
+    const conversation = randomUUID();
+    // A turn may be held up to 400 ms; this node's later messages wait longer than that in all.
+    const busy = node(400, 300);
+    const other = node(400, 300);
+    await busy.enqueue(conversation, 'm1', 1);
+    await busy.enqueue(conversation, 'm2', 2);
+    await busy.enqueue(conversation, 'm3', 3);
+    await busy.acquire(conversation, 'm1', new AbortController().signal);
+    await other.enqueue(conversation, 'm4', 4);
+    const order: string[] = [];
+    const fourth = other
+      .acquire(conversation, 'm4', new AbortController().signal)
+      .then(() => order.push('m4'));
+    for (const [held, next] of [
+      ['m1', 'm2'],
+      ['m2', 'm3'],
+    ] as const) {
+      await sleep(300);
+      await busy.release(conversation, held);
+      await withTimeout(
+        busy.acquire(conversation, next, new AbortController().signal),
+        2_000,
+        `the turn of ${next}`,
+      );
+      order.push(next);
+    }
+    await busy.release(conversation, 'm3');
+    await withTimeout(fourth, 2_000, 'the turn of m4');
+    await other.release(conversation, 'm4');
+    assert.deepEqual(order, ['m2', 'm3', 'm4']);
   });
 
   it('tells the other nodes, not itself, to stop a conversation’s reply', async () => {

@@ -39,16 +39,17 @@ export const LOCAL_REPLY_TURNS: ReplyTurns = {
 };
 
 /**
- * KEYS[1] the line: a sorted set of "enqueuedAtMs:messageId" by position; KEYS[2] the turn: the holder's token.
- * ARGV: our member, our token, the turn's lifetime (ms), and the time before which a member at the head of the line
- * counts as left behind by a crashed node (it is dropped). Returns 1 when the turn is ours, 0 to wait.
+ * KEYS[1] the line: a sorted set of "nodeId:messageId" by position; KEYS[2] the turn: the holder's token.
+ * ARGV: our member, our token, the turn's lifetime (ms), and the prefix of the nodes' liveness keys. A member at the
+ * head of the line whose node's liveness key is gone was left by a crashed node and is dropped; a live node's
+ * members keep their place however long they wait. Returns 1 when the turn is ours, 0 to wait.
  */
 const ACQUIRE = `
 while true do
   local head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
   if head == nil or head == ARGV[1] then break end
-  local enqueuedAt = tonumber(string.match(head, '^(%d+):'))
-  if enqueuedAt ~= nil and enqueuedAt < tonumber(ARGV[4]) then
+  local node = string.match(head, '^([^:]+):')
+  if node ~= nil and redis.call('EXISTS', ARGV[4] .. node) == 0 then
     redis.call('ZREM', KEYS[1], head)
   else
     return 0
@@ -72,9 +73,14 @@ export interface RedisReplyTurnsOptions {
   prefix: string;
   /**
    * Longest a reply can hold the turn: the responder timeout ends every reply, so a turn older than this was left
-   * by a crashed node and expires. Members waiting in line longer than this are dropped for the same reason.
+   * by a crashed node and expires.
    */
   turnTtlMs: number;
+  /**
+   * How long a node counts as alive after its last heartbeat (sent every third of this); its places in line are
+   * dropped once it stops. Default 10 s.
+   */
+  nodeTtlMs?: number;
   /** How often a waiting node looks again (only while another reply streams in the same conversation). */
   pollMs?: number;
   logger: Logger;
@@ -82,23 +88,30 @@ export interface RedisReplyTurnsOptions {
 
 /**
  * The line and the turn of each conversation in Redis, shared by every node. Uncontended (the usual case), a reply
- * costs one ZADD when its message is stored, one script call to take the turn and one to give it back. Redis being
+ * costs one MULTI (place in line, node liveness) when its message is stored, one script call to take the turn and
+ * one to give it back; a node with places in line refreshes its liveness key every third of `nodeTtlMs`. Redis being
  * unreachable must not silence the digital employee: the calls then fail open with a warning, and the node falls
  * back to its local order (the realtime broker needs Redis too, so the cluster is degraded anyway).
  */
 export class RedisReplyTurns implements ReplyTurns {
-  /** Per message waiting on this node: its member in the line. */
-  private readonly members = new Map<string, string>();
+  /** Messages of this node still in a line (their member is `nodeId:messageId`). */
+  private readonly inLine = new Set<string>();
   /** Per message replying on this node: the token of its turn. */
   private readonly tokens = new Map<string, string>();
-  /** This node's id: its own interruptions come back through Redis and are ignored. */
+  /** This node's id: names its members and liveness key; its own interruptions come back and are ignored. */
   private readonly node = randomBytes(8).toString('base64url');
+  private readonly nodeTtlMs: number;
+  private readonly heartbeat: NodeJS.Timeout;
   private subscriber?: Redis;
 
   constructor(
     private readonly redis: Redis,
     private readonly options: RedisReplyTurnsOptions,
-  ) {}
+  ) {
+    this.nodeTtlMs = options.nodeTtlMs ?? 10_000;
+    this.heartbeat = setInterval(() => void this.beat(), this.nodeTtlMs / 3);
+    this.heartbeat.unref();
+  }
 
   async interruptElsewhere(conversationId: string, reason: InterruptReason): Promise<void> {
     const message = JSON.stringify({ node: this.node, conversation_id: conversationId, reason });
@@ -117,7 +130,10 @@ export class RedisReplyTurns implements ReplyTurns {
     await subscriber.subscribe(this.interruptChannel);
   }
 
+  /** Stops the heartbeat and says this node is gone, so its places in line (if any are left) stop counting. */
   async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    await this.failOpen('close', () => this.redis.del(this.nodeKey));
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
   }
 
@@ -126,44 +142,43 @@ export class RedisReplyTurns implements ReplyTurns {
   }
 
   async enqueue(conversationId: string, messageId: string, position: number): Promise<void> {
-    const member = `${Date.now()}:${messageId}`;
-    this.members.set(messageId, member);
+    this.inLine.add(messageId);
     const line = this.lineKey(conversationId);
+    // The liveness key is written with the member, so a member never exists without it.
     await this.failOpen('enqueue', () =>
       this.redis
         .multi()
-        .zadd(line, position, member)
+        .set(this.nodeKey, '1', 'PX', this.nodeTtlMs)
+        .zadd(line, position, this.memberOf(messageId))
         .pexpire(line, this.options.turnTtlMs * 2)
         .exec(),
     );
   }
 
   async acquire(conversationId: string, messageId: string, signal: AbortSignal): Promise<void> {
-    const member = this.members.get(messageId) ?? `${Date.now()}:${messageId}`;
     const token = randomBytes(12).toString('base64url');
     for (;;) {
       signal.throwIfAborted();
-      const now = Date.now();
       const taken = await this.failOpen('acquire', () =>
         this.redis.eval(
           ACQUIRE,
           2,
           this.lineKey(conversationId),
           this.turnKey(conversationId),
-          member,
+          this.memberOf(messageId),
           token,
           this.options.turnTtlMs,
-          now - this.options.turnTtlMs,
+          `${this.options.prefix}reply-node:`,
         ),
       );
       if (taken === 1) {
         // The script took our member out of the line along with the turn.
-        this.members.delete(messageId);
+        this.inLine.delete(messageId);
         this.tokens.set(messageId, token);
         return;
       }
       // Failing open, the member stays known so `release` still takes it out of the line: left there, it would
-      // hold up the other nodes' replies in this conversation until it counts as stale (the turn's lifetime).
+      // hold up the other nodes' replies in this conversation for as long as this node lives.
       if (taken === undefined) return;
       await sleep(this.options.pollMs ?? 25, undefined, { signal }).catch(() => signal.throwIfAborted());
     }
@@ -175,9 +190,25 @@ export class RedisReplyTurns implements ReplyTurns {
     if (token) {
       await this.failOpen('release', () => this.redis.eval(RELEASE, 1, this.turnKey(conversationId), token));
     }
-    const member = this.members.get(messageId);
-    this.members.delete(messageId);
-    if (member) await this.failOpen('release', () => this.redis.zrem(this.lineKey(conversationId), member));
+    if (this.inLine.delete(messageId)) {
+      await this.failOpen('release', () =>
+        this.redis.zrem(this.lineKey(conversationId), this.memberOf(messageId)),
+      );
+    }
+  }
+
+  private memberOf(messageId: string): string {
+    return `${this.node}:${messageId}`;
+  }
+
+  private get nodeKey(): string {
+    return `${this.options.prefix}reply-node:${this.node}`;
+  }
+
+  /** Keeps this node's liveness key while it has places in line (an idle node writes nothing). */
+  private async beat(): Promise<void> {
+    if (this.inLine.size === 0) return;
+    await this.failOpen('heartbeat', () => this.redis.set(this.nodeKey, '1', 'PX', this.nodeTtlMs));
   }
 
   private lineKey(conversationId: string): string {
