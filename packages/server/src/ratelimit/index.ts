@@ -1,5 +1,5 @@
-import { Redis } from 'ioredis';
 import type { AppContext } from '../context.ts';
+import { connectRedis } from '../storage/redis-client.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 import { RedisRateLimiter } from './redis-rate-limiter.ts';
@@ -27,14 +27,6 @@ export function rateLimiterFor(ctx: AppContext): RateLimiter {
 
 export function createRateLimiter(redisUrl: string | undefined, keyPrefix: string): RateLimiter {
   if (!redisUrl) return new MemoryRateLimiter();
-  const redis = new Redis(redisUrl, {
-    // Fail fast instead of queueing forever while Redis is down: callers choose to fail open or closed.
-    maxRetriesPerRequest: 1,
-    commandTimeout: 1000,
-    enableOfflineQueue: true,
-    lazyConnect: false,
-  });
-  // Connection errors surface on the commands that need Redis; without a listener ioredis would log them itself.
-  redis.on('error', () => {});
+  const redis = connectRedis(redisUrl);
   return new RedisRateLimiter(redis, { keyPrefix, ownsConnection: true });
 }

@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
@@ -7,6 +6,7 @@ import { createResponder } from '../digital-employees/responders/create-responde
 import { greetingFor } from '../digital-employees/responders/responder.ts';
 import type { App } from '../http/types.ts';
 import { rateLimiterFor } from '../ratelimit/index.ts';
+import { connectRedis } from '../storage/redis-client.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import {
@@ -126,9 +126,7 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
 function replyTurnsFor(ctx: AppContext): ReplyTurns {
   const { redisUrl, webchat } = ctx.config;
   if (!redisUrl) return LOCAL_REPLY_TURNS;
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, commandTimeout: 1000 });
-  // Errors surface on the calls (which fail open with a warning); without a listener ioredis would log them itself.
-  redis.on('error', () => {});
+  const redis = connectRedis(redisUrl);
   const turns = new RedisReplyTurns(redis, {
     prefix: `${webchat.realtimeRedisPrefix}:`,
     turnTtlMs: webchat.responderTimeoutMs + ABANDONED_REPLY_MARGIN_MS,
