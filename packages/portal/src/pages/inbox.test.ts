@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
@@ -6,6 +7,7 @@ import {
   type ConnectedVisitor,
   connectVisitor,
   createConversation,
+  openConversation,
   sendMessage,
   slowEmployee,
   visitor,
@@ -21,6 +23,8 @@ describe('portal in a browser: agent inbox', () => {
   let browser: TestBrowser;
   let guest: ConnectedVisitor;
   let conversation: { id: string; channel: string };
+  /** A second visitor's conversation, for switching between conversations. */
+  let other: { conversation: { id: string; channel: string }; c: ConnectedVisitor };
   before(async () => {
     ({ server, browser } = await openPortalPage({
       server: { config: { webchat: { streamFlushIntervalMs: 0 } } },
@@ -33,11 +37,13 @@ describe('portal in a browser: agent inbox', () => {
         const v = visitor(companyId);
         conversation = await createConversation(server, v);
         guest = await connectVisitor(server, v, conversation);
+        other = await openConversation(server, visitor(companyId));
       },
     }));
   });
   after(async () => {
     guest?.close();
+    other?.c.close();
     await closePortalPage({ server, browser });
   });
 
@@ -92,5 +98,65 @@ describe('portal in a browser: agent inbox', () => {
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
     assert.ok(overflow <= 0, `no horizontal scrolling at phone width (overflow ${overflow}px)`);
+  });
+
+  it('switching conversation is live again only once the new one is subscribed', async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const pane = page.locator('.transcript-pane');
+    const livePane = page.locator('.transcript-pane[data-live="true"]');
+    await livePane.waitFor();
+    // Hold the second conversation's realtime grant: until it is answered, that transcript cannot be live.
+    const grantPath = `/portal/api/inbox/conversations/${other.conversation.id}/realtime`;
+    const isGrant = (url: URL) => url.pathname === grantPath;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(isGrant, async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await page.locator(`button.conversation[data-id="${other.conversation.id}"]`).click();
+      await page
+        .getByRole('heading', { name: `Conversation #${other.conversation.id.slice(0, 8)}` })
+        .waitFor();
+      assert.equal(await pane.getAttribute('data-live'), null, 'not live before its subscription');
+    } finally {
+      release();
+    }
+    await livePane.waitFor();
+    // Only now: removing the route while the held request is pending lets it through and our continue fails.
+    await page.unroute(isGrant);
+    await sendMessage(other.c.sub, 'hello on the second line');
+    await page.locator('.message.user').filter({ hasText: 'hello on the second line' }).waitFor();
+    // Let the reply finish streaming, so no turn is still running when the server stops.
+    await page
+      .locator('.message.digital_employee[data-status="complete"]')
+      .filter({ hasText: 'word12' })
+      .waitFor({ timeout: 20_000 });
+  });
+
+  it('shows why a conversation could not be loaded', async () => {
+    const { page } = browser;
+    // The conversation vanishes between listing and reading: ask the real server for an id it does not know.
+    const readPath = `/portal/api/inbox/conversations/${conversation.id}`;
+    const gone = (url: URL) => url.pathname === readPath;
+    await page.route(gone, (route) =>
+      route.continue({ url: route.request().url().replace(conversation.id, randomUUID()) }),
+    );
+    try {
+      await page.locator(`button.conversation[data-id="${conversation.id}"]`).click();
+      await page
+        .locator('.transcript-pane')
+        .getByRole('alert')
+        .filter({ hasText: 'No such conversation.' })
+        .waitFor();
+      assert.equal(await page.locator('.transcript-pane .transcript').count(), 0, 'no stale transcript');
+      assert.equal(await page.locator('.transcript-pane').getAttribute('data-live'), null);
+    } finally {
+      await page.unroute(gone);
+    }
   });
 });

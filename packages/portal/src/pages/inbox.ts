@@ -1,7 +1,7 @@
 import { Centrifuge, type Subscription } from 'centrifuge';
 import { ApiError, api } from '../api.ts';
 import { createForm } from '../components/form.ts';
-import { notice } from '../components/widgets.ts';
+import { statusArea } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
 interface ConversationView {
@@ -84,6 +84,8 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   const stopLive = () => {
     live?.client.disconnect();
     live = undefined;
+    // Tests (and anyone watching the pane) wait for this to know the transcript on screen is streaming.
+    pane.removeAttribute('data-live');
   };
 
   const loadList = async (append = false) => {
@@ -146,13 +148,21 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       if ((b as HTMLElement).dataset.id === id) b.setAttribute('aria-current', 'true');
       else b.removeAttribute('aria-current');
     }
-    const detail = await api<{ conversation: ConversationView; messages: MessageSnapshot[] }>(
-      'GET',
-      `/inbox/conversations/${id}`,
-    );
-    // Another conversation was chosen while this one loaded: showing it now would put the wrong one on screen.
-    if (selected !== id) return;
-    renderConversation(detail.conversation, detail.messages);
+    try {
+      const detail = await api<{ conversation: ConversationView; messages: MessageSnapshot[] }>(
+        'GET',
+        `/inbox/conversations/${id}`,
+      );
+      // Another conversation was chosen while this one loaded: showing it now would put the wrong one on screen.
+      if (selected !== id) return;
+      renderConversation(detail.conversation, detail.messages);
+    } catch (err) {
+      if (selected !== id) return;
+      // The pane must not keep showing the previous conversation (no longer live) as if it were this one.
+      const status = statusArea();
+      status.say('error', err instanceof Error ? err.message : 'Could not load the conversation.');
+      replaceChildren(pane, status.el);
+    }
   };
 
   const renderConversation = (conversation: ConversationView, messages: MessageSnapshot[]) => {
@@ -171,7 +181,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
 
     const state = h('p', { class: 'conv-state' });
     const actions = h('div', { class: 'actions' });
-    const feedback = h('div', { 'aria-live': 'polite' });
+    const feedback = statusArea();
     const setState = (c: ConversationView) => {
       conversation = c;
       state.textContent =
@@ -191,7 +201,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
                 setState(await api<ConversationView>('POST', `/inbox/conversations/${c.id}/${path}`));
                 void loadList();
               } catch (err) {
-                replaceChildren(feedback, notice('error', err instanceof Error ? err.message : 'Failed.'));
+                feedback.say('error', err instanceof Error ? err.message : 'Failed.');
               }
             },
           },
@@ -246,7 +256,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       ),
       state,
       actions,
-      feedback,
+      feedback.el,
       transcript,
       conversation.status === 'closed' ? null : reply.el,
     );
@@ -276,7 +286,10 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
         if (envelope.message_snapshot.role === 'system' && envelope.operation === 'complete')
           void refreshState();
       });
-      sub.on('subscribed', () => pane.setAttribute('data-live', 'true'));
+      // Guarded: a client stopped meanwhile (another conversation opened) must not mark that one live.
+      sub.on('subscribed', () => {
+        if (live?.sub === sub) pane.setAttribute('data-live', 'true');
+      });
       client.connect();
       sub.subscribe();
       live = { client, sub };
