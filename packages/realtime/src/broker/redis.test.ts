@@ -89,6 +89,30 @@ describe('redis: broker specifics', () => {
     assert.equal(numsub, 1);
   });
 
+  it('delivers each message once when two starts overlap', async (t) => {
+    const controls: string[] = [];
+    const broker = new RedisBroker({ url, prefix });
+    const publisher = new RedisBroker({ url, prefix });
+    t.after(() => Promise.all([broker.close(), publisher.close()]));
+    const handler = {
+      onPublication() {},
+      onJoin() {},
+      onLeave() {},
+      onControl: (message: string) => controls.push(message),
+    };
+    await Promise.all([broker.run(handler), broker.run(handler)]);
+    await publisher.run({ onPublication() {}, onJoin() {}, onLeave() {}, onControl() {} });
+
+    const marker = randomUUID();
+    await publisher.publishControl(marker);
+    // Every listener of one message runs in the same emit, so a duplicate would be there as soon as the first is.
+    for (let i = 0; i < 500 && !controls.includes(marker); i++) await sleep(10);
+    assert.deepEqual(
+      controls.filter((m) => m === marker),
+      [marker],
+    );
+  });
+
   it('subscribes in Redis only for channels with local subscribers', async (t) => {
     const broker = new RedisBroker({ url, prefix });
     t.after(() => broker.close());

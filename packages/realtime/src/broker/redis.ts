@@ -124,21 +124,24 @@ export class RedisBroker implements Broker {
     this.subscriber = new Redis(options.url, { lazyConnect: true, autoResubscribe: false });
     this.commands.on('error', onError);
     this.subscriber.on('error', onError);
+    // Registered once, here: `run` may be called again after a failed connect (or twice at once), and a second
+    // listener would deliver every message twice. `dispatch` drops messages until `run` has set the handler, and
+    // `resubscribeAll` does nothing until the broker runs (the first 'ready' is `run`'s own connect).
+    this.subscriber.on('message', (channel: string, message: string) => this.dispatch(channel, message));
+    // 'ready' fires again after every reconnect; a fresh connection has no subscriptions.
+    this.subscriber.on('ready', () => this.resubscribeAll());
   }
 
   async run(handler: BrokerEventHandler): Promise<void> {
     this.assertOpen();
     if (this.state === 'running') return;
     this.handler = handler;
-    this.subscriber.on('message', (channel: string, message: string) => this.dispatch(channel, message));
     try {
       await Promise.all([this.connect(this.commands), this.connect(this.subscriber)]);
       await this.subscriber.subscribe(this.keys.control);
     } catch (error) {
       throw unavailable(error);
     }
-    // 'ready' fires again after every reconnect; a fresh connection has no subscriptions.
-    this.subscriber.on('ready', () => this.resubscribeAll());
     this.state = 'running';
   }
 
