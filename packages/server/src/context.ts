@@ -72,14 +72,18 @@ export async function createContext(
     const companies = new CompaniesService(store.db);
     // File-based keys are re-read when `master-key rotate` changes the file, so a live server follows a rotation.
     const primary = config.masterKeyPrimary;
-    const watchFile = masterKeys.source === 'config' ? undefined : watchMasterKeyFile(config.dataDir);
     const sealer = new Sealer(
       withPrimary(masterKeys.keys, primary),
-      watchFile &&
-        (() => {
-          const keys = watchFile();
-          return keys && withPrimary(keys, primary);
-        }),
+      masterKeys.source === 'config'
+        ? undefined
+        : watchMasterKeyFile(config.dataDir, {
+            primary,
+            onInvalid: (err) =>
+              logger.warn(
+                { err, file: masterKeys.source },
+                'the changed master key file cannot be used; keeping the previous master keys',
+              ),
+          }),
     );
     const audit = new AuditLog(store.db);
     const integrations = createIntegrations({ config, store, sealer, audit, logger });

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 /** A versioned 256-bit key-encryption key. */
@@ -56,13 +66,39 @@ export interface LoadedMasterKeys {
 export function loadMasterKeys(configured: string | undefined, dataDir: string): LoadedMasterKeys {
   if (configured) return { keys: parseMasterKeys(configured), source: 'config', generated: false };
   const file = join(dataDir, MASTER_KEY_FILE);
-  if (existsSync(file))
-    return { keys: parseMasterKeys(readFileSync(file, 'utf8')), source: file, generated: false };
+  if (!existsSync(file)) {
+    const keys = [{ version: 1, key: randomBytes(32) }];
+    if (createMasterKeyFile(dataDir, keys)) return { keys, source: file, generated: true };
+  }
+  return { keys: parseMasterKeys(readFileSync(file, 'utf8')), source: file, generated: false };
+}
+
+/**
+ * Puts a first key file in place unless one exists, and never half written: the keys go to a file beside it that is
+ * then hard-linked to the final name (a link, unlike a rename, fails when the name is taken). False when another
+ * process got there first (server and CLI starting together on an empty folder): its complete file is the one to use.
+ */
+function createMasterKeyFile(dataDir: string, keys: MasterKey[]): boolean {
+  const file = join(dataDir, MASTER_KEY_FILE);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const keys = [{ version: 1, key: randomBytes(32) }];
-  writeFileSync(file, `${formatMasterKeys(keys)}\n`, { mode: 0o600, flag: 'wx' });
-  chmodSync(file, 0o600);
-  return { keys, source: file, generated: true };
+  const temporary = writeBeside(file, keys);
+  try {
+    linkSync(temporary, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
+
+/** Writes `keys` (mode 0600) to a new file beside `file`, unique per process and call, and returns its path. */
+function writeBeside(file: string, keys: MasterKey[]): string {
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(temporary, `${formatMasterKeys(keys)}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(temporary, 0o600);
+  return temporary;
 }
 
 /**
@@ -93,29 +129,39 @@ export function writeMasterKeyFile(dataDir: string, keys: MasterKey[]): void {
   const file = join(dataDir, MASTER_KEY_FILE);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   // Write beside and rename: a live server re-reading the file (watchMasterKeyFile) never sees it half written.
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${formatMasterKeys(keys)}\n`, { mode: 0o600 });
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, file);
+  renameSync(writeBeside(file, keys), file);
+}
+
+export interface WatchOptions {
+  /** `PARLEY_MASTER_KEY_PRIMARY`: the re-read list is ordered by `withPrimary`; a file without it is invalid. */
+  primary?: number;
+  /** Told once per changed file that cannot be used (the error names no key material). */
+  onInvalid?: (err: unknown) => void;
 }
 
 /**
  * For file-based keys: a function that returns the key list again when `<dataDir>/master-keys` changed since the
  * last read (size, mtime or inode), else `undefined`. A running server uses it so `parley master-key rotate`, run
- * beside it, takes effect without a restart. An unreadable or invalid file is ignored (the old keys stay in use)
- * and retried on the next call.
+ * beside it, takes effect without a restart. An unreadable or invalid file (including one without the pinned
+ * primary version) is ignored (the old keys stay in use) and retried on the next call.
  */
-export function watchMasterKeyFile(dataDir: string): () => MasterKey[] | undefined {
+export function watchMasterKeyFile(
+  dataDir: string,
+  { primary, onInvalid }: WatchOptions = {},
+): () => MasterKey[] | undefined {
   const file = join(dataDir, MASTER_KEY_FILE);
   let seen = signatureOf(file);
+  let reported: string | undefined;
   return () => {
     const current = signatureOf(file);
     if (current === undefined || current === seen) return undefined;
     try {
-      const keys = parseMasterKeys(readFileSync(file, 'utf8'));
+      const keys = withPrimary(parseMasterKeys(readFileSync(file, 'utf8')), primary);
       seen = current;
       return keys;
-    } catch {
+    } catch (err) {
+      if (reported !== current) onInvalid?.(err);
+      reported = current;
       return undefined;
     }
   };
