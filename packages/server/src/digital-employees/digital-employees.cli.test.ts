@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { runCli } from '../cli/main.ts';
 
 interface ListedEmployee {
@@ -17,19 +17,22 @@ interface ListedEmployee {
 // in this test process against its own SQLite data folder: the same path `npx parley …` takes after tsx starts.
 describe('digital-employees CLI', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-de-cli-'));
-  before(() => {
-    process.env.PARLEY_DATA_DIR = dataDir;
-    process.env.LOG_LEVEL = 'silent';
-    delete process.env.DATABASE_URL;
-    delete process.env.REDIS_URL;
-    delete process.env.PARLEY_MASTER_KEYS;
-  });
   after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  // Passed to runCli rather than written into process.env, so other suites in this process are not affected.
+  const env = {
+    ...process.env,
+    PARLEY_DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: undefined,
+    REDIS_URL: undefined,
+    PARLEY_MASTER_KEYS: undefined,
+  };
 
   // biome-ignore lint/suspicious/noExplicitAny: CLI output is parsed JSON, asserted field by field.
   async function parley(...args: string[]): Promise<{ code: number; json: Record<string, any> }> {
     const lines: string[] = [];
-    const code = await runCli([...args, '--json'], (line) => lines.push(line));
+    const code = await runCli([...args, '--json'], (line) => lines.push(line), { env });
     assert.equal(lines.length, 1, 'one JSON object on stdout');
     return { code, json: JSON.parse(lines[0]!) };
   }
