@@ -11,6 +11,7 @@ import {
 } from '../webchat/conversations/conversation.ts';
 import type { Block, MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
+import { readMessagePage } from '../webchat/routes/message-page.ts';
 import { conversationNotFound } from '../webchat/webchat.errors.ts';
 import type { Webchat } from '../webchat/webchat.ts';
 import { pageLimit } from './pagination.ts';
@@ -74,11 +75,8 @@ export function registerInboxRoutes(app: App, { ctx }: PortalDeps, webchat: Webc
 
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
     const conversation = await load(request);
-    const page = await webchat.store.page(conversation.id, { limit: 200 });
-    return {
-      conversation: platformConversationView(conversation),
-      messages: webchat.live.overlay(page.messages),
-    };
+    const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
+    return { conversation: platformConversationView(conversation), messages };
   });
 
   app.post(
