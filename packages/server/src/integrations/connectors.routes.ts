@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import { AppError, UnsupportedMediaTypeError } from '../errors/app-error.ts';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
-import type { Principal } from '../oauth/principal.ts';
+import { type Principal, principalOf } from '../oauth/principal.ts';
 import {
   CheckView,
   ConnectorIdParams,
@@ -114,12 +114,6 @@ export async function registerConnectorRoutes(app: App, ctx: AppContext): Promis
         ctx.connectorCaller.check(principalOf(request).companyId, request.params.connector_id),
     );
   });
-}
-
-function principalOf(request: FastifyRequest): Principal {
-  // Set by the bearer hook for every route declaring requiredScope; its absence is a wiring bug, not a client error.
-  if (!request.principal) throw new Error('bearer hook did not authenticate a protected route');
-  return request.principal;
 }
 
 const actorOf = (request: FastifyRequest, principal: Principal): Actor => ({

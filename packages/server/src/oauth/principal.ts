@@ -10,6 +10,15 @@ export interface Principal {
   tokenId: string;
 }
 
+/**
+ * The principal of a bearer-protected route's request. The bearer hook sets it before any handler of a route that
+ * declares `requiredScope` runs, so its absence is a wiring bug (500), never a client error.
+ */
+export function principalOf(request: { principal?: Principal }): Principal {
+  if (!request.principal) throw new Error('bearer hook did not authenticate a protected route');
+  return request.principal;
+}
+
 /** The scopes Parley knows (DESIGN.md "Scopes"). */
 export const SCOPES = [
   'connector:write',

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
+import { principalOf } from '../oauth/principal.ts';
 
 const Whoami = Type.Object({
   client_id: Type.String({ examples: ['pcl_4Jw0l4m2mZ5pO7wO1nTtqS'] }),
@@ -23,7 +24,7 @@ export function registerWhoamiRoute(app: App): void {
       },
     },
     async (request) => {
-      const principal = request.principal!;
+      const principal = principalOf(request);
       return { client_id: principal.clientId, company_id: principal.companyId, scopes: principal.scopes };
     },
   );

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { AppError, BadRequestError } from '../../errors/app-error.ts';
+import { BadRequestError } from '../../errors/app-error.ts';
 import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { App } from '../../http/types.ts';
-import type { Principal } from '../../oauth/principal.ts';
+import { principalOf } from '../../oauth/principal.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
 import type { Block } from '../messages/message.ts';
 import { conversationNotFound } from '../webchat.errors.ts';
@@ -38,18 +38,6 @@ const HandoverBody = Type.Optional(
  * The bearer token's principal. The OAuth capability's hook sets it for routes that declare `requiredScope`;
  * checking again here makes these routes fail closed should that hook ever be missing.
  */
-function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal)
-    throw new AppError(
-      401,
-      'unauthorized',
-      'A bearer token is required.',
-      {},
-      { 'www-authenticate': 'Bearer' },
-    );
-  return request.principal;
-}
-
 /**
  * Agents' and integrations' view of conversations (`/platform/v1/conversations`, scopes `conversations:read` /
  * `conversations:write`): list, read, post as an agent, hand over, hand back, close. Always the caller's company.
