@@ -86,10 +86,23 @@ function createMasterKeyFile(dataDir: string, keys: MasterKey[]): boolean {
     linkSync(temporary, file);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    // Some mounts (FUSE, network shares) refuse hard links: create exclusively instead; EEXIST still means "lost".
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') return createExclusively(file, keys);
     throw err;
   } finally {
     rmSync(temporary, { force: true });
+  }
+}
+
+function createExclusively(file: string, keys: MasterKey[]): boolean {
+  try {
+    writeFileSync(file, `${formatMasterKeys(keys)}\n`, { mode: 0o600, flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
   }
 }
 
