@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs every *.test.ts in the workspace with node's test runner (its closing "# pass / # fail" lines are what CI
-// reads). Files are listed explicitly because `node --test` on Node 20 does not expand globs.
+// Runs every *.test.ts in the workspace (packages/, and scripts/ for checks of the repository as a whole) with
+// node's test runner (its closing "# pass / # fail" lines are what CI reads). Files are listed explicitly because
+// `node --test` on Node 20 does not expand globs.
 //
 // PostgreSQL and Redis suites are part of "every test": when DATABASE_URL / REDIS_URL are not set we point them at
 // the services the development machines run on 127.0.0.1, and a suite whose service does not answer fails loudly.
@@ -21,7 +22,7 @@ function findTests(dir, out = []) {
   return out;
 }
 
-const files = findTests(join(root, 'packages'))
+const files = [...findTests(join(root, 'packages')), ...findTests(join(root, 'scripts'))]
   .filter((f) => !f.includes('/e2e/'))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();

@@ -15,16 +15,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 // @ts-expect-error autocannon ships no type declarations.
 import autocannon from 'autocannon';
+import { freePort } from '../../packages/server/src/testing/process.ts';
 import {
   type AutocannonResult,
   assertClean,
   basicAuth,
   createBenchClient,
   fmt,
-  freePort,
   parleyCli,
   parleyEnv,
-  spawnParley,
+  startParleyProcess,
   stop,
 } from '../lib/parley-process.ts';
 
@@ -122,7 +122,7 @@ for (let i = 0; i < CONNECTORS; i++) {
 let child: ChildProcess | undefined;
 try {
   const baseUrl = `http://127.0.0.1:${port}`;
-  child = await spawnParley(env, port);
+  child = await startParleyProcess(env, port);
   const tokenResponse = await fetch(`${baseUrl}/platform/v1/auth/token/client-credentials`, {
     method: 'POST',
     headers: {

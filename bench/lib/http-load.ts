@@ -4,6 +4,7 @@
 // sees), sends one pre-encoded request, and reads `Content-Length`-framed responses. Per request it costs a third
 // of autocannon's CPU on this kind of load, with the same figures out (requests, latency percentiles, non-2xx).
 import { connect, type Socket } from 'node:net';
+import { percentile } from './stats.ts';
 
 export interface LoadOptions {
   url: string;
@@ -163,8 +164,7 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
 
 function summarize(latenciesUs: number[], ok: number, non2xx: number, duration: number): LoadResult {
   const sorted = Float64Array.from(latenciesUs).sort();
-  const at = (q: number) =>
-    sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : 0;
+  const at = (q: number) => percentile(sorted, q * 100, true);
   const total = sorted.length;
   const sum = sorted.reduce((a, b) => a + b, 0);
   const ms = (us: number) => Math.round(us / 10) / 100;

@@ -1,7 +1,6 @@
 // Shared scaffolding for benches that drive a real Parley server in a child process (SQLite in a temp data dir,
 // its default embedded setup) with autocannon from the bench process.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCli } from '../../packages/server/src/cli/main.ts';
@@ -16,17 +15,6 @@ export type AutocannonResult = LoadResult;
 export type BenchEnv = Record<string, string | undefined>;
 
 export const repoRoot = new URL('../../', import.meta.url).pathname;
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -43,7 +31,7 @@ async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
 }
 
 /** Resolves once `url` answers; a child that does not come up is stopped, so a failed start leaves nothing running. */
-export async function untilUp(child: ChildProcess, url: string): Promise<ChildProcess> {
+export async function waitForUp(child: ChildProcess, url: string): Promise<ChildProcess> {
   try {
     await waitUntilUp(url, child);
   } catch (error) {
@@ -104,14 +92,14 @@ export async function createBenchClient(
 }
 
 /** `parley serve` in production mode, resolved once /readyz answers. */
-export async function spawnParley(env: BenchEnv, port: number): Promise<ChildProcess> {
+export async function startParleyProcess(env: BenchEnv, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(repoRoot, 'packages/server/bin/parley.js'), 'serve'], {
     cwd: repoRoot,
     env: { ...env, NODE_ENV: 'production' },
     // The server's JSON log goes nowhere, as to a log shipper.
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  return untilUp(child, `http://127.0.0.1:${port}/readyz`);
+  return waitForUp(child, `http://127.0.0.1:${port}/readyz`);
 }
 
 /** Throws when a load run saw anything but 2xx answers: its figures would not be those of the path measured. */

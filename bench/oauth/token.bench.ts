@@ -13,19 +13,20 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../packages/server/src/testing/process.ts';
 import { type LoadResult, runLoad } from '../lib/http-load.ts';
 import {
   assertClean,
   basicAuth,
   createBenchClient,
   fmt,
-  freePort,
   parleyEnv,
   repoRoot as root,
-  spawnParley,
+  startParleyProcess,
   stop,
-  untilUp,
+  waitForUp,
 } from '../lib/parley-process.ts';
+import { median } from '../lib/stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const ROUND_S = Number(process.env.BENCH_ROUND_SECONDS ?? 5);
@@ -132,8 +133,6 @@ function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
   };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
 async function startParley(): Promise<{ target: Target; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const port = await freePort();
@@ -142,7 +141,7 @@ async function startParley(): Promise<{ target: Target; stop: () => Promise<void
     LOG_LEVEL: PARLEY_LOG_LEVEL,
   });
   const { client } = await createBenchClient({ ...env, LOG_LEVEL: 'error' });
-  const child = await spawnParley(env, port);
+  const child = await startParleyProcess(env, port);
   return {
     target: {
       name: 'parley',
@@ -177,7 +176,7 @@ async function startScriptServer(
     },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
-  await untilUp(child, `http://127.0.0.1:${port}${paths.ready}`);
+  await waitForUp(child, `http://127.0.0.1:${port}${paths.ready}`);
   return {
     target: {
       name,

@@ -17,6 +17,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import WebSocket, { WebSocketServer } from 'ws';
+import { percentile } from '../lib/stats.ts';
 
 const GOAL = '1,000 concurrent streaming conversations on one node with p99 inter-envelope gap < 100 ms';
 
@@ -466,12 +467,6 @@ async function inBatches<T>(
     }),
   );
   return results;
-}
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;

@@ -1,51 +1,26 @@
 import WebSocket from 'ws';
 import { signHmacJwt } from '../../../packages/realtime/src/tokens/jwt.ts';
+import { waitForSettled } from '../../../packages/server/src/testing/wait.ts';
+import { containsPing, forEachTimestamp, type OnTimestamp } from './receive.ts';
 import { BENCH_SECRET, optionalImport, type ServerKind } from './servers.ts';
+import { openEngineClientIn } from './transport-clients.ts';
 
 /** A subscriber connection of the load generator; `onTimestamp` gets the `ts` of every publication received. */
 export interface BenchClient {
   close(): void;
 }
 
-export type OnTimestamp = (ts: number) => void;
-
-const OPEN_TIMEOUT_MS = 30_000;
-const TS_KEY = '"ts":';
+export type { OnTimestamp } from './receive.ts';
+/** Bytes of each message or chunk received (WebSocket payload, HTTP body chunk), for bytes per delivery. */
+export type OnBytes = (bytes: number) => void;
 
 /**
- * Reports the `ts` of every publication in a received text without parsing the whole JSON: the load generator
- * shares the CPU with the server, so its per-message cost must stay small and equal for every peer.
+ * How an engine subscriber speaks (bench/realtime/transports.bench.ts): JSON or Protobuf over WebSocket, JSON over
+ * HTTP-streaming, or JSON over WebSocket with fossil deltas.
  */
-function forEachTimestamp(text: string, onTimestamp: OnTimestamp): number {
-  let found = 0;
-  for (let at = text.indexOf(TS_KEY); at >= 0; at = text.indexOf(TS_KEY, at + TS_KEY.length)) {
-    onTimestamp(Number.parseFloat(text.slice(at + TS_KEY.length, at + TS_KEY.length + 24)));
-    found++;
-  }
-  return found;
-}
+export type EngineMode = 'json' | 'protobuf' | 'http_stream' | 'delta';
 
-/** A Centrifugo server ping is an empty reply `{}`, alone or as one line of a batched frame (brief §1.5). */
-function containsPing(text: string): boolean {
-  return text === '{}' || text.startsWith('{}\n') || text.endsWith('\n{}') || text.includes('\n{}\n');
-}
-
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} timed out`)), OPEN_TIMEOUT_MS);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
+const OPEN_TIMEOUT_MS = 30_000;
 /**
  * Our engine through raw `ws`, speaking the Centrifugo JSON protocol (connect + subscribe in one frame, pongs to
  * `{}` pings) so the load generator stays cheap; the bench checks separately that the real `centrifuge` client
@@ -56,10 +31,11 @@ function openEngineClient(
   channel: string,
   user: string,
   onTimestamp: OnTimestamp,
+  onBytes: OnBytes,
 ): Promise<BenchClient> {
   const token = signHmacJwt({ sub: user }, BENCH_SECRET);
   const ws = new WebSocket(url, { perMessageDeflate: false });
-  return withTimeout(
+  return waitForSettled(
     new Promise<BenchClient>((resolve, reject) => {
       let subscribed = false;
       ws.on('error', reject);
@@ -72,6 +48,7 @@ function openEngineClient(
       ws.on('message', (data) => {
         const text = data.toString();
         if (subscribed) {
+          onBytes((data as Buffer).length);
           forEachTimestamp(text, onTimestamp);
           if (containsPing(text)) ws.send('{}');
           return;
@@ -90,24 +67,32 @@ function openEngineClient(
         }
       });
     }),
+    OPEN_TIMEOUT_MS,
     'engine subscribe',
   );
 }
 
-function openBareWsClient(url: string, channel: string, onTimestamp: OnTimestamp): Promise<BenchClient> {
+function openBareWsClient(
+  url: string,
+  channel: string,
+  onTimestamp: OnTimestamp,
+  onBytes: OnBytes,
+): Promise<BenchClient> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
-  return withTimeout(
+  return waitForSettled(
     new Promise<BenchClient>((resolve, reject) => {
       let subscribed = false;
       ws.on('error', reject);
       ws.on('open', () => ws.send(JSON.stringify({ subscribe: channel })));
       ws.on('message', (data) => {
+        if (subscribed) onBytes((data as Buffer).length);
         if (forEachTimestamp(data.toString(), onTimestamp) === 0 && !subscribed) {
           subscribed = true;
           resolve({ close: () => ws.terminate() });
         }
       });
     }),
+    OPEN_TIMEOUT_MS,
     'ws subscribe',
   );
 }
@@ -132,13 +117,14 @@ async function openSocketIoClient(
   }
   const socket = socketIoConnect(url, { transports: ['websocket'], forceNew: true, reconnection: false });
   socket.on('m', (payload) => forEachTimestamp(String(payload), onTimestamp));
-  return withTimeout(
+  return waitForSettled(
     new Promise<BenchClient>((resolve, reject) => {
       socket.on('connect_error', reject);
       socket.on('connect', () =>
         socket.emit('subscribe', channel, () => resolve({ close: () => socket.disconnect() })),
       );
     }),
+    OPEN_TIMEOUT_MS,
     'socket.io subscribe',
   );
 }
@@ -149,12 +135,21 @@ export function openClient(
   channel: string,
   user: string,
   onTimestamp: OnTimestamp,
+  onBytes: OnBytes = () => {},
+  mode: EngineMode = 'json',
+  onDelivery?: () => void,
 ): Promise<BenchClient> {
   switch (kind) {
     case 'engine':
-      return openEngineClient(`ws://127.0.0.1:${port}/connection/websocket`, channel, user, onTimestamp);
+      return mode === 'json'
+        ? openEngineClient(`ws://127.0.0.1:${port}/connection/websocket`, channel, user, onTimestamp, onBytes)
+        : openEngineClientIn(mode, port, channel, signHmacJwt({ sub: user }, BENCH_SECRET), {
+            onTimestamp,
+            onBytes,
+            ...(onDelivery ? { onDelivery } : {}),
+          });
     case 'ws':
-      return openBareWsClient(`ws://127.0.0.1:${port}`, channel, onTimestamp);
+      return openBareWsClient(`ws://127.0.0.1:${port}`, channel, onTimestamp, onBytes);
     case 'socketio':
       return openSocketIoClient(`http://127.0.0.1:${port}`, channel, onTimestamp);
   }

@@ -2,7 +2,7 @@
  * A load-generator process: opens subscriber connections to one server, then counts the publications they
  * receive inside the measured window and records their end-to-end latency (payload `ts` → arrival).
  */
-import { type BenchClient, openClient } from './clients.ts';
+import { type BenchClient, type EngineMode, openClient } from './clients.ts';
 import { LatencyHistogram, preciseNowMs } from './histogram.ts';
 import { serveRequests } from './ipc.ts';
 import type { ServerKind } from './servers.ts';
@@ -10,12 +10,22 @@ import type { ServerKind } from './servers.ts';
 let clients: BenchClient[] = [];
 let counting = false;
 let deliveries = 0;
+let bytes = 0;
 let histogram = new LatencyHistogram();
 
 function onTimestamp(ts: number): void {
   if (!counting) return;
   deliveries++;
   histogram.recordMicros((preciseNowMs() - ts) * 1000);
+}
+
+function onBytes(count: number): void {
+  if (counting) bytes += count;
+}
+
+/** A delivery without a readable timestamp (fossil delta): counted, no latency. */
+function onDelivery(): void {
+  if (counting) deliveries++;
 }
 
 /**
@@ -29,6 +39,7 @@ async function openAll(
   userPrefix: string,
   concurrency: number,
   deadline: number,
+  mode: EngineMode,
 ) {
   let next = 0;
   let failed = 0;
@@ -37,7 +48,18 @@ async function openAll(
     while (next < channels.length && Date.now() < deadline) {
       const index = next++;
       try {
-        clients.push(await openClient(kind, port, channels[index]!, `${userPrefix}${index}`, onTimestamp));
+        clients.push(
+          await openClient(
+            kind,
+            port,
+            channels[index]!,
+            `${userPrefix}${index}`,
+            onTimestamp,
+            onBytes,
+            mode,
+            onDelivery,
+          ),
+        );
       } catch (error) {
         failed++;
         firstError ||= error instanceof Error ? error.message : String(error);
@@ -51,18 +73,20 @@ async function openAll(
 serveRequests(
   {
     open(message) {
-      const { kind, port, channels, userPrefix, concurrency, deadline } = message as unknown as {
+      const { kind, port, channels, userPrefix, concurrency, deadline, mode } = message as unknown as {
         kind: ServerKind;
         port: number;
         channels: string[];
         userPrefix: string;
         concurrency: number;
         deadline: number;
+        mode?: EngineMode;
       };
-      return openAll(kind, port, channels, userPrefix, concurrency, deadline);
+      return openAll(kind, port, channels, userPrefix, concurrency, deadline, mode ?? 'json');
     },
     'count-start'() {
       deliveries = 0;
+      bytes = 0;
       histogram = new LatencyHistogram();
       counting = true;
       return {};
@@ -72,7 +96,7 @@ serveRequests(
     },
     'count-stop'() {
       counting = false;
-      return { deliveries, histogram: histogram.counts };
+      return { deliveries, bytes, histogram: histogram.counts };
     },
     'close-all'() {
       for (const client of clients) client.close();

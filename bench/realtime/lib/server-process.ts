@@ -24,6 +24,19 @@ function payload(seq: number): string {
   return `{"ts":${preciseNowMs().toFixed(3)},"seq":${seq},"text":"${PAD}"}`;
 }
 
+/**
+ * ~2 KiB of JSON of which about 20 bytes change from one publication to the next (the delta row): `ts` (read by the
+ * clients, as in `payload`) and `seq`.
+ */
+const DOCUMENT_BODY = Array.from(
+  { length: 84 },
+  (_, i) => `"line ${String(i).padStart(2, '0')} of a document"`,
+).join(',');
+
+function documentPayload(seq: number): string {
+  return `{"ts":${preciseNowMs().toFixed(3)},"seq":${String(seq).padStart(6, '0')},"lines":[${DOCUMENT_BODY}]}`;
+}
+
 function gcTwice(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
@@ -74,13 +87,15 @@ serveRequests(
     'publish-start'(message) {
       const channels = message.channels as string[];
       const ratePerSec = message.ratePerSec as number;
+      const document = message.document === true;
       const startedAt = performance.now();
       let next = 0;
       sent = 0;
       publisher = setInterval(() => {
         const due = Math.floor(((performance.now() - startedAt) * ratePerSec) / 1000);
         for (; sent < due; sent++) {
-          server.publish(channels[next]!, payload(sent));
+          if (document) server.publish(channels[next]!, documentPayload(sent), true);
+          else server.publish(channels[next]!, payload(sent));
           next = (next + 1) % channels.length;
         }
       }, 5);

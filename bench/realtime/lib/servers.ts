@@ -9,8 +9,11 @@ export type ServerKind = 'engine' | 'ws' | 'socketio';
 
 export interface BenchServer {
   port: number;
-  /** Server-side publish of a ~100-byte JSON text to every subscriber of `channel`. */
-  publish(channel: string, payload: string): void;
+  /**
+   * Server-side publish of a JSON text to every subscriber of `channel`; `delta` publishes it for fossil-delta
+   * delivery (our engine only).
+   */
+  publish(channel: string, payload: string, delta?: boolean): void;
   connections(): number;
   close(): Promise<void>;
 }
@@ -36,18 +39,25 @@ async function startEngine(): Promise<BenchServer> {
         history_ttl: '1h',
         force_recovery: true,
         allow_subscribe_for_client: true,
+        // For the delta row of transports.bench.ts; subscribers that do not ask for deltas are unaffected.
+        allowed_delta_types: ['fossil'],
       },
     ],
   });
-  const server = createServer((_request, response) => response.writeHead(404).end());
+  // HTTP-streaming connections and their /emulation requests go to the engine too (transports.bench.ts).
+  const server = createServer(async (request, response) => {
+    if (!(await engine.httpHandler(request, response))) response.writeHead(404).end();
+  });
   engine.attach(server);
   const port = await listen(server);
   return {
     port,
-    publish(channel, payload) {
-      engine.publish({ channel, rawData: payload }).catch((error: unknown) => {
-        console.error('engine publish failed', error);
-      });
+    publish(channel, payload, delta) {
+      engine
+        .publish({ channel, rawData: payload, ...(delta ? { delta: true } : {}) })
+        .catch((error: unknown) => {
+          console.error('engine publish failed', error);
+        });
     },
     connections: () => engine.stats().sockets,
     async close() {

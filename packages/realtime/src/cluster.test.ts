@@ -1,7 +1,8 @@
 /**
- * Several engines sharing one Redis behave as one server (protocol brief §7): publications, presence and server
- * API commands cross nodes, and a client that moves to another node recovers what it missed (brief §5.3).
- * Real engines on 127.0.0.1 ephemeral ports, real Redis, the official `centrifuge` client over `ws`.
+ * Several engines sharing one backend behave as one server (docs/protocol.md "Cluster"): publications,
+ * presence and server API commands cross nodes, and a client that moves to another node recovers what it
+ * missed (docs/protocol.md "Recovery"). The same suite runs on the in-process memory hub and on Redis. Real
+ * engines on 127.0.0.1 ephemeral ports, the official `centrifuge` client over `ws`.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -15,19 +16,50 @@ import {
 } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Centrifuge, type PublicationContext } from 'centrifuge';
+import type { Centrifuge, PublicationContext } from 'centrifuge';
 import { Redis } from 'ioredis';
-import WebSocket from 'ws';
+import { MemoryBroker, MemoryHub, MemoryPresenceManager } from './broker/memory.ts';
 import { RedisBroker, RedisPresenceManager } from './broker/redis.ts';
+import type { Broker, PresenceManager } from './broker/types.ts';
 import { silentLogger } from './engine/logger.ts';
-import { createRealtimeEngine, type RealtimeEngine, signHmacJwt } from './index.ts';
+import { createRealtimeEngine, type RealtimeEngine } from './index.ts';
+import { connectionToken, newClient, SECRET, waitFor } from './testing/harness.ts';
 
 const redisUrl = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const SECRET = 'cluster-test-secret-of-sufficient-length';
 const API_KEY = 'cluster-api-key';
-const WAIT_MS = 10_000;
 /** Every key and PUB/SUB channel of this file lives under this prefix; removed when the file is done. */
 const prefix = `parleytest-cluster-${randomUUID().slice(0, 8)}`;
+
+interface NodeBackend {
+  broker: Broker;
+  presenceManager: PresenceManager;
+}
+
+/** One backend for the cluster suite: `runClusterContract(factory)` runs every test against it. */
+interface ClusterFactory {
+  /** Names the backend in test names. */
+  name: string;
+  /** A fresh shared backend; each call of the returned function makes the broker and presence of one node. */
+  newBackend(): () => NodeBackend;
+}
+
+const MEMORY_HUB: ClusterFactory = {
+  name: 'one memory hub',
+  newBackend() {
+    const hub = new MemoryHub();
+    return () => ({ broker: new MemoryBroker({ hub }), presenceManager: new MemoryPresenceManager({ hub }) });
+  },
+};
+
+const REDIS: ClusterFactory = {
+  name: 'one Redis',
+  newBackend() {
+    return () => ({
+      broker: new RedisBroker({ url: redisUrl, prefix }),
+      presenceManager: new RedisPresenceManager({ url: redisUrl, prefix }),
+    });
+  },
+};
 
 interface ClusterNode {
   engine: RealtimeEngine;
@@ -37,10 +69,9 @@ interface ClusterNode {
   close(): Promise<void>;
 }
 
-async function startNode(): Promise<ClusterNode> {
+async function startNode(backend: NodeBackend): Promise<ClusterNode> {
   const engine = await createRealtimeEngine({
-    broker: new RedisBroker({ url: redisUrl, prefix }),
-    presenceManager: new RedisPresenceManager({ url: redisUrl, prefix }),
+    ...backend,
     closeBroker: true,
     token: { hmacSecretKeys: [SECRET] },
     apiKey: API_KEY,
@@ -127,28 +158,6 @@ class Balancer {
   }
 }
 
-function connectionToken(user: string): string {
-  return signHmacJwt({ sub: user, exp: Math.floor(Date.now() / 1000) + 3600 }, SECRET);
-}
-
-function newClient(url: string, user: string): Centrifuge {
-  return new Centrifuge(url, {
-    websocket: WebSocket,
-    token: connectionToken(user),
-    timeout: 5_000,
-    minReconnectDelay: 100,
-    maxReconnectDelay: 400,
-  });
-}
-
-async function waitFor(what: string, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 async function api(node: ClusterNode, method: string, body: object): Promise<Record<string, unknown>> {
   const response = await fetch(`http://127.0.0.1:${node.port}/api/${method}`, {
     method: 'POST',
@@ -193,14 +202,16 @@ after(async () => {
   await admin.quit();
 });
 
-async function cluster(count: number): Promise<ClusterNode[]> {
-  const started = await Promise.all(Array.from({ length: count }, () => startNode()));
+/** Starts `count` engines on one fresh backend of `factory`; they are closed when the file is done. */
+async function startCluster(factory: ClusterFactory, count: number): Promise<ClusterNode[]> {
+  const newNodeBackend = factory.newBackend();
+  const started = await Promise.all(Array.from({ length: count }, () => startNode(newNodeBackend())));
   nodes.push(...started);
   return started;
 }
 
-function client(url: string, user: string): Centrifuge {
-  const c = newClient(url, user);
+function connectClient(url: string, user: string): Centrifuge {
+  const c = newClient(url, { token: connectionToken(user), minReconnectDelay: 100, maxReconnectDelay: 400 });
   clients.push(c);
   c.connect();
   return c;
@@ -210,113 +221,119 @@ function channelName(label: string): string {
   return `chat:${label}.${randomUUID().slice(0, 8)}`;
 }
 
-describe('cluster: engines sharing one Redis act as one server', () => {
-  it('delivers a publication made on one node to clients on every node', async () => {
-    const [a, b, c] = await cluster(3);
-    const channel = channelName('fanout');
-    const onB = await subscribeRecording(client(b!.wsUrl, 'bob'), channel);
-    const onC = await subscribeRecording(client(c!.wsUrl, 'carol'), channel);
-    const publisher = client(a!.wsUrl, 'alice');
-    const fromA = await subscribeRecording(publisher, channel);
+function runClusterContract(factory: ClusterFactory): void {
+  describe(`cluster: engines sharing ${factory.name} act as one server`, () => {
+    it('delivers a publication made on one node to clients on every node', async () => {
+      const [a, b, c] = await startCluster(factory, 3);
+      const channel = channelName('fanout');
+      const onB = await subscribeRecording(connectClient(b!.wsUrl, 'bob'), channel);
+      const onC = await subscribeRecording(connectClient(c!.wsUrl, 'carol'), channel);
+      const publisher = connectClient(a!.wsUrl, 'alice');
+      const fromA = await subscribeRecording(publisher, channel);
 
-    await fromA.sub.publish({ n: 1 }); // client publish on A
-    await api(c!, 'publish', { channel, data: { n: 2 } }); // server API publish on C
-    for (const r of [onB, onC, fromA]) {
-      await waitFor('both publications on every node', () => r.received.length === 2);
-      assert.deepEqual(r.received, [
-        { n: 1, offset: 1 },
-        { n: 2, offset: 2 },
-      ]);
-    }
-  });
+      await fromA.sub.publish({ n: 1 }); // client publish on A
+      await api(c!, 'publish', { channel, data: { n: 2 } }); // server API publish on C
+      for (const r of [onB, onC, fromA]) {
+        await waitFor('both publications on every node', () => r.received.length === 2);
+        assert.deepEqual(r.received, [
+          { n: 1, offset: 1 },
+          { n: 2, offset: 2 },
+        ]);
+      }
+    });
 
-  it('shares presence and join/leave across nodes', async () => {
-    const [a, b] = await cluster(2);
-    const channel = channelName('presence');
-    const onA = await subscribeRecording(client(a!.wsUrl, 'ann'), channel);
-    const joinsSeenOnA: string[] = [];
-    const leavesSeenOnA: string[] = [];
-    onA.sub.on('join', (ctx) => joinsSeenOnA.push(ctx.info.user));
-    onA.sub.on('leave', (ctx) => leavesSeenOnA.push(ctx.info.user));
-    const onB = await subscribeRecording(client(b!.wsUrl, 'ben'), channel);
-    await waitFor('join from node B', () => joinsSeenOnA.includes('ben'));
+    it('shares presence and join/leave across nodes', async () => {
+      const [a, b] = await startCluster(factory, 2);
+      const channel = channelName('presence');
+      const onA = await subscribeRecording(connectClient(a!.wsUrl, 'ann'), channel);
+      const joinsSeenOnA: string[] = [];
+      const leavesSeenOnA: string[] = [];
+      onA.sub.on('join', (ctx) => joinsSeenOnA.push(ctx.info.user));
+      onA.sub.on('leave', (ctx) => leavesSeenOnA.push(ctx.info.user));
+      const onB = await subscribeRecording(connectClient(b!.wsUrl, 'ben'), channel);
+      await waitFor('join from node B', () => joinsSeenOnA.includes('ben'));
 
-    const presence = await onA.sub.presence();
-    assert.deepEqual(
-      Object.values(presence.clients)
-        .map((info) => info.user)
-        .sort(),
-      ['ann', 'ben'],
-    );
-    assert.deepEqual(await onB.sub.presenceStats(), { numClients: 2, numUsers: 2 });
-    const viaApi = await api(b!, 'presence_stats', { channel });
-    assert.deepEqual(viaApi, { num_clients: 2, num_users: 2 });
-
-    onB.sub.unsubscribe();
-    await waitFor('leave from node B', () => leavesSeenOnA.includes('ben'));
-    let stats = await onA.sub.presenceStats();
-    for (let i = 0; i < 200 && stats.numClients !== 1; i++) {
-      await sleep(20);
-      stats = await onA.sub.presenceStats();
-    }
-    assert.deepEqual(stats, { numClients: 1, numUsers: 1 });
-  });
-
-  it('lets the server API on one node disconnect and unsubscribe a client connected to another', async () => {
-    const [a, b] = await cluster(2);
-    const channel = channelName('api');
-    const dora = client(b!.wsUrl, 'dora');
-    const { sub } = await subscribeRecording(dora, channel);
-    const unsubscribed: { code: number }[] = [];
-    sub.on('unsubscribed', (ctx) => unsubscribed.push({ code: ctx.code }));
-
-    await api(a!, 'unsubscribe', { user: 'dora', channel });
-    await waitFor('server unsubscribe on node B', () => unsubscribed.length === 1);
-    assert.equal(unsubscribed[0]?.code, 2000);
-    assert.equal(sub.state, 'unsubscribed');
-
-    const disconnected: { code: number }[] = [];
-    dora.on('disconnected', (ctx) => disconnected.push({ code: ctx.code }));
-    await api(a!, 'disconnect', { user: 'dora' });
-    await waitFor('server disconnect on node B', () => disconnected.length === 1);
-    assert.equal(disconnected[0]?.code, 3503);
-    assert.equal(dora.state, 'disconnected');
-  });
-
-  it('recovers exactly the missed publications, in order, once, when a client moves to another node', async () => {
-    const [a, b] = await cluster(2);
-    const balancer = new Balancer();
-    const url = await balancer.listen();
-    try {
-      balancer.target = a!.port;
-      const channel = channelName('move');
-      const mover = client(url, 'mia');
-      const { received, subscribed } = await subscribeRecording(mover, channel);
-      assert.deepEqual(subscribed, [{ wasRecovering: false, recovered: false }]);
-
-      for (let n = 1; n <= 3; n++) await api(b!, 'publish', { channel, data: { n } });
-      await waitFor('live publications through node A', () => received.length === 3);
-
-      // Drain A: the balancer stops routing to it, then A shuts down gracefully (3001 → the client reconnects).
-      balancer.target = undefined;
-      const closingA = a!.close();
-      await waitFor('the client to notice the shutdown', () => mover.state === 'connecting');
-      for (let n = 4; n <= 6; n++) await api(b!, 'publish', { channel, data: { n } });
-      await closingA;
-      balancer.target = b!.port;
-
-      await waitFor('resubscribe on node B', () => subscribed.length === 2);
-      assert.deepEqual(subscribed[1], { wasRecovering: true, recovered: true });
-      await waitFor('recovered publications', () => received.length === 6);
-      for (let n = 7; n <= 8; n++) await api(b!, 'publish', { channel, data: { n } });
-      await waitFor('live publications through node B', () => received.length >= 8);
-      await sleep(100); // a duplicate would arrive right behind
+      const presence = await onA.sub.presence();
       assert.deepEqual(
-        received,
-        Array.from({ length: 8 }, (_, i) => ({ n: i + 1, offset: i + 1 })),
+        Object.values(presence.clients)
+          .map((info) => info.user)
+          .sort(),
+        ['ann', 'ben'],
       );
-    } finally {
-      await balancer.close();
-    }
+      assert.deepEqual(await onB.sub.presenceStats(), { numClients: 2, numUsers: 2 });
+      const viaApi = await api(b!, 'presence_stats', { channel });
+      assert.deepEqual(viaApi, { num_clients: 2, num_users: 2 });
+
+      onB.sub.unsubscribe();
+      await waitFor('leave from node B', () => leavesSeenOnA.includes('ben'));
+      let stats = await onA.sub.presenceStats();
+      for (let i = 0; i < 200 && stats.numClients !== 1; i++) {
+        await sleep(20);
+        stats = await onA.sub.presenceStats();
+      }
+      assert.deepEqual(stats, { numClients: 1, numUsers: 1 });
+    });
+
+    it('lets the server API on one node disconnect and unsubscribe a client connected to another', async () => {
+      const [a, b] = await startCluster(factory, 2);
+      const channel = channelName('api');
+      const dora = connectClient(b!.wsUrl, 'dora');
+      const { sub } = await subscribeRecording(dora, channel);
+      const unsubscribed: { code: number }[] = [];
+      sub.on('unsubscribed', (ctx) => unsubscribed.push({ code: ctx.code }));
+
+      await api(a!, 'unsubscribe', { user: 'dora', channel });
+      await waitFor('server unsubscribe on node B', () => unsubscribed.length === 1);
+      assert.equal(unsubscribed[0]?.code, 2000);
+      assert.equal(sub.state, 'unsubscribed');
+
+      const disconnected: { code: number }[] = [];
+      dora.on('disconnected', (ctx) => disconnected.push({ code: ctx.code }));
+      await api(a!, 'disconnect', { user: 'dora' });
+      await waitFor('server disconnect on node B', () => disconnected.length === 1);
+      assert.equal(disconnected[0]?.code, 3503);
+      assert.equal(dora.state, 'disconnected');
+    });
+
+    it('recovers exactly the missed publications, in order, once, when a client moves to another node', async () => {
+      const [a, b] = await startCluster(factory, 2);
+      const balancer = new Balancer();
+      const url = await balancer.listen();
+      try {
+        balancer.target = a!.port;
+        const channel = channelName('move');
+        const mover = connectClient(url, 'mia');
+        const { received, subscribed } = await subscribeRecording(mover, channel);
+        assert.deepEqual(subscribed, [{ wasRecovering: false, recovered: false }]);
+
+        for (let n = 1; n <= 3; n++) await api(b!, 'publish', { channel, data: { n } });
+        await waitFor('live publications through node A', () => received.length === 3);
+
+        // Drain A: the balancer stops routing to it, then A shuts down gracefully (3001 → the client
+        // reconnects).
+        balancer.target = undefined;
+        const closingA = a!.close();
+        await waitFor('the client to notice the shutdown', () => mover.state === 'connecting');
+        for (let n = 4; n <= 6; n++) await api(b!, 'publish', { channel, data: { n } });
+        await closingA;
+        balancer.target = b!.port;
+
+        await waitFor('resubscribe on node B', () => subscribed.length === 2);
+        assert.deepEqual(subscribed[1], { wasRecovering: true, recovered: true });
+        await waitFor('recovered publications', () => received.length === 6);
+        for (let n = 7; n <= 8; n++) await api(b!, 'publish', { channel, data: { n } });
+        await waitFor('live publications through node B', () => received.length >= 8);
+        await sleep(100); // a duplicate would arrive right behind
+        assert.deepEqual(
+          received,
+          Array.from({ length: 8 }, (_, i) => ({ n: i + 1, offset: i + 1 })),
+        );
+      } finally {
+        await balancer.close();
+      }
+    });
   });
-});
+}
+
+runClusterContract(MEMORY_HUB);
+runClusterContract(REDIS);

@@ -18,16 +18,15 @@ export { parseGoDuration } from './config/duration.ts';
 export { ConfigError } from './config/errors.ts';
 export type { ChannelOptions, ChannelRules, NamespaceConfig } from './config/namespaces.ts';
 export type { CommandRateLimit, RealtimeEngineOptions } from './config/options.ts';
+export type {
+  HistoryOptions,
+  HistoryPublication,
+  PresenceEntry,
+  PublishOptions,
+} from './engine/channel-api.ts';
+export type { DisconnectOptions, TargetOptions, UnsubscribeOptions } from './engine/cluster.ts';
 export type { NodeInfo } from './engine/control.ts';
-export {
-  type DisconnectOptions,
-  type HistoryOptions,
-  type HistoryPublication,
-  type PresenceEntry,
-  type PublishOptions,
-  RealtimeEngine,
-  type UnsubscribeOptions,
-} from './engine/engine.ts';
+export { RealtimeEngine } from './engine/engine.ts';
 export type {
   ClientHandle,
   ConnectingContext,
@@ -38,16 +37,27 @@ export type {
   PublishDecision,
   RealtimeHooks,
   RpcContext,
+  SubscribingContext,
+  SubscribingResult,
 } from './engine/hooks.ts';
 export { createJsonLogger, type Logger, silentLogger } from './engine/logger.ts';
+export type { ServerRefreshRequest, ServerSubscribeRequest } from './engine/server-side.ts';
+export type { RealtimeTransport } from './engine/transport.ts';
 export {
   CLOSE_MESSAGE_TOO_BIG,
   DisconnectCode,
   ErrorCode,
   isTerminalDisconnect,
+  UNAVAILABLE_ERROR_CODE,
   UnsubscribeCode,
 } from './protocol/codes.ts';
 export { ClientError, DisconnectError } from './protocol/errors.ts';
+export type {
+  ProxyEndpointOptions,
+  ProxyOptions,
+  RpcProxyRouting,
+  StatusToCodeTransform,
+} from './proxy/options.ts';
 export { loadCentrifugoConfig, type StandaloneSettings } from './standalone/config.ts';
 export {
   closeOnSignals,
@@ -55,7 +65,14 @@ export {
   type StandaloneOverrides,
   type StandaloneServer,
 } from './standalone/run.ts';
-export { type HmacAlgorithm, signHmacJwt, TokenError } from './tokens/jwt.ts';
+export {
+  type DecodedJwt,
+  type HmacAlgorithm,
+  type JwtKeys,
+  signHmacJwt,
+  TokenError,
+  verifyJwt,
+} from './tokens/jwt.ts';
 export type {
   ConnectTokenClaims,
   ServerSubscriptionClaim,

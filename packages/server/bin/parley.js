@@ -1,7 +1,14 @@
 #!/usr/bin/env node
-// Entry point of `npm start` and `npx parley …`: registers tsx so the TypeScript sources run without a build step.
-import { register } from 'tsx/esm/api';
+// Entry point of `npx parley …`: the production build (dist/, see scripts/build-state.mjs) when it is present and
+// newer than the sources; otherwise the TypeScript sources through tsx, so a fresh checkout needs no build step.
+import { pathToFileURL } from 'node:url';
+import { BUILT_ENTRY, buildIsCurrent } from '../../../scripts/build-state.mjs';
 
-register();
-const { runCli } = await import('../src/cli/main.ts');
-process.exitCode = await runCli(process.argv.slice(2));
+const cli = buildIsCurrent() ? await import(pathToFileURL(BUILT_ENTRY).href) : await fromSources();
+process.exitCode = await cli.runCli(process.argv.slice(2));
+
+async function fromSources() {
+  const { register } = await import('tsx/esm/api');
+  register();
+  return import('../src/cli/main.ts');
+}

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
-import type { AppContext } from './context.ts';
+import { type AppContext, startServices } from './context.ts';
 import { registerProblemHandlers } from './errors/problem.ts';
-import { registerHealthRoutes } from './health/health.routes.ts';
-import { AccessLogController } from './http/access-log.ts';
+import { type Readiness, registerHealthRoutes } from './health/health.routes.ts';
+import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
@@ -15,8 +15,9 @@ import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
 
 export interface BuiltApp {
   app: App;
-  /** Flip to true at the start of a graceful shutdown: /readyz then answers 503. */
-  readiness: { shuttingDown: boolean };
+  readiness: Readiness;
+  /** Graceful drain before closing: realtime clients move to other nodes, streaming replies finish (≤ graceMs). */
+  drain(graceMs: number): Promise<void>;
 }
 
 /**
@@ -24,30 +25,35 @@ export interface BuiltApp {
  * registers its routes from its own folder.
  */
 export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
+  // Request ids, the access log, NUL/surrogate refusal, 405/OPTIONS and pre-routing errors: one module.
+  const edge = createEdge(ctx.logger);
   const app = Fastify({
     loggerInstance: ctx.logger,
-    logController: new AccessLogController(),
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
-    // Request ids in logs and problem bodies let operators correlate a report with a log line.
-    requestIdHeader: false,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
+    ...edge.serverOptions,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
-  const readiness = { shuttingDown: false };
+  const readiness: Readiness = {
+    shuttingDown: false,
+    checks: { database: (timeoutMs) => ctx.store.ping(timeoutMs) },
+  };
 
+  // Before any route: the edge's hooks and its onRoute index must see every route.
+  edge.register(app);
+  await startServices(ctx);
   registerProblemHandlers(app);
   await registerOpenApi(app, ctx);
 
-  registerHealthRoutes(app, ctx, readiness);
+  registerHealthRoutes(app, readiness);
   // OAuth first: its app-wide bearer hook guards every route that declares config.requiredScope.
   await registerOAuth(app, ctx);
   registerWhoamiRoute(app);
   await registerConnectorRoutes(app, ctx);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
-  const webchat = await registerWebchat(app, ctx);
-  // Portal after webchat: its agent inbox drives the webchat's conversation engine.
-  await registerPortal(app, ctx, webchat);
+  registerWebchat(app, ctx.webchat, readiness);
+  await registerPortal(app, ctx);
   registerWidgetAssets(app, ctx);
 
-  return { app, readiness };
+  return { app, readiness, drain: (graceMs) => ctx.webchat.drain(graceMs) };
 }

@@ -3,31 +3,52 @@ import { AuditLog } from './audit/audit.service.ts';
 import { CompaniesService } from './companies/companies.service.ts';
 import type { Config } from './config/schema.ts';
 import { loadMasterKeys, watchMasterKeyFile, withPrimary } from './crypto/master-keys.ts';
+import type { SealedColumn } from './crypto/sealed-columns.ts';
 import { Sealer } from './crypto/sealing.ts';
 import { createDigitalEmployees } from './digital-employees/digital-employees.module.ts';
 import type { DigitalEmployeesService } from './digital-employees/digital-employees.service.ts';
+import { CONNECTOR_SEALED_COLUMNS } from './integrations/connector-key.ts';
 import type { ConnectorsService } from './integrations/connectors.service.ts';
 import { createIntegrations } from './integrations/integrations.module.ts';
 import type { OutboundClient } from './integrations/outbound.ts';
+import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
+import { LoginThrottle } from './portal-api/login-throttle.ts';
+import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
+import { SessionsService } from './users/sessions.service.ts';
+import { UsersService } from './users/users.service.ts';
+import { IDENTITY_SEALED_COLUMNS } from './webchat/identity/identity.sealed-columns.ts';
+import { createWebchat, type Webchat } from './webchat/webchat.ts';
 
 /**
- * What every capability is built from: the config, the store and the few shared services. Built once per process
- * (server or CLI command) by `createContext`; tests build one per test server.
+ * The composition root's product: every service of the process, each built once, in dependency order, by
+ * `createContext` (server or CLI command; tests build one per test server). Capabilities receive what they need
+ * from here; nothing is located or registered behind the reader's back. Building starts no background work: the
+ * server starts what must run (`app.ts`), and `close` stops everything in reverse order.
  */
 export interface AppContext {
   config: Config;
   store: Store;
   logger: Logger;
   sealer: Sealer;
+  /** Every column holding sealed values (master-key rotation and status), as each capability declares them. */
+  sealedColumns: readonly SealedColumn[];
   audit: AuditLog;
+  /** Shared counters for abuse limits: Redis with REDIS_URL (all nodes count together), else in memory. */
+  rateLimiter: RateLimiter;
   companies: CompaniesService;
+  users: UsersService;
+  /** Portal sign-in sessions and their failed-sign-in throttle. */
+  portal: { sessions: SessionsService; throttle: LoginThrottle };
+  oauth: OAuthServices;
   digitalEmployees: DigitalEmployeesService;
   /** Integration connectors and their write-only keys (src/integrations/). */
   connectors: ConnectorsService;
   /** The one outbound client for calls to connectors (reads the current key at call time). */
   connectorCaller: OutboundClient;
+  /** Channels, conversations, messages, the realtime and conversation engines, agent commands (src/webchat/). */
+  webchat: Webchat;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -47,6 +68,10 @@ export async function createContext(
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     schema: options.schema,
+    connectTimeoutMs: config.storeConnectTimeoutMs,
+    queryTimeoutMs: config.storeQueryTimeoutMs,
+    onIdleError: (err) =>
+      logger.warn({ err: { message: err.message } }, 'a pooled database connection failed'),
   });
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
   const closeAll = async () => {
@@ -86,18 +111,52 @@ export async function createContext(
           }),
     );
     const audit = new AuditLog(store.db);
+    const rateLimiter = createRateLimiter(config.redisUrl, config.rateLimit.keyPrefix);
+    closers.push(() => rateLimiter.close());
+    const users = new UsersService(store.db);
     const integrations = createIntegrations({ config, store, sealer, audit, logger });
     closers.push(() => integrations.close());
+    const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
+    closers.push(() => oauth.close());
+    const digitalEmployees = createDigitalEmployees(store, companies, integrations.connectors);
+    const webchat = createWebchat({
+      config,
+      logger,
+      store,
+      companies,
+      digitalEmployees,
+      connectorCaller: integrations.outbound,
+      audit,
+      sealer,
+      rateLimiter,
+      onClose: (fn) => closers.push(fn),
+    });
     return {
       config,
       store,
       logger,
       sealer,
+      sealedColumns: [...OAUTH_SEALED_COLUMNS, ...CONNECTOR_SEALED_COLUMNS, ...IDENTITY_SEALED_COLUMNS],
       audit,
+      rateLimiter,
       companies,
+      users,
+      portal: {
+        sessions: new SessionsService(store.db, users, {
+          ttlSeconds: config.portal.sessionTtlSeconds,
+          idleSeconds: config.portal.sessionIdleSeconds,
+        }),
+        throttle: new LoginThrottle(rateLimiter, {
+          perEmail: config.portal.loginFailuresPerEmail,
+          perIp: config.portal.loginFailuresPerIp,
+          windowSeconds: config.portal.loginThrottleWindowSeconds,
+        }),
+      },
+      oauth,
       connectors: integrations.connectors,
       connectorCaller: integrations.outbound,
-      digitalEmployees: createDigitalEmployees(store, companies, integrations.connectors),
+      digitalEmployees,
+      webchat,
       onClose: (fn) => closers.push(fn),
       close: closeAll,
     };
@@ -106,4 +165,14 @@ export async function createContext(
     await closeAll();
     throw err;
   }
+}
+
+/**
+ * Starts the background work a serving process needs (a CLI command needs none): the signing keys are loaded (or
+ * created) and re-read periodically, so a rotation made elsewhere is picked up; the webchat connects its broker and
+ * works the reply line (a node alone first takes over what the previous process left). Stopped by `ctx.close()`.
+ */
+export async function startServices(ctx: AppContext): Promise<void> {
+  await ctx.oauth.keys.start();
+  await ctx.webchat.serve();
 }

@@ -3,12 +3,15 @@ import { loadConfig } from './config/load.ts';
 import { createContext } from './context.ts';
 import { createLogger } from './logging/logger.ts';
 
-/** Starts the server: config → context → app → listen, and a graceful shutdown on SIGTERM/SIGINT. */
+/** Of the shutdown grace, what is kept back for closing connections and the store after replies drained. */
+const CLOSE_MARGIN_MS = 3_000;
+
+/** Starts the server: config → context → app → listen, and a graceful drain on SIGTERM/SIGINT. */
 export async function startServer(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const ctx = await createContext(config, logger);
-  const { app, readiness } = await buildApp(ctx);
+  const { app, readiness, drain } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());
 
   await app.listen({ port: config.port, host: config.host });
@@ -18,6 +21,11 @@ export async function startServer(): Promise<void> {
   );
 
   let stopping = false;
+  /**
+   * Drain, then close: `/readyz` turns 503 and no new connection is accepted (requests on open connections are
+   * still served); realtime clients are told to reconnect (to another node) while this node's streaming replies
+   * finish and its reply line is handed over; then Fastify closes and the store last.
+   */
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -28,14 +36,19 @@ export async function startServer(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
-    app.close().then(
-      () => process.exit(0),
-      (err) => {
-        logger.error({ err }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
+    app.server.close();
+    drain(Math.max(0, config.shutdownGraceMs - CLOSE_MARGIN_MS))
+      .then(() => app.close())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          logger.error({ err }, 'error during shutdown');
+          process.exit(1);
+        },
+      );
   };
+  // A rejection nobody awaited is a bug to fix, not a reason to drop every visitor's connection: say it loudly.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }

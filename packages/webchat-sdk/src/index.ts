@@ -12,19 +12,30 @@
 export { WebchatError } from './errors.ts';
 export type { ApplyOutcome, ApplyResult, ChatMessage, ChatMessageStatus } from './message-store.ts';
 export { MessageStore } from './message-store.ts';
-export type { FetchLike } from './rest-client.ts';
+export type { FetchLike, RealtimeConfig } from './rest-client.ts';
 export { RestClient } from './rest-client.ts';
 export type { KeyValueStorage } from './session-storage.ts';
 export { defaultStorage, memoryStorage, SessionStore } from './session-storage.ts';
-export type { ConnectionChange, ConnectionState, WebchatEvents, WebchatOptions } from './webchat.ts';
+export type { GetVisitorToken } from './visitor-tokens.ts';
+export { VisitorTokens } from './visitor-tokens.ts';
+export type {
+  ConnectionChange,
+  ConnectionState,
+  RealtimeTransport,
+  WebchatEvents,
+  WebchatOptions,
+} from './webchat.ts';
 export { createWebchat, Webchat } from './webchat.ts';
 export type {
   Block,
   Conversation,
+  Csat,
   ErrorBlock,
+  FeedbackRating,
   MarkdownBlock,
   MessageAuthor,
   MessageEnvelope,
+  MessageFeedback,
   MessageRole,
   MessageSnapshot,
   SendMessage,

@@ -33,6 +33,34 @@ const md = (content: string): Block => ({ id: 'b1', type: 'markdown', content })
 const typing: Block = { id: 't1', type: 'typing', typing: true };
 
 describe('MessageStore client rules', () => {
+  test('messages created in the same millisecond are shown in the order the server stored them (position)', () => {
+    const store = new MessageStore(conversationId);
+    const at = '2026-11-21T10:00:00.000Z';
+    // The ids sort the other way round: only `position` knows the order.
+    store.applySnapshot(
+      snapshot('00-reply', { role: 'digital_employee', status: 'complete', position: 3, created_at: at }),
+    );
+    store.applySnapshot(
+      snapshot('aa-question', { role: 'user', status: 'complete', position: 2, created_at: at }),
+    );
+    store.applySnapshot(snapshot('ff-greeting', { status: 'complete', position: 1, created_at: at }));
+    assert.deepEqual(
+      store.list().map((m) => m.id),
+      ['ff-greeting', 'aa-question', '00-reply'],
+    );
+  });
+
+  test('an in-flight envelope with sequence 0 (another node streams it) is applied, then any live one wins', () => {
+    const store = new MessageStore(conversationId);
+    assert.equal(store.applyEnvelope(envelope(0, snapshot('m1', { blocks: [md('Hel')] }))).outcome, 'added');
+    assert.equal(store.applyEnvelope(envelope(0, snapshot('m1', { blocks: [md('H')] }))).outcome, 'stale');
+    assert.equal(
+      store.applyEnvelope(envelope(5, snapshot('m1', { blocks: [md('Hello')] }))).outcome,
+      'updated',
+    );
+    assert.equal(store.get('m1')?.text, 'Hello');
+  });
+
   test('a typing block shows as an indicator, then text replaces it and complete finishes the message', () => {
     const store = new MessageStore(conversationId);
     const first = store.applyEnvelope(envelope(1, snapshot('m1', { blocks: [typing] })));

@@ -1,12 +1,11 @@
 import {
-  type Block,
-  type ErrorBlock,
-  type MessageAuthor,
-  type MessageEnvelope,
-  type MessageRole,
-  type MessageSnapshot,
-  SUPPORTED_ENVELOPE_VERSION,
-} from './wire.ts';
+  acceptsEnvelope,
+  isReceivedSnapshot,
+  type MessageFeedback,
+  readEnvelope,
+  textOf,
+} from '@parley/webchat-protocol';
+import type { Block, ErrorBlock, MessageAuthor, MessageRole, MessageSnapshot } from './wire.ts';
 
 /**
  * Where a message stands. Server states: `partial` (streaming) and `complete`. Local states of the visitor's own
@@ -33,10 +32,14 @@ export interface ChatMessage {
   /** The error block of a message that ended without (all of) its content. */
   readonly error: { code: string; message: string } | null;
   readonly clientMessageId: string | null;
+  /** Place in the conversation (from 1) once the server stored it; `null` for a send not stored yet. */
+  readonly position: number | null;
   readonly createdAt: string;
   readonly updatedAt: string;
   /** Why a send failed (status `failed`). */
   readonly sendError: { code: string; message: string } | null;
+  /** The visitor's rating of this message (digital-employee and agent messages), once given. */
+  readonly feedback: MessageFeedback | null;
 }
 
 /**
@@ -72,8 +75,8 @@ interface Entry {
  * The messages of one conversation and the client rules of the spec ("Events"): an envelope whose sequence is not
  * above the last one seen for its message is dropped (rule 1), an unknown `version` is ignored (rule 2), a typing
  * block shows as an indicator (rule 3), and every snapshot replaces the previous view of its message. All roles
- * share one order: `created_at`, then `id` (server-assigned, never client clocks); the visitor's not-yet-stored
- * sends follow in the order they were made.
+ * share one order: the server's `position` (then `created_at` and `id` for a server that sends none; never client
+ * clocks); the visitor's not-yet-stored sends follow in the order they were made.
  *
  * @example
  * ```ts
@@ -96,13 +99,8 @@ export class MessageStore {
 
   /** Applies one publication from the conversation channel. Accepts `unknown` because it comes off the wire. */
   applyEnvelope(data: unknown): ApplyResult {
-    if (!isRecord(data)) return { outcome: 'invalid' };
-    if (data.version !== SUPPORTED_ENVELOPE_VERSION) return { outcome: 'unknown-version' };
-    const envelope = data as unknown as MessageEnvelope;
-    if (envelope.operation !== 'replace' && envelope.operation !== 'complete')
-      return { outcome: 'unknown-operation' };
-    if (!Number.isInteger(envelope.sequence) || !isSnapshot(envelope.message_snapshot))
-      return { outcome: 'invalid' };
+    const { envelope, refusal } = readEnvelope(data);
+    if (refusal) return { outcome: refusal };
     const snapshot = envelope.message_snapshot;
     if (snapshot.conversation_id !== this.conversationId) return { outcome: 'other-conversation' };
     // `complete` carries the final state; treat its snapshot as complete even if a server forgot to say so.
@@ -111,7 +109,7 @@ export class MessageStore {
 
     const entry = this.entryFor(snapshot);
     if (entry) {
-      if (envelope.sequence <= entry.sequence) return { outcome: 'stale' };
+      if (!acceptsEnvelope(entry.sequence, envelope)) return { outcome: 'stale' };
       if (entry.message.status === 'complete' && finalSnapshot.status !== 'complete') {
         return { outcome: 'after-complete' };
       }
@@ -127,7 +125,7 @@ export class MessageStore {
    * It never rolls a message back: a partial snapshot does not replace a complete one, an older one not a newer one.
    */
   applySnapshot(snapshot: MessageSnapshot): ApplyResult {
-    if (!isSnapshot(snapshot)) return { outcome: 'invalid' };
+    if (!isReceivedSnapshot(snapshot)) return { outcome: 'invalid' };
     if (snapshot.conversation_id !== this.conversationId) return { outcome: 'other-conversation' };
     const entry = this.entryFor(snapshot);
     if (entry && isServerState(entry.message.status)) {
@@ -155,9 +153,11 @@ export class MessageStore {
       typing: false,
       error: null,
       clientMessageId,
+      position: null,
       createdAt: now,
       updatedAt: now,
       sendError: null,
+      feedback: null,
     };
     this.byKey.set(clientMessageId, { message, sequence: 0, localOrder: ++this.localCounter });
     this.ordered = null;
@@ -173,6 +173,15 @@ export class MessageStore {
     const entry = this.byKey.get(clientMessageId);
     if (!entry || isServerState(entry.message.status)) return undefined;
     entry.message = { ...entry.message, status, sendError };
+    this.ordered = null;
+    return entry.message;
+  }
+
+  /** Records the visitor's rating of a message (after the server stored it). */
+  setFeedback(key: string, feedback: MessageFeedback): ChatMessage | undefined {
+    const entry = this.byKey.get(key);
+    if (!entry) return undefined;
+    entry.message = { ...entry.message, feedback };
     this.ordered = null;
     return entry.message;
   }
@@ -218,7 +227,8 @@ export class MessageStore {
 
   private put(snapshot: MessageSnapshot, sequence: number, entry: Entry | undefined): ApplyResult {
     const key = entry?.message.key ?? snapshot.client_message_id ?? snapshot.id;
-    const message = toChatMessage(key, snapshot);
+    // Envelopes carry no rating (REST reads do): a live update keeps the one already known.
+    const message = toChatMessage(key, snapshot, entry?.message.feedback ?? null);
     this.byKey.set(key, { message, sequence, localOrder: entry?.localOrder ?? 0 });
     this.keyById.set(snapshot.id, key);
     this.ordered = null;
@@ -229,9 +239,8 @@ export class MessageStore {
   }
 }
 
-function toChatMessage(key: string, snapshot: MessageSnapshot): ChatMessage {
-  const markdown = snapshot.blocks.filter((b) => b.type === 'markdown') as Array<{ content: string }>;
-  const text = markdown.map((b) => String(b.content ?? '')).join('\n\n');
+function toChatMessage(key: string, snapshot: MessageSnapshot, known: MessageFeedback | null): ChatMessage {
+  const text = textOf(snapshot);
   const errorBlock = snapshot.blocks.find((b) => b.type === 'error') as ErrorBlock | undefined;
   const hasTyping = snapshot.blocks.some(
     (b) => b.type === 'typing' && (b as { typing?: unknown }).typing === true,
@@ -248,9 +257,11 @@ function toChatMessage(key: string, snapshot: MessageSnapshot): ChatMessage {
     typing: snapshot.status === 'partial' && hasTyping && text.length === 0,
     error: errorBlock ? { code: String(errorBlock.code), message: String(errorBlock.message) } : null,
     clientMessageId: snapshot.client_message_id ?? null,
+    position: typeof snapshot.position === 'number' ? snapshot.position : null,
     createdAt: snapshot.created_at,
     updatedAt: snapshot.updated_at,
     sendError: null,
+    feedback: snapshot.feedback ?? known,
   };
 }
 
@@ -258,12 +269,14 @@ function isServerState(status: ChatMessageStatus): boolean {
   return status === 'partial' || status === 'complete';
 }
 
-/** Stored messages by (created_at, id); local sends without a server id after them, in send order. */
+/** Stored messages by position (else created_at, id); local sends without a server id after them, in send order. */
 function compareEntries(a: Entry, b: Entry): number {
   const aLocal = a.message.id === null;
   const bLocal = b.message.id === null;
   if (aLocal !== bLocal) return aLocal ? 1 : -1;
   if (aLocal) return a.localOrder - b.localOrder;
+  if (a.message.position !== null && b.message.position !== null)
+    return a.message.position - b.message.position;
   return (
     compareStrings(a.message.createdAt, b.message.createdAt) || compareStrings(a.message.id!, b.message.id!)
   );
@@ -271,22 +284,4 @@ function compareEntries(a: Entry, b: Entry): number {
 
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isSnapshot(value: unknown): value is MessageSnapshot {
-  return (
-    isRecord(value) &&
-    typeof value.id === 'string' &&
-    typeof value.conversation_id === 'string' &&
-    typeof value.role === 'string' &&
-    (value.status === 'partial' || value.status === 'complete') &&
-    Array.isArray(value.blocks) &&
-    value.blocks.every((b) => isRecord(b) && typeof b.type === 'string') &&
-    typeof value.created_at === 'string' &&
-    typeof value.updated_at === 'string'
-  );
 }

@@ -1,7 +1,17 @@
+import type { CsatView, FeedbackRating, MessageFeedbackView } from '@parley/webchat-protocol';
 import { WebchatError } from './errors.ts';
+import type { VisitorTokens } from './visitor-tokens.ts';
 import type { Conversation, MessageSnapshot } from './wire.ts';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+/** `GET /sdk/v1/config`: the realtime endpoint and, from servers that offer them, its fallbacks. */
+export interface RealtimeConfig {
+  realtime_url: string;
+  http_stream_url?: string;
+  sse_url?: string;
+  emulation_url?: string;
+}
 
 export interface RestClientOptions {
   baseUrl: string;
@@ -9,33 +19,57 @@ export interface RestClientOptions {
   channelId?: string;
   sessionId: string;
   fetch?: FetchLike;
+  /** The verified visitor's token, sent as `X-Visitor-Token` on every call. */
+  visitorTokens?: VisitorTokens;
 }
 
 /**
- * The webchat REST API (`/sdk/v1`, DESIGN.md "Webchat REST"). Every call carries the session context headers the
- * spec requires: `X-Session-Id`, `X-Company` and, when configured, `X-Channel-Id`.
+ * The webchat REST API (`/sdk/v1`, docs/design.md "Webchat REST"). Every call carries the session context headers the
+ * spec requires: `X-Session-Id`, `X-Company` and, when configured, `X-Channel-Id`; and `X-Visitor-Token` for a
+ * verified visitor (renewed once through `getVisitorToken` when the server answers `visitor_token_invalid`).
  */
 export class RestClient {
   private readonly baseUrl: string;
   private readonly headers: Record<string, string>;
   private readonly fetchFn: FetchLike;
+  private readonly visitorTokens: VisitorTokens | undefined;
 
   constructor(options: RestClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.headers = { 'X-Session-Id': options.sessionId, 'X-Company': options.companyId };
     if (options.channelId) this.headers['X-Channel-Id'] = options.channelId;
     this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.visitorTokens = options.visitorTokens;
   }
 
-  async config(): Promise<{ realtime_url: string }> {
-    const body = await this.request<{ realtime_url?: unknown }>('GET', '/sdk/v1/config');
+  /** Uses another session id from now on (a visitor who signed out starts a fresh anonymous session). */
+  setSessionId(sessionId: string): void {
+    this.headers['X-Session-Id'] = sessionId;
+  }
+
+  /**
+   * Where the realtime endpoints are. `http_stream_url`, `sse_url` and `emulation_url` (the WebSocket fallbacks) are
+   * left out when the server does not name them (an older server).
+   */
+  async config(): Promise<RealtimeConfig> {
+    const body = await this.request<Record<string, unknown>>('GET', '/sdk/v1/config');
     if (typeof body.realtime_url !== 'string') throw invalid('config has no realtime_url');
-    return { realtime_url: body.realtime_url };
+    const config: RealtimeConfig = { realtime_url: body.realtime_url };
+    for (const key of ['http_stream_url', 'sse_url', 'emulation_url'] as const) {
+      const value = body[key];
+      if (typeof value === 'string') config[key] = value;
+    }
+    return config;
   }
 
   async createConversation(): Promise<Conversation> {
     const body = await this.request<Conversation>('POST', '/sdk/v1/conversations', {});
     return checkConversation(body);
+  }
+
+  async getConversation(conversationId: string): Promise<Conversation> {
+    const path = `/sdk/v1/conversations/${encodeURIComponent(conversationId)}`;
+    return checkConversation(await this.request<Conversation>('GET', path));
   }
 
   async listConversations(): Promise<Conversation[]> {
@@ -83,12 +117,60 @@ export class RestClient {
     return { token: body.subscription_token, expiresIn: Number(body.expires_in ?? 0) };
   }
 
-  private async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  /** The visitor's thumb on a digital-employee or agent message; rating again replaces it. */
+  async rateMessage(
+    conversationId: string,
+    messageId: string,
+    rating: FeedbackRating,
+    comment?: string | null,
+  ): Promise<MessageFeedbackView> {
+    const path = `/sdk/v1/conversations/${encodeURIComponent(conversationId)}/messages/${encodeURIComponent(messageId)}/feedback`;
+    return this.request<MessageFeedbackView>('PUT', path, {
+      rating,
+      ...(comment != null ? { comment } : {}),
+    });
+  }
+
+  /** The visitor's satisfaction (1–5) with a closed conversation. */
+  async submitCsat(conversationId: string, score: number, comment?: string | null): Promise<CsatView> {
+    const path = `/sdk/v1/conversations/${encodeURIComponent(conversationId)}/csat`;
+    return this.request<CsatView>('PUT', path, { score, ...(comment != null ? { comment } : {}) });
+  }
+
+  /** The visitor has read everything up to `messageId`. */
+  async markRead(conversationId: string, messageId: string): Promise<void> {
+    const path = `/sdk/v1/conversations/${encodeURIComponent(conversationId)}/read`;
+    await this.request<undefined>('POST', path, { message_id: messageId });
+  }
+
+  private async request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+    const token = await this.visitorTokens?.current();
+    const response = await this.send(method, path, body, token);
+    if (response.status === 401 && this.visitorTokens && token !== undefined) {
+      // A token the server refuses (expired, or the secret was rotated): ask for a new one, once.
+      const refusal = (await response
+        .clone()
+        .json()
+        .catch(() => undefined)) as { code?: unknown } | undefined;
+      const renewed =
+        refusal?.code === 'visitor_token_invalid' ? await this.visitorTokens.renew(token) : undefined;
+      if (renewed !== undefined)
+        return this.read<T>(method, path, await this.send(method, path, body, renewed));
+    }
+    return this.read<T>(method, path, response);
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    body: unknown,
+    token: string | undefined,
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...this.headers, Accept: 'application/json' };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
-    let response: Response;
+    if (token !== undefined) headers['X-Visitor-Token'] = token;
     try {
-      response = await this.fetchFn(`${this.baseUrl}${path}`, {
+      return await this.fetchFn(`${this.baseUrl}${path}`, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -96,6 +178,9 @@ export class RestClient {
     } catch (cause) {
       throw new WebchatError('network_error', `${method} ${path} could not reach the server`, { cause });
     }
+  }
+
+  private async read<T>(method: string, path: string, response: Response): Promise<T> {
     const text = await response.text();
     const parsed = parseJson(text);
     if (!response.ok) {
@@ -116,6 +201,7 @@ export class RestClient {
         },
       );
     }
+    if (response.status === 204) return undefined as T;
     if (parsed === undefined || typeof parsed !== 'object' || parsed === null)
       throw invalid(`${path} did not answer JSON`);
     return parsed as T;

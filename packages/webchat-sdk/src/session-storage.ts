@@ -76,6 +76,13 @@ export class SessionStore {
     return created;
   }
 
+  /** Replaces the session id with a new one (a visitor who signed out starts over as someone new). */
+  resetSessionId(): string {
+    const created = randomId();
+    safeSet(this.storage, `${this.prefix}:session`, created);
+    return created;
+  }
+
   currentConversationId(): string | null {
     const value = safeGet(this.storage, this.channelKey);
     return value && UUID.test(value) ? value : null;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createTestClient, fetchToken } from '../../server/src/oauth/oauth.test-helpers.ts';
+import { createTestClient, fetchToken } from '../../server/src/oauth/testing/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { loadTokenSecret } from '../../server/src/webchat/realtime/token-secret.ts';
 import { RealtimeTokenSigner } from '../../server/src/webchat/realtime/tokens.ts';
@@ -24,7 +24,7 @@ after(async () => {
 });
 
 /** Fast reconnects so tests that drop connections stay quick; everything else is the SDK's defaults. */
-async function start(wire: Wire, options: Partial<WebchatOptions> = {}): Promise<Webchat> {
+async function startWebchat(wire: Wire, options: Partial<WebchatOptions> = {}): Promise<Webchat> {
   const chat = await createWebchat({
     baseUrl: server.baseUrl,
     companyId,
@@ -39,15 +39,15 @@ async function start(wire: Wire, options: Partial<WebchatOptions> = {}): Promise
 }
 
 const replyAfter = (chat: Webchat, count: number) =>
-  waitFor(() => {
+  waitFor(`${count} completed digital-employee messages`, () => {
     const done = chat.messages.filter((m) => m.role === 'digital_employee' && m.status === 'complete');
     return done.length >= count ? done : undefined;
-  }, `${count} completed digital-employee messages`);
+  });
 
 describe('setup order and session context', () => {
   test('creates the conversation, then connection token, connect, subscription token, subscribe', async () => {
     const wire = new Wire();
-    const chat = await start(wire);
+    const chat = await startWebchat(wire);
     const order = wire
       .timeline()
       .filter((step) =>
@@ -92,8 +92,8 @@ describe('setup order and session context', () => {
     });
     const storage = memoryStorage();
     const wire = new Wire();
-    const inChannel = await start(wire, { storage, channelId: channel.id });
-    const elsewhere = await start(new Wire(), { storage }); // same session, no channel
+    const inChannel = await startWebchat(wire, { storage, channelId: channel.id });
+    const elsewhere = await startWebchat(new Wire(), { storage }); // same session, no channel
     assert.equal(inChannel.sessionId, elsewhere.sessionId);
     for (const call of wire.events.filter((e) => e.kind === 'rest'))
       assert.equal(call.headers?.['X-Channel-Id'], channel.id);
@@ -105,14 +105,14 @@ describe('setup order and session context', () => {
 
   test('a reload (same storage) resumes the same session and conversation with its messages', async () => {
     const storage: KeyValueStorage = memoryStorage();
-    const first = await start(new Wire(), { storage });
+    const first = await startWebchat(new Wire(), { storage });
     await first.send('Who are you?');
     await replyAfter(first, 2); // greeting + answer
     const before = first.messages.map((m) => [m.id, m.role, m.text]);
     first.close();
 
     const wire = new Wire();
-    const second = await start(wire, { storage });
+    const second = await startWebchat(wire, { storage });
     assert.equal(second.sessionId, first.sessionId);
     assert.equal(second.conversation!.id, first.conversation!.id);
     assert.ok(!wire.rest().includes('POST /sdk/v1/conversations'), 'no new conversation on resume');
@@ -126,7 +126,7 @@ describe('setup order and session context', () => {
 describe('history', () => {
   test('loadOlder pages back to the first message, keeping one order', async () => {
     const storage = memoryStorage();
-    const first = await start(new Wire(), { storage });
+    const first = await startWebchat(new Wire(), { storage });
     await first.send('Who are you?');
     await replyAfter(first, 2);
     await first.send('What is Parley?');
@@ -135,7 +135,7 @@ describe('history', () => {
     assert.equal(all.length, 5);
     first.close();
 
-    const paged = await start(new Wire(), { storage, pageSize: 2 });
+    const paged = await startWebchat(new Wire(), { storage, pageSize: 2 });
     assert.deepEqual(
       paged.messages.map((m) => m.id),
       all.slice(3),
@@ -155,7 +155,7 @@ describe('history', () => {
   });
 
   test('switching conversations: a new one starts empty but greeted, the earlier one opens with its messages', async () => {
-    const chat = await start(new Wire());
+    const chat = await startWebchat(new Wire());
     await chat.send('Who are you?');
     await replyAfter(chat, 2);
     const firstId = chat.conversation!.id;
@@ -179,7 +179,7 @@ describe('history', () => {
 
 describe('streaming and events', () => {
   test('a reply shows typing, grows through partial snapshots, then completes once', async () => {
-    const chat = await start(new Wire());
+    const chat = await startWebchat(new Wire());
     await replyAfter(chat, 1); // the greeting
     const seen: Array<{ event: string; message: ChatMessage }> = [];
     const typing: boolean[] = [];
@@ -233,7 +233,7 @@ describe('token renewal', () => {
     const wire = new Wire();
     // Expired 100 s ago: the engine must refuse it with 109, which makes centrifuge call getToken again.
     backdateFirstConnectToken(wire, 1000);
-    const chat = await start(wire);
+    const chat = await startWebchat(wire);
     assert.equal(chat.state, 'connected');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
     assert.ok(
@@ -246,8 +246,8 @@ describe('token renewal', () => {
     const wire = new Wire();
     // Issued 898 s ago with the 900 s lifetime: it expires in 2 s, so the connect reply says ttl ≈ 2.
     backdateFirstConnectToken(wire, 898);
-    const chat = await start(wire);
-    await waitFor(() => wire.sent('refresh').length > 0, 'a refresh command');
+    const chat = await startWebchat(wire);
+    await waitFor('a refresh command', () => wire.sent('refresh').length > 0);
     assert.equal(wire.sent('connect').length, 1, 'renewed without reconnecting');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
     await chat.send('still here?');
@@ -265,8 +265,8 @@ describe('token renewal', () => {
         subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(86_398)),
       };
     };
-    const chat = await start(wire);
-    await waitFor(() => wire.sent('sub_refresh').length > 0, 'a sub_refresh command');
+    const chat = await startWebchat(wire);
+    await waitFor('a sub_refresh command', () => wire.sent('sub_refresh').length > 0);
     assert.equal(wire.sent('subscribe').length, 1, 'renewed without resubscribing');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 2);
     assert.equal(chat.state, 'connected');
@@ -281,7 +281,7 @@ describe('token renewal', () => {
         subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(90_000)),
       };
     };
-    const second = await start(expired);
+    const second = await startWebchat(expired);
     assert.equal(second.state, 'connected');
     assert.ok(
       expired.events.some((e) => e.kind === 'receive' && e.what === 'error:109'),
@@ -294,11 +294,11 @@ describe('token renewal', () => {
 describe('sending', () => {
   test('a send made while offline is pending at once and delivered once after reconnect', async () => {
     const wire = new Wire();
-    const chat = await start(wire);
+    const chat = await startWebchat(wire);
     await replyAfter(chat, 1);
     wire.offline = true;
     wire.dropConnections();
-    await waitFor(() => chat.state !== 'connected', 'the connection to drop');
+    await waitFor('the connection to drop', () => chat.state !== 'connected');
     const sending = chat.send('sent while offline');
     const pending = chat.messages.at(-1)!;
     assert.equal(pending.status, 'pending');
@@ -318,7 +318,7 @@ describe('sending', () => {
 
   test('a publish whose reply was lost is retried with the same client_message_id and stored once', async () => {
     const wire = new Wire();
-    const chat = await start(wire);
+    const chat = await startWebchat(wire);
     await replyAfter(chat, 1);
     let armed = true;
     // The publish reaches the server, then the connection dies before its reply arrives.
@@ -347,8 +347,45 @@ describe('sending', () => {
     assert.equal(chat.messages.filter((m) => m.role === 'user')[0]!.status, 'complete');
   });
 
+  test('a send answered 503 (temporary) for longer than a few attempts stays pending, then goes through once', async () => {
+    const wire = new Wire();
+    const chat = await startWebchat(wire, { sendRetryDelayMs: 20 });
+    await replyAfter(chat, 1);
+    // What a client sees while the server's broker is down: the message is stored, its broadcast never arrives,
+    // and the publish is answered 503 temporary — here eight times in a row.
+    const publishIds = new Set<number>();
+    wire.onSend = (frame) => {
+      if ('publish' in frame) publishIds.add(frame.id as number);
+      return undefined;
+    };
+    let refusals = 8;
+    wire.rewriteReceived = (frame) => {
+      const pub = (frame.push as { pub?: { data?: { message_snapshot?: { role?: string } } } } | undefined)
+        ?.pub;
+      if (refusals > 0 && pub?.data?.message_snapshot?.role === 'user') return null;
+      if (publishIds.has(frame.id as number) && refusals-- > 0) {
+        return { id: frame.id, error: { code: 503, message: 'broker_unavailable', temporary: true } };
+      }
+      return frame;
+    };
+    const sent = await chat.send('still there?');
+    assert.ok(sent.status === 'sent' || sent.status === 'complete', sent.status);
+    const attempts = wire
+      .sent('publish')
+      .filter(
+        (f) =>
+          (f.publish as { data: { client_message_id: string } }).data.client_message_id ===
+          sent.clientMessageId,
+      );
+    assert.equal(attempts.length, 9, 'retried past the refusals, never given up');
+    const stored = (await chat.rest.listMessages(chat.conversation!.id)).messages.filter(
+      (m) => m.role === 'user',
+    );
+    assert.equal(stored.length, 1, 'stored once');
+  });
+
   test('a send the server refuses is marked failed with an event, and retry() sends it again', async () => {
-    const chat = await start(new Wire());
+    const chat = await startWebchat(new Wire());
     const failures: ChatMessage[] = [];
     chat.on('send:failed', ({ message }) => failures.push(message));
     const tooLong = 'x'.repeat(server.config.webchat.maxMessageBytes + 1);
@@ -372,14 +409,14 @@ describe('reconciliation', () => {
     );
     const token = await fetchToken(server, client);
     const wire = new Wire();
-    const chat = await start(wire);
+    const chat = await startWebchat(wire);
     await replyAfter(chat, 1);
     const reconciled: Array<{ added: number }> = [];
     chat.on('reconciled', (counts) => reconciled.push(counts));
 
     wire.offline = true;
     wire.dropConnections();
-    await waitFor(() => chat.state !== 'connected', 'the connection to drop');
+    await waitFor('the connection to drop', () => chat.state !== 'connected');
     // More than the 100 publications the channel keeps: recovery from the old offset is impossible.
     const missed = 105;
     for (let i = 1; i <= missed; i++) {
@@ -397,7 +434,7 @@ describe('reconciliation', () => {
       assert.equal(response.status, 201);
     }
     wire.offline = false;
-    await waitFor(() => reconciled.length > 0, 'REST reconciliation', 30_000);
+    await waitFor('REST reconciliation', () => reconciled.length > 0, 30_000);
     const subscribedReplies = wire.events.filter(
       (e) => e.kind === 'receive' && e.frame && 'subscribe' in e.frame,
     );
@@ -417,5 +454,26 @@ describe('reconciliation', () => {
       'in order',
     );
     assert.equal(new Set(chat.messages.map((m) => m.id)).size, chat.messages.length);
+  });
+});
+
+describe('transport fallback', () => {
+  test('uses WebSocket when it opens, and says so', async () => {
+    const chat = await startWebchat(new Wire());
+    assert.equal(chat.transport, 'websocket');
+  });
+
+  test('falls back to HTTP-streaming when a WebSocket cannot be opened, and chats over it', async () => {
+    const wire = new Wire();
+    const chat = await startWebchat(wire, {
+      // Nothing listens there: the WebSocket fails to open, as behind a proxy that blocks it.
+      realtimeUrl: 'ws://127.0.0.1:1/connection/websocket',
+    });
+    assert.equal(chat.transport, 'http_stream');
+    await replyAfter(chat, 1); // the greeting, delivered over the stream
+    const sent = await chat.send('Who are you?');
+    assert.ok(['sent', 'complete'].includes(sent.status));
+    const done = await replyAfter(chat, 2);
+    assert.ok(done.at(-1)!.text.length > 0);
   });
 });

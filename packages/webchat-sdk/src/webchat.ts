@@ -1,7 +1,18 @@
 import {
+  EMULATION_PATH,
+  type FeedbackRating,
+  HTTP_STREAM_PATH,
+  type ReadMarks,
+  readEventOf,
+  readMarksOf,
+  SSE_PATH,
+  WEBSOCKET_PATH,
+} from '@parley/webchat-protocol';
+import {
   Centrifuge,
   type Options as CentrifugeOptions,
   type Subscription,
+  type TransportEndpoint,
   UnauthorizedError,
 } from 'centrifuge';
 import { Emitter } from './emitter.ts';
@@ -9,7 +20,13 @@ import { WebchatError } from './errors.ts';
 import { type ApplyResult, type ChatMessage, MessageStore } from './message-store.ts';
 import { type FetchLike, RestClient } from './rest-client.ts';
 import { defaultStorage, type KeyValueStorage, randomId, SessionStore } from './session-storage.ts';
-import { type Conversation, type SendMessage, SUPPORTED_ENVELOPE_VERSION } from './wire.ts';
+import { type GetVisitorToken, VisitorTokens } from './visitor-tokens.ts';
+import {
+  type Conversation,
+  inFlightEnvelopes,
+  type SendMessage,
+  SUPPORTED_ENVELOPE_VERSION,
+} from './wire.ts';
 
 /** Options of {@link createWebchat}. Only `baseUrl` and `companyId` are required. */
 export interface WebchatOptions {
@@ -19,6 +36,16 @@ export interface WebchatOptions {
   companyId: string;
   /** Channel id (`X-Channel-Id`): keeps this widget's conversations apart from other channels'. */
   channelId?: string;
+  /**
+   * A verified visitor's token (`X-Visitor-Token`), signed by your backend with the channel's identity secret: the
+   * visitor then sees their conversations on every device. Needs `channelId`.
+   */
+  visitorToken?: string;
+  /**
+   * Returns the visitor's token (or `null` while anonymous). Called before the first REST call, again when the
+   * cached token is about to expire (its `exp`), and when the server refuses it (`visitor_token_invalid`).
+   */
+  getVisitorToken?: GetVisitorToken;
   /** Where the session id and the current conversation persist. Default: localStorage, else memory. */
   storage?: KeyValueStorage;
   /** WebSocket constructor where there is no global one (Node 20: `import WebSocket from 'ws'`). */
@@ -27,25 +54,78 @@ export interface WebchatOptions {
   fetch?: FetchLike;
   /** Realtime endpoint; default: discovered from `GET /sdk/v1/config`. */
   realtimeUrl?: string;
+  /**
+   * Which realtime transports to try, in order, when connecting: a WebSocket first and, where a proxy or firewall
+   * blocks it, HTTP-streaming, then server-sent events (Centrifugo's bidirectional emulation). Once one has worked it
+   * is kept for the session's reconnects. The one in use is {@link Webchat.transport}. Default: all three, in that
+   * order.
+   */
+  transports?: RealtimeTransport[];
+  /**
+   * Fallback endpoints; default: discovered from `GET /sdk/v1/config`, else derived from `baseUrl`
+   * (`/connection/http_stream`, `/connection/sse`, `/emulation`).
+   */
+  httpStreamUrl?: string;
+  sseUrl?: string;
+  emulationUrl?: string;
   /** Open this conversation instead of resuming the last one. */
   conversationId?: string;
   /** Start a new conversation even if one could be resumed. */
   newConversation?: boolean;
   /** Messages per REST page (initial load, `loadOlder`, reconciliation). Default 50. */
   pageSize?: number;
-  /** Publish attempts per message before it is marked `failed`. Default 5. */
+  /**
+   * Publish attempts per message before it is marked `failed`, however short the outage. Default: no limit (the
+   * retry window decides).
+   */
   maxSendAttempts?: number;
-  /** Delay before re-publishing after a temporary error on a live connection, in ms. Default 1000. */
+  /**
+   * First delay before re-publishing after a temporary error (the server's 503 while its database or broker is
+   * down, a time-out, a dropped connection), in ms; it doubles with each attempt up to 15 s. Default 1000.
+   */
   sendRetryDelayMs?: number;
+  /**
+   * How long a message keeps being retried after its first temporary failure before it is marked `failed`, in ms.
+   * Every attempt carries the same `client_message_id`, so the server stores it once. Default 120000.
+   */
+  sendRetryWindowMs?: number;
   /** How long `start()` waits for the first subscription before rejecting, in ms. Default 30000. */
   startTimeoutMs?: number;
-  /** Tuning passed to the centrifuge client (reconnect delays, timeouts). */
+  /**
+   * Tuning passed to the centrifuge client (reconnect delays, timeouts), and the `fetch`, `readableStream` and
+   * `eventsource` implementations the fallback transports need where there are no global ones (Node 20 has no
+   * `EventSource`, so SSE is skipped there unless one is given).
+   */
   centrifuge?: Partial<
     Pick<
       CentrifugeOptions,
-      'minReconnectDelay' | 'maxReconnectDelay' | 'timeout' | 'maxServerPingDelay' | 'debug'
+      | 'minReconnectDelay'
+      | 'maxReconnectDelay'
+      | 'timeout'
+      | 'maxServerPingDelay'
+      | 'debug'
+      | 'fetch'
+      | 'readableStream'
+      | 'eventsource'
     >
   >;
+}
+
+/**
+ * How the webchat reaches the realtime engine: `websocket`, or a fallback for networks that block WebSocket —
+ * `http_stream` (a streamed HTTP response) or `sse` (server-sent events); with both fallbacks the visitor's messages
+ * go up as plain HTTP requests.
+ */
+export type RealtimeTransport = 'websocket' | 'http_stream' | 'sse';
+
+const ALL_TRANSPORTS: readonly RealtimeTransport[] = ['websocket', 'http_stream', 'sse'];
+
+/** The endpoints of every transport, and where the fallbacks post their commands. */
+interface RealtimeEndpoints {
+  websocket: string;
+  http_stream: string;
+  sse: string;
+  emulation: string;
 }
 
 /** `connected` means subscribed to the conversation, i.e. messages flow both ways. */
@@ -71,6 +151,8 @@ export interface WebchatEvents {
   /** The set of messages showing only a typing indicator changed. */
   typing: (change: { typing: boolean; messages: ChatMessage[] }) => void;
   connection: (change: ConnectionChange) => void;
+  /** A connection was established over this transport (the first one, or a different one after a fallback). */
+  transport: (transport: RealtimeTransport) => void;
   /** A send was given up; the message has status `failed` and can be retried with `retry(message.key)`. */
   'send:failed': (change: { message: ChatMessage; error: WebchatError }) => void;
   /** The open conversation changed (started, resumed, switched). */
@@ -79,6 +161,18 @@ export interface WebchatEvents {
   reconciled: (change: { added: number; updated: number }) => void;
   /** A background failure that the SDK keeps retrying (token fetch, history load). */
   error: (error: WebchatError) => void;
+  /**
+   * The open conversation's status or CSAT changed (e.g. an agent closed it: time to ask for a rating). Not fired
+   * for a switch to another conversation (that is `conversation`).
+   */
+  'conversation:updated': (conversation: Conversation) => void;
+  /** The number of digital-employee, agent and system messages after the visitor's read mark changed. */
+  unread: (change: { count: number }) => void;
+  /**
+   * An agent has read the conversation up to `position`: the visitor's messages at or below it have been seen
+   * (see {@link Webchat.isSeen}).
+   */
+  seen: (change: { position: number; messageId: string | null }) => void;
 }
 
 /** Upper bound of REST pages read to fill one gap (50 messages each by default). */
@@ -88,7 +182,12 @@ interface SendWaiter {
   resolve(message: ChatMessage): void;
   reject(error: WebchatError): void;
   attempts: number;
+  /** When the first attempt failed temporarily (ms since the epoch); the retry window starts then. */
+  failingSince?: number;
 }
+
+/** Longest pause between two attempts of one send. */
+const MAX_SEND_RETRY_DELAY_MS = 15_000;
 
 /**
  * A webchat session: one conversation at a time over one realtime connection, with tokens renewed, sends
@@ -105,9 +204,12 @@ interface SendWaiter {
  * ```
  */
 export class Webchat extends Emitter<WebchatEvents> {
-  /** The visitor's persisted session id (`X-Session-Id`, the `sub` of its tokens). */
-  readonly sessionId: string;
   readonly rest: RestClient;
+  private currentSessionId: string;
+  private readonly tokens: VisitorTokens;
+  /** Read marks of the open conversation: positions of the last message the visitor and the agents have read. */
+  private readMarks: ReadMarks = { visitor: 0, agent: 0 };
+  private lastUnread = 0;
   private readonly options: WebchatOptions;
   private readonly session: SessionStore;
   private client: Centrifuge | null = null;
@@ -115,6 +217,7 @@ export class Webchat extends Emitter<WebchatEvents> {
   private store: MessageStore | null = null;
   private current: Conversation | null = null;
   private connectionState: ConnectionState = 'disconnected';
+  private currentTransport: RealtimeTransport | null = null;
   private subscribed = false;
   private flushing = false;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
@@ -134,14 +237,114 @@ export class Webchat extends Emitter<WebchatEvents> {
       options.companyId,
       options.channelId,
     );
-    this.sessionId = this.session.sessionId();
+    this.currentSessionId = this.session.sessionId();
+    this.tokens = new VisitorTokens(options);
     this.rest = new RestClient({
       baseUrl: options.baseUrl,
       companyId: options.companyId,
       channelId: options.channelId,
-      sessionId: this.sessionId,
+      sessionId: this.currentSessionId,
       fetch: options.fetch,
+      visitorTokens: this.tokens,
     });
+  }
+
+  /** The visitor's persisted session id (`X-Session-Id`; the `sub` of an anonymous visitor's tokens). */
+  get sessionId(): string {
+    return this.currentSessionId;
+  }
+
+  /** Whether the visitor is identified (a visitor token, or a `getVisitorToken` callback, is in use). */
+  get identified(): boolean {
+    return this.tokens.identified;
+  }
+
+  /** Digital-employee, agent and system messages of the open conversation the visitor has not read yet. */
+  get unreadCount(): number {
+    return this.lastUnread;
+  }
+
+  /** The agents' read mark: the position up to which an agent has read the open conversation (0: nothing yet). */
+  get seenPosition(): number {
+    return this.readMarks.agent;
+  }
+
+  /** Whether an agent has read this visitor message ("Seen"). */
+  isSeen(message: ChatMessage): boolean {
+    return message.role === 'user' && message.position !== null && message.position <= this.readMarks.agent;
+  }
+
+  /**
+   * Identifies the visitor with a token from your backend (after sign-in, say). Once started, the chat reconnects as
+   * the visitor: the conversations this session had in the channel become theirs, and their conversations from
+   * other devices appear.
+   *
+   * @example
+   * ```ts
+   * await chat.identify(await (await fetch('/me/parley-token')).text());
+   * ```
+   */
+  async identify(token: string): Promise<void> {
+    this.assertOpen();
+    this.tokens.set(token);
+    await this.restart();
+  }
+
+  /**
+   * Forgets the visitor (after sign-out): a fresh anonymous session starts, which sees none of the visitor's
+   * conversations. The token callback is dropped too; pass a token to {@link identify} to identify again.
+   */
+  async resetIdentity(): Promise<void> {
+    this.assertOpen();
+    this.tokens.clear();
+    this.currentSessionId = this.session.resetSessionId();
+    this.rest.setSessionId(this.currentSessionId);
+    this.session.setCurrentConversationId(null);
+    await this.restart();
+  }
+
+  /**
+   * Marks the open conversation read up to `messageId` (default: its latest message), so `unreadCount` drops and the
+   * visitor's other devices start from there. A mark never moves back.
+   */
+  async markRead(messageId?: string): Promise<void> {
+    const store = this.requireStore();
+    const target = messageId
+      ? store.getById(messageId)
+      : [...store.list()].reverse().find((m) => m.id !== null && m.position !== null);
+    if (!target?.id || target.position === null || target.position <= this.readMarks.visitor) return;
+    this.readMarks = { ...this.readMarks, visitor: target.position };
+    this.emitUnread();
+    await this.rest.markRead(store.conversationId, target.id);
+  }
+
+  /**
+   * Rates a digital-employee or agent message (thumbs up or down, optional comment); rating again replaces it. The
+   * message's `feedback` shows the rating once the server stored it.
+   *
+   * @example
+   * ```ts
+   * await chat.rateMessage(message.key, 'up');
+   * ```
+   */
+  async rateMessage(key: string, rating: FeedbackRating, comment?: string): Promise<ChatMessage> {
+    const store = this.requireStore();
+    const message = store.get(key);
+    if (!message?.id) throw new WebchatError('not_found', 'no such message in this conversation');
+    const stored = await this.rest.rateMessage(store.conversationId, message.id, rating, comment);
+    const updated = store.setFeedback(key, { rating: stored.rating, comment: stored.comment });
+    if (updated) this.emitChange('message:updated', updated);
+    return updated ?? message;
+  }
+
+  /** Rates the open conversation once it is closed (1–5, optional comment); `conversation:updated` follows. */
+  async submitCsat(score: number, comment?: string): Promise<void> {
+    this.requireStore();
+    const conversation = this.current!;
+    const stored = await this.rest.submitCsat(conversation.id, score, comment);
+    if (this.current?.id !== conversation.id) return;
+    this.current = { ...this.current, csat: { score: stored.score, comment: stored.comment } };
+    this.emit('conversation:updated', this.current);
   }
 
   /** The open conversation, once started. */
@@ -156,6 +359,14 @@ export class Webchat extends Emitter<WebchatEvents> {
 
   get state(): ConnectionState {
     return this.connectionState;
+  }
+
+  /**
+   * The transport of the current (or last) realtime connection — `websocket`, or the `http_stream` / `sse` fallback
+   * when a WebSocket could not be opened; `null` before the first connection.
+   */
+  get transport(): RealtimeTransport | null {
+    return this.currentTransport;
   }
 
   /** False once `loadOlder` reached the first message of the conversation. */
@@ -177,9 +388,9 @@ export class Webchat extends Emitter<WebchatEvents> {
   private async runStart(): Promise<void> {
     this.assertOpen();
     const conversation = await this.resumeOrCreate();
-    const realtimeUrl = await this.realtimeUrl();
+    const endpoints = await this.realtimeEndpoints();
     this.assertOpen(); // close() may have been called while the REST calls were in flight.
-    this.client = this.newClient(realtimeUrl);
+    this.client = this.newClient(endpoints);
     const timeoutMs = this.startTimeoutMs();
     this.client.connect();
     // Subscribing only once connected keeps the spec's order: the subscription token is fetched after step 3.
@@ -201,16 +412,10 @@ export class Webchat extends Emitter<WebchatEvents> {
    * message.status; // 'sent' or already 'complete'
    * ```
    */
-  send(text: string): Promise<ChatMessage> {
-    let store: MessageStore;
-    try {
-      store = this.requireStore();
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async send(text: string): Promise<ChatMessage> {
+    const store = this.requireStore();
     const content = text.trim();
-    if (content.length === 0)
-      return Promise.reject(new WebchatError('empty_message', 'a message needs text'));
+    if (content.length === 0) throw new WebchatError('empty_message', 'a message needs text');
     const clientMessageId = randomId();
     const promise = new Promise<ChatMessage>((resolve, reject) => {
       this.waiters.set(clientMessageId, { resolve, reject, attempts: 0 });
@@ -223,16 +428,11 @@ export class Webchat extends Emitter<WebchatEvents> {
   }
 
   /** Sends a `failed` message again (same `client_message_id`, so it can never appear twice). */
-  retry(key: string): Promise<ChatMessage> {
-    let store: MessageStore;
-    try {
-      store = this.requireStore();
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async retry(key: string): Promise<ChatMessage> {
+    const store = this.requireStore();
     const message = store.get(key);
     if (message?.status !== 'failed' || !message.clientMessageId) {
-      return Promise.reject(new WebchatError('not_retryable', 'only a failed message can be retried'));
+      throw new WebchatError('not_retryable', 'only a failed message can be retried');
     }
     const promise = new Promise<ChatMessage>((resolve, reject) => {
       this.waiters.set(key, { resolve, reject, attempts: 0 });
@@ -241,6 +441,19 @@ export class Webchat extends Emitter<WebchatEvents> {
     if (updated) this.emitChange('message:updated', updated);
     void this.flushOutbox();
     return promise;
+  }
+
+  /**
+   * The unread count of the conversation this visitor would resume, over REST and without connecting: for a launcher
+   * badge before the chat is opened. 0 when there is none to resume.
+   */
+  async peekUnread(): Promise<number> {
+    const id = this.options.conversationId ?? this.session.currentConversationId();
+    if (!id && !this.tokens.identified) return 0;
+    const listed = await this.rest.listConversations();
+    // The one `start` would resume: the stored one, or a verified visitor's latest open one (resumeOrCreate).
+    const conversation = id ? listed.find((c) => c.id === id) : latestOpen(listed);
+    return Number(conversation?.unread_count ?? 0);
   }
 
   /** This session's conversations (only this channel's when `channelId` is set), as the server lists them. */
@@ -294,13 +507,17 @@ export class Webchat extends Emitter<WebchatEvents> {
 
   // ---- setup -------------------------------------------------------------------------------------------------
 
-  /** Step 1 of the setup order: the conversation the visitor had open, or a new one. */
+  /**
+   * Step 1 of the setup order: the conversation the visitor had open, or — for a verified visitor on a device that
+   * has none yet — their latest open conversation from any device, or a new one.
+   */
   private async resumeOrCreate(): Promise<Conversation> {
     const wanted = this.options.newConversation
       ? null
       : (this.options.conversationId ?? this.session.currentConversationId());
-    if (wanted) {
-      const existing = (await this.rest.listConversations()).find((c) => c.id === wanted);
+    if (wanted || (this.tokens.identified && !this.options.newConversation)) {
+      const listed = await this.rest.listConversations();
+      const existing = wanted ? listed.find((c) => c.id === wanted) : latestOpen(listed);
       if (existing) return existing;
       if (this.options.conversationId)
         throw new WebchatError('not_found', 'no such conversation in this session');
@@ -308,18 +525,35 @@ export class Webchat extends Emitter<WebchatEvents> {
     return this.rest.createConversation();
   }
 
-  private async realtimeUrl(): Promise<string> {
-    if (this.options.realtimeUrl) return this.options.realtimeUrl;
-    const { realtime_url } = await this.rest.config();
-    return /\/connection\/websocket\/?$/.test(realtime_url)
-      ? realtime_url
-      : `${realtime_url.replace(/\/+$/, '')}/connection/websocket`;
+  /** The WebSocket URL and the fallbacks': given in the options, named by the server, or derived from `baseUrl`. */
+  private async realtimeEndpoints(): Promise<RealtimeEndpoints> {
+    const options = this.options;
+    const needsServer =
+      !options.realtimeUrl || !options.httpStreamUrl || !options.sseUrl || !options.emulationUrl;
+    const config = needsServer ? await this.rest.config() : undefined;
+    const realtimeUrl = options.realtimeUrl ?? config!.realtime_url;
+    const base = options.baseUrl.replace(/\/+$/, '');
+    return {
+      websocket:
+        realtimeUrl.endsWith(WEBSOCKET_PATH) || realtimeUrl.endsWith(`${WEBSOCKET_PATH}/`)
+          ? realtimeUrl
+          : `${realtimeUrl.replace(/\/+$/, '')}${WEBSOCKET_PATH}`,
+      http_stream: options.httpStreamUrl ?? config?.http_stream_url ?? `${base}${HTTP_STREAM_PATH}`,
+      sse: options.sseUrl ?? config?.sse_url ?? `${base}${SSE_PATH}`,
+      emulation: options.emulationUrl ?? config?.emulation_url ?? `${base}${EMULATION_PATH}`,
+    };
   }
 
-  private newClient(url: string): Centrifuge {
-    const client = new Centrifuge(url, {
+  private newClient(endpoints: RealtimeEndpoints): Centrifuge {
+    const order = this.options.transports?.length ? this.options.transports : ALL_TRANSPORTS;
+    const transports: TransportEndpoint[] = order.map((transport) => ({
+      transport,
+      endpoint: endpoints[transport],
+    }));
+    const client = new Centrifuge(transports, {
       ...this.options.centrifuge,
       ...(this.options.websocket ? { websocket: this.options.websocket } : {}),
+      emulationEndpoint: endpoints.emulation,
       // Steps 2-3; centrifuge calls this again when the 15-minute token is due for refresh or after error 109.
       getToken: () => this.tokenOrUnauthorized(() => this.rest.connectToken()),
     });
@@ -329,7 +563,12 @@ export class Webchat extends Emitter<WebchatEvents> {
     client.on('disconnected', (ctx) =>
       this.setConnection({ state: 'disconnected', code: ctx.code, reason: ctx.reason }),
     );
-    client.on('connected', () => {
+    client.on('connected', (ctx) => {
+      const transport = ctx.transport as RealtimeTransport;
+      if (transport !== this.currentTransport) {
+        this.currentTransport = transport;
+        this.emit('transport', transport);
+      }
       if (!this.subscribed) this.setConnection({ state: 'connecting', reason: 'subscribing' });
     });
     client.on('error', (ctx) =>
@@ -343,6 +582,7 @@ export class Webchat extends Emitter<WebchatEvents> {
     const client = this.client!;
     this.current = conversation;
     this.store = new MessageStore(conversation.id);
+    this.readMarks = { visitor: 0, agent: 0 };
     this.hasOlder = true;
     this.session.setCurrentConversationId(conversation.id);
     this.emit('conversation', conversation);
@@ -360,7 +600,10 @@ export class Webchat extends Emitter<WebchatEvents> {
         if (this.store !== store) return;
         const initial = first;
         first = false;
-        // Recovery fills short gaps; when the engine could not recover, REST is the source of truth (§5.3 step 6).
+        for (const envelope of inFlightEnvelopes(ctx.data)) this.applyEnvelope(store, envelope);
+        const marks = readMarksOf(ctx.data);
+        if (marks) this.applyReadMarks(marks);
+        // Recovery fills short gaps; when the engine could not recover, REST is the source of truth (docs/protocol.md "Recovery").
         const needsRest = initial || (ctx.wasRecovering && !ctx.recovered);
         void this.afterSubscribed(store, needsRest, !initial).then(
           () => initial && resolve(),
@@ -384,7 +627,9 @@ export class Webchat extends Emitter<WebchatEvents> {
       });
       subscription.on('publication', (ctx) => {
         if (this.store !== store) return;
-        this.applyEnvelope(store, ctx.data);
+        const read = readEventOf(ctx.data);
+        if (read) this.applyReadMarks({ ...this.readMarks, [read.reader]: read.position }, read.message_id);
+        else this.applyEnvelope(store, ctx.data);
       });
       subscription.on('error', (ctx) =>
         this.emit('error', new WebchatError('subscription_error', `${ctx.type}: ${ctx.error.message}`)),
@@ -455,7 +700,72 @@ export class Webchat extends Emitter<WebchatEvents> {
     // A message that arrives live already final (an agent's or system message) has completed just now too.
     if (result.outcome === 'added' && result.message?.status === 'complete')
       this.emit('message:completed', result.message);
+    // System notices announce handovers and closing: the conversation's state changed.
+    if (result.outcome === 'added' && result.message?.role === 'system') void this.refreshConversation();
     return result;
+  }
+
+  /** Moves the read marks forward only (a late event never moves one back); `seen` fires when the agents' moves. */
+  private applyReadMarks(marks: ReadMarks, messageId: string | null = null): void {
+    const agentMoved = marks.agent > this.readMarks.agent;
+    this.readMarks = {
+      visitor: Math.max(this.readMarks.visitor, marks.visitor),
+      agent: Math.max(this.readMarks.agent, marks.agent),
+    };
+    this.emitUnread();
+    if (agentMoved) {
+      const at = messageId ?? this.store?.list().find((m) => m.position === marks.agent)?.id ?? null;
+      this.emit('seen', { position: this.readMarks.agent, messageId: at });
+    }
+  }
+
+  /** Re-reads the open conversation (status, CSAT) and tells listeners when it changed. */
+  private async refreshConversation(): Promise<void> {
+    const current = this.current;
+    if (!current) return;
+    const fresh = await this.rest.getConversation(current.id).catch(() => undefined);
+    if (!fresh || this.current?.id !== current.id) return;
+    const changed =
+      fresh.status !== current.status || JSON.stringify(fresh.csat) !== JSON.stringify(current.csat);
+    this.current = { ...current, ...fresh };
+    if (changed) this.emit('conversation:updated', this.current);
+  }
+
+  /**
+   * Unread = the digital-employee, agent and system messages after the visitor's mark; the visitor's own messages
+   * move the mark (as the server does when it stores them). Fires `unread` when the number changed.
+   */
+  private emitUnread(): void {
+    const messages = this.messages;
+    let mark = this.readMarks.visitor;
+    for (const m of messages)
+      if (m.role === 'user' && m.position !== null && m.position > mark) mark = m.position;
+    this.readMarks = { ...this.readMarks, visitor: mark };
+    const count = messages.filter(
+      (m) => m.role !== 'user' && m.status === 'complete' && m.position !== null && m.position > mark,
+    ).length;
+    if (count === this.lastUnread) return;
+    this.lastUnread = count;
+    this.emit('unread', { count });
+  }
+
+  /** Starts over on the same emitter after the visitor changed (listeners stay; nothing of the old chat remains). */
+  private async restart(): Promise<void> {
+    if (!this.startPromise) return;
+    await this.startPromise.catch(() => undefined);
+    this.failUnsent('visitor_changed', 'the visitor changed before the message was sent');
+    const client = this.client;
+    // Its events must not reach listeners: this is no disconnect of the chat, only of the old identity's link.
+    client?.removeAllListeners();
+    client?.disconnect();
+    this.client = null;
+    this.subscription = null;
+    this.store = null;
+    this.current = null;
+    this.subscribed = false;
+    this.startPromise = null;
+    this.setConnection({ state: 'connecting', reason: 'visitor changed' });
+    await this.start();
   }
 
   private applySnapshots(
@@ -495,6 +805,7 @@ export class Webchat extends Emitter<WebchatEvents> {
 
   private emitList(): void {
     this.emit('messages', this.messages);
+    this.emitUnread();
     const typing = this.store?.typing() ?? [];
     const keys = typing.map((m) => m.key).join(',');
     if (keys !== this.typingKeys) {
@@ -542,9 +853,11 @@ export class Webchat extends Emitter<WebchatEvents> {
       return 'next';
     } catch (raw) {
       const error = raw as { code?: number; message?: string; temporary?: boolean };
-      const maxAttempts = this.options.maxSendAttempts ?? 5;
-      if (isTemporary(error) && waiter.attempts < maxAttempts) {
-        if (this.subscribed) this.scheduleRetry();
+      waiter.failingSince ??= Date.now();
+      const withinWindow = Date.now() - waiter.failingSince < (this.options.sendRetryWindowMs ?? 120_000);
+      const withinAttempts = waiter.attempts < (this.options.maxSendAttempts ?? Number.POSITIVE_INFINITY);
+      if (isTemporary(error) && withinWindow && withinAttempts) {
+        if (this.subscribed) this.scheduleRetry(waiter.attempts);
         return 'stop';
       }
       this.fail(key, String(error.code ?? 'unknown'), error.message ?? 'the message could not be sent');
@@ -552,12 +865,15 @@ export class Webchat extends Emitter<WebchatEvents> {
     }
   }
 
-  private scheduleRetry(): void {
+  /** Retries the outbox after the `attempts`-th failure: the first delay doubled per attempt, capped at 15 s. */
+  private scheduleRetry(attempts: number): void {
     if (this.retryTimer || this.closed) return;
+    const base = this.options.sendRetryDelayMs ?? 1000;
+    const delay = Math.min(base * 2 ** Math.max(0, attempts - 1), Math.max(base, MAX_SEND_RETRY_DELAY_MS));
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       void this.flushOutbox();
-    }, this.options.sendRetryDelayMs ?? 1000);
+    }, delay);
   }
 
   private fail(key: string, code: string, reason: string): void {
@@ -597,7 +913,7 @@ export class Webchat extends Emitter<WebchatEvents> {
   // ---- helpers -----------------------------------------------------------------------------------------------
 
   /**
-   * Adapts a REST token call to centrifuge's getToken contract (research §4.3): a refusal (401/403/404) becomes
+   * Adapts a REST token call to centrifuge's getToken contract (docs/protocol.md "Token refresh and expiry"): a refusal (401/403/404) becomes
    * `UnauthorizedError`, which ends the connection or subscription instead of retrying forever; any other failure
    * (network down, 5xx, 429) is thrown as is, so centrifuge retries with backoff.
    */
@@ -682,6 +998,14 @@ export async function createWebchat(options: WebchatOptions): Promise<Webchat> {
     throw err;
   }
   return chat;
+}
+
+/** A verified visitor's conversation to resume on a device that has none stored: their newest open one. */
+function latestOpen(conversations: readonly Conversation[]): Conversation | undefined {
+  let newest: Conversation | undefined;
+  for (const c of conversations)
+    if (c.status !== 'closed' && (!newest || c.created_at > newest.created_at)) newest = c;
+  return newest;
 }
 
 /** The server's `next_before` cursor says whether an earlier page exists; without one, a short page is the last. */

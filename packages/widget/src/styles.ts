@@ -40,6 +40,8 @@ header button { background: transparent; border: 1px solid transparent; color: i
 header button:hover { border-color: currentColor; }
 .status { font-size: 13px; padding: 6px 14px; background: #fff3bf; color: #5c4400; }
 .status[hidden] { display: none; }
+.transport { font-size: 12px; padding: 4px 14px; background: #f1f3f5; color: #495057; }
+.transport[hidden] { display: none; }
 .status button { margin-left: 6px; }
 .log { flex: 1; overflow-y: auto; padding: 12px; display: flex; flex-direction: column; gap: 8px; }
 .older { align-self: center; background: none; border: none; color: var(--accent); text-decoration: underline; }
@@ -70,5 +72,35 @@ form button { background: var(--accent); color: var(--accent-text); border: none
 .conversations[hidden] { display: none; }
 .conversations button { text-align: left; padding: 10px; border-radius: 10px; border: 1px solid #dee2e6; background: var(--bg); color: var(--text); }
 .conversations button[aria-current="true"] { border-color: var(--accent); }
+.launcher { position: relative; }
+.badge {
+  position: absolute; top: -4px; right: -4px; min-width: 22px; height: 22px; padding: 0 6px; border-radius: 11px;
+  background: #c92a2a; color: #fff; font-size: 12px; font-weight: 700; line-height: 22px; text-align: center;
+  box-shadow: 0 0 0 2px var(--bg);
+}
+.feedback { display: flex; align-items: center; flex-wrap: wrap; gap: 4px; margin-top: 4px; }
+.feedback .thumb { background: none; border: 1px solid transparent; border-radius: 8px; padding: 3px 5px; color: var(--muted); display: inline-grid; place-items: center; }
+.feedback .thumb svg { width: 15px; height: 15px; fill: currentColor; }
+.feedback .thumb:hover { color: var(--text); border-color: #ced4da; }
+.feedback .thumb[aria-pressed="true"] { color: var(--accent); border-color: var(--accent); background: var(--bg); }
+.feedback-comment { display: flex; gap: 4px; padding: 0; border: none; flex-basis: 100%; }
+.feedback-comment input { flex: 1; font: inherit; font-size: 13px; padding: 2px 6px; border-radius: 6px; border: 1px solid #ced4da; min-width: 0; }
+.feedback-comment button { font-size: 13px; padding: 0 8px; border-radius: 6px; }
+.feedback .thanks { font-size: 12px; color: var(--muted); }
+.msg .seen { text-align: right; }
+.closed-note { font-size: 13px; color: var(--muted); text-align: center; margin: 0; padding: 6px 12px; }
+.csat { display: block; padding: 10px 14px; border-top: 1px solid var(--surface); }
+.csat fieldset { border: none; margin: 0; padding: 0; }
+.csat legend { font-weight: 600; margin-bottom: 6px; }
+.csat .scores { display: flex; gap: 6px; }
+.csat .scores input { position: absolute; opacity: 0; width: 1px; height: 1px; }
+.csat .scores label { width: 40px; height: 36px; display: grid; place-items: center; border-radius: 8px; border: 1px solid #ced4da; cursor: pointer; }
+.csat .scores input:checked + label { background: var(--accent); color: var(--accent-text); border-color: var(--accent); }
+.csat .scores input:focus-visible + label { outline: 3px solid var(--accent); outline-offset: 2px; }
+.csat textarea { display: block; width: 100%; margin: 4px 0 8px; }
+.csat-comment-label { display: block; font-size: 13px; margin-top: 8px; }
+.csat button { background: var(--accent); color: var(--accent-text); border: none; border-radius: 10px; padding: 6px 14px; }
+.csat-error { color: #c92a2a; font-size: 13px; margin: 6px 0 0; }
+.csat-thanks { margin: 0; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0,0,0,0); white-space: nowrap; border: 0; }
 `;

@@ -3,8 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { createTestClient, fetchToken } from '../../server/src/oauth/oauth.test-helpers.ts';
-import { launchChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
+import { createTestClient, fetchToken } from '../../server/src/oauth/testing/oauth-fixtures.ts';
+import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { ensureDemo } from '../../server/src/widget-assets/demo-company.ts';
 
@@ -21,7 +21,7 @@ let page: Page;
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
   server = await startTestServer();
-  browser = await launchChromium({ viewport: { width: 1000, height: 760 } });
+  browser = await startChromium({ viewport: { width: 1000, height: 760 } });
   page = browser.page;
   page.on('pageerror', (err) => console.error('page error:', err.message));
 });

@@ -1,11 +1,15 @@
+import type { MessageRole } from '@parley/webchat-protocol';
 import {
   type ChatMessage,
   type ConnectionChange,
   type Conversation,
+  type GetVisitorToken,
   type KeyValueStorage,
+  type RealtimeTransport,
   Webchat,
   type WebchatOptions,
 } from '@parley/webchat-sdk';
+import { csatPrompt, isRatable, thumbsFor } from './feedback-ui.ts';
 import { hideUnclosedMarkers, renderMarkdown } from './markdown.ts';
 import { defaultStrings, type WidgetStrings } from './strings.ts';
 import { widgetCss } from './styles.ts';
@@ -24,6 +28,10 @@ export interface WidgetOptions {
   storage?: KeyValueStorage;
   /** Extra SDK options (e.g. reconnect tuning). */
   sdk?: Partial<WebchatOptions>;
+  /** A verified visitor's token from your backend (`data-visitor-token`): their conversations on every device. */
+  visitorToken?: string;
+  /** Returns the visitor's token; called again when it expires or is refused (see the SDK's `getVisitorToken`). */
+  getVisitorToken?: GetVisitorToken;
 }
 
 /** Handle returned by {@link mountWidget}. */
@@ -38,6 +46,13 @@ export interface WidgetHandle {
 
 const CHAT_ICON =
   'M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2zm3 6v2h10v-2H7zm0-3v2h10V7H7zm0 6v2h7v-2H7z';
+/** The text naming a message's sender when it carries no author name. */
+const ROLE_NAMES: Record<MessageRole, keyof WidgetStrings> = {
+  user: 'you',
+  digital_employee: 'assistant',
+  agent: 'agent',
+  system: 'system',
+};
 const START_RETRY_DELAYS_MS = [1000, 2000, 4000, 8000, 15000];
 const STABLE_AFTER_MS = 60_000;
 
@@ -67,6 +82,11 @@ class ChatWidget implements WidgetHandle {
   private destroyed = false;
   private startAttempt = 0;
   private startTimer: ReturnType<typeof setTimeout> | null = null;
+  private readTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The message showing "Seen" (the visitor's last one an agent has read). */
+  private seenKey: string | null = null;
+  /** The conversation whose CSAT prompt is on screen (a submitted one stays, thanking). */
+  private csatFor: string | null = null;
   private readonly openKey: string;
 
   constructor(options: WidgetOptions) {
@@ -80,7 +100,9 @@ class ChatWidget implements WidgetHandle {
     (options.container ?? this.doc.body).append(this.host);
     this.openKey = `parley:${options.companyId}:widget-open`;
     this.doc.defaultView?.addEventListener('online', this.onOnline);
+    this.doc.addEventListener('visibilitychange', this.onVisible);
     if (options.open || readFlag(this.openKey)) this.open();
+    else void this.peekUnread();
   }
 
   open(): void {
@@ -91,6 +113,8 @@ class ChatWidget implements WidgetHandle {
     writeFlag(this.openKey, true);
     input.focus();
     this.scrollToEnd();
+    this.showUnread(0);
+    this.scheduleMarkRead();
     void this.ensureStarted();
   }
 
@@ -98,8 +122,8 @@ class ChatWidget implements WidgetHandle {
     const { panel, launcher } = this.els;
     panel.hidden = true;
     launcher.setAttribute('aria-expanded', 'false');
-    launcher.setAttribute('aria-label', this.strings.openChat);
     writeFlag(this.openKey, false);
+    this.showUnread(this.chat?.unreadCount ?? 0);
     // Focus returns to the control that opened the panel (WAI-ARIA dialog pattern).
     launcher.focus();
   }
@@ -107,7 +131,9 @@ class ChatWidget implements WidgetHandle {
   destroy(): void {
     this.destroyed = true;
     if (this.startTimer) clearTimeout(this.startTimer);
+    if (this.readTimer) clearTimeout(this.readTimer);
     this.doc.defaultView?.removeEventListener('online', this.onOnline);
+    this.doc.removeEventListener('visibilitychange', this.onVisible);
     this.chat?.close();
     this.host.remove();
   }
@@ -154,6 +180,10 @@ class ChatWidget implements WidgetHandle {
 
     const status = el('div', { class: 'status', role: 'status' });
     status.hidden = true;
+    // Shown only while a WebSocket fallback carries the chat (a network that blocks WebSocket): still live, maybe
+    // slower, and the panel's `data-transport` says which one.
+    const transport = el('div', { class: 'transport' });
+    transport.hidden = true;
     const log = el('div', {
       class: 'log',
       role: 'log',
@@ -182,7 +212,10 @@ class ChatWidget implements WidgetHandle {
     });
     const sendButton = el('button', { type: 'submit' }, s.send);
     form.append(label, input, sendButton);
-    panel.append(header, status, log, conversations, form, live);
+    // The end of a closed conversation: a note and, until the visitor answered it, the satisfaction question.
+    const closedSlot = el('div', { class: 'closed-slot' });
+    closedSlot.hidden = true;
+    panel.append(header, status, transport, log, conversations, closedSlot, form, live);
 
     const launcher = el('button', {
       type: 'button',
@@ -197,7 +230,10 @@ class ChatWidget implements WidgetHandle {
     const path = this.doc.createElementNS('http://www.w3.org/2000/svg', 'path');
     path.setAttribute('d', CHAT_ICON);
     svg.append(path);
-    launcher.append(svg);
+    // Unread replies while the panel is closed (hidden from assistive tech: the launcher's label says it).
+    const badge = el('span', { class: 'badge', 'aria-hidden': 'true' });
+    badge.hidden = true;
+    launcher.append(svg, badge);
     root.append(panel, launcher);
     shadow.append(style, root);
 
@@ -230,10 +266,13 @@ class ChatWidget implements WidgetHandle {
       log,
       typing,
       status,
+      transport,
       conversations,
       live,
       olderButton,
       historyButton,
+      badge,
+      closedSlot,
     };
   }
 
@@ -251,13 +290,7 @@ class ChatWidget implements WidgetHandle {
     this.starting = true;
     if (this.startTimer) clearTimeout(this.startTimer);
     this.showStatus(this.strings.connecting);
-    const chat = new Webchat({
-      ...this.options.sdk,
-      baseUrl: this.options.baseUrl,
-      companyId: this.options.companyId,
-      channelId: this.options.channelId,
-      storage: this.options.storage ?? this.options.sdk?.storage,
-    });
+    const chat = this.newWebchat();
     this.listen(chat);
     try {
       await chat.start();
@@ -275,6 +308,8 @@ class ChatWidget implements WidgetHandle {
       this.renderAll(chat.messages);
       this.els.olderButton.hidden = !chat.canLoadOlder;
       this.showConnection({ state: chat.state });
+      this.showConversationState(chat.conversation);
+      this.scheduleMarkRead();
     } catch {
       chat.close();
       // The server or network is not there yet.
@@ -309,14 +344,94 @@ class ChatWidget implements WidgetHandle {
       // Terminal for the SDK (e.g. a refused token after the server's secret changed): start over, with backoff.
       if (change.state === 'disconnected' && change.reason !== 'closed') this.restartLater(chat);
     });
+    chat.on('transport', (name) => {
+      if (this.chat === chat || this.chat === null) this.showTransport(name);
+    });
     chat.on('message:completed', (message) => {
       if (message.role === 'user') return;
       this.els.live.textContent = `${this.strings.replyAnnouncement} ${this.authorName(message)}: ${message.text}`;
     });
-    chat.on('conversation', () => {
+    chat.on('conversation', (conversation) => {
       for (const { element } of this.rendered.values()) element.remove();
       this.rendered.clear();
+      this.seenKey = null;
+      this.showConversationState(conversation);
     });
+    chat.on('conversation:updated', (conversation) => this.showConversationState(conversation));
+    chat.on('seen', () => this.renderAll(chat.messages));
+    chat.on('unread', ({ count }) => {
+      if (this.els.panel.hidden) this.showUnread(count);
+      else this.scheduleMarkRead();
+    });
+  }
+
+  private newWebchat(): Webchat {
+    return new Webchat({
+      ...this.options.sdk,
+      baseUrl: this.options.baseUrl,
+      companyId: this.options.companyId,
+      channelId: this.options.channelId,
+      storage: this.options.storage ?? this.options.sdk?.storage,
+      ...(this.options.visitorToken ? { visitorToken: this.options.visitorToken } : {}),
+      ...(this.options.getVisitorToken ? { getVisitorToken: this.options.getVisitorToken } : {}),
+    });
+  }
+
+  // ---- read state, ratings -------------------------------------------------------------------------------------
+
+  private readonly onVisible = () => this.scheduleMarkRead();
+
+  /** Before the chat is opened, the launcher shows what the conversation to resume holds unread (REST only). */
+  private async peekUnread(): Promise<void> {
+    const count = await this.newWebchat()
+      .peekUnread()
+      .catch(() => 0);
+    if (!this.chat && this.els.panel.hidden && !this.destroyed) this.showUnread(count);
+  }
+
+  /** The badge on the launcher, and the launcher's label naming the number for screen readers. */
+  private showUnread(count: number): void {
+    const { badge, launcher } = this.els;
+    badge.hidden = count === 0;
+    badge.textContent = count > 99 ? '99+' : String(count);
+    const label = this.els.panel.hidden ? this.strings.openChat : this.strings.closeChat;
+    launcher.setAttribute('aria-label', count > 0 ? `${label} (${count} ${this.strings.unread})` : label);
+  }
+
+  /** What the visitor sees, shown in an open panel of a visible page, counts as read (shortly after, in one call). */
+  private scheduleMarkRead(): void {
+    const chat = this.chat;
+    if (!chat || this.readTimer || chat.unreadCount === 0) return;
+    if (this.els.panel.hidden || this.doc.visibilityState === 'hidden') return;
+    this.readTimer = setTimeout(() => {
+      this.readTimer = null;
+      if (this.chat !== chat || this.els.panel.hidden || this.doc.visibilityState === 'hidden') return;
+      void chat.markRead().catch(() => {});
+    }, 300);
+  }
+
+  /** A closed conversation: a note instead of the composer, and the satisfaction question until answered. */
+  private showConversationState(conversation: Conversation | null): void {
+    const { closedSlot, form, input } = this.els;
+    const closed = conversation?.status === 'closed';
+    form.hidden = closed;
+    input.disabled = closed;
+    if (!closed || !conversation) {
+      closedSlot.hidden = true;
+      closedSlot.replaceChildren();
+      this.csatFor = null;
+      return;
+    }
+    if (this.csatFor === conversation.id) return;
+    this.csatFor = conversation.id;
+    const note = this.text('p', this.strings.conversationClosed, 'closed-note');
+    const prompt = conversation.csat
+      ? null
+      : csatPrompt(this.doc, this.strings, async (score, comment) => {
+          await this.chat?.submitCsat(score, comment);
+        });
+    closedSlot.replaceChildren(note, ...(prompt ? [prompt] : []));
+    closedSlot.hidden = false;
   }
 
   private submit(): void {
@@ -414,10 +529,39 @@ class ChatWidget implements WidgetHandle {
       }
     }
     if (typing.parentElement !== log || previous.nextElementSibling !== typing) previous.after(typing);
+    this.markSeen(messages);
     if (nearBottom) this.scrollToEnd();
   }
 
+  /** "Seen" under the visitor's last message an agent has read. */
+  private markSeen(messages: readonly ChatMessage[]): void {
+    const chat = this.chat;
+    const last = chat ? [...messages].reverse().find((m) => chat.isSeen(m)) : undefined;
+    const key = last?.key ?? null;
+    const current = key ? this.rendered.get(key)?.element : undefined;
+    if (key !== this.seenKey) {
+      if (this.seenKey) this.rendered.get(this.seenKey)?.element.querySelector('.seen')?.remove();
+      this.seenKey = key;
+    }
+    if (current && !current.querySelector('.seen'))
+      current.append(this.text('span', this.strings.seen, 'meta seen'));
+  }
+
   private fillMessage(element: HTMLElement, message: ChatMessage): void {
+    // The rating controls that had the focus are replaced below: the focus moves to the thumb now pressed (or the
+    // same thumb), so a keyboard user stays where they were.
+    const focused = (this.host.shadowRoot?.activeElement as HTMLElement | null) ?? null;
+    const inFeedback = focused?.closest('.feedback') && element.contains(focused);
+    const thumb = inFeedback && focused?.classList.contains('thumb') ? focused.className : null;
+    this.renderMessage(element, message);
+    if (!inFeedback) return;
+    const next =
+      (thumb && element.querySelector<HTMLElement>(`.feedback [class="${thumb}"]`)) ||
+      element.querySelector<HTMLElement>('.feedback .thumb[aria-pressed="true"]');
+    next?.focus();
+  }
+
+  private renderMessage(element: HTMLElement, message: ChatMessage): void {
     element.className = `msg ${message.role}${message.status === 'failed' ? ' failed' : ''}`;
     element.dataset.status = message.status;
     element.dataset.key = message.key;
@@ -433,6 +577,13 @@ class ChatWidget implements WidgetHandle {
     );
     children.push(body);
     if (message.error) children.push(this.text('div', message.error.message, 'error'));
+    if (isRatable(message)) {
+      children.push(
+        thumbsFor(this.doc, message, this.strings, async (rating, comment) => {
+          await this.chat?.rateMessage(message.key, rating, comment);
+        }),
+      );
+    }
     if (message.status === 'pending' || message.status === 'sent')
       children.push(this.text('span', this.strings.sending, 'meta'));
     if (message.status === 'failed') {
@@ -467,6 +618,19 @@ class ChatWidget implements WidgetHandle {
     this.scrollToEnd();
   }
 
+  /** Names a fallback transport in the panel; WebSocket, the normal case, shows nothing. */
+  private showTransport(name: RealtimeTransport): void {
+    const { panel, transport } = this.els;
+    panel.dataset.transport = name;
+    transport.hidden = name === 'websocket';
+    transport.textContent =
+      name === 'http_stream'
+        ? this.strings.transportHttpStream
+        : name === 'sse'
+          ? this.strings.transportSse
+          : '';
+  }
+
   private showConnection(change: Pick<ConnectionChange, 'state'>): void {
     if (change.state === 'connected') this.hideStatus();
     else if (change.state === 'connecting') this.showStatus(this.strings.reconnecting);
@@ -494,11 +658,8 @@ class ChatWidget implements WidgetHandle {
 
   private authorName(message: ChatMessage): string {
     if (message.author?.name) return message.author.name;
-    const s = this.strings;
-    return (
-      { user: s.you, digital_employee: s.assistant, agent: s.agent, system: s.system }[message.role] ??
-      s.assistant
-    );
+    // A role a newer server added has no name here: it reads as the assistant's.
+    return this.strings[ROLE_NAMES[message.role]] ?? this.strings.assistant;
   }
 
   private text(tag: string, text: string, className?: string): HTMLElement {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { requestToken } from '../../../server/src/portal-api/testing.ts';
+import { requestToken } from '../../../server/src/portal-api/testing/portal-fixtures.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
+import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: API clients page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   before(async () => {
-    ({ server, browser } = await openPortalPage());
+    ({ server, browser } = await startPortalPage());
   });
   after(() => closePortalPage({ server, browser }));
 

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { openSection, screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
+import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: audit log page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   let secret = '';
   before(async () => {
-    ({ server, browser } = await openPortalPage());
+    ({ server, browser } = await startPortalPage());
     // Activity to audit, made through the portal API with the page's own session and CSRF token.
     secret = await browser.page.evaluate(async () => {
       const session = await (await fetch('/portal/api/session')).json();
@@ -55,5 +55,51 @@ describe('portal in a browser: audit log page', () => {
     assert.match((await rows.first().textContent())!, /Audited/);
     assert.ok(!(await page.content()).includes(secret), 'the client secret is not in the audit log');
     await screenshot(page, 'audit');
+  });
+
+  it('shows ids whole on one line: shortened, with the full value on hover and copy', async () => {
+    const { page } = browser;
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 20);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      // Every line change inside a value, found character by character: none may fall between two letters/digits.
+      const { values, midWord } = await page.evaluate(() => {
+        const found: string[] = [];
+        const codes = [...document.querySelectorAll('table.audit code')];
+        for (const code of codes) {
+          const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+          let previous: { char: string; top: number } | undefined;
+          for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+            for (let i = 0; i < node.length; i++) {
+              const range = document.createRange();
+              range.setStart(node, i);
+              range.setEnd(node, i + 1);
+              const rect = range.getClientRects()[0];
+              if (!rect) continue;
+              const char = node.data[i]!;
+              const wordChars = /[A-Za-z0-9]/.test(char) && /[A-Za-z0-9]/.test(previous?.char ?? '');
+              if (previous && rect.top > previous.top + 2 && wordChars) found.push(code.textContent ?? '');
+              previous = { char, top: rect.top };
+            }
+          }
+        }
+        return { values: codes.length, midWord: found };
+      });
+      assert.ok(values >= 60, 'the 20 rows have their event, subject and details values');
+      assert.deepEqual(midWord, [], `no value breaks inside a word at ${width}px`);
+      await screenshot(page, `audit-${width}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    await page.getByLabel('Event type').fill('api_client.created');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+    const clientId = (await server.ctx.audit.list({ type: 'api_client.created', limit: 1 }))[0]!.subject!;
+    const subject = page.locator('td[data-label="Subject"] .short-id');
+    assert.equal(await subject.locator('code').textContent(), `${clientId.slice(0, 12)}…`);
+    assert.equal(await subject.locator('code').getAttribute('title'), clientId);
+    await subject.getByRole('button', { name: 'Copy' }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), clientId);
   });
 });

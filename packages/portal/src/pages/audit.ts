@@ -1,4 +1,5 @@
 import { ApiError, api } from '../api.ts';
+import { breakable, shortId } from '../components/short-id.ts';
 import { formatTime, h, replaceChildren, uid } from '../dom.ts';
 
 interface AuditRow {
@@ -105,17 +106,11 @@ export async function renderAudit(main: HTMLElement): Promise<void> {
                   { 'data-label': 'When' },
                   h('time', { datetime: e.created_at }, formatTime(e.created_at)),
                 ),
-                h('td', { 'data-label': 'Event' }, h('code', {}, e.type)),
+                h('td', { 'data-label': 'Event' }, h('code', { class: 'event' }, e.type)),
                 h('td', { 'data-label': 'Actor' }, e.actor_label ?? '—'),
-                h('td', { 'data-label': 'Subject' }, e.subject ? h('code', {}, e.subject) : '—'),
+                h('td', { 'data-label': 'Subject' }, e.subject ? shortId(e.subject) : '—'),
                 h('td', { 'data-label': 'IP' }, e.ip ?? '—'),
-                h(
-                  'td',
-                  { 'data-label': 'Details' },
-                  Object.keys(e.details).length
-                    ? h('code', { class: 'details' }, JSON.stringify(e.details))
-                    : '—',
-                ),
+                h('td', { 'data-label': 'Details' }, detailsList(e.details)),
               ),
             )
           : [h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No events match.'))]),
@@ -177,7 +172,7 @@ export async function renderAudit(main: HTMLElement): Promise<void> {
         { class: 'table-wrap' },
         h(
           'table',
-          {},
+          { class: 'audit' },
           h('caption', { class: 'visually-hidden' }, 'Audit events'),
           h(
             'thead',
@@ -197,4 +192,24 @@ export async function renderAudit(main: HTMLElement): Promise<void> {
     ),
   );
   await load();
+}
+
+/**
+ * An event's details as `key value` lines: identifiers shortened (full value on hover and copy), lists joined
+ * with spaces, so the text wraps between values instead of in the middle of one.
+ */
+function detailsList(details: Record<string, unknown>): HTMLElement | string {
+  const entries = Object.entries(details);
+  if (entries.length === 0) return '—';
+  const value = (v: unknown): Node | string =>
+    typeof v === 'string'
+      ? shortId(v)
+      : Array.isArray(v) && v.every((x) => typeof x === 'string')
+        ? h('span', { class: 'values' }, ...v.map((x) => h('code', {}, ...breakable(x))))
+        : h('code', {}, ...breakable(JSON.stringify(v)));
+  return h(
+    'dl',
+    { class: 'details' },
+    ...entries.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, value(v))]),
+  );
 }

@@ -2,7 +2,7 @@ import { api, type Page, pageQuery } from '../api.ts';
 import { createForm, splitList } from '../components/form.ts';
 import { pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
-import { copyable, copyButton } from '../components/widgets.ts';
+import { copyable, copyButton, formDialog } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
 interface ChannelRow {
@@ -12,7 +12,18 @@ interface ChannelRow {
   allowed_origins: string[];
   created_at: string;
   snippet: string;
+  identity: IdentityMode;
+  identity_secret_set: boolean;
+  identity_previous_secret_until: string | null;
 }
+
+type IdentityMode = 'off' | 'optional' | 'required';
+
+const IDENTITY_LABELS: Record<IdentityMode, string> = {
+  off: 'Off — every visitor is anonymous',
+  optional: 'Optional — verified when a visitor token is sent',
+  required: 'Required — only verified visitors',
+};
 
 interface EmployeeOption {
   id: string;
@@ -28,6 +39,7 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
   );
   const status = statusArea();
   const snippetSlot = h('div');
+  const secretSlot = h('div', { class: 'secret-slot' });
 
   const showSnippet = (c: ChannelRow) => {
     const title = `snippet-${c.id}`;
@@ -66,11 +78,67 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
       },
       { header: 'Created', cell: (c) => formatTime(c.created_at) },
       {
+        header: 'Visitor identity',
+        cell: (c) =>
+          h(
+            'div',
+            { class: 'actions' },
+            h('span', { class: `badge identity-${c.identity}` }, c.identity),
+            rowButton('Change', `Change visitor identity of ${c.name}`, () => editIdentity(c)),
+          ),
+      },
+      {
         header: 'Widget',
         cell: (c) => rowButton('Show snippet', `Show snippet for ${c.name}`, () => showSnippet(c)),
       },
     ],
   });
+
+  // Visitor identity: the mode, and a rotation; a secret in the answer is shown once (like an API client's).
+  const editIdentity = (c: ChannelRow) =>
+    formDialog(
+      `Visitor identity of “${c.name}”`,
+      'Verified visitors see their conversations on every device and agents see their name and email. Your backend signs a visitor token (a JWT, HS256 with this channel’s identity secret: sub = your user id, exp at most 24 hours ahead, optional name and email); the widget sends it (data-visitor-token or Parley.init({ getVisitorToken })).',
+      (close) =>
+        createForm({
+          submitLabel: 'Save',
+          fields: [
+            {
+              name: 'mode',
+              label: 'Identity',
+              type: 'select',
+              required: true,
+              value: c.identity,
+              options: (Object.keys(IDENTITY_LABELS) as IdentityMode[]).map((m) => ({
+                value: m,
+                label: IDENTITY_LABELS[m],
+              })),
+            },
+            {
+              name: 'rotate_secret',
+              label: c.identity_secret_set ? 'Rotate the identity secret' : 'Create the identity secret now',
+              type: 'checkbox',
+              hint: c.identity_secret_set
+                ? 'The current secret keeps verifying tokens for 24 hours, so your backend can switch over.'
+                : 'Turning identity on creates it anyway.',
+            },
+          ],
+          onSubmit: async (values) => {
+            const result = await api<{
+              channel_id: string;
+              identity: IdentityMode;
+              identity_secret?: string;
+            }>('PUT', `/channels/${c.id}/identity`, {
+              mode: values.mode,
+              rotate_secret: values.rotate_secret === 'true',
+            });
+            close();
+            if (result.identity_secret) showIdentitySecretOnce(secretSlot, c.name, result.identity_secret);
+            else status.say('success', `Visitor identity of “${c.name}” is ${result.identity}.`);
+            await table.reload();
+          },
+        }).el,
+    );
 
   const form = createForm({
     submitLabel: 'Create channel',
@@ -125,9 +193,45 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
       'A channel is one place the chat widget or your app appears. Conversations started on a channel go to its digital employee.',
     ),
     status.el,
+    secretSlot,
     snippetSlot,
     titledSection('channel-list', 'Your channels', table.el),
     titledSection('create-channel', 'New channel', form.el),
   );
   await table.reload();
+}
+
+/**
+ * The identity secret, shown once: it lives only in this page's DOM (navigating away or reloading drops it; the
+ * server keeps it sealed and never shows it again).
+ */
+function showIdentitySecretOnce(slot: HTMLElement, channelName: string, secret: string): void {
+  const dismiss = h('button', { type: 'button', class: 'secondary' }, 'I have stored the secret');
+  const box = h(
+    'section',
+    {
+      class: 'notice warning secret-once',
+      role: 'alert',
+      'aria-labelledby': 'identity-secret-title',
+      tabindex: '-1',
+    },
+    h('h2', { id: 'identity-secret-title' }, `Identity secret for “${channelName}”: copy it now`),
+    h(
+      'p',
+      {},
+      h('strong', {}, 'This is the only time the secret is shown. '),
+      'Store it in your backend, which signs visitor tokens with it (HS256). If you lose it, rotate it.',
+    ),
+    h(
+      'p',
+      {},
+      h('code', { class: 'secret', 'data-testid': 'identity-secret' }, secret),
+      ' ',
+      copyButton(secret, 'Copy secret'),
+    ),
+    h('div', { class: 'actions' }, dismiss),
+  );
+  dismiss.addEventListener('click', () => box.remove());
+  replaceChildren(slot, box);
+  box.focus();
 }

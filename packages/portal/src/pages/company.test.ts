@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
+import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: company page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   let companyId: string;
   before(async () => {
-    ({ server, browser, companyId } = await openPortalPage({ section: 'Company' }));
+    ({ server, browser, companyId } = await startPortalPage({ section: 'Company' }));
   });
   after(() => closePortalPage({ server, browser }));
 

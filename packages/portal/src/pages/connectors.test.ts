@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
+import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: connectors page', () => {
   let server: TestServer;
@@ -18,7 +18,7 @@ describe('portal in a browser: connectors page', () => {
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as { port: number }).port}/hook`;
-    ({ server, browser } = await openPortalPage({ section: 'Connectors' }));
+    ({ server, browser } = await startPortalPage({ section: 'Connectors' }));
   });
   after(async () => {
     await closePortalPage({ server, browser });

@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
+import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: digital employees page', () => {
   let server: TestServer;
   let browser: TestBrowser;
   let companyId: string;
   before(async () => {
-    ({ server, browser, companyId } = await openPortalPage({
+    ({ server, browser, companyId } = await startPortalPage({
       section: 'Digital employees',
       // The connector a webhook employee is created on; the form lists it when the page loads.
       seed: async (server, companyId) => {

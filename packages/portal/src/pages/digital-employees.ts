@@ -15,6 +15,42 @@ interface Employee {
   settings: { greeting?: string | null };
   is_default: boolean;
   updated_at: string;
+  /** How visitors rate it (thumbs on its messages, CSAT of its conversations). */
+  stats?: Stats;
+}
+
+interface Stats {
+  thumbs_up: number;
+  thumbs_down: number;
+  thumbs_up_share: number | null;
+  csat_count: number;
+  csat_average: number | null;
+}
+
+/** "👍 67% of 3 · CSAT 4.3 (3)", or that nobody has rated it yet. */
+function ratings(stats: Stats | undefined): HTMLElement {
+  const rated = stats && (stats.thumbs_up + stats.thumbs_down > 0 || stats.csat_count > 0);
+  if (!stats || !rated) return h('span', { class: 'muted' }, 'No ratings yet');
+  const thumbs = stats.thumbs_up + stats.thumbs_down;
+  return h(
+    'span',
+    { class: 'ratings' },
+    h(
+      'span',
+      { class: 'thumbs' },
+      thumbs > 0
+        ? `${Math.round((stats.thumbs_up_share ?? 0) * 100)}% helpful (${stats.thumbs_up} of ${thumbs})`
+        : 'No thumbs yet',
+    ),
+    h('br'),
+    h(
+      'span',
+      { class: 'csat' },
+      stats.csat_average !== null
+        ? `CSAT ${stats.csat_average.toFixed(1)} / 5 (${stats.csat_count})`
+        : 'No CSAT yet',
+    ),
+  );
 }
 
 interface ConnectorOption {
@@ -62,6 +98,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
       { header: 'Responder', cell: (e) => e.responder },
       { header: 'Connector', cell: (e) => connectorName(e.connector_id) },
       { header: 'Model', cell: (e) => e.model ?? '—' },
+      { header: 'Ratings', cell: (e) => ratings(e.stats) },
       { header: 'Updated', cell: (e) => formatTime(e.updated_at) },
       {
         header: 'Actions',

@@ -5,15 +5,15 @@ import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
+  connectToNewConversation,
   connectVisitor,
   createConversation,
-  openConversation,
+  createSlowEmployee,
+  newVisitor,
   sendMessage,
-  slowEmployee,
-  visitor,
 } from '../../../server/src/webchat/testing/webchat-fixtures.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, openPortalPage } from '../testing/portal-page.ts';
+import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 const text = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');
@@ -26,18 +26,18 @@ describe('portal in a browser: agent inbox', () => {
   /** A second visitor's conversation, for switching between conversations. */
   let other: { conversation: { id: string; channel: string }; c: ConnectedVisitor };
   before(async () => {
-    ({ server, browser } = await openPortalPage({
+    ({ server, browser } = await startPortalPage({
       server: { config: { webchat: { streamFlushIntervalMs: 0 } } },
       users: { 'kim@acme.test': 'agent' },
       signInAs: 'kim@acme.test',
       seed: async (server, companyId) => {
         // A digital employee that streams 12 words, one every 120 ms: long enough to watch the reply grow.
-        const slow = await slowEmployee(server, companyId, { words: 12, delayMs: 120 });
+        const slow = await createSlowEmployee(server, companyId, { words: 12, delayMs: 120 });
         await server.ctx.digitalEmployees.setDefault(companyId, slow.id);
-        const v = visitor(companyId);
+        const v = newVisitor(companyId);
         conversation = await createConversation(server, v);
         guest = await connectVisitor(server, v, conversation);
-        other = await openConversation(server, visitor(companyId));
+        other = await connectToNewConversation(server, newVisitor(companyId));
       },
     }));
   });
@@ -76,7 +76,7 @@ describe('portal in a browser: agent inbox', () => {
     await page.getByLabel('Reply as agent').fill('Hi, this is Kim.');
     await page.getByRole('button', { name: 'Send reply' }).click();
     await page.locator('.message.agent').filter({ hasText: 'Hi, this is Kim.' }).waitFor();
-    await guest.log.until(
+    await guest.log.waitFor(
       (es) => es.some((e) => e.message_snapshot.role === 'agent' && text(e) === 'Hi, this is Kim.'),
       15_000,
       'agent reply at the visitor',

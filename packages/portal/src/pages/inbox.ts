@@ -1,44 +1,32 @@
+import {
+  acceptsEnvelope,
+  type Csat,
+  type ErrorBlock,
+  type MarkdownBlock,
+  type MessageRole,
+  type MessageSnapshot,
+  type PlatformConversationView,
+  type ReceivedSnapshot,
+  readEnvelope,
+  type TypingBlock,
+} from '@parley/webchat-protocol';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import { ApiError, api } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { statusArea } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
-interface ConversationView {
-  id: string;
-  channel: string;
-  channel_id: string | null;
-  status: 'open' | 'closed';
-  handled_by: 'digital_employee' | 'agent';
-  agent_name: string | null;
-  session_id: string;
-  created_at: string;
-  updated_at: string;
-}
+/**
+ * The inbox reads the platform view of a conversation and the server's own snapshots (one deployment, one version),
+ * with what agents have not read yet and the visitor's CSAT.
+ */
+type ConversationView = PlatformConversationView & { unread_count?: number; csat?: Csat | null };
 
-interface Block {
-  id: string;
-  type: string;
-  content?: string;
-  typing?: boolean;
-  /** Error blocks carry their (visitor-safe) text here, not in `content`. */
-  message?: string;
-}
-
-interface MessageSnapshot {
-  id: string;
-  role: 'user' | 'digital_employee' | 'agent' | 'system';
-  author: { id: string; name: string } | null;
-  status: 'partial' | 'complete';
-  blocks: Block[];
-  created_at: string;
-}
-
-interface Envelope {
-  version: number;
-  operation: 'replace' | 'complete';
-  sequence: number;
-  message_snapshot: MessageSnapshot;
+/** Who the visitor is: a verified visitor's name (or email, or id), else an anonymous session. */
+function visitorLabel(c: ConversationView): string {
+  const v = c.visitor;
+  if (!v) return 'Anonymous visitor';
+  return v.name ?? v.email ?? v.id;
 }
 
 interface RealtimeGrant {
@@ -48,7 +36,7 @@ interface RealtimeGrant {
   channel: string;
 }
 
-const ROLE_LABEL: Record<MessageSnapshot['role'], string> = {
+const ROLE_LABEL: Record<MessageRole, string> = {
   user: 'Visitor',
   digital_employee: 'Digital employee',
   agent: 'Agent',
@@ -113,6 +101,14 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
               onclick: () => void open(c.id),
             },
             h('span', { class: 'conv-id' }, `#${c.id.slice(0, 8)}`),
+            h('span', { class: c.visitor ? 'visitor' : 'visitor muted' }, visitorLabel(c)),
+            c.unread_count
+              ? h(
+                  'span',
+                  { class: 'badge unread', 'aria-label': `${c.unread_count} unread` },
+                  String(c.unread_count),
+                )
+              : null,
             h(
               'span',
               { class: `badge ${c.handled_by}` },
@@ -156,6 +152,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       // Another conversation was chosen while this one loaded: showing it now would put the wrong one on screen.
       if (selected !== id) return;
       renderConversation(detail.conversation, detail.messages);
+      void markRead(id);
     } catch (err) {
       if (selected !== id) return;
       // The pane must not keep showing the previous conversation (no longer live) as if it were this one.
@@ -165,11 +162,23 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     }
   };
 
+  /** What the agent has on screen counts as read: the visitor sees "Seen", and the list's unread count drops. */
+  const markRead = async (id: string) => {
+    if (document.visibilityState === 'hidden') return;
+    try {
+      await api('POST', `/inbox/conversations/${id}/read`, {});
+      const badge = list.querySelector(`button.conversation[data-id="${id}"] .unread`);
+      badge?.remove();
+    } catch {
+      // Not read now; the next message or the next opening marks it.
+    }
+  };
+
   const renderConversation = (conversation: ConversationView, messages: MessageSnapshot[]) => {
     const transcript = h('ol', { class: 'transcript', 'aria-live': 'polite', 'aria-label': 'Transcript' });
     const elements = new Map<string, HTMLElement>();
     const sequences = new Map<string, number>();
-    const showMessage = (m: MessageSnapshot) => {
+    const showMessage = (m: ReceivedSnapshot) => {
       const el = messageElement(m);
       const old = elements.get(m.id);
       if (old) old.replaceWith(el);
@@ -223,6 +232,9 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           .conversation,
       );
 
+    // Says why the transcript is not live (it would otherwise look live and silently miss messages).
+    const liveNotice = h('p', { class: 'notice warning live-notice', role: 'status', hidden: true });
+
     const reply = createForm({
       submitLabel: 'Send reply',
       resetOnSuccess: true,
@@ -254,46 +266,76 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
         { class: 'muted' },
         `Started ${formatTime(conversation.created_at)} · visitor session ${conversation.session_id.slice(0, 8)}`,
       ),
+      visitorDetails(conversation),
+      csatDetails(conversation),
       state,
       actions,
       feedback.el,
+      liveNotice,
       transcript,
       conversation.status === 'closed' ? null : reply.el,
     );
 
     // Live: the realtime engine pushes every envelope of this conversation; stale sequences are dropped.
     const grant = () => api<RealtimeGrant>('POST', `/inbox/conversations/${conversation.id}/realtime`);
-    void grant().then((g) => {
-      // Only the transcript on screen goes live, with one client: a transcript a later render replaced (another
-      // conversation, or this one opened again) would get a client that streams into nothing and is never stopped.
+    const liveOff = (why: string) => {
       if (!transcript.isConnected) return;
-      stopLive();
-      const client = new Centrifuge(g.websocket_url, {
-        token: g.connection_token,
-        getToken: async () => (await grant()).connection_token,
-      });
-      const sub = client.newSubscription(g.channel, {
-        token: g.subscription_token,
-        getToken: async () => (await grant()).subscription_token,
-      });
-      sub.on('publication', (ctx) => {
-        const envelope = ctx.data as Envelope;
-        if (envelope?.version !== 1) return;
-        const id = envelope.message_snapshot.id;
-        if ((sequences.get(id) ?? 0) >= envelope.sequence) return;
-        sequences.set(id, envelope.sequence);
-        showMessage(envelope.message_snapshot);
-        if (envelope.message_snapshot.role === 'system' && envelope.operation === 'complete')
-          void refreshState();
-      });
-      // Guarded: a client stopped meanwhile (another conversation opened) must not mark that one live.
-      sub.on('subscribed', () => {
-        if (live?.sub === sub) pane.setAttribute('data-live', 'true');
-      });
-      client.connect();
-      sub.subscribe();
-      live = { client, sub };
-    });
+      liveNotice.textContent = `Live updates are off: ${why}`;
+      liveNotice.hidden = false;
+      pane.removeAttribute('data-live');
+    };
+    void grant().then(
+      (g) => {
+        // Only the transcript on screen goes live, with one client: a transcript a later render replaced (another
+        // conversation, or this one opened again) would get a client that streams into nothing and is never stopped.
+        if (!transcript.isConnected) return;
+        stopLive();
+        const client = new Centrifuge(g.websocket_url, {
+          token: g.connection_token,
+          getToken: async () => (await grant()).connection_token,
+        });
+        const sub = client.newSubscription(g.channel, {
+          token: g.subscription_token,
+          getToken: async () => (await grant()).subscription_token,
+        });
+        const current = () => live?.sub === sub;
+        // Code 0 is the client's own doing (first connect, or the disconnect when another conversation opens); any
+        // other code is the server's (3000–4999, e.g. 4503 origin refused) or the network's (1 transport closed).
+        client.on('connecting', ({ code, reason }) => {
+          if (code !== 0 && current()) liveOff(`the connection was lost (${code} ${reason}); reconnecting…`);
+        });
+        client.on('disconnected', ({ code, reason }) => {
+          if (code !== 0 && current())
+            liveOff(`the connection was refused (${code} ${reason}). Reload the page to try again.`);
+        });
+        sub.on('unsubscribed', ({ code, reason }) => {
+          if (code !== 0 && current())
+            liveOff(`the subscription ended (${code} ${reason}). Reload the page to try again.`);
+        });
+        sub.on('publication', (ctx) => {
+          const { envelope } = readEnvelope(ctx.data);
+          if (!envelope) return;
+          const id = envelope.message_snapshot.id;
+          // Sequences start at 1; a message first seen here counts as seen at 0 (what the transcript was loaded with).
+          if (!acceptsEnvelope(sequences.get(id) ?? 0, envelope)) return;
+          sequences.set(id, envelope.sequence);
+          showMessage(envelope.message_snapshot);
+          if (envelope.message_snapshot.role === 'system' && envelope.operation === 'complete')
+            void refreshState();
+          if (envelope.message_snapshot.role === 'user') void markRead(conversation.id);
+        });
+        // Guarded: a client stopped meanwhile (another conversation opened) must not mark that one live.
+        sub.on('subscribed', () => {
+          if (!current()) return;
+          liveNotice.hidden = true;
+          pane.setAttribute('data-live', 'true');
+        });
+        client.connect();
+        sub.subscribe();
+        live = { client, sub };
+      },
+      (err) => liveOff(`no live access (${err instanceof Error ? err.message : 'request failed'}).`),
+    );
   };
 
   statusFilter.addEventListener('change', () => void loadList());
@@ -325,12 +367,41 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   await loadList();
 }
 
-function messageElement(m: MessageSnapshot): HTMLElement {
+/** The verified visitor's id, name and email, or that the visitor is anonymous. */
+function visitorDetails(c: ConversationView): HTMLElement {
+  const v = c.visitor;
+  if (!v) return h('p', { class: 'visitor-details muted' }, 'Anonymous visitor (not verified).');
+  return h(
+    'dl',
+    { class: 'pairs visitor-details', 'aria-label': 'Visitor' },
+    h('dt', {}, 'Visitor'),
+    h('dd', {}, v.name ?? '—'),
+    h('dt', {}, 'Email'),
+    h('dd', {}, v.email ? h('a', { href: `mailto:${v.email}` }, v.email) : '—'),
+    h('dt', {}, 'User id'),
+    h('dd', {}, h('code', {}, v.id)),
+  );
+}
+
+/** The visitor's rating of a closed conversation. */
+function csatDetails(c: ConversationView): HTMLElement | null {
+  if (c.status !== 'closed') return null;
+  if (!c.csat) return h('p', { class: 'csat muted' }, 'No satisfaction rating yet.');
+  return h(
+    'p',
+    { class: 'csat' },
+    `Satisfaction: ${c.csat.score}/5`,
+    c.csat.comment ? ` — “${c.csat.comment}”` : '',
+  );
+}
+
+function messageElement(m: ReceivedSnapshot): HTMLElement {
   const text = m.blocks
     .filter((b) => b.type === 'markdown' || b.type === 'error')
-    .map((b) => (b.type === 'error' ? b.message : b.content) ?? '')
+    // Error blocks carry their (visitor-safe) text in `message`, not in `content`.
+    .map((b) => (b.type === 'error' ? (b as ErrorBlock).message : (b as MarkdownBlock).content) ?? '')
     .join('\n');
-  const typing = m.blocks.some((b) => b.type === 'typing' && b.typing);
+  const typing = m.blocks.some((b) => b.type === 'typing' && (b as TypingBlock).typing);
   return h(
     'li',
     { class: `message ${m.role}`, 'data-status': m.status, 'data-id': m.id },
@@ -341,5 +412,13 @@ function messageElement(m: MessageSnapshot): HTMLElement {
     ),
     h('span', { class: 'text' }, text || (typing ? 'typing…' : '')),
     m.status === 'partial' ? h('span', { class: 'muted streaming' }, ' (streaming)') : null,
+    m.feedback
+      ? h(
+          'span',
+          { class: `rating ${m.feedback.rating}` },
+          m.feedback.rating === 'up' ? 'Visitor found this helpful' : 'Visitor found this not helpful',
+          m.feedback.comment ? `: “${m.feedback.comment}”` : '',
+        )
+      : null,
   );
 }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { launchChromium, type TestBrowser } from '../../../server/src/testing/browser.ts';
+import { startChromium, type TestBrowser } from '../../../server/src/testing/browser.ts';
 
 export type { TestBrowser };
 
@@ -12,12 +12,12 @@ export const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/porta
 /**
  * The shared test Chromium pointed at the portal, with clipboard access granted so "copy" buttons can be checked.
  */
-export async function openBrowser(
+export async function startPortalBrowser(
   baseUrl: string,
   viewport = { width: 1280, height: 800 },
 ): Promise<TestBrowser> {
   mkdirSync(ARTIFACTS, { recursive: true });
-  const browser = await launchChromium({ viewport, baseUrl, profilePrefix: 'parley-portal-chromium-' });
+  const browser = await startChromium({ viewport, baseUrl, profilePrefix: 'parley-portal-chromium-' });
   await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
   browser.context.setDefaultTimeout(30_000);
   return browser;

@@ -1,6 +1,10 @@
-import { PASSWORD, type PortalUsers, startAcme } from '../../../server/src/portal-api/testing.ts';
+import {
+  PASSWORD,
+  type PortalUsers,
+  startAcme,
+} from '../../../server/src/portal-api/testing/portal-fixtures.ts';
 import type { TestServer, TestServerOptions } from '../../../server/src/testing/test-server.ts';
-import { openBrowser, openSection, signIn, type TestBrowser } from './browser.ts';
+import { openSection, signIn, startPortalBrowser, type TestBrowser } from './browser.ts';
 
 export interface PortalPage {
   server: TestServer;
@@ -26,7 +30,7 @@ export interface PortalPageOptions {
  * portal, signed in and on the page under test. Whatever was started is stopped again if a later step fails, so a
  * broken setup cannot leave the test process hanging.
  */
-export async function openPortalPage(options: PortalPageOptions = {}): Promise<PortalPage> {
+export async function startPortalPage(options: PortalPageOptions = {}): Promise<PortalPage> {
   const { server, acmeId } = await startAcme(
     undefined,
     options.users ?? { 'admin@acme.test': 'admin' },
@@ -35,7 +39,7 @@ export async function openPortalPage(options: PortalPageOptions = {}): Promise<P
   let browser: TestBrowser | undefined;
   try {
     await options.seed?.(server, acmeId);
-    browser = await openBrowser(server.baseUrl);
+    browser = await startPortalBrowser(server.baseUrl);
     const email = options.signInAs === undefined ? 'admin@acme.test' : options.signInAs;
     if (email !== null) await signIn(browser.page, email, PASSWORD);
     if (options.section) await openSection(browser.page, options.section);

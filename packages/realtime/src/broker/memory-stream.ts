@@ -7,9 +7,10 @@ function expiryAt(now: number, ttlMs: number): number {
 }
 
 /**
- * One channel's stream (protocol brief §5.1): gapless offsets from 1, a random epoch, a sliding window of the newest
- * `size` publications. The window (data) expires `ttlMs` after the last publish; the epoch and top offset (meta)
- * expire `metaTtlMs` after the last publish or read, after which the channel starts over with a new epoch.
+ * One channel's stream (docs/protocol.md "Streams"): gapless offsets from 1, a random epoch, a sliding window
+ * of the newest `size` publications. The window (data) expires `ttlMs` after the last publish; the epoch and
+ * top offset (meta) expire `metaTtlMs` after the last publish or read, after which the channel starts over
+ * with a new epoch.
  */
 export class MemoryStream {
   readonly epoch = newEpoch();
@@ -38,7 +39,8 @@ export class MemoryStream {
     this.items.push(publication);
     const excess = this.items.length - retention.size;
     if (excess > 0) this.items.splice(0, excess);
-    // Every publish pushes the whole window's expiry forward (Centrifugo `history_ttl` semantics, brief §5.1).
+    // Every publish pushes the whole window's expiry forward (Centrifugo `history_ttl` semantics,
+    // docs/protocol.md "Streams").
     this.dataExpiresAt = expiryAt(now, retention.ttlMs);
     this.touchMeta(retention, now);
     return this.top;

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runBrokerContract } from './contract.test-suite.ts';
+import { runBrokerContract } from './contract/broker.test-suite.ts';
+import type { BrokerFactory } from './contract/support.ts';
 import { MemoryBroker, MemoryHub, MemoryPresenceManager } from './memory.ts';
 
-runBrokerContract('memory', {
+const FACTORY: BrokerFactory = {
+  name: 'memory',
   synchronousDelivery: true,
   async createNodes(count) {
     // One hub = one backend; several brokers on it are the nodes of an in-process cluster.
@@ -14,7 +16,9 @@ runBrokerContract('memory', {
       presence: new MemoryPresenceManager({ hub }),
     }));
   },
-});
+};
+
+runBrokerContract(FACTORY);
 
 describe('memory: shared sweep timer', () => {
   it('reclaims streams nobody reads any more', async () => {

@@ -84,6 +84,7 @@ export class MemoryBroker implements Broker, MemoryNode {
     const publication: Publication = { data: request.data, time: now };
     if (request.info !== undefined) publication.info = request.info;
     if (request.tags !== undefined) publication.tags = request.tags;
+    if (request.delta === true) publication.delta = true;
     let position: StreamPosition | undefined;
     if (request.history !== undefined) {
       const stream = this.hub.streams.open(request.channel, now);
@@ -118,7 +119,7 @@ export class MemoryBroker implements Broker, MemoryNode {
     this.assertOpen();
     const now = Date.now();
     const stream = this.hub.streams.open(request.channel, now);
-    // Reads keep the meta alive too, as the Redis history script does (brief §5.1).
+    // Reads keep the meta alive too, as the Redis history script does (docs/protocol.md "Streams").
     stream.touchMeta(request.history, now);
     return { publications: stream.read(request), position: stream.position };
   }
@@ -126,6 +127,11 @@ export class MemoryBroker implements Broker, MemoryNode {
   async removeHistory(channel: string): Promise<void> {
     this.assertOpen();
     this.hub.streams.clear(channel);
+  }
+
+  /** In-process: nothing can be unreachable; only a closed broker is not healthy. */
+  healthy(): boolean {
+    return this.state !== 'closed';
   }
 
   async close(): Promise<void> {
@@ -181,6 +187,10 @@ export class MemoryPresenceManager implements PresenceManager {
   async presenceStats(channel: string): Promise<PresenceStats> {
     this.assertOpen();
     return this.hub.presenceStats(channel, Date.now());
+  }
+
+  healthy(): boolean {
+    return !this.closed;
   }
 
   async close(): Promise<void> {

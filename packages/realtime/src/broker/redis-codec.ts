@@ -11,6 +11,8 @@ interface PublicationHeader {
   t: number;
   i?: ClientInfo;
   g?: Record<string, string>;
+  /** 1 = published for delta delivery (`Publication.delta`). */
+  d?: 1;
 }
 
 /** `<header JSON>\n<data>`: stored as the stream entry and published after the position prefix. */
@@ -19,10 +21,12 @@ export function encodePublicationBody(
   time: number,
   info: ClientInfo | undefined,
   tags: Record<string, string> | undefined,
+  delta = false,
 ): string {
   const header: PublicationHeader = { t: time };
   if (info !== undefined) header.i = info;
   if (tags !== undefined) header.g = tags;
+  if (delta) header.d = 1;
   return `${JSON.stringify(header)}\n${data}`;
 }
 
@@ -34,6 +38,7 @@ export function decodePublicationBody(body: string, offset: number | undefined):
   if (offset !== undefined) publication.offset = offset;
   if (header.i !== undefined) publication.info = header.i;
   if (header.g !== undefined) publication.tags = header.g;
+  if (header.d === 1) publication.delta = true;
   return publication;
 }
 

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 /**
- * Lua scripts that keep each multi-key change atomic in Redis (protocol brief §7, after Centrifuge's
- * `internal/redis_lua/*.lua`). Time and new epochs come from the caller: scripts stay deterministic.
+ * Lua scripts that keep each multi-key change atomic in Redis (docs/protocol.md "Redis broker layout", after
+ * LIB `internal/redis_lua/*.lua`). Time and new epochs come from the caller: scripts stay deterministic.
  */
 export interface RedisScript {
   readonly lua: string;
@@ -36,7 +36,8 @@ if ARGV[8] == '1' then
     redis.call('hset', KEYS[2], 'e', epoch)
   end
   local offset = redis.call('hincrby', KEYS[2], 's', 1)
-  -- A restarted offset means a new epoch: a stream left over from the old one must not mix in (brief §5.1).
+  -- A restarted offset means a new epoch: a stream left over from the old one must not mix in
+  -- (docs/protocol.md "Streams").
   if offset == 1 then redis.call('del', KEYS[1]) end
   if ARGV[4] ~= '0' then redis.call('pexpire', KEYS[2], ARGV[4]) end
   redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], offset, 'd', ARGV[1])

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { runBrokerContract } from './contract.test-suite.ts';
+import { runBrokerContract } from './contract/broker.test-suite.ts';
+import type { BrokerFactory } from './contract/support.ts';
 import { BrokerError } from './errors.ts';
 import { RedisBroker, RedisPresenceManager } from './redis.ts';
 import type { Publication } from './types.ts';
@@ -24,21 +25,24 @@ after(async () => {
   await admin.quit();
 });
 
-function nodesSharing(prefix: string, count: number) {
+function newNodesSharing(prefix: string, count: number) {
   return Array.from({ length: count }, () => ({
     broker: new RedisBroker({ url, prefix }),
     presence: new RedisPresenceManager({ url, prefix }),
   }));
 }
 
-runBrokerContract('redis', {
+const FACTORY: BrokerFactory = {
+  name: 'redis',
   synchronousDelivery: false,
   async createNodes(count) {
     // A new prefix per call = a fresh, empty backend; the nodes of one call share it like a cluster.
     backends += 1;
-    return nodesSharing(`${filePrefix}.${backends}`, count);
+    return newNodesSharing(`${filePrefix}.${backends}`, count);
   },
-});
+};
+
+runBrokerContract(FACTORY);
 
 describe('redis: broker specifics', () => {
   const prefix = `${filePrefix}.specific`;

@@ -11,6 +11,14 @@ import {
   encodeUnpositionedPublication,
 } from './redis-codec.ts';
 import {
+  assertConnected,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  MAX_RECONNECT_DELAY_MS,
+  outageAwareOptions,
+  quit,
+  whenReady,
+} from './redis-connection.ts';
+import {
   HISTORY,
   PRESENCE_ADD,
   PRESENCE_GET,
@@ -38,15 +46,20 @@ export interface RedisBrokerOptions {
   prefix?: string;
   /** Channels per SUBSCRIBE/UNSUBSCRIBE command (Centrifuge batches 512). */
   subscribeBatchSize?: number;
-  /** Connection errors (Redis down, reconnecting). Commands fail with `BrokerError` meanwhile. Default: ignored. */
+  /**
+   * Connection errors (Redis down, reconnecting) and failed UNSUBSCRIBEs. Commands fail at once with `BrokerError`
+   * `broker_unavailable` meanwhile, and the connections come back by themselves. Default: ignored.
+   */
   onError?: (error: Error) => void;
+  /** A Redis command that takes longer fails with `broker_unavailable`. Default 1000 ms. */
+  commandTimeoutMs?: number;
   /** Exceptions thrown by the event handler while a message is delivered. Default: `process.emitWarning`. */
   onHandlerError?: (error: unknown) => void;
 }
 
 const DEFAULT_PREFIX = 'parley';
 
-/** Key and PUB/SUB channel names (protocol brief §7, with Centrifuge's layout under our prefix). */
+/** Key and PUB/SUB channel names (docs/protocol.md "Redis broker layout"). */
 class RedisKeys {
   readonly control: string;
   readonly clientChannelPrefix: string;
@@ -99,10 +112,10 @@ function* batches<T>(items: T[], size: number): Generator<T[]> {
 }
 
 /**
- * Broker for several nodes sharing one Redis (protocol brief §7): PUB/SUB fan-out with a node-level SUBSCRIBE only
- * for channels that have local subscribers, history in Redis Streams appended by one Lua script per publish, and a
- * control channel every node listens to. PUB/SUB is at-most-once; offsets let the engine notice a loss and
- * recover from the stream (brief §5.6).
+ * Broker for several nodes sharing one Redis (docs/protocol.md "Redis broker layout"): PUB/SUB fan-out with a
+ * node-level SUBSCRIBE only for channels that have local subscribers, history in Redis Streams appended by
+ * one Lua script per publish, and a control channel every node listens to. PUB/SUB is at-most-once; offsets
+ * let the engine notice a loss and recover from the stream (docs/protocol.md "Positioning").
  */
 export class RedisBroker implements Broker {
   private readonly keys: RedisKeys;
@@ -111,58 +124,99 @@ export class RedisBroker implements Broker {
   private readonly channels = new Set<string>();
   private readonly batchSize: number;
   private readonly onHandlerError: (error: unknown) => void;
+  private readonly onError: (error: Error) => void;
   private handler: BrokerEventHandler | undefined;
   private state: 'new' | 'running' | 'closed' = 'new';
+  /** The start in progress, shared by overlapping `run` calls. */
+  private starting: Promise<void> | undefined;
+  /** Bumped whenever the subscriber connection opens or drops: a restore only counts for its own connection. */
+  private subscriberGeneration = 0;
+  /** The subscriber connection holds the control channel and every wanted channel. */
+  private subscriptionsRestored = false;
 
   constructor(options: RedisBrokerOptions) {
     this.keys = new RedisKeys(options.prefix ?? DEFAULT_PREFIX);
     this.batchSize = options.subscribeBatchSize ?? 512;
     this.onHandlerError = options.onHandlerError ?? reportHandlerErrorAsWarning;
-    const onError = options.onError ?? (() => {});
-    this.commands = new Redis(options.url, { lazyConnect: true, enableAutoPipelining: true });
-    // We resubscribe ourselves after a reconnect, from our own set of wanted channels (see `resubscribeAll`).
-    this.subscriber = new Redis(options.url, { lazyConnect: true, autoResubscribe: false });
-    this.commands.on('error', onError);
-    this.subscriber.on('error', onError);
+    this.onError = options.onError ?? (() => {});
+    const connection = outageAwareOptions(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
+    this.commands = new Redis(options.url, {
+      ...connection,
+      enableAutoPipelining: true,
+      // A connection that stops answering altogether is dropped and reconnected, so `healthy()` tells the truth.
+      socketTimeout: 2 * (connection.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT_MS),
+    });
+    // We resubscribe ourselves after a reconnect, from our own set of wanted channels (see `restoreSubscriptions`).
+    this.subscriber = new Redis(options.url, { ...connection, autoResubscribe: false });
+    // Every connection has an 'error' listener: without one ioredis reports each failed reconnect on stderr.
+    this.commands.on('error', this.onError);
+    this.subscriber.on('error', this.onError);
     // Registered once, here: `run` may be called again after a failed connect (or twice at once), and a second
-    // listener would deliver every message twice. `dispatch` drops messages until `run` has set the handler, and
-    // `resubscribeAll` does nothing until the broker runs (the first 'ready' is `run`'s own connect).
+    // listener would deliver every message twice. `dispatch` drops messages until `run` has set the handler.
     this.subscriber.on('message', (channel: string, message: string) => this.dispatch(channel, message));
     // 'ready' fires again after every reconnect; a fresh connection has no subscriptions.
-    this.subscriber.on('ready', () => this.resubscribeAll());
+    this.subscriber.on('ready', () => this.onSubscriberReady());
+    this.subscriber.on('close', () => {
+      this.subscriberGeneration += 1;
+      this.subscriptionsRestored = false;
+    });
   }
 
+  /** Connects both connections and subscribes the control channel; `broker_unavailable` when Redis is away. */
   async run(handler: BrokerEventHandler): Promise<void> {
     this.assertOpen();
     if (this.state === 'running') return;
     this.handler = handler;
-    try {
-      await Promise.all([this.connect(this.commands), this.connect(this.subscriber)]);
-      await this.subscriber.subscribe(this.keys.control);
-    } catch (error) {
-      throw unavailable(error);
-    }
-    this.state = 'running';
+    this.starting ??= this.start().finally(() => {
+      this.starting = undefined;
+    });
+    await this.starting;
+  }
+
+  /** Running, both connections ready, and every channel subscribed again after the last reconnect. */
+  healthy(): boolean {
+    return (
+      this.state === 'running' &&
+      this.commands.status === 'ready' &&
+      this.subscriber.status === 'ready' &&
+      this.subscriptionsRestored
+    );
   }
 
   async subscribe(channels: string[]): Promise<void> {
     this.assertOpen();
     const added = channels.filter((channel) => !this.channels.has(channel));
     for (const channel of added) this.channels.add(channel);
-    await this.sendInBatches('subscribe', added);
+    try {
+      assertConnected(this.subscriber);
+      await this.sendInBatches('subscribe', added);
+    } catch (error) {
+      // The caller treats these channels as not subscribed: a reconnect must not subscribe them behind its back.
+      for (const channel of added) this.channels.delete(channel);
+      throw unavailable(error);
+    }
   }
 
   async unsubscribe(channels: string[]): Promise<void> {
     this.assertOpen();
     const removed = channels.filter((channel) => this.channels.delete(channel));
-    await this.sendInBatches('unsubscribe', removed);
+    // The wanted set is what counts: `dispatch` drops messages of channels outside it and a reconnect subscribes
+    // only the set. So while disconnected there is nothing to undo, and a failed UNSUBSCRIBE leaves nothing behind
+    // that matters (failing here would only make the caller retry in a loop until Redis returns).
+    if (this.subscriber.status !== 'ready') return;
+    try {
+      await this.sendInBatches('unsubscribe', removed);
+    } catch (error) {
+      this.onError(unavailable(error));
+    }
   }
 
   async publish(request: PublishRequest): Promise<StreamPosition | undefined> {
     this.assertOpen();
     const { channel } = request;
-    const body = encodePublicationBody(request.data, Date.now(), request.info, request.tags);
+    const body = encodePublicationBody(request.data, Date.now(), request.info, request.tags, request.delta);
     try {
+      assertConnected(this.commands);
       if (request.history === undefined && request.idempotencyKey === undefined) {
         await this.commands.publish(this.keys.pubsub(channel), encodeUnpositionedPublication(body));
         return undefined;
@@ -216,6 +270,7 @@ export class RedisBroker implements Broker {
       : ['xrange', since ? String(since.offset + 1) : '-', '+'];
     const nothingBefore = reverse === true && since !== undefined && since.offset <= 1;
     try {
+      assertConnected(this.commands);
       const [top, epoch, entries] = (await runScript(
         this.commands,
         HISTORY,
@@ -234,6 +289,7 @@ export class RedisBroker implements Broker {
   async removeHistory(channel: string): Promise<void> {
     this.assertOpen();
     try {
+      assertConnected(this.commands);
       // The meta stays: offsets keep counting, so positions never go backwards under one epoch.
       await this.commands.del(this.keys.stream(channel));
     } catch (error) {
@@ -250,9 +306,61 @@ export class RedisBroker implements Broker {
     await Promise.all([quit(this.subscriber), quit(this.commands)]);
   }
 
+  private async start(): Promise<void> {
+    try {
+      await Promise.all([whenReady(this.commands), whenReady(this.subscriber)]);
+      this.assertOpen();
+      // From here on every 'ready' of the subscriber restores the subscriptions by itself.
+      this.state = 'running';
+      await this.restoreSubscriptions();
+    } catch (error) {
+      if (this.state === 'running') this.state = 'new';
+      throw unavailable(error);
+    }
+  }
+
+  private onSubscriberReady(): void {
+    this.subscriberGeneration += 1;
+    this.subscriptionsRestored = false;
+    if (this.state !== 'running') return;
+    void this.restoreUntilDone(this.subscriberGeneration);
+  }
+
+  /**
+   * Restores the subscriptions of this connection, trying again while it stays up: a SUBSCRIBE that times out
+   * (a Redis still loading, a busy one) would otherwise leave channels unsubscribed, their publications lost
+   * and `healthy()` false, with no 'ready' to come and repair it. A dropped connection ends the loop; its next
+   * 'ready' starts a new one.
+   */
+  private async restoreUntilDone(generation: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (this.state !== 'running' || generation !== this.subscriberGeneration) return;
+      try {
+        await this.restoreSubscriptions();
+        return;
+      } catch (error) {
+        this.onError(unavailable(error));
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.min(100 * 2 ** attempt, MAX_RECONNECT_DELAY_MS)),
+        );
+      }
+    }
+  }
+
+  /** Subscribes the control channel and every wanted channel on the current subscriber connection. */
+  private async restoreSubscriptions(): Promise<void> {
+    const generation = this.subscriberGeneration;
+    const wanted = [this.keys.control, ...[...this.channels].map((channel) => this.keys.pubsub(channel))];
+    await Promise.all(
+      [...batches(wanted, this.batchSize)].map((batch) => this.subscriber.subscribe(...batch)),
+    );
+    if (generation === this.subscriberGeneration) this.subscriptionsRestored = true;
+  }
+
   private async publishRaw(pubsubChannel: string, message: string): Promise<void> {
     this.assertOpen();
     try {
+      assertConnected(this.commands);
       await this.commands.publish(pubsubChannel, message);
     } catch (error) {
       throw unavailable(error);
@@ -266,15 +374,6 @@ export class RedisBroker implements Broker {
       }
     } catch (error) {
       throw unavailable(error);
-    }
-  }
-
-  private resubscribeAll(): void {
-    if (this.state !== 'running') return;
-    const wanted = [this.keys.control, ...[...this.channels].map((channel) => this.keys.pubsub(channel))];
-    for (const batch of batches(wanted, this.batchSize)) {
-      // A failure here means the connection dropped again; the next 'ready' retries the whole set.
-      this.subscriber.subscribe(...batch).catch(() => {});
     }
   }
 
@@ -303,24 +402,8 @@ export class RedisBroker implements Broker {
     else handler.onLeave(channel, decoded.info);
   }
 
-  private async connect(redis: Redis): Promise<void> {
-    if (redis.status === 'wait') await redis.connect();
-  }
-
   private assertOpen(): void {
     if (this.state === 'closed') throw new BrokerError('broker_closed', 'the broker is closed');
-  }
-}
-
-async function quit(redis: Redis): Promise<void> {
-  if (redis.status === 'wait' || redis.status === 'end') {
-    redis.disconnect();
-    return;
-  }
-  try {
-    await redis.quit();
-  } catch {
-    redis.disconnect();
   }
 }
 
@@ -328,19 +411,39 @@ export interface RedisPresenceManagerOptions {
   url: string;
   /** Must match the brokers' prefix only by convention; presence keys live under `<prefix>.presence.`. */
   prefix?: string;
+  /** Connection errors; calls fail at once with `broker_unavailable` meanwhile. Default: ignored. */
   onError?: (error: Error) => void;
+  /** A Redis command that takes longer fails with `broker_unavailable`. Default 1000 ms. */
+  commandTimeoutMs?: number;
 }
 
-/** Presence as a HASH (client → info) plus a ZSET (client → expiry), maintained by Lua (protocol brief §7). */
+/**
+ * Presence as a HASH (client → info) plus a ZSET (client → expiry), maintained by Lua
+ * (docs/protocol.md "Redis broker layout").
+ */
 export class RedisPresenceManager implements PresenceManager {
   private readonly keys: RedisKeys;
   private readonly redis: Redis;
+  /** Settles after the first connection attempt; calls made before it wait for it instead of failing. */
+  private readonly firstConnection: Promise<void>;
   private closed = false;
 
   constructor(options: RedisPresenceManagerOptions) {
     this.keys = new RedisKeys(options.prefix ?? DEFAULT_PREFIX);
-    this.redis = new Redis(options.url, { lazyConnect: true, enableAutoPipelining: true });
+    const connection = outageAwareOptions(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
+    this.redis = new Redis(options.url, {
+      ...connection,
+      enableAutoPipelining: true,
+      socketTimeout: 2 * (connection.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT_MS),
+    });
     this.redis.on('error', options.onError ?? (() => {}));
+    // Connected from the start (there is no `run`), so `healthy()` is true as soon as Redis answers. A failed
+    // first attempt is reported through 'error' and retried by ioredis.
+    this.firstConnection = this.redis.connect().catch(() => undefined);
+  }
+
+  healthy(): boolean {
+    return !this.closed && this.redis.status === 'ready';
   }
 
   async addPresence(channel: string, clientId: string, info: ClientInfo, ttlMs: number): Promise<void> {
@@ -379,7 +482,9 @@ export class RedisPresenceManager implements PresenceManager {
     args: (string | number)[],
   ): Promise<unknown> {
     if (this.closed) throw new BrokerError('broker_closed', 'the presence manager is closed');
+    await this.firstConnection;
     try {
+      assertConnected(this.redis);
       return await runScript(
         this.redis,
         script,

@@ -1,8 +1,8 @@
 /**
  * The seam between the realtime engine and the machinery that moves publications between nodes and keeps
  * channel history and presence. Two implementations exist: `MemoryBroker` (single node, the default) and
- * `RedisBroker` (PUB/SUB fan-out, history in Redis Streams, presence with expiry). Both pass the one contract
- * suite in `contract.test-suite.ts`.
+ * `RedisBroker` (PUB/SUB fan-out, history in Redis Streams, presence with expiry). Both pass the same contract
+ * suites in `contract/` (`*.test-suite.ts`, one per area).
  *
  * Payloads travel as raw JSON text (`data: string`) so a publication is serialised once, not once per
  * subscriber or node; the engine embeds it verbatim in the `pub` push (Centrifugo "bytes are raw JSON").
@@ -33,6 +33,11 @@ export interface Publication {
   tags?: Record<string, string>;
   /** Unix milliseconds when the broker accepted it. */
   time?: number;
+  /**
+   * Published for delta delivery (Centrifugo `delta`): subscribers that negotiated fossil deltas may get it as a
+   * delta against the previous publication they received (docs/protocol.md "Delta compression").
+   */
+  delta?: boolean;
 }
 
 /** History retention of a channel, from its namespace options (both must be > 0 to keep history). */
@@ -53,6 +58,8 @@ export interface PublishRequest {
   data: string;
   info?: ClientInfo;
   tags?: Record<string, string>;
+  /** Deliver as a fossil delta to the subscribers that asked for it (`Publication.delta`). */
+  delta?: boolean;
   /** When set, the publication is appended to the channel stream and gets an offset. */
   history?: HistoryRetention;
   /**
@@ -112,6 +119,12 @@ export interface Broker {
   history(request: HistoryRequest): Promise<HistoryResult>;
   /** Drops the retained publications; the epoch and top offset stay, so offsets keep counting. */
   removeHistory(channel: string): Promise<void>;
+  /**
+   * Whether the broker can serve right now: running and connected, with every channel of this node subscribed
+   * again after a reconnect. For readiness probes; while false, calls fail at once with `BrokerError` code
+   * `broker_unavailable` rather than wait (they never hang until the connection returns).
+   */
+  healthy(): boolean;
   /** Idempotent; afterwards every method rejects with `BrokerError` code `broker_closed`. */
   close(): Promise<void>;
 }
@@ -127,5 +140,7 @@ export interface PresenceManager {
   removePresence(channel: string, clientId: string, user: string): Promise<void>;
   presence(channel: string): Promise<Record<string, ClientInfo>>;
   presenceStats(channel: string): Promise<PresenceStats>;
+  /** Whether presence calls can succeed right now (connected); while false they fail at once with `BrokerError`. */
+  healthy(): boolean;
   close(): Promise<void>;
 }

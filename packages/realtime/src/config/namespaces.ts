@@ -1,4 +1,5 @@
 import type { HistoryRetention } from '../broker/types.ts';
+import type { ChannelProxyNames } from '../proxy/options.ts';
 import { type DurationInput, toMilliseconds } from './duration.ts';
 import { ConfigError } from './errors.ts';
 
@@ -43,6 +44,19 @@ export interface ChannelOptions {
   channel_regex?: string;
   /** "" (non-empty data), "json", "json_object" or "binary" (CFGO `format.go`). */
   publication_data_format?: '' | 'json' | 'json_object' | 'binary';
+  /** Delta types subscribers may ask for: `["fossil"]` or none (docs/protocol.md "Delta compression"). */
+  allowed_delta_types?: string[];
+  /** Every publication of the namespace is published for delta delivery (else only API publishes with `delta`). */
+  delta_publish?: boolean;
+  /** Subscriptions without a token are decided by the subscribe proxy `subscribe_proxy_name` ("default"). */
+  subscribe_proxy_enabled?: boolean;
+  subscribe_proxy_name?: string;
+  /** Client publications are decided (and may be rewritten) by the publish proxy, instead of `allow_publish_*`. */
+  publish_proxy_enabled?: boolean;
+  publish_proxy_name?: string;
+  /** Expiring subscriptions are renewed server-side by the sub_refresh proxy. */
+  sub_refresh_proxy_enabled?: boolean;
+  sub_refresh_proxy_name?: string;
 }
 
 export interface NamespaceConfig extends ChannelOptions {
@@ -76,6 +90,11 @@ export interface ResolvedChannelOptions {
   readonly userLimitedChannels: boolean;
   readonly channelRegex: RegExp | undefined;
   readonly publicationDataFormat: '' | 'json' | 'json_object' | 'binary';
+  /** Subscribers may ask for fossil deltas (`allowed_delta_types` holds "fossil"). */
+  readonly fossilDelta: boolean;
+  readonly deltaPublish: boolean;
+  /** The proxy each decision goes to, by name (`undefined` = no proxy), docs/protocol.md "Proxies". */
+  readonly proxies: ChannelProxyNames;
 }
 
 export interface ChannelRules {
@@ -128,6 +147,10 @@ export function resolveChannelOptions(
       throw new ConfigError(`${where}: invalid channel_regex (${(error as Error).message})`);
     }
   }
+  const deltaTypes = options.allowed_delta_types ?? [];
+  if (!Array.isArray(deltaTypes) || deltaTypes.some((t) => t !== 'fossil')) {
+    throw new ConfigError(`${where}: allowed_delta_types may only hold "fossil"`);
+  }
   const history = size > 0 && ttlMs > 0 ? { size, ttlMs, metaTtlMs } : undefined;
   const forceRecovery = options.force_recovery === true;
   if ((forceRecovery || options.force_positioning) && history === undefined) {
@@ -139,7 +162,7 @@ export function resolveChannelOptions(
     joinLeave: options.join_leave === true,
     forcePushJoinLeave: options.force_push_join_leave === true,
     history,
-    // Recovery implies positioning (brief §5.2).
+    // Recovery implies positioning (docs/protocol.md "Subscribe").
     forcePositioning: options.force_positioning === true || forceRecovery,
     allowPositioning: options.allow_positioning === true,
     forceRecovery,
@@ -158,6 +181,15 @@ export function resolveChannelOptions(
     userLimitedChannels: options.allow_user_limited_channels === true,
     channelRegex,
     publicationDataFormat: format,
+    fossilDelta: deltaTypes.includes('fossil'),
+    deltaPublish: options.delta_publish === true,
+    proxies: {
+      subscribe: options.subscribe_proxy_enabled ? (options.subscribe_proxy_name ?? 'default') : undefined,
+      publish: options.publish_proxy_enabled ? (options.publish_proxy_name ?? 'default') : undefined,
+      sub_refresh: options.sub_refresh_proxy_enabled
+        ? (options.sub_refresh_proxy_name ?? 'default')
+        : undefined,
+    },
   };
 }
 
@@ -193,6 +225,11 @@ export class ChannelRegistry {
         resolveChannelOptions(namespace.name, namespace, this.rules.historyMetaTtlMs),
       );
     }
+  }
+
+  /** The options of every namespace, channels without a namespace first. */
+  allOptions(): ResolvedChannelOptions[] {
+    return [this.withoutNamespace, ...this.namespaces.values()];
   }
 
   /** Options of the channel's namespace, or `undefined` for an unknown namespace (→ 102). */

@@ -1,6 +1,7 @@
 import type { Broker, PresenceManager } from '../broker/types.ts';
 import type { RealtimeHooks } from '../engine/hooks.ts';
 import { createJsonLogger, type Logger } from '../engine/logger.ts';
+import { ProxyDirectory, type ProxyOptions } from '../proxy/options.ts';
 import type { TokenOptions } from '../tokens/verifier.ts';
 import { ConfigError } from './errors.ts';
 import {
@@ -76,16 +77,36 @@ export interface RealtimeEngineOptions {
   maxBufferedBytes?: number;
   /** Connections per user on this node; 0 = unlimited. Over → close 3504. */
   userConnectionLimit?: number;
+  /** Connections on this node; 0 = unlimited. Over → close 3504 (Centrifugo `client.connection_limit`). */
+  connectionLimit?: number;
   /** Cap on history publications per client request (300). */
   historyMaxPublicationLimit?: number;
   /** Cap on publications recovered on subscribe (300). */
   recoveryMaxPublicationLimit?: number;
   /** WebSocket path for `attach` and `handleUpgrade` checks (`/connection/websocket`). */
   websocketPath?: string;
+  /**
+   * Bidirectional emulation (docs/protocol.md "Bidirectional emulation"): serve HTTP-streaming connections on
+   * `httpStreamPath` (`/connection/http_stream`); default true. The host routes requests to `engine.httpHandler`.
+   */
+  httpStream?: boolean;
+  httpStreamPath?: string;
+  /** Serve SSE connections on `ssePath` (`/connection/sse`); default true. */
+  sse?: boolean;
+  ssePath?: string;
+  /** Where emulation clients POST their commands (`/emulation`). */
+  emulationPath?: string;
+  /** Largest body of a connection request or an `/emulation` request (65536, as Centrifugo); bigger → 413. */
+  emulationMaxRequestBytes?: number;
   /** Server API key (`X-API-Key` or `Authorization: apikey <key>`). Without it the API answers 401. */
   apiKey?: string;
   /** Serve the server API without a key (Centrifugo `http_api.insecure`); trusted networks only. */
   apiInsecure?: boolean;
+  /**
+   * Answer every server API error with an HTTP status (Centrifugo `http_api.error_mode: "transport"`), as the
+   * `X-Centrifugo-Error-Mode: transport` header does per request.
+   */
+  apiTransportErrorMode?: boolean;
   /** Server API path prefix (`/api`). */
   apiPrefix?: string;
   /** Largest accepted API request body (10 MiB). */
@@ -101,6 +122,11 @@ export interface RealtimeEngineOptions {
   /** Resolution of the shared timer wheel (100 ms); smaller means more precise timeouts. */
   timerResolutionMs?: number;
   hooks?: RealtimeHooks;
+  /**
+   * HTTP proxies to the application's backend (Centrifugo v6 `client.proxy`, `channel.proxy`, `proxies`, `rpc`):
+   * docs/protocol.md "Proxies". A hook set in `hooks` takes precedence over the proxy of the same decision.
+   */
+  proxy?: ProxyOptions;
   logger?: Logger;
 }
 
@@ -126,11 +152,19 @@ export interface ResolvedEngineOptions {
   commandRate: CommandRateLimit | false;
   maxBufferedBytes: number;
   userConnectionLimit: number;
+  connectionLimit: number;
   historyMaxPublicationLimit: number;
   recoveryMaxPublicationLimit: number;
   websocketPath: string;
+  httpStream: boolean;
+  httpStreamPath: string;
+  sse: boolean;
+  ssePath: string;
+  emulationPath: string;
+  emulationMaxRequestBytes: number;
   apiKey: string | undefined;
   apiInsecure: boolean;
+  apiTransportErrorMode: boolean;
   apiPrefix: string;
   apiMaxBodyBytes: number;
   nodeName: string | undefined;
@@ -139,6 +173,7 @@ export interface ResolvedEngineOptions {
   surveyTimeoutMs: number;
   timerResolutionMs: number;
   hooks: RealtimeHooks;
+  proxies: ProxyDirectory;
   logger: Logger;
 }
 
@@ -162,7 +197,7 @@ export function resolveEngineOptions(options: RealtimeEngineOptions): ResolvedEn
   if (pingIntervalMs > 0 && pingIntervalMs < 1000) {
     throw new ConfigError('pingIntervalMs must be at least 1000 (the protocol sends whole seconds)');
   }
-  // The pong check must finish before the next ping (Centrifugo rule, brief §1.5).
+  // The pong check must finish before the next ping (Centrifugo rule, docs/protocol.md "Ping and pong").
   if (pingIntervalMs > 0 && pongTimeoutMs >= pingIntervalMs) {
     throw new ConfigError('pongTimeoutMs must be smaller than pingIntervalMs');
   }
@@ -196,6 +231,7 @@ export function resolveEngineOptions(options: RealtimeEngineOptions): ResolvedEn
     commandRate,
     maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes, 1_048_576),
     userConnectionLimit: nonNegative('userConnectionLimit', options.userConnectionLimit, 0),
+    connectionLimit: nonNegative('connectionLimit', options.connectionLimit, 0),
     historyMaxPublicationLimit: positive(
       'historyMaxPublicationLimit',
       options.historyMaxPublicationLimit,
@@ -207,8 +243,15 @@ export function resolveEngineOptions(options: RealtimeEngineOptions): ResolvedEn
       300,
     ),
     websocketPath: options.websocketPath ?? '/connection/websocket',
+    httpStream: options.httpStream ?? true,
+    httpStreamPath: options.httpStreamPath ?? '/connection/http_stream',
+    sse: options.sse ?? true,
+    ssePath: options.ssePath ?? '/connection/sse',
+    emulationPath: options.emulationPath ?? '/emulation',
+    emulationMaxRequestBytes: positive('emulationMaxRequestBytes', options.emulationMaxRequestBytes, 65_536),
     apiKey: options.apiKey || undefined,
     apiInsecure: options.apiInsecure === true,
+    apiTransportErrorMode: options.apiTransportErrorMode === true,
     apiPrefix: (options.apiPrefix ?? '/api').replace(/\/+$/, ''),
     apiMaxBodyBytes: positive('apiMaxBodyBytes', options.apiMaxBodyBytes, 10 * 1024 * 1024),
     nodeName: options.nodeName,
@@ -217,6 +260,7 @@ export function resolveEngineOptions(options: RealtimeEngineOptions): ResolvedEn
     surveyTimeoutMs: positive('surveyTimeoutMs', options.surveyTimeoutMs, 2_000),
     timerResolutionMs: positive('timerResolutionMs', options.timerResolutionMs, 100),
     hooks: options.hooks ?? {},
+    proxies: new ProxyDirectory(options.proxy),
     logger: options.logger ?? createJsonLogger('warn'),
   };
 }

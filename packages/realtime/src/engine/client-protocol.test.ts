@@ -1,18 +1,23 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Centrifuge, Subscription } from 'centrifuge';
 import { ClientError } from '../protocol/errors.ts';
 import {
   connectionToken,
   newClient,
-  nextEvent,
   SECRET,
   startTestServer,
   subscriptionToken,
   type TestServer,
-  waitUntil,
+  waitFor,
+  waitForEvent,
 } from '../testing/harness.ts';
 import { signHmacJwt } from '../tokens/jwt.ts';
+import { RealtimeEngine } from './engine.ts';
+import { silentLogger } from './logger.ts';
 
 /** The real `centrifuge` client against the engine: connect, subscribe, publish, hooks, presence, history, RPC. */
 
@@ -57,14 +62,14 @@ after(async () => {
   await server.close();
 });
 
-function connect(user: string, options: Parameters<typeof newClient>[1] = {}): Centrifuge {
+function connectClient(user: string, options: Parameters<typeof newClient>[1] = {}): Centrifuge {
   const client = newClient(server.wsUrl, { token: connectionToken(user), ...options });
   clients.push(client);
   client.connect();
   return client;
 }
 
-async function subscribed(
+async function subscribeTo(
   client: Centrifuge,
   user: string,
   channel: string,
@@ -74,7 +79,7 @@ async function subscribed(
     getToken: async ({ channel: ch }) => subscriptionToken(user, ch),
     ...options,
   });
-  const ready = nextEvent(sub, 'subscribed');
+  const ready = waitForEvent(sub, 'subscribed');
   sub.subscribe();
   await ready;
   return sub;
@@ -84,7 +89,7 @@ describe('connect', () => {
   test('a valid connection token connects and onConnecting data reaches the connected event', async () => {
     const client = newClient(server.wsUrl, { token: connectionToken('alice') });
     clients.push(client);
-    const connected = nextEvent<{ client: string; data: unknown }>(client, 'connected');
+    const connected = waitForEvent<{ client: string; data: unknown }>(client, 'connected');
     client.connect();
     const ctx = await connected;
     assert.match(ctx.client, /^[0-9a-f-]{36}$/);
@@ -95,7 +100,7 @@ describe('connect', () => {
   test('a token signed with another key is refused with terminal 3500', async () => {
     const client = newClient(server.wsUrl, { token: signHmacJwt({ sub: 'mallory' }, 'wrong-secret') });
     clients.push(client);
-    const disconnected = nextEvent<{ code: number }>(client, 'disconnected');
+    const disconnected = waitForEvent<{ code: number }>(client, 'disconnected');
     client.connect();
     assert.equal((await disconnected).code, 3500);
   });
@@ -110,7 +115,7 @@ describe('connect', () => {
       },
     });
     clients.push(client);
-    const connected = nextEvent(client, 'connected');
+    const connected = waitForEvent(client, 'connected');
     client.connect();
     await connected;
     assert.equal(calls, 1);
@@ -120,12 +125,13 @@ describe('connect', () => {
 
 describe('subscribe and publish', () => {
   test('subscribe through getToken, publish, and the publisher receives its own publication', async () => {
-    const client = connect('carol');
-    const sub = await subscribed(client, 'carol', 'chat:own');
-    const publication = nextEvent<{ data: unknown; info: { user: string; client: string }; offset: number }>(
-      sub,
-      'publication',
-    );
+    const client = connectClient('carol');
+    const sub = await subscribeTo(client, 'carol', 'chat:own');
+    const publication = waitForEvent<{
+      data: unknown;
+      info: { user: string; client: string };
+      offset: number;
+    }>(sub, 'publication');
     await sub.publish({ text: 'hi' });
     const pub = await publication;
     assert.deepEqual(pub.data, { text: 'hi' });
@@ -134,20 +140,20 @@ describe('subscribe and publish', () => {
   });
 
   test('onPublish transforms data before anyone receives it', async () => {
-    const writer = connect('dave');
-    const reader = connect('erin');
-    const writerSub = await subscribed(writer, 'dave', 'chat:transform');
-    const readerSub = await subscribed(reader, 'erin', 'chat:transform');
-    const received = nextEvent<{ data: unknown }>(readerSub, 'publication');
+    const writer = connectClient('dave');
+    const reader = connectClient('erin');
+    const writerSub = await subscribeTo(writer, 'dave', 'chat:transform');
+    const readerSub = await subscribeTo(reader, 'erin', 'chat:transform');
+    const received = waitForEvent<{ data: unknown }>(readerSub, 'publication');
     await writerSub.publish({ text: 'shout', action: 'upper' });
     assert.deepEqual((await received).data, { text: 'SHOUT', channel: 'chat:transform' });
   });
 
   test('a rejected publish fails with the application code and nothing is broadcast', async () => {
-    const writer = connect('frank');
-    const reader = connect('grace');
-    const writerSub = await subscribed(writer, 'frank', 'chat:reject');
-    const readerSub = await subscribed(reader, 'grace', 'chat:reject');
+    const writer = connectClient('frank');
+    const reader = connectClient('grace');
+    const writerSub = await subscribeTo(writer, 'frank', 'chat:reject');
+    const readerSub = await subscribeTo(reader, 'grace', 'chat:reject');
     const seen: unknown[] = [];
     readerSub.on('publication', (ctx) => seen.push(ctx.data));
     await assert.rejects(writerSub.publish({ action: 'reject' }), {
@@ -156,7 +162,7 @@ describe('subscribe and publish', () => {
     });
     await writerSub.publish({ action: 'skip' });
     await writerSub.publish({ text: 'after' });
-    await waitUntil(() => seen.length > 0, 5000, 'publication');
+    await waitFor('publication', () => seen.length > 0, 5000);
     assert.deepEqual(seen, [{ text: 'after' }]);
     // The skipped one never reached the stream either: offsets continue gapless.
     const history = await server.engine.history('chat:reject', { limit: -1 });
@@ -167,15 +173,15 @@ describe('subscribe and publish', () => {
   });
 
   test('publishing without permission answers 103', async () => {
-    const client = connect('heidi');
-    await nextEvent(client, 'connected');
+    const client = connectClient('heidi');
+    await waitForEvent(client, 'connected');
     await assert.rejects(client.publish('chat:not-subscribed', { text: 'x' }), { code: 103 });
   });
 
   test('a server-side publish reaches subscribers with its offset', async () => {
-    const client = connect('ivan');
-    const sub = await subscribed(client, 'ivan', 'chat:server');
-    const received = nextEvent<{ data: unknown; offset: number }>(sub, 'publication');
+    const client = connectClient('ivan');
+    const sub = await subscribeTo(client, 'ivan', 'chat:server');
+    const received = waitForEvent<{ data: unknown; offset: number }>(sub, 'publication');
     const result = await server.engine.publish({ channel: 'chat:server', data: { from: 'server' } });
     const pub = await received;
     assert.deepEqual(pub.data, { from: 'server' });
@@ -183,37 +189,37 @@ describe('subscribe and publish', () => {
   });
 
   test('subscription token problems end the subscription with the Centrifugo codes', async () => {
-    const client = connect('judy');
-    await nextEvent(client, 'connected');
+    const client = connectClient('judy');
+    await waitForEvent(client, 'connected');
     const bad = client.newSubscription('chat:bad', {
       token: signHmacJwt({ sub: 'judy', channel: 'chat:bad' }, 'x'),
     });
-    const badEnd = nextEvent<{ code: number }>(bad, 'unsubscribed');
+    const badEnd = waitForEvent<{ code: number }>(bad, 'unsubscribed');
     bad.subscribe();
     assert.equal((await badEnd).code, 103);
     const unknown = client.newSubscription('nope:1', { token: subscriptionToken('judy', 'nope:1') });
-    const unknownEnd = nextEvent<{ code: number }>(unknown, 'unsubscribed');
+    const unknownEnd = waitForEvent<{ code: number }>(unknown, 'unsubscribed');
     unknown.subscribe();
     assert.equal((await unknownEnd).code, 102);
     const privateSub = client.newSubscription('$open:secret');
-    const privateEnd = nextEvent<{ code: number }>(privateSub, 'unsubscribed');
+    const privateEnd = waitForEvent<{ code: number }>(privateSub, 'unsubscribed');
     privateSub.subscribe();
     assert.equal((await privateEnd).code, 103);
     // A token for another channel is an attack: the whole connection is closed with 3500.
     const stolen = client.newSubscription('chat:a', { token: subscriptionToken('judy', 'chat:b') });
-    const disconnected = nextEvent<{ code: number }>(client, 'disconnected');
+    const disconnected = waitForEvent<{ code: number }>(client, 'disconnected');
     stolen.subscribe();
     assert.equal((await disconnected).code, 3500);
   });
 
   test('a namespace allowing client subscriptions needs no token', async () => {
-    const client = connect('ken');
-    await nextEvent(client, 'connected');
+    const client = connectClient('ken');
+    await waitForEvent(client, 'connected');
     const sub = client.newSubscription('open:lobby');
-    const ready = nextEvent(sub, 'subscribed');
+    const ready = waitForEvent(sub, 'subscribed');
     sub.subscribe();
     await ready;
-    const received = nextEvent<{ data: unknown }>(sub, 'publication');
+    const received = waitForEvent<{ data: unknown }>(sub, 'publication');
     await sub.publish({ n: 1 });
     assert.deepEqual((await received).data, { n: 1 });
   });
@@ -221,13 +227,13 @@ describe('subscribe and publish', () => {
 
 describe('presence and join/leave', () => {
   test('presence lists subscribers and join/leave reach clients that asked for them', async () => {
-    const first = connect('leo');
-    const sub = await subscribed(first, 'leo', 'chat:room', { joinLeave: true });
+    const first = connectClient('leo');
+    const sub = await subscribeTo(first, 'leo', 'chat:room', { joinLeave: true });
     const joins: string[] = [];
     sub.on('join', (ctx) => joins.push(ctx.info.user));
-    const second = connect('mia');
-    const secondSub = await subscribed(second, 'mia', 'chat:room');
-    await waitUntil(() => joins.includes('mia'), 5000, 'join of mia');
+    const second = connectClient('mia');
+    const secondSub = await subscribeTo(second, 'mia', 'chat:room');
+    await waitFor('join of mia', () => joins.includes('mia'), 5000);
     const presence = await sub.presence();
     const users = Object.values(presence.clients)
       .map((c) => c.user)
@@ -235,7 +241,7 @@ describe('presence and join/leave', () => {
     assert.deepEqual(users, ['leo', 'mia']);
     const stats = await sub.presenceStats();
     assert.deepEqual(stats, { numClients: 2, numUsers: 2 });
-    const left = nextEvent<{ info: { user: string } }>(sub, 'leave');
+    const left = waitForEvent<{ info: { user: string } }>(sub, 'leave');
     secondSub.unsubscribe();
     assert.equal((await left).info.user, 'mia');
   });
@@ -243,8 +249,8 @@ describe('presence and join/leave', () => {
 
 describe('history', () => {
   test('limit 0 returns only the position; limits are capped; reverse from 0 is 107; wrong epoch is 112', async () => {
-    const client = connect('nina');
-    const sub = await subscribed(client, 'nina', 'chat:history');
+    const client = connectClient('nina');
+    const sub = await subscribeTo(client, 'nina', 'chat:history');
     for (let i = 1; i <= 8; i++) await server.engine.publish({ channel: 'chat:history', data: { i } });
     const position = await sub.history({ limit: 0 });
     assert.equal(position.publications.length, 0);
@@ -274,8 +280,8 @@ describe('history', () => {
   });
 
   test('history is 108 where the namespace keeps none and 103 without permission', async () => {
-    const client = connect('oscar');
-    await nextEvent(client, 'connected');
+    const client = connectClient('oscar');
+    await waitForEvent(client, 'connected');
     await assert.rejects(client.history('nohistory:x', { limit: 1 }), { code: 108 });
     await assert.rejects(client.history('chat:not-mine', { limit: 1 }), { code: 103 });
   });
@@ -283,15 +289,15 @@ describe('history', () => {
 
 describe('rpc and send', () => {
   test('rpc without an onRpc hook answers 108', async () => {
-    const client = connect('peggy');
-    await nextEvent(client, 'connected');
+    const client = connectClient('peggy');
+    await waitForEvent(client, 'connected');
     await assert.rejects(client.rpc('anything', {}), { code: 108 });
   });
 
   test('send without an onMessage hook closes with terminal 3508', async () => {
-    const client = connect('quinn');
-    await nextEvent(client, 'connected');
-    const disconnected = nextEvent<{ code: number }>(client, 'disconnected');
+    const client = connectClient('quinn');
+    await waitForEvent(client, 'connected');
+    const disconnected = waitForEvent<{ code: number }>(client, 'disconnected');
     await client.send({ hello: true });
     assert.equal((await disconnected).code, 3508);
   });
@@ -317,18 +323,18 @@ describe('hooks on a dedicated engine', () => {
     try {
       const client = newClient(local.wsUrl, { token: connectionToken('rita') });
       client.connect();
-      await nextEvent(client, 'connected');
+      await waitForEvent(client, 'connected');
       const result = await client.rpc('sum', { a: 1 });
       assert.deepEqual(result.data, { method: 'sum', echo: { a: 1 } });
       await client.send({ note: 1 });
-      await waitUntil(() => messages.length === 1, 5000, 'message');
+      await waitFor('message', () => messages.length === 1, 5000);
       const sub = client.newSubscription('lobby');
-      const ready = nextEvent(sub, 'subscribed');
+      const ready = waitForEvent(sub, 'subscribed');
       sub.subscribe();
       await ready;
       sub.unsubscribe();
       client.disconnect();
-      await waitUntil(() => events.some((e) => e.startsWith('disconnect')), 5000, 'disconnect event');
+      await waitFor('disconnect event', () => events.some((e) => e.startsWith('disconnect')), 5000);
       assert.deepEqual(events.slice(0, 3), [
         'connect:rita',
         'subscribe:rita:lobby',
@@ -344,4 +350,33 @@ describe('hooks on a dedicated engine', () => {
 
 test('SECRET is used for all tokens of this suite', () => {
   assert.ok(SECRET.length > 16);
+});
+
+describe('hooks installed after construction', () => {
+  test('setHooks before start takes effect; after start it is refused', async () => {
+    const engine = new RealtimeEngine({
+      token: { hmacSecretKeys: ['a-secret-that-is-long-enough-1234'] },
+      logger: silentLogger,
+    });
+    engine.setHooks({ onConnecting: () => ({ data: { installed: 'late' } }) });
+    const server = createServer();
+    engine.attach(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      await engine.start();
+      assert.throws(() => engine.setHooks({}), /before the engine starts/);
+      const { port } = server.address() as AddressInfo;
+      const client = newClient(`ws://127.0.0.1:${port}/connection/websocket`, {
+        token: signHmacJwt({ sub: 'late' }, 'a-secret-that-is-long-enough-1234'),
+      });
+      const connected = waitForEvent<{ data: unknown }>(client, 'connected');
+      client.connect();
+      assert.deepEqual((await connected).data, { installed: 'late' });
+      client.disconnect();
+    } finally {
+      await engine.close({ timeoutMs: 500 });
+      server.close();
+    }
+  });
 });

@@ -1,3 +1,4 @@
+import type { ClientInfo } from '../broker/types.ts';
 import { isValidPublicationData } from '../config/namespaces.ts';
 import {
   type Command,
@@ -8,8 +9,16 @@ import {
   toRawJson,
   toStreamPosition,
 } from '../protocol/codec.ts';
-import { DisconnectCode, ErrorCode, UnsubscribeCode, unsubscribeReason } from '../protocol/codes.ts';
+import {
+  DisconnectCode,
+  ErrorCode,
+  UNAVAILABLE_ERROR_CODE,
+  UnsubscribeCode,
+  unsubscribeReason,
+} from '../protocol/codes.ts';
 import { ClientError, DisconnectError } from '../protocol/errors.ts';
+import { proxyPublish, proxyRpc } from '../proxy/calls.ts';
+import { proxyFailureToClientError } from '../proxy/client.ts';
 import { TokenError } from '../tokens/jwt.ts';
 import { handleConnect } from './connect.ts';
 import { canPublish, canReadHistory, canReadPresence, isSubscribed, resolveChannel } from './permissions.ts';
@@ -17,7 +26,10 @@ import { type ClientSession, SessionState } from './session.ts';
 import { handleSubscribe } from './subscribe.ts';
 import { SubscriptionState } from './subscription.ts';
 
-/** Routes one command to its handler; handlers reply themselves or throw ClientError / DisconnectError. */
+/**
+ * Routes one command to its handler (the session's `CommandDispatcher`); handlers reply themselves or throw
+ * ClientError / DisconnectError.
+ */
 export async function dispatchCommand(
   session: ClientSession,
   method: CommandMethod,
@@ -73,13 +85,20 @@ function handleUnsubscribe(
   const sub = session.subs.get(channel);
   if (sub !== undefined) {
     session.subs.delete(channel);
-    session.engine.finishSubscription(sub, {
+    session.host.finishSubscription(sub, {
       code: UnsubscribeCode.client,
       reason: unsubscribeReason(UnsubscribeCode.client),
     });
   }
   // Success even when not subscribed (LIB unsubscribe).
   session.reply(id, 'unsubscribe', '{}');
+}
+
+/** ClientInfo of a connection outside any channel (connection info only). */
+function connectionInfo(session: ClientSession): ClientInfo {
+  const info: ClientInfo = { user: session.user, client: session.id };
+  if (session.connInfo !== undefined) info.connInfo = session.connInfo;
+  return info;
 }
 
 /**
@@ -91,18 +110,39 @@ async function handlePublish(
   id: number,
   request: NonNullable<Command['publish']>,
 ): Promise<void> {
-  const engine = session.engine;
+  const host = session.host;
   const channel = requireChannel(request.channel);
   const { options } = resolveChannel(session, channel);
   let rawData = request.data === undefined ? '' : JSON.stringify(request.data);
   if (!isValidPublicationData(rawData, options.publicationDataFormat))
     throw new ClientError(ErrorCode.badRequest);
   const subscribed = isSubscribed(session, channel);
-  if (!canPublish(session, options, subscribed)) throw new ClientError(ErrorCode.permissionDenied);
+  const hook = host.hooks.onPublish;
+  // The namespace's publish proxy replaces the `allow_publish_*` rules (Centrifugo); an `onPublish` hook wins over it.
+  const proxy =
+    hook === undefined ? host.options.proxies.channelProxy('publish', options.proxies.publish) : undefined;
+  if (proxy === undefined && !canPublish(session, options, subscribed)) {
+    // Sent before the client read our 2500 push (its subscription is being re-established): retry, not refusal.
+    if (session.isResubscribing(channel)) throw new ClientError(UNAVAILABLE_ERROR_CODE, 'resubscribing');
+    throw new ClientError(ErrorCode.permissionDenied);
+  }
   let skipHistory = false;
+  let delta = false;
   let tags: Record<string, string> | undefined;
   let idempotencyKey: string | undefined;
-  const hook = engine.hooks.onPublish;
+  if (proxy !== undefined) {
+    const decision = await proxyPublish(proxy, session, { channel, data: rawData }).catch(
+      (error: unknown) => {
+        throw proxyFailureToClientError(error);
+      },
+    );
+    if (session.state === SessionState.Closed) return;
+    if (decision.data !== undefined) rawData = decision.data;
+    skipHistory = decision.skipHistory;
+    delta = decision.delta;
+    tags = decision.tags;
+    idempotencyKey = decision.idempotencyKey;
+  }
   if (hook !== undefined) {
     const decision = await hook({ client: session, channel, data: request.data });
     if (session.state === SessionState.Closed) return;
@@ -117,15 +157,14 @@ async function handlePublish(
   }
   const sub = session.subs.get(channel);
   const info =
-    sub !== undefined && sub.state === SubscriptionState.Subscribed
-      ? sub.info()
-      : session.engine.clientInfo(session);
-  await engine.publishRaw({
+    sub !== undefined && sub.state === SubscriptionState.Subscribed ? sub.info() : connectionInfo(session);
+  await host.publishRaw({
     channel,
     data: rawData,
     info,
     options,
     skipHistory,
+    ...(delta ? { delta } : {}),
     ...(tags !== undefined ? { tags } : {}),
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
   });
@@ -138,28 +177,25 @@ async function handleHistory(
   id: number,
   request: NonNullable<Command['history']>,
 ): Promise<void> {
-  const engine = session.engine;
+  const host = session.host;
   const channel = requireChannel(request.channel);
   const { options } = resolveChannel(session, channel);
   if (options.history === undefined) throw new ClientError(ErrorCode.notAvailable);
   if (!canReadHistory(session, options, isSubscribed(session, channel))) {
     throw new ClientError(ErrorCode.permissionDenied);
   }
-  const max = engine.options.historyMaxPublicationLimit;
+  const max = host.options.historyMaxPublicationLimit;
   let limit = typeof request.limit === 'number' && Number.isInteger(request.limit) ? request.limit : 0;
   if (limit < 0 || limit > max) limit = max;
   const since =
     request.since !== null && typeof request.since === 'object' ? toStreamPosition(request.since) : undefined;
   const reverse = request.reverse === true;
-  const result = await engine.readHistory(channel, options, { since, limit, reverse });
+  const result = await host.readHistory(channel, options, { since, limit, reverse });
+  // All three always written, as Centrifugo does (src/protocol/json-always.ts).
   session.reply(
     id,
     'history',
-    encodeObject({
-      publications: result.publications.length > 0 ? encodePublications(result.publications) : undefined,
-      epoch: result.position.epoch ? JSON.stringify(result.position.epoch) : undefined,
-      offset: result.position.offset > 0 ? String(result.position.offset) : undefined,
-    }),
+    `{"publications":${encodePublications(result.publications)},"epoch":${JSON.stringify(result.position.epoch)},"offset":${result.position.offset}}`,
   );
 }
 
@@ -169,7 +205,7 @@ async function handlePresence(
   request: { channel?: string },
   statsOnly: boolean,
 ): Promise<void> {
-  const engine = session.engine;
+  const host = session.host;
   const channel = requireChannel(request.channel);
   const { options } = resolveChannel(session, channel);
   if (!options.presence) throw new ClientError(ErrorCode.notAvailable);
@@ -177,21 +213,15 @@ async function handlePresence(
     throw new ClientError(ErrorCode.permissionDenied);
   }
   if (statsOnly) {
-    const stats = await engine.presenceManager.presenceStats(channel);
-    session.reply(
-      id,
-      'presence_stats',
-      encodeObject({
-        num_clients: stats.numClients > 0 ? String(stats.numClients) : undefined,
-        num_users: stats.numUsers > 0 ? String(stats.numUsers) : undefined,
-      }),
-    );
+    const stats = await host.presenceManager.presenceStats(channel);
+    // Zeros included, as Centrifugo writes them (src/protocol/json-always.ts).
+    session.reply(id, 'presence_stats', `{"num_clients":${stats.numClients},"num_users":${stats.numUsers}}`);
     return;
   }
   session.reply(
     id,
     'presence',
-    `{"presence":${encodePresence(await engine.presenceManager.presence(channel))}}`,
+    `{"presence":${encodePresence(await host.presenceManager.presence(channel))}}`,
   );
 }
 
@@ -200,17 +230,29 @@ async function handleRpc(
   id: number,
   request: NonNullable<Command['rpc']>,
 ): Promise<void> {
-  const hook = session.engine.hooks.onRpc;
-  // No RPC handler → 108, as Centrifugo without an RPC proxy (brief §2.3).
-  if (hook === undefined) throw new ClientError(ErrorCode.notAvailable);
+  const hook = session.host.hooks.onRpc;
   const method = typeof request.method === 'string' ? request.method : '';
-  const data = await hook({ client: session, method, data: request.data });
+  if (hook !== undefined) {
+    const data = await hook({ client: session, method, data: request.data });
+    if (session.state === SessionState.Closed) return;
+    session.reply(id, 'rpc', encodeObject({ data: toRawJson(data) }));
+    return;
+  }
+  // The method's RPC namespace decides: an unknown one → 104, one without a proxy → 108 (docs/protocol.md "Proxies").
+  const proxy = session.host.options.proxies.rpcProxy(method);
+  if (proxy === null) throw new ClientError(ErrorCode.methodNotFound);
+  if (proxy === undefined) throw new ClientError(ErrorCode.notAvailable);
+  const data = await proxyRpc(proxy, session, { method, data: toRawJson(request.data) }).catch(
+    (error: unknown) => {
+      throw proxyFailureToClientError(error);
+    },
+  );
   if (session.state === SessionState.Closed) return;
-  session.reply(id, 'rpc', encodeObject({ data: toRawJson(data) }));
+  session.reply(id, 'rpc', encodeObject({ data }));
 }
 
 async function handleSend(session: ClientSession, request: NonNullable<Command['send']>): Promise<void> {
-  const hook = session.engine.hooks.onMessage;
+  const hook = session.host.hooks.onMessage;
   // No message handler → 3508 "not available", terminal (LIB handleSend).
   if (hook === undefined) throw new DisconnectError(DisconnectCode.notAvailable);
   await hook({ client: session, data: request.data });
@@ -222,12 +264,12 @@ async function handleRefresh(
   id: number,
   request: NonNullable<Command['refresh']>,
 ): Promise<void> {
-  const engine = session.engine;
+  const host = session.host;
   const token = typeof request.token === 'string' ? request.token : '';
   if (token === '') throw new DisconnectError(DisconnectCode.badRequest);
-  let claims: ReturnType<typeof engine.verifier.verifyConnectToken>;
+  let claims: ReturnType<typeof host.verifier.verifyConnectToken>;
   try {
-    claims = engine.verifier.verifyConnectToken(token);
+    claims = host.verifier.verifyConnectToken(token);
   } catch (error) {
     if (error instanceof TokenError) {
       throw new DisconnectError(
@@ -237,7 +279,7 @@ async function handleRefresh(
     throw error;
   }
   if (claims.user !== session.user) throw new DisconnectError(DisconnectCode.invalidToken);
-  const expireAt = engine.options.insecure ? 0 : claims.expireAt;
+  const expireAt = host.options.insecure ? 0 : claims.expireAt;
   const nowSeconds = Date.now() / 1000;
   if (expireAt > 0 && expireAt <= nowSeconds) throw new DisconnectError(DisconnectCode.expired);
   session.expireAt = expireAt * 1000;
@@ -252,7 +294,7 @@ async function handleRefresh(
     'refresh',
     encodeObject({
       client: JSON.stringify(session.id),
-      version: JSON.stringify(engine.options.serverVersion),
+      version: JSON.stringify(host.options.serverVersion),
       expires: expireAt > 0 ? 'true' : undefined,
       ttl: expireAt > 0 ? String(Math.max(1, Math.floor(expireAt - nowSeconds))) : undefined,
     }),
@@ -265,16 +307,16 @@ async function handleSubRefresh(
   id: number,
   request: NonNullable<Command['sub_refresh']>,
 ): Promise<void> {
-  const engine = session.engine;
+  const host = session.host;
   const channel = requireChannel(request.channel);
   const token = typeof request.token === 'string' ? request.token : '';
   const sub = session.subs.get(channel);
   if (sub === undefined || sub.state !== SubscriptionState.Subscribed)
     throw new ClientError(ErrorCode.permissionDenied);
   if (token === '') throw new DisconnectError(DisconnectCode.badRequest);
-  let claims: ReturnType<typeof engine.verifier.verifySubscribeToken>;
+  let claims: ReturnType<typeof host.verifier.verifySubscribeToken>;
   try {
-    claims = engine.verifier.verifySubscribeToken(token);
+    claims = host.verifier.verifySubscribeToken(token);
   } catch (error) {
     if (error instanceof TokenError) {
       if (error.code === 'token_expired') throw new ClientError(ErrorCode.tokenExpired);
@@ -286,7 +328,7 @@ async function handleSubRefresh(
     throw new DisconnectError(DisconnectCode.invalidToken);
   if (claims.client !== undefined && claims.client !== session.id)
     throw new DisconnectError(DisconnectCode.invalidToken);
-  const expireAt = engine.options.insecure ? 0 : claims.expireAt;
+  const expireAt = host.options.insecure ? 0 : claims.expireAt;
   const nowSeconds = Date.now() / 1000;
   if (expireAt > 0 && expireAt <= nowSeconds) throw new ClientError(ErrorCode.expired);
   sub.expireAt = expireAt * 1000;

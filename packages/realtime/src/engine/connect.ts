@@ -1,6 +1,8 @@
 import { type Command, encodeObject, toRawJson, toStreamPosition } from '../protocol/codec.ts';
 import { DisconnectCode, ErrorCode } from '../protocol/codes.ts';
 import { ClientError, DisconnectError } from '../protocol/errors.ts';
+import { proxyConnect } from '../proxy/calls.ts';
+import { proxyFailureToClientError } from '../proxy/client.ts';
 import { TokenError } from '../tokens/jwt.ts';
 import type { ConnectTokenClaims, ServerSubscriptionClaim } from '../tokens/verifier.ts';
 import type { ConnectingResult } from './hooks.ts';
@@ -29,12 +31,13 @@ interface Credentials {
 
 function verifyConnectToken(session: ClientSession, token: string): ConnectTokenClaims {
   try {
-    return session.engine.verifier.verifyConnectToken(token);
+    return session.host.verifier.verifyConnectToken(token);
   } catch (error) {
     if (error instanceof TokenError) {
-      // Expired → 109 so the SDK fetches a new token; anything else is terminal 3500 (brief §4.1).
+      // Expired → 109 so the SDK fetches a new token; anything else is terminal 3500
+      // (docs/protocol.md "Connect").
       if (error.code === 'token_expired') throw new ClientError(ErrorCode.tokenExpired);
-      session.engine.logger.info({ client: session.id, reason: error.message }, 'invalid connection token');
+      session.host.logger.info({ client: session.id, reason: error.message }, 'invalid connection token');
       throw new DisconnectError(DisconnectCode.invalidToken);
     }
     throw error;
@@ -56,8 +59,8 @@ function applyHookResult(credentials: Partial<Credentials>, result: ConnectingRe
 
 /** Token, then `onConnecting`, then the anonymous switches (CFGO `OnClientConnecting`). */
 async function resolveCredentials(session: ClientSession, request: ConnectRequest): Promise<Credentials> {
-  const engine = session.engine;
-  const options = engine.options;
+  const host = session.host;
+  const options = host.options;
   const token = typeof request.token === 'string' ? request.token : '';
   const partial: Partial<Credentials> = {};
   let claims: ConnectTokenClaims | undefined;
@@ -72,7 +75,26 @@ async function resolveCredentials(session: ClientSession, request: ConnectReques
     partial.meta = claims.meta;
     partial.subs = { ...claims.subs };
   }
-  const hook = engine.hooks.onConnecting;
+  const hook = host.hooks.onConnecting;
+  const proxy = options.proxies.connect;
+  // The connect proxy decides connections without a token; an `onConnecting` hook takes precedence over it.
+  if (token === '' && hook === undefined && proxy !== undefined) {
+    const proxied = await proxyConnect(proxy, session, {
+      data: request.data === undefined ? undefined : JSON.stringify(request.data),
+      name: session.clientName,
+      version: session.clientVersion,
+    }).catch((error: unknown) => {
+      throw proxyFailureToClientError(error);
+    });
+    if (proxied !== undefined) {
+      partial.user = proxied.user;
+      partial.expireAt = proxied.expireAt;
+      partial.info = proxied.info;
+      partial.data = proxied.data;
+      partial.meta = proxied.meta;
+      partial.subs = proxied.subs;
+    }
+  }
   if (hook !== undefined) {
     const result = await hook({
       clientId: session.id,
@@ -87,7 +109,7 @@ async function resolveCredentials(session: ClientSession, request: ConnectReques
   }
   if (partial.user === undefined) {
     if (!options.allowAnonymousConnectWithoutToken && !options.insecure) {
-      engine.logger.info({ client: session.id }, 'client credentials not found');
+      host.logger.info({ client: session.id }, 'client credentials not found');
       throw new DisconnectError(DisconnectCode.badRequest);
     }
     partial.user = '';
@@ -117,7 +139,7 @@ function prepareServerSubscriptions(
   session: ClientSession,
   subs: Record<string, ServerSubscriptionClaim>,
 ): Subscription[] {
-  const registry = session.engine.registry;
+  const registry = session.host.registry;
   const result: Subscription[] = [];
   for (const [channel, claim] of Object.entries(subs)) {
     const resolved = registry.resolve(channel);
@@ -138,7 +160,7 @@ export async function handleConnect(
   id: number,
   request: ConnectRequest,
 ): Promise<void> {
-  const engine = session.engine;
+  const host = session.host;
   if (typeof request !== 'object') throw new DisconnectError(DisconnectCode.badRequest);
   session.clientName = typeof request.name === 'string' ? request.name.slice(0, 16) : '';
   session.clientVersion = typeof request.version === 'string' ? request.version.slice(0, 64) : '';
@@ -148,12 +170,11 @@ export async function handleConnect(
   // Valid credentials whose expiry already passed: 110, terminal for the SDK (LIB connectCmd).
   if (credentials.expireAt > 0 && credentials.expireAt <= nowSeconds)
     throw new ClientError(ErrorCode.expired);
-  const limit = engine.options.userConnectionLimit;
-  if (
-    limit > 0 &&
-    credentials.user !== '' &&
-    (engine.hub.userSessions(credentials.user)?.size ?? 0) >= limit
-  ) {
+  const nodeLimit = host.options.connectionLimit;
+  if (nodeLimit > 0 && host.hub.numClients >= nodeLimit)
+    throw new DisconnectError(DisconnectCode.connectionLimit);
+  const limit = host.options.userConnectionLimit;
+  if (limit > 0 && credentials.user !== '' && (host.hub.userSessions(credentials.user)?.size ?? 0) >= limit) {
     throw new DisconnectError(DisconnectCode.connectionLimit);
   }
   session.user = credentials.user;
@@ -162,7 +183,7 @@ export async function handleConnect(
   if (credentials.storage !== undefined) session.storage = credentials.storage;
   session.expireAt = credentials.expireAt * 1000;
   const serverSubs = prepareServerSubscriptions(session, credentials.subs);
-  engine.hub.addClient(session);
+  host.hub.addClient(session);
   session.markConnected(Date.now());
   const subResults: string[] = [];
   try {
@@ -174,32 +195,38 @@ export async function handleConnect(
         chanInfo: sub.chanInfo,
         data: credentials.subs[sub.channel]?.data,
       };
-      const json = await establishSubscription(sub, grant, recoveryFor(request, sub.channel));
+      const json = await establishSubscription(session, sub, grant, recoveryFor(request, sub.channel));
       subResults.push(`${JSON.stringify(sub.channel)}:${json}`);
     }
   } catch (error) {
     if (session.closed) return;
     // The connection cannot be set up half-way: drop it with a reconnect code.
-    engine.logger.error({ client: session.id, error: String(error) }, 'server-side subscription failed');
+    host.logger.error({ client: session.id, error: String(error) }, 'server-side subscription failed');
     session.disconnect(DisconnectCode.serverError);
     return;
   }
   const result: Record<string, string | undefined> = {
     client: JSON.stringify(session.id),
-    version: JSON.stringify(engine.options.serverVersion),
+    version: JSON.stringify(host.options.serverVersion),
   };
-  if (session.expireAt > 0) {
+  // With a refresh proxy the server renews the connection itself: the client is not asked to (Centrifugo).
+  if (session.expireAt > 0 && host.options.proxies.refresh === undefined) {
     result.expires = 'true';
     result.ttl = String(Math.max(1, Math.floor(credentials.expireAt - nowSeconds)));
   }
   if (credentials.data !== undefined) result.data = credentials.data;
   if (subResults.length > 0) result.subs = `{${subResults.join(',')}}`;
-  const { pingIntervalMs, pongTimeoutMs } = engine.options;
+  const { pingIntervalMs, pongTimeoutMs } = host.options;
   if (pingIntervalMs > 0) {
     result.ping = String(Math.round(pingIntervalMs / 1000));
     if (pongTimeoutMs > 0) result.pong = 'true';
   }
+  // Emulation: the client names its session and the node holding it in every `/emulation` request.
+  if (session.sessionId !== undefined) {
+    result.session = JSON.stringify(session.sessionId);
+    result.node = JSON.stringify(host.nodeId);
+  }
   session.reply(id, 'connect', encodeObject(result));
-  for (const sub of serverSubs) activateSubscription(sub);
-  engine.emitEvent('onConnect', session);
+  for (const sub of serverSubs) activateSubscription(session, sub);
+  host.emitEvent('onConnect', session);
 }

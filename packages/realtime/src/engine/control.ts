@@ -1,3 +1,5 @@
+import type { ServerRefreshRequest, ServerSubscribeRequest } from './server-side.ts';
+
 /**
  * Messages nodes exchange through `Broker.publishControl` (every node, including the sender, receives each one).
  * They carry what must work across a cluster: disconnect/unsubscribe by user, node heartbeats for `/api/info`,
@@ -20,26 +22,34 @@ export interface NodeInfo {
 export type ControlMessage =
   | { t: 'node'; from: string; node: NodeInfo }
   | { t: 'node_leave'; from: string }
-  | {
+  | ({
       t: 'disconnect';
       from: string;
       user: string;
-      client?: string;
       whitelist?: string[];
       code: number;
       reason: string;
-    }
-  | {
+    } & ConnectionFilter)
+  | ({
       t: 'unsubscribe';
       from: string;
       user: string;
       channel: string;
-      client?: string;
       code: number;
       reason: string;
-    }
+    } & ConnectionFilter)
+  | ({ t: 'subscribe'; from: string; user: string; request: ServerSubscribeRequest } & ConnectionFilter)
+  | ({ t: 'refresh'; from: string; user: string; request: ServerRefreshRequest } & ConnectionFilter)
   | { t: 'survey'; from: string; id: string; op: 'channels'; pattern?: string }
+  | { t: 'emulation'; from: string; to: string; id: string; session: string; data: string }
+  | { t: 'emulation_reply'; from: string; to: string; id: string }
   | { t: 'survey_reply'; from: string; to: string; id: string; result: unknown };
+
+/** Narrows a per-user control message to one connection (`client` id) or one emulation session. */
+export interface ConnectionFilter {
+  client?: string;
+  session?: string;
+}
 
 const PREFIX = 'parley.realtime.v1:';
 

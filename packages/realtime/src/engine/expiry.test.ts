@@ -3,17 +3,21 @@ import { after, before, describe, test } from 'node:test';
 import type { Centrifuge } from 'centrifuge';
 import {
   connectionToken,
+  connectRawClient,
   newClient,
-  nextEvent,
   RawClient,
   sleep,
   startTestServer,
   subscriptionToken,
   type TestServer,
-  waitUntil,
+  waitFor,
+  waitForEvent,
 } from '../testing/harness.ts';
 
-/** Token expiry: client-side refresh of connections and subscriptions, and what happens when it lapses (§4.3). */
+/**
+ * Token expiry: client-side refresh of connections and subscriptions, and what happens when it lapses
+ * (docs/protocol.md "Token refresh and expiry").
+ */
 
 /** Short grace periods for the lapse tests; refresh tests get a server whose grace absorbs a loaded machine. */
 let server: TestServer;
@@ -35,25 +39,25 @@ after(async () => {
   await refreshServer.close();
 });
 
-function client(options: Parameters<typeof newClient>[1], target: TestServer = refreshServer): Centrifuge {
+function newExpiryClient(
+  options: Parameters<typeof newClient>[1],
+  target: TestServer = refreshServer,
+): Centrifuge {
   const c = newClient(target.wsUrl, options);
   closers.push(() => c.disconnect());
   return c;
 }
 
-async function rawConnected(token: string): Promise<RawClient> {
-  const raw = new RawClient(server.wsUrl);
+async function connectRaw(token: string): Promise<RawClient> {
+  const raw = await connectRawClient(server.wsUrl, token);
   closers.push(() => raw.close());
-  await raw.opened;
-  raw.send({ id: 1, connect: { token } });
-  await raw.reply(1);
   return raw;
 }
 
 describe('refresh', () => {
   test('a short-lived connection token is refreshed on the same connection', async () => {
     let refreshes = 0;
-    const c = client({
+    const c = newExpiryClient({
       token: connectionToken('alice', {}, 2),
       getToken: async () => {
         refreshes += 1;
@@ -63,7 +67,7 @@ describe('refresh', () => {
     const ids: string[] = [];
     c.on('connected', (ctx) => ids.push(ctx.client));
     c.connect();
-    await waitUntil(() => refreshes >= 2, 8000, 'two refreshes');
+    await waitFor('two refreshes', () => refreshes >= 2, 8000);
     await sleep(500);
     assert.equal(ids.length, 1, 'never reconnected');
     assert.equal(c.state, 'connected');
@@ -71,7 +75,7 @@ describe('refresh', () => {
 
   test('a short-lived subscription token is refreshed with sub_refresh', async () => {
     let refreshes = 0;
-    const c = client({ token: connectionToken('bob') });
+    const c = newExpiryClient({ token: connectionToken('bob') });
     const sub = c.newSubscription('chat:refresh', {
       getToken: async () => {
         refreshes += 1;
@@ -82,58 +86,58 @@ describe('refresh', () => {
     sub.on('subscribed', () => subscribedCount.n++);
     c.connect();
     sub.subscribe();
-    await waitUntil(() => refreshes >= 3, 8000, 'two subscription refreshes');
+    await waitFor('two subscription refreshes', () => refreshes >= 3, 8000);
     assert.equal(subscribedCount.n, 1, 'never resubscribed');
-    const received = nextEvent<{ data: unknown }>(sub, 'publication');
+    const received = waitForEvent<{ data: unknown }>(sub, 'publication');
     await refreshServer.engine.publish({ channel: 'chat:refresh', data: { still: 'here' } });
     assert.deepEqual((await received).data, { still: 'here' });
   });
 
   test('refresh with a token of another user closes with 3500', async () => {
-    const raw = await rawConnected(connectionToken('carol'));
+    const raw = await connectRaw(connectionToken('carol'));
     raw.send({ id: 2, refresh: { token: connectionToken('mallory') } });
-    assert.equal(await raw.waitClosed(), 3500);
+    assert.equal(await raw.waitForClose(), 3500);
   });
 
   test('refresh and sub_refresh answer expires/ttl and the client id', async () => {
-    const raw = await rawConnected(connectionToken('dave', {}, 60));
+    const raw = await connectRaw(connectionToken('dave', {}, 60));
     raw.send({ id: 2, refresh: { token: connectionToken('dave', {}, 120) } });
-    const refresh = (await raw.reply(2)).refresh as Record<string, unknown>;
+    const refresh = (await raw.waitForReply(2)).refresh as Record<string, unknown>;
     assert.equal(refresh.expires, true);
     assert.ok((refresh.ttl as number) > 100);
     assert.equal(typeof refresh.client, 'string');
     raw.send({ id: 3, subscribe: { channel: 'chat:d', token: subscriptionToken('dave', 'chat:d', {}, 60) } });
-    const subscribe = (await raw.reply(3)).subscribe as Record<string, unknown>;
+    const subscribe = (await raw.waitForReply(3)).subscribe as Record<string, unknown>;
     assert.equal(subscribe.expires, true);
     raw.send({
       id: 4,
       sub_refresh: { channel: 'chat:d', token: subscriptionToken('dave', 'chat:d', {}, -1) },
     });
-    assert.deepEqual((await raw.reply(4)).error, { code: 109, message: 'token expired' });
+    assert.deepEqual((await raw.waitForReply(4)).error, { code: 109, message: 'token expired' });
     raw.send({
       id: 5,
       sub_refresh: { channel: 'chat:d', token: subscriptionToken('dave', 'chat:d', { expire_at: 0 }) },
     });
-    assert.deepEqual((await raw.reply(5)).sub_refresh, {});
+    assert.deepEqual((await raw.waitForReply(5)).sub_refresh, {});
   });
 });
 
 describe('lapsed credentials', () => {
   test('a connection whose token lapsed is closed with 3005 after the grace period', async () => {
     const exp = Math.floor(Date.now() / 1000) + 2;
-    const raw = await rawConnected(connectionToken('erin', { exp }));
-    assert.equal(await raw.waitClosed(6000), 3005);
+    const raw = await connectRaw(connectionToken('erin', { exp }));
+    assert.equal(await raw.waitForClose(6000), 3005);
     assert.ok(Date.now() >= exp * 1000 + 300, 'not before expiry plus grace');
   });
 
   test('a subscription whose token lapsed gets an unsubscribe push 2501', async () => {
-    const raw = await rawConnected(connectionToken('frank'));
+    const raw = await connectRaw(connectionToken('frank'));
     raw.send({
       id: 2,
       subscribe: { channel: 'chat:lapse', token: subscriptionToken('frank', 'chat:lapse', {}, 1) },
     });
-    await raw.reply(2);
-    const push = await raw.waitFor((m) => m.push !== undefined, 5000);
+    await raw.waitForReply(2);
+    const push = await raw.waitForMessage((m) => m.push !== undefined, 5000);
     assert.deepEqual(push, {
       push: { channel: 'chat:lapse', unsubscribe: { code: 2501, reason: 'subscription expired' } },
     });
@@ -141,7 +145,7 @@ describe('lapsed credentials', () => {
   });
 
   test('expire_at: 0 disables expiry; expire_at in the past answers 110', async () => {
-    const raw = await rawConnected(connectionToken('gina', { expire_at: 0 }, 1));
+    const raw = await connectRaw(connectionToken('gina', { expire_at: 0 }, 1));
     assert.equal((raw.messages[0]!.connect as Record<string, unknown>).expires, undefined);
     await sleep(1800);
     assert.equal(raw.closeCode, undefined);
@@ -152,12 +156,12 @@ describe('lapsed credentials', () => {
       id: 1,
       connect: { token: connectionToken('gina', { expire_at: Math.floor(Date.now() / 1000) - 5 }) },
     });
-    assert.deepEqual((await late.reply(1)).error, { code: 110, message: 'expired' });
+    assert.deepEqual((await late.waitForReply(1)).error, { code: 110, message: 'expired' });
   });
 
   test('the centrifuge client reconnects after 3005 and fetches a fresh token', async () => {
     let calls = 0;
-    const c = client(
+    const c = newExpiryClient(
       {
         token: connectionToken('hank', {}, 1),
         getToken: async () => {
@@ -172,7 +176,7 @@ describe('lapsed credentials', () => {
     const connecting: number[] = [];
     c.on('connecting', (ctx) => connecting.push(ctx.code));
     c.connect();
-    await waitUntil(() => connecting.includes(3005), 8000, 'close 3005');
-    await waitUntil(() => c.state === 'connected' && calls >= 2, 8000, 'reconnect with a fresh token');
+    await waitFor('close 3005', () => connecting.includes(3005), 8000);
+    await waitFor('reconnect with a fresh token', () => c.state === 'connected' && calls >= 2, 8000);
   });
 });

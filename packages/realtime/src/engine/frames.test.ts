@@ -30,7 +30,7 @@ after(async () => {
   await server.close();
 });
 
-async function open(): Promise<RawClient> {
+async function connectSocket(): Promise<RawClient> {
   const raw = new RawClient(server.wsUrl);
   raws.push(raw);
   await raw.opened;
@@ -46,13 +46,13 @@ function assertNoBlankLines(raw: RawClient): void {
 
 describe('framing', () => {
   test('connect and subscribe in one frame are answered in order with no blank lines', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send(
       { id: 1, connect: { token: connectionToken('u1'), name: 'test' } },
       { id: 2, subscribe: { channel: 'chat:a', token: subscriptionToken('u1', 'chat:a'), flag: 1 } },
     );
-    const connect = await raw.reply(1);
-    const subscribe = await raw.reply(2);
+    const connect = await raw.waitForReply(1);
+    const subscribe = await raw.waitForReply(2);
     const result = connect.connect as Record<string, unknown>;
     assert.equal(result.ping, 1);
     assert.equal(result.pong, true);
@@ -66,7 +66,7 @@ describe('framing', () => {
     assert.equal('offset' in sub, false, 'zero offset is omitted');
     assert.ok(raw.messages.indexOf(connect) < raw.messages.indexOf(subscribe));
     await server.engine.publish({ channel: 'chat:a', data: { text: 'line\nbreak' } });
-    const push = await raw.waitFor((m) => m.push !== undefined);
+    const push = await raw.waitForMessage((m) => m.push !== undefined);
     assert.deepEqual(push, {
       push: { channel: 'chat:a', pub: { data: { text: 'line\nbreak' }, offset: 1 } },
     });
@@ -74,33 +74,33 @@ describe('framing', () => {
   });
 
   test('replies produced in the same turn go out in one frame', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send({ id: 1, connect: { token: connectionToken('u1b') } });
-    await raw.reply(1);
+    await raw.waitForReply(1);
     const before = raw.frames.length;
     raw.send(
       { id: 2, unsubscribe: { channel: 'chat:x' } },
       { id: 3, unsubscribe: { channel: 'chat:y' } },
       { id: 4, unsubscribe: { channel: 'chat:z' } },
     );
-    await raw.reply(4);
+    await raw.waitForReply(4);
     assert.deepEqual(raw.frames.slice(before), [
       '{"id":2,"unsubscribe":{}}\n{"id":3,"unsubscribe":{}}\n{"id":4,"unsubscribe":{}}',
     ]);
   });
 
   test('raw JSON data is embedded, not base64, and publisher info is always written', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send({ id: 1, connect: { token: connectionToken('u2', { info: { name: 'Ann' } }) } });
-    await raw.reply(1);
+    await raw.waitForReply(1);
     raw.send({ id: 2, subscribe: { channel: 'chat:info', token: subscriptionToken('u2', 'chat:info') } });
-    await raw.reply(2);
+    await raw.waitForReply(2);
     await server.engine.publish({
       channel: 'chat:info',
       data: [1, 'two', { three: 3 }],
       info: { user: '', client: 'c' },
     });
-    const push = await raw.waitFor((m) => m.push !== undefined);
+    const push = await raw.waitForMessage((m) => m.push !== undefined);
     assert.deepEqual((push.push as { pub: unknown }).pub, {
       data: [1, 'two', { three: 3 }],
       info: { user: '', client: 'c' },
@@ -111,48 +111,48 @@ describe('framing', () => {
 
 describe('protocol violations', () => {
   test('malformed JSON closes with 3501', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.ws.send('{"id":1,"connect":');
-    assert.equal(await raw.waitClosed(), 3501);
+    assert.equal(await raw.waitForClose(), 3501);
   });
 
   test('a command before connect closes with 3501', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send({ id: 1, subscribe: { channel: 'chat:a' } });
-    assert.equal(await raw.waitClosed(), 3501);
+    assert.equal(await raw.waitForClose(), 3501);
   });
 
   test('an unknown command closes with 3501', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send({ id: 1, connect: { token: connectionToken('u3') } });
-    await raw.reply(1);
+    await raw.waitForReply(1);
     raw.send({ id: 2, teleport: { to: 'mars' } });
-    assert.equal(await raw.waitClosed(), 3501);
+    assert.equal(await raw.waitForClose(), 3501);
   });
 
   test('a second connect closes with 3501', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send(
       { id: 1, connect: { token: connectionToken('u4') } },
       { id: 2, connect: { token: connectionToken('u4') } },
     );
-    await raw.reply(1);
-    assert.equal(await raw.waitClosed(), 3501);
+    await raw.waitForReply(1);
+    assert.equal(await raw.waitForClose(), 3501);
   });
 
   test('a frame over the size limit closes with 1009', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send({ id: 1, connect: { token: connectionToken('u5'), data: 'x'.repeat(5000) } });
-    assert.equal(await raw.waitClosed(), 1009);
+    assert.equal(await raw.waitForClose(), 1009);
   });
 
   test('an expired connect token is answered with error 109 and the socket stays open for the client to close', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send(
       { id: 1, connect: { token: connectionToken('u6', {}, -5) } },
       { id: 2, subscribe: { channel: 'chat:a' } },
     );
-    const reply = await raw.reply(1);
+    const reply = await raw.waitForReply(1);
     assert.deepEqual(reply, { id: 1, error: { code: 109, message: 'token expired' } });
     await sleep(100);
     assert.equal(raw.closeCode, undefined);
@@ -160,27 +160,27 @@ describe('protocol violations', () => {
   });
 
   test('a connection that never sends connect is closed as stale (3502)', async () => {
-    const raw = await open();
-    assert.equal(await raw.waitClosed(6000), 3502);
+    const raw = await connectSocket();
+    assert.equal(await raw.waitForClose(6000), 3502);
   });
 });
 
 describe('ping and pong', () => {
   test('the server pings with {} and closes with 3012 when no pong comes back', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.send({ id: 1, connect: { token: connectionToken('p1') } });
-    await raw.reply(1);
-    await raw.waitFor((m) => Object.keys(m).length === 0, 3000);
-    assert.equal(await raw.waitClosed(6000), 3012);
+    await raw.waitForReply(1);
+    await raw.waitForMessage((m) => Object.keys(m).length === 0, 3000);
+    assert.equal(await raw.waitForClose(6000), 3012);
   });
 
   test('answering pings keeps the connection, and an unexpected pong is tolerated', async () => {
-    const raw = await open();
+    const raw = await connectSocket();
     raw.ws.on('message', (data) => {
       if (data.toString() === '{}') raw.ws.send('{}');
     });
     raw.send({ id: 1, connect: { token: connectionToken('p2') } });
-    await raw.reply(1);
+    await raw.waitForReply(1);
     raw.ws.send('{}');
     await sleep(2600);
     assert.equal(raw.closeCode, undefined);

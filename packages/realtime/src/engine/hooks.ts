@@ -79,6 +79,22 @@ export interface PublishDecision {
   idempotencyKey?: string;
 }
 
+export interface SubscribingContext {
+  client: ClientHandle;
+  channel: string;
+  /** The client asked to recover from a stream position (a resubscribe after a reconnect). */
+  recovering: boolean;
+}
+
+/** What `onSubscribing` may add to an accepted subscription. */
+export interface SubscribingResult {
+  /**
+   * JSON value returned as the subscribe result `data` (`subscribed` event `ctx.data`; Centrifugo's subscribe
+   * proxy `data`), instead of the subscription token's `data` claim.
+   */
+  data?: unknown;
+}
+
 export interface RpcContext {
   client: ClientHandle;
   method: string;
@@ -106,6 +122,14 @@ export interface RealtimeHooks {
   onConnecting?(
     context: ConnectingContext,
   ): ConnectingResult | undefined | Promise<ConnectingResult | undefined>;
+  /**
+   * Runs for every client-side subscription once it is authorized and registered, before the reply is written:
+   * publications from that moment on are buffered and delivered after the reply, so state the hook reads here
+   * and the live stream that follows leave no gap. May add subscribe result `data`; may throw `ClientError`.
+   */
+  onSubscribing?(
+    context: SubscribingContext,
+  ): SubscribingResult | undefined | Promise<SubscribingResult | undefined>;
   /** Validates or transforms a client publication; nothing is broadcast before it resolves. */
   onPublish?(context: PublishContext): PublishDecision | undefined | Promise<PublishDecision | undefined>;
   /** Answers client RPC; the return value is the reply `data`. Without it RPC answers 108. */

@@ -1,10 +1,13 @@
+import { BrokerError } from '../broker/errors.ts';
 import type { Broker, ClientInfo, Publication } from '../broker/types.ts';
 import { encodeJoinPush, encodeLeavePush, encodePublicationPush } from '../protocol/codec.ts';
-import { type PreframedText, preframeText } from './preframed.ts';
-import type { ClientSession } from './session.ts';
+import { encodeProtobufPublicationPush, jsonReplyToProtobuf } from '../protocol/protobuf.ts';
+import { DeltaPushes } from './delta.ts';
+import type { ClientHandle } from './hooks.ts';
+import { SharedPush } from './shared-push.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 
-/** Verdict of the positioning check for one live publication (brief §5.6). */
+/** Verdict of the positioning check for one live publication (docs/protocol.md "Positioning"). */
 export enum PositionVerdict {
   Deliver = 0,
   Duplicate = 1,
@@ -35,16 +38,21 @@ interface ChannelEntry {
   pending: Promise<boolean> | null;
   lastPublicationAt: number;
   positioned: number;
+  /** Why the last broker operation failed (the cause of the subscribe error a client gets). */
+  lastError?: unknown;
+  /** Data of the last publication delivered on the channel: the base of the next fossil delta. */
+  previousData?: string;
 }
 
 /**
- * The node's local registry: which sessions are subscribed to which channel, connected clients by id and user,
- * and the broker subscription of each channel (subscribed on the first local subscriber, unsubscribed after the
- * last one left, brief §7). Fan-out encodes each push once per channel and hands the same bytes to every session.
+ * The node's local registry: which sessions are subscribed to which channel, connected clients by id and
+ * user, and the broker subscription of each channel (subscribed on the first local subscriber, unsubscribed
+ * after the last one left, docs/protocol.md "Cluster"). Fan-out encodes each push once per channel and hands
+ * the same bytes to every session.
  */
 export class Hub {
-  readonly clients = new Map<string, ClientSession>();
-  readonly users = new Map<string, Set<ClientSession>>();
+  readonly clients = new Map<string, ClientHandle>();
+  readonly users = new Map<string, Set<ClientHandle>>();
   private readonly channels = new Map<string, ChannelEntry>();
   private subscriptionCount = 0;
 
@@ -69,7 +77,7 @@ export class Hub {
     return this.subscriptionCount;
   }
 
-  addClient(session: ClientSession): void {
+  addClient(session: ClientHandle): void {
     this.clients.set(session.id, session);
     let sessions = this.users.get(session.user);
     if (sessions === undefined) {
@@ -79,7 +87,7 @@ export class Hub {
     sessions.add(session);
   }
 
-  removeClient(session: ClientSession): void {
+  removeClient(session: ClientHandle): void {
     if (this.clients.get(session.id) === session) this.clients.delete(session.id);
     const sessions = this.users.get(session.user);
     if (sessions === undefined) return;
@@ -87,7 +95,7 @@ export class Hub {
     if (sessions.size === 0) this.users.delete(session.user);
   }
 
-  userSessions(user: string): ReadonlySet<ClientSession> | undefined {
+  userSessions(user: string): ReadonlySet<ClientHandle> | undefined {
     return this.users.get(user);
   }
 
@@ -115,7 +123,12 @@ export class Hub {
       if (sub.state === SubscriptionState.Removed) return;
       if (ownOperation && !succeeded) break;
     }
-    if (!entry.brokerSubscribed) throw new Error(`could not subscribe to channel ${sub.channel}`);
+    // The broker refused or could not be reached: the client gets a temporary error and subscribes again later.
+    if (!entry.brokerSubscribed) {
+      throw new BrokerError('broker_unavailable', `could not subscribe to channel ${sub.channel}`, {
+        cause: entry.lastError,
+      });
+    }
   }
 
   removeSubscription(sub: Subscription): void {
@@ -139,7 +152,10 @@ export class Hub {
     return this.channels.get(channel)?.subscribers;
   }
 
-  /** Channels with positioned subscribers and no publication for `quietMs` (periodic position check, §5.6). */
+  /**
+   * Channels with positioned subscribers and no publication for `quietMs` (periodic position check,
+   * docs/protocol.md "Positioning").
+   */
   quietPositionedChannels(now: number, quietMs: number): string[] {
     const result: string[] = [];
     for (const [channel, entry] of this.channels) {
@@ -157,13 +173,26 @@ export class Hub {
     if (entry !== undefined) entry.lastPublicationAt = now;
   }
 
+  /**
+   * A subscriber recovered `data` as the latest document of a channel this node has not delivered anything on yet
+   * (it just subscribed it at the broker): the next publication can then go as a delta against it. Safe whatever
+   * arrives meanwhile, since a delta is only sent to a subscriber holding exactly its base (delta.ts).
+   */
+  seedDeltaBase(channel: string, data: string): void {
+    const entry = this.channels.get(channel);
+    if (entry !== undefined && entry.previousData === undefined) entry.previousData = data;
+  }
+
   broadcastPublication(channel: string, publication: Publication, epoch: string | undefined): void {
     const entry = this.channels.get(channel);
     if (entry === undefined) return;
     entry.lastPublicationAt = Date.now();
-    // Encoded and framed once per publication per channel: most subscribers get exactly this push in a turn, and
-    // then the session writes the prebuilt WebSocket frame as is (see preframed.ts).
-    let frame: PreframedText | undefined;
+    // Encoded and framed once per publication per channel and format: most subscribers get exactly this push in a
+    // turn, and then the session writes the prebuilt WebSocket frame as is (see preframed.ts).
+    let frame: SharedPush | undefined;
+    let deltas: DeltaPushes | undefined;
+    const previous = entry.previousData;
+    entry.previousData = publication.data;
     for (const sub of entry.subscribers) {
       if (sub.state !== SubscriptionState.Subscribed) {
         if (sub.state === SubscriptionState.Subscribing) sub.bufferPublication(publication, epoch);
@@ -175,7 +204,19 @@ export class Hub {
         sub.session.onInsufficientState(sub);
         continue;
       }
-      frame ??= preframeText(Buffer.from(encodePublicationPush(channel, publication)));
+      if (sub.delta) {
+        deltas ??= new DeltaPushes(channel, publication, previous);
+        // A delta only against exactly the document this subscriber holds (delta.ts).
+        const asDelta =
+          publication.delta === true && sub.deltaBase !== undefined && sub.deltaBase === previous;
+        sub.deltaBase = publication.data;
+        sub.session.enqueue(asDelta ? deltas.delta() : deltas.full());
+        continue;
+      }
+      frame ??= new SharedPush(
+        () => encodePublicationPush(channel, publication),
+        () => encodeProtobufPublicationPush(channel, publication),
+      );
       sub.session.enqueue(frame);
     }
   }
@@ -183,10 +224,16 @@ export class Hub {
   broadcastJoinLeave(channel: string, info: ClientInfo, join: boolean): void {
     const entry = this.channels.get(channel);
     if (entry === undefined) return;
-    let frame: Buffer | undefined;
+    let frame: SharedPush | undefined;
     for (const sub of entry.subscribers) {
       if (sub.state !== SubscriptionState.Subscribed || !sub.flags.pushJoinLeave) continue;
-      frame ??= Buffer.from(join ? encodeJoinPush(channel, info) : encodeLeavePush(channel, info));
+      if (frame === undefined) {
+        const json = join ? encodeJoinPush(channel, info) : encodeLeavePush(channel, info);
+        frame = new SharedPush(
+          () => json,
+          () => jsonReplyToProtobuf(json),
+        );
+      }
       sub.session.enqueue(frame);
     }
   }
@@ -196,9 +243,11 @@ export class Hub {
     const pending = operation.then(
       () => {
         entry.brokerSubscribed = subscribe;
+        entry.lastError = undefined;
         return true;
       },
       (error: unknown) => {
+        entry.lastError = error;
         this.onBrokerError(error, channel);
         return false;
       },

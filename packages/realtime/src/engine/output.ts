@@ -5,7 +5,7 @@ export interface OutputSink {
 
 /**
  * Coalesces writes: frames queued during one event-loop turn go out as one WebSocket frame per connection
- * (brief §1.2 "the server writer batches everything that is queued"), with one `setImmediate` for all connections.
+ * (docs/protocol.md "Frames"), with one `setImmediate` for all connections.
  */
 export class OutputScheduler {
   private dirty: OutputSink[] = [];

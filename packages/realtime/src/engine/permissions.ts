@@ -11,7 +11,7 @@ import { SubscriptionState } from './subscription.ts';
 
 /** Namespace lookup and name validation of client commands (subscribe/publish/history/presence): 102 / 107. */
 export function resolveChannel(session: ClientSession, channel: string): ResolvedChannel {
-  const registry = session.engine.registry;
+  const registry = session.host.registry;
   if (channel.length > registry.rules.maxLength) throw new ClientError(ErrorCode.badRequest);
   const resolved = registry.resolve(channel);
   if (resolved === undefined) throw new ClientError(ErrorCode.unknownChannel);
@@ -23,57 +23,55 @@ export function isSubscribed(session: ClientSession, channel: string): boolean {
   return session.subs.get(channel)?.state === SubscriptionState.Subscribed;
 }
 
+/** The options that allow each action: to any client, to the channel's subscribers, to anonymous users too. */
+const ALLOWED_BY = {
+  history: {
+    client: 'historyForClient',
+    subscriber: 'historyForSubscriber',
+    anonymous: 'historyForAnonymous',
+  },
+  presence: {
+    client: 'presenceForClient',
+    subscriber: 'presenceForSubscriber',
+    anonymous: 'presenceForAnonymous',
+  },
+  publish: {
+    client: 'publishForClient',
+    subscriber: 'publishForSubscriber',
+    anonymous: 'publishForAnonymous',
+  },
+} as const satisfies Record<string, Record<string, keyof ResolvedChannelOptions>>;
+type Action = keyof typeof ALLOWED_BY;
+
+/**
+ * Whether `session` may run `action` on a channel with `options` (CFGO `handler.go`): the namespace allows it to
+ * every client, or to subscribers and the session is `subscribed`; either way an anonymous session only when the
+ * namespace allows anonymous users. `insecure` allows everything.
+ */
 function allowed(
   session: ClientSession,
-  forClient: boolean,
-  forSubscriber: boolean,
-  forAnonymous: boolean,
+  options: ResolvedChannelOptions,
+  action: Action,
   subscribed: boolean,
 ): boolean {
-  const userOk = session.user !== '' || forAnonymous;
-  if (forClient && userOk) return true;
-  if (forSubscriber && subscribed && userOk) return true;
-  return session.engine.options.insecure;
+  const by = ALLOWED_BY[action];
+  const userOk = session.user !== '' || options[by.anonymous];
+  if (options[by.client] && userOk) return true;
+  if (options[by.subscriber] && subscribed && userOk) return true;
+  return session.host.options.insecure;
 }
 
-export function canReadHistory(
+export const canReadHistory = (
   session: ClientSession,
   options: ResolvedChannelOptions,
   subscribed: boolean,
-): boolean {
-  return allowed(
-    session,
-    options.historyForClient,
-    options.historyForSubscriber,
-    options.historyForAnonymous,
-    subscribed,
-  );
-}
+) => allowed(session, options, 'history', subscribed);
 
-export function canReadPresence(
+export const canReadPresence = (
   session: ClientSession,
   options: ResolvedChannelOptions,
   subscribed: boolean,
-): boolean {
-  return allowed(
-    session,
-    options.presenceForClient,
-    options.presenceForSubscriber,
-    options.presenceForAnonymous,
-    subscribed,
-  );
-}
+) => allowed(session, options, 'presence', subscribed);
 
-export function canPublish(
-  session: ClientSession,
-  options: ResolvedChannelOptions,
-  subscribed: boolean,
-): boolean {
-  return allowed(
-    session,
-    options.publishForClient,
-    options.publishForSubscriber,
-    options.publishForAnonymous,
-    subscribed,
-  );
-}
+export const canPublish = (session: ClientSession, options: ResolvedChannelOptions, subscribed: boolean) =>
+  allowed(session, options, 'publish', subscribed);

@@ -1,26 +1,28 @@
 import type { StreamPosition } from '../broker/types.ts';
-import type { RealtimeEngine } from './engine.ts';
+import type { EngineCore } from './core.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 
 /**
- * Periodic position check (brief §5.6, LIB `checkPosition`): for channels with positioned subscribers and no
- * publication for `channelPositionCheckDelayMs`, compare each subscriber's position with the stream top, so a
- * publication lost in the broker is noticed even when nothing else is published. One stream read per channel,
- * not per subscriber; mismatches resubscribe with recovery (2500).
+ * Periodic position check (docs/protocol.md "Positioning", LIB `checkPosition`): for channels with positioned
+ * subscribers and no publication for `channelPositionCheckDelayMs`, compare each subscriber's position with
+ * the stream top, so a publication lost in the broker is noticed even when nothing else is published. One
+ * stream read per channel, not per subscriber; mismatches resubscribe with recovery (2500).
  */
 export class PositionChecker {
   private running = false;
 
-  constructor(private readonly engine: RealtimeEngine) {}
+  constructor(private readonly core: EngineCore) {}
 
   async run(): Promise<void> {
-    if (this.running) return;
+    // Nothing to compare against while the broker is unreachable; the first round after it returns notices
+    // whatever changed meanwhile (a Redis restarted without persistence starts every stream with a new epoch).
+    if (this.running || !this.core.broker.healthy()) return;
     this.running = true;
     try {
-      const { hub } = this.engine;
+      const { hub } = this.core;
       for (const channel of hub.quietPositionedChannels(
         Date.now(),
-        this.engine.options.channelPositionCheckDelayMs,
+        this.core.options.channelPositionCheckDelayMs,
       )) {
         await this.checkChannel(channel);
       }
@@ -30,7 +32,7 @@ export class PositionChecker {
   }
 
   private async checkChannel(channel: string): Promise<void> {
-    const { hub, broker, logger } = this.engine;
+    const { hub, broker, logger } = this.core;
     const subscribers = hub.subscribers(channel);
     const first = subscribers?.values().next().value as Subscription | undefined;
     const history = first?.options.history;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import * as wsModule from 'ws';
 import { WebSocket, WebSocketServer } from 'ws';
-import { PreframedText, preframeText, preframingSupported, sendPreframed } from './preframed.ts';
+import { PreframedMessage, preframeText, preframingSupported, sendPreframed } from './preframed.ts';
 
 /**
  * Guards the `ws` internals `preframed.ts` relies on (checked against ws 8.23.0): if `ws` changes shape these
@@ -23,10 +23,10 @@ interface Pair {
   client: WebSocket;
   received: string[];
   /** Resolves once `count` messages have arrived in total. */
-  receivedCount(count: number, timeoutMs?: number): Promise<string[]>;
+  waitForMessages(count: number, timeoutMs?: number): Promise<string[]>;
 }
 
-async function connectedPair(perMessageDeflate: boolean | { threshold: number } = false): Promise<Pair> {
+async function connectPair(perMessageDeflate: boolean | { threshold: number } = false): Promise<Pair> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate, clientTracking: false });
   servers.push(wss);
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
@@ -46,7 +46,7 @@ async function connectedPair(perMessageDeflate: boolean | { threshold: number } 
     client.once('error', reject);
   });
   const server = await serverSide;
-  const receivedCount = async (count: number, timeoutMs = 15_000): Promise<string[]> => {
+  const waitForMessages = async (count: number, timeoutMs = 15_000): Promise<string[]> => {
     const deadline = Date.now() + timeoutMs;
     while (received.length < count) {
       const left = deadline - Date.now();
@@ -61,7 +61,7 @@ async function connectedPair(perMessageDeflate: boolean | { threshold: number } 
     }
     return received;
   };
-  return { server, client, received, receivedCount };
+  return { server, client, received, waitForMessages };
 }
 
 describe('ws internals used for pre-framed pushes', () => {
@@ -75,7 +75,7 @@ describe('ws internals used for pre-framed pushes', () => {
   });
 
   test('a server socket exposes the sender state the guard reads', async () => {
-    const { server } = await connectedPair();
+    const { server } = await connectPair();
     const internals = server as unknown as {
       _sender: { _state: unknown; _queue: unknown; _firstFragment: unknown; _bufferedBytes: unknown };
       _isServer: unknown;
@@ -100,7 +100,7 @@ describe('preframeText', () => {
     ] as const) {
       const payload = Buffer.alloc(length, 0x61);
       const message = preframeText(payload);
-      assert.ok(message instanceof PreframedText);
+      assert.ok(message instanceof PreframedMessage);
       assert.equal(message.payload, payload);
       const frame = message.frame!;
       assert.equal(frame.length, headerBytes + length);
@@ -115,7 +115,7 @@ describe('preframeText', () => {
 
 describe('sendPreframed', () => {
   test('a frame written through the sender is received intact by a real ws client', async () => {
-    const pair = await connectedPair();
+    const pair = await connectPair();
     const texts = [
       '{"push":{"channel":"chat:1","pub":{"data":{"text":"hi"},"offset":1}}}',
       JSON.stringify({ text: 'ünïcødé ✓ 😀'.repeat(20) }),
@@ -125,25 +125,25 @@ describe('sendPreframed', () => {
     const messages = texts.map((text) => preframeText(Buffer.from(text)));
     for (const message of messages) sendPreframed(pair.server, message);
     for (const message of messages) sendPreframed(pair.server, message);
-    const received = await pair.receivedCount(texts.length * 2);
+    const received = await pair.waitForMessages(texts.length * 2);
     assert.deepEqual(received, [...texts, ...texts]);
     assert.equal(pair.server.readyState, WebSocket.OPEN, 'the client accepted every frame');
   });
 
   test('stays in order behind a message the sender is still compressing (falls back to ws.send)', async () => {
-    const pair = await connectedPair({ threshold: 0 });
+    const pair = await connectPair({ threshold: 0 });
     const big = JSON.stringify({ filler: 'abc'.repeat(100_000) });
     pair.server.send(big);
     const sender = (pair.server as unknown as { _sender: { _state: number } })._sender;
     assert.notEqual(sender._state, 0, 'the sender is busy deflating, later sends queue behind it');
     sendPreframed(pair.server, preframeText(Buffer.from('after')));
-    const received = await pair.receivedCount(2);
+    const received = await pair.waitForMessages(2);
     assert.equal(received[0], big);
     assert.equal(received[1], 'after');
   });
 
   test('writes made this way count towards bufferedAmount (the slow-consumer check)', async () => {
-    const pair = await connectedPair();
+    const pair = await connectPair();
     const rawClientSocket = (pair.client as unknown as { _socket: import('node:net').Socket })._socket;
     rawClientSocket.pause();
     const message = preframeText(Buffer.alloc(64 * 1024, 0x62));
@@ -156,7 +156,7 @@ describe('sendPreframed', () => {
       `bufferedAmount ${pair.server.bufferedAmount} reflects the unread frames`,
     );
     rawClientSocket.resume();
-    const received = await pair.receivedCount(count, 30_000);
+    const received = await pair.waitForMessages(count, 30_000);
     assert.ok(received.every((text) => text.length === 64 * 1024 && text[0] === 'b'));
     assert.equal(pair.server.bufferedAmount, 0);
   });

@@ -10,7 +10,7 @@ import * as wsModule from 'ws';
  * once (RFC 6455 §5.2; servers never mask, §5.1) and each socket gets a single `socket.write` of that shared
  * `Buffer` — what socket.io does through engine.io (`ws._sender.sendFrame`).
  *
- * Checked against ws 8.23.0 (`lib/sender.js`, `lib/websocket.js`):
+ * Checked against ws 8.23.0 (`ws/lib/sender.js`, `ws/lib/websocket.js`):
  * - `Sender.frame(data, { fin, opcode, mask, readOnly, rsv1 })` returns `[header, data]` when unmasked; it is
  *   exported by the ESM wrapper as `Sender` (the default `WebSocket` export has no `Sender` property in ESM);
  * - `ws._sender.sendFrame(list, cb)` writes the list to the socket as is;
@@ -25,12 +25,12 @@ import * as wsModule from 'ws';
  * silently.
  */
 
-/** RFC 6455 §5.2 opcode of a text frame. */
+/** RFC 6455 §5.2 opcodes of a text frame (JSON protocol) and a binary frame (Protobuf protocol). */
 const TEXT_OPCODE = 1;
+const BINARY_OPCODE = 2;
 const OPEN = 1;
-/** `Sender` state meaning "nothing in progress" (ws `lib/sender.js` DEFAULT). */
+/** `Sender` state meaning "nothing in progress" (`ws/lib/sender.js` DEFAULT). */
 const SENDER_IDLE = 0;
-const TEXT_FRAME = { binary: false } as const;
 
 interface FrameOptions {
   fin: boolean;
@@ -65,26 +65,34 @@ export const preframingSupported: boolean =
   typeof sender?.frame === 'function' &&
   typeof (sender as unknown as { prototype?: Partial<SenderInternals> }).prototype?.sendFrame === 'function';
 
-const FRAME_OPTIONS: FrameOptions = {
-  fin: true,
-  opcode: TEXT_OPCODE,
-  mask: false,
-  readOnly: false,
-  rsv1: false,
-};
+function frameOptions(opcode: number): FrameOptions {
+  return { fin: true, opcode, mask: false, readOnly: false, rsv1: false };
+}
+const TEXT_FRAME_OPTIONS = frameOptions(TEXT_OPCODE);
+const BINARY_FRAME_OPTIONS = frameOptions(BINARY_OPCODE);
 
-/** One text message with its payload (for batching with other output) and, when supported, its whole frame. */
-export class PreframedText {
+/**
+ * One message with its payload (for batching with other output, or for a transport other than WebSocket) and,
+ * when supported, its whole WebSocket frame: text for the JSON protocol, binary for Protobuf.
+ */
+export class PreframedMessage {
   constructor(
     readonly payload: Buffer,
     readonly frame: Buffer | undefined,
+    readonly binary: boolean,
   ) {}
 }
 
 /** Builds the unmasked, unfragmented, uncompressed text frame of `payload` once, for any number of sockets. */
-export function preframeText(payload: Buffer): PreframedText {
-  if (!preframingSupported) return new PreframedText(payload, undefined);
-  return new PreframedText(payload, Buffer.concat(sender!.frame(payload, FRAME_OPTIONS)));
+export function preframeText(payload: Buffer): PreframedMessage {
+  if (!preframingSupported) return new PreframedMessage(payload, undefined, false);
+  return new PreframedMessage(payload, Buffer.concat(sender!.frame(payload, TEXT_FRAME_OPTIONS)), false);
+}
+
+/** The binary-frame counterpart of `preframeText` (Protobuf protocol). */
+export function preframeBinary(payload: Buffer): PreframedMessage {
+  if (!preframingSupported) return new PreframedMessage(payload, undefined, true);
+  return new PreframedMessage(payload, Buffer.concat(sender!.frame(payload, BINARY_FRAME_OPTIONS)), true);
 }
 
 /** Whether the prebuilt frame can go straight to this socket without reordering or skipping an extension. */
@@ -108,11 +116,11 @@ function hasNoKeys(record: Record<string, unknown>): boolean {
   return true;
 }
 
-/** Writes the message as one text frame: the prebuilt frame when safe, otherwise through `ws.send`. */
-export function sendPreframed(ws: WebSocket, message: PreframedText): void {
+/** Writes the message as one frame: the prebuilt frame when safe, otherwise through `ws.send`. */
+export function sendPreframed(ws: WebSocket, message: PreframedMessage): void {
   if (message.frame !== undefined && canWriteFrame(ws)) {
     (ws as unknown as WebSocketInternals)._sender!.sendFrame([message.frame]);
     return;
   }
-  ws.send(message.payload, TEXT_FRAME);
+  ws.send(message.payload, { binary: message.binary });
 }

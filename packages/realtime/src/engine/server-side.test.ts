@@ -4,11 +4,11 @@ import type { Centrifuge } from 'centrifuge';
 import {
   connectionToken,
   newClient,
-  nextEvent,
   sleep,
   startTestServer,
   subscriptionToken,
   type TestServer,
+  waitForEvent,
 } from '../testing/harness.ts';
 
 /** Server-side subscriptions from the connection token, and presence kept alive by periodic refresh. */
@@ -36,12 +36,12 @@ after(async () => {
 test('channels in the connection token become server-side subscriptions the client receives', async () => {
   const client = newClient(server.wsUrl, { token: connectionToken('reader', { channels: ['news:sport'] }) });
   clients.push(client);
-  const subscribed = nextEvent<{ channel: string; recoverable: boolean }>(client, 'subscribed');
+  const subscribed = waitForEvent<{ channel: string; recoverable: boolean }>(client, 'subscribed');
   client.connect();
   const ctx = await subscribed;
   assert.equal(ctx.channel, 'news:sport');
   assert.equal(ctx.recoverable, true);
-  const publication = nextEvent<{ channel: string; data: unknown }>(client, 'publication');
+  const publication = waitForEvent<{ channel: string; data: unknown }>(client, 'publication');
   await server.engine.publish({ channel: 'news:sport', data: { score: '2:1' } });
   const pub = await publication;
   assert.equal(pub.channel, 'news:sport');
@@ -51,7 +51,7 @@ test('channels in the connection token become server-side subscriptions the clie
 test('a token channel in an unknown namespace fails the connect with 102', async () => {
   const client = newClient(server.wsUrl, { token: connectionToken('reader2', { channels: ['ghost:1'] }) });
   clients.push(client);
-  const disconnected = nextEvent<{ code: number }>(client, 'disconnected');
+  const disconnected = waitForEvent<{ code: number }>(client, 'disconnected');
   client.connect();
   assert.equal((await disconnected).code, 102);
 });
@@ -64,7 +64,7 @@ test('presence entries outlive their TTL while the client stays subscribed', asy
   });
   client.connect();
   sub.subscribe();
-  await nextEvent(sub, 'subscribed');
+  await waitForEvent(sub, 'subscribed');
   await sleep(1000);
   assert.equal((await server.engine.presenceStats('room:1')).numClients, 1);
   sub.unsubscribe();

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import type { WebSocket } from 'ws';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import {
   type Command,
   type CommandMethod,
   commandMethod,
-  decodeFrame,
+  encodeDisconnectPush,
   encodeErrorReply,
   encodeMessagePush,
   encodeReply,
@@ -13,15 +12,18 @@ import {
   PING_FRAME,
 } from '../protocol/codec.ts';
 import { DisconnectCode, disconnectReason, UnsubscribeCode, unsubscribeReason } from '../protocol/codes.ts';
-import { ClientError, DisconnectError, toClientError } from '../protocol/errors.ts';
-import { dispatchCommand } from './commands.ts';
-import type { RealtimeEngine } from './engine.ts';
-import type { ClientHandle, DisconnectInfo } from './hooks.ts';
+import { ClientError, DisconnectError, isBrokerUnavailable, toClientError } from '../protocol/errors.ts';
+import { type ProxiedRefresh, proxyRefresh, proxySubRefresh } from '../proxy/calls.ts';
+import type { ResolvedProxyEndpoint } from '../proxy/options.ts';
+import type { SessionCodec } from './codecs.ts';
+import type { DisconnectInfo } from './hooks.ts';
 import type { OutputSink } from './output.ts';
-import { PreframedText, sendPreframed } from './preframed.ts';
 import { type RateLimited, takeRateToken } from './rate-limit.ts';
-import { type Subscription, SubscriptionState } from './subscription.ts';
+import type { SessionHost } from './session-host.ts';
+import { SharedPush } from './shared-push.ts';
+import { type SubscriberConnection, type Subscription, SubscriptionState } from './subscription.ts';
 import type { WheelTask } from './timer-wheel.ts';
+import type { EncodedFrame, SessionTransport } from './transport.ts';
 
 export enum SessionState {
   /** Socket open, waiting for `connect`. */
@@ -32,29 +34,44 @@ export enum SessionState {
 
 /** While this many commands wait, the socket is paused so a fast sender cannot grow the queue without bound. */
 const PAUSE_QUEUE_LENGTH = 64;
+/** How long after a 2500 "insufficient state" push a command on that channel counts as sent before the client knew. */
+const RESUBSCRIBE_GRACE_MS = 10_000;
 /** A client that keeps sending after this many rate-limited commands in a row is disconnected with 3013. */
 const MAX_REJECTED_IN_A_ROW = 100;
-const NEWLINE = Buffer.from('\n');
-const TEXT_FRAME = { binary: false } as const;
-
-/** WebSocket close reasons must fit a control frame (RFC 6455 §5.5: 125 bytes including the 2-byte code). */
-function closeReason(reason: string): string {
-  return Buffer.byteLength(reason) <= 123 ? reason : Buffer.from(reason).subarray(0, 123).toString('utf8');
-}
 
 /**
- * One WebSocket connection: the protocol state machine (connecting → connected → closed), its subscriptions,
- * the ordered command queue, output coalescing and the deadlines the shared timer wheel drives.
+ * Runs one client command (`commands.ts`); handlers reply themselves or throw ClientError / DisconnectError.
+ * Handed to each session by the WebSocket acceptor, so the session does not import the command handlers.
  */
-export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateLimited {
+export type CommandDispatcher = (
+  session: ClientSession,
+  method: CommandMethod,
+  id: number,
+  command: Command,
+) => Promise<void>;
+
+/**
+ * One client connection, whatever its transport (WebSocket, HTTP-streaming, SSE) and format (JSON, Protobuf): the
+ * protocol state machine (connecting → connected → closed), its subscriptions, the ordered command queue, output
+ * coalescing and the deadlines the shared timer wheel drives.
+ */
+export class ClientSession implements SubscriberConnection, WheelTask, OutputSink, RateLimited {
   readonly id: string = randomUUID();
+  /**
+   * Emulation transports only: the id `/emulation` requests name this session by (docs/protocol.md "Bidirectional
+   * emulation"). Separate from the client id, which other clients see in presence and publications.
+   */
+  readonly sessionId: string | undefined;
   user = '';
   connInfo: string | undefined;
   meta: unknown;
   clientName = '';
   clientVersion = '';
   state = SessionState.Connecting;
-  /** A connect error reply was written; later commands are ignored, as the Go server stops reading (§1.4). */
+  /**
+   * A connect error reply was written; later commands are ignored, as the Go server stops reading
+   * (docs/protocol.md "Command order").
+   */
   connectFailed = false;
   readonly subs = new Map<string, Subscription>();
   /** Unix ms when the connection credentials expire; 0 = never. */
@@ -62,6 +79,8 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
   /** Set until `connect` completes; the upgrade request for `onConnecting`. */
   request: IncomingMessage | undefined;
   origin: string | undefined;
+  /** The client's request headers, kept only while proxies are configured (their `http_headers`). */
+  readonly proxyHeaders: IncomingHttpHeaders | undefined;
 
   wheelSlot = 0;
   rateTokens: number;
@@ -73,24 +92,32 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
   private rejectedInARow = 0;
   private storageValue: Record<string, unknown> | undefined;
   private queue: Command[] = [];
+  /** Channels whose subscription the server ended with 2500 (insufficient state), by when: see isResubscribing. */
+  private readonly resubscribeAsked = new Map<string, number>();
   private processing = false;
   private paused = false;
-  private out: Array<string | Buffer | PreframedText> | null = null;
+  /** A refresh proxy call is under way (docs/protocol.md "Proxies"). */
+  private refreshing = false;
+  private out: Array<string | SharedPush> | null = null;
 
   constructor(
-    readonly engine: RealtimeEngine,
-    readonly ws: WebSocket,
+    readonly host: SessionHost,
+    private readonly dispatchCommand: CommandDispatcher,
+    readonly transport: SessionTransport,
+    readonly codec: SessionCodec,
     request: IncomingMessage,
   ) {
     const now = Date.now();
+    this.sessionId = transport.emulation ? randomUUID() : undefined;
     this.request = request;
+    this.proxyHeaders = host.options.proxies.active ? request.headers : undefined;
     const origin = request.headers.origin;
     this.origin = typeof origin === 'string' ? origin : undefined;
-    const rate = engine.options.commandRate;
+    const rate = host.options.commandRate;
     this.rateTokens = rate === false ? 0 : rate.burst;
     this.rateUpdatedAt = now;
-    this.staleDeadline = now + engine.options.staleCloseDelayMs;
-    engine.wheel.schedule(this, this.staleDeadline);
+    this.staleDeadline = now + host.options.staleCloseDelayMs;
+    host.wheel.schedule(this, this.staleDeadline);
   }
 
   /** Re-reads the state after an await (the socket may have closed meanwhile). */
@@ -113,17 +140,20 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
 
   // ---- input -------------------------------------------------------------------------------------------------
 
-  /** A text or binary WebSocket message: newline-separated JSON commands processed strictly in order. */
+  /**
+   * Incoming data (a WebSocket message, the body that opened an HTTP stream, an `/emulation` request): commands in
+   * the connection's format, processed strictly in order.
+   */
   onFrame(data: Buffer): void {
     if (this.state === SessionState.Closed || this.connectFailed) return;
     let commands: Command[];
     try {
-      commands = decodeFrame(data.toString('utf8'));
+      commands = this.codec.decodeCommands(data);
     } catch {
       this.disconnect(DisconnectCode.badRequest);
       return;
     }
-    const rate = this.engine.options.commandRate;
+    const rate = this.host.options.commandRate;
     const now = Date.now();
     for (const command of commands) {
       const method = commandMethod(command);
@@ -132,7 +162,8 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
           this.disconnect(DisconnectCode.badRequest);
           return;
         }
-        // Unexpected pongs (no outstanding ping) are ignored rather than answered with 3501 (task rule).
+        // Unexpected pongs (no outstanding ping) are ignored rather than answered with 3501
+        // (docs/protocol.md "Ping and pong").
         this.pongDeadline = 0;
         continue;
       }
@@ -150,7 +181,7 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     }
     if (this.queue.length > PAUSE_QUEUE_LENGTH && !this.paused) {
       this.paused = true;
-      this.ws.pause();
+      this.transport.pauseInput();
     }
     if (!this.processing && this.queue.length > 0) void this.processQueue();
   }
@@ -165,11 +196,14 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     } finally {
       this.processing = false;
       if (this.connectFailed) this.queue.length = 0;
-      if (this.paused && this.state !== SessionState.Closed) {
-        this.paused = false;
-        this.ws.resume();
-      }
+      if (this.state !== SessionState.Closed) this.resumeReading();
     }
+  }
+
+  private resumeReading(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.transport.resumeInput();
   }
 
   private async dispatch(command: Command): Promise<void> {
@@ -182,7 +216,7 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     const id = command.id ?? 0;
     if (id === 0 && method !== 'send') return this.disconnect(DisconnectCode.badRequest);
     try {
-      await dispatchCommand(this, method, id, command);
+      await this.dispatchCommand(this, method, id, command);
     } catch (error) {
       this.handleCommandError(method, id, error);
     }
@@ -195,11 +229,11 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
       return;
     }
     const clientError = toClientError(error);
-    if (clientError.protocolCode === 100 && !(error instanceof ClientError)) {
-      this.engine.logger.error(
-        { client: this.id, user: this.user, command: method, error: String(error) },
-        'command failed with an internal error',
-      );
+    if (!(error instanceof ClientError)) {
+      const fields = { client: this.id, user: this.user, command: method, error: String(error) };
+      // An unreachable broker is an outage the operator sees once per command, not a bug in the engine.
+      if (isBrokerUnavailable(error)) this.host.logger.warn(fields, 'command failed: broker unavailable');
+      else this.host.logger.error(fields, 'command failed with an internal error');
     }
     if (method === 'send') return;
     if (method === 'connect') this.connectFailed = true;
@@ -208,12 +242,15 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
 
   // ---- output ------------------------------------------------------------------------------------------------
 
-  /** Queues a frame (a reply or push); frames of one event-loop turn are written as one WebSocket message. */
-  enqueue(frame: string | Buffer | PreframedText): void {
+  /**
+   * Queues a reply or push (JSON text, or a push shared by a channel's subscribers); frames of one event-loop turn
+   * are written together (one WebSocket message, one HTTP-streaming chunk).
+   */
+  enqueue(frame: string | SharedPush): void {
     if (this.state === SessionState.Closed) return;
     if (this.out === null) {
       this.out = [frame];
-      this.engine.output.mark(this);
+      this.host.output.mark(this);
     } else {
       this.out.push(frame);
     }
@@ -237,29 +274,19 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     if (out === null || this.state === SessionState.Closed) return;
     this.write(out);
     // No unbounded queues: a client that does not read is dropped with 3008 "slow" (reconnects).
-    if (this.ws.bufferedAmount > this.engine.options.maxBufferedBytes) this.disconnect(DisconnectCode.slow);
+    if (this.transport.bufferedAmount() > this.host.options.maxBufferedBytes)
+      this.disconnect(DisconnectCode.slow);
   }
 
-  private write(frames: Array<string | Buffer | PreframedText>): void {
-    if (this.ws.readyState !== 1) return;
-    if (frames.length === 1) {
-      const only = frames[0]!;
-      // The common fan-out case: a lone publication push goes out as the frame the hub built once for everyone.
-      if (only instanceof PreframedText) sendPreframed(this.ws, only);
-      else this.ws.send(only, TEXT_FRAME);
-      return;
+  private write(frames: Array<string | SharedPush>): void {
+    if (!this.transport.isOpen()) return;
+    const codec = this.codec;
+    const encoded: EncodedFrame[] = new Array(frames.length);
+    for (let i = 0; i < frames.length; i++) {
+      const frame = frames[i]!;
+      encoded[i] = frame instanceof SharedPush ? codec.shared(frame) : codec.encode(frame);
     }
-    if (frames.every((f) => typeof f === 'string')) {
-      this.ws.send(frames.join('\n'), TEXT_FRAME);
-      return;
-    }
-    const parts: Buffer[] = [];
-    for (const frame of frames) {
-      if (parts.length > 0) parts.push(NEWLINE);
-      if (typeof frame === 'string') parts.push(Buffer.from(frame));
-      else parts.push(frame instanceof PreframedText ? frame.payload : frame);
-    }
-    this.ws.send(Buffer.concat(parts), TEXT_FRAME);
+    this.transport.write(encoded);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------------------
@@ -269,7 +296,7 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     this.state = SessionState.Connected;
     this.request = undefined;
     this.origin = undefined;
-    const { pingIntervalMs } = this.engine.options;
+    const { pingIntervalMs } = this.host.options;
     // First ping at a random moment in [interval/2, interval) spreads pings of clients that connected together.
     if (pingIntervalMs > 0) this.nextPingAt = now + pingIntervalMs / 2 + Math.random() * (pingIntervalMs / 2);
     this.reschedule(now);
@@ -283,11 +310,20 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     this.out = null;
     if (out !== null) this.write(out);
     this.finish({ code, reason: text });
+    // A socket paused for back-pressure never reads the client's answering close frame, so the close handshake
+    // (RFC 6455 §7.1.2) could not finish and the client would see a silent, live-looking socket until the close
+    // timeout; the queue is gone now, so reading again is harmless (`onFrame` ignores a closed session).
+    this.resumeReading();
     try {
-      this.ws.close(code, closeReason(text));
+      this.transport.close(code, text, this.codec.encode(encodeDisconnectPush(code, text)));
     } catch {
-      this.ws.terminate();
+      this.transport.terminate();
     }
+  }
+
+  /** Drops the connection without a goodbye (a drain that ran out of time). */
+  terminate(): void {
+    this.transport.terminate();
   }
 
   /** The socket closed (by the client, the network, or after our close frame). */
@@ -301,36 +337,61 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     this.out = null;
     this.queue.length = 0;
     this.request = undefined;
-    this.engine.wheel.cancel(this);
-    if (wasConnected) this.engine.hub.removeClient(this);
+    this.host.wheel.cancel(this);
+    if (wasConnected) this.host.hub.removeClient(this);
     for (const sub of this.subs.values()) {
-      this.engine.finishSubscription(sub, {
+      this.host.finishSubscription(sub, {
         code: UnsubscribeCode.disconnect,
         reason: unsubscribeReason(UnsubscribeCode.disconnect),
       });
     }
     this.subs.clear();
-    if (wasConnected) this.engine.emitEvent('onDisconnect', this, info);
+    if (wasConnected) this.host.emitEvent('onDisconnect', this, info);
   }
 
-  /** Ends a subscription from the server side with an unsubscribe push (brief §3.4). */
+  /**
+   * Ends a subscription from the server side with an unsubscribe push (docs/protocol.md "Unsubscribe codes").
+   */
   unsubscribe(channel: string, code: number = UnsubscribeCode.server, reason?: string): void {
     const sub = this.subs.get(channel);
     if (sub === undefined || this.state === SessionState.Closed) return;
     const text = reason ?? unsubscribeReason(code);
     this.subs.delete(channel);
     const wasSubscribed = sub.state === SubscriptionState.Subscribed;
-    this.engine.finishSubscription(sub, { code, reason: text });
+    this.host.finishSubscription(sub, { code, reason: text });
     if (wasSubscribed) this.enqueue(encodeUnsubscribePush(channel, code, text));
   }
 
   /**
-   * A publication was lost for this subscriber (gap, epoch change, buffer overflow): a client-side subscription is
-   * told to resubscribe and recover (2500); a server-side one can only be fixed by reconnecting (3010), §5.6.
+   * A publication was lost for this subscriber (gap, epoch change, buffer overflow): a client-side
+   * subscription is told to resubscribe and recover (2500); a server-side one can only be fixed by
+   * reconnecting (3010), docs/protocol.md "Positioning".
    */
   onInsufficientState(sub: Subscription): void {
-    if (sub.serverSide) this.disconnect(DisconnectCode.insufficientState);
-    else this.unsubscribe(sub.channel, UnsubscribeCode.insufficientState);
+    if (sub.serverSide) {
+      this.disconnect(DisconnectCode.insufficientState);
+      return;
+    }
+    this.resubscribeAsked.set(sub.channel, Date.now());
+    this.unsubscribe(sub.channel, UnsubscribeCode.insufficientState);
+  }
+
+  /**
+   * True while the client was told to resubscribe (2500) to `channel` and has not done so yet (for at most
+   * RESUBSCRIBE_GRACE_MS). A command it sent before it read that push is not a permission problem: it is answered
+   * with a temporary error, so the client repeats it once it is subscribed again.
+   */
+  isResubscribing(channel: string, now = Date.now()): boolean {
+    const at = this.resubscribeAsked.get(channel);
+    if (at === undefined) return false;
+    if (now - at <= RESUBSCRIBE_GRACE_MS) return true;
+    this.resubscribeAsked.delete(channel);
+    return false;
+  }
+
+  /** The client subscribed again: the grace of `isResubscribing` ends. */
+  noteSubscribed(channel: string): void {
+    this.resubscribeAsked.delete(channel);
   }
 
   // ---- timers ------------------------------------------------------------------------------------------------
@@ -341,22 +402,27 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     let next = Number.POSITIVE_INFINITY;
     if (this.state === SessionState.Connecting) next = this.staleDeadline;
     else {
-      const { expiredCloseDelayMs, expiredSubCloseDelayMs } = this.engine.options;
+      const { expiredCloseDelayMs, expiredSubCloseDelayMs, proxies } = this.host.options;
       if (this.nextPingAt > 0) next = Math.min(next, this.nextPingAt);
       if (this.pongDeadline > 0) next = Math.min(next, this.pongDeadline);
-      if (this.expireAt > 0) next = Math.min(next, this.expireAt + expiredCloseDelayMs);
+      // With a refresh proxy the server renews at the expiry itself; otherwise the client has a grace to refresh.
+      if (this.expireAt > 0 && !this.refreshing) {
+        next = Math.min(next, this.expireAt + (proxies.refresh ? 0 : expiredCloseDelayMs));
+      }
       if (this.presenceRefreshAt > 0) next = Math.min(next, this.presenceRefreshAt);
       for (const sub of this.subs.values()) {
-        if (sub.expireAt > 0) next = Math.min(next, sub.expireAt + expiredSubCloseDelayMs);
+        if (sub.expireAt > 0 && !sub.refreshing) {
+          next = Math.min(next, sub.expireAt + (this.subRefreshProxy(sub) ? 0 : expiredSubCloseDelayMs));
+        }
       }
     }
-    if (next !== Number.POSITIVE_INFINITY) this.engine.wheel.schedule(this, Math.max(next, now));
+    if (next !== Number.POSITIVE_INFINITY) this.host.wheel.schedule(this, Math.max(next, now));
   }
 
   /** Presence entries of this session need refreshing from now on. */
   notePresence(now: number): void {
     if (this.presenceRefreshAt === 0) {
-      this.presenceRefreshAt = now + this.engine.options.presenceUpdateIntervalMs;
+      this.presenceRefreshAt = now + this.host.options.presenceUpdateIntervalMs;
       this.reschedule(now);
     }
   }
@@ -365,19 +431,23 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     if (this.state === SessionState.Closed) return;
     if (this.state === SessionState.Connecting) {
       if (now >= this.staleDeadline) {
-        if (this.connectFailed) this.ws.terminate();
+        if (this.connectFailed) this.transport.terminate();
         else this.disconnect(DisconnectCode.stale);
         return;
       }
       this.reschedule(now);
       return;
     }
-    const options = this.engine.options;
+    const options = this.host.options;
     if (this.pongDeadline > 0 && now >= this.pongDeadline) {
       this.disconnect(DisconnectCode.noPong);
       return;
     }
-    if (this.expireAt > 0 && now >= this.expireAt + options.expiredCloseDelayMs) {
+    const refreshProxy = options.proxies.refresh;
+    if (refreshProxy !== undefined) {
+      if (this.expireAt > 0 && now >= this.expireAt && !this.refreshing)
+        this.refreshThroughProxy(refreshProxy);
+    } else if (this.expireAt > 0 && now >= this.expireAt + options.expiredCloseDelayMs) {
       this.disconnect(DisconnectCode.expired);
       return;
     }
@@ -393,10 +463,15 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
   }
 
   private checkSubscriptionExpiry(now: number): void {
-    const grace = this.engine.options.expiredSubCloseDelayMs;
+    const grace = this.host.options.expiredSubCloseDelayMs;
     for (const sub of [...this.subs.values()]) {
-      if (sub.expireAt === 0 || now < sub.expireAt + grace || sub.state !== SubscriptionState.Subscribed)
+      if (sub.expireAt === 0 || sub.state !== SubscriptionState.Subscribed) continue;
+      const proxy = this.subRefreshProxy(sub);
+      if (proxy !== undefined) {
+        if (now >= sub.expireAt && !sub.refreshing) this.refreshSubscriptionThroughProxy(sub, proxy);
         continue;
+      }
+      if (now < sub.expireAt + grace) continue;
       if (sub.serverSide) {
         this.disconnect(DisconnectCode.subExpired);
         return;
@@ -405,13 +480,87 @@ export class ClientSession implements ClientHandle, WheelTask, OutputSink, RateL
     }
   }
 
+  /** The sub_refresh proxy of a subscription's namespace, if it has one. */
+  private subRefreshProxy(sub: Subscription): ResolvedProxyEndpoint | undefined {
+    return this.host.options.proxies.channelProxy('sub_refresh', sub.options.proxies.sub_refresh);
+  }
+
+  /**
+   * Server-side refresh (Centrifugo's refresh proxy): the backend says whether the connection lives on, until when
+   * and with which info. A backend that cannot answer gives the connection another minute, as Centrifugo does.
+   */
+  private refreshThroughProxy(proxy: ResolvedProxyEndpoint): void {
+    this.refreshing = true;
+    proxyRefresh(proxy, this)
+      .then(
+        (refresh) => this.applyProxiedRefresh(refresh),
+        (error: unknown) => this.onProxiedRefreshError(error, () => (this.expireAt = Date.now() + 60_000)),
+      )
+      .finally(() => {
+        this.refreshing = false;
+        this.reschedule(Date.now());
+      });
+  }
+
+  private applyProxiedRefresh(refresh: ProxiedRefresh): void {
+    if (this.state !== SessionState.Connected) return;
+    if (refresh.expired || (refresh.expireAt > 0 && refresh.expireAt * 1000 <= Date.now())) {
+      this.disconnect(DisconnectCode.expired);
+      return;
+    }
+    this.expireAt = refresh.expireAt * 1000;
+    if (refresh.info !== undefined && refresh.info !== this.connInfo) {
+      this.connInfo = refresh.info;
+      for (const sub of this.subs.values()) sub.resetInfo();
+    }
+  }
+
+  /** Same for one subscription (sub_refresh proxy): expired → unsubscribe 2501, or 3006 when server-side. */
+  private refreshSubscriptionThroughProxy(sub: Subscription, proxy: ResolvedProxyEndpoint): void {
+    sub.refreshing = true;
+    proxySubRefresh(proxy, this, sub.channel)
+      .then(
+        (refresh) => {
+          if (this.subs.get(sub.channel) !== sub || this.state !== SessionState.Connected) return;
+          if (refresh.expired || (refresh.expireAt > 0 && refresh.expireAt * 1000 <= Date.now())) {
+            if (sub.serverSide) this.disconnect(DisconnectCode.subExpired);
+            else this.unsubscribe(sub.channel, UnsubscribeCode.expired);
+            return;
+          }
+          sub.expireAt = refresh.expireAt * 1000;
+          if (refresh.info !== undefined && refresh.info !== sub.chanInfo) {
+            sub.chanInfo = refresh.info;
+            sub.resetInfo();
+          }
+        },
+        (error: unknown) => this.onProxiedRefreshError(error, () => (sub.expireAt = Date.now() + 60_000)),
+      )
+      .finally(() => {
+        sub.refreshing = false;
+        this.reschedule(Date.now());
+      });
+  }
+
+  /** A disconnect from the backend applies; any other failure is logged and `retryLater` postpones the check. */
+  private onProxiedRefreshError(error: unknown, retryLater: () => void): void {
+    if (error instanceof DisconnectError) {
+      this.disconnect(error.protocolCode, error.reason);
+      return;
+    }
+    this.host.logger.warn(
+      { client: this.id, error: String(error) },
+      'refresh proxy failed; retrying in 60 s',
+    );
+    retryLater();
+  }
+
   private refreshPresence(now: number): void {
     let any = false;
     for (const sub of this.subs.values()) {
       if (!sub.flags.presence || sub.state !== SubscriptionState.Subscribed) continue;
       any = true;
-      this.engine.addPresence(sub);
+      this.host.addPresence(sub);
     }
-    this.presenceRefreshAt = any ? now + this.engine.options.presenceUpdateIntervalMs : 0;
+    this.presenceRefreshAt = any ? now + this.host.options.presenceUpdateIntervalMs : 0;
   }
 }

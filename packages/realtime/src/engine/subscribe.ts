@@ -9,14 +9,20 @@ import {
 } from '../protocol/codec.ts';
 import { DisconnectCode, ErrorCode } from '../protocol/codes.ts';
 import { ClientError, DisconnectError } from '../protocol/errors.ts';
+import { proxySubscribe } from '../proxy/calls.ts';
+import { proxyFailureToClientError } from '../proxy/client.ts';
 import { TokenError } from '../tokens/jwt.ts';
 import type { SubscriptionOverride } from '../tokens/verifier.ts';
+import { DeltaPushes } from './delta.ts';
 import { advancePosition, PositionVerdict } from './hub.ts';
 import { canReadHistory, canReadPresence, resolveChannel } from './permissions.ts';
 import type { ClientSession } from './session.ts';
 import { Subscription, type SubscriptionFlags, SubscriptionState } from './subscription.ts';
 
-/** Subscribe flag bit 2: reject with 112 instead of answering `recovered: false` (brief §5.3 point 8). */
+/**
+ * Subscribe flag bit 2: reject with 112 instead of answering `recovered: false`
+ * (docs/protocol.md "Recovery").
+ */
 const FLAG_REJECT_UNRECOVERED = 2;
 
 export interface RecoveryRequest {
@@ -59,14 +65,17 @@ function tokenError(error: unknown): never {
   throw error;
 }
 
-/** Decides whether and how a client may subscribe (CFGO `OnSubscribe`), or throws the reply error / disconnect. */
-function authorizeSubscribe(
+/**
+ * Decides whether and how a client may subscribe (CFGO `OnSubscribe`), or throws the reply error / disconnect: a
+ * token; else the namespace's subscribe proxy (docs/protocol.md "Proxies"); else the namespace's rules.
+ */
+async function authorizeSubscribe(
   session: ClientSession,
   channel: string,
   options: ResolvedChannelOptions,
   request: NonNullable<Command['subscribe']>,
-): SubscriptionGrant {
-  const { registry, verifier } = session.engine;
+): Promise<SubscriptionGrant> {
+  const { registry, verifier } = session.host;
   const token = typeof request.token === 'string' ? request.token : '';
   const isUserLimited = options.userLimitedChannels && registry.isUserLimited(channel);
   if (registry.isPrivate(channel) && token === '') throw new ClientError(ErrorCode.permissionDenied);
@@ -83,7 +92,8 @@ function authorizeSubscribe(
     } catch (error) {
       tokenError(error);
     }
-    // A token for another channel, user or client is an attack, not a mistake: close 3500 (brief §4.2).
+    // A token for another channel, user or client is an attack, not a mistake: close 3500
+    // (docs/protocol.md "Subscription token").
     if (claims.channel !== channel || claims.user !== session.user) {
       throw new DisconnectError(DisconnectCode.invalidToken);
     }
@@ -91,9 +101,21 @@ function authorizeSubscribe(
       throw new DisconnectError(DisconnectCode.invalidToken);
     }
     grant.flags = baseFlags(options, claims.override);
-    grant.expireAt = session.engine.options.insecure ? 0 : claims.expireAt;
+    grant.expireAt = session.host.options.insecure ? 0 : claims.expireAt;
     grant.chanInfo = claims.info;
     grant.data = claims.data;
+  } else if (options.proxies.subscribe !== undefined) {
+    const proxy = session.host.options.proxies.channelProxy('subscribe', options.proxies.subscribe)!;
+    const proxied = await proxySubscribe(proxy, session, {
+      channel,
+      data: request.data === undefined ? undefined : JSON.stringify(request.data),
+    }).catch((error: unknown) => {
+      throw proxyFailureToClientError(error);
+    });
+    grant.flags = baseFlags(options, proxied.override);
+    grant.expireAt = session.host.options.insecure ? 0 : proxied.expireAt;
+    grant.chanInfo = proxied.info;
+    grant.data = proxied.data;
   } else if (isUserLimited && registry.userAllowed(channel, session.user)) {
     // user-limited channel listing this user
   } else if (
@@ -102,7 +124,7 @@ function authorizeSubscribe(
     !isUserLimited
   ) {
     // namespace allows it
-  } else if (!session.engine.options.insecure) {
+  } else if (!session.host.options.insecure) {
     throw new ClientError(ErrorCode.permissionDenied);
   }
   // Client-requested extras need the namespace switch or history/presence rights (CFGO OnSubscribe).
@@ -124,14 +146,18 @@ export async function handleSubscribe(
   id: number,
   request: NonNullable<Command['subscribe']>,
 ): Promise<void> {
-  const engine = session.engine;
+  const host = session.host;
   const channel = request.channel;
   if (typeof channel !== 'string' || channel === '') throw new DisconnectError(DisconnectCode.badRequest);
   if (session.subs.has(channel)) throw new ClientError(ErrorCode.alreadySubscribed);
-  if (session.subs.size >= engine.options.channelLimit) throw new ClientError(ErrorCode.limitExceeded);
+  if (session.subs.size >= host.options.channelLimit) throw new ClientError(ErrorCode.limitExceeded);
   const resolved = resolveChannel(session, channel);
-  const grant = authorizeSubscribe(session, channel, resolved.options, request);
+  const grant = await authorizeSubscribe(session, channel, resolved.options, request);
+  if (session.closed) return;
+  // The proxy call may have let a second subscribe to the same channel through meanwhile.
+  if (session.subs.has(channel)) throw new ClientError(ErrorCode.alreadySubscribed);
   const sub = createSubscription(session, channel, resolved.options, grant, false);
+  sub.delta = negotiateDelta(request.delta, resolved.options);
   const recovery: RecoveryRequest = {
     recover: request.recover === true,
     ...toStreamPosition(request),
@@ -140,14 +166,26 @@ export async function handleSubscribe(
   session.subs.set(channel, sub);
   let resultJson: string;
   try {
-    resultJson = await establishSubscription(sub, grant, recovery);
+    resultJson = await establishSubscription(session, sub, grant, recovery);
   } catch (error) {
     if (session.subs.get(channel) === sub) session.subs.delete(channel);
-    engine.finishSubscription(sub, undefined);
+    host.finishSubscription(sub, undefined);
     throw error;
   }
   session.reply(id, 'subscribe', resultJson);
-  activateSubscription(sub);
+  session.noteSubscribed(channel);
+  activateSubscription(session, sub);
+}
+
+/**
+ * Whether a subscription gets fossil deltas: asked for and allowed by the namespace's `allowed_delta_types`. A delta
+ * type the protocol does not know is a bad request (close 3501); one the namespace does not allow is just not
+ * granted (the result has no `delta`), as Centrifugo does.
+ */
+function negotiateDelta(requested: unknown, options: ResolvedChannelOptions): boolean {
+  if (requested === undefined || requested === null || requested === '') return false;
+  if (requested !== 'fossil') throw new DisconnectError(DisconnectCode.badRequest);
+  return options.fossilDelta;
 }
 
 /** Creates a subscription object (not yet registered); throws 110 when its token already expired. */
@@ -182,23 +220,36 @@ function isStreamRecovered(publications: Publication[], sinceOffset: number, top
 }
 
 /**
- * Race-free subscribe (brief §5.5): register with the hub and broker first so live publications are buffered,
- * add presence, read the stream (recovering per §5.3), and return the encoded SubscribeResult. The caller writes
- * the reply and then calls `activateSubscription`, which flushes the buffer in order without duplicates.
+ * Race-free subscribe (docs/protocol.md "Race-free subscribe"): register with the hub and broker first so
+ * live publications are buffered, add presence, read the stream (docs/protocol.md "Recovery"), and return the
+ * encoded SubscribeResult. The caller writes the reply and then calls `activateSubscription`, which flushes
+ * the buffer in order without duplicates.
  */
 export async function establishSubscription(
+  session: ClientSession,
   sub: Subscription,
-  grant: SubscriptionGrant,
+  granted: SubscriptionGrant,
   recovery: RecoveryRequest,
 ): Promise<string> {
-  const session = sub.session;
-  const engine = session.engine;
-  await engine.hub.addSubscription(sub);
+  let grant = granted;
+  const host = session.host;
+  await host.hub.addSubscription(sub);
   if (isRemoved(sub)) throw new DisconnectError(DisconnectCode.connectionClosed);
-  if (sub.flags.presence) await engine.addPresence(sub);
+  if (sub.flags.presence) await host.addPresence(sub);
+  const subscribing = sub.serverSide ? undefined : host.hooks.onSubscribing;
+  if (subscribing) {
+    const decision = await subscribing({
+      client: session,
+      channel: sub.channel,
+      recovering: recovery.recover,
+    });
+    if (isRemoved(sub)) throw new DisconnectError(DisconnectCode.connectionClosed);
+    if (decision?.data !== undefined) grant = { ...grant, data: JSON.stringify(decision.data) };
+  }
   const result: Record<string, string | undefined> = {};
   const now = Date.now();
-  if (sub.expireAt > 0) {
+  // With a sub_refresh proxy the server renews the subscription itself: the client is not asked to.
+  if (sub.expireAt > 0 && sub.options.proxies.sub_refresh === undefined) {
     result.expires = 'true';
     result.ttl = String(Math.max(1, Math.floor((sub.expireAt - now) / 1000)));
   }
@@ -209,10 +260,10 @@ export async function establishSubscription(
     let publications: Publication[] = [];
     if (sub.flags.recoverable && recovery.recover) {
       const since = { offset: recovery.offset, epoch: recovery.epoch };
-      const read = await engine.broker.history({
+      const read = await host.broker.history({
         channel: sub.channel,
         since,
-        limit: engine.options.recoveryMaxPublicationLimit,
+        limit: host.options.recoveryMaxPublicationLimit,
         history,
       });
       top = read.position;
@@ -223,7 +274,7 @@ export async function establishSubscription(
       }
       if (recovered) publications = read.publications;
     } else {
-      top = (await engine.broker.history({ channel: sub.channel, limit: 0, history })).position;
+      top = (await host.broker.history({ channel: sub.channel, limit: 0, history })).position;
     }
     if (isRemoved(sub)) throw new DisconnectError(DisconnectCode.connectionClosed);
     sub.epoch = top.epoch;
@@ -236,17 +287,27 @@ export async function establishSubscription(
     result.offset = offset > 0 ? String(offset) : undefined;
     if (recovered) {
       result.recovered = 'true';
-      if (publications.length > 0) result.publications = encodePublications(publications);
+      // With fossil deltas the JSON protocol carries `data` as a string; recovered publications go whole.
+      const escaped = sub.delta && session.codec.name === 'json';
+      if (publications.length > 0) result.publications = encodePublications(publications, escaped);
+      const latest = publications.at(-1)?.data;
+      if (sub.delta && latest !== undefined) {
+        sub.deltaBase = latest;
+        host.hub.seedDeltaBase(sub.channel, latest);
+      }
     }
   }
   if (recovery.recover) result.was_recovering = 'true';
+  if (sub.delta) result.delta = 'true';
   if (grant.data !== undefined) result.data = grant.data;
   return encodeObject(result);
 }
 
-/** After the subscribe reply is queued: deliver what arrived meanwhile, then go live (brief §5.5 steps 5–6). */
-export function activateSubscription(sub: Subscription): void {
-  const session = sub.session;
+/**
+ * After the subscribe reply is queued: deliver what arrived meanwhile, then go live
+ * (docs/protocol.md "Race-free subscribe").
+ */
+export function activateSubscription(session: ClientSession, sub: Subscription): void {
   if (sub.state !== SubscriptionState.Subscribing) return;
   const buffered = sub.buffer;
   const overflow = sub.bufferOverflow;
@@ -264,11 +325,15 @@ export function activateSubscription(sub: Subscription): void {
         session.onInsufficientState(sub);
         return;
       }
-      session.enqueue(encodePublicationPush(sub.channel, publication));
+      if (sub.delta) {
+        // Whole, and the base of the next delta (delta.ts).
+        sub.deltaBase = publication.data;
+        session.enqueue(new DeltaPushes(sub.channel, publication, undefined).full());
+      } else session.enqueue(encodePublicationPush(sub.channel, publication));
     }
   }
   if (sub.flags.presence) session.notePresence(Date.now());
   if (sub.expireAt > 0) session.reschedule(Date.now());
-  if (sub.flags.joinLeave) session.engine.publishJoinLeave(sub, true);
-  session.engine.emitEvent('onSubscribe', session, sub.channel);
+  if (sub.flags.joinLeave) session.host.publishJoinLeave(sub, true);
+  session.host.emitEvent('onSubscribe', session, sub.channel);
 }

@@ -1,9 +1,13 @@
 import type { ClientInfo, Publication } from '../broker/types.ts';
 import type { ResolvedChannelOptions } from '../config/namespaces.ts';
-import type { ClientSession } from './session.ts';
+import type { ClientHandle } from './hooks.ts';
+import type { SharedPush } from './shared-push.ts';
 
 export enum SubscriptionState {
-  /** Registered with the hub; live publications are buffered until the subscribe reply is written (§5.5). */
+  /**
+   * Registered with the hub; live publications are buffered until the subscribe reply is written
+   * (docs/protocol.md "Race-free subscribe").
+   */
   Subscribing = 0,
   Subscribed = 1,
   Removed = 2,
@@ -26,21 +30,38 @@ export interface SubscriptionFlags {
   recoverable: boolean;
 }
 
+/**
+ * The connection a subscription belongs to, as the hub, the position check and event hooks reach it (a
+ * `ClientSession`; declared here so this module does not depend on the session).
+ */
+export interface SubscriberConnection extends ClientHandle {
+  /** Queues a push for this connection (written with the rest of this event-loop turn's output). */
+  enqueue(frame: string | SharedPush): void;
+  /** A publication was lost for this subscriber: resubscribe (2500) or reconnect (3010). */
+  onInsufficientState(sub: Subscription): void;
+}
+
 /** One connection's subscription to one channel; kept small, there may be hundreds of thousands. */
 export class Subscription {
   state = SubscriptionState.Subscribing;
   buffer: BufferedPublication[] | null = [];
   bufferOverflow = false;
-  /** Last offset delivered to the client and the stream epoch (positioning, §5.6). */
+  /** Last offset delivered to the client and the stream epoch (docs/protocol.md "Positioning"). */
   offset = 0;
   epoch = '';
   /** Unix ms when the subscription token expires; 0 = never. */
   expireAt = 0;
   chanInfo: string | undefined;
+  /** Fossil deltas were negotiated (docs/protocol.md "Delta compression"). */
+  delta = false;
+  /** With `delta`: the document the client holds, i.e. the data of the last publication sent to it. */
+  deltaBase: string | undefined;
+  /** A sub_refresh proxy call is under way. */
+  refreshing = false;
   private clientInfo: ClientInfo | undefined;
 
   constructor(
-    readonly session: ClientSession,
+    readonly session: SubscriberConnection,
     readonly channel: string,
     readonly options: ResolvedChannelOptions,
     readonly flags: SubscriptionFlags,

@@ -1,42 +1,166 @@
 import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import type { RealtimeEngine } from './engine.ts';
+import { type RawData, type ServerOptions, type WebSocket, WebSocketServer } from 'ws';
+import { JSON_CODEC, PROTOBUF_CODEC, type SessionCodec } from './codecs.ts';
+import { dispatchCommand } from './commands.ts';
 import { compileOriginPatterns, isOriginAllowed } from './origin.ts';
+import { type PreframedMessage, sendPreframed } from './preframed.ts';
 import { ClientSession, SessionState } from './session.ts';
+import type { SessionHost } from './session-host.ts';
+import type { EncodedFrame, SessionTransport } from './transport.ts';
 
 const SESSION = Symbol('realtime.session');
 type SocketWithSession = WebSocket & { [SESSION]?: ClientSession };
 
+/**
+ * How long a server-initiated close waits for the client's close frame before the TCP connection is destroyed
+ * (`ws` defaults to 30 s). The close code was already sent; a peer that does not answer within this time (a
+ * stalled or non-reading client) is only holding a socket.
+ */
+export const CLOSE_HANDSHAKE_TIMEOUT_MS = 5_000;
+
 function ignoreSocketError(): void {}
+
+/** Subprotocols the official clients offer (docs/protocol.md "Transport"); the JSON client offers none. */
+const PROTOBUF_SUBPROTOCOL = 'centrifuge-protobuf';
+const JSON_SUBPROTOCOL = 'centrifuge-json';
+
+/**
+ * The format of a WebSocket connection: Protobuf when the client offers the `centrifuge-protobuf` subprotocol or
+ * asks with `?format=protobuf` / `?cf_protocol=protobuf`, JSON otherwise.
+ */
+export function websocketCodec(request: IncomingMessage): SessionCodec {
+  const offered = request.headers['sec-websocket-protocol'];
+  if (typeof offered === 'string' && offered.split(',').some((p) => p.trim() === PROTOBUF_SUBPROTOCOL)) {
+    return PROTOBUF_CODEC;
+  }
+  const query = new URL(request.url ?? '/', 'http://localhost').searchParams;
+  const format = query.get('format') ?? query.get('cf_protocol');
+  return format === 'protobuf' ? PROTOBUF_CODEC : JSON_CODEC;
+}
+
+/** Answers a protocol the client offered, so a browser accepts the handshake (RFC 6455 §4.2.2). */
+function chooseSubprotocol(protocols: Set<string>): string | false {
+  if (protocols.has(PROTOBUF_SUBPROTOCOL)) return PROTOBUF_SUBPROTOCOL;
+  if (protocols.has(JSON_SUBPROTOCOL)) return JSON_SUBPROTOCOL;
+  return false;
+}
+
+/** WebSocket close reasons must fit a control frame (RFC 6455 §5.5: 125 bytes including the 2-byte code). */
+function closeReason(reason: string): string {
+  return Buffer.byteLength(reason) <= 123 ? reason : Buffer.from(reason).subarray(0, 123).toString('utf8');
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/**
+ * A session's WebSocket: one message per event-loop turn, text lines for JSON, concatenated length-delimited
+ * messages in a binary frame for Protobuf; a lone shared push goes out as its prebuilt frame.
+ */
+class WebSocketTransport implements SessionTransport {
+  readonly name = 'websocket' as const;
+  readonly emulation = false;
+
+  constructor(
+    readonly ws: WebSocket,
+    private readonly binary: boolean,
+  ) {}
+
+  isOpen(): boolean {
+    return this.ws.readyState === 1;
+  }
+
+  write(frames: EncodedFrame[]): void {
+    const ws = this.ws;
+    if (frames.length === 1) {
+      const only = frames[0]!;
+      // The common fan-out case: a lone publication push goes out as the frame the hub built once for everyone.
+      if (typeof only === 'string' || Buffer.isBuffer(only)) ws.send(only, { binary: this.binary });
+      else sendPreframed(ws, only);
+      return;
+    }
+    if (!this.binary && frames.every((f) => typeof f === 'string')) {
+      ws.send(frames.join('\n'), { binary: false });
+      return;
+    }
+    const parts: Buffer[] = [];
+    for (const frame of frames) {
+      // JSON lines are separated by one newline; Protobuf messages carry their own length.
+      if (!this.binary && parts.length > 0) parts.push(NEWLINE);
+      if (typeof frame === 'string') parts.push(Buffer.from(frame));
+      else parts.push(Buffer.isBuffer(frame) ? frame : (frame as PreframedMessage).payload);
+    }
+    ws.send(Buffer.concat(parts), { binary: this.binary });
+  }
+
+  bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  close(code: number, reason: string): void {
+    this.ws.close(code, closeReason(reason));
+  }
+
+  terminate(): void {
+    this.ws.terminate();
+  }
+
+  pauseInput(): void {
+    this.ws.pause();
+  }
+
+  resumeInput(): void {
+    this.ws.resume();
+  }
+}
 
 /**
  * Accepts WebSocket upgrades for the engine: Origin policy first (403), 503 while shutting down, then a
- * `ClientSession` per socket. `ws` runs without compression and without its own client set (the engine tracks
- * sessions), and the socket listeners are shared functions rather than closures per connection.
+ * `ClientSession` per socket, which it keeps until the socket closes. `ws` runs without compression and
+ * without its own client set (the acceptor tracks sessions), and the socket listeners are shared functions
+ * rather than closures per connection.
  */
 export class WebSocketAcceptor {
+  /** Open sockets' sessions, from the upgrade until the socket closes. */
+  readonly sessions = new Set<ClientSession>();
   private readonly wss: WebSocketServer;
   private readonly originPatterns: RegExp[];
+  /** One close listener for every socket of this acceptor: forgets the session. */
+  private readonly onSocketClose: (this: WebSocket, code: number, reason: Buffer) => void;
 
-  constructor(private readonly engine: RealtimeEngine) {
-    this.originPatterns = compileOriginPatterns(engine.options.allowedOrigins);
-    this.wss = new WebSocketServer({
+  /** `accepting` says whether new connections are accepted now (started, not draining, not shutting down). */
+  constructor(
+    private readonly host: SessionHost,
+    private readonly accepting: () => boolean,
+  ) {
+    const sessions = this.sessions;
+    this.onSocketClose = function (this: WebSocket, code: number, reason: Buffer): void {
+      const session = sessionOf(this);
+      if (session === undefined) return;
+      session.onSocketClose(code, reason.toString('utf8'));
+      sessions.delete(session);
+    };
+    this.originPatterns = compileOriginPatterns(host.options.allowedOrigins);
+    // ws (the ^8.23 this package pins) accepts `closeTimeout`; @types/ws 8.18 does not declare it yet.
+    const options: ServerOptions & { closeTimeout: number } = {
       noServer: true,
       perMessageDeflate: false,
-      maxPayload: engine.options.maxFrameBytes,
+      maxPayload: host.options.maxFrameBytes,
       clientTracking: false,
-    });
+      closeTimeout: CLOSE_HANDSHAKE_TIMEOUT_MS,
+      handleProtocols: chooseSubprotocol,
+    };
+    this.wss = new WebSocketServer(options);
   }
 
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', ignoreSocketError);
-    if (!this.engine.acceptsConnections) {
+    if (!this.accepting()) {
       rejectUpgrade(socket, 503, 'server is shutting down');
       return;
     }
     const origin = typeof request.headers.origin === 'string' ? request.headers.origin : undefined;
-    const check = this.engine.hooks.checkOrigin;
+    const check = this.host.hooks.checkOrigin;
     if (check === undefined) {
       this.complete(isOriginAllowed(origin, request, this.originPatterns), request, socket, head);
       return;
@@ -46,7 +170,7 @@ export class WebSocketAcceptor {
       .then(
         (allowed) => this.complete(allowed === true, request, socket, head),
         (error: unknown) => {
-          this.engine.logger.error({ error: String(error) }, 'checkOrigin failed');
+          this.host.logger.error({ error: String(error) }, 'checkOrigin failed');
           this.complete(false, request, socket, head);
         },
       );
@@ -60,22 +184,38 @@ export class WebSocketAcceptor {
     });
   }
 
+  /**
+   * Closes every connection with `code` (clients reconnect, typically to another node), waits up to
+   * `timeoutMs` for the close handshakes and destroys the sockets still open then.
+   */
+  async disconnectAll(code: number, reason: string | undefined, timeoutMs: number): Promise<void> {
+    for (const session of [...this.sessions]) session.disconnect(code, reason);
+    const deadline = Date.now() + timeoutMs;
+    while (this.sessions.size > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const session of this.sessions) session.terminate();
+    this.sessions.clear();
+  }
+
   private complete(allowed: boolean, request: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (!allowed) {
-      this.engine.logger.info({ origin: request.headers.origin }, 'websocket origin refused');
+      this.host.logger.info({ origin: request.headers.origin }, 'websocket origin refused');
       rejectUpgrade(socket, 403, 'request origin is not authorized');
       return;
     }
-    if (!this.engine.acceptsConnections) {
+    if (!this.accepting()) {
       rejectUpgrade(socket, 503, 'server is shutting down');
       return;
     }
     this.wss.handleUpgrade(request, socket, head, (ws) => {
-      const session = new ClientSession(this.engine, ws, request);
+      const codec = websocketCodec(request);
+      const transport = new WebSocketTransport(ws, codec === PROTOBUF_CODEC);
+      const session = new ClientSession(this.host, dispatchCommand, transport, codec, request);
       (ws as SocketWithSession)[SESSION] = session;
-      this.engine.trackSession(session);
+      this.sessions.add(session);
       ws.on('message', onSocketMessage);
-      ws.on('close', onSocketClose);
+      ws.on('close', this.onSocketClose);
       ws.on('error', onSocketError);
     });
   }
@@ -92,17 +232,10 @@ function onSocketMessage(this: WebSocket, data: RawData): void {
   session.onFrame(buffer);
 }
 
-function onSocketClose(this: WebSocket, code: number, reason: Buffer): void {
-  const session = sessionOf(this);
-  if (session === undefined) return;
-  session.onSocketClose(code, reason.toString('utf8'));
-  session.engine.forgetSession(session);
-}
-
 function onSocketError(this: WebSocket, error: Error): void {
   const session = sessionOf(this);
   if (session !== undefined && session.state !== SessionState.Closed) {
-    session.engine.logger.debug({ client: session.id, error: error.message }, 'websocket error');
+    session.host.logger.debug({ client: session.id, error: error.message }, 'websocket error');
   }
 }
 

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import type { Centrifuge, Subscription } from 'centrifuge';
 import { MemoryBroker, MemoryHub, MemoryPresenceManager } from '../broker/memory.ts';
 import type { NamespaceConfig } from '../config/namespaces.ts';
 import {
+  closedAfterAll,
   connectionToken,
   newClient,
-  nextEvent,
   startTestServer,
   subscriptionToken,
   type TestServer,
-  waitUntil,
+  waitFor,
+  waitForEvent,
 } from '../testing/harness.ts';
 
 /** The Centrifugo-compatible server API over plain HTTP, on one node and across nodes sharing a broker. */
@@ -20,10 +21,7 @@ const NAMESPACES: NamespaceConfig[] = [
   { name: 'live' },
 ];
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = closedAfterAll();
 
 async function api(
   server: TestServer,
@@ -46,7 +44,7 @@ async function api(
   return { status: response.status, json, text };
 }
 
-async function subscribedClient(
+async function connectSubscriber(
   server: TestServer,
   user: string,
   channel: string,
@@ -56,7 +54,7 @@ async function subscribedClient(
   const sub = client.newSubscription(channel, { getToken: async () => subscriptionToken(user, channel) });
   client.connect();
   sub.subscribe();
-  await nextEvent(sub, 'subscribed');
+  await waitForEvent(sub, 'subscribed');
   return { client, sub };
 }
 
@@ -83,8 +81,8 @@ describe('one node', () => {
   });
 
   test('publish returns the stream position and subscribers receive the data', async () => {
-    const { sub } = await subscribedClient(server, 'reader', 'chat:api');
-    const received = nextEvent<{ data: unknown; offset: number }>(sub, 'publication');
+    const { sub } = await connectSubscriber(server, 'reader', 'chat:api');
+    const received = waitForEvent<{ data: unknown; offset: number }>(sub, 'publication');
     const reply = await api(server, 'publish', { channel: 'chat:api', data: { text: 'from api' } });
     const result = (reply.json as { result: { offset: number; epoch: string } }).result;
     assert.equal(result.offset, 1);
@@ -151,7 +149,7 @@ describe('one node', () => {
   });
 
   test('presence and presence_stats', async () => {
-    const { client } = await subscribedClient(server, 'present', 'chat:presence');
+    const { client } = await connectSubscriber(server, 'present', 'chat:presence');
     const presence = (await api(server, 'presence', { channel: 'chat:presence' })).json as {
       result: { presence: Record<string, { user: string; client: string }> };
     };
@@ -165,21 +163,21 @@ describe('one node', () => {
   });
 
   test('unsubscribe ends the subscription with 2000; disconnect closes with 3503 or a custom code', async () => {
-    const { client, sub } = await subscribedClient(server, 'target', 'chat:kick');
-    const ended = nextEvent<{ code: number }>(sub, 'unsubscribed');
+    const { client, sub } = await connectSubscriber(server, 'target', 'chat:kick');
+    const ended = waitForEvent<{ code: number }>(sub, 'unsubscribed');
     assert.deepEqual((await api(server, 'unsubscribe', { user: 'target', channel: 'chat:kick' })).json, {
       result: {},
     });
     assert.equal((await ended).code, 2000);
-    const disconnected = nextEvent<{ code: number; reason: string }>(client, 'disconnected');
+    const disconnected = waitForEvent<{ code: number; reason: string }>(client, 'disconnected');
     await api(server, 'disconnect', { user: 'target', disconnect: { code: 4501, reason: 'banned' } });
     assert.deepEqual(await disconnected, { code: 4501, reason: 'banned' });
   });
 
   test('channels lists active channels with counts and filters by pattern', async () => {
-    await subscribedClient(server, 'c1', 'live:alpha');
-    await subscribedClient(server, 'c2', 'live:alpha');
-    await subscribedClient(server, 'c3', 'chat:beta');
+    await connectSubscriber(server, 'c1', 'live:alpha');
+    await connectSubscriber(server, 'c2', 'live:alpha');
+    await connectSubscriber(server, 'c3', 'chat:beta');
     const all = (await api(server, 'channels', {})).json as {
       result: { channels: Record<string, { num_clients: number }> };
     };
@@ -207,9 +205,9 @@ describe('several nodes sharing a broker', () => {
     };
     const a = await node();
     const b = await node();
-    const { client, sub } = await subscribedClient(b, 'remote', 'chat:cluster');
-    await subscribedClient(a, 'local', 'chat:cluster');
-    await waitUntil(() => a.engine.info().nodes.length === 2, 5000, 'nodes to see each other');
+    const { client, sub } = await connectSubscriber(b, 'remote', 'chat:cluster');
+    await connectSubscriber(a, 'local', 'chat:cluster');
+    await waitFor('nodes to see each other', () => a.engine.info().nodes.length === 2, 5000);
     const info = (await api(a, 'info', {})).json as {
       result: { nodes: Array<{ uid: string; num_clients: number }> };
     };
@@ -218,14 +216,139 @@ describe('several nodes sharing a broker', () => {
       result: { channels: Record<string, { num_clients: number }> };
     };
     assert.deepEqual(channels.result.channels, { 'chat:cluster': { num_clients: 2 } });
-    const received = nextEvent<{ data: unknown }>(sub, 'publication');
+    const received = waitForEvent<{ data: unknown }>(sub, 'publication');
     await api(a, 'publish', { channel: 'chat:cluster', data: { across: true } });
     assert.deepEqual((await received).data, { across: true });
-    const ended = nextEvent<{ code: number }>(sub, 'unsubscribed');
+    const ended = waitForEvent<{ code: number }>(sub, 'unsubscribed');
     await api(a, 'unsubscribe', { user: 'remote', channel: 'chat:cluster' });
     assert.equal((await ended).code, 2000);
-    const disconnected = nextEvent<{ code: number }>(client, 'disconnected');
+    const disconnected = waitForEvent<{ code: number }>(client, 'disconnected');
     await api(a, 'disconnect', { user: 'remote' });
     assert.equal((await disconnected).code, 3503);
+  });
+});
+
+describe('subscribe, refresh, batch and rpc (Centrifugo v6 methods)', () => {
+  test('subscribe makes a server-side subscription on every node; it receives publications and recovers', async () => {
+    const hub = new MemoryHub();
+    const node = async () => {
+      const server = await startTestServer({
+        namespaces: NAMESPACES,
+        broker: new MemoryBroker({ hub }),
+        presenceManager: new MemoryPresenceManager({ hub }),
+        closeBroker: true,
+        nodeHeartbeatIntervalMs: 200,
+      });
+      cleanups.push(() => server.close());
+      return server;
+    };
+    const a = await node();
+    const b = await node();
+    const client = newClient(b.wsUrl, { token: connectionToken('served') });
+    cleanups.push(() => client.disconnect());
+    client.connect();
+    await waitForEvent(client, 'connected');
+    const subscribed = waitForEvent<{ channel: string; data?: unknown; recoverable?: boolean }>(
+      client,
+      'subscribed',
+    );
+    const reply = await api(a, 'subscribe', { user: 'served', channel: 'chat:pushed', data: { welcome: 1 } });
+    assert.deepEqual(reply.json, { result: {} });
+    const ctx = await subscribed;
+    assert.equal(ctx.channel, 'chat:pushed');
+    assert.deepEqual(ctx.data, { welcome: 1 });
+    assert.equal(ctx.recoverable, true);
+    const received = waitForEvent<{ channel: string; data: unknown; offset: number }>(client, 'publication');
+    await api(a, 'publish', { channel: 'chat:pushed', data: { n: 1 } });
+    assert.deepEqual(await received, { channel: 'chat:pushed', data: { n: 1 }, offset: 1 });
+    // An unknown namespace is 102, an empty channel 107, a malformed override 107.
+    assert.deepEqual((await api(a, 'subscribe', { user: 'served', channel: 'nope:x' })).json, {
+      error: { code: 102, message: 'unknown channel' },
+    });
+    assert.equal(
+      ((await api(a, 'subscribe', { user: 'served' })).json as { error: { code: number } }).error.code,
+      107,
+    );
+    const badOverride = await api(a, 'subscribe', {
+      user: 'served',
+      channel: 'chat:o',
+      override: { presence: 1 },
+    });
+    assert.equal((badOverride.json as { error: { code: number } }).error.code, 107);
+  });
+
+  test('refresh: a future expiry keeps the connection, a past one or expired: true closes it with 3005', async () => {
+    const server = await startTestServer({ namespaces: NAMESPACES });
+    cleanups.push(() => server.close());
+    const client = newClient(server.wsUrl, { token: connectionToken('refreshed'), minReconnectDelay: 10 });
+    cleanups.push(() => client.disconnect());
+    client.connect();
+    await waitForEvent(client, 'connected');
+    const inTenMinutes = Math.floor(Date.now() / 1000) + 600;
+    assert.deepEqual(
+      (await api(server, 'refresh', { user: 'refreshed', expire_at: inTenMinutes, info: { v: 2 } })).json,
+      { result: {} },
+    );
+    // 3005 "connection expired" makes the client reconnect (not terminal); it does, with its token.
+    let reconnecting = waitForEvent<{ code: number }>(client, 'connecting');
+    await api(server, 'refresh', { user: 'refreshed', expire_at: Math.floor(Date.now() / 1000) - 1 });
+    assert.equal((await reconnecting).code, 3005);
+    await waitForEvent(client, 'connected');
+    reconnecting = waitForEvent<{ code: number }>(client, 'connecting');
+    await api(server, 'refresh', { user: 'refreshed', expired: true });
+    assert.equal((await reconnecting).code, 3005);
+  });
+
+  test('batch runs commands in order (or in parallel) with one reply each; unknown commands are 104', async () => {
+    const server = await startTestServer({ namespaces: NAMESPACES });
+    cleanups.push(() => server.close());
+    const sequential = await api(server, 'batch', {
+      commands: [
+        { publish: { channel: 'chat:b', data: { n: 1 } } },
+        { publish: { channel: 'chat:b', data: { n: 2 } } },
+        { history: { channel: 'chat:b', limit: 10 } },
+        { presence_stats: { channel: 'chat:b' } },
+        { publish: { channel: 'nope:b', data: 1 } },
+        { fly: {} },
+        null,
+      ],
+    });
+    const { replies } = (sequential.json as { result: { replies: Array<Record<string, unknown>> } }).result;
+    assert.equal(replies.length, 7);
+    assert.equal((replies[0]!.publish as { offset: number }).offset, 1);
+    assert.equal((replies[1]!.publish as { offset: number }).offset, 2);
+    assert.deepEqual(
+      (replies[2]!.history as { publications: Array<{ data: unknown }> }).publications.map((p) => p.data),
+      [{ n: 1 }, { n: 2 }],
+    );
+    assert.deepEqual(replies[3], { presence_stats: { num_clients: 0, num_users: 0 } });
+    assert.deepEqual(replies[4], { error: { code: 102, message: 'unknown channel' } });
+    assert.deepEqual(replies[5], { error: { code: 104, message: 'not found' } });
+    assert.deepEqual(replies[6], { error: { code: 107, message: 'bad request' } });
+    const parallel = await api(server, 'batch', {
+      parallel: true,
+      commands: [{ info: {} }, { channels: {} }],
+    });
+    const result = (parallel.json as { result: { replies: Array<Record<string, unknown>> } }).result;
+    assert.deepEqual(
+      result.replies.map((r) => Object.keys(r)[0]),
+      ['info', 'channels'],
+    );
+    assert.equal((await api(server, 'batch', { commands: 'x' })).status, 200);
+  });
+
+  test('rpc has no registered methods: 104 (404 in transport mode)', async () => {
+    const server = await startTestServer({ namespaces: NAMESPACES });
+    cleanups.push(() => server.close());
+    assert.deepEqual((await api(server, 'rpc', { method: 'x' })).json, {
+      error: { code: 104, message: 'not found' },
+    });
+    const transport = await api(
+      server,
+      'rpc',
+      { method: 'x' },
+      { 'X-API-Key': 'api-key', 'X-Centrifugo-Error-Mode': 'transport' },
+    );
+    assert.equal(transport.status, 404);
   });
 });

@@ -1,10 +1,14 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StreamPosition } from '../broker/types.ts';
-import type { RealtimeEngine } from '../engine/engine.ts';
+import { channelPresenceStats, publishToChannel, removeChannelHistory } from '../engine/channel-api.ts';
+import type { Cluster } from '../engine/cluster.ts';
+import type { EngineCore } from '../engine/core.ts';
 import { encodePresence, encodePublications, toStreamPosition } from '../protocol/codec.ts';
-import { DisconnectCode, ErrorCode, UnsubscribeCode } from '../protocol/codes.ts';
-import { ClientError } from '../protocol/errors.ts';
+import { DisconnectCode, ErrorCode, UNAVAILABLE_ERROR_CODE, UnsubscribeCode } from '../protocol/codes.ts';
+import { ClientError, isBrokerUnavailable, toClientError } from '../protocol/errors.ts';
+import { TokenError } from '../tokens/jwt.ts';
+import { parseOverride } from '../tokens/verifier.ts';
 
 /**
  * Centrifugo v6 server HTTP API (`POST /api/<method>`, CFGO `internal/api`): `X-API-Key` or
@@ -13,7 +17,16 @@ import { ClientError } from '../protocol/errors.ts';
  */
 
 type Body = Record<string, unknown>;
-type Method = (engine: RealtimeEngine, body: Body) => Promise<string>;
+
+/**
+ * The parts of a node the API works with: its shared state, and the cluster for commands that cross nodes.
+ */
+export interface ApiNode {
+  readonly core: EngineCore;
+  readonly cluster: Cluster;
+}
+
+type Method = (node: ApiNode, body: Body) => Promise<string>;
 
 class BadRequestBody extends Error {}
 
@@ -23,9 +36,9 @@ function keyMatches(expected: string, given: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function isAuthorized(engine: RealtimeEngine, request: IncomingMessage): boolean {
-  if (engine.options.apiInsecure) return true;
-  const key = engine.options.apiKey;
+function isAuthorized(core: EngineCore, request: IncomingMessage): boolean {
+  if (core.options.apiInsecure) return true;
+  const key = core.options.apiKey;
   if (key === undefined) return false;
   const header = request.headers['x-api-key'];
   if (typeof header === 'string' && header !== '') return keyMatches(key, header);
@@ -72,9 +85,12 @@ function optionalTags(body: Body): Record<string, string> | undefined {
   return tags as Record<string, string>;
 }
 
-/** `data` as raw JSON, or `b64data` decoded (must hold JSON in this JSON-only engine). */
-function rawData(body: Body): string {
-  const b64 = str(body, 'b64data');
+/**
+ * A `bytes` field of the body as raw JSON: `<name>` (embedded JSON), or `b64<name>` decoded — which must hold JSON
+ * too, as publications are shared with JSON clients (docs/protocol.md "Server HTTP API").
+ */
+function rawJson(body: Body, name: 'data' | 'info'): string | undefined {
+  const b64 = str(body, `b64${name}`);
   if (b64 !== '') {
     const text = Buffer.from(b64, 'base64').toString('utf8');
     try {
@@ -83,7 +99,29 @@ function rawData(body: Body): string {
       throw new ClientError(ErrorCode.badRequest);
     }
   }
-  return body.data === undefined ? '' : JSON.stringify(body.data);
+  const value = body[name];
+  return value === undefined || value === null ? undefined : JSON.stringify(value);
+}
+
+function rawData(body: Body): string {
+  return rawJson(body, 'data') ?? '';
+}
+
+function int(body: Body, name: string): number {
+  const value = body[name];
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw new ClientError(ErrorCode.badRequest);
+  return value;
+}
+
+/** `client` and `session` narrow an operation on a user to one connection. */
+function targetOf(body: Body): { clientId?: string; sessionId?: string } {
+  const client = str(body, 'client');
+  const session = str(body, 'session');
+  return {
+    ...(client !== '' ? { clientId: client } : {}),
+    ...(session !== '' ? { sessionId: session } : {}),
+  };
 }
 
 function positionJson(position: { offset?: number; epoch?: string }): string {
@@ -97,19 +135,15 @@ function errorJson(error: ClientError): string {
   return `{"code":${error.protocolCode},"message":${JSON.stringify(error.message)}}`;
 }
 
-async function publishOne(
-  engine: RealtimeEngine,
-  channel: string,
-  body: Body,
-  data: string,
-): Promise<string> {
+async function publishOne(core: EngineCore, channel: string, body: Body, data: string): Promise<string> {
   if (channel === '') throw new ClientError(ErrorCode.badRequest);
   const tags = optionalTags(body);
   const idempotencyKey = str(body, 'idempotency_key');
-  const position = await engine.publish({
+  const position = await publishToChannel(core, {
     channel,
     rawData: data,
     skipHistory: body.skip_history === true,
+    ...(body.delta === true ? { delta: true } : {}),
     ...(tags !== undefined ? { tags } : {}),
     ...(idempotencyKey !== '' ? { idempotencyKey } : {}),
   });
@@ -117,11 +151,11 @@ async function publishOne(
 }
 
 const METHODS: Record<string, Method> = {
-  async publish(engine, body) {
-    return publishOne(engine, str(body, 'channel'), body, rawData(body));
+  async publish({ core }, body) {
+    return publishOne(core, str(body, 'channel'), body, rawData(body));
   },
 
-  async broadcast(engine, body) {
+  async broadcast({ core }, body) {
     const channels = body.channels;
     if (!Array.isArray(channels) || channels.length === 0) throw new ClientError(ErrorCode.badRequest);
     const data = rawData(body);
@@ -129,25 +163,25 @@ const METHODS: Record<string, Method> = {
       channels.map(async (channel) => {
         try {
           if (typeof channel !== 'string') throw new ClientError(ErrorCode.badRequest);
-          return `{"result":${await publishOne(engine, channel, body, data)}}`;
+          return `{"result":${await publishOne(core, channel, body, data)}}`;
         } catch (error) {
-          return `{"error":${errorJson(asApiError(engine, error))}}`;
+          return `{"error":${errorJson(asApiError(core, error))}}`;
         }
       }),
     );
     return `{"responses":[${responses.join(',')}]}`;
   },
 
-  async history(engine, body) {
+  async history({ core }, body) {
     const channel = str(body, 'channel');
-    const options = engine.channelOptions(channel);
+    const options = core.channelOptions(channel);
     const limit = typeof body.limit === 'number' && Number.isInteger(body.limit) ? body.limit : 0;
     let since: StreamPosition | undefined;
     if (body.since !== undefined && body.since !== null) {
       if (typeof body.since !== 'object') throw new ClientError(ErrorCode.badRequest);
       since = toStreamPosition(body.since);
     }
-    const result = await engine.readHistory(channel, options, {
+    const result = await core.readHistory(channel, options, {
       since,
       limit,
       reverse: body.reverse === true,
@@ -155,58 +189,156 @@ const METHODS: Record<string, Method> = {
     return `{"publications":${encodePublications(result.publications)},"epoch":${JSON.stringify(result.position.epoch)},"offset":${result.position.offset}}`;
   },
 
-  async history_remove(engine, body) {
-    await engine.removeHistory(str(body, 'channel'));
+  async history_remove({ core }, body) {
+    await removeChannelHistory(core, str(body, 'channel'));
     return '{}';
   },
 
-  async presence(engine, body) {
+  async presence({ core }, body) {
     const channel = str(body, 'channel');
-    if (!engine.channelOptions(channel).presence) throw new ClientError(ErrorCode.notAvailable);
-    return `{"presence":${encodePresence(await engine.presenceManager.presence(channel))}}`;
+    if (!core.channelOptions(channel).presence) throw new ClientError(ErrorCode.notAvailable);
+    return `{"presence":${encodePresence(await core.presenceManager.presence(channel))}}`;
   },
 
-  async presence_stats(engine, body) {
-    const stats = await engine.presenceStats(str(body, 'channel'));
+  async presence_stats({ core }, body) {
+    const stats = await channelPresenceStats(core, str(body, 'channel'));
     return `{"num_clients":${stats.numClients},"num_users":${stats.numUsers}}`;
   },
 
-  async unsubscribe(engine, body) {
+  async subscribe({ core, cluster }, body) {
     const channel = str(body, 'channel');
-    if (channel !== '') engine.channelOptions(channel);
-    const client = str(body, 'client');
-    await engine.unsubscribe(str(body, 'user'), channel, {
+    core.channelOptions(channel);
+    let override: ReturnType<typeof parseOverride>;
+    try {
+      override = parseOverride(body.override);
+    } catch (error) {
+      if (error instanceof TokenError) throw new ClientError(ErrorCode.badRequest);
+      throw error;
+    }
+    const since = body.recover_since;
+    if (since !== undefined && since !== null && typeof since !== 'object') {
+      throw new ClientError(ErrorCode.badRequest);
+    }
+    const data = rawJson(body, 'data');
+    const info = rawJson(body, 'info');
+    const expireAt = int(body, 'expire_at');
+    await cluster.subscribeUser(
+      str(body, 'user'),
+      {
+        channel,
+        ...(data !== undefined ? { data } : {}),
+        ...(info !== undefined ? { info } : {}),
+        ...(expireAt > 0 ? { expireAt } : {}),
+        ...(override !== undefined ? { override } : {}),
+        ...(since ? { recoverSince: toStreamPosition(since) } : {}),
+      },
+      targetOf(body),
+    );
+    return '{}';
+  },
+
+  async unsubscribe({ core, cluster }, body) {
+    const channel = str(body, 'channel');
+    if (channel !== '') core.channelOptions(channel);
+    await cluster.unsubscribe(str(body, 'user'), channel, {
       code: UnsubscribeCode.server,
-      ...(client !== '' ? { clientId: client } : {}),
+      ...targetOf(body),
     });
     return '{}';
   },
 
-  async disconnect(engine, body) {
+  async refresh({ cluster }, body) {
+    const info = rawJson(body, 'info');
+    await cluster.refreshUser(
+      str(body, 'user'),
+      {
+        expired: body.expired === true,
+        expireAt: int(body, 'expire_at'),
+        ...(info !== undefined ? { info } : {}),
+      },
+      targetOf(body),
+    );
+    return '{}';
+  },
+
+  async disconnect({ cluster }, body) {
     const custom = body.disconnect as { code?: unknown; reason?: unknown } | undefined;
     const code = typeof custom?.code === 'number' ? custom.code : DisconnectCode.forceNoReconnect;
-    const client = str(body, 'client');
     const whitelist = Array.isArray(body.whitelist)
       ? body.whitelist.filter((c) => typeof c === 'string')
       : [];
-    await engine.disconnectUser(str(body, 'user'), {
+    await cluster.disconnectUser(str(body, 'user'), {
       code,
       ...(typeof custom?.reason === 'string' ? { reason: custom.reason } : {}),
-      ...(client !== '' ? { clientId: client } : {}),
+      ...targetOf(body),
       ...(whitelist.length > 0 ? { whitelist } : {}),
     });
     return '{}';
   },
 
-  async channels(engine, body) {
-    const channels = await engine.channels(str(body, 'pattern') || undefined);
+  async channels({ cluster }, body) {
+    const channels = await cluster.channels(str(body, 'pattern') || undefined);
     return `{"channels":${JSON.stringify(channels)}}`;
   },
 
-  async info(engine) {
-    return `{"nodes":${JSON.stringify(engine.info().nodes)}}`;
+  async info({ cluster }) {
+    return `{"nodes":${JSON.stringify(cluster.info())}}`;
+  },
+
+  /** Centrifugo answers RPC extensions registered in Go; this engine has none: every method is 104. */
+  async rpc() {
+    throw new ClientError(ErrorCode.methodNotFound, 'not found');
+  },
+
+  async batch(node, body) {
+    const commands = body.commands;
+    if (!Array.isArray(commands)) throw new ClientError(ErrorCode.badRequest);
+    const run = (command: unknown) => runBatchCommand(node, command);
+    // `parallel: true` runs the commands at once; otherwise one after another, in order (Centrifugo `Batch`).
+    const replies =
+      body.parallel === true
+        ? await Promise.all(commands.map(run))
+        : await commands.reduce<Promise<string[]>>(
+            async (done, command) => [...(await done), await run(command)],
+            Promise.resolve([]),
+          );
+    return `{"replies":[${replies.join(',')}]}`;
   },
 };
+
+/** The methods a batch may hold, in the order Centrifugo looks for them in a command. */
+const BATCH_METHODS = [
+  'publish',
+  'broadcast',
+  'subscribe',
+  'unsubscribe',
+  'disconnect',
+  'history',
+  'history_remove',
+  'presence',
+  'presence_stats',
+  'info',
+  'rpc',
+  'refresh',
+  'channels',
+] as const;
+
+/** One command of a batch: `{"<method>": {…}}` → `{"<method>": result}` or `{"error": …}`; unknown → 104. */
+async function runBatchCommand(node: ApiNode, command: unknown): Promise<string> {
+  try {
+    if (command === null || typeof command !== 'object' || Array.isArray(command)) {
+      throw new ClientError(ErrorCode.badRequest);
+    }
+    const entry = command as Body;
+    const name = BATCH_METHODS.find((m) => entry[m] !== undefined && entry[m] !== null);
+    if (name === undefined) throw new ClientError(ErrorCode.methodNotFound, 'not found');
+    const request = entry[name];
+    if (typeof request !== 'object' || Array.isArray(request)) throw new ClientError(ErrorCode.badRequest);
+    return `{"${name}":${await METHODS[name]!(node, request as Body)}}`;
+  } catch (error) {
+    return `{"error":${errorJson(asApiError(node.core, error))}}`;
+  }
+}
 
 /** HTTP status for an API error in transport error mode (CFGO `MapErrorToHTTPCode`). */
 function httpStatusOf(code: number): number {
@@ -219,14 +351,20 @@ function httpStatusOf(code: number): number {
       return 400;
     case ErrorCode.unrecoverablePosition:
       return 416;
+    case UNAVAILABLE_ERROR_CODE:
+      return 503;
     default:
       return 500;
   }
 }
 
-function asApiError(engine: RealtimeEngine, error: unknown): ClientError {
+function asApiError(core: EngineCore, error: unknown): ClientError {
   if (error instanceof ClientError) return error;
-  engine.logger.error({ error: String(error) }, 'server API call failed');
+  if (isBrokerUnavailable(error)) {
+    core.logger.warn({ error: String(error) }, 'server API call failed: broker unavailable');
+    return toClientError(error);
+  }
+  core.logger.error({ error: String(error) }, 'server API call failed');
   return new ClientError(ErrorCode.internal);
 }
 
@@ -237,14 +375,15 @@ function send(response: ServerResponse, status: number, body: string, type = 'ap
 
 /** Serves one API request; false when the path is outside the API prefix (the host then handles it). */
 export async function handleApiRequest(
-  engine: RealtimeEngine,
+  node: ApiNode,
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<boolean> {
-  const prefix = engine.options.apiPrefix;
+  const { core } = node;
+  const prefix = core.options.apiPrefix;
   const pathname = (request.url ?? '/').split('?')[0]!;
   if (pathname !== prefix && !pathname.startsWith(`${prefix}/`)) return false;
-  if (!isAuthorized(engine, request)) {
+  if (!isAuthorized(core, request)) {
     send(response, 401, 'Unauthorized\n', 'text/plain');
     return true;
   }
@@ -261,16 +400,16 @@ export async function handleApiRequest(
   }
   let body: Body;
   try {
-    body = await readBody(request, engine.options.apiMaxBodyBytes);
+    body = await readBody(request, core.options.apiMaxBodyBytes);
   } catch (error) {
     send(response, error instanceof BadRequestBody ? 400 : 500, 'Bad Request\n', 'text/plain');
     return true;
   }
   try {
-    send(response, 200, `{"result":${await method(engine, body)}}`);
+    send(response, 200, `{"result":${await method(node, body)}}`);
   } catch (error) {
-    const apiError = asApiError(engine, error);
-    if (request.headers['x-centrifugo-error-mode'] === 'transport') {
+    const apiError = asApiError(core, error);
+    if (core.options.apiTransportErrorMode || request.headers['x-centrifugo-error-mode'] === 'transport') {
       send(response, httpStatusOf(apiError.protocolCode), errorJson(apiError));
     } else {
       send(response, 200, `{"error":${errorJson(apiError)}}`);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { BrokerError } from '../broker/errors.ts';
 import {
   commandMethod,
   decodeFrame,
@@ -10,9 +11,12 @@ import {
   safeRawJson,
 } from './codec.ts';
 import { isTerminalDisconnect } from './codes.ts';
-import { ClientError } from './errors.ts';
+import { ClientError, toClientError } from './errors.ts';
 
-/** JSON framing (brief §1.2, §1.3): newline-separated commands, raw JSON payloads, omitted zero values. */
+/**
+ * JSON framing (docs/protocol.md "Frames", "Commands and replies"): newline-separated commands, raw JSON
+ * payloads, omitted zero values.
+ */
 
 describe('decodeFrame', () => {
   test('splits newline-separated commands and tolerates a trailing newline', () => {
@@ -69,6 +73,23 @@ describe('encoders', () => {
     assert.equal(
       encodeUnsubscribePush('c', 2500, 'insufficient state'),
       '{"push":{"channel":"c","unsubscribe":{"code":2500,"reason":"insufficient state"}}}',
+    );
+  });
+
+  test('an unreachable broker is reply error 503 temporary; an unreadable reply stays 100', () => {
+    const unavailable = new BrokerError('broker_unavailable', 'redis: not connected (reconnecting)');
+    assert.equal(
+      encodeErrorReply(6, toClientError(unavailable)),
+      '{"id":6,"error":{"code":503,"message":"broker unavailable","temporary":true}}',
+    );
+    assert.equal(toClientError(new BrokerError('broker_closed', 'closed')).protocolCode, 503);
+    assert.equal(
+      encodeErrorReply(7, new ClientError(503)),
+      '{"id":7,"error":{"code":503,"message":"service unavailable","temporary":true}}',
+    );
+    assert.equal(
+      encodeErrorReply(8, toClientError(new BrokerError('broker_bad_reply', 'malformed publication'))),
+      '{"id":8,"error":{"code":100,"message":"internal server error","temporary":true}}',
     );
   });
 

@@ -2,10 +2,10 @@ import type { ClientInfo, Publication, StreamPosition } from '../broker/types.ts
 import type { ClientError } from './errors.ts';
 
 /**
- * JSON protocol framing (brief §1.2): a WebSocket text frame carries one or more JSON objects separated by a single
- * `\n`; `bytes` fields (`data`, `info`, `conn_info`, `chan_info`) are embedded raw JSON; zero values are omitted
- * except `ClientInfo.user`/`client`. Pushes are encoded by string concatenation so that one publication is
- * serialised once per channel, whatever the number of subscribers.
+ * JSON protocol framing (docs/protocol.md "Frames"): a WebSocket text frame carries one or more JSON objects
+ * separated by a single `\n`; `bytes` fields (`data`, `info`, `conn_info`, `chan_info`) are embedded raw
+ * JSON; zero values are omitted except `ClientInfo.user`/`client`. Pushes are encoded by string concatenation
+ * so that one publication is serialised once per channel, whatever the number of subscribers.
  */
 
 export interface StreamPositionRequest {
@@ -33,6 +33,8 @@ export interface Command {
     positioned?: boolean;
     recoverable?: boolean;
     join_leave?: boolean;
+    /** "fossil" asks for delta-compressed publications. */
+    delta?: string;
     flag?: number;
   };
   unsubscribe?: { channel?: string };
@@ -61,7 +63,7 @@ export type CommandMethod =
   | 'refresh'
   | 'sub_refresh';
 
-/** Method fields in PROTO order; the first non-null one wins (brief §1.3). */
+/** Method fields in PROTO order; the first non-null one wins (docs/protocol.md "Commands and replies"). */
 const METHODS: readonly CommandMethod[] = [
   'connect',
   'subscribe',
@@ -162,27 +164,43 @@ export function encodePresence(presence: Record<string, ClientInfo>): string {
   return `{${parts.join(',')}}`;
 }
 
-export function encodePublication(publication: Publication): string {
+/**
+ * A publication as JSON. `data` is the embedded JSON by default; a subscription with fossil deltas gets it as a JSON
+ * string instead (`dataJson` = the escaped text, or the escaped delta with `delta` set), docs/protocol.md
+ * "Delta compression".
+ */
+export function encodePublication(publication: Publication, dataJson?: string, delta = false): string {
   const fields: string[] = [];
-  if (publication.data) fields.push(`"data":${safeRawJson(publication.data)}`);
+  if (dataJson !== undefined) fields.push(`"data":${dataJson}`);
+  else if (publication.data) fields.push(`"data":${safeRawJson(publication.data)}`);
   if (publication.info) fields.push(`"info":${encodeClientInfo(publication.info)}`);
   if (publication.offset) fields.push(`"offset":${publication.offset}`);
   if (publication.tags && Object.keys(publication.tags).length > 0) {
     fields.push(`"tags":${JSON.stringify(publication.tags)}`);
   }
+  if (delta) fields.push('"delta":true');
   return `{${fields.join(',')}}`;
 }
 
-export function encodePublications(publications: readonly Publication[]): string {
-  return `[${publications.map(encodePublication).join(',')}]`;
+/** Publications as a JSON list; `escaped` writes each `data` as a JSON string (a subscription with fossil deltas). */
+export function encodePublications(publications: readonly Publication[], escaped = false): string {
+  const encode = escaped
+    ? (p: Publication) => encodePublication(p, JSON.stringify(p.data))
+    : (p: Publication) => encodePublication(p);
+  return `[${publications.map(encode).join(',')}]`;
 }
 
 function push(channel: string, kind: string, body: string): string {
   return `{"push":{"channel":${JSON.stringify(channel)},"${kind}":${body}}}`;
 }
 
-export function encodePublicationPush(channel: string, publication: Publication): string {
-  return push(channel, 'pub', encodePublication(publication));
+export function encodePublicationPush(
+  channel: string,
+  publication: Publication,
+  dataJson?: string,
+  delta = false,
+): string {
+  return push(channel, 'pub', encodePublication(publication, dataJson, delta));
 }
 
 export function encodeJoinPush(channel: string, info: ClientInfo): string {
@@ -195,6 +213,14 @@ export function encodeLeavePush(channel: string, info: ClientInfo): string {
 
 export function encodeUnsubscribePush(channel: string, code: number, reason: string): string {
   return push(channel, 'unsubscribe', `{"code":${code},"reason":${JSON.stringify(reason)}}`);
+}
+
+/**
+ * The goodbye of an emulation connection before its stream ends (WebSocket uses its close frame instead,
+ * docs/protocol.md "Pushes").
+ */
+export function encodeDisconnectPush(code: number, reason: string): string {
+  return `{"push":{"disconnect":{"code":${code},"reason":${JSON.stringify(reason)}}}}`;
 }
 
 /** `message` pushes carry no channel; the Go encoder omits the empty string. */
@@ -212,7 +238,7 @@ export function encodeErrorReply(id: number, error: ClientError): string {
   return `{"id":${id},"error":{"code":${error.protocolCode},"message":${JSON.stringify(error.message)}${temporary}}}`;
 }
 
-/** A server ping: an empty Reply (no id, no push), brief §1.5. */
+/** A server ping: an empty Reply (no id, no push), docs/protocol.md "Ping and pong". */
 export const PING_FRAME = '{}';
 
 /** Builds an object from already-encoded fields, skipping the undefined ones (zero values stay off the wire). */

@@ -1,136 +1,137 @@
 /**
- * Every code the engine puts on the wire, with Centrifugo's messages (protocol brief §3; Centrifuge `errors.go`,
- * `disconnect.go`, `unsubscribe.go`). The JS client decides whether to retry, refresh or stop from these numbers
- * alone, so they must never drift from the reference.
+ * Every code the engine puts on the wire, with Centrifugo's messages (docs/protocol.md "Reply error codes",
+ * "Disconnect codes", "Unsubscribe codes"; LIB `errors.go`, `disconnect.go`, `unsubscribe.go`). The JS client
+ * decides whether to retry, refresh or stop from these numbers alone, so they must never drift from the
+ * reference.
  */
 
-/** Reply error codes (brief §3.1). Applications use 400–1999; 0–399 are reserved. */
-export const ErrorCode = {
-  internal: 100,
-  unauthorized: 101,
-  unknownChannel: 102,
-  permissionDenied: 103,
-  methodNotFound: 104,
-  alreadySubscribed: 105,
-  limitExceeded: 106,
-  badRequest: 107,
-  notAvailable: 108,
-  tokenExpired: 109,
-  expired: 110,
-  tooManyRequests: 111,
-  unrecoverablePosition: 112,
-  concurrentPagination: 113,
-} as const;
-export type ErrorCodeName = keyof typeof ErrorCode;
+/** A table of `name: [code, message]` rows, as Centrifugo lists them: one row per code, so the two never drift. */
+type CodeRows = Readonly<Record<string, readonly [number, string]>>;
 
-export const ERROR_MESSAGES: Readonly<Record<number, string>> = {
-  100: 'internal server error',
-  101: 'unauthorized',
-  102: 'unknown channel',
-  103: 'permission denied',
-  104: 'method not found',
-  105: 'already subscribed',
-  106: 'limit exceeded',
-  107: 'bad request',
-  108: 'not available',
-  109: 'token expired',
-  110: 'expired',
-  111: 'too many requests',
-  112: 'unrecoverable position',
-  113: 'concurrent pagination',
-};
+/** `{ name: code }` of a table. */
+function codesOf<T extends CodeRows>(rows: T): { readonly [K in keyof T]: T[K][0] } {
+  return Object.fromEntries(Object.entries(rows).map(([name, [code]]) => [name, code])) as {
+    readonly [K in keyof T]: T[K][0];
+  };
+}
 
-/** Only these are marked `temporary`; the client retries them instead of giving up (brief §3.1, §3.2). */
-export const TEMPORARY_ERROR_CODES: ReadonlySet<number> = new Set([100, 111, 113]);
+/** code → message of a table, and of any codes that have a message but no name. */
+function messagesOf(rows: CodeRows, ...more: Array<readonly [number, string]>): ReadonlyMap<number, string> {
+  return new Map([...Object.values(rows), ...more]);
+}
 
 /**
- * Disconnect (WebSocket close) codes (brief §3.3). 3000–3499 and 4000–4499 make the client reconnect;
- * 3500–3999 and 4500–4999 are terminal.
+ * Reply error codes (docs/protocol.md "Reply error codes"). Applications use 400–1999; 0–399 are reserved.
  */
-export const DisconnectCode = {
-  connectionClosed: 3000,
-  shutdown: 3001,
-  serverError: 3004,
-  expired: 3005,
-  subExpired: 3006,
-  slow: 3008,
-  writeError: 3009,
-  insufficientState: 3010,
-  forceReconnect: 3011,
-  noPong: 3012,
-  tooManyRequests: 3013,
-  stateInvalidated: 3014,
-  invalidToken: 3500,
-  badRequest: 3501,
-  stale: 3502,
-  forceNoReconnect: 3503,
-  connectionLimit: 3504,
-  channelLimit: 3505,
-  inappropriateProtocol: 3506,
-  permissionDenied: 3507,
-  notAvailable: 3508,
-  tooManyErrors: 3509,
+const ERROR_ROWS = {
+  internal: [100, 'internal server error'],
+  unauthorized: [101, 'unauthorized'],
+  unknownChannel: [102, 'unknown channel'],
+  permissionDenied: [103, 'permission denied'],
+  methodNotFound: [104, 'method not found'],
+  alreadySubscribed: [105, 'already subscribed'],
+  limitExceeded: [106, 'limit exceeded'],
+  badRequest: [107, 'bad request'],
+  notAvailable: [108, 'not available'],
+  tokenExpired: [109, 'token expired'],
+  expired: [110, 'expired'],
+  tooManyRequests: [111, 'too many requests'],
+  unrecoverablePosition: [112, 'unrecoverable position'],
+  concurrentPagination: [113, 'concurrent pagination'],
 } as const;
+export const ErrorCode = codesOf(ERROR_ROWS);
+export type ErrorCodeName = keyof typeof ErrorCode;
+
+/**
+ * Not a Centrifugo code: a command that needs the broker (or, in an application hook, the application's own
+ * store) while it cannot be reached is answered 503 "service unavailable", marked temporary. It lies in the
+ * application range (400–1999) so the standard codes keep their meaning; being temporary, the client retries
+ * it (docs/protocol.md "Reply error codes") instead of treating it as final, and a publish fails at once
+ * instead of hanging until the client's timeout.
+ */
+export const UNAVAILABLE_ERROR_CODE = 503;
+
+export const ERROR_MESSAGES: ReadonlyMap<number, string> = messagesOf(ERROR_ROWS, [
+  UNAVAILABLE_ERROR_CODE,
+  'service unavailable',
+]);
+
+/**
+ * Only these are marked `temporary`; the client retries them instead of giving up
+ * (docs/protocol.md "Reply error codes"). Centrifugo marks 100, 111 and 113; 503 is ours (see
+ * `UNAVAILABLE_ERROR_CODE`).
+ */
+export const TEMPORARY_ERROR_CODES: ReadonlySet<number> = new Set([100, 111, 113, UNAVAILABLE_ERROR_CODE]);
+
+/**
+ * Disconnect (WebSocket close) codes (docs/protocol.md "Disconnect codes"). 3000–3499 and 4000–4499 make the
+ * client reconnect; 3500–3999 and 4500–4999 are terminal.
+ */
+const DISCONNECT_ROWS = {
+  connectionClosed: [3000, 'connection closed'],
+  shutdown: [3001, 'shutdown'],
+  serverError: [3004, 'internal server error'],
+  expired: [3005, 'connection expired'],
+  subExpired: [3006, 'subscription expired'],
+  slow: [3008, 'slow'],
+  writeError: [3009, 'write error'],
+  insufficientState: [3010, 'insufficient state'],
+  forceReconnect: [3011, 'force reconnect'],
+  noPong: [3012, 'no pong'],
+  tooManyRequests: [3013, 'too many requests'],
+  stateInvalidated: [3014, 'state invalidated'],
+  invalidToken: [3500, 'invalid token'],
+  badRequest: [3501, 'bad request'],
+  stale: [3502, 'stale'],
+  forceNoReconnect: [3503, 'force disconnect'],
+  connectionLimit: [3504, 'connection limit'],
+  channelLimit: [3505, 'channel limit'],
+  inappropriateProtocol: [3506, 'inappropriate protocol'],
+  permissionDenied: [3507, 'permission denied'],
+  notAvailable: [3508, 'not available'],
+  tooManyErrors: [3509, 'too many errors'],
+} as const;
+export const DisconnectCode = codesOf(DISCONNECT_ROWS);
 export type DisconnectCodeName = keyof typeof DisconnectCode;
 
-export const DISCONNECT_REASONS: Readonly<Record<number, string>> = {
-  3000: 'connection closed',
-  3001: 'shutdown',
-  3004: 'internal server error',
-  3005: 'connection expired',
-  3006: 'subscription expired',
-  3008: 'slow',
-  3009: 'write error',
-  3010: 'insufficient state',
-  3011: 'force reconnect',
-  3012: 'no pong',
-  3013: 'too many requests',
-  3014: 'state invalidated',
-  3500: 'invalid token',
-  3501: 'bad request',
-  3502: 'stale',
-  3503: 'force disconnect',
-  3504: 'connection limit',
-  3505: 'channel limit',
-  3506: 'inappropriate protocol',
-  3507: 'permission denied',
-  3508: 'not available',
-  3509: 'too many errors',
-};
+export const DISCONNECT_REASONS: ReadonlyMap<number, string> = messagesOf(DISCONNECT_ROWS);
 
 /** The standard reason of a disconnect code; application codes without one get "disconnect". */
 export function disconnectReason(code: number): string {
-  return DISCONNECT_REASONS[code] ?? 'disconnect';
+  return DISCONNECT_REASONS.get(code) ?? 'disconnect';
 }
 
-/** Close code the JS client maps to "message size limit" and does not reconnect after (brief §1.1, §3.3). */
+/**
+ * Close code the JS client maps to "message size limit" and does not reconnect after
+ * (docs/protocol.md "Transport").
+ */
 export const CLOSE_MESSAGE_TOO_BIG = 1009;
 
-/** Unsubscribe push codes (brief §3.4): below 2500 the subscription ends, from 2500 the client resubscribes. */
-export const UnsubscribeCode = {
-  client: 0,
-  disconnect: 1,
-  server: 2000,
-  insufficientState: 2500,
-  expired: 2501,
-  stateInvalidated: 2502,
+/**
+ * Unsubscribe push codes (docs/protocol.md "Unsubscribe codes"): below 2500 the subscription ends, from 2500
+ * the client resubscribes.
+ */
+const UNSUBSCRIBE_ROWS = {
+  client: [0, 'client unsubscribed'],
+  disconnect: [1, 'client disconnected'],
+  server: [2000, 'server unsubscribe'],
+  insufficientState: [2500, 'insufficient state'],
+  expired: [2501, 'subscription expired'],
+  stateInvalidated: [2502, 'state invalidated'],
 } as const;
+export const UnsubscribeCode = codesOf(UNSUBSCRIBE_ROWS);
 
-export const UNSUBSCRIBE_REASONS: Readonly<Record<number, string>> = {
-  0: 'client unsubscribed',
-  1: 'client disconnected',
-  2000: 'server unsubscribe',
-  2500: 'insufficient state',
-  2501: 'subscription expired',
-  2502: 'state invalidated',
-};
+export const UNSUBSCRIBE_REASONS: ReadonlyMap<number, string> = messagesOf(UNSUBSCRIBE_ROWS);
 
 /** The standard reason of an unsubscribe code; application codes without one get "server unsubscribe". */
 export function unsubscribeReason(code: number): string {
-  return UNSUBSCRIBE_REASONS[code] ?? 'server unsubscribe';
+  return UNSUBSCRIBE_REASONS.get(code) ?? 'server unsubscribe';
 }
 
-/** Whether the JS client stops reconnecting after this close or disconnect code (brief §3.3 "JS rule"). */
+/**
+ * Whether the JS client stops reconnecting after this close or disconnect code
+ * (docs/protocol.md "Disconnect codes").
+ */
 export function isTerminalDisconnect(code: number): boolean {
   return (code >= 3500 && code <= 3999) || (code >= 4500 && code <= 4999);
 }

@@ -3,6 +3,7 @@ import { ConfigError } from '../config/errors.ts';
 import type { ChannelOptions, ChannelRules, NamespaceConfig } from '../config/namespaces.ts';
 import type { RealtimeEngineOptions } from '../config/options.ts';
 import type { TokenOptions } from '../tokens/verifier.ts';
+import { readEmulation, readProxies } from './transport-config.ts';
 
 /**
  * Loads a Centrifugo v6 JSON configuration (CFGO `internal/configtypes`) into engine options. Every key that this
@@ -14,6 +15,8 @@ export interface StandaloneSettings {
   options: RealtimeEngineOptions;
   engine: { type: 'memory' | 'redis'; redisUrl?: string; redisPrefix?: string };
   httpServer: { port: number; address: string };
+  /** `GET <path>` answers 200 `{}` (Centrifugo `health`); undefined when `health.enabled` is false. */
+  healthPath: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'none';
   /** Keys present in the file that this engine does not understand or support. */
   unknownKeys: string[];
@@ -49,6 +52,14 @@ const CHANNEL_OPTION_KEYS = new Set<keyof ChannelOptions>([
   'allow_user_limited_channels',
   'channel_regex',
   'publication_data_format',
+  'allowed_delta_types',
+  'delta_publish',
+  'subscribe_proxy_enabled',
+  'subscribe_proxy_name',
+  'publish_proxy_enabled',
+  'publish_proxy_name',
+  'sub_refresh_proxy_enabled',
+  'sub_refresh_proxy_name',
 ]);
 const DURATION_CHANNEL_KEYS = new Set(['history_ttl', 'history_meta_ttl']);
 
@@ -92,6 +103,7 @@ const CLIENT_FIELDS: Fields<RealtimeEngineOptions> = {
   presenceUpdateIntervalMs: ['presence_update_interval', 'durationMs'],
   channelPositionCheckDelayMs: ['channel_position_check_delay', 'durationMs'],
   userConnectionLimit: ['user_connection_limit', 'number'],
+  connectionLimit: ['connection_limit', 'number'],
   historyMaxPublicationLimit: ['history_max_publication_limit', 'number'],
   recoveryMaxPublicationLimit: ['recovery_max_publication_limit', 'number'],
 };
@@ -120,7 +132,8 @@ function keysOf<T>(fields: Fields<T>): string[] {
   return Object.values<readonly [string, Kind] | undefined>(fields).map((field) => field![0]);
 }
 
-class Reader {
+/** Reads typed values out of the parsed JSON, collecting unknown keys and remarks as it goes. */
+export class Reader {
   readonly unknownKeys: string[] = [];
   readonly warnings: string[] = [];
 
@@ -205,7 +218,7 @@ class Reader {
   }
 }
 
-function join(path: string, key: string): string {
+export function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
 
@@ -215,7 +228,7 @@ function assign<T extends object, K extends keyof T>(target: T, key: K, value: T
 
 function readClient(reader: Reader, root: Json, options: RealtimeEngineOptions): void {
   const client = reader.section(root, 'client', '');
-  reader.checkKeys(client, 'client', ['token', ...keysOf(CLIENT_FIELDS)]);
+  reader.checkKeys(client, 'client', ['token', 'proxy', ...keysOf(CLIENT_FIELDS)]);
   const token = reader.section(client, 'token', 'client');
   reader.checkKeys(token, 'client.token', [
     'hmac_secret_key',
@@ -237,7 +250,13 @@ function readClient(reader: Reader, root: Json, options: RealtimeEngineOptions):
 
 function readChannel(reader: Reader, root: Json, options: RealtimeEngineOptions): void {
   const channel = reader.section(root, 'channel', '');
-  reader.checkKeys(channel, 'channel', ['without_namespace', 'namespaces', ...keysOf(CHANNEL_RULE_FIELDS)]);
+  reader.checkKeys(channel, 'channel', [
+    'without_namespace',
+    'namespaces',
+    'proxy',
+    'publication_data_format',
+    ...keysOf(CHANNEL_RULE_FIELDS),
+  ]);
   options.withoutNamespace = reader.channelOptions(
     reader.section(channel, 'without_namespace', 'channel'),
     'channel.without_namespace',
@@ -252,6 +271,13 @@ function readChannel(reader: Reader, root: Json, options: RealtimeEngineOptions)
     if (!name) throw new ConfigError(`${path}.name is required`);
     return { name, ...reader.channelOptions(entry as Json, path) };
   });
+  // `channel.publication_data_format` is the default of every namespace that does not set its own.
+  const format = reader.string(channel, 'publication_data_format', 'channel');
+  if (format !== undefined) {
+    for (const namespace of [options.withoutNamespace, ...options.namespaces]) {
+      namespace.publication_data_format ??= format as ChannelOptions['publication_data_format'];
+    }
+  }
   const rules: Partial<ChannelRules> = {};
   reader.fields(channel, 'channel', rules, CHANNEL_RULE_FIELDS);
   options.channelRules = rules;
@@ -300,14 +326,41 @@ export function loadCentrifugoConfig(config: string | Json): StandaloneSettings 
     throw new ConfigError('configuration must be an object');
   const json = root as Json;
   const reader = new Reader();
-  reader.checkKeys(json, '', ['client', 'channel', 'http_api', 'engine', 'http_server', 'websocket', 'log']);
+  reader.checkKeys(json, '', [
+    'client',
+    'channel',
+    'http_api',
+    'engine',
+    'http_server',
+    'websocket',
+    'log',
+    'rpc',
+    'proxies',
+    'http_stream',
+    'sse',
+    'emulation',
+    'node',
+    'health',
+  ]);
   const options: RealtimeEngineOptions = {};
   readClient(reader, json, options);
   readChannel(reader, json, options);
+  readProxies(reader, json, options);
+  readEmulation(reader, json, options);
+  const node = reader.section(json, 'node', '');
+  reader.checkKeys(node, 'node', ['name']);
+  assign(options, 'nodeName', reader.string(node, 'name', 'node'));
+  const health = reader.section(json, 'health', '');
+  reader.checkKeys(health, 'health', ['enabled', 'handler_prefix']);
 
   const httpApi = reader.section(json, 'http_api', '');
-  reader.checkKeys(httpApi, 'http_api', keysOf(HTTP_API_FIELDS));
+  reader.checkKeys(httpApi, 'http_api', [...keysOf(HTTP_API_FIELDS), 'error_mode']);
   reader.fields(httpApi, 'http_api', options, HTTP_API_FIELDS);
+  const errorMode = reader.string(httpApi, 'error_mode', 'http_api');
+  if (errorMode !== undefined && errorMode !== '' && errorMode !== 'transport') {
+    throw new ConfigError(`http_api.error_mode "${errorMode}" is not supported ("" or "transport")`);
+  }
+  if (errorMode === 'transport') options.apiTransportErrorMode = true;
 
   const websocket = reader.section(json, 'websocket', '');
   reader.checkKeys(websocket, 'websocket', keysOf(WEBSOCKET_FIELDS));
@@ -329,6 +382,10 @@ export function loadCentrifugoConfig(config: string | Json): StandaloneSettings 
       port: reader.number(httpServer, 'port', 'http_server') ?? 8000,
       address: reader.string(httpServer, 'address', 'http_server') ?? '',
     },
+    healthPath:
+      reader.bool(health, 'enabled', 'health') === false
+        ? undefined
+        : (reader.string(health, 'handler_prefix', 'health') ?? '/health'),
     logLevel: logLevel as StandaloneSettings['logLevel'],
     unknownKeys: reader.unknownKeys,
     warnings: reader.warnings,

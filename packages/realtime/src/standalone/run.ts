@@ -32,7 +32,9 @@ function loggerFor(level: StandaloneSettings['logLevel']): Logger {
 
 /**
  * Runs the engine as a stand-alone Centrifugo replacement from a Centrifugo v6 JSON config file: WebSocket on
- * `/connection/websocket`, server API on `/api`, `GET /health`, all on `http_server.port` (default 8000).
+ * `/connection/websocket`, HTTP-streaming and SSE with `/emulation` when enabled, server API on `/api`, `GET /health`,
+ * all on `http_server.port` (default 8000). Every key of the file it does not implement is logged at start, one line
+ * each.
  */
 export async function runStandalone(
   configPath: string | { config: string | Record<string, unknown> },
@@ -63,12 +65,14 @@ export async function runStandalone(
     logger,
   });
   await engine.start();
-  const healthPath = '/health';
+  const { healthPath } = settings;
   const server = createServer((request, response) => {
-    engine.apiHandler(request, response).then(
+    const handle = async () =>
+      (await engine.httpHandler(request, response)) || (await engine.apiHandler(request, response));
+    handle().then(
       (handled) => {
         if (handled) return;
-        if (request.url?.split('?')[0] === healthPath) {
+        if (healthPath !== undefined && request.url?.split('?')[0] === healthPath) {
           response.writeHead(200, { 'Content-Type': 'application/json' });
           response.end('{}');
           return;

@@ -1,21 +1,28 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
+import { Centrifuge } from 'centrifuge';
 import { ConfigError } from '../config/errors.ts';
+import type { Logger } from '../engine/logger.ts';
 import { silentLogger } from '../engine/logger.ts';
-import { connectionToken, newClient, nextEvent, SECRET, subscriptionToken } from '../testing/harness.ts';
+import {
+  closedAfterAll,
+  connectionToken,
+  newClient,
+  SECRET,
+  subscriptionToken,
+  waitForEvent,
+} from '../testing/harness.ts';
 import { loadCentrifugoConfig } from './config.ts';
 import { runStandalone, type StandaloneServer } from './run.ts';
 
 /** Centrifugo v6 configuration loading and the stand-alone server a stock `centrifuge` client connects to. */
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
+const cleanups = closedAfterAll();
 
 const CONFIG = {
   client: {
@@ -77,12 +84,12 @@ describe('loadCentrifugoConfig', () => {
       },
       channel: {
         ...CONFIG.channel,
-        namespaces: [{ name: 'chat', history_size: 5, history_ttl: '1m', subscribe_proxy_enabled: true }],
+        namespaces: [{ name: 'chat', history_size: 5, history_ttl: '1m', allow_tags_filter: true }],
       },
       engine: { type: 'redis', redis: { address: '127.0.0.1:6379', io_timeout: '1s' } },
     });
     assert.deepEqual(settings.unknownKeys.sort(), [
-      'channel.namespaces[0].subscribe_proxy_enabled',
+      'channel.namespaces[0].allow_tags_filter',
       'client.subscription_token',
       'client.token.jwks_public_endpoint',
       'engine.redis.io_timeout',
@@ -101,7 +108,7 @@ describe('loadCentrifugoConfig', () => {
   });
 });
 
-async function run(config: object): Promise<StandaloneServer> {
+async function startStandalone(config: object): Promise<StandaloneServer> {
   const dir = await mkdtemp(join(tmpdir(), 'realtime-standalone-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const path = join(dir, 'config.json');
@@ -113,7 +120,7 @@ async function run(config: object): Promise<StandaloneServer> {
 
 describe('runStandalone', () => {
   test('a centrifuge client connects, subscribes and receives an API publication', async () => {
-    const running = await run(CONFIG);
+    const running = await startStandalone(CONFIG);
     const wsUrl = `${running.url.replace('http', 'ws')}/connection/websocket`;
     const client = newClient(wsUrl, { token: connectionToken('standalone-user') });
     cleanups.push(() => client.disconnect());
@@ -122,8 +129,8 @@ describe('runStandalone', () => {
     });
     client.connect();
     sub.subscribe();
-    await nextEvent(sub, 'subscribed');
-    const received = nextEvent<{ data: unknown }>(sub, 'publication');
+    await waitForEvent(sub, 'subscribed');
+    const received = waitForEvent<{ data: unknown }>(sub, 'publication');
     const response = await fetch(`${running.url}/api/publish`, {
       method: 'POST',
       headers: { 'X-API-Key': 'standalone-key' },
@@ -137,15 +144,15 @@ describe('runStandalone', () => {
   });
 
   test('client.insecure accepts connections without a token and grants channel permissions', async () => {
-    const running = await run({ ...CONFIG, client: { insecure: true }, log: { level: 'none' } });
+    const running = await startStandalone({ ...CONFIG, client: { insecure: true }, log: { level: 'none' } });
     const wsUrl = `${running.url.replace('http', 'ws')}/connection/websocket`;
     const client = newClient(wsUrl);
     cleanups.push(() => client.disconnect());
     const sub = client.newSubscription('chat:open');
     client.connect();
     sub.subscribe();
-    await nextEvent(sub, 'subscribed');
-    const received = nextEvent<{ data: unknown; info: { user: string } }>(sub, 'publication');
+    await waitForEvent(sub, 'subscribed');
+    const received = waitForEvent<{ data: unknown; info: { user: string } }>(sub, 'publication');
     await sub.publish({ anonymous: true });
     const pub = await received;
     assert.deepEqual(pub.data, { anonymous: true });
@@ -158,8 +165,8 @@ describe('runStandalone', () => {
       ...CONFIG,
       engine: { type: 'redis', redis: { address: redisUrl, prefix: `test-${randomUUID()}` } },
     };
-    const first = await run(config);
-    const second = await run(config);
+    const first = await startStandalone(config);
+    const second = await startStandalone(config);
     const wsUrl = `${second.url.replace('http', 'ws')}/connection/websocket`;
     const client = newClient(wsUrl, { token: connectionToken('redis-user') });
     cleanups.push(() => client.disconnect());
@@ -168,8 +175,8 @@ describe('runStandalone', () => {
     });
     client.connect();
     sub.subscribe();
-    await nextEvent(sub, 'subscribed');
-    const received = nextEvent<{ data: unknown }>(sub, 'publication');
+    await waitForEvent(sub, 'subscribed');
+    const received = waitForEvent<{ data: unknown }>(sub, 'publication');
     const response = await fetch(`${first.url}/api/publish`, {
       method: 'POST',
       headers: { Authorization: 'apikey standalone-key' },
@@ -178,5 +185,69 @@ describe('runStandalone', () => {
     assert.equal(response.status, 200);
     await response.body?.cancel();
     assert.deepEqual((await received).data, { node: 'first' });
+  });
+});
+
+/** A Centrifugo v6 config as a Centrifugo user has it: proxies, emulation, delta, a few keys this engine skips. */
+const REAL_CONFIG_PATH = new URL('./testdata/centrifugo-v6.json', import.meta.url).pathname;
+
+describe('a real Centrifugo v6 config file', () => {
+  test('every implemented section is read; exactly the keys still ignored are named', () => {
+    const settings = loadCentrifugoConfig(readFileSync(REAL_CONFIG_PATH, 'utf8'));
+    assert.deepEqual(settings.unknownKeys.sort(), [
+      'admin',
+      'channel.namespaces[0].allow_tags_filter',
+      'client.concurrency',
+      'client.proxy.connect.emulated_headers',
+      'client.proxy.connect.http.tls',
+      'client.subscription_token',
+      'prometheus',
+      'rpc.ping',
+      'swagger',
+      'websocket.compression',
+    ]);
+    const { options } = settings;
+    assert.equal(options.proxy?.connect?.endpoint, 'http://127.0.0.1:1/centrifugo/connect');
+    assert.equal(options.proxy?.connect?.timeout, 1000);
+    assert.deepEqual(options.proxy?.connect?.static_headers, { 'X-Source': 'centrifugo' });
+    assert.equal(options.proxy?.refresh, undefined, 'a proxy with enabled: false is off');
+    assert.equal(options.proxy?.publish?.status_to_code_transforms?.[0]?.to_error?.code, 1404);
+    assert.equal(options.proxy?.named?.moderation?.timeout, 2000);
+    assert.equal(options.proxy?.rpc_routing?.without_namespace?.proxy_enabled, true);
+    assert.equal(options.httpStream, true);
+    assert.equal(options.sse, true);
+    assert.equal(options.connectionLimit, 50_000);
+    assert.equal(options.apiTransportErrorMode, true);
+    assert.equal(options.nodeName, 'realtime-1');
+    const chat = options.namespaces?.find((n) => n.name === 'chat');
+    assert.deepEqual(chat?.allowed_delta_types, ['fossil']);
+    assert.equal(chat?.publish_proxy_name, 'moderation');
+    assert.equal(chat?.publication_data_format, 'json', 'channel.publication_data_format is the default');
+  });
+
+  test('the server names each ignored key at start, one line each, and serves HTTP-streaming', async () => {
+    const lines: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const record = (fields: Record<string, unknown>, message: string) => lines.push({ fields, message });
+    const logger: Logger = { debug: () => {}, info: () => {}, warn: record, error: record };
+    const config = JSON.parse(readFileSync(REAL_CONFIG_PATH, 'utf8')) as Record<string, unknown>;
+    // No proxy backend here: connections come with a token, which the connect proxy never sees.
+    const running = await runStandalone(
+      { config: JSON.stringify(config) },
+      { port: 0, address: '127.0.0.1', logger },
+    );
+    cleanups.push(() => running.close());
+    const ignored = lines.filter((l) => l.message === 'unknown or unsupported configuration key ignored');
+    assert.deepEqual(ignored.map((l) => l.fields.key).sort(), running.settings.unknownKeys.sort());
+    const client = new Centrifuge(
+      [{ transport: 'http_stream', endpoint: `${running.url}/connection/http_stream` }],
+      {
+        token: connectionToken('standalone-stream'),
+        emulationEndpoint: `${running.url}/emulation`,
+      },
+    );
+    cleanups.push(() => client.disconnect());
+    const connected = waitForEvent<{ transport: string }>(client, 'connected');
+    client.connect();
+    assert.equal((await connected).transport, 'http_stream');
   });
 });

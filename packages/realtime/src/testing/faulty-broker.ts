@@ -63,6 +63,9 @@ export class FaultyBroker implements Broker {
   removeHistory(channel: string): Promise<void> {
     return this.inner.removeHistory(channel);
   }
+  healthy(): boolean {
+    return this.inner.healthy();
+  }
   close(): Promise<void> {
     return this.inner.close();
   }

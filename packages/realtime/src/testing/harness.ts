@@ -1,6 +1,10 @@
+// Test helper names, the same in every package, faults/ and bench/ (README "Development"): start… runs what must
+// be closed; new… builds a client, subscription or broker not yet connected; connect…/subscribe… return one
+// connected/subscribed; create… stores a record; waitFor… waits and throws on timeout.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after } from 'node:test';
 import { Centrifuge, type Options as CentrifugeOptions } from 'centrifuge';
 import WebSocket from 'ws';
 import type { RealtimeEngineOptions } from '../config/options.ts';
@@ -18,6 +22,12 @@ export interface TestServer {
   server: Server;
   /** ws://127.0.0.1:port/connection/websocket */
   wsUrl: string;
+  /** http://127.0.0.1:port/connection/http_stream, …/connection/sse and …/emulation (bidirectional emulation). */
+  httpStreamUrl: string;
+  sseUrl: string;
+  emulationUrl: string;
+  /** Method and path of every plain HTTP request served, in order (`POST /emulation`). */
+  requests: string[];
   /** http://127.0.0.1:port */
   baseUrl: string;
   close(): Promise<void>;
@@ -30,13 +40,15 @@ export async function startTestServer(options: RealtimeEngineOptions = {}, port 
     apiKey: 'api-key',
     ...options,
   });
-  const server = createServer((request, response) => {
-    engine.apiHandler(request, response).then((handled) => {
-      if (!handled) {
-        response.statusCode = 404;
-        response.end();
-      }
-    });
+  const requests: string[] = [];
+  const server = createServer(async (request, response) => {
+    requests.push(`${request.method} ${(request.url ?? '/').split('?')[0]}`);
+    const handled =
+      (await engine.httpHandler(request, response)) || (await engine.apiHandler(request, response));
+    if (!handled) {
+      response.statusCode = 404;
+      response.end();
+    }
   });
   engine.attach(server);
   server.listen(port, '127.0.0.1');
@@ -46,6 +58,10 @@ export async function startTestServer(options: RealtimeEngineOptions = {}, port 
     engine,
     server,
     wsUrl: `ws://127.0.0.1:${address.port}/connection/websocket`,
+    httpStreamUrl: `http://127.0.0.1:${address.port}/connection/http_stream`,
+    sseUrl: `http://127.0.0.1:${address.port}/connection/sse`,
+    emulationUrl: `http://127.0.0.1:${address.port}/emulation`,
+    requests,
     baseUrl: `http://127.0.0.1:${address.port}`,
     async close() {
       await engine.close({ timeoutMs: 500 });
@@ -53,6 +69,18 @@ export async function startTestServer(options: RealtimeEngineOptions = {}, port 
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A list for the test file to push what it starts onto (servers, clients); once all its tests are done they are
+ * closed, the last started first.
+ */
+export function closedAfterAll(): Array<() => Promise<void> | void> {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+  return cleanups;
 }
 
 /** A connection token for `user` valid `ttlSeconds` (default 1 h). */
@@ -82,7 +110,7 @@ export function newClient(url: string, options: Partial<CentrifugeOptions> = {})
 }
 
 /** Resolves with the arguments of the next `event` on an emitter-like object, or rejects after `timeoutMs`. */
-export function nextEvent<T = unknown>(
+export function waitForEvent<T = unknown>(
   emitter: { once(event: string, listener: (...args: never[]) => void): unknown },
   event: string,
   timeoutMs = 5000,
@@ -96,14 +124,14 @@ export function nextEvent<T = unknown>(
   });
 }
 
-/** Polls `condition` every 10 ms until it holds or `timeoutMs` passes. */
-export async function waitUntil(
-  condition: () => boolean,
-  timeoutMs = 5000,
-  what = 'condition',
+/** Polls `condition` every 10 ms until it holds; throws "timed out waiting for <what>" after `timeoutMs`. */
+export async function waitFor(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -111,6 +139,19 @@ export async function waitUntil(
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A raw client that has sent `connect` (command id 1) with `token` and got its reply. */
+export async function connectRawClient(
+  url: string,
+  token: string,
+  options: WebSocket.ClientOptions = {},
+): Promise<RawClient> {
+  const raw = new RawClient(url, options);
+  await raw.opened;
+  raw.send({ id: 1, connect: { token } });
+  await raw.waitForReply(1);
+  return raw;
 }
 
 /** A raw WebSocket client that collects every received JSON line and the close event. */
@@ -146,19 +187,21 @@ export class RawClient {
   }
 
   /** Waits for a message matching `predicate`. */
-  async waitFor(
+  async waitForMessage(
     predicate: (m: Record<string, unknown>) => boolean,
     timeoutMs = 5000,
   ): Promise<Record<string, unknown>> {
-    await waitUntil(() => this.messages.some(predicate), timeoutMs, 'message');
+    await waitFor('message', () => this.messages.some(predicate), timeoutMs);
     return this.messages.find(predicate)!;
   }
 
-  reply(id: number, timeoutMs = 5000): Promise<Record<string, unknown>> {
-    return this.waitFor((m) => m.id === id, timeoutMs);
+  /** Waits for the reply to command `id`. */
+  waitForReply(id: number, timeoutMs = 5000): Promise<Record<string, unknown>> {
+    return this.waitForMessage((m) => m.id === id, timeoutMs);
   }
 
-  async waitClosed(timeoutMs = 5000): Promise<number | undefined> {
+  /** Waits for the socket to close (or `timeoutMs`); the close code, if it closed. */
+  async waitForClose(timeoutMs = 5000): Promise<number | undefined> {
     await Promise.race([this.closed, sleep(timeoutMs)]);
     return this.closeCode;
   }

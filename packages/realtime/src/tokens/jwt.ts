@@ -8,12 +8,15 @@ import {
 
 /**
  * Compact JWS (RFC 7515 §7.1) decoding and signature checks with node:crypto only, synchronous on purpose: an
- * HMAC check costs microseconds and must not hop through the thread pool on every connect (task rules).
+ * HMAC check costs microseconds and must not hop through the thread pool on every connect.
  */
 
 export type TokenErrorCode = 'token_invalid' | 'token_expired';
 
-/** Why a token was refused; the engine maps `token_invalid` → 3500/103 and `token_expired` → 109 (brief §4). */
+/**
+ * Why a token was refused; the engine maps `token_invalid` → 3500/103 and `token_expired` → 109
+ * (docs/protocol.md "Tokens").
+ */
 export class TokenError extends Error {
   readonly code: TokenErrorCode;
 
@@ -34,6 +37,11 @@ export interface JwtKeys {
   hmacSecretKeys: readonly Buffer[];
   rsaPublicKey?: KeyObject;
   ecdsaPublicKey?: KeyObject;
+  /**
+   * When set, the only `alg` values accepted; any other is refused before a key is tried, whatever keys are
+   * configured (RFC 8725 §3.1: an algorithm allow-list, never the token's own say).
+   */
+  algorithms?: readonly string[];
 }
 
 export interface DecodedJwt {
@@ -83,6 +91,8 @@ export function verifyJwt(token: string, keys: JwtKeys): DecodedJwt {
   const signingInput = `${headerPart}.${payloadPart}`;
   const alg = header.alg;
   if (typeof alg !== 'string') throw new TokenError('token_invalid', 'missing alg');
+  if (keys.algorithms && !keys.algorithms.includes(alg))
+    throw new TokenError('token_invalid', `algorithm ${alg} not allowed`);
   let valid: boolean;
   if (alg in HMAC_HASH) {
     if (keys.hmacSecretKeys.length === 0)

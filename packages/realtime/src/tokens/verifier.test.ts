@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { signHmacJwt, TokenError } from './jwt.ts';
 import { TokenVerifier } from './verifier.ts';
 
-/** Connection and subscription JWT verification with Centrifugo's claim rules (brief §4). */
+/** Connection and subscription JWT verification with Centrifugo's claim rules (docs/protocol.md "Tokens"). */
 
 const now = () => Math.floor(Date.now() / 1000);
 

@@ -1,6 +1,8 @@
 import { type JwtKeys, loadPublicKey, TokenError, verifyJwt } from './jwt.ts';
 
-/** How connection and subscription JWTs are verified (Centrifugo `client.token.*`, brief §4). */
+/**
+ * How connection and subscription JWTs are verified (Centrifugo `client.token.*`, docs/protocol.md "Tokens").
+ */
 export interface TokenOptions {
   /** HMAC secrets for HS256/384/512; several allow rotation (the first signs nothing, any one may verify). */
   hmacSecretKeys?: string[];
@@ -16,7 +18,10 @@ export interface TokenOptions {
   userIdClaim?: string;
 }
 
-/** Per-subscription option overrides carried by tokens, each written `{"value": bool}` on the wire (brief §4.1). */
+/**
+ * Per-subscription option overrides carried by tokens, each written `{"value": bool}` on the wire
+ * (docs/protocol.md "Connection token").
+ */
 export interface SubscriptionOverride {
   presence?: boolean;
   joinLeave?: boolean;
@@ -37,7 +42,7 @@ export interface ServerSubscriptionClaim {
 export interface ConnectTokenClaims {
   /** `sub` (or the configured user id claim); "" means anonymous. */
   user: string;
-  /** When the connection expires, unix seconds; 0 = never (`expire_at: 0` disables expiry, brief §4.1). */
+  /** When the connection expires, unix seconds; 0 = never (`expire_at: 0` disables expiry). */
   expireAt: number;
   /** Raw JSON from `info` / `b64info`; becomes `conn_info`. */
   info?: string;
@@ -96,7 +101,8 @@ function rawJsonClaim(claims: Record<string, unknown>, name: string): string | u
   return JSON.stringify(value);
 }
 
-function parseOverride(value: unknown): SubscriptionOverride | undefined {
+/** `override` as tokens, proxies and the server API write it (`{"presence": {"value": true}, …}`); bad → TokenError. */
+export function parseOverride(value: unknown): SubscriptionOverride | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value)) invalid('override must be an object');
   const source = value as Record<string, unknown>;
@@ -120,12 +126,32 @@ function parseOverride(value: unknown): SubscriptionOverride | undefined {
   return override;
 }
 
-/** `expire_at` overrides `exp`; `expire_at: 0` switches expiry off (brief §4.1, CFGO VerifyConnectToken). */
+/**
+ * `expire_at` overrides `exp`; `expire_at: 0` switches expiry off (docs/protocol.md "Connection token", CFGO
+ * VerifyConnectToken).
+ */
 function expiryOf(claims: Record<string, unknown>): number {
   const expireAt = optionalNumber(claims, 'expire_at');
   if (expireAt !== undefined) return expireAt > 0 ? Math.floor(expireAt) : 0;
   const exp = optionalNumber(claims, 'exp');
   return exp !== undefined ? Math.floor(exp) : 0;
+}
+
+/**
+ * Adds what a subscription carries besides its channel, from a subscription token's claims or a connection
+ * token's `subs` entry alike: `info` and `data` (raw JSON) and the channel option `override`.
+ */
+function withSubscriptionExtras<T extends ServerSubscriptionClaim>(
+  target: T,
+  claims: Record<string, unknown>,
+): T {
+  const info = rawJsonClaim(claims, 'info');
+  if (info !== undefined) target.info = info;
+  const data = rawJsonClaim(claims, 'data');
+  if (data !== undefined) target.data = data;
+  const override = parseOverride(claims.override);
+  if (override !== undefined) target.override = override;
+  return target;
 }
 
 function parseServerSubscriptions(claims: Record<string, unknown>): Record<string, ServerSubscriptionClaim> {
@@ -136,14 +162,7 @@ function parseServerSubscriptions(claims: Record<string, unknown>): Record<strin
     for (const [channel, raw] of Object.entries(map as Record<string, unknown>)) {
       const options = (raw ?? {}) as Record<string, unknown>;
       if (typeof options !== 'object' || Array.isArray(options)) invalid('subs entries must be objects');
-      const entry: ServerSubscriptionClaim = {};
-      const info = rawJsonClaim(options, 'info');
-      if (info !== undefined) entry.info = info;
-      const data = rawJsonClaim(options, 'data');
-      if (data !== undefined) entry.data = data;
-      const override = parseOverride(options.override);
-      if (override !== undefined) entry.override = override;
-      subs[channel] = entry;
+      subs[channel] = withSubscriptionExtras({}, options);
     }
     if (Object.keys(subs).length > 0) return subs;
   }
@@ -157,7 +176,10 @@ function parseServerSubscriptions(claims: Record<string, unknown>): Record<strin
   return subs;
 }
 
-/** Verifies connection and subscription JWTs with Centrifugo's rules (brief §4; CFGO `token_verifier_jwt.go`). */
+/**
+ * Verifies connection and subscription JWTs with Centrifugo's rules (docs/protocol.md "Tokens"; CFGO
+ * `token_verifier_jwt.go`).
+ */
 export class TokenVerifier {
   private readonly keys: JwtKeys;
   private readonly audience: string | undefined;
@@ -213,13 +235,7 @@ export class TokenVerifier {
     };
     const client = optionalString(claims, 'client');
     if (client) result.client = client;
-    const info = rawJsonClaim(claims, 'info');
-    if (info !== undefined) result.info = info;
-    const data = rawJsonClaim(claims, 'data');
-    if (data !== undefined) result.data = data;
-    const override = parseOverride(claims.override);
-    if (override !== undefined) result.override = override;
-    return result;
+    return withSubscriptionExtras(result, claims);
   }
 
   private verifyCommon(token: string): Record<string, unknown> {

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.ts';
+import type { ErrorCode } from '../errors/codes.ts';
 
 export interface OptionSpec {
   description: string;
@@ -9,8 +10,8 @@ export interface OptionSpec {
 
 /**
  * One CLI command. `run` returns the result object that `--json` prints as one JSON object; `format` renders it
- * for people. Commands never print secrets except the one result that exists to hand a secret over once
- * (`api-clients create`).
+ * for people. Commands never print secrets except the results that exist to hand a secret over once
+ * (`api-clients create`; `channels identity` when a channel gets a new identity secret).
  */
 export interface Command<R = unknown> {
   /** Words after `parley`, e.g. `api-clients create`. */
@@ -24,7 +25,7 @@ export interface Command<R = unknown> {
 }
 
 export class UsageError extends Error {
-  readonly code = 'usage';
+  readonly code = 'usage' satisfies ErrorCode;
 }
 
 export function requireString(options: Record<string, string | boolean | undefined>, name: string): string {

@@ -7,6 +7,7 @@ import { apiClientCommands } from '../oauth/api-clients.cli.ts';
 import { keyCommands } from '../oauth/keys.cli.ts';
 import { userCommands } from '../users/users.cli.ts';
 import { channelCommands } from '../webchat/channels/channels.cli.ts';
+import { conversationCommands } from '../webchat/conversations/conversations.cli.ts';
 import type { Command } from './command.ts';
 import { realtimeCommand } from './realtime.cli.ts';
 import { serveCommand } from './serve.cli.ts';
@@ -21,6 +22,7 @@ export const commands: Command[] = [
   ...auditCommands,
   ...digitalEmployeeCommands,
   ...channelCommands,
+  ...conversationCommands,
   ...userCommands,
   ...connectorCommands,
   ...masterKeyCommands,

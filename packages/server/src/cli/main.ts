@@ -1,6 +1,9 @@
-import { loadConfig } from '../config/load.ts';
+import { ConfigError, loadConfig } from '../config/load.ts';
 import { createContext } from '../context.ts';
+import { MasterKeyError } from '../crypto/master-keys.ts';
+import { SealError } from '../crypto/sealing.ts';
 import { AppError } from '../errors/app-error.ts';
+import type { ErrorCode } from '../errors/codes.ts';
 import { createLogger } from '../logging/logger.ts';
 import { type Command, UsageError } from './command.ts';
 import { commands } from './commands.ts';
@@ -84,10 +87,15 @@ function parseOptions(command: Command, rest: string[]): Record<string, string |
   return options;
 }
 
-function describeError(err: unknown): { code: string; message: string } {
+/** The `{code, message}` the CLI prints: only documented codes (errors/codes.ts); anything else is internal. */
+function describeError(err: unknown): { code: ErrorCode; message: string } {
   if (err instanceof AppError) return { code: err.code, message: err.detail };
-  if (err instanceof UsageError) return { code: 'usage', message: err.message };
-  if (err instanceof Error && 'code' in err && typeof err.code === 'string' && !err.code.startsWith('ERR_')) {
+  if (
+    err instanceof UsageError ||
+    err instanceof ConfigError ||
+    err instanceof MasterKeyError ||
+    err instanceof SealError
+  ) {
     return { code: err.code, message: err.message };
   }
   return { code: 'internal_error', message: err instanceof Error ? err.message : String(err) };

@@ -7,7 +7,7 @@ import { after, describe, it } from 'node:test';
 import { signHmacJwt } from '@parley/realtime';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
-import { freePort, PARLEY_BIN } from '../testing/process.ts';
+import { freePort, PARLEY_CLI } from '../testing/process.ts';
 
 describe('parley realtime --config (Centrifugo-compatible standalone mode)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-rt-'));
@@ -31,7 +31,7 @@ describe('parley realtime --config (Centrifugo-compatible standalone mode)', () 
     );
     const child = spawn(
       process.execPath,
-      [PARLEY_BIN, 'realtime', '--config', file, '--port', String(port)],
+      [...PARLEY_CLI, 'realtime', '--config', file, '--port', String(port)],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },

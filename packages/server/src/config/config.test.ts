@@ -53,6 +53,13 @@ describe('config', () => {
     assert.equal(byUrl.oauth.audience, 'https://chat.example');
   });
 
+  it('knows whether the public URL was configured or is the localhost default', () => {
+    assert.equal(loadConfig({}).publicUrlConfigured, false);
+    assert.equal(loadConfig({ PARLEY_PUBLIC_URL: '' }).publicUrlConfigured, false, 'empty is unset');
+    assert.equal(loadConfig({ PARLEY_PUBLIC_URL: 'http://localhost:8080' }).publicUrlConfigured, true);
+    assert.equal(loadConfig({}, { publicUrl: 'https://chat.example' }).publicUrlConfigured, true);
+  });
+
   it('refuses invalid values, listing every problem without echoing secrets', () => {
     assert.throws(
       () => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://root:hunter2@db/x', LOG_LEVEL: 'loud' }),

@@ -1,8 +1,9 @@
 import { Value } from '@sinclair/typebox/value';
+import type { ErrorCode } from '../errors/codes.ts';
 import { type Config, ConfigSchema } from './schema.ts';
 
 export class ConfigError extends Error {
-  readonly code = 'invalid_config';
+  readonly code = 'invalid_config' satisfies ErrorCode;
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n  ${problems.join('\n  ')}`);
   }
@@ -19,18 +20,21 @@ const str = (v: string | undefined) => (v === undefined || v === '' ? undefined 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   // Overrides win over the environment (merged last), so the defaults derived from these two follow them too.
   const port = overrides.port ?? int(env.PORT) ?? 8080;
-  const publicUrl =
-    overrides.publicUrl ?? str(env.PARLEY_PUBLIC_URL)?.replace(/\/+$/, '') ?? `http://localhost:${port}`;
+  const configuredUrl = overrides.publicUrl ?? str(env.PARLEY_PUBLIC_URL)?.replace(/\/+$/, '');
+  const publicUrl = configuredUrl ?? `http://localhost:${port}`;
   const raw = {
     port,
     host: str(env.HOST),
     publicUrl,
+    publicUrlConfigured: configuredUrl !== undefined,
     dataDir: str(env.PARLEY_DATA_DIR),
     databaseUrl: str(env.DATABASE_URL),
     redisUrl: str(env.REDIS_URL),
     logLevel: str(env.LOG_LEVEL),
     trustProxy: bool(env.PARLEY_TRUST_PROXY),
     shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
+    storeConnectTimeoutMs: int(env.PARLEY_STORE_CONNECT_TIMEOUT_MS),
+    storeQueryTimeoutMs: int(env.PARLEY_STORE_QUERY_TIMEOUT_MS),
     masterKeys: str(env.PARLEY_MASTER_KEYS),
     masterKeyPrimary: int(env.PARLEY_MASTER_KEY_PRIMARY),
     webchat: {
@@ -45,6 +49,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       streamFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_FLUSH_INTERVAL_MS),
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),
+      replyLeaseMs: int(env.PARLEY_WEBCHAT_REPLY_LEASE_MS),
     },
     oauth: {
       audience: str(env.PARLEY_TOKEN_AUDIENCE) ?? publicUrl,

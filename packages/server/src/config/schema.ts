@@ -10,6 +10,11 @@ export const ConfigSchema = Type.Object(
     host: Type.String({ minLength: 1, default: '0.0.0.0' }),
     /** Externally visible base URL without trailing slash: token `iss`, metadata `issuer`, realtime URL discovery. */
     publicUrl: Type.String({ pattern: '^https?://[^\\s]+[^/]$' }),
+    /**
+     * Whether publicUrl was configured (PARLEY_PUBLIC_URL) rather than left at its `http://localhost:{PORT}` default.
+     * When it was not, the URLs handed to browsers (realtime, demo page) follow the host each request came in on.
+     */
+    publicUrlConfigured: Type.Boolean({ default: false }),
     dataDir: Type.String({ minLength: 1, default: './data' }),
     /** postgres://… selects PostgreSQL; unset means SQLite in dataDir. */
     databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
@@ -21,8 +26,15 @@ export const ConfigSchema = Type.Object(
     ),
     /** Trust X-Forwarded-For from a reverse proxy when computing client IPs (rate limits, audit). */
     trustProxy: Type.Boolean({ default: false }),
-    /** How long a graceful shutdown may take before the process exits anyway. */
-    shutdownGraceMs: Type.Integer({ minimum: 0, default: 10_000 }),
+    /**
+     * How long a graceful shutdown may take before the process exits anyway. Replies still streaming get most of it
+     * to finish (the rest is for closing connections); what cannot finish ends with a `reply_interrupted` block.
+     */
+    shutdownGraceMs: Type.Integer({ minimum: 0, default: 15_000 }),
+    /** PostgreSQL: longest wait for a pooled or new connection before a request answers 503 `store_unavailable`. */
+    storeConnectTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000, default: 2_000 }),
+    /** PostgreSQL: longest wait for one statement's answer before it fails (and the request answers 503). */
+    storeQueryTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
     /**
      * Versioned master keys that wrap stored secrets (connector keys, signing keys): `"2:<base64 32 bytes>,1:<…>"`.
      * The highest version seals new data; older ones still open what they sealed. Unset: a key is generated in
@@ -59,6 +71,11 @@ export const ConfigSchema = Type.Object(
       streamPersistIntervalMs: Type.Integer({ minimum: 0, default: 1000 }),
       /** A reply that takes longer is ended with an error block and a system message. */
       responderTimeoutMs: Type.Integer({ minimum: 1, default: 120_000 }),
+      /**
+       * A node's claim on a conversation's reply lasts this long unless renewed (every third of it): when a node
+       * dies mid-reply, another one finishes the message and answers the queued ones within about this time.
+       */
+      replyLeaseMs: Type.Integer({ minimum: 300, maximum: 600_000, default: 6_000 }),
     }),
     oauth: Type.Object({
       /** `aud` of access tokens and the audience the bearer check requires (RFC 9068 §3). Defaults to publicUrl. */

@@ -62,7 +62,7 @@ const rotate: Command<RotateResult> = {
     const sealer = source === 'file' ? new Sealer(addMasterKeyVersion(ctx!.config.dataDir)) : ctx!.sealer;
     let reports: ColumnRewrapReport[] = [];
     for (let pass = 0; pass < REWRAP_PASSES; pass++) {
-      const run = await rewrapSealedColumns(ctx!.store.db, sealer);
+      const run = await rewrapSealedColumns(ctx!.store.db, sealer, ctx!.sealedColumns);
       reports = pass === 0 ? run : mergeReports(reports, run);
       if (run.every((r) => r.changedConcurrently === 0)) break;
     }
@@ -136,8 +136,13 @@ async function usageOf(
   unregistered: ColumnVersionCount[];
   versionsInUse: number[];
 }> {
-  const registered = await countSealedByMasterVersion(ctx.store.db, sealer);
-  const unregistered = await findUnregisteredSealedValues(ctx.store.db, ctx.store.dialect, sealer);
+  const registered = await countSealedByMasterVersion(ctx.store.db, sealer, ctx.sealedColumns);
+  const unregistered = await findUnregisteredSealedValues(
+    ctx.store.db,
+    ctx.store.dialect,
+    sealer,
+    ctx.sealedColumns,
+  );
   const versions = new Set<number>();
   for (const c of [...registered, ...unregistered]) {
     for (const v of Object.keys(c.byVersion)) if (/^\d+$/.test(v)) versions.add(Number(v));

@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import type { ErrorCode } from '../errors/codes.ts';
 
 /** A versioned 256-bit key-encryption key. */
 export interface MasterKey {
@@ -19,7 +20,7 @@ export interface MasterKey {
 }
 
 export class MasterKeyError extends Error {
-  readonly code = 'invalid_master_keys';
+  readonly code = 'invalid_master_keys' satisfies ErrorCode;
 }
 
 export const MASTER_KEY_FILE = 'master-keys';

@@ -2,9 +2,10 @@ import { type Kysely, sql } from 'kysely';
 import { SealError, type Sealer } from './sealing.ts';
 
 /**
- * A database column that holds `Sealer` envelopes. Every capability that stores sealed values registers its columns
- * here, so `parley master-key rotate` re-wraps all of them under the newest master key and `master-key status` can
- * tell when an old master version is no longer used anywhere (and may be dropped).
+ * A database column that holds `Sealer` envelopes. Every capability that stores sealed values exports its columns,
+ * and the composition root (context.ts `sealedColumns`) lists them all, so `parley master-key rotate` re-wraps all
+ * of them under the newest master key and `master-key status` can tell when an old master version is no longer used
+ * anywhere (and may be dropped).
  */
 export interface SealedColumn {
   table: string;
@@ -18,23 +19,8 @@ export interface SealedColumn {
   associatedData(row: Record<string, unknown>): string;
 }
 
-const registry = new Map<string, SealedColumn>();
-
 export const sealedColumnName = (c: Pick<SealedColumn, 'table' | 'column'>): string =>
   `${c.table}.${c.column}`;
-
-/**
- * Registers a sealed column. Call it at module top level in a file that `cli/commands.ts` imports (directly or
- * through your CLI module), so the `master-key` commands see it. Registering the same table and column again
- * replaces the earlier entry.
- */
-export function registerSealedColumn(column: SealedColumn): void {
-  registry.set(sealedColumnName(column), column);
-}
-
-export function sealedColumns(): SealedColumn[] {
-  return [...registry.values()].sort((a, b) => sealedColumnName(a).localeCompare(sealedColumnName(b)));
-}
 
 export interface ColumnRewrapReport {
   column: string;
@@ -51,7 +37,7 @@ export interface ColumnRewrapReport {
 const PAGE = 500;
 
 /**
- * Re-wraps every registered sealed value whose master version is not the sealer's newest. Only the data key is
+ * Re-wraps every sealed value of `columns` whose master version is not the sealer's newest. Only the data key is
  * re-wrapped (`Sealer.rewrap`); values are never decrypted into the report. Each row is updated with a conditional
  * write (`where value = what we read`), so a value a live server replaced meanwhile is never overwritten with an
  * older one: the server keeps working during the run.
@@ -60,7 +46,7 @@ export async function rewrapSealedColumns(
   // biome-ignore lint/suspicious/noExplicitAny: tables are named at run time by the registry.
   db: Kysely<any>,
   sealer: Sealer,
-  columns: SealedColumn[] = sealedColumns(),
+  columns: readonly SealedColumn[],
 ): Promise<ColumnRewrapReport[]> {
   const reports: ColumnRewrapReport[] = [];
   for (const column of columns) {
@@ -108,12 +94,12 @@ export interface ColumnVersionCount {
   byVersion: Record<string, number>;
 }
 
-/** How many values of each registered column are wrapped with each master version. */
+/** How many values of each listed column are wrapped with each master version. */
 export async function countSealedByMasterVersion(
   // biome-ignore lint/suspicious/noExplicitAny: see rewrapSealedColumns.
   db: Kysely<any>,
   sealer: Sealer,
-  columns: SealedColumn[] = sealedColumns(),
+  columns: readonly SealedColumn[],
 ): Promise<ColumnVersionCount[]> {
   const counts: ColumnVersionCount[] = [];
   for (const column of columns) {
@@ -160,8 +146,9 @@ export async function findUnregisteredSealedValues(
   db: Kysely<any>,
   dialect: 'sqlite' | 'postgres',
   sealer: Sealer,
+  listed: readonly SealedColumn[],
 ): Promise<ColumnVersionCount[]> {
-  const registered = new Set(sealedColumns().map(sealedColumnName));
+  const registered = new Set(listed.map(sealedColumnName));
   const schema =
     dialect === 'postgres'
       ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { ErrorCode } from '../errors/codes.ts';
 import type { MasterKey } from './master-keys.ts';
 
 /**
@@ -18,7 +19,7 @@ const NONCE = 12;
 const TAG = 16;
 
 export class SealError extends Error {
-  readonly code = 'seal_integrity';
+  readonly code = 'seal_integrity' satisfies ErrorCode;
 }
 
 export class Sealer {

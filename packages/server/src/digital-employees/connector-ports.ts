@@ -17,7 +17,7 @@ export type ConnectorFetch = (
 
 /**
  * The outbound side: a connector's base URL and its *current* API key, read at call time so a rotation takes
- * effect on the very next call (DESIGN.md "Connector key rotation").
+ * effect on the very next call (docs/design.md "Connector key rotation").
  */
 export interface ConnectorCaller {
   /** Sends `init` to the connector's URL (+ relative `path`) with `Authorization: Bearer <current key>`. */

@@ -368,19 +368,12 @@ async function clearDefault(db: Db, companyId: string): Promise<void> {
     .execute();
 }
 
+/** The stored row: the wire shape with its settings as JSON text and the default flag as 0/1. */
 function toRow(e: DigitalEmployee): Row {
   return {
-    id: e.id,
-    company_id: e.companyId,
-    name: e.name,
-    responder: e.responder,
-    connector_id: e.connectorId,
-    model: e.model,
-    system_prompt: e.systemPrompt,
+    ...digitalEmployeeToJson(e),
     settings: JSON.stringify(e.settings),
     is_default: e.isDefault ? 1 : 0,
-    created_at: e.createdAt,
-    updated_at: e.updatedAt,
   };
 }
 

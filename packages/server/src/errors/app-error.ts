@@ -1,3 +1,5 @@
+import type { ErrorCode } from './codes.ts';
+
 /**
  * Base of every error the server reports to a caller on purpose. `code` is stable (listed in docs/errors.md),
  * `status` is the HTTP status, `detail` is safe to show. Anything that is not an AppError is an internal error:
@@ -6,7 +8,7 @@
 export class AppError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     readonly detail: string,
     /** Extension members for the problem body (RFC 9457 §3.2), e.g. `errors` for field validation. */
     readonly extensions: Record<string, unknown> = {},
@@ -19,19 +21,19 @@ export class AppError extends Error {
 }
 
 export class BadRequestError extends AppError {
-  constructor(code: string, detail: string, extensions: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, detail: string, extensions: Record<string, unknown> = {}) {
     super(400, code, detail, extensions);
   }
 }
 
 export class NotFoundError extends AppError {
-  constructor(code: string, detail: string) {
+  constructor(code: ErrorCode, detail: string) {
     super(404, code, detail);
   }
 }
 
 export class ConflictError extends AppError {
-  constructor(code: string, detail: string) {
+  constructor(code: ErrorCode, detail: string) {
     super(409, code, detail);
   }
 }

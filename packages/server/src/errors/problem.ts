@@ -1,5 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ROUTER_OPTIONS } from '../http/route-methods.ts';
+import { UNSAFE_TEXT_MESSAGE } from '../http/unsafe-text.ts';
 import { AppError } from './app-error.ts';
+import { dependencyUnavailable } from './unavailable.ts';
 
 /** RFC 9457 problem details, the error body of every non-OAuth route. */
 export interface Problem {
@@ -18,18 +21,21 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-export function problemOf(error: AppError, instance?: string): Problem {
+/** `requestId` becomes the `request_id` extension member: the id the response's `X-Request-Id` carries. */
+export function problemOf(error: AppError, instance?: string, requestId?: string): Problem {
   return {
     type: `https://parley.dev/problems/${error.code}`,
     title: TITLES[error.status] ?? 'Error',
@@ -37,6 +43,7 @@ export function problemOf(error: AppError, instance?: string): Problem {
     detail: error.detail,
     code: error.code,
     ...(instance ? { instance } : {}),
+    ...(requestId ? { request_id: requestId } : {}),
     ...error.extensions,
   };
 }
@@ -46,8 +53,41 @@ export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply 
   return reply
     .status(error.status)
     .type(PROBLEM_CONTENT_TYPE)
-    .send(problemOf(error, reply.request.url.split('?')[0]));
+    .send(problemOf(error, reply.request.url.split('?')[0], reply.request.id));
 }
+
+/** Where a part of a request is: Fastify's validation-context names, also used in `errors[].in`. */
+export type RequestPart = 'body' | 'querystring' | 'params' | 'headers';
+
+const PART_NAMES: Record<RequestPart, string> = {
+  body: 'body',
+  querystring: 'query string',
+  params: 'path',
+  headers: 'header',
+};
+
+/** A string holding U+0000 or an unpaired surrogate (the rule of src/http/unsafe-text.ts), at `field` of `part`. */
+export const unsafeText = (part: RequestPart, field: string): AppError =>
+  new AppError(400, 'validation_failed', `Invalid ${PART_NAMES[part]}: ${field} ${UNSAFE_TEXT_MESSAGE}.`, {
+    errors: [{ field, in: part, message: UNSAFE_TEXT_MESSAGE }],
+  });
+
+/** A `%` escape that is not `%XX`, or escapes that do not decode to UTF-8 (RFC 3986 §2.1, §2.5). */
+export const malformedUrl = (): AppError =>
+  new AppError(400, 'malformed_url', 'The URL holds a malformed percent-encoding.');
+
+export const routeNotFound = (method: string, path: string): AppError =>
+  new AppError(404, 'route_not_found', `No route ${method} ${path}.`);
+
+/** RFC 9110 §15.5.6: the path exists, the method does not; `Allow` lists the methods it has. */
+export const methodNotAllowed = (method: string, allowed: string[]): AppError =>
+  new AppError(
+    405,
+    'method_not_allowed',
+    `This path does not accept ${method}; it accepts ${allowed.join(', ')}.`,
+    { allowed_methods: allowed },
+    { allow: allowed.join(', ') },
+  );
 
 /**
  * Translates framework errors (schema validation, body parsing, payload size, unknown content type) into stable
@@ -55,6 +95,8 @@ export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply 
  */
 export function toAppError(error: FastifyError | Error): AppError | undefined {
   if (error instanceof AppError) return error;
+  const unavailable = dependencyUnavailable(error);
+  if (unavailable) return unavailable;
   const fe = error as FastifyError;
   if (fe.validation) {
     const errors = fe.validation.map((v) => ({
@@ -81,6 +123,26 @@ export function toAppError(error: FastifyError | Error): AppError | undefined {
       return new AppError(400, 'invalid_json', 'The request body is empty but the content type is JSON.');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError(400, 'invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_EMPTY_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new AppError(415, 'unsupported_media_type', 'The request content type is not accepted here.');
+    // Raised before routing (Fastify's `frameworkErrors`): the path cannot be matched to any route.
+    case 'FST_ERR_BAD_URL':
+      return malformedUrl();
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new AppError(
+        400,
+        'path_parameter_too_long',
+        `A path parameter is longer than ${ROUTER_OPTIONS.maxParamLength} characters.`,
+      );
+    // Raised by Node's HTTP parser before Fastify sees a request (src/http/client-errors.ts).
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError(431, 'headers_too_large', 'The request line and headers are too large.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError(408, 'request_timeout', 'The request was not received in time.');
+  }
+  if (fe.code?.startsWith('HPE_')) {
+    return new AppError(400, 'malformed_request', 'The request is not valid HTTP/1.1.');
   }
   if (error instanceof SyntaxError && fe.statusCode === 400) {
     return new AppError(400, 'invalid_json', 'The request body is not valid JSON.');
@@ -102,16 +164,12 @@ export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const appError = toAppError(error);
     if (appError) {
-      if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+      // An outage is the dependency's news, logged where it is noticed; a line per refused request would flood.
+      if (appError.status >= 500 && appError.status !== 503)
+        request.log.error({ err: error }, 'request failed');
       return sendProblem(reply, appError);
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendProblem(reply, new AppError(500, 'internal_error', 'An internal error occurred.'));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      reply,
-      new AppError(404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
-    ),
-  );
 }

@@ -1,12 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
+import { REQUEST_ID_LOG_LABEL } from './request-id.ts';
 
 /**
  * One access-log line per request (method, path, status, duration) instead of Fastify's two ("incoming request" and
  * "request completed"): half the log volume and half the serialisation cost on hot routes such as the token
- * endpoint, with nothing lost — the completed line carries the request too.
+ * endpoint, with nothing lost — the completed line carries the request too. Every line about a request carries
+ * its id under `request_id`, the value of the response's `X-Request-Id`.
  */
 export class AccessLogController extends LogController {
+  constructor() {
+    super({ requestIdLogLabel: REQUEST_ID_LOG_LABEL });
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(

@@ -15,6 +15,17 @@ describe('keyset cursor', () => {
       assert.throws(() => decodeCursor(bad), { code: 'invalid_cursor', status: 400 });
   });
 
+  it('refuses a forged cursor whose strings hold U+0000 or a lone surrogate (src/http/unsafe-text.ts)', () => {
+    for (const position of [
+      ['2026-11-22T00:00:00.000Z\u0000', 'id'],
+      ['2026-11-22T00:00:00.000Z', '\uD800'],
+    ]) {
+      // JSON.stringify writes both as \u escapes, which JSON.parse turns back into the characters.
+      const forged = Buffer.from(JSON.stringify(position)).toString('base64url');
+      assert.throws(() => decodeCursor(forged), { code: 'invalid_cursor', status: 400 });
+    }
+  });
+
   it('walks a list newest first, page by page, and says when the last page is reached', async () => {
     // Five rows ordered newest first by (updatedAt, id), as the services list them.
     const rows = [5, 4, 3, 2, 1].map((n) => ({ updatedAt: `2026-11-22T00:00:0${n}.000Z`, id: `row-${n}` }));

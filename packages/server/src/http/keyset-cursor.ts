@@ -1,4 +1,5 @@
 import { BadRequestError } from '../errors/app-error.ts';
+import { isUnsafeString } from './unsafe-text.ts';
 
 /** The last row of a page, newest-updated first: where the next page starts. */
 export interface KeysetPosition {
@@ -13,11 +14,20 @@ export interface KeysetPosition {
 export const encodeCursor = (position: KeysetPosition): string =>
   Buffer.from(JSON.stringify([position.updatedAt, position.id])).toString('base64url');
 
-/** Reads a cursor from {@link encodeCursor}; anything else is the client's mistake (`invalid_cursor`, 400). */
+/**
+ * Reads a cursor from {@link encodeCursor}; anything else is the client's mistake (`invalid_cursor`, 400). A forged
+ * cursor whose strings hold U+0000 or a lone surrogate (src/http/unsafe-text.ts) never reaches a query.
+ */
 export function decodeCursor(cursor: string): KeysetPosition {
   try {
     const [updatedAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof updatedAt === 'string' && typeof id === 'string') return { updatedAt, id };
+    if (
+      typeof updatedAt === 'string' &&
+      typeof id === 'string' &&
+      !isUnsafeString(updatedAt) &&
+      !isUnsafeString(id)
+    )
+      return { updatedAt, id };
   } catch {
     // Falls through to the problem below.
   }

@@ -8,6 +8,11 @@ import type { App } from './types.ts';
  * `security` for bearer-protected operations so generated clients know which token to send.
  */
 export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> {
+  // CORS preflights and other OPTIONS handlers are plumbing, not operations of the API.
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat();
+    if (methods.includes('OPTIONS')) route.schema = { ...route.schema, hide: true };
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -19,6 +24,20 @@ export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> 
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: ctx.config.publicUrl }],
+      tags: [
+        {
+          name: 'oauth',
+          description: 'Access tokens for API clients (OAuth 2.0 client credentials, RFC 9068).',
+        },
+        { name: 'platform', description: 'The calling API client.' },
+        { name: 'integrations', description: 'Integration connectors and their write-only API keys.' },
+        { name: 'conversations', description: 'Webchat conversations for agents and integrations (bearer).' },
+        {
+          name: 'webchat-sdk',
+          description: 'What the webchat SDK and widget call (session headers, no token).',
+        },
+        { name: 'health', description: 'Liveness and readiness for load balancers and orchestrators.' },
+      ],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

@@ -1,14 +1,15 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { registerSealedColumn } from '../crypto/sealed-columns.ts';
+import type { SealedColumn } from '../crypto/sealed-columns.ts';
+import { SealedSecret } from '../crypto/sealed-secret.ts';
 import type { Sealer } from '../crypto/sealing.ts';
 import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
 
 /**
  * Associated data of a sealed connector key. Binding company, connector and key version means a ciphertext copied
- * to another connector, another company or another version of the same connector fails to open (research/oauth-m2m.md
- * §5, the AWS KMS "encryption context" idea).
+ * to another connector, another company or another version of the same connector fails to open (the idea of AWS
+ * KMS's "encryption context": authenticated data that must match at decryption).
  */
 export const connectorKeyAad = (companyId: string, connectorId: string, keyVersion: number): string =>
   `connector-key|${companyId}|${connectorId}|${keyVersion}`;
@@ -16,19 +17,22 @@ export const connectorKeyAad = (companyId: string, connectorId: string, keyVersi
 const secretAad = (name: string): string => `integration-secret|${name}`;
 
 // Both sealed columns of this capability take part in master-key rotation (crypto/sealed-columns.ts).
-registerSealedColumn({
-  table: 'connectors',
-  column: 'api_key_sealed',
-  key: 'id',
-  context: ['company_id', 'key_version'],
-  associatedData: (row) => connectorKeyAad(String(row.company_id), String(row.id), Number(row.key_version)),
-});
-registerSealedColumn({
-  table: 'integration_secrets',
-  column: 'sealed',
-  key: 'name',
-  associatedData: (row) => secretAad(String(row.name)),
-});
+/** Connector keys and the fingerprint secret take part in master-key rotation (listed by the composition root). */
+export const CONNECTOR_SEALED_COLUMNS: SealedColumn[] = [
+  {
+    table: 'connectors',
+    column: 'api_key_sealed',
+    key: 'id',
+    context: ['company_id', 'key_version'],
+    associatedData: (row) => connectorKeyAad(String(row.company_id), String(row.id), Number(row.key_version)),
+  },
+  {
+    table: 'integration_secrets',
+    column: 'sealed',
+    key: 'name',
+    associatedData: (row) => secretAad(String(row.name)),
+  },
+];
 
 const FINGERPRINT_SECRET = 'connector-key-fingerprint';
 const FINGERPRINT_PREFIX = 'fp1.';
@@ -41,15 +45,33 @@ const FINGERPRINT_PREFIX = 'fp1.';
  * same key on two connectors gives unrelated fingerprints.
  */
 export class KeyFingerprinter {
-  private secret?: Promise<Buffer>;
+  private readonly secret: SealedSecret;
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly sealer: Sealer,
-  ) {}
+  constructor(db: Kysely<Database>, sealer: Sealer) {
+    this.secret = new SealedSecret(sealer, {
+      what: 'connector fingerprint secret',
+      associatedData: secretAad(FINGERPRINT_SECRET),
+      encoding: 'base64',
+      readSealed: async () =>
+        (
+          await db
+            .selectFrom('integration_secrets')
+            .select('sealed')
+            .where('name', '=', FINGERPRINT_SECRET)
+            .executeTakeFirst()
+        )?.sealed,
+      insertIfAbsent: async (sealed) => {
+        await db
+          .insertInto('integration_secrets')
+          .values({ name: FINGERPRINT_SECRET, sealed, created_at: now() })
+          .onConflict((oc) => oc.column('name').doNothing())
+          .execute();
+      },
+    });
+  }
 
   async fingerprint(companyId: string, connectorId: string, apiKey: string): Promise<string> {
-    const mac = createHmac('sha256', await this.loadSecret())
+    const mac = createHmac('sha256', await this.secret.load())
       .update(`${companyId}|${connectorId}|`)
       .update(apiKey, 'utf8')
       .digest('base64url');
@@ -62,43 +84,5 @@ export class KeyFingerprinter {
     const a = Buffer.from(stored);
     const b = Buffer.from(computed);
     return a.length === b.length && timingSafeEqual(a, b);
-  }
-
-  private loadSecret(): Promise<Buffer> {
-    // The secret never changes once created (master-key rotation re-wraps it without changing it): cache it.
-    this.secret ??= this.readOrCreateSecret().catch((err) => {
-      this.secret = undefined;
-      throw err;
-    });
-    return this.secret;
-  }
-
-  private async readOrCreateSecret(): Promise<Buffer> {
-    const existing = await this.readSecret();
-    if (existing) return existing;
-    // Several nodes may race to create it: the primary key keeps the first, and everyone reads that one back.
-    await this.db
-      .insertInto('integration_secrets')
-      .values({
-        name: FINGERPRINT_SECRET,
-        sealed: this.sealer.seal(randomBytes(32).toString('base64'), secretAad(FINGERPRINT_SECRET)),
-        created_at: now(),
-      })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
-    const created = await this.readSecret();
-    if (!created) throw new Error('connector fingerprint secret could not be created');
-    return created;
-  }
-
-  private async readSecret(): Promise<Buffer | undefined> {
-    const row = await this.db
-      .selectFrom('integration_secrets')
-      .select('sealed')
-      .where('name', '=', FINGERPRINT_SECRET)
-      .executeTakeFirst();
-    return row
-      ? Buffer.from(this.sealer.open(row.sealed, secretAad(FINGERPRINT_SECRET)), 'base64')
-      : undefined;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * What Parley knows about each kind of connector: how its outbound calls authenticate and which base URL it uses
- * when none is given. Adding a kind = adding an entry here (the CLI, the API schemas and the outbound client read
- * this registry).
+ * when none is given. Adding a kind = adding an entry to CONNECTOR_TYPES (the CLI, the API schemas and the outbound
+ * client read this table).
  */
 export interface ConnectorType {
   name: string;
@@ -15,25 +15,22 @@ export interface ConnectorType {
 /** RFC 6750 §2.1: the key travels as a bearer credential in the Authorization header. */
 const bearer = (apiKey: string): Record<string, string> => ({ authorization: `Bearer ${apiKey}` });
 
-const registry = new Map<string, ConnectorType>();
+/** Every kind of connector, in one table. */
+export const CONNECTOR_TYPES: readonly ConnectorType[] = [
+  {
+    name: 'webhook',
+    summary: 'your own HTTP endpoint (a webhook bot); Parley POSTs to the URL',
+    authenticate: bearer,
+  },
+  {
+    name: 'openai',
+    summary: 'an OpenAI-compatible API; the URL is its base URL (…/v1)',
+    defaultUrl: 'https://api.openai.com/v1',
+    authenticate: bearer,
+  },
+];
 
-export function registerConnectorType(type: ConnectorType): void {
-  registry.set(type.name, type);
-}
+export const connectorType = (name: string): ConnectorType | undefined =>
+  CONNECTOR_TYPES.find((t) => t.name === name);
 
-registerConnectorType({
-  name: 'webhook',
-  summary: 'your own HTTP endpoint (a webhook bot); Parley POSTs to the URL',
-  authenticate: bearer,
-});
-
-registerConnectorType({
-  name: 'openai',
-  summary: 'an OpenAI-compatible API; the URL is its base URL (…/v1)',
-  defaultUrl: 'https://api.openai.com/v1',
-  authenticate: bearer,
-});
-
-export const connectorType = (name: string): ConnectorType | undefined => registry.get(name);
-
-export const connectorTypeNames = (): string[] => [...registry.keys()];
+export const connectorTypeNames = (): string[] => CONNECTOR_TYPES.map((t) => t.name);

@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { runParley, runParleyInProcess } from '../testing/cli.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   checkConnector,
   createTenant,
   type KeyRecorder,
-  newKey,
-  runParley,
-  runParleyInProcess,
   startKeyRecorder,
   type Tenant,
-} from './connectors.test-helpers.ts';
+  testKey,
+} from './testing/connectors-fixtures.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`connectors CLI (${database})`, () => {
@@ -29,7 +28,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('creates, lists and deletes connectors with --json; the key is never printed and the live server uses it', async () => {
-      const key = newKey('cli');
+      const key = testKey('cli');
       const created = await runParley(server, [
         'connectors',
         'create',

@@ -3,15 +3,14 @@ import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   checkConnector,
+  createConnector,
   createTenant,
   type KeyRecorder,
-  newKey,
   putKey,
   startKeyRecorder,
   type Tenant,
-} from './connectors.test-helpers.ts';
-
-const CLI = { actor: 'cli' };
+  testKey,
+} from './testing/connectors-fixtures.ts';
 
 // Two nodes sharing one PostgreSQL schema: keys are read at call time, so no node ever uses a stale key.
 describe('connector key rotation across two nodes (postgres)', () => {
@@ -36,21 +35,16 @@ describe('connector key rotation across two nodes (postgres)', () => {
   });
 
   it('uses the key rotated on node A for the very next call made by node B', async () => {
-    const c = await nodeA.ctx.connectors.create(
-      {
-        companyId: tenant.companyId,
-        name: 'shared',
-        type: 'webhook',
-        url: `${recorder.url}/shared`,
-        apiKey: newKey('first'),
-      },
-      CLI,
-    );
+    const c = await createConnector(nodeA, tenant.companyId, {
+      name: 'shared',
+      url: `${recorder.url}/shared`,
+      apiKey: testKey('first'),
+    });
     // Warm node B up with the first key, so a cache (if there were one) would hold it.
     assert.equal((await checkConnector(nodeB, tenant.auth, c.id)).body.ok, true);
     for (let round = 0; round < 4; round++) {
       const [writer, reader] = round % 2 === 0 ? [nodeA, nodeB] : [nodeB, nodeA];
-      const key = newKey(`round${round}`);
+      const key = testKey(`round${round}`);
       const put = await putKey(writer, tenant.auth, c.id, { api_key: key });
       assert.equal(put.status, 200);
       const check = await checkConnector(reader, tenant.auth, c.id);
@@ -61,17 +55,12 @@ describe('connector key rotation across two nodes (postgres)', () => {
   });
 
   it('serialises 20 concurrent rotations sent to both nodes: one version each, and both nodes then use the winner', async () => {
-    const c = await nodeA.ctx.connectors.create(
-      {
-        companyId: tenant.companyId,
-        name: 'raced',
-        type: 'webhook',
-        url: `${recorder.url}/raced`,
-        apiKey: newKey('start'),
-      },
-      CLI,
-    );
-    const keys = Array.from({ length: 20 }, (_, i) => newKey(`node-race${i}`));
+    const c = await createConnector(nodeA, tenant.companyId, {
+      name: 'raced',
+      url: `${recorder.url}/raced`,
+      apiKey: testKey('start'),
+    });
+    const keys = Array.from({ length: 20 }, (_, i) => testKey(`node-race${i}`));
     const results = await Promise.all(
       keys.map((api_key, i) => putKey(i % 2 ? nodeB : nodeA, tenant.auth, c.id, { api_key })),
     );

@@ -1,4 +1,5 @@
 import { AppError, BadRequestError, NotFoundError } from '../errors/app-error.ts';
+import type { ErrorCode } from '../errors/codes.ts';
 
 /**
  * Errors of the connectors capability. Codes are stable and listed in docs/errors.md ("Connectors"). None of them
@@ -61,13 +62,15 @@ export class RotationConflictError extends AppError {
   }
 }
 
-export type OutboundErrorCode =
+export type OutboundErrorCode = Extract<
+  ErrorCode,
   | 'connector_unreachable'
   | 'connector_timeout'
   | 'connector_destination_blocked'
   | 'connector_redirect_refused'
   | 'connector_bad_response'
-  | 'connector_url_invalid';
+  | 'connector_url_invalid'
+>;
 
 const OUTBOUND_STATUS: Record<OutboundErrorCode, number> = {
   connector_unreachable: 502,

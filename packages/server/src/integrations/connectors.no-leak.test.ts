@@ -8,15 +8,14 @@ import { type HttpResult, http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   checkConnector,
+  createConnector,
   createTenant,
   type KeyRecorder,
   listConnectors,
-  newKey,
   putKey,
   startKeyRecorder,
-} from './connectors.test-helpers.ts';
-
-const CLI = { actor: 'cli' };
+  testKey,
+} from './testing/connectors-fixtures.ts';
 
 /** The random part of a test key: finding it anywhere means the key (or a long piece of it) leaked. */
 const secretPart = (key: string) => key.slice(key.lastIndexOf('-') + 1);
@@ -42,7 +41,7 @@ for (const database of TEST_DATABASES) {
       const other = await createTenant(server);
       const keys: string[] = [];
       const key = (label: string) => {
-        const k = newKey(label);
+        const k = testKey(label);
         keys.push(k);
         return k;
       };
@@ -53,46 +52,27 @@ for (const database of TEST_DATABASES) {
         return r;
       };
 
-      const created = await server.ctx.connectors.create(
-        {
-          companyId: tenant.companyId,
-          name: 'leaky?',
-          type: 'webhook',
-          url: `${recorder.url}/ok`,
-          apiKey: key('created'),
-        },
-        CLI,
-      );
-      const failing = await server.ctx.connectors.create(
-        {
-          companyId: tenant.companyId,
-          name: 'fails',
-          type: 'webhook',
-          url: `${recorder.url}/status/500`,
-          apiKey: key('failing'),
-        },
-        CLI,
-      );
-      const hanging = await server.ctx.connectors.create(
-        {
-          companyId: tenant.companyId,
-          name: 'hangs',
-          type: 'webhook',
-          url: `${recorder.url}/hang`,
-          apiKey: key('hanging'),
-        },
-        CLI,
-      );
-      const theirs = await server.ctx.connectors.create(
-        {
-          companyId: other.companyId,
-          name: 'theirs',
-          type: 'openai',
-          url: `${recorder.url}/v1`,
-          apiKey: key('theirs'),
-        },
-        CLI,
-      );
+      const created = await createConnector(server, tenant.companyId, {
+        name: 'leaky?',
+        url: `${recorder.url}/ok`,
+        apiKey: key('created'),
+      });
+      const failing = await createConnector(server, tenant.companyId, {
+        name: 'fails',
+        url: `${recorder.url}/status/500`,
+        apiKey: key('failing'),
+      });
+      const hanging = await createConnector(server, tenant.companyId, {
+        name: 'hangs',
+        url: `${recorder.url}/hang`,
+        apiKey: key('hanging'),
+      });
+      const theirs = await createConnector(server, other.companyId, {
+        name: 'theirs',
+        type: 'openai',
+        url: `${recorder.url}/v1`,
+        apiKey: key('theirs'),
+      });
 
       await record(putKey(server, tenant.auth, created.id, { api_key: key('rotated1') }));
       const current = key('rotated2');

@@ -1,21 +1,21 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestClient, fetchToken } from '../oauth/oauth.test-helpers.ts';
+import { createTestClient, fetchToken } from '../oauth/testing/oauth-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   checkConnector,
+  createConnector,
   createTenant,
   type KeyRecorder,
   listConnectors,
-  newKey,
   putKey,
   startKeyRecorder,
   type Tenant,
-} from './connectors.test-helpers.ts';
+  testKey,
+} from './testing/connectors-fixtures.ts';
 
-const CLI = { actor: 'cli' };
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 for (const database of TEST_DATABASES) {
@@ -36,19 +36,10 @@ for (const database of TEST_DATABASES) {
     });
 
     const connector = async (owner: Tenant = tenant, path = '/hook', apiKey?: string) =>
-      server.ctx.connectors.create(
-        {
-          companyId: owner.companyId,
-          name: `c-${path}`,
-          type: 'webhook',
-          url: `${recorder.url}${path}`,
-          apiKey,
-        },
-        CLI,
-      );
+      createConnector(server, owner.companyId, { name: `c-${path}`, url: `${recorder.url}${path}`, apiKey });
 
     it("lists the caller company's connectors with key metadata only", async () => {
-      const key = newKey('listed');
+      const key = testKey('listed');
       const mine = await connector(tenant, '/listed', key);
       const theirs = await connector(other, '/theirs');
       const res = await listConnectors(server, tenant.auth);
@@ -72,12 +63,12 @@ for (const database of TEST_DATABASES) {
     });
 
     it('rotates: 200 with metadata only, and the very next call carries the new key, never the old one again', async () => {
-      const oldKey = newKey('old');
+      const oldKey = testKey('old');
       const c = await connector(tenant, '/rotate', oldKey);
       assert.equal((await checkConnector(server, tenant.auth, c.id)).body.ok, true);
       assert.equal(recorder.calls.at(-1)!.authorization, `Bearer ${oldKey}`);
 
-      const newer = newKey('new');
+      const newer = testKey('new');
       const res = await putKey(server, tenant.auth, c.id, { api_key: newer });
       assert.equal(res.status, 200);
       assert.deepEqual(Object.keys(res.body).sort(), [
@@ -109,7 +100,7 @@ for (const database of TEST_DATABASES) {
 
     it('records connector.api_key_rotated with company, connector, client, token and version — never the key', async () => {
       const c = await connector();
-      const key = newKey('audited');
+      const key = testKey('audited');
       const res = await putKey(server, tenant.auth, c.id, { api_key: key });
       const [event, ...rest] = await server.ctx.audit.list({
         companyId: tenant.companyId,
@@ -128,7 +119,7 @@ for (const database of TEST_DATABASES) {
 
     it('treats a repeated PUT of the current key as harmless: same version, changed false, no new event', async () => {
       const c = await connector();
-      const key = newKey('same');
+      const key = testKey('same');
       const first = await putKey(server, tenant.auth, c.id, { api_key: key });
       const second = await putKey(server, tenant.auth, c.id, { api_key: key });
       assert.equal(second.status, 200);
@@ -139,22 +130,22 @@ for (const database of TEST_DATABASES) {
 
     it('supports If-Match on the key version (412 on a lost update)', async () => {
       const c = await connector();
-      const v1 = await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': '"0"' });
+      const v1 = await putKey(server, tenant.auth, c.id, { api_key: testKey() }, { 'if-match': '"0"' });
       assert.equal(v1.status, 200);
-      const stale = await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': '"0"' });
+      const stale = await putKey(server, tenant.auth, c.id, { api_key: testKey() }, { 'if-match': '"0"' });
       assert.equal(stale.status, 412);
       assert.equal(stale.body.code, 'precondition_failed');
       assert.equal(stale.body.key_version, 1);
       assert.equal(
-        (await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': 'W/"1"' })).status,
+        (await putKey(server, tenant.auth, c.id, { api_key: testKey() }, { 'if-match': 'W/"1"' })).status,
         412,
       );
       assert.equal(
-        (await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': '"7", "1"' })).status,
+        (await putKey(server, tenant.auth, c.id, { api_key: testKey() }, { 'if-match': '"7", "1"' })).status,
         200,
       );
       assert.equal(
-        (await putKey(server, tenant.auth, c.id, { api_key: newKey() }, { 'if-match': '*' })).status,
+        (await putKey(server, tenant.auth, c.id, { api_key: testKey() }, { 'if-match': '*' })).status,
         200,
       );
       assert.equal((await server.ctx.connectors.get(tenant.companyId, c.id)).keyVersion, 3);
@@ -173,8 +164,8 @@ for (const database of TEST_DATABASES) {
         ['inner space', { api_key: 'abc def' }, 'validation_failed', 'api_key'],
         ['leading space', { api_key: ' abcdef' }, 'validation_failed', 'api_key'],
         ['non-ASCII', { api_key: 'clé-secrète' }, 'validation_failed', 'api_key'],
-        ['unknown field', { api_key: newKey(), version: 3 }, 'validation_failed', 'version'],
-        ['array body', [{ api_key: newKey() }], 'validation_failed', undefined],
+        ['unknown field', { api_key: testKey(), version: 3 }, 'validation_failed', 'version'],
+        ['array body', [{ api_key: testKey() }], 'validation_failed', undefined],
         ['string body', '"just-a-string"', 'validation_failed', undefined],
         ['invalid JSON', '{"api_key": ', 'invalid_json', undefined],
         ['empty body', '', 'invalid_json', undefined],
@@ -200,7 +191,7 @@ for (const database of TEST_DATABASES) {
     it('answers 415 for a body that is not application/json', async () => {
       const c = await connector();
       const url = `${server.baseUrl}/integrations/v1/connectors/api-keys/${c.id}`;
-      const key = newKey();
+      const key = testKey();
       for (const [type, body] of [
         ['text/plain', JSON.stringify({ api_key: key })],
         ['application/x-www-form-urlencoded', `api_key=${key}`],
@@ -225,14 +216,14 @@ for (const database of TEST_DATABASES) {
     });
 
     it("answers the same 404 for a malformed id, an unknown connector and another company's connector", async () => {
-      const theirs = await connector(other, '/theirs-404', newKey('theirs'));
+      const theirs = await connector(other, '/theirs-404', testKey('theirs'));
       const bodies: unknown[] = [];
       for (const id of ['not-a-uuid', UNKNOWN, theirs.id]) {
-        const put = await putKey(server, tenant.auth, id, { api_key: newKey() });
+        const put = await putKey(server, tenant.auth, id, { api_key: testKey() });
         const check = await checkConnector(server, tenant.auth, id);
         for (const res of [put, check]) {
           assert.equal(res.status, 404, id);
-          const { instance: _instance, ...rest } = res.body;
+          const { instance: _instance, request_id: _requestId, ...rest } = res.body;
           bodies.push(rest);
         }
       }
@@ -247,14 +238,14 @@ for (const database of TEST_DATABASES) {
 
     it('leaves 401/403 to the bearer hook: no token, a read-only token for PUT, a write-only token for GET', async () => {
       const c = await connector();
-      const none = await putKey(server, {}, c.id, { api_key: newKey() });
+      const none = await putKey(server, {}, c.id, { api_key: testKey() });
       assert.equal(none.status, 401);
       assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer/);
 
       const reader = await createTestClient(server.ctx, ['connector:read'], tenant.companyId);
       const readToken = await fetchToken(server, reader);
       const forbidden = await putKey(server, { authorization: `Bearer ${readToken}` }, c.id, {
-        api_key: newKey(),
+        api_key: testKey(),
       });
       assert.equal(forbidden.status, 403);
       assert.match(forbidden.headers.get('www-authenticate') ?? '', /insufficient_scope/);
@@ -268,15 +259,16 @@ for (const database of TEST_DATABASES) {
         403,
       );
       assert.equal(
-        (await putKey(server, { authorization: `Bearer ${writeToken}` }, c.id, { api_key: newKey() })).status,
+        (await putKey(server, { authorization: `Bearer ${writeToken}` }, c.id, { api_key: testKey() }))
+          .status,
         200,
       );
       assert.equal((await server.ctx.connectors.get(tenant.companyId, c.id)).keyVersion, 1);
     });
 
     it('serialises 20 concurrent rotations: versions +1…+20, and the stored key is the one every later call uses', async () => {
-      const c = await connector(tenant, '/race', newKey('initial'));
-      const keys = Array.from({ length: 20 }, (_, i) => newKey(`race${i}`));
+      const c = await connector(tenant, '/race', testKey('initial'));
+      const keys = Array.from({ length: 20 }, (_, i) => testKey(`race${i}`));
       const results = await Promise.all(
         keys.map((api_key) => putKey(server, tenant.auth, c.id, { api_key })),
       );
@@ -305,12 +297,13 @@ for (const database of TEST_DATABASES) {
       const closed = await startKeyRecorder();
       const closedUrl = closed.url;
       await closed.close();
-      const unreachable = await server.ctx.connectors.create(
-        { companyId: tenant.companyId, name: 'down', type: 'webhook', url: closedUrl, apiKey: newKey() },
-        CLI,
-      );
-      const hanging = await connector(tenant, '/hang', newKey());
-      const failing = await connector(tenant, '/status/503', newKey());
+      const unreachable = await createConnector(server, tenant.companyId, {
+        name: 'down',
+        url: closedUrl,
+        apiKey: testKey(),
+      });
+      const hanging = await connector(tenant, '/hang', testKey());
+      const failing = await connector(tenant, '/status/503', testKey());
       const unset = await connector(tenant, '/unset');
 
       const down = await checkConnector(server, tenant.auth, unreachable.id);
@@ -343,9 +336,9 @@ for (const database of TEST_DATABASES) {
 
     it('detects a tampered or moved ciphertext: the check reports connector_key_unreadable, a new key repairs it', async () => {
       const db = server.ctx.store.db;
-      const keyA = newKey('tamper-a');
+      const keyA = testKey('tamper-a');
       const a = await connector(tenant, '/tamper-a', keyA);
-      const b = await connector(tenant, '/tamper-b', newKey('tamper-b'));
+      const b = await connector(tenant, '/tamper-b', testKey('tamper-b'));
       const sealed = (
         await db
           .selectFrom('connectors')
@@ -373,14 +366,14 @@ for (const database of TEST_DATABASES) {
       assert.ok(server.logs.some((l) => l.includes('failed its integrity check')));
       assert.ok(!server.logs.some((l) => l.includes(keyA)));
 
-      const repaired = newKey('repaired');
+      const repaired = testKey('repaired');
       assert.equal((await putKey(server, tenant.auth, a.id, { api_key: repaired })).status, 200);
       assert.equal((await checkConnector(server, tenant.auth, a.id)).body.ok, true);
       assert.equal(recorder.calls.at(-1)!.authorization, `Bearer ${repaired}`);
     });
 
     it('accepts a check POST with or without a JSON body', async () => {
-      const c = await connector(tenant, '/bodies', newKey());
+      const c = await connector(tenant, '/bodies', testKey());
       const url = `${server.baseUrl}/integrations/v1/connectors/${c.id}/check`;
       for (const init of [
         { method: 'POST', headers: { ...tenant.auth, 'content-type': 'application/json' } },

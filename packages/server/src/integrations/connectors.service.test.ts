@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { newKey } from './connectors.test-helpers.ts';
+import { testKey } from './testing/connectors-fixtures.ts';
 
 const CLI = { actor: 'cli' };
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
@@ -69,7 +69,7 @@ for (const database of TEST_DATABASES) {
       });
       await assert.rejects(
         server.ctx.connectors.rotateKey(
-          { companyId: otherCompanyId, connectorId: c.id, apiKey: newKey() },
+          { companyId: otherCompanyId, connectorId: c.id, apiKey: testKey() },
           CLI,
         ),
         { code: 'connector_not_found' },
@@ -78,7 +78,7 @@ for (const database of TEST_DATABASES) {
 
     it('rotates: each new key is a new version, the current key opens, a repeated key changes nothing', async () => {
       const connectors = server.ctx.connectors;
-      const first = newKey('first');
+      const first = testKey('first');
       const c = await connectors.create(
         { companyId, name: 'Rot', type: 'webhook', url: 'https://r.example', apiKey: first },
         CLI,
@@ -87,7 +87,7 @@ for (const database of TEST_DATABASES) {
       assert.equal(c.rotatedAt, c.createdAt);
       assert.equal((await connectors.readCredentials(companyId, c.id)).apiKey, first);
 
-      const second = newKey('second');
+      const second = testKey('second');
       const r2 = await connectors.rotateKey(
         { companyId, connectorId: c.id, apiKey: second },
         { actor: 'client:pcl_x', clientId: 'pcl_x', tokenId: 'jti-1', ip: '127.0.0.1' },
@@ -128,13 +128,13 @@ for (const database of TEST_DATABASES) {
       );
       await assert.rejects(
         server.ctx.connectors.rotateKey(
-          { companyId, connectorId: c.id, apiKey: newKey(), ifMatch: (v) => v === 5 },
+          { companyId, connectorId: c.id, apiKey: testKey(), ifMatch: (v) => v === 5 },
           CLI,
         ),
         { code: 'precondition_failed', status: 412 },
       );
       const ok = await server.ctx.connectors.rotateKey(
-        { companyId, connectorId: c.id, apiKey: newKey(), ifMatch: (v) => v === 0 },
+        { companyId, connectorId: c.id, apiKey: testKey(), ifMatch: (v) => v === 0 },
         CLI,
       );
       assert.equal(ok.keyVersion, 1);
@@ -144,11 +144,11 @@ for (const database of TEST_DATABASES) {
       const db = server.ctx.store.db;
       const connectors = server.ctx.connectors;
       const a = await connectors.create(
-        { companyId, name: 'A', type: 'webhook', url: 'https://a.example', apiKey: newKey('a') },
+        { companyId, name: 'A', type: 'webhook', url: 'https://a.example', apiKey: testKey('a') },
         CLI,
       );
       const b = await connectors.create(
-        { companyId, name: 'B', type: 'webhook', url: 'https://b.example', apiKey: newKey('b') },
+        { companyId, name: 'B', type: 'webhook', url: 'https://b.example', apiKey: testKey('b') },
         CLI,
       );
       const sealedOf = async (id: string) =>
@@ -170,12 +170,12 @@ for (const database of TEST_DATABASES) {
 
       // An older version of the same connector's key, replayed (e.g. from a backup) under the current version.
       const v1 = await sealedOf(a.id);
-      await connectors.rotateKey({ companyId, connectorId: a.id, apiKey: newKey('a2') }, CLI);
+      await connectors.rotateKey({ companyId, connectorId: a.id, apiKey: testKey('a2') }, CLI);
       await db.updateTable('connectors').set({ api_key_sealed: v1 }).where('id', '=', a.id).execute();
       await assert.rejects(connectors.readCredentials(companyId, a.id), { code: 'connector_key_unreadable' });
 
       // Setting a new key repairs the connector.
-      const fresh = newKey('fresh');
+      const fresh = testKey('fresh');
       await connectors.rotateKey({ companyId, connectorId: a.id, apiKey: fresh }, CLI);
       assert.equal((await connectors.readCredentials(companyId, a.id)).apiKey, fresh);
     });

@@ -4,22 +4,20 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { loadMasterKeys, parseMasterKeys, withPrimary } from '../crypto/master-keys.ts';
 import { Sealer } from '../crypto/sealing.ts';
-import { fetchToken } from '../oauth/oauth.test-helpers.ts';
+import { fetchToken } from '../oauth/testing/oauth-fixtures.ts';
+import { runParley, runParleyInProcess } from '../testing/cli.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { ConnectorsService } from './connectors.service.ts';
 import {
   checkConnector,
+  createConnector,
   createTenant,
   type KeyRecorder,
-  newKey,
   putKey,
-  runParley,
-  runParleyInProcess,
   startKeyRecorder,
   type Tenant,
-} from './connectors.test-helpers.ts';
-
-const CLI = { actor: 'cli' };
+  testKey,
+} from './testing/connectors-fixtures.ts';
 
 const sealedOf = async (server: TestServer, id: string): Promise<string> =>
   (
@@ -98,21 +96,16 @@ describe('master-key rotation with file-based keys, beside a live server (sqlite
   });
 
   it('re-wraps every connector key while the server keeps working, then lets the old version be dropped', async () => {
-    const keyA = newKey('a');
-    const a = await server.ctx.connectors.create(
-      { companyId: tenant.companyId, name: 'A', type: 'webhook', url: `${recorder.url}/a`, apiKey: keyA },
-      CLI,
-    );
-    const b = await server.ctx.connectors.create(
-      { companyId: tenant.companyId, name: 'B', type: 'webhook', url: `${recorder.url}/b` },
-      CLI,
-    );
-    const keyB = newKey('b');
+    const keyA = testKey('a');
+    const a = await createConnector(server, tenant.companyId, {
+      name: 'A',
+      url: `${recorder.url}/a`,
+      apiKey: keyA,
+    });
+    const b = await createConnector(server, tenant.companyId, { name: 'B', url: `${recorder.url}/b` });
+    const keyB = testKey('b');
     assert.equal((await putKey(server, tenant.auth, b.id, { api_key: keyB })).status, 200);
-    await server.ctx.connectors.create(
-      { companyId: tenant.companyId, name: 'no key', type: 'webhook', url: `${recorder.url}/c` },
-      CLI,
-    );
+    await createConnector(server, tenant.companyId, { name: 'no key', url: `${recorder.url}/c` });
     const bBefore = await sealedOf(server, b.id);
     assert.equal(masterVersionOf(bBefore), 1);
 
@@ -153,7 +146,7 @@ describe('master-key rotation with file-based keys, beside a live server (sqlite
     for (const id of [a.id, b.id])
       assert.equal((await checkConnector(server, tenant.auth, id)).body.ok, true);
     assert.deepEqual(recorder.authorizations().slice(before), [`Bearer ${keyA}`, `Bearer ${keyB}`]);
-    const keyA2 = newKey('a2');
+    const keyA2 = testKey('a2');
     assert.equal((await putKey(server, tenant.auth, a.id, { api_key: keyA2 })).status, 200);
     assert.equal(masterVersionOf(await sealedOf(server, a.id)), 2);
 
@@ -271,15 +264,13 @@ describe('master-key rotation with PARLEY_MASTER_KEYS and a rolling restart (pos
       oauth: { audience: nodeA.config.oauth.audience },
     };
     const tenant = await createTenant(nodeA);
-    const keyX = newKey('x');
-    const x = await nodeA.ctx.connectors.create(
-      { companyId: tenant.companyId, name: 'X', type: 'webhook', url: `${recorder.url}/x`, apiKey: keyX },
-      CLI,
-    );
-    const y = await nodeA.ctx.connectors.create(
-      { companyId: tenant.companyId, name: 'Y', type: 'webhook', url: `${recorder.url}/y` },
-      CLI,
-    );
+    const keyX = testKey('x');
+    const x = await createConnector(nodeA, tenant.companyId, {
+      name: 'X',
+      url: `${recorder.url}/x`,
+      apiKey: keyX,
+    });
+    const y = await createConnector(nodeA, tenant.companyId, { name: 'Y', url: `${recorder.url}/y` });
 
     // Step 1: node B knows v2 but still seals with v1, so node A (v1 only) opens what B writes.
     const nodeB = await startTestServer({
@@ -288,7 +279,7 @@ describe('master-key rotation with PARLEY_MASTER_KEYS and a rolling restart (pos
       config: { ...deployment, masterKeys: `${v2},${v1}`, masterKeyPrimary: 1 },
     });
     nodes.push(nodeB);
-    const keyY = newKey('y');
+    const keyY = testKey('y');
     assert.equal((await putKey(nodeB, tenant.auth, y.id, { api_key: keyY })).status, 200);
     assert.equal(masterVersionOf(await sealedOf(nodeA, y.id)), 1);
     assert.equal((await checkConnector(nodeA, tenant.auth, y.id)).body.ok, true);
@@ -301,7 +292,7 @@ describe('master-key rotation with PARLEY_MASTER_KEYS and a rolling restart (pos
       config: { ...deployment, masterKeys: `${v2},${v1}` },
     });
     nodes.push(nodeC);
-    const keyX2 = newKey('x2');
+    const keyX2 = testKey('x2');
     assert.equal((await putKey(nodeC, tenant.auth, x.id, { api_key: keyX2 })).status, 200);
     assert.equal(masterVersionOf(await sealedOf(nodeC, x.id)), 2);
     assert.equal((await checkConnector(nodeB, tenant.auth, x.id)).body.ok, true);

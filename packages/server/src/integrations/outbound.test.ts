@@ -4,15 +4,15 @@ import OpenAI from 'openai';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { isBlockedAddress } from './address-policy.ts';
 import { OutboundError } from './connectors.errors.ts';
+import { joinUrl } from './outbound.ts';
+import { OutboundHttp } from './outbound-http.ts';
 import {
   checkConnector,
   createTenant,
   type KeyRecorder,
-  newKey,
   startKeyRecorder,
-} from './connectors.test-helpers.ts';
-import { joinUrl } from './outbound.ts';
-import { OutboundHttp } from './outbound-http.ts';
+  testKey,
+} from './testing/connectors-fixtures.ts';
 
 const CLI = { actor: 'cli' };
 
@@ -77,7 +77,7 @@ describe('outbound HTTP client', () => {
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 
   it('follows same-origin redirects with the key, and refuses one to another origin without sending it there', async () => {
-    const key = newKey('redirect');
+    const key = testKey('redirect');
     const same = await client.fetch(`${recorder.url}/redirect?to=/landed&status=307`, { headers: auth(key) });
     assert.equal(same.status, 200);
     assert.deepEqual(
@@ -123,7 +123,7 @@ describe('outbound HTTP client', () => {
   });
 
   it('times out a silent server, and reports an unreachable one, without the key in the error', async () => {
-    const key = newKey('timeout');
+    const key = testKey('timeout');
     const started = Date.now();
     await assert.rejects(
       client.fetch(`${recorder.url}/hang`, { headers: auth(key), timeoutMs: 200 }),
@@ -150,7 +150,7 @@ describe('outbound HTTP client', () => {
 
   it('reports a request Node refuses to build as connector_url_invalid, naming neither header nor value', async () => {
     // A control character passes `Headers` but not node:http's own header check.
-    const value = `${newKey('unbuildable')}\u0001`;
+    const value = `${testKey('unbuildable')}\u0001`;
     const before = recorder.calls.length;
     await assert.rejects(
       client.fetch(`${recorder.url}/x`, { headers: { 'x-custom': value } }),
@@ -195,7 +195,7 @@ describe('outbound HTTP client', () => {
       `http://0.0.0.0:${port}/e`,
     ]) {
       await assert.rejects(
-        blocking.fetch(url, { headers: auth(newKey()) }),
+        blocking.fetch(url, { headers: auth(testKey()) }),
         { code: 'connector_destination_blocked' },
         url,
       );
@@ -239,7 +239,7 @@ describe('outbound connector client', () => {
   });
 
   it('connectorFetch sends the current key as bearer (replacing any caller Authorization) to URL + path', async () => {
-    const key = newKey('fetch');
+    const key = testKey('fetch');
     const c = await server.ctx.connectors.create(
       { companyId, name: 'f', type: 'webhook', url: `${recorder.url}/base/`, apiKey: key },
       CLI,
@@ -282,7 +282,7 @@ describe('outbound connector client', () => {
   });
 
   it('resolveConnectorCredentials serves the OpenAI SDK, whose calls go through the outbound fetch with the current key', async () => {
-    const key = newKey('openai');
+    const key = testKey('openai');
     const c = await server.ctx.connectors.create(
       { companyId, name: 'llm', type: 'openai', url: `${recorder.url}/v1`, apiKey: key },
       CLI,
@@ -301,7 +301,7 @@ describe('outbound connector client', () => {
     const call = recorder.calls.at(-1)!;
     assert.deepEqual([call.method, call.path, call.authorization], ['GET', '/v1/models', `Bearer ${key}`]);
 
-    const rotated = newKey('openai2');
+    const rotated = testKey('openai2');
     await server.ctx.connectors.rotateKey({ companyId, connectorId: c.id, apiKey: rotated }, CLI);
     const next = await server.ctx.connectorCaller.credentials(companyId, c.id);
     assert.equal(next.apiKey, rotated, 'read at call time: the rotation is seen at once');
@@ -325,7 +325,7 @@ describe('PARLEY_OUTBOUND_BLOCK_PRIVATE on a running server', () => {
     const port = new URL(recorder.url).port;
     for (const url of [`http://127.0.0.1:${port}/x`, `http://localhost:${port}/y`]) {
       const c = await server.ctx.connectors.create(
-        { companyId: tenant.companyId, name: url, type: 'webhook', url, apiKey: newKey() },
+        { companyId: tenant.companyId, name: url, type: 'webhook', url, apiKey: testKey() },
         CLI,
       );
       const res = await checkConnector(server, tenant.auth, c.id);

@@ -8,6 +8,7 @@ export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-api-key"]',
+  'req.headers["x-visitor-token"]',
   'res.headers["set-cookie"]',
   '*.authorization',
   '*.password',
@@ -22,6 +23,10 @@ export const REDACTED_PATHS = [
   '*.subscription_token',
   '*.privateKey',
   '*.private_key',
+  '*.identity_secret',
+  '*.identitySecret',
+  '*.visitor_token',
+  '*.visitorToken',
 ];
 
 export function loggerOptions(level: string): LoggerOptions {

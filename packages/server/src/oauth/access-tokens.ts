@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.ts';
 import { randomBase64url } from '../crypto/random-pool.ts';
+import type { ErrorCode } from '../errors/codes.ts';
 import { decodeJws, type JwsAlg, signJwsInPool, verifyJwsSignature } from './jwt.ts';
 import { LruCache } from './lru-cache.ts';
 import type { Principal } from './principal.ts';
@@ -28,7 +29,7 @@ export interface IssuedAccessToken {
 
 /**
  * Mints RFC 9068 access tokens with the active signing key. `iss` and `aud` are read from config at every call
- * (`iss` = PARLEY_PUBLIC_URL, DESIGN.md "Details fixed for interoperability").
+ * (`iss` = PARLEY_PUBLIC_URL, docs/design.md "Access tokens").
  */
 export class AccessTokenIssuer {
   constructor(
@@ -62,7 +63,7 @@ export class AccessTokenIssuer {
 
 /** Why a token was refused; the caller only ever learns `invalid_token` (RFC 6750 §3.1). */
 export class InvalidAccessTokenError extends Error {
-  readonly code = 'invalid_token';
+  readonly code = 'invalid_token' satisfies ErrorCode;
   constructor(readonly reason: string) {
     super(reason);
   }

@@ -1,24 +1,5 @@
 import { type Command, requireString } from '../cli/command.ts';
-import type { ApiClient } from './api-clients.service.ts';
-import { oauthServices } from './oauth.services.ts';
-
-interface ClientView {
-  client_id: string;
-  name: string;
-  scopes: string[];
-  secret_hint: string;
-  created_at: string;
-  last_used_at: string | null;
-}
-
-const view = (c: ApiClient): ClientView => ({
-  client_id: c.clientId,
-  name: c.name,
-  scopes: c.scopes,
-  secret_hint: `pcs_…${c.secretHint}`,
-  created_at: c.createdAt,
-  last_used_at: c.lastUsedAt,
-});
+import { apiClientView } from './api-clients.service.ts';
 
 /** Scopes as one space- (or comma-) separated argument: `--scopes "connector:write connector:read"`. */
 const scopesOf = (value: string): string[] => value.split(/[\s,]+/).filter(Boolean);
@@ -32,7 +13,7 @@ const create: Command<{ client_id: string; client_secret: string; name: string; 
     scopes: { description: 'space-separated scopes, e.g. "connector:write connector:read"', required: true },
   },
   async run(options, ctx) {
-    const { client, secret } = await oauthServices(ctx!).clients.create({
+    const { client, secret } = await ctx!.oauth.clients.create({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
       scopes: scopesOf(requireString(options, 'scopes')),
@@ -51,13 +32,13 @@ const create: Command<{ client_id: string; client_secret: string; name: string; 
     ].join('\n'),
 };
 
-const list: Command<{ api_clients: ClientView[] }> = {
+const list: Command<{ api_clients: Array<ReturnType<typeof apiClientView>> }> = {
   name: 'api-clients list',
   summary: "list a company's API clients (never their secrets)",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
-    const clients = await oauthServices(ctx!).clients.list(requireString(options, 'company'));
-    return { api_clients: clients.map(view) };
+    const clients = await ctx!.oauth.clients.list(requireString(options, 'company'));
+    return { api_clients: clients.map(apiClientView) };
   },
   format: (r) =>
     r.api_clients
@@ -75,7 +56,7 @@ const remove: Command<{ client_id: string; deleted_at: string }> = {
     'client-id': { description: 'client id (pcl_…)', required: true },
   },
   async run(options, ctx) {
-    const client = await oauthServices(ctx!).clients.delete(
+    const client = await ctx!.oauth.clients.delete(
       requireString(options, 'company'),
       requireString(options, 'client-id'),
       'cli',

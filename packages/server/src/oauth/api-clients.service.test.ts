@@ -3,14 +3,13 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { AuditLog } from '../audit/audit.service.ts';
 import { CompaniesService } from '../companies/companies.service.ts';
-import type { AppContext } from '../context.ts';
 import { loadMasterKeys } from '../crypto/master-keys.ts';
 import { Sealer } from '../crypto/sealing.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { generateClientId, generateClientSecret } from './credentials.ts';
-import { oauthServices, rewrapOAuthSecrets } from './oauth.services.ts';
+import { rewrapOAuthSecrets } from './oauth.services.ts';
 import { SigningKeyStore } from './signing-keys.ts';
 
 for (const database of TEST_DATABASES) {
@@ -21,7 +20,7 @@ for (const database of TEST_DATABASES) {
     before(async () => {
       server = await startTestServer({ database });
       companyId = (await server.ctx.companies.create('Acme')).id;
-      service = oauthServices(server.ctx).clients;
+      service = server.ctx.oauth.clients;
     });
     after(() => server.close());
 
@@ -113,9 +112,8 @@ for (const database of TEST_DATABASES) {
       });
       const v1 = loadMasterKeys(undefined, server.dataDir).keys;
       const both = new Sealer([{ version: 2, key: Buffer.alloc(32, 9) }, ...v1]);
-      const ctx2 = { ...server.ctx, sealer: both } as AppContext;
-      assert.deepEqual(await rewrapOAuthSecrets(ctx2), { peppers: 1, signingKeys: 1 });
-      assert.deepEqual(await rewrapOAuthSecrets(ctx2), { peppers: 0, signingKeys: 0 });
+      assert.deepEqual(await rewrapOAuthSecrets(server.ctx.store, both), { peppers: 1, signingKeys: 1 });
+      assert.deepEqual(await rewrapOAuthSecrets(server.ctx.store, both), { peppers: 0, signingKeys: 0 });
       // Only the new master key from now on: the pepper and the signing key still open.
       const onlyV2 = new Sealer([{ version: 2, key: Buffer.alloc(32, 9) }]);
       const db = server.ctx.store.db;

@@ -7,6 +7,7 @@ import { now } from '../storage/columns.ts';
 import type { Store } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import {
+  CLIENT_SECRET_PREFIX,
   generateClientId,
   generateClientSecret,
   isClientIdSyntax,
@@ -27,6 +28,19 @@ export interface ApiClient {
   lastUsedAt: string | null;
   deletedAt: string | null;
 }
+
+/**
+ * An API client as the CLI prints it and the portal API answers it (snake_case). Never the secret: only its last
+ * characters, behind the secret's prefix, to tell clients apart.
+ */
+export const apiClientView = (c: ApiClient) => ({
+  client_id: c.clientId,
+  name: c.name,
+  scopes: c.scopes,
+  secret_hint: `${CLIENT_SECRET_PREFIX}…${c.secretHint}`,
+  created_at: c.createdAt,
+  last_used_at: c.lastUsedAt,
+});
 
 export interface CreatedApiClient {
   client: ApiClient;

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../logging/logger.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
 import { AuditBatcher, uuidV7 } from './audit-batcher.ts';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -60,17 +61,14 @@ for (const database of TEST_DATABASES) {
       });
       const subject = `full-${Date.now()}`;
       for (let i = 0; i < 13; i++) batcher.record({ type: 'test.full', subject, details: { i } });
-      await waitFor(async () => (await server.ctx.audit.list({ type: 'test.full', subject })).length === 10);
+      await waitFor(
+        'a full batch to be written',
+        async () => (await server.ctx.audit.list({ type: 'test.full', subject })).length === 10,
+        10_000,
+        20,
+      );
       await batcher.close();
       assert.equal((await server.ctx.audit.list({ type: 'test.full', subject })).length, 13);
     });
   });
-}
-
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail('timed out');
-    await sleep(20);
-  }
 }

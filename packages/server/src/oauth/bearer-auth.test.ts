@@ -5,17 +5,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { buildApp } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { type AppContext, createContext } from '../context.ts';
 import type { App } from '../http/types.ts';
 import { createLogger } from '../logging/logger.ts';
-import { TEST_DATABASES, type TestDatabase, testPostgresUrl, uniqueSchema } from '../testing/databases.ts';
+import {
+  dropTestSchema,
+  TEST_DATABASES,
+  type TestDatabase,
+  testPostgresUrl,
+  uniqueSchema,
+} from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
 import { b64url, encodeHeader, signJws } from './jwt.ts';
-import { oauthServices } from './oauth.services.ts';
 import {
   basicAuth,
   bearer,
@@ -23,7 +27,7 @@ import {
   createTestClient,
   postToken,
   type TestClient,
-} from './oauth.test-helpers.ts';
+} from './testing/oauth-fixtures.ts';
 
 const WHOAMI = '/platform/v1/auth/whoami';
 const SCOPED = '/test/connector-write';
@@ -72,12 +76,7 @@ async function startScopedServer(
     close: async () => {
       await app.close();
       rmSync(dataDir, { recursive: true, force: true });
-      if (schema) {
-        const client = new pg.Client({ connectionString: testPostgresUrl() });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await client.end();
-      }
+      if (schema) await dropTestSchema(schema);
     },
   };
 }
@@ -109,7 +108,7 @@ function forge(
   claims: Record<string, unknown>,
   header: Record<string, unknown> = {},
 ): string {
-  const key = oauthServices(server.ctx).keys.signingKey();
+  const key = server.ctx.oauth.keys.signingKey();
   const fullHeader = { alg: key.alg, typ: 'at+jwt', kid: key.kid, ...header };
   return signJws(b64url(JSON.stringify(fullHeader)), claims, key.alg, key.privateKey);
 }
@@ -242,7 +241,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('401 invalid_token when alg is not the one bound to the kid (none, HS256, RS256)', async () => {
-      const key = oauthServices(server.ctx).keys.signingKey();
+      const key = server.ctx.oauth.keys.signingKey();
       const claims = b64url(JSON.stringify(validClaims(server, client)));
       const none = `${b64url(JSON.stringify({ alg: 'none', typ: 'at+jwt', kid: key.kid }))}.${claims}.`;
       assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(`${none}AAAA`)));
@@ -259,7 +258,7 @@ for (const database of TEST_DATABASES) {
           bearer(forge(server, validClaims(server, client), { kid: 'nope' })),
         ),
       );
-      const key = oauthServices(server.ctx).keys.signingKey();
+      const key = server.ctx.oauth.keys.signingKey();
       const noKid = signJws(
         b64url(JSON.stringify({ alg: key.alg, typ: 'at+jwt' })),
         validClaims(server, client),
@@ -272,7 +271,7 @@ for (const database of TEST_DATABASES) {
     it('401 invalid_token for a token signed by a key that is not ours', async () => {
       const { generateKeyPairSync } = await import('node:crypto');
       const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-      const kid = oauthServices(server.ctx).keys.signingKey().kid;
+      const kid = server.ctx.oauth.keys.signingKey().kid;
       const foreign = signJws(
         encodeHeader({ alg: 'ES256', typ: 'at+jwt', kid }),
         validClaims(server, client),
@@ -328,7 +327,7 @@ for (const database of TEST_DATABASES) {
     it('tokens of a deleted client keep working until they expire; no new ones are issued', async () => {
       const doomed = await createTestClient(server.ctx, ['connector:write']);
       const issued = await tokenFor(server, doomed);
-      await oauthServices(server.ctx).clients.delete(doomed.companyId, doomed.clientId);
+      await server.ctx.oauth.clients.delete(doomed.companyId, doomed.clientId);
       const result = await http(`${server.baseUrl}${SCOPED}`, bearer(issued));
       assert.equal(result.status, 200);
       const refused = await postToken(server, 'grant_type=client_credentials', {
@@ -366,7 +365,7 @@ describe('bearer auth verification cache', () => {
   });
 
   it('a verified token is answered from the cache, without a second signature check', async () => {
-    const { verifier } = oauthServices(server.ctx);
+    const { verifier } = server.ctx.oauth;
     const token = await tokenFor(server, client);
     const before = { ...verifier.stats };
     assert.equal((await http(`${server.baseUrl}${WHOAMI}`, bearer(token))).status, 200);

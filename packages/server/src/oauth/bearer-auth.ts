@@ -3,7 +3,6 @@ import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { App } from '../http/types.ts';
 import { InvalidAccessTokenError } from './access-tokens.ts';
-import { oauthServices } from './oauth.services.ts';
 import { REALM } from './oauth-errors.ts';
 import type { Principal } from './principal.ts';
 
@@ -37,10 +36,12 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  * only ever reaches its own company's data.
  */
 export function registerBearerAuth(app: App, ctx: AppContext): void {
-  const { verifier } = oauthServices(ctx);
+  const { verifier } = ctx.oauth;
   app.addHook('onRoute', (route) => {
     const required = route.config?.requiredScope;
     if (required === undefined) return;
+    // The API reference tells clients which operations need a bearer token (OpenAPI `security`).
+    route.schema = { ...route.schema, security: route.schema?.security ?? [{ bearer: [] }] };
     const bearerStep = async (request: FastifyRequest) => {
       const principal = await authenticate(request, (token) => verifier.verify(token));
       if (required !== null && !principal.scopes.includes(required)) {

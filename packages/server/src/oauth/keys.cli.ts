@@ -1,12 +1,11 @@
 import type { Command } from '../cli/command.ts';
-import { oauthServices } from './oauth.services.ts';
 
 const rotate: Command<{ kid: string; alg: string; previous_kid: string | null }> = {
   name: 'keys rotate',
   summary: 'rotate the token signing key (old public keys stay published until their tokens expired)',
   options: {},
   async run(_options, ctx) {
-    const result = await oauthServices(ctx!).keys.rotate('cli');
+    const result = await ctx!.oauth.keys.rotate('cli');
     return { kid: result.kid, alg: result.alg, previous_kid: result.previousKid };
   },
   format: (r) =>
@@ -28,7 +27,7 @@ const list: Command<{
   summary: 'list token signing keys (public information only)',
   options: {},
   async run(_options, ctx) {
-    const keys = await oauthServices(ctx!).keys.list();
+    const keys = await ctx!.oauth.keys.list();
     return {
       keys: keys.map((k) => ({
         kid: k.kid,

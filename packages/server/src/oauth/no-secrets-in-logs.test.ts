@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { generateClientSecret } from './credentials.ts';
-import { basicAuth, bearer, createTestClient, postToken } from './oauth.test-helpers.ts';
+import { basicAuth, bearer, createTestClient, postToken } from './testing/oauth-fixtures.ts';
 
 describe('no secret or token reaches the server log', () => {
   let server: TestServer;

@@ -1,8 +1,12 @@
 import type { FastifyReply } from 'fastify';
+import { AppError } from '../errors/app-error.ts';
+import type { ErrorCode } from '../errors/codes.ts';
 
 /**
  * Error codes of the token endpoint: RFC 6749 §5.2, plus `slow_down` (registered for the token endpoint by
- * RFC 8628 §3.5 in the IANA "OAuth Extensions Error" registry) for 429 answers, and `server_error` for 500.
+ * RFC 8628 §3.5 in the IANA "OAuth Extensions Error" registry) for 429 answers, `temporarily_unavailable`
+ * (RFC 6749 §4.1.2.1's code for an overloaded or unavailable server) for 503 while the store is down, and
+ * `server_error` for 500.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -10,6 +14,7 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'slow_down'
+  | 'temporarily_unavailable'
   | 'server_error';
 
 /** `realm` of every HTTP authentication challenge Parley sends (Basic here, Bearer on the API). */
@@ -17,19 +22,26 @@ export const REALM = 'parley';
 
 /**
  * An error answered at the token endpoint as RFC 6749 §5.2 JSON `{error, error_description}` (not problem+json:
- * the OAuth format is normative there). Descriptions are fixed, generic texts: RFC 6749 limits them to printable
- * ASCII without `"` and `\`, and for authentication failures they must not tell which part was wrong.
+ * the OAuth format is normative there). A kind of AppError whose stable code is the RFC's `error`. Descriptions are
+ * fixed, generic texts: RFC 6749 limits them to printable ASCII without `"` and `\`, and for authentication
+ * failures they must not tell which part was wrong.
  */
-export class OAuthError extends Error {
+export class OAuthError extends AppError {
   constructor(
     readonly error: OAuthErrorCode,
-    readonly description: string,
-    readonly status = 400,
-    readonly headers: Record<string, string> = {},
+    description: string,
+    status = 400,
+    headers: Record<string, string> = {},
+    /** Parley's own code when it says more than `error` (e.g. store_unavailable), sent as an extra member. */
+    reason?: ErrorCode,
   ) {
-    super(description);
     if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(description))
       throw new Error('invalid error_description characters');
+    super(status, error, description, reason ? { code: reason } : {}, headers);
+  }
+
+  get description(): string {
+    return this.detail;
   }
 }
 
@@ -47,6 +59,16 @@ export const slowDown = (retryAfterSeconds: number): OAuthError =>
     'retry-after': String(retryAfterSeconds),
   });
 
+/** 503 while a dependency is down; `code` names which one, as the problem+json boundary does. */
+export const temporarilyUnavailable = (code: ErrorCode, retryAfterSeconds: number): OAuthError =>
+  new OAuthError(
+    'temporarily_unavailable',
+    'The service is temporarily unavailable; retry shortly.',
+    503,
+    { 'retry-after': String(retryAfterSeconds) },
+    code,
+  );
+
 export function sendOAuthError(reply: FastifyReply, err: OAuthError): FastifyReply {
   for (const [name, value] of Object.entries(err.headers)) reply.header(name, value);
   // RFC 6749 §5.1 asks for these on token responses; errors get them too so no cache keeps any answer.
@@ -55,5 +77,5 @@ export function sendOAuthError(reply: FastifyReply, err: OAuthError): FastifyRep
     .header('pragma', 'no-cache')
     .status(err.status)
     .type('application/json')
-    .send({ error: err.error, error_description: err.description });
+    .send({ error: err.error, error_description: err.description, ...err.extensions });
 }

@@ -3,27 +3,14 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { sql } from 'kysely';
 import { runCli } from '../cli/main.ts';
-import { TEST_DATABASES, testPostgresUrl } from '../testing/databases.ts';
+import { cliEnvFor } from '../testing/cli.ts';
+import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { oauthServices } from './oauth.services.ts';
-import { basicAuth, claimsOf, headerOf, postToken } from './oauth.test-helpers.ts';
+import { basicAuth, claimsOf, headerOf, postToken } from './testing/oauth-fixtures.ts';
 
 const GRANT = 'grant_type=client_credentials';
 const repoRoot = new URL('../../../../', import.meta.url).pathname;
-
-/** The environment a CLI on the same deployment as `server` would have (same data folder, same database). */
-async function cliEnv(server: TestServer): Promise<Record<string, string>> {
-  const env: Record<string, string> = { PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
-  if (server.ctx.store.dialect === 'postgres') {
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
-      server.ctx.store.db,
-    );
-    env.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${rows[0]!.schema}`)}`;
-  }
-  return env;
-}
 
 interface CliRun {
   code: number;
@@ -74,7 +61,7 @@ for (const database of TEST_DATABASES) {
 
     before(async () => {
       server = await startTestServer({ database });
-      env = await cliEnv(server);
+      env = await cliEnvFor(server);
       companyId = (await server.ctx.companies.create('CLI Co')).id;
     });
     after(() => server.close());
@@ -223,7 +210,7 @@ for (const database of TEST_DATABASES) {
           [active.kid, 'retired'],
         ],
       );
-      await oauthServices(server.ctx).keys.reload();
+      await server.ctx.oauth.keys.reload();
       const created = await createClient('K', 'connector:read');
       const token = await tokenFor(created);
       assert.equal(headerOf(token.body.access_token).kid, rotated.json.kid);
@@ -233,7 +220,7 @@ for (const database of TEST_DATABASES) {
       const created = await createClient('Audited', 'connector:read');
       await tokenFor(created);
       // token.issued is batched; a graceful shutdown writes it too, as flush() does here.
-      await oauthServices(server.ctx).auditBatcher.flush();
+      await server.ctx.oauth.auditBatcher.flush();
       const all = await cli('audit', 'list', '--company', companyId, '--json');
       assert.equal(all.code, 0);
       const types = new Set(all.json.events.map((e: { type: string }) => e.type));

@@ -1,10 +1,15 @@
-import type { AppContext } from '../context.ts';
-import { rewrapSealedColumns, sealedColumnName, sealedColumns } from '../crypto/sealed-columns.ts';
-import { SealError } from '../crypto/sealing.ts';
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
+import type { Config } from '../config/schema.ts';
+import { rewrapSealedColumns, type SealedColumn, sealedColumnName } from '../crypto/sealed-columns.ts';
+import { SealError, type Sealer } from '../crypto/sealing.ts';
+import type { Store } from '../storage/database.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
-import { SigningKeyStore } from './signing-keys.ts';
+import { PEPPER_SEALED_COLUMN } from './secret-digest.ts';
+import { SIGNING_KEY_SEALED_COLUMN, SigningKeyStore } from './signing-keys.ts';
 
 /** Everything OAuth, built once per context (server or CLI command) and shared by routes, hooks and commands. */
 export interface OAuthServices {
@@ -16,51 +21,60 @@ export interface OAuthServices {
   auditBatcher: AuditBatcher;
 }
 
-const services = new WeakMap<AppContext, OAuthServices>();
-
-export function oauthServices(ctx: AppContext): OAuthServices {
-  let found = services.get(ctx);
-  if (!found) {
-    const keys = new SigningKeyStore(ctx.store.db, ctx.sealer, ctx.audit, {
-      alg: ctx.config.oauth.signingAlg,
-      reloadIntervalMs: ctx.config.oauth.keyReloadIntervalMs,
-      logger: ctx.logger,
-    });
-    found = {
-      clients: new ApiClientsService(ctx.store, ctx.sealer, ctx.companies, ctx.audit),
-      keys,
-      issuer: new AccessTokenIssuer(keys, ctx.config),
-      verifier: new AccessTokenVerifier(keys, ctx.config),
-      auditBatcher: new AuditBatcher(ctx.store.db, ctx.logger),
-    };
-    services.set(ctx, found);
-    const { auditBatcher } = found;
-    ctx.onClose(() => keys.stop());
-    ctx.onClose(() => auditBatcher.close());
-  }
-  return found;
+export interface OAuthServicesDeps {
+  config: Config;
+  store: Store;
+  sealer: Sealer;
+  audit: AuditLog;
+  companies: CompaniesService;
+  logger: Logger;
 }
+
+/**
+ * Builds the OAuth services for one process (server or CLI command); the composition root (context.ts) calls it once.
+ * Nothing runs yet: the server starts the signing keys' reload (`keys.start()`), and `close` stops what runs.
+ */
+export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { close(): Promise<void> } {
+  const keys = new SigningKeyStore(deps.store.db, deps.sealer, deps.audit, {
+    alg: deps.config.oauth.signingAlg,
+    reloadIntervalMs: deps.config.oauth.keyReloadIntervalMs,
+    logger: deps.logger,
+  });
+  const auditBatcher = new AuditBatcher(deps.store.db, deps.logger);
+  return {
+    clients: new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit),
+    keys,
+    issuer: new AccessTokenIssuer(keys, deps.config),
+    verifier: new AccessTokenVerifier(keys, deps.config),
+    auditBatcher,
+    close: async () => {
+      keys.stop();
+      await auditBatcher.close();
+    },
+  };
+}
+
+/** The OAuth columns holding sealed values (master-key rotation). */
+export const OAUTH_SEALED_COLUMNS: readonly SealedColumn[] = [
+  PEPPER_SEALED_COLUMN,
+  SIGNING_KEY_SEALED_COLUMN,
+];
 
 /**
  * Re-seals every OAuth secret at rest (the client-secret pepper and the signing private keys) under the newest
  * master key, for a master-key rotation, through the same registry `parley master-key rotate` uses
  * (crypto/sealed-columns.ts). Returns how many rows changed; throws if a value cannot be opened.
  */
-export async function rewrapOAuthSecrets(ctx: AppContext): Promise<{ peppers: number; signingKeys: number }> {
-  const names: string[] = Object.values(OAUTH_SEALED_COLUMNS);
-  const columns = sealedColumns().filter((c) => names.includes(sealedColumnName(c)));
-  const reports = await rewrapSealedColumns(ctx.store.db, ctx.sealer, columns);
+export async function rewrapOAuthSecrets(
+  store: Store,
+  sealer: Sealer,
+): Promise<{ peppers: number; signingKeys: number }> {
+  const reports = await rewrapSealedColumns(store.db, sealer, OAUTH_SEALED_COLUMNS);
   const unreadable = reports.flatMap((r) => r.unreadable.map((key) => `${r.column} ${key}`));
   if (unreadable.length > 0) throw new SealError(`sealed values failed to open: ${unreadable.join(', ')}`);
   const rewrapped = (column: string) => reports.find((r) => r.column === column)?.rewrapped ?? 0;
   return {
-    peppers: rewrapped(OAUTH_SEALED_COLUMNS.peppers),
-    signingKeys: rewrapped(OAUTH_SEALED_COLUMNS.signingKeys),
+    peppers: rewrapped(sealedColumnName(PEPPER_SEALED_COLUMN)),
+    signingKeys: rewrapped(sealedColumnName(SIGNING_KEY_SEALED_COLUMN)),
   };
 }
-
-/** Registered by secret-digest.ts and signing-keys.ts. */
-const OAUTH_SEALED_COLUMNS = {
-  peppers: 'oauth_peppers.sealed',
-  signingKeys: 'oauth_signing_keys.private_key',
-};

@@ -19,7 +19,7 @@ export function principalOf(request: { principal?: Principal }): Principal {
   return request.principal;
 }
 
-/** The scopes Parley knows (DESIGN.md "Scopes"). */
+/** The scopes Parley knows (docs/design.md "Scopes"). */
 export const SCOPES = [
   'connector:write',
   'connector:read',

@@ -1,6 +1,7 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { registerSealedColumn } from '../crypto/sealed-columns.ts';
+import type { SealedColumn } from '../crypto/sealed-columns.ts';
+import { SealedSecret } from '../crypto/sealed-secret.ts';
 import type { Sealer } from '../crypto/sealing.ts';
 import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
@@ -21,33 +22,51 @@ import type { Database } from '../storage/schema.ts';
 export const PEPPER_VERSION = 1;
 const aadOf = (version: number) => `oauth_pepper|${version}`;
 
-// The pepper takes part in master-key rotation (crypto/sealed-columns.ts).
-registerSealedColumn({
+/** The pepper takes part in master-key rotation (crypto/sealed-columns.ts; listed by the composition root). */
+export const PEPPER_SEALED_COLUMN: SealedColumn = {
   table: 'oauth_peppers',
   column: 'sealed',
   key: 'version',
   associatedData: (row) => aadOf(Number(row.version)),
-});
+};
 
 export class SecretDigester {
-  private pepper?: Promise<Buffer>;
+  private readonly pepper: SealedSecret;
   /** A digest to compare against when the client id is unknown, so both paths cost the same (no timing oracle). */
   private decoy?: Buffer;
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly sealer: Sealer,
-  ) {}
+  constructor(db: Kysely<Database>, sealer: Sealer) {
+    this.pepper = new SealedSecret(sealer, {
+      what: 'oauth pepper',
+      associatedData: aadOf(PEPPER_VERSION),
+      encoding: 'base64url',
+      readSealed: async () =>
+        (
+          await db
+            .selectFrom('oauth_peppers')
+            .select('sealed')
+            .where('version', '=', PEPPER_VERSION)
+            .executeTakeFirst()
+        )?.sealed,
+      insertIfAbsent: async (sealed) => {
+        await db
+          .insertInto('oauth_peppers')
+          .values({ version: PEPPER_VERSION, sealed, created_at: now() })
+          .onConflict((oc) => oc.column('version').doNothing())
+          .execute();
+      },
+    });
+  }
 
   readonly version = PEPPER_VERSION;
 
   async digest(secret: string): Promise<string> {
-    return this.hmac(await this.loadPepper(), secret).toString('base64url');
+    return this.hmac(await this.pepper.load(), secret).toString('base64url');
   }
 
   /** Constant-time comparison of a presented secret with a stored digest (`undefined`: unknown client). */
   async matches(secret: string, storedDigest: string | undefined): Promise<boolean> {
-    const pepper = await this.loadPepper();
+    const pepper = await this.pepper.load();
     const presented = this.hmac(pepper, secret);
     const stored = storedDigest === undefined ? undefined : Buffer.from(storedDigest, 'base64url');
     this.decoy ??= this.hmac(pepper, 'decoy');
@@ -57,37 +76,5 @@ export class SecretDigester {
 
   private hmac(pepper: Buffer, secret: string): Buffer {
     return createHmac('sha256', pepper).update(secret, 'utf8').digest();
-  }
-
-  private loadPepper(): Promise<Buffer> {
-    this.pepper ??= this.loadOrCreate().catch((err) => {
-      this.pepper = undefined;
-      throw err;
-    });
-    return this.pepper;
-  }
-
-  /** The first process to need the pepper creates it; concurrent creators (several nodes) keep the first row. */
-  private async loadOrCreate(): Promise<Buffer> {
-    const existing = await this.read();
-    if (existing) return existing;
-    const sealed = this.sealer.seal(randomBytes(32).toString('base64url'), aadOf(PEPPER_VERSION));
-    await this.db
-      .insertInto('oauth_peppers')
-      .values({ version: PEPPER_VERSION, sealed, created_at: now() })
-      .onConflict((oc) => oc.column('version').doNothing())
-      .execute();
-    const created = await this.read();
-    if (!created) throw new Error('oauth pepper could not be stored');
-    return created;
-  }
-
-  private async read(): Promise<Buffer | undefined> {
-    const row = await this.db
-      .selectFrom('oauth_peppers')
-      .select('sealed')
-      .where('version', '=', PEPPER_VERSION)
-      .executeTakeFirst();
-    return row && Buffer.from(this.sealer.open(row.sealed, aadOf(PEPPER_VERSION)), 'base64url');
   }
 }

@@ -3,20 +3,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { AuditLog } from '../audit/audit.service.ts';
 import type { AppContext } from '../context.ts';
 import { loadMasterKeys } from '../crypto/master-keys.ts';
 import { Sealer } from '../crypto/sealing.ts';
 import { openStore } from '../storage/database.ts';
 import { migrateToLatest } from '../storage/migrate.ts';
-import { TEST_DATABASES, testPostgresUrl, uniqueSchema } from '../testing/databases.ts';
+import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { oauthServices } from './oauth.services.ts';
-import { bearer, createTestClient, fetchToken, headerOf, type TestClient } from './oauth.test-helpers.ts';
+import { waitFor } from '../testing/wait.ts';
 import { KEY_RETENTION_SECONDS, SigningKeyStore } from './signing-keys.ts';
+import { bearer, createTestClient, fetchToken, headerOf, type TestClient } from './testing/oauth-fixtures.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 
 const WHOAMI = '/platform/v1/auth/whoami';
@@ -35,15 +33,6 @@ function outsideStore(ctx: AppContext, alg: 'ES256' | 'RS256' = 'ES256'): Signin
   return new SigningKeyStore(ctx.store.db, ctx.sealer, ctx.audit, { alg, reloadIntervalMs: 60_000 });
 }
 
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
-
 for (const database of TEST_DATABASES) {
   describe(`signing keys (${database})`, () => {
     let server: TestServer;
@@ -55,7 +44,7 @@ for (const database of TEST_DATABASES) {
     after(() => server.close());
 
     it('creates one active key at first start, sealed at rest, and keeps it across restarts', async () => {
-      const keys = await oauthServices(server.ctx).keys.list();
+      const keys = await server.ctx.oauth.keys.list();
       assert.equal(keys.length, 1);
       assert.equal(keys[0]!.status, 'active');
       assert.equal(keys[0]!.alg, 'ES256');
@@ -75,7 +64,7 @@ for (const database of TEST_DATABASES) {
           (await jwksOf(restarted)).keys.map((k: { kid: string }) => k.kid),
           [keys[0]!.kid],
         );
-        assert.equal((await oauthServices(restarted.ctx).keys.list()).length, 1);
+        assert.equal((await restarted.ctx.oauth.keys.list()).length, 1);
       } finally {
         await restarted.close();
       }
@@ -111,7 +100,7 @@ for (const database of TEST_DATABASES) {
     it('rotation signs new tokens with a new key and keeps old tokens valid', async () => {
       const oldToken = await fetchToken(server, client);
       const oldKid = headerOf(oldToken).kid as string;
-      const rotated = await oauthServices(server.ctx).keys.rotate('test');
+      const rotated = await server.ctx.oauth.keys.rotate('test');
       assert.equal(rotated.previousKid, oldKid);
       assert.notEqual(rotated.kid, oldKid);
 
@@ -124,7 +113,7 @@ for (const database of TEST_DATABASES) {
       assert.equal((await whoami(server, oldToken)).status, 200);
       assert.equal((await whoami(server, newToken)).status, 200);
 
-      const listed = await oauthServices(server.ctx).keys.list();
+      const listed = await server.ctx.oauth.keys.list();
       assert.deepEqual(
         listed.map((k) => [k.kid, k.status, k.published]),
         [
@@ -138,7 +127,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('drops a retired key once every token it signed has expired, and deletes it at the next rotation', async () => {
-      const { keys } = oauthServices(server.ctx);
+      const { keys } = server.ctx.oauth;
       const token = await fetchToken(server, client);
       const kid = headerOf(token).kid as string;
       await keys.rotate();
@@ -179,8 +168,8 @@ for (const database of TEST_DATABASES) {
         const rotated = await outsideStore(server.ctx).rotate('cli');
         // The fast node reloads on its timer and signs with the new key.
         await waitFor(
-          async () => (await kidOf(fast)) === rotated.kid,
           'the fast node to sign with the new key',
+          async () => (await kidOf(fast)) === rotated.kid,
         );
         // The slow node has not reloaded: it still signs with the old key and does not publish the new one…
         assert.equal(await kidOf(slow), before);
@@ -206,7 +195,7 @@ for (const database of TEST_DATABASES) {
       });
       try {
         assert.equal(headerOf(await fetchToken(rsNode, client)).alg, 'ES256');
-        const rotated = await oauthServices(rsNode.ctx).keys.rotate();
+        const rotated = await rsNode.ctx.oauth.keys.rotate();
         assert.equal(rotated.alg, 'RS256');
         const rsToken = await fetchToken(rsNode, client);
         assert.deepEqual(headerOf(rsToken), { alg: 'RS256', typ: 'at+jwt', kid: rotated.kid });
@@ -254,12 +243,7 @@ for (const database of TEST_DATABASES) {
       } finally {
         await Promise.all(stores.map((s) => s.close()));
         rmSync(dataDir, { recursive: true, force: true });
-        if (schema) {
-          const client = new pg.Client({ connectionString: testPostgresUrl() });
-          await client.connect();
-          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-          await client.end();
-        }
+        if (schema) await dropTestSchema(schema);
       }
     });
 

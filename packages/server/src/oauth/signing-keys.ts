@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
-import { registerSealedColumn } from '../crypto/sealed-columns.ts';
+import type { SealedColumn } from '../crypto/sealed-columns.ts';
 import type { Sealer } from '../crypto/sealing.ts';
 import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
@@ -62,13 +62,13 @@ export interface SigningKeyStoreOptions {
 const generateKeyPairAsync = promisify(generateKeyPair);
 const aadOf = (kid: string) => `signing_key|${kid}`;
 
-// Signing private keys take part in master-key rotation (crypto/sealed-columns.ts).
-registerSealedColumn({
+/** Signing private keys take part in master-key rotation (crypto/sealed-columns.ts; listed by the composition root). */
+export const SIGNING_KEY_SEALED_COLUMN: SealedColumn = {
   table: 'oauth_signing_keys',
   column: 'private_key',
   key: 'kid',
   associatedData: (row) => aadOf(String(row.kid)),
-});
+};
 
 /**
  * The token signing keys, kept in the database (private keys sealed by the master key) and mirrored in memory.

@@ -132,23 +132,18 @@ export class TokenEndpoint {
       ip,
       details: { client_id: clientId ?? null, reason, method: method ?? null },
     });
-    const ipState = await this.limit('hit', `oauth:auth_failures:ip:${ip}`, this.failureRule);
-    if (ipState?.count === ipState?.limit) {
-      await this.recordLimited('auth_failures_per_ip', ipState!, {
-        ip,
-        subject: ip,
-        companyId: client?.companyId,
-      });
-    }
-    if (!clientId) return;
-    const clientState = await this.limit('hit', `oauth:auth_failures:client:${clientId}`, this.failureRule);
-    if (clientState?.count === clientState?.limit) {
-      await this.recordLimited('auth_failures_per_client', clientState!, {
-        ip,
-        subject: clientId,
-        companyId: client?.companyId,
-      });
-    }
+    // Recorded once per window, when the count reaches the limit: per IP, and per client id when one was given.
+    const countFailure = async (
+      limit: 'auth_failures_per_ip' | 'auth_failures_per_client',
+      subject: string,
+    ) => {
+      const key = `oauth:auth_failures:${limit === 'auth_failures_per_ip' ? 'ip' : 'client'}:${subject}`;
+      const state = await this.limit('hit', key, this.failureRule);
+      if (state && state.count === state.limit)
+        await this.recordLimited(limit, state, { ip, subject, companyId: client?.companyId });
+    };
+    await countFailure('auth_failures_per_ip', ip);
+    if (clientId) await countFailure('auth_failures_per_client', clientId);
   }
 
   private async chargeTokenQuota(client: ApiClient, ip: string): Promise<void> {
@@ -210,7 +205,7 @@ export class TokenEndpoint {
 
 /**
  * RFC 6749 §3.3: space-delimited, case-sensitive scope tokens. Omitted → every scope of the client (documented
- * default, DESIGN.md "Scopes"). A requested scope the client does not hold → `invalid_scope` (no silent
+ * default, docs/design.md "Scopes"). A requested scope the client does not hold → `invalid_scope` (no silent
  * down-scoping). The response names the granted scopes in the order requested, without duplicates.
  */
 export function grantedScopes(requested: string | undefined, clientScopes: readonly string[]): string[] {

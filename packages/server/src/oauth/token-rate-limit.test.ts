@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { HttpResult } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { generateClientSecret } from './credentials.ts';
-import { basicAuth, createTestClient, postToken, type TestClient } from './oauth.test-helpers.ts';
+import { basicAuth, createTestClient, postToken, type TestClient } from './testing/oauth-fixtures.ts';
 
 const GRANT = 'grant_type=client_credentials';
 const LIMIT = 3;

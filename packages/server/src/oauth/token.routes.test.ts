@@ -4,7 +4,6 @@ import { TEST_DATABASES } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { generateClientId, generateClientSecret } from './credentials.ts';
-import { oauthServices } from './oauth.services.ts';
 import {
   basicAuth,
   claimsOf,
@@ -13,7 +12,7 @@ import {
   headerOf,
   postToken,
   type TestClient,
-} from './oauth.test-helpers.ts';
+} from './testing/oauth-fixtures.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 
 const GRANT = 'grant_type=client_credentials';
@@ -171,7 +170,7 @@ for (const database of TEST_DATABASES) {
 
       it('records when the client was last used', async () => {
         const fresh = await createTestClient(server.ctx, ['connector:read']);
-        const { clients } = oauthServices(server.ctx);
+        const { clients } = server.ctx.oauth;
         assert.equal((await clients.find(fresh.clientId))!.lastUsedAt, null);
         await postToken(server, GRANT, { authorization: basicAuth(fresh.clientId, fresh.secret) });
         const used = (await clients.find(fresh.clientId))!.lastUsedAt;
@@ -341,7 +340,7 @@ for (const database of TEST_DATABASES) {
         const doomed = await createTestClient(server.ctx, ['connector:read']);
         const doomedAuth = basicAuth(doomed.clientId, doomed.secret);
         assert.equal((await postToken(server, GRANT, { authorization: doomedAuth })).status, 200);
-        await oauthServices(server.ctx).clients.delete(doomed.companyId, doomed.clientId);
+        await server.ctx.oauth.clients.delete(doomed.companyId, doomed.clientId);
         assertInvalidClient(await postToken(server, GRANT, { authorization: doomedAuth }));
       });
 

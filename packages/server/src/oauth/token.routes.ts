@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { AppError } from '../errors/app-error.ts';
+import { dependencyUnavailable, RETRY_AFTER_SECONDS } from '../errors/unavailable.ts';
 import type { App } from '../http/types.ts';
-import { rateLimiterFor } from '../ratelimit/index.ts';
 import { type FormParams, parseForm } from './form-body.ts';
-import { oauthServices } from './oauth.services.ts';
-import { invalidRequest, OAuthError, sendOAuthError } from './oauth-errors.ts';
+import { invalidRequest, OAuthError, sendOAuthError, temporarilyUnavailable } from './oauth-errors.ts';
 import { TokenEndpoint } from './token-endpoint.ts';
 
 export const TOKEN_PATH = '/platform/v1/auth/token/client-credentials';
@@ -17,6 +17,9 @@ const OAuthErrorBody = Type.Object(
   {
     error: Type.String({ description: 'RFC 6749 §5.2 error code', examples: ['invalid_client'] }),
     error_description: Type.String(),
+    code: Type.Optional(
+      Type.String({ description: 'Parley code when it says more, e.g. store_unavailable' }),
+    ),
   },
   { description: 'RFC 6749 §5.2 error response' },
 );
@@ -55,11 +58,11 @@ const TokenResponseBody = Type.Object({
  * carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 §5.1).
  */
 export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<void> {
-  const { clients, issuer, auditBatcher } = oauthServices(ctx);
+  const { clients, issuer, auditBatcher } = ctx.oauth;
   const endpoint = new TokenEndpoint(
     clients,
     issuer,
-    rateLimiterFor(ctx),
+    ctx.rateLimiter,
     ctx.audit,
     auditBatcher,
     ctx.config,
@@ -81,7 +84,8 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
     );
     scope.setErrorHandler((error: FastifyError, request, reply) => {
       const oauthError = toOAuthError(error);
-      if (oauthError.status >= 500) request.log.error({ err: error }, 'token request failed');
+      if (oauthError.status >= 500 && oauthError.status !== 503)
+        request.log.error({ err: error }, 'token request failed');
       return sendOAuthError(reply, oauthError);
     });
 
@@ -102,6 +106,7 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
             401: OAuthErrorBody,
             429: OAuthErrorBody,
             500: OAuthErrorBody,
+            503: OAuthErrorBody,
           },
         },
       },
@@ -117,11 +122,13 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
       },
     );
 
-    // RFC 9110 §15.5.6: other methods get 405 with Allow; the body stays in the endpoint's OAuth format.
+    // RFC 9110 §15.5.6: other methods get 405 with Allow; the body stays in the endpoint's OAuth format. OPTIONS
+    // is left to the edge (204 with Allow, src/http/edge.ts); HEAD comes with GET.
     scope.route({
-      method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+      method: scope.supportedMethods.filter((m) => !['POST', 'OPTIONS', 'HEAD'].includes(m)),
       url: TOKEN_PATH,
       schema: { hide: true },
+      config: { refusesMethod: true },
       handler: async (_request, reply) => {
         reply.header('allow', 'POST');
         return sendOAuthError(
@@ -133,9 +140,21 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
   });
 }
 
-/** Framework errors (content type, size, schema) become `invalid_request`; anything unexpected `server_error`. */
+/**
+ * Framework errors (content type, size, schema) and the edge's refusals (NUL or unpaired surrogates, malformed
+ * percent-encoding: src/http/edge.ts) become `invalid_request`; anything unexpected `server_error`.
+ */
 function toOAuthError(error: FastifyError | Error): OAuthError {
   if (error instanceof OAuthError) return error;
+  const unavailable = dependencyUnavailable(error);
+  if (unavailable) return temporarilyUnavailable(unavailable.code, RETRY_AFTER_SECONDS);
+  if (error instanceof AppError && error.status < 500) {
+    if (error.code === 'validation_failed')
+      return invalidRequest('The request contains a NUL character or an unpaired surrogate.');
+    if (error.code === 'malformed_url')
+      return invalidRequest('The request contains a malformed percent-encoding.');
+    return invalidRequest('The request could not be processed.');
+  }
   const fe = error as FastifyError;
   if (fe.validation || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.code === 'FST_ERR_CTP_EMPTY_TYPE') {
     return invalidRequest(`The request body must be ${FORM}.`);

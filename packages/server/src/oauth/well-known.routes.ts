@@ -2,7 +2,6 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../context.ts';
 import type { App } from '../http/types.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
-import { oauthServices } from './oauth.services.ts';
 import { SCOPES } from './principal.ts';
 import { JWKS_MAX_AGE_SECONDS } from './signing-keys.ts';
 import { TOKEN_PATH } from './token.routes.ts';
@@ -40,7 +39,7 @@ const Metadata = Type.Object({
  * metadata. Both are public and cacheable; the JWKS max-age is part of KEY_RETENTION_SECONDS.
  */
 export function registerWellKnownRoutes(app: App, ctx: AppContext): void {
-  const { keys } = oauthServices(ctx);
+  const { keys } = ctx.oauth;
 
   app.get(
     '/.well-known/jwks.json',

@@ -43,4 +43,23 @@ describe('OpenAPI document', () => {
     assert.ok(paths['/.well-known/jwks.json']?.get, 'jwks');
     assert.ok(paths['/.well-known/oauth-authorization-server']?.get, 'metadata');
   });
+
+  it('gives every operation a tag and a summary, lists no OPTIONS plumbing, and marks bearer operations', async () => {
+    const { paths, tags } = (await http(`${server.baseUrl}/docs/json`)).body;
+    const declared = new Set((tags as Array<{ name: string }>).map((t) => t.name));
+    for (const [path, item] of Object.entries<
+      Record<string, { tags?: string[]; summary?: string; security?: unknown }>
+    >(paths)) {
+      assert.ok(!('options' in item), `no OPTIONS row for ${path}`);
+      for (const [method, operation] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.ok(operation.summary, `${where} has a summary`);
+        assert.ok(operation.tags?.length, `${where} has a tag`);
+        for (const tag of operation.tags ?? [])
+          assert.ok(declared.has(tag), `${where}: tag ${tag} is declared`);
+        if (path.startsWith('/platform/v1/conversations'))
+          assert.deepEqual(operation.security, [{ bearer: [] }], `${where} needs a bearer token`);
+      }
+    }
+  });
 });

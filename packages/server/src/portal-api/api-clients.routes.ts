@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
-import type { ApiClient } from '../oauth/api-clients.service.ts';
-import { oauthServices } from '../oauth/oauth.services.ts';
+import { apiClientView } from '../oauth/api-clients.service.ts';
 import { SCOPES } from '../oauth/principal.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
@@ -15,25 +14,15 @@ const CreateClient = Type.Object(
 );
 const ClientIdParams = Type.Object({ clientId: Type.String({ maxLength: 200 }) });
 
-const view = (c: ApiClient) => ({
-  client_id: c.clientId,
-  name: c.name,
-  scopes: c.scopes,
-  /** The secret's last characters only (to tell clients apart); the secret itself is never shown again. */
-  secret_hint: c.secretHint,
-  created_at: c.createdAt,
-  last_used_at: c.lastUsedAt,
-});
-
 /**
  * Settings → API clients, over the OAuth capability's ApiClientsService (it validates, stores only a digest of
  * the secret and writes the audit events). The secret appears in exactly one response: the 201 of the creation.
  */
 export function registerApiClientRoutes(app: App, { ctx }: PortalDeps): void {
-  const clients = () => oauthServices(ctx).clients;
+  const clients = () => ctx.oauth.clients;
 
   app.get('/api-clients', { schema: { querystring: PageQuery } }, async (request) => ({
-    ...pageOf((await clients().list(sessionOf(request).user.companyId)).map(view), request.query),
+    ...pageOf((await clients().list(sessionOf(request).user.companyId)).map(apiClientView), request.query),
     available_scopes: SCOPES,
   }));
 
@@ -44,7 +33,7 @@ export function registerApiClientRoutes(app: App, { ctx }: PortalDeps): void {
       scopes: request.body.scopes,
       actor: actorOf(request),
     });
-    return reply.status(201).send({ ...view(client), client_secret: secret });
+    return reply.status(201).send({ ...apiClientView(client), client_secret: secret });
   });
 
   app.delete('/api-clients/:clientId', { schema: { params: ClientIdParams } }, async (request, reply) => {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
-import { type Channel, ChannelsService } from '../webchat/channels/channels.service.ts';
+import type { Channel } from '../webchat/channels/channels.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
 
@@ -9,6 +9,15 @@ const CreateChannel = Type.Object(
     name: Type.String({ maxLength: 1000 }),
     digital_employee_id: Type.String({ maxLength: 100 }),
     allowed_origins: Type.Optional(Type.Array(Type.String({ maxLength: 300 }), { maxItems: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const IdentityBody = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('off'), Type.Literal('optional'), Type.Literal('required')]),
+    rotate_secret: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -22,7 +31,7 @@ export const widgetSnippet = (publicUrl: string, companyId: string, channelId: s
  * to the company and normalises origins). Each row carries its ready-to-paste widget snippet.
  */
 export function registerChannelRoutes(app: App, { ctx }: PortalDeps): void {
-  const channels = new ChannelsService(ctx.store.db);
+  const channels = ctx.webchat.channels;
 
   const employeesOf = async (companyId: string) =>
     (await ctx.digitalEmployees.list(companyId)).map((e) => ({
@@ -41,6 +50,13 @@ export function registerChannelRoutes(app: App, { ctx }: PortalDeps): void {
     allowed_origins: c.allowedOrigins,
     created_at: c.createdAt,
     snippet: widgetSnippet(ctx.config.publicUrl, c.companyId, c.id),
+    // Never the secret itself: only whether there is one and until when the previous one still verifies.
+    identity: c.identity.mode,
+    identity_secret_set: c.identity.sealedSecret !== null,
+    identity_previous_secret_until:
+      c.identity.previousUntil && Date.parse(c.identity.previousUntil) > Date.now()
+        ? c.identity.previousUntil
+        : null,
   });
 
   app.get('/channels', { schema: { querystring: PageQuery } }, async (request) => {
@@ -66,5 +82,17 @@ export function registerChannelRoutes(app: App, { ctx }: PortalDeps): void {
       ip: request.ip,
     });
     return reply.status(201).send(view(channel, await employeesOf(companyId)));
+  });
+
+  // Visitor identity (the portal's `parley channels identity`): the answer holds the secret only when the channel
+  // got one just now (its first, or a rotation); the page shows it once.
+  app.put('/channels/:id/identity', { schema: { params: IdParams, body: IdentityBody } }, async (request) => {
+    const companyId = sessionOf(request).user.companyId;
+    return ctx.webchat.identity.configure(
+      companyId,
+      request.params.id,
+      { mode: request.body.mode, rotateSecret: request.body.rotate_secret === true },
+      { id: actorOf(request), ip: request.ip },
+    );
   });
 }

@@ -7,6 +7,7 @@ import {
 import type { DigitalEmployeeSettings } from '../digital-employees/digital-employees.settings.ts';
 import { RESPONDERS } from '../digital-employees/digital-employees.settings.ts';
 import type { App } from '../http/types.ts';
+import { emptyStats } from '../webchat/feedback/feedback.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
 
@@ -83,7 +84,21 @@ export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): vo
       type: c.type,
     }));
     const page = pageOf(await employees.list(companyId), request.query);
-    return { ...page, items: page.items.map(digitalEmployeeToJson), connectors, responders: RESPONDERS };
+    // How visitors rate each one: share of thumbs up on its messages, CSAT average of its conversations.
+    const stats = await ctx.webchat.feedback.statsByEmployee(companyId);
+    const items = page.items.map((e) => ({
+      ...digitalEmployeeToJson(e),
+      stats: stats.get(e.id) ?? emptyStats(e.id),
+    }));
+    return { ...page, items, connectors, responders: RESPONDERS };
+  });
+
+  app.get('/digital-employees/:id/stats', { schema: { params: IdParams } }, async (request) => {
+    const companyId = sessionOf(request).user.companyId;
+    const employee = await employees.get(companyId, request.params.id);
+    return (
+      (await ctx.webchat.feedback.statsByEmployee(companyId)).get(employee.id) ?? emptyStats(employee.id)
+    );
   });
 
   app.post('/digital-employees', { schema: { body: CreateEmployee } }, async (request, reply) => {

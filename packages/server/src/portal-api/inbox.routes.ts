@@ -1,21 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { BadRequestError } from '../errors/app-error.ts';
 import { keysetPage } from '../http/keyset-cursor.ts';
+import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import {
   type Conversation,
   channelOf,
   platformConversationView,
 } from '../webchat/conversations/conversation.ts';
-import type { Block, MessageAuthor } from '../webchat/messages/message.ts';
+import type { MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
-import { conversationNotFound } from '../webchat/webchat.errors.ts';
-import type { Webchat } from '../webchat/webchat.ts';
+import type { Webchat } from '../webchat/webchat-services.ts';
 import { pageLimit } from './pagination.ts';
-import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+import { actorOf, sessionOf } from './portal-auth.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const ListQuery = Type.Object(
@@ -27,6 +25,12 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 const Reply = Type.Object({ content: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
+const ReadBody = Type.Optional(
+  Type.Object(
+    { message_id: Type.Optional(Type.String({ maxLength: 100 })) },
+    { additionalProperties: false },
+  ),
+);
 
 /** Realtime subjects of portal users are namespaced so they can never equal a visitor's X-Session-Id. */
 const realtimeSubject = (userId: string) => `portal-user:${userId}`;
@@ -43,25 +47,26 @@ const agentAuthor = (user: { id: string; email: string }): MessageAuthor => ({
  * Live updates come from the realtime engine: the browser subscribes to the conversation channel with tokens
  * signed here (subject `portal-user:<id>`, so the publish hook never accepts its publications as a visitor's).
  */
-export function registerInboxRoutes(app: App, { ctx }: PortalDeps, webchat: Webchat): void {
+export function registerInboxRoutes(app: App, webchat: Webchat): void {
   const any = { portalAccess: 'any' as const };
-  const load = async (request: FastifyRequest<{ Params: { id: string } }>): Promise<Conversation> => {
-    const conversation = await webchat.conversations.findInCompany(
-      sessionOf(request).user.companyId,
-      request.params.id,
-    );
-    if (!conversation) throw conversationNotFound();
-    return conversation;
+  const load = (request: FastifyRequest<{ Params: { id: string } }>): Promise<Conversation> =>
+    webchat.commands.find(sessionOf(request).user.companyId, request.params.id);
+  const companyOf = (request: FastifyRequest) => sessionOf(request).user.companyId;
+  const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
+
+  /** The agents' view: the visitor (name, email), what agents have not read yet and the visitor's CSAT. */
+  const inboxViews = async (conversations: Conversation[]) => {
+    const ids = conversations.map((c) => c.id);
+    const [unread, csat] = await Promise.all([
+      webchat.reads.unreadCounts('agent', ids),
+      webchat.feedback.csatOf(ids),
+    ]);
+    return conversations.map((c) => ({
+      ...platformConversationView(c),
+      unread_count: unread.get(c.id) ?? 0,
+      csat: csat.get(c.id) ?? null,
+    }));
   };
-  const view = async (id: string) => platformConversationView((await webchat.conversations.find(id))!);
-  const audit = (request: FastifyRequest, type: string, conversation: Conversation) =>
-    ctx.audit.record({
-      type,
-      companyId: conversation.companyId,
-      actor: actorOf(request),
-      subject: conversation.id,
-      ip: request.ip,
-    });
 
   app.get('/inbox/conversations', { config: any, schema: { querystring: ListQuery } }, async (request) => {
     const page = await keysetPage(pageLimit(request.query.limit), request.query.cursor, (query) =>
@@ -70,72 +75,72 @@ export function registerInboxRoutes(app: App, { ctx }: PortalDeps, webchat: Webc
         status: request.query.status,
       }),
     );
-    return { items: page.items.map(platformConversationView), next_cursor: page.nextCursor };
+    return { items: await inboxViews(page.items), next_cursor: page.nextCursor };
   });
 
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
     const conversation = await load(request);
     const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
-    return { conversation: platformConversationView(conversation), messages };
+    const [view] = await inboxViews([conversation]);
+    return { conversation: view, messages, read_marks: await webchat.reads.marksOf(conversation.id) };
   });
+
+  // Agents mark what they have read (the inbox does when it shows a conversation and as messages arrive): up to
+  // `message_id`, or the latest message. The visitor's widget learns it live ("Seen").
+  app.post(
+    '/inbox/conversations/:id/read',
+    { config: any, schema: { params: IdParams, body: ReadBody } },
+    async (request) => webchat.reads.markAgentRead(await load(request), request.body?.message_id),
+  );
 
   app.post(
     '/inbox/conversations/:id/handover',
     { config: any, schema: { params: IdParams } },
     async (request) => {
-      const conversation = await load(request);
-      if (conversation.handledBy !== 'agent') {
-        await webchat.engine.handover(conversation, agentAuthor(sessionOf(request).user).name);
-        await audit(request, 'conversation.handed_over', conversation);
-      }
-      return view(conversation.id);
+      const agentName = agentAuthor(sessionOf(request).user).name;
+      return platformConversationView(
+        await webchat.commands.handover(companyOf(request), request.params.id, agentName, actor(request)),
+      );
     },
   );
 
   app.post(
     '/inbox/conversations/:id/handback',
     { config: any, schema: { params: IdParams } },
-    async (request) => {
-      const conversation = await load(request);
-      if (conversation.handledBy !== 'digital_employee') {
-        await webchat.engine.handback(conversation);
-        await audit(request, 'conversation.handed_back', conversation);
-      }
-      return view(conversation.id);
-    },
+    async (request) =>
+      platformConversationView(
+        await webchat.commands.handback(companyOf(request), request.params.id, actor(request)),
+      ),
+  );
+
+  app.post('/inbox/conversations/:id/close', { config: any, schema: { params: IdParams } }, async (request) =>
+    platformConversationView(
+      await webchat.commands.close(companyOf(request), request.params.id, actor(request)),
+    ),
   );
 
   app.post(
     '/inbox/conversations/:id/messages',
     { config: any, schema: { params: IdParams, body: Reply } },
     async (request, reply) => {
-      const conversation = await load(request);
-      const content = request.body.content.trim();
-      if (!content)
-        throw new BadRequestError('empty_message', 'Write a message first.', {
-          errors: [{ field: 'content', message: 'is empty' }],
-        });
-      if (Buffer.byteLength(content) > webchat.config.maxMessageBytes) {
-        throw new BadRequestError(
-          'message_too_large',
-          `A message holds at most ${webchat.config.maxMessageBytes} bytes of text.`,
-          {
-            errors: [{ field: 'content', message: `is longer than ${webchat.config.maxMessageBytes} bytes` }],
-          },
-        );
-      }
-      const blocks: Block[] = [{ id: randomUUID(), type: 'markdown', content }];
-      const snapshot = await webchat.engine.postAgentMessage(
-        conversation,
-        blocks,
-        agentAuthor(sessionOf(request).user),
+      const snapshot = await webchat.commands.post(
+        companyOf(request),
+        request.params.id,
+        {
+          blocks: [{ type: 'markdown', content: request.body.content.trim() }],
+          author: agentAuthor(sessionOf(request).user),
+        },
+        actor(request),
       );
-      await audit(request, 'conversation.agent_message_posted', conversation);
       return reply.status(201).send(snapshot);
     },
   );
 
-  /** Connection + subscription tokens for watching one conversation live (the realtime engine checks both). */
+  /**
+   * Connection + subscription tokens for watching one conversation live (the realtime engine checks both). The
+   * page's own origin, when it names the host this request was sent to, goes into the token's server-only meta:
+   * the engine admits exactly that origin for it, so the inbox is live whatever name the portal was opened under.
+   */
   app.post(
     '/inbox/conversations/:id/realtime',
     { config: any, schema: { params: IdParams } },
@@ -143,11 +148,13 @@ export function registerInboxRoutes(app: App, { ctx }: PortalDeps, webchat: Webc
       const conversation = await load(request);
       const subject = realtimeSubject(sessionOf(request).user.id);
       const channel = channelOf(conversation.companyId, conversation.id);
+      const origin = sameHostOrigin(request);
       return {
-        websocket_url: `${webchat.publicUrl().replace(/^http/, 'ws')}/connection/websocket`,
+        websocket_url: websocketUrlOf(webchat.publicUrlFor(request)),
         connection_token: webchat.signer.connectionToken(subject, {
           company_id: conversation.companyId,
           channel_id: null,
+          ...(origin ? { origin } : {}),
         }),
         connection_expires_in: CONNECTION_TOKEN_TTL_SECONDS,
         subscription_token: webchat.signer.subscriptionToken(subject, channel),

@@ -4,17 +4,17 @@ import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import type { TestServer } from '../testing/test-server.ts';
+import { waitForSettled } from '../testing/wait.ts';
 import type { MessageEnvelope } from '../webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
   connectVisitor,
   createConversation,
   EnvelopeLog,
+  newVisitor,
   sendMessage,
-  visitor,
-  withTimeout,
 } from '../webchat/testing/webchat-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from './testing.ts';
+import { type PortalTestClient, startPortalWorld } from './testing/portal-fixtures.ts';
 
 const markdown = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');
@@ -32,11 +32,11 @@ for (const database of TEST_DATABASES) {
         agentEmail: 'kim@acme.test',
         config: { webchat: { streamFlushIntervalMs: 0 } },
       }));
-      const v = visitor(acmeId);
+      const v = newVisitor(acmeId);
       conversation = await createConversation(server, v);
       guest = await connectVisitor(server, v, conversation);
       await sendMessage(guest.sub, 'hello there');
-      await guest.log.until(
+      await guest.log.waitFor(
         (es) => es.some((e) => e.operation === 'complete' && e.message_snapshot.role === 'digital_employee'),
         20_000,
         'bot reply',
@@ -75,7 +75,7 @@ for (const database of TEST_DATABASES) {
       watcher.connect();
       sub.subscribe();
       try {
-        await withTimeout(sub.ready(), 15_000, 'agent subscribe');
+        await waitForSettled(sub.ready(), 15_000, 'agent subscribe');
         // The agent's browser cannot speak as the visitor.
         await assert.rejects(sendMessage(sub, 'spoofed'));
 
@@ -89,7 +89,7 @@ for (const database of TEST_DATABASES) {
         assert.equal(sent.body.role, 'agent');
         assert.equal(sent.body.author.name, 'kim');
         for (const log of [guest.log, watched]) {
-          await log.until(
+          await log.waitFor(
             (es) => es.some((e) => e.message_snapshot.role === 'agent' && markdown(e) === 'Hi, Kim here.'),
             15_000,
             'agent message',
@@ -98,7 +98,7 @@ for (const database of TEST_DATABASES) {
         // While the agent handles it, the digital employee stays silent.
         const botRepliesBefore = guest.log.completed('digital_employee').length;
         await sendMessage(guest.sub, 'are you human?');
-        await watched.until(
+        await watched.waitFor(
           (es) => es.some((e) => e.message_snapshot.role === 'user' && markdown(e) === 'are you human?'),
           15_000,
           'user message seen by agent',
@@ -109,7 +109,7 @@ for (const database of TEST_DATABASES) {
         const back = await agent.post(`/inbox/conversations/${conversation.id}/handback`);
         assert.equal(back.body.handled_by, 'digital_employee');
         await sendMessage(guest.sub, 'thanks');
-        await guest.log.until(
+        await guest.log.waitFor(
           (es) =>
             es.filter((e) => e.operation === 'complete' && e.message_snapshot.role === 'digital_employee')
               .length > botRepliesBefore,

@@ -1,10 +1,7 @@
 import cookie from '@fastify/cookie';
 import type { AppContext } from '../context.ts';
+import { publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
-import { rateLimiterFor } from '../ratelimit/index.ts';
-import { SessionsService } from '../users/sessions.service.ts';
-import { UsersService } from '../users/users.service.ts';
-import type { Webchat } from '../webchat/webchat.ts';
 import { registerApiClientRoutes } from './api-clients.routes.ts';
 import { registerAuditRoutes } from './audit.routes.ts';
 import { registerChannelRoutes } from './channels.routes.ts';
@@ -12,7 +9,6 @@ import { registerCompanyRoutes } from './company.routes.ts';
 import { registerConnectorRoutes } from './connectors.routes.ts';
 import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
 import { registerInboxRoutes } from './inbox.routes.ts';
-import { LoginThrottle } from './login-throttle.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
 import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
@@ -22,20 +18,12 @@ import { registerSpaRoutes } from './spa.routes.ts';
  * (separate from API-client bearer tokens). Every API route passes `portalGate` (session, role, CSRF). The pages'
  * routes call the owning capabilities' services; none of their logic lives here.
  */
-export async function registerPortal(app: App, ctx: AppContext, webchat: Webchat): Promise<void> {
-  const users = new UsersService(ctx.store.db);
+export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
   const deps: PortalDeps = {
     ctx,
-    users,
-    sessions: new SessionsService(ctx.store.db, users, {
-      ttlSeconds: ctx.config.portal.sessionTtlSeconds,
-      idleSeconds: ctx.config.portal.sessionIdleSeconds,
-    }),
-    throttle: new LoginThrottle(rateLimiterFor(ctx), {
-      perEmail: ctx.config.portal.loginFailuresPerEmail,
-      perIp: ctx.config.portal.loginFailuresPerIp,
-      windowSeconds: ctx.config.portal.loginThrottleWindowSeconds,
-    }),
+    users: ctx.users,
+    sessions: ctx.portal.sessions,
+    throttle: ctx.portal.throttle,
   };
   await app.register(
     async (portal) => {
@@ -44,7 +32,7 @@ export async function registerPortal(app: App, ctx: AppContext, webchat: Webchat
       portal.addHook('onRoute', (route) => {
         route.schema = { ...route.schema, hide: true };
       });
-      registerSpaRoutes(portal as App, () => ctx.config.publicUrl);
+      registerSpaRoutes(portal as App, (request) => publicUrlFor(ctx.config, request));
       await portal.register(
         async (api) => {
           api.addHook('onRequest', portalGate(deps));
@@ -58,7 +46,7 @@ export async function registerPortal(app: App, ctx: AppContext, webchat: Webchat
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);
-          registerInboxRoutes(api as App, deps, webchat);
+          registerInboxRoutes(api as App, ctx.webchat);
         },
         { prefix: '/api' },
       );

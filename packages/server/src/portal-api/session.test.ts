@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import type { TestServer } from '../testing/test-server.ts';
-import { addUsers, PASSWORD, PortalTestClient, startAcme } from './testing.ts';
+import { createUsers, PASSWORD, PortalTestClient, startAcme } from './testing/portal-fixtures.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`portal sign-in, roles and CSRF (${database})`, () => {
@@ -68,7 +68,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('throttles repeated failures per email with 429 and Retry-After, even for the right password', async () => {
-      await addUsers(server, companyId, { 'throttled@acme.test': 'agent' });
+      await createUsers(server, companyId, { 'throttled@acme.test': 'agent' });
       const portal = new PortalTestClient(server.baseUrl);
       for (let i = 0; i < 3; i++)
         assert.equal((await portal.signIn('throttled@acme.test', `wrong password ${i}!`)).status, 401);

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { prebuiltAsset } from '../build/prebuilt-assets.ts';
 import type { App } from '../http/types.ts';
 
 const PORTAL_ENTRY = fileURLToPath(new URL('../../../portal/src/main.ts', import.meta.url));
@@ -12,18 +13,26 @@ interface Bundle {
 let bundle: Promise<Bundle> | undefined;
 
 /**
- * The portal SPA is TypeScript without a framework, bundled by esbuild's JS API on first request and kept in
- * memory (no build step, no committed output). A failed build is not cached, so a fixed source is picked up.
+ * The portal SPA is TypeScript without a framework: the production build (`npm run build`) serves the bundle it
+ * wrote; from sources it is bundled by esbuild's JS API on first request and kept in memory (no committed output).
+ * A failed build is not cached, so a fixed source is picked up.
  */
 export function portalBundle(): Promise<Bundle> {
-  bundle ??= buildBundle().catch((err) => {
+  bundle ??= loadBundle().catch((err) => {
     bundle = undefined;
     throw err;
   });
   return bundle;
 }
 
-async function buildBundle(): Promise<Bundle> {
+async function loadBundle(): Promise<Bundle> {
+  const js = prebuiltAsset('portal.js');
+  const css = prebuiltAsset('portal.css');
+  return js !== undefined && css !== undefined ? { js, css } : buildPortalBundle();
+}
+
+/** Bundles the portal SPA (script and stylesheet) with esbuild; also what `npm run build` writes to dist/assets. */
+export async function buildPortalBundle(): Promise<Bundle> {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
     entryPoints: [PORTAL_ENTRY],
@@ -59,8 +68,8 @@ const INDEX_HTML = `<!doctype html>
  * `connect-src 'self'` limits the SPA's fetches to this origin.
  */
 function securityHeaders(publicUrl: string): Record<string, string> {
-  // The inbox's WebSocket goes to the public URL with a ws(s) scheme (named explicitly: not every browser counts
-  // ws: as 'self').
+  // The inbox's WebSocket goes to the URL its realtime grant names (the public URL, or in development this request's
+  // own origin) with a ws(s) scheme, named explicitly: not every browser counts ws: as 'self'.
   const websocket = new URL(publicUrl).origin.replace(/^http/, 'ws');
   return {
     'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ${websocket}; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
@@ -70,23 +79,30 @@ function securityHeaders(publicUrl: string): Record<string, string> {
   };
 }
 
-/** `/portal`, its client-side routes (`/portal/…` → index.html) and the two bundled assets. */
-export function registerSpaRoutes(app: App, publicUrl: () => string): void {
-  const withSecurity = (reply: FastifyReply) => reply.headers(securityHeaders(publicUrl()));
-  const index = async (_request: unknown, reply: FastifyReply) =>
-    withSecurity(reply).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(INDEX_HTML);
-  app.get('/', index);
-  app.get('/assets/app.js', async (_request, reply) => {
-    const { js } = await portalBundle();
-    return withSecurity(reply)
+/**
+ * `/portal`, its client-side routes (`/portal/…` → index.html) and the two bundled assets. `publicUrlFor` gives the
+ * base URL this request's page is handed (http/public-url.ts).
+ */
+export function registerSpaRoutes(app: App, publicUrlFor: (request: FastifyRequest) => string): void {
+  const withSecurity = (request: FastifyRequest, reply: FastifyReply) =>
+    reply.headers(securityHeaders(publicUrlFor(request)));
+  const index = async (request: FastifyRequest, reply: FastifyReply) =>
+    withSecurity(request, reply)
       .header('cache-control', 'no-cache')
-      .type('text/javascript; charset=utf-8')
-      .send(js);
-  });
-  app.get('/assets/app.css', async (_request, reply) => {
-    const { css } = await portalBundle();
-    return withSecurity(reply).header('cache-control', 'no-cache').type('text/css; charset=utf-8').send(css);
-  });
+      .type('text/html; charset=utf-8')
+      .send(INDEX_HTML);
+  app.get('/', index);
+  for (const [path, part, type] of [
+    ['/assets/app.js', 'js', 'text/javascript; charset=utf-8'],
+    ['/assets/app.css', 'css', 'text/css; charset=utf-8'],
+  ] as const) {
+    app.get(path, async (request, reply) =>
+      withSecurity(request, reply)
+        .header('cache-control', 'no-cache')
+        .type(type)
+        .send((await portalBundle())[part]),
+    );
+  }
   for (const page of [
     '/sign-in',
     '/api-clients',

@@ -5,26 +5,26 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { testRedisUrl } from '../testing/databases.ts';
 import { createRateLimiter, MemoryRateLimiter, type RateLimiter } from './index.ts';
 
-// One contract, both implementations: what webchat, portal and the token endpoint rely on.
-const implementations: Array<{ name: string; make: () => RateLimiter }> = [
-  { name: 'memory', make: () => new MemoryRateLimiter() },
-  {
-    name: 'redis',
-    make: () => createRateLimiter(testRedisUrl(), `parley-test:${randomBytes(6).toString('hex')}:`),
-  },
-];
+/** One backend for the contract: `runRateLimiterContract(factory)` runs every test against it. */
+interface RateLimiterFactory {
+  /** The limiter's `kind`, and its name in test names. */
+  name: string;
+  /** A limiter with fresh, empty state. */
+  createLimiter(): RateLimiter;
+}
 
-for (const { name, make } of implementations) {
-  describe(`rate limiter contract (${name})`, () => {
+/** One contract, both implementations: what webchat, portal and the token endpoint rely on. */
+function runRateLimiterContract(factory: RateLimiterFactory): void {
+  describe(`rate limiter contract (${factory.name})`, () => {
     let limiter: RateLimiter;
     const key = (label: string) => `${label}:${randomBytes(4).toString('hex')}`;
     before(() => {
-      limiter = make();
+      limiter = factory.createLimiter();
     });
     after(() => limiter.close());
 
     it('reports its kind', () => {
-      assert.equal(limiter.kind, name);
+      assert.equal(limiter.kind, factory.name);
     });
 
     it('allows hits up to the limit and refuses the next ones in the window', async () => {
@@ -105,6 +105,12 @@ for (const { name, make } of implementations) {
     });
   });
 }
+
+runRateLimiterContract({ name: 'memory', createLimiter: () => new MemoryRateLimiter() });
+runRateLimiterContract({
+  name: 'redis',
+  createLimiter: () => createRateLimiter(testRedisUrl(), `parley-test:${randomBytes(6).toString('hex')}:`),
+});
 
 describe('redis rate limiter specifics', () => {
   it('shares counts between two connections (two nodes)', async () => {

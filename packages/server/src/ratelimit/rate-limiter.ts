@@ -11,8 +11,7 @@
  *
  * ## API
  * ```ts
- * import { rateLimiterFor } from '../ratelimit/index.ts';
- * const limiter = rateLimiterFor(ctx);               // one per context: Redis when REDIS_URL is set, else memory
+ *  * const limiter = ctx.rateLimiter;               // one per context: Redis when REDIS_URL is set, else memory
  * const rule = { limit: 30, windowMs: 60_000 };      // 30 per minute
  * const state = await limiter.hit(`webchat:session:${sessionId}`, rule);
  * if (!state.allowed) throw new TooManyRequestsError(state.retryAfterSeconds);
@@ -60,13 +59,32 @@ export interface RateLimiter {
   close(): Promise<void>;
 }
 
+/**
+ * `hit` and `peek` over a fixed window per key, for both implementations: they only keep the count
+ * (`countWindow`: add `cost` to the key's window, opening one of `windowMs` if none is open; 0 only reads).
+ */
+export abstract class FixedWindowRateLimiter implements RateLimiter {
+  abstract readonly kind: RateLimiter['kind'];
+  abstract reset(key: string): Promise<void>;
+  abstract close(): Promise<void>;
+  /** The key's count after adding `cost`, and the milliseconds until its window ends. */
+  protected abstract countWindow(key: string, cost: number, windowMs: number): Promise<[number, number]>;
+
+  async hit(key: string, rule: RateLimitRule, cost = 1): Promise<RateLimitState> {
+    assertRule(rule, cost);
+    const [count, resetMs] = await this.countWindow(key, cost, rule.windowMs);
+    return stateOf(count, rule, resetMs, true);
+  }
+
+  async peek(key: string, rule: RateLimitRule): Promise<RateLimitState> {
+    assertRule(rule, 0);
+    const [count, resetMs] = await this.countWindow(key, 0, rule.windowMs);
+    return stateOf(count, rule, resetMs, false);
+  }
+}
+
 /** Builds the state both implementations answer, from a window count and the time left in the window. */
-export function stateOf(
-  count: number,
-  rule: RateLimitRule,
-  resetMs: number,
-  counted: boolean,
-): RateLimitState {
+function stateOf(count: number, rule: RateLimitRule, resetMs: number, counted: boolean): RateLimitState {
   const allowed = counted ? count <= rule.limit : count < rule.limit;
   return {
     count,
@@ -78,7 +96,7 @@ export function stateOf(
   };
 }
 
-export function assertRule(rule: RateLimitRule, cost: number): void {
+function assertRule(rule: RateLimitRule, cost: number): void {
   if (!Number.isInteger(rule.limit) || rule.limit < 1)
     throw new RangeError('rate limit must be an integer ≥ 1');
   if (!Number.isInteger(rule.windowMs) || rule.windowMs < 1)

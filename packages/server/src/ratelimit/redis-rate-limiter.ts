@@ -1,12 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import {
-  assertRule,
-  type RateLimiter,
-  type RateLimitRule,
-  type RateLimitState,
-  stateOf,
-} from './rate-limiter.ts';
+import { FixedWindowRateLimiter } from './rate-limiter.ts';
 
 /**
  * One window per key in a Redis hash {e: epoch ms the window ends, c: count}, updated atomically by a script so that
@@ -45,24 +39,14 @@ export interface RedisRateLimiterOptions {
 }
 
 /** Counts shared by every node through Redis (set `REDIS_URL`). */
-export class RedisRateLimiter implements RateLimiter {
+export class RedisRateLimiter extends FixedWindowRateLimiter {
   readonly kind = 'redis';
 
   constructor(
     private readonly redis: Redis,
     private readonly options: RedisRateLimiterOptions,
-  ) {}
-
-  async hit(key: string, rule: RateLimitRule, cost = 1): Promise<RateLimitState> {
-    assertRule(rule, cost);
-    const [count, resetMs] = await this.run(key, cost, rule.windowMs);
-    return stateOf(count, rule, resetMs, true);
-  }
-
-  async peek(key: string, rule: RateLimitRule): Promise<RateLimitState> {
-    assertRule(rule, 0);
-    const [count, resetMs] = await this.run(key, 0, rule.windowMs);
-    return stateOf(count, rule, resetMs, false);
+  ) {
+    super();
   }
 
   async reset(key: string): Promise<void> {
@@ -73,7 +57,7 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.options.ownsConnection) await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
-  private async run(key: string, cost: number, windowMs: number): Promise<[number, number]> {
+  protected async countWindow(key: string, cost: number, windowMs: number): Promise<[number, number]> {
     const fullKey = this.options.keyPrefix + key;
     try {
       return (await this.redis.evalsha(FIXED_WINDOW_SHA, 1, fullKey, cost, windowMs)) as [number, number];

@@ -17,6 +17,8 @@ export interface Store {
    * executor: for lookups on the hottest paths (the token endpoint's client lookup). Everything else uses `db`.
    */
   read<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
+  /** Resolves when the store answers a trivial query within `timeoutMs`, rejects otherwise (readiness). */
+  ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,13 +29,19 @@ export interface StoreOptions {
   schema?: string;
   /** SQLite only: file name inside dataDir (default parley.db), or ':memory:'. */
   sqliteFile?: string;
+  /** PostgreSQL only: longest wait for a pooled connection (or a new one), in ms. Default 2000. */
+  connectTimeoutMs?: number;
+  /** PostgreSQL only: longest wait for one statement's answer, in ms. Default 10000. */
+  queryTimeoutMs?: number;
+  /** PostgreSQL only: told about connection errors that happen while no query is running (logged, never fatal). */
+  onIdleError?: (error: Error) => void;
 }
 
 // int8 (COUNT(*), bigint columns) arrives as a string by default; every count we keep fits a JS number.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.schema) : openSqlite(options);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
 }
 
 function openSqlite(options: StoreOptions): Store {
@@ -58,6 +66,10 @@ function openSqlite(options: StoreOptions): Store {
       if (sqlite.inTransaction)
         return (await db.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows;
       return statements.prepare(sql).all(parameters) as Row[];
+    },
+    // A synchronous in-process database answers or throws at once; a hung SQLite is not a state we can observe.
+    ping: async () => {
+      sqlite.prepare('select 1').get();
     },
     close: () => db.destroy(),
   };
@@ -90,7 +102,8 @@ function withStatementCache(sqlite: SQLite.Database, max = 512): SqliteDatabase 
   };
 }
 
-async function openPostgres(url: string, schema?: string): Promise<Store> {
+async function openPostgres(url: string, options: StoreOptions): Promise<Store> {
+  const schema = options.schema;
   if (schema) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid PostgreSQL schema name');
     const client = new pg.Client({ connectionString: url });
@@ -104,8 +117,22 @@ async function openPostgres(url: string, schema?: string): Promise<Store> {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    // A stopped or unreachable server must cost callers at most this long, never a hang (they answer 503).
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+    query_timeout: options.queryTimeoutMs ?? 10_000,
+    keepAlive: true,
+    // Names Parley's sessions in pg_stat_activity (per schema when a deployment or test isolates itself in one).
+    application_name: schema ? `parley:${schema}` : 'parley',
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
+  // An idle pooled connection that the server drops (restart, pg_terminate_backend: 57P01) emits 'error' on the
+  // pool; without a listener that is an uncaught exception that ends the process. The pool discards the broken
+  // client and opens a new one on the next query, so reconnecting needs nothing more.
+  pool.on('error', (error) => options.onIdleError?.(error));
+  // The same loss while a client is checked out (Kysely holds one between the statements of a transaction) is
+  // emitted on that client, where the pool's listener is not attached. The statement in flight fails on its own
+  // (and its request answers 503); the event itself must not end the process, so it is only swallowed here.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const parsed = new URL(url);
   return {
@@ -114,6 +141,9 @@ async function openPostgres(url: string, schema?: string): Promise<Store> {
     describe: `postgres://${parsed.host}${parsed.pathname}${schema ? ` (schema ${schema})` : ''}`,
     read: async <Row>(sql: string, parameters: readonly unknown[]) =>
       (await pool.query(sql, [...parameters])).rows as Row[],
+    ping: async (timeoutMs) => {
+      await pool.query({ text: 'select 1', query_timeout: timeoutMs } as pg.QueryConfig);
+    },
     close: () => db.destroy(),
   };
 }

@@ -16,7 +16,15 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
     store.dialect === 'postgres'
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db)).rows[0]?.schema
       : undefined;
-  const migrator = new Migrator({ db: store.db, provider: new StaticProvider(), migrationTableSchema });
+  // Each capability numbers its migrations in a range of its own (migrations/index.ts), so a release can bring a
+  // migration that sorts before one an existing database already ran (022 after 030, say). They touch only their
+  // own tables and columns, so pending ones are applied in name order whatever ran before.
+  const migrator = new Migrator({
+    db: store.db,
+    provider: new StaticProvider(),
+    migrationTableSchema,
+    allowUnorderedMigrations: true,
+  });
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -22,7 +22,7 @@ export interface LaunchOptions {
  * Headless system Chromium with a fresh profile (no state leaks between test files) and the background services
  * that would phone home switched off, so a browser test never reaches the internet.
  */
-export async function launchChromium(options: LaunchOptions): Promise<TestBrowser> {
+export async function startChromium(options: LaunchOptions): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), options.profilePrefix ?? 'parley-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',

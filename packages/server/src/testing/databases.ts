@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 
 export type TestDatabase = 'sqlite' | 'postgres';
 
@@ -21,3 +22,14 @@ export function testRedisUrl(): string {
 
 /** A PostgreSQL schema name unique to one test server, so parallel test files never see each other's rows. */
 export const uniqueSchema = (): string => `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+
+/** Drops a schema made with `uniqueSchema` and all it holds, once its test server is closed. */
+export async function dropTestSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: testPostgresUrl() });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}

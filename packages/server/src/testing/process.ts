@@ -2,7 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
+/** `npx parley`'s entry: the production build when it is current, else the sources (bin/parley.js). */
 export const PARLEY_BIN = fileURLToPath(new URL('../../bin/parley.js', import.meta.url));
+
+/**
+ * Node arguments that run the CLI from its TypeScript sources whatever dist/ holds (cli/run.ts): what tests
+ * spawn, so the suite always exercises the sources. `[...PARLEY_CLI, 'serve']` is `npx parley serve`.
+ */
+export const PARLEY_CLI = ['--import', 'tsx', fileURLToPath(new URL('../cli/run.ts', import.meta.url))];
 
 /** A port that was free a moment ago (for child processes that must be told their port up front). */
 export async function freePort(): Promise<number> {
@@ -24,13 +31,32 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `parley serve` as a real child process (what `npm start` does) and waits until /healthz answers. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export interface ServerCommand {
+  /** Program and arguments; by default `parley serve` from the sources. */
+  command: string;
+  args: string[];
+  cwd?: string;
+}
+
+/**
+ * Runs `parley serve` (or another command that serves, such as `npm start`) as a real child process and waits
+ * until /healthz answers. A command other than the default runs in a process group of its own, and `stop` signals
+ * the whole group: `npm start` is npm, a shell and node.
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  launch?: ServerCommand,
+): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [PARLEY_BIN, 'serve'], {
+  const { command, args, cwd } = launch ?? { command: process.execPath, args: [...PARLEY_CLI, 'serve'] };
+  const group = launch !== undefined;
+  const child = spawn(command, args, {
+    cwd,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: group,
   });
+  const signal = (name: NodeJS.Signals) => (group ? process.kill(-child.pid!, name) : child.kill(name));
   let out = '';
   child.stdout!.on('data', (d) => {
     out += d;
@@ -48,7 +74,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       // not listening yet
     }
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
+      signal('SIGKILL');
       throw new Error(`server did not start in time:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -57,11 +83,13 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     child,
     baseUrl,
     stdout: () => out,
-    stop: (signal = 'SIGTERM') =>
+    stop: (name = 'SIGTERM') =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
-        child.once('exit', (code) => resolve(code));
-        child.kill(signal);
+        // A process ended by a signal has no exit code, only a signal code: it is gone all the same.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        // 'close': every process of the group has exited and its output is read.
+        child.once('close', (code) => resolve(code));
+        signal(name);
       }),
   };
 }

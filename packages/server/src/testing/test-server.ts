@@ -2,14 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import pg from 'pg';
 import { buildApp } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { type AppContext, createContext } from '../context.ts';
 import type { App } from '../http/types.ts';
 import { createLogger } from '../logging/logger.ts';
-import { type TestDatabase, testPostgresUrl, testRedisUrl, uniqueSchema } from './databases.ts';
+import {
+  dropTestSchema,
+  type TestDatabase,
+  testPostgresUrl,
+  testRedisUrl,
+  uniqueSchema,
+} from './databases.ts';
 
 export interface TestServer {
   baseUrl: string;
@@ -19,6 +24,10 @@ export interface TestServer {
   /** Every log line the server wrote (JSON text), for assertions such as "no secret was ever logged". */
   logs: string[];
   dataDir: string;
+  /** PostgreSQL only: the schema this server (and any server sharing with it) uses. */
+  schema: string | undefined;
+  /** What SIGTERM starts (main.ts): the graceful drain, before `close`. */
+  drain(graceMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -31,6 +40,11 @@ export interface TestServerOptions {
   config?: DeepPartial<Config>;
   /** Share the data folder / PostgreSQL schema of an earlier server (a second node, or a restart). */
   shareWith?: TestServer;
+  /**
+   * Leave the public URL as `npm start` does without PARLEY_PUBLIC_URL, `http://localhost:{port}`, while the tests
+   * still reach the server at `baseUrl` (127.0.0.1): what a new user who opens http://127.0.0.1:8080 meets.
+   */
+  defaultPublicUrl?: boolean;
 }
 
 /**
@@ -41,7 +55,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const dataDir = options.shareWith?.dataDir ?? mkdtempSync(join(tmpdir(), 'parley-test-'));
   const database = options.database ?? 'sqlite';
   const schema = options.shareWith
-    ? schemaOf(options.shareWith)
+    ? options.shareWith.schema
     : database === 'postgres'
       ? uniqueSchema()
       : undefined;
@@ -66,7 +80,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   );
   const logger = createLogger(config.logLevel, sink);
   const ctx = await createContext(config, logger, { schema });
-  const { app } = await buildApp(ctx);
+  const { app, drain } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
@@ -74,8 +88,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const baseUrl = `http://127.0.0.1:${address.port}`;
   // The issuer must be the URL clients really use; tests learn the port only after listen.
   if (!options.config?.publicUrl) {
-    (config as { publicUrl: string }).publicUrl = baseUrl;
-    if (!options.config?.oauth?.audience) (config.oauth as { audience: string }).audience = baseUrl;
+    const publicUrl = options.defaultPublicUrl ? `http://localhost:${address.port}` : baseUrl;
+    (config as { publicUrl: string }).publicUrl = publicUrl;
+    if (!options.config?.oauth?.audience) (config.oauth as { audience: string }).audience = publicUrl;
   }
 
   const server: TestServer = {
@@ -85,27 +100,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     config,
     logs,
     dataDir,
+    schema,
+    drain,
     close: async () => {
       await app.close();
       if (!options.shareWith) {
         rmSync(dataDir, { recursive: true, force: true });
-        if (schema) await dropSchema(schema);
+        if (schema) await dropTestSchema(schema);
       }
     },
   };
-  schemas.set(server, schema);
   return server;
-}
-
-const schemas = new WeakMap<TestServer, string | undefined>();
-const schemaOf = (server: TestServer) => schemas.get(server);
-
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: testPostgresUrl() });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await client.end();
-  }
 }

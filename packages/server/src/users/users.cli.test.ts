@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../cli/main.ts';
-import { PortalTestClient } from '../portal-api/portal-test-client.ts';
-import { PARLEY_BIN } from '../testing/process.ts';
+import { PortalTestClient } from '../portal-api/testing/portal-test-client.ts';
+import { PARLEY_CLI } from '../testing/process.ts';
 import { startTestServer } from '../testing/test-server.ts';
 
 describe('parley users create (CLI)', () => {
@@ -16,7 +16,7 @@ describe('parley users create (CLI)', () => {
   const env = { ...process.env, PARLEY_DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
 
   const parley = (...args: string[]) => {
-    const run = spawnSync(process.execPath, [PARLEY_BIN, ...args, '--json'], {
+    const run = spawnSync(process.execPath, [...PARLEY_CLI, ...args, '--json'], {
       env,
       encoding: 'utf8',
       timeout: 60_000,

@@ -1,5 +1,4 @@
 import { type Command, requireString } from '../cli/command.ts';
-import { UsersService } from './users.service.ts';
 
 const create: Command<{ id: string; email: string; role: string }> = {
   name: 'users create',
@@ -11,7 +10,7 @@ const create: Command<{ id: string; email: string; role: string }> = {
     role: { description: 'admin (everything) or agent (inbox only)', required: true },
   },
   async run(options, ctx) {
-    const user = await new UsersService(ctx!.store.db).create({
+    const user = await ctx!.users.create({
       companyId: requireString(options, 'company'),
       email: requireString(options, 'email'),
       password: String(options.password),

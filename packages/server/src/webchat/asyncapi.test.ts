@@ -7,15 +7,18 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import {
   bearer,
+  connectToNewConversation,
+  connectVisitor,
+  createSlowEmployee,
   digitalEmployeeCompletes,
-  openConversation,
-  platformToken,
+  fetchPlatformToken,
+  newVisitor,
+  replyIsStreaming,
   sendMessage,
-  slowEmployee,
-  visitor,
 } from './testing/webchat-fixtures.ts';
 
 const DOC = new URL('../../../../docs/asyncapi.yaml', import.meta.url);
@@ -40,7 +43,7 @@ describe('docs/asyncapi.yaml', () => {
   });
   after(() => server.close());
 
-  it('is a valid AsyncAPI 3.1.0 document describing the conversation channel and both operations', () => {
+  it('is a valid AsyncAPI 3.1.0 document describing the conversation channel and its operations', () => {
     assert.equal(doc.version(), '3.1.0');
     const channel = doc.channels().get('conversation');
     assert.equal(channel.address(), 'messages:companies.{companyId}.conversations.{conversationId}');
@@ -50,7 +53,7 @@ describe('docs/asyncapi.yaml', () => {
         .all()
         .map((o: { action(): string }) => o.action())
         .sort(),
-      ['receive', 'send'],
+      ['receive', 'receive', 'send'],
     );
   });
 
@@ -63,8 +66,8 @@ describe('docs/asyncapi.yaml', () => {
     const validSend = ajv.compile(sendSchema);
 
     const company = await server.ctx.companies.create('Schema Co');
-    const v = visitor(company.id);
-    const { conversation, c } = await openConversation(server, v);
+    const v = newVisitor(company.id);
+    const { conversation, c } = await connectToNewConversation(server, v);
     try {
       const send = {
         version: 1,
@@ -75,30 +78,47 @@ describe('docs/asyncapi.yaml', () => {
       assert.equal(validSend({ ...send, version: 2 }), false);
       assert.equal(validSend({ ...send, blocks: [] }), false);
       await c.sub.publish(send);
-      await c.log.until((e) => digitalEmployeeCompletes(e).length > 0);
+      await c.log.waitFor((e) => digitalEmployeeCompletes(e).length > 0);
       // An agent message and a system message (the handover notice).
-      const token = await platformToken(server, company.id, ['conversations:write']);
+      const token = await fetchPlatformToken(server, company.id, ['conversations:write']);
       const posted = await http(
         `${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`,
         bearer(token, { blocks: [{ type: 'markdown', content: 'Agent here.' }] }),
       );
       assert.equal(posted.status, 201);
-      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'agent'));
+      await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'agent'));
     } finally {
       c.close();
     }
 
     // A failed reply: complete with an error block, then a system message.
-    const slow = await slowEmployee(server, company.id, { words: 30, delayMs: 100 });
+    const slow = await createSlowEmployee(server, company.id, { words: 30, delayMs: 100 });
     await server.ctx.digitalEmployees.setDefault(company.id, slow.id);
-    const v2 = visitor(company.id);
-    const { c: c2 } = await openConversation(server, v2);
+    const v2 = newVisitor(company.id);
+    const { conversation: conversation2, c: c2 } = await connectToNewConversation(server, v2);
+    let inFlight: unknown;
     try {
       await sendMessage(c2.sub, 'anything');
-      await c2.log.until((e) => e.some((x) => x.message_snapshot.role === 'system'));
+      await c2.log.waitFor(replyIsStreaming);
+      // A second tab subscribing mid-reply: its subscribe result carries the reply in flight.
+      const late = await connectVisitor(server, v2, conversation2);
+      inFlight = late.subscribedData[0];
+      late.close();
+      await c2.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'system'));
     } finally {
       c2.close();
     }
+    const validInFlight = ajv.compile(doc.components().schemas().get('InFlightMessages').json());
+    assert.deepEqual(Object.keys((inFlight as { read_marks: object }).read_marks).sort(), [
+      'agent',
+      'visitor',
+    ]);
+    assert.ok(
+      validInFlight(inFlight),
+      `${JSON.stringify(inFlight)}: ${JSON.stringify(validInFlight.errors)}`,
+    );
+    assert.equal((inFlight as { in_flight: unknown[] }).in_flight.length, 1);
+    assert.equal(validInFlight({ in_flight: [{ sequence: 1 }] }), false, 'the schema is not vacuous');
 
     const envelopes: MessageEnvelope[] = [...c.log.envelopes, ...c2.log.envelopes];
     const kinds = new Set(envelopes.flatMap((e) => e.message_snapshot.blocks.map((b) => b.type)));
@@ -114,5 +134,28 @@ describe('docs/asyncapi.yaml', () => {
     // The schema is not vacuous: a malformed envelope fails.
     assert.equal(validEnvelope({ ...envelopes[0], operation: 'append' }), false);
     assert.equal(validEnvelope({ ...envelopes[0], version: '1' }), false);
+  });
+
+  it('describes the read events the server publishes when agents read', async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const validRead = ajv.compile(doc.components().messages().get('ReadEvent').payload().json());
+    const company = await server.ctx.companies.create('Read Schema Co');
+    const v = newVisitor(company.id);
+    const { conversation, c } = await connectToNewConversation(server, v);
+    try {
+      const stored = await server.ctx.webchat.conversations.find(conversation.id);
+      // What the portal inbox's read route does (portal-api/inbox.routes.ts).
+      await server.ctx.webchat.reads.markAgentRead(stored!);
+      const [event] = await waitFor('the read event', () => c.readEvents.length > 0 && c.readEvents);
+      assert.ok(validRead(event), `${JSON.stringify(event)}: ${JSON.stringify(validRead.errors)}`);
+      assert.equal(validRead({ ...event, event: 'unread' }), false, 'the schema is not vacuous');
+      assert.equal(validRead({ ...event, operation: 'complete' }), false);
+      // Envelope readers ignore it: it is not a MessageEnvelope.
+      const validEnvelope = ajv.compile(doc.components().messages().get('MessageEnvelope').payload().json());
+      assert.equal(validEnvelope(event), false);
+    } finally {
+      c.close();
+    }
   });
 });

@@ -1,26 +1,26 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitForSettled } from '../testing/wait.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
 import {
   bearer,
-  centrifugeClient,
+  connectToNewConversation,
   connectVisitor,
+  createCompanyWithSlowEmployee,
   digitalEmployeeCompletes as deComplete,
+  fetchPlatformToken,
   listMessages,
-  openConversation,
-  platformToken,
+  newCentrifugeClient,
+  newVisitor,
   replyIsStreaming,
   sdkPost,
   sendMessage,
-  sleep,
-  slowEmployee,
   slowEmployeeText,
-  visitor,
-  withTimeout,
 } from './testing/webchat-fixtures.ts';
 
 // The key flows on PostgreSQL + Redis, across two nodes sharing both.
@@ -43,12 +43,12 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
 
   it('streams a reply published on node A to a tab on node B, and shows the user message there', async () => {
     const company = await nodeA.ctx.companies.create('Cluster Co');
-    const v = visitor(company.id);
-    const { conversation, c: tabA } = await openConversation(nodeA, v);
+    const v = newVisitor(company.id);
+    const { conversation, c: tabA } = await connectToNewConversation(nodeA, v);
     const tabB = await connectVisitor(nodeB, v, conversation);
     try {
       await sendMessage(tabA.sub, 'Who are you?');
-      await tabB.log.until((e) => deComplete(e).length === 1);
+      await tabB.log.waitFor((e) => deComplete(e).length === 1);
       assert.equal(markdownOf(tabB.log.completed('user')[0]!), 'Who are you?');
       const replyId = deComplete(tabB.log.envelopes)[0]!.message_snapshot.id;
       assertStreamedReply(tabB.log.of(replyId));
@@ -60,14 +60,14 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
 
   it('deduplicates a retry sent through the other node', async () => {
     const company = await nodeA.ctx.companies.create('Retry Cluster Co');
-    const v = visitor(company.id);
-    const { conversation, c: tabA } = await openConversation(nodeA, v);
+    const v = newVisitor(company.id);
+    const { conversation, c: tabA } = await connectToNewConversation(nodeA, v);
     const tabB = await connectVisitor(nodeB, v, conversation);
     try {
       const id = randomUUID();
       await sendMessage(tabA.sub, 'thanks', id);
       await sendMessage(tabB.sub, 'thanks', id);
-      await tabA.log.until((e) => deComplete(e).length === 1);
+      await tabA.log.waitFor((e) => deComplete(e).length === 1);
       await sleep(300);
       assert.equal(tabA.log.completed('user').length, 1);
       const res = await listMessages(nodeB, v, conversation.id);
@@ -79,13 +79,14 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
   });
 
   it('recovers every completed message when a client reconnects to the other node mid-stream', async () => {
-    const company = await nodeA.ctx.companies.create('Failover Co');
-    const employee = await slowEmployee(nodeA, company.id, { words: 20, delayMs: 60 });
-    await nodeA.ctx.digitalEmployees.setDefault(company.id, employee.id);
-    const v = visitor(company.id);
-    const { conversation, c: onA } = await openConversation(nodeA, v);
+    const { company } = await createCompanyWithSlowEmployee(nodeA, 'Failover Co', {
+      words: 20,
+      delayMs: 60,
+    });
+    const v = newVisitor(company.id);
+    const { conversation, c: onA } = await connectToNewConversation(nodeA, v);
     await sendMessage(onA.sub, 'first');
-    const seen = await onA.log.until(replyIsStreaming);
+    const seen = await onA.log.waitFor(replyIsStreaming);
     const replyId = seen.find((x) => x.message_snapshot.role === 'digital_employee')!.message_snapshot.id;
     // Node A's client goes away; the same visitor comes back through node B with the position it had.
     const { offset: lastOffset, epoch: lastEpoch } = onA.position;
@@ -97,7 +98,7 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
       await sleep(100);
     }
     const token = (await sdkPost(nodeB, v, '/auth/connect-token')).body.connection_token;
-    const client = centrifugeClient(nodeB, token);
+    const client = newCentrifugeClient(nodeB, token);
     const got: MessageEnvelope[] = [];
     const sub = client.newSubscription(conversation.channel, {
       since: { offset: lastOffset, epoch: lastEpoch },
@@ -110,7 +111,7 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
     client.connect();
     sub.subscribe();
     try {
-      const ctx = await withTimeout(subscribed, 15_000, 'subscribe on node B');
+      const ctx = await waitForSettled(subscribed, 15_000, 'subscribe on node B');
       assert.equal(ctx.recovered, true);
       const final = got.find((x) => x.message_snapshot.id === replyId && x.operation === 'complete');
       assert.ok(final, 'the completed reply is recovered');
@@ -137,13 +138,13 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
       isDefault: true,
     });
     assert.ok(employee.id);
-    const v = visitor(company.id);
-    const { conversation, c: tabA } = await openConversation(nodeA, v);
+    const v = newVisitor(company.id);
+    const { conversation, c: tabA } = await connectToNewConversation(nodeA, v);
     const tabB = await connectVisitor(nodeB, v, conversation);
     try {
       // Two tabs of one visitor, two nodes, two messages at the same moment: each node would reply at once.
       await Promise.all([sendMessage(tabA.sub, 'alpha'), sendMessage(tabB.sub, 'beta')]);
-      await tabA.log.until((e) => deComplete(e).length === 2, 15_000, 'two replies');
+      await tabA.log.waitFor((e) => deComplete(e).length === 2, 15_000, 'two replies');
       const replies = tabA.log.envelopes.filter((e) => e.message_snapshot.role === 'digital_employee');
       const firstId = replies[0]!.message_snapshot.id;
       const firstComplete = replies.findIndex(
@@ -165,21 +166,22 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
   });
 
   it('a handover through node B stops the reply node A is streaming', async () => {
-    const company = await nodeA.ctx.companies.create('Cross Handover Co');
-    const slow = await slowEmployee(nodeA, company.id, { words: 40, delayMs: 100 });
-    await nodeA.ctx.digitalEmployees.setDefault(company.id, slow.id);
-    const v = visitor(company.id);
-    const { conversation, c: onA } = await openConversation(nodeA, v);
-    const token = await platformToken(nodeB, company.id, ['conversations:write']);
+    const { company } = await createCompanyWithSlowEmployee(nodeA, 'Cross Handover Co', {
+      words: 40,
+      delayMs: 100,
+    });
+    const v = newVisitor(company.id);
+    const { conversation, c: onA } = await connectToNewConversation(nodeA, v);
+    const token = await fetchPlatformToken(nodeB, company.id, ['conversations:write']);
     try {
       await sendMessage(onA.sub, 'tell me everything');
-      await onA.log.until(replyIsStreaming);
+      await onA.log.waitFor(replyIsStreaming);
       const res = await http(
         `${nodeB.baseUrl}/platform/v1/conversations/${conversation.id}/handover`,
         bearer(token, { author: { name: 'Kim' } }),
       );
       assert.equal(res.status, 200);
-      await onA.log.until((e) => deComplete(e).length === 1, 3_000, 'the interrupted reply');
+      await onA.log.waitFor((e) => deComplete(e).length === 1, 3_000, 'the interrupted reply');
       const reply = deComplete(onA.log.envelopes)[0]!;
       assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
       assert.ok(!markdownOf(reply).includes('word40'), 'the reply stopped early');

@@ -1,29 +1,30 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitForSettled } from '../testing/wait.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
 import {
   bearer,
-  centrifugeClient,
-  channelWithEmployee,
+  connectToNewConversation,
   connectVisitor,
+  createChannelWithEmployee,
+  createCompanyWithSlowEmployee,
   createConversation,
+  createSlowEmployee,
   digitalEmployeeCompletes as deComplete,
+  fetchPlatformToken,
   listMessages,
-  openConversation,
-  platformToken,
+  newCentrifugeClient,
+  newVisitor,
   replyIsStreaming,
   sdkGet,
   sdkPost,
   sendMessage,
-  sleep,
-  slowEmployee,
   slowEmployeeText,
-  visitor,
-  withTimeout,
 } from './testing/webchat-fixtures.ts';
 
 // End to end with the official centrifuge client on SQLite + the memory broker.
@@ -36,11 +37,11 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
   it('streams a reply: typing first, growing partials, one complete, rising sequences', async () => {
     const company = await server.ctx.companies.create('Stream Co');
-    const v = visitor(company.id);
-    const { c } = await openConversation(server, v);
+    const v = newVisitor(company.id);
+    const { c } = await connectToNewConversation(server, v);
     try {
       await sendMessage(c.sub, 'Who are you?');
-      await c.log.until((e) => deComplete(e).length === 1);
+      await c.log.waitFor((e) => deComplete(e).length === 1);
       const user = c.log.completed('user');
       assert.equal(user.length, 1);
       assert.equal(user[0]!.sequence, 1);
@@ -58,14 +59,15 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   });
 
   it('coalesces partial updates: at most one partial per flush interval, however fast the deltas come', async () => {
-    const company = await server.ctx.companies.create('Fast Co');
-    const fast = await slowEmployee(server, company.id, { words: 120, delayMs: 2 });
-    await server.ctx.digitalEmployees.setDefault(company.id, fast.id);
-    const v = visitor(company.id);
-    const { c } = await openConversation(server, v);
+    const { company } = await createCompanyWithSlowEmployee(server, 'Fast Co', {
+      words: 120,
+      delayMs: 2,
+    });
+    const v = newVisitor(company.id);
+    const { c } = await connectToNewConversation(server, v);
     try {
       await sendMessage(c.sub, 'go');
-      await c.log.until((e) => deComplete(e).length === 1);
+      await c.log.waitFor((e) => deComplete(e).length === 1);
       const reply = c.log.of(deComplete(c.log.envelopes)[0]!.message_snapshot.id);
       const partials = reply.filter((e) => e.operation === 'replace' && e.sequence > 1);
       const spanMs =
@@ -88,15 +90,15 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
   it('streams one reply at a time per conversation; messages sent meanwhile are answered in order', async () => {
     const company = await server.ctx.companies.create('Queue Co');
-    const v = visitor(company.id);
-    const { c } = await openConversation(server, v);
+    const v = newVisitor(company.id);
+    const { c } = await connectToNewConversation(server, v);
     try {
       await Promise.all([
         sendMessage(c.sub, 'who are you?'),
         sendMessage(c.sub, 'thanks'),
         sendMessage(c.sub, 'hello'),
       ]);
-      await c.log.until((e) => deComplete(e).length === 3);
+      await c.log.waitFor((e) => deComplete(e).length === 3);
       const replies = c.log.envelopes.filter((e) => e.message_snapshot.role === 'digital_employee');
       // No interleaving: each reply's envelopes are contiguous and end with its complete before the next starts.
       const order = replies.map((e) => e.message_snapshot.id).filter((id, i, all) => all.indexOf(id) === i);
@@ -117,15 +119,15 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
   it('shows a user message to a second tab of the same session', async () => {
     const company = await server.ctx.companies.create('Tabs Co');
-    const v = visitor(company.id);
+    const v = newVisitor(company.id);
     const conversation = await createConversation(server, v);
     const tab1 = await connectVisitor(server, v, conversation);
     const tab2 = await connectVisitor(server, v, conversation);
     try {
       await sendMessage(tab1.sub, 'hello from tab one');
-      const seen = await tab2.log.until((e) => e.some((x) => x.message_snapshot.role === 'user'));
+      const seen = await tab2.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'user'));
       assert.equal(markdownOf(seen.find((x) => x.message_snapshot.role === 'user')!), 'hello from tab one');
-      await tab2.log.until((e) => deComplete(e).length === 1);
+      await tab2.log.waitFor((e) => deComplete(e).length === 1);
     } finally {
       tab1.close();
       tab2.close();
@@ -134,13 +136,13 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
   it('deduplicates a retried SendMessage: one message, one reply, both publishes succeed', async () => {
     const company = await server.ctx.companies.create('Retry Co');
-    const v = visitor(company.id);
-    const { conversation, c } = await openConversation(server, v);
+    const v = newVisitor(company.id);
+    const { conversation, c } = await connectToNewConversation(server, v);
     try {
       const id = randomUUID();
       await sendMessage(c.sub, 'thanks', id);
       await sendMessage(c.sub, 'thanks', id);
-      await c.log.until((e) => deComplete(e).length >= 1);
+      await c.log.waitFor((e) => deComplete(e).length >= 1);
       await sleep(300);
       assert.equal(c.log.completed('user').length, 1);
       assert.equal(deComplete(c.log.envelopes).length, 1);
@@ -155,8 +157,8 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
   it('rejects invalid SendMessages with documented codes and broadcasts nothing', async () => {
     const company = await server.ctx.companies.create('Invalid Co');
-    const v = visitor(company.id);
-    const { conversation, c } = await openConversation(server, v);
+    const v = newVisitor(company.id);
+    const { conversation, c } = await connectToNewConversation(server, v);
     try {
       const reject = async (data: unknown, code: number) => {
         await assert.rejects(c.sub.publish(data), (err: { code: number }) => err.code === code);
@@ -196,12 +198,12 @@ describe('webchat end to end (sqlite, memory broker)', () => {
   it('isolates sessions, companies and channels: every attempt is refused', async () => {
     const acme = await server.ctx.companies.create('Acme');
     const globex = await server.ctx.companies.create('Globex');
-    const owner = visitor(acme.id);
+    const owner = newVisitor(acme.id);
     const conversation = await createConversation(server, owner);
     const ownerClient = await connectVisitor(server, owner, conversation);
 
     // Another session of the same company: no subscribe token, not in its list, no message read.
-    const stranger = visitor(acme.id);
+    const stranger = newVisitor(acme.id);
     assert.equal(
       (await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: conversation.id })).status,
       404,
@@ -209,7 +211,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     assert.equal((await sdkGet(server, stranger, `/conversations/${conversation.id}/messages`)).status, 404);
     assert.deepEqual((await sdkGet(server, stranger, '/conversations')).body.conversations, []);
     // The same session id presented with another company.
-    const otherCompany = visitor(globex.id, { sessionId: owner.sessionId });
+    const otherCompany = newVisitor(globex.id, { sessionId: owner.sessionId });
     assert.equal(
       (await sdkPost(server, otherCompany, '/auth/subscribe-token', { conversation_id: conversation.id }))
         .status,
@@ -222,7 +224,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     const ownSubToken = (
       await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: own.id })
     ).body.subscription_token;
-    const client = centrifugeClient(server, strangerToken);
+    const client = newCentrifugeClient(server, strangerToken);
     const received: unknown[] = [];
     const refused = new Promise<string>((resolve) => {
       client.on('disconnected', (ctx) => resolve(`disconnected ${ctx.code}`));
@@ -232,12 +234,12 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       sub.subscribe();
     });
     client.connect();
-    const outcome = await withTimeout(refused, 15_000, 'refusal');
+    const outcome = await waitForSettled(refused, 15_000, 'refusal');
     assert.match(outcome, /^(disconnected 3500|unsubscribed 103)$/);
     // Publishing without a subscription is refused too (permission denied).
-    const publisher = centrifugeClient(server, strangerToken);
+    const publisher = newCentrifugeClient(server, strangerToken);
     publisher.connect();
-    await withTimeout(publisher.ready(), 10_000, 'connect');
+    await waitForSettled(publisher.ready(), 10_000, 'connect');
     await assert.rejects(
       publisher.publish(conversation.channel, {
         version: 1,
@@ -247,7 +249,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       (err: { code: number }) => err.code === 103,
     );
     await sendMessage(ownerClient.sub, 'thanks');
-    await ownerClient.log.until((e) => deComplete(e).length === 1);
+    await ownerClient.log.waitFor((e) => deComplete(e).length === 1);
     assert.equal(received.length, 0);
     client.disconnect();
     publisher.disconnect();
@@ -256,13 +258,13 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
   it('recovers every completed message after a reconnect mid-stream', async () => {
     const company = await server.ctx.companies.create('Recover Co');
-    const employee = await slowEmployee(server, company.id, { words: 25, delayMs: 60 });
-    const channelId = await channelWithEmployee(server, company.id, employee.id);
-    const v = visitor(company.id, { channelId });
-    const { conversation, c } = await openConversation(server, v);
+    const employee = await createSlowEmployee(server, company.id, { words: 25, delayMs: 60 });
+    const channelId = await createChannelWithEmployee(server, company.id, employee.id);
+    const v = newVisitor(company.id, { channelId });
+    const { conversation, c } = await connectToNewConversation(server, v);
     try {
       await sendMessage(c.sub, 'first');
-      const firstReplies = await c.log.until(replyIsStreaming);
+      const firstReplies = await c.log.waitFor(replyIsStreaming);
       const streamingId = firstReplies.find((x) => x.message_snapshot.role === 'digital_employee')!
         .message_snapshot.id;
       // Drop the connection mid-stream.
@@ -291,10 +293,10 @@ describe('webchat end to end (sqlite, memory broker)', () => {
         c.sub.once('subscribed', resolve),
       );
       c.client.connect();
-      const ctx = await withTimeout(recovered, 15_000, 'resubscribe');
+      const ctx = await waitForSettled(recovered, 15_000, 'resubscribe');
       assert.equal(ctx.wasRecovering, true);
       assert.equal(ctx.recovered, true);
-      const missed = await c.log.until((e) =>
+      const missed = await c.log.waitFor((e) =>
         e.slice(before).some((x) => x.message_snapshot.id === streamingId && x.operation === 'complete'),
       );
       const final = missed
@@ -310,13 +312,13 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
   it('REST lists this session’s conversations and pages messages with a cursor', async () => {
     const company = await server.ctx.companies.create('Paging Co');
-    const v = visitor(company.id);
-    const { conversation, c } = await openConversation(server, v);
+    const v = newVisitor(company.id);
+    const { conversation, c } = await connectToNewConversation(server, v);
     try {
       for (const text of ['thanks', 'hello']) {
         const done = deComplete(c.log.envelopes).length;
         await sendMessage(c.sub, text);
-        await c.log.until((e) => deComplete(e).length === done + 1);
+        await c.log.waitFor((e) => deComplete(e).length === done + 1);
       }
       // greeting + 2 × (user + reply) = 5 messages.
       const all = (await listMessages(server, v, conversation.id)).body;
@@ -346,10 +348,10 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
   it('lets an agent post, take over and hand back; each transition is announced', async () => {
     const company = await server.ctx.companies.create('Agents Co');
-    const v = visitor(company.id);
-    const { conversation, c } = await openConversation(server, v);
-    const token = await platformToken(server, company.id, ['conversations:read', 'conversations:write']);
-    const readOnly = await platformToken(server, company.id, ['conversations:read']);
+    const v = newVisitor(company.id);
+    const { conversation, c } = await connectToNewConversation(server, v);
+    const token = await fetchPlatformToken(server, company.id, ['conversations:read', 'conversations:write']);
+    const readOnly = await fetchPlatformToken(server, company.id, ['conversations:read']);
     try {
       const list = await http(`${server.baseUrl}/platform/v1/conversations`, bearer(readOnly));
       assert.equal(list.status, 200);
@@ -371,7 +373,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       assert.equal(posted.body.role, 'agent');
       assert.equal(posted.body.status, 'complete');
       assert.equal(posted.body.author.name, 'Sam');
-      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'agent'));
+      await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'agent'));
       const system = c.log.completed('system');
       assert.equal(system.length, 1);
       assert.match(markdownOf(system[0]!), /Sam .*joined/);
@@ -380,7 +382,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
       // While the agent handles it, the digital employee stays silent.
       await sendMessage(c.sub, 'who are you?');
-      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'user'));
+      await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'user'));
       await sleep(700);
       assert.equal(c.log.envelopes.filter((x) => x.message_snapshot.role === 'digital_employee').length, 0);
 
@@ -390,9 +392,9 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       );
       assert.equal(back.status, 200);
       assert.equal(back.body.handled_by, 'digital_employee');
-      await c.log.until((e) => e.filter((x) => x.message_snapshot.role === 'system').length === 2);
+      await c.log.waitFor((e) => e.filter((x) => x.message_snapshot.role === 'system').length === 2);
       await sendMessage(c.sub, 'who are you?');
-      await c.log.until((e) => deComplete(e).length === 1);
+      await c.log.waitFor((e) => deComplete(e).length === 1);
 
       const handover = await http(
         `${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`,
@@ -400,9 +402,9 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       );
       assert.equal(handover.status, 200);
       assert.equal(handover.body.handled_by, 'agent');
-      await c.log.until((e) => e.filter((x) => x.message_snapshot.role === 'system').length === 3);
+      await c.log.waitFor((e) => e.filter((x) => x.message_snapshot.role === 'system').length === 3);
       const other = await server.ctx.companies.create('Other Co');
-      const otherToken = await platformToken(server, other.id, ['conversations:write']);
+      const otherToken = await fetchPlatformToken(server, other.id, ['conversations:write']);
       const cross = await http(
         `${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`,
         bearer(otherToken, { blocks: [{ type: 'markdown', content: 'x' }] }),
@@ -422,21 +424,22 @@ describe('webchat handover mid-reply', () => {
   after(() => server.close());
 
   it('stops a streaming reply when an agent takes over: complete with reply_interrupted, then the notice', async () => {
-    const company = await server.ctx.companies.create('Takeover Co');
-    const slow = await slowEmployee(server, company.id, { words: 40, delayMs: 100 });
-    await server.ctx.digitalEmployees.setDefault(company.id, slow.id);
-    const v = visitor(company.id);
-    const { conversation, c } = await openConversation(server, v);
-    const token = await platformToken(server, company.id, ['conversations:write']);
+    const { company } = await createCompanyWithSlowEmployee(server, 'Takeover Co', {
+      words: 40,
+      delayMs: 100,
+    });
+    const v = newVisitor(company.id);
+    const { conversation, c } = await connectToNewConversation(server, v);
+    const token = await fetchPlatformToken(server, company.id, ['conversations:write']);
     try {
       await sendMessage(c.sub, 'tell me everything');
-      await c.log.until(replyIsStreaming);
+      await c.log.waitFor(replyIsStreaming);
       const res = await http(
         `${server.baseUrl}/platform/v1/conversations/${conversation.id}/handover`,
         bearer(token, { author: { name: 'Lee' } }),
       );
       assert.equal(res.status, 200);
-      await c.log.until(
+      await c.log.waitFor(
         (e) => deComplete(e).length === 1 && e.some((x) => x.message_snapshot.role === 'system'),
       );
       const reply = deComplete(c.log.envelopes)[0]!;
@@ -459,13 +462,13 @@ describe('webchat responder failure', () => {
 
   it('ends a timed-out reply with an error block and a system message, never a hanging partial', async () => {
     const company = await server.ctx.companies.create('Timeout Co');
-    const employee = await slowEmployee(server, company.id, { words: 20, delayMs: 150 });
-    const channelId = await channelWithEmployee(server, company.id, employee.id);
-    const v = visitor(company.id, { channelId });
-    const { conversation, c } = await openConversation(server, v);
+    const employee = await createSlowEmployee(server, company.id, { words: 20, delayMs: 150 });
+    const channelId = await createChannelWithEmployee(server, company.id, employee.id);
+    const v = newVisitor(company.id, { channelId });
+    const { conversation, c } = await connectToNewConversation(server, v);
     try {
       await sendMessage(c.sub, 'anything');
-      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'system'));
+      await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'system'));
       const reply = c.log.envelopes.filter((x) => x.message_snapshot.role === 'digital_employee');
       const last = reply.at(-1)!;
       assert.equal(last.operation, 'complete');
@@ -496,8 +499,8 @@ describe('webchat abuse limits and WebSocket origins', () => {
 
   it('refuses a publish over the per-session message limit with code 429, broadcasting nothing', async () => {
     const company = await server.ctx.companies.create('Chatty Co');
-    const v = visitor(company.id);
-    const { c } = await openConversation(server, v);
+    const v = newVisitor(company.id);
+    const { c } = await connectToNewConversation(server, v);
     try {
       await sendMessage(c.sub, 'one');
       await sendMessage(c.sub, 'two');
@@ -512,24 +515,24 @@ describe('webchat abuse limits and WebSocket origins', () => {
   it("accepts a WebSocket only from the channel's or company's allowed origins", async () => {
     const company = await server.ctx.companies.create('Origin Co');
     await server.ctx.companies.setAllowedOrigins(company.id, ['https://shop.example']);
-    const allowed = visitor(company.id, { origin: 'https://shop.example' });
+    const allowed = newVisitor(company.id, { origin: 'https://shop.example' });
     const conversation = await createConversation(server, allowed);
     const ok = await connectVisitor(server, allowed, conversation, { origin: 'https://shop.example' });
     ok.close();
 
     // A page on another origin that got hold of a valid token still cannot connect.
     const token = (
-      await sdkPost(server, visitor(company.id, { sessionId: allowed.sessionId }), '/auth/connect-token')
+      await sdkPost(server, newVisitor(company.id, { sessionId: allowed.sessionId }), '/auth/connect-token')
     ).body.connection_token;
     class EvilSocket extends WebSocket {
       constructor(url: string, protocols?: string | string[]) {
         super(url, protocols, { origin: 'https://evil.example' });
       }
     }
-    const client = centrifugeClient(server, token, EvilSocket);
+    const client = newCentrifugeClient(server, token, EvilSocket);
     const outcome = new Promise<number>((resolve) => client.on('disconnected', (ctx) => resolve(ctx.code)));
     client.connect();
-    assert.equal(await withTimeout(outcome, 15_000, 'refusal'), 4503);
+    assert.equal(await waitForSettled(outcome, 15_000, 'refusal'), 4503);
     client.disconnect();
   });
 });

@@ -37,3 +37,27 @@ export const conversationClosed = () =>
 
 export const invalidCursor = () =>
   new WebchatError(400, 'invalid_cursor', 'The before cursor is not a message of this conversation.');
+
+/** A visitor token that does not verify; `detail` names the rule it broke, never the token. */
+export const visitorTokenInvalid = (detail: string) => new WebchatError(401, 'visitor_token_invalid', detail);
+
+export const visitorTokenRequired = () =>
+  new WebchatError(
+    401,
+    'visitor_token_required',
+    'This channel only serves verified visitors: send their visitor token in X-Visitor-Token.',
+  );
+
+/** Also the answer for a message of another conversation: existence is not revealed. */
+export const messageNotFound = () =>
+  new WebchatError(404, 'message_not_found', 'No such message in this conversation.');
+
+export const feedbackNotAllowed = () =>
+  new WebchatError(
+    409,
+    'feedback_not_allowed',
+    'Only complete messages of the digital employee or an agent can be rated.',
+  );
+
+export const conversationOpen = () =>
+  new WebchatError(409, 'conversation_open', 'The conversation can be rated once it is closed.');

@@ -5,18 +5,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startTestServer } from '../testing/test-server.ts';
+import { waitForSettled } from '../testing/wait.ts';
 import { MessageStore } from './messages/message-store.ts';
 import {
+  connectToNewConversation,
   connectVisitor,
+  createCompanyWithSlowEmployee,
   createConversation,
   digitalEmployeeCompletes,
   listMessages,
-  openConversation,
+  newVisitor,
   replyIsStreaming,
   sendMessage,
-  slowEmployee,
-  visitor,
-  withTimeout,
 } from './testing/webchat-fixtures.ts';
 
 describe('webchat restart', () => {
@@ -25,14 +25,15 @@ describe('webchat restart', () => {
 
   it('a graceful shutdown ends a streaming reply with an error block and closes the WebSockets promptly', async () => {
     const server = await startTestServer();
-    const company = await server.ctx.companies.create('Shutdown Co');
-    const employee = await slowEmployee(server, company.id, { words: 40, delayMs: 100 });
-    await server.ctx.digitalEmployees.setDefault(company.id, employee.id);
-    const v = visitor(company.id);
-    const { c } = await openConversation(server, v);
+    const { company } = await createCompanyWithSlowEmployee(server, 'Shutdown Co', {
+      words: 40,
+      delayMs: 100,
+    });
+    const v = newVisitor(company.id);
+    const { c } = await connectToNewConversation(server, v);
     const closed = new Promise<number>((resolve) => c.client.once('connecting', (ctx) => resolve(ctx.code)));
     await sendMessage(c.sub, 'go');
-    await c.log.until(replyIsStreaming);
+    await c.log.waitFor(replyIsStreaming);
     const started = Date.now();
     await server.close();
     assert.ok(Date.now() - started < 8_000, 'close does not wait for the clients');
@@ -40,14 +41,14 @@ describe('webchat restart', () => {
     assert.equal(last.operation, 'complete');
     assert.equal((last.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
     // 3001 "shutdown": the client reconnects (to another node, or when this one is back).
-    assert.equal(await withTimeout(closed, 5_000, 'client sees the shutdown'), 3001);
+    assert.equal(await waitForSettled(closed, 5_000, 'client sees the shutdown'), 3001);
     c.close();
   });
 
   it('completes a reply left partial by a crash with an error block at start-up', async () => {
     const first = await startTestServer({ config: { dataDir } });
     const company = await first.ctx.companies.create('Crash Co');
-    const v = visitor(company.id);
+    const v = newVisitor(company.id);
     const conversation = await createConversation(first, v);
     // What a crash mid-stream leaves behind: a digital-employee message stored as partial, with streamed text.
     const stuck = await new MessageStore(first.ctx.store.db).insert({
@@ -72,7 +73,7 @@ describe('webchat restart', () => {
       const c = await connectVisitor(second, v, conversation);
       try {
         await sendMessage(c.sub, 'thanks');
-        await c.log.until((e) => digitalEmployeeCompletes(e).length > 0);
+        await c.log.waitFor((e) => digitalEmployeeCompletes(e).length > 0);
       } finally {
         c.close();
       }

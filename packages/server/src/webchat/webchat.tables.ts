@@ -1,3 +1,6 @@
+import type { Generated } from 'kysely';
+import type { FeedbackTables } from './feedback/feedback.tables.ts';
+
 /** Tables of the webchat (migrations 020–029). Timestamps are ISO-8601 UTC text, JSON is text (storage/columns.ts). */
 
 export interface ChannelsTable {
@@ -9,6 +12,13 @@ export interface ChannelsTable {
   /** JSON array of browser origins allowed to use this channel; empty = the company's allowed origins. */
   allowed_origins: string;
   created_at: string;
+  /** `off | optional | required` (migration 022; identity/channel-identity.ts). */
+  identity_mode: Generated<string>;
+  /** The identity secret visitor tokens are signed with, sealed (`Sealer`, slot `current`). */
+  identity_secret: string | null;
+  /** The secret before the last rotation, sealed (slot `previous`); verifies tokens until `identity_previous_until`. */
+  identity_previous_secret: string | null;
+  identity_previous_until: string | null;
 }
 
 export interface ConversationsTable {
@@ -29,6 +39,15 @@ export interface ConversationsTable {
   last_position: number;
   created_at: string;
   updated_at: string;
+  /** The verified visitor it belongs to (identity/visitor.ts `visitorKeyOf`); null for an anonymous session's. */
+  visitor_key: string | null;
+  /** The visitor's `sub` (the integrator's user id), name and email, as their latest token carried them. */
+  visitor_id: string | null;
+  visitor_name: string | null;
+  visitor_email: string | null;
+  /** Read marks (migration 023): the position of the last message the visitor side / the agent side has read. */
+  visitor_read_position: Generated<number>;
+  agent_read_position: Generated<number>;
 }
 
 export interface MessagesTable {
@@ -43,14 +62,35 @@ export interface MessagesTable {
   /** JSON array of blocks (the latest persisted snapshot). */
   blocks: string;
   client_message_id: string | null;
-  /** The sequence of the last envelope published for this message. */
+  /**
+   * No envelope of this message was ever published with a higher sequence: a streaming reply reserves sequences
+   * ahead (reply-stream.ts) and writes the reservation before it publishes past it, so whoever finishes an
+   * interrupted message publishes `sequence + 1` and every client accepts it.
+   */
   sequence: number;
   created_at: string;
   updated_at: string;
 }
 
-export interface WebchatTables {
+/** A user message waiting for, or getting, its digital-employee reply (migration 021). */
+export interface ReplyJobsTable {
+  /** The user message to answer. */
+  message_id: string;
+  conversation_id: string;
+  /** The message's position: replies are given in this order, one at a time per conversation. */
+  position: number;
+  /** `queued`, or `running` on the node `node_id` until `lease_expires_at` (ms, database clock). */
+  state: string;
+  node_id: string | null;
+  /** The reply being streamed, once it has started. */
+  reply_message_id: string | null;
+  lease_expires_at: number | null;
+  queued_at: number;
+}
+
+export interface WebchatTables extends FeedbackTables {
   channels: ChannelsTable;
   conversations: ConversationsTable;
   messages: MessagesTable;
+  reply_jobs: ReplyJobsTable;
 }

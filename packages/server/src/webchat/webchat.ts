@@ -1,52 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
-import type { AppContext } from '../context.ts';
+import type { Sealer } from '../crypto/sealing.ts';
+import type { DigitalEmployeesService } from '../digital-employees/digital-employees.service.ts';
 import { createResponder } from '../digital-employees/responders/create-responder.ts';
 import { greetingFor } from '../digital-employees/responders/responder.ts';
+import type { Readiness } from '../health/health.routes.ts';
+import { ownOriginsFor, publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
-import { rateLimiterFor } from '../ratelimit/index.ts';
+import type { OutboundClient } from '../integrations/outbound.ts';
+import type { RateLimiter } from '../ratelimit/index.ts';
+import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { ChannelsService } from './channels/channels.service.ts';
-import {
-  ABANDONED_REPLY_MARGIN_MS,
-  ConversationEngine,
-  type ReplySource,
-} from './conversations/conversation-engine.ts';
+import { ConversationCommands } from './conversations/conversation-commands.ts';
+import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
 import { ConversationsService } from './conversations/conversations.service.ts';
 import { LiveSnapshots } from './conversations/live-snapshots.ts';
-import { LOCAL_REPLY_TURNS, RedisReplyTurns, type ReplyTurns } from './conversations/reply-turns.ts';
+import { ReplyQueue } from './conversations/reply-queue.ts';
+import { LOCAL_REPLY_SIGNALS, RedisReplySignals, type ReplySignals } from './conversations/reply-signals.ts';
+import { FeedbackService } from './feedback/feedback.service.ts';
+import { ChannelIdentity } from './identity/channel-identity.ts';
+import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { MessageStore } from './messages/message-store.ts';
-import { startRealtime } from './realtime/realtime-host.ts';
+import { ReadMarks } from './reads/read-marks.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
 import { RealtimeTokenSigner } from './realtime/tokens.ts';
+import {
+  attachRealtime,
+  createWebchatRealtime,
+  realtimeBroadcaster,
+  registerRealtimeFallbacks,
+  webchatHooks,
+} from './realtime/webchat-realtime.ts';
 import { registerPlatformConversationRoutes } from './routes/platform.routes.ts';
 import { registerSdkRoutes } from './routes/sdk.routes.ts';
+import type { Webchat } from './webchat-services.ts';
 
-/** Everything the webchat routes and hooks share, built once per server by `registerWebchat`. */
-export interface Webchat {
-  config: Config['webchat'];
-  /** Read per use: a test server learns its public URL only after listen. */
-  publicUrl(): string;
+export type { Webchat } from './webchat-services.ts';
+
+export interface WebchatDeps {
+  config: Config;
+  logger: Logger;
+  store: Store;
   companies: CompaniesService;
-  channels: ChannelsService;
-  conversations: ConversationsService;
-  store: MessageStore;
-  live: LiveSnapshots;
-  engine: ConversationEngine;
-  signer: RealtimeTokenSigner;
-  limiter: AbuseLimits;
+  digitalEmployees: DigitalEmployeesService;
+  connectorCaller: OutboundClient;
   audit: AuditLog;
+  /** Seals the channels' identity secrets at rest. */
+  sealer: Sealer;
+  rateLimiter: RateLimiter;
+  /** Registers what to close with the process (in reverse order). */
+  onClose(fn: () => Promise<void> | void): void;
 }
 
 /**
- * The webchat capability: SDK REST (`/sdk/v1`), platform conversation routes, the realtime engine on
- * `/connection/websocket` (same port, via the HTTP server's `upgrade` event) and the conversation engine that
- * streams replies. Messages left partial by a crash are completed before the server starts serving.
+ * Builds the webchat capability once, in dependency order, for the composition root (context.ts): its stores, the
+ * realtime engine, the conversation engine publishing through it, and then the engine's hooks, which call the
+ * conversation engine — the one cycle of the capability, closed explicitly by `realtime.setHooks` before anything
+ * runs. Nothing connects until `start`.
  */
-export async function registerWebchat(app: App, ctx: AppContext): Promise<Webchat> {
-  const { config, store, logger } = ctx;
+export function createWebchat(deps: WebchatDeps): Webchat {
+  const { config, store, logger } = deps;
   const secret = loadTokenSecret(config.webchat.tokenSecret, config.dataDir);
   if (secret.generated) {
     logger.warn(
@@ -57,54 +75,73 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
   const channels = new ChannelsService(store.db);
   const messages = new MessageStore(store.db);
   const live = new LiveSnapshots();
-  const limiter = new AbuseLimits(rateLimiterFor(ctx), logger);
+  const limiter = new AbuseLimits(deps.rateLimiter, logger);
   const replies: ReplySource = {
-    findEmployee: (companyId, id) => ctx.digitalEmployees.find(companyId, id),
-    responderFor: (employee) => createResponder(employee, { connectors: ctx.connectorCaller }),
+    findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
+    responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
     greetingFor: (employee) => greetingFor(employee),
   };
-
-  const turns = replyTurnsFor(ctx);
-  const realtime = await startRealtime({
-    app,
-    ctx,
-    secret: secret.secret,
-    conversations,
-    channels,
-    limiter,
-    engine: () => engine,
+  const realtime = createWebchatRealtime(config, logger, secret.secret);
+  const reads = new ReadMarks({
+    db: store.db,
+    publish: (channel, event) =>
+      realtime.publish({ channel, rawData: JSON.stringify(event), skipHistory: true }).then(() => undefined),
+    logger: logger.child({ module: 'webchat' }),
   });
   const engine = new ConversationEngine({
     conversations,
     store: messages,
-    broadcaster: realtime.broadcaster,
+    broadcaster: realtimeBroadcaster(realtime),
     live,
     replies,
     logger: logger.child({ module: 'webchat' }),
     flushIntervalMs: config.webchat.streamFlushIntervalMs,
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
-    turns,
+    queue: new ReplyQueue(store.db, store.dialect, {
+      nodeId: randomBytes(9).toString('base64url'),
+      leaseMs: config.webchat.replyLeaseMs,
+      stallMs: config.webchat.replyLeaseMs,
+    }),
+    signals: replySignalsFor(deps),
+    leaseMs: config.webchat.replyLeaseMs,
+    reads,
   });
-  // Handovers and closes made through another node stop this node's reply too.
-  await turns.onInterrupt((conversationId, reason) => engine.stopReply(conversationId, reason));
-  // Before the HTTP server stops accepting (preClose): replies end with their final envelopes, then the WebSockets
-  // close with a reconnect code — upgraded sockets would otherwise keep the HTTP server's close waiting.
-  const stop = async () => {
-    await engine.shutdown();
-    await realtime.close();
+  realtime.setHooks(
+    webchatHooks({
+      config,
+      companies: deps.companies,
+      channels,
+      conversations,
+      messages,
+      live,
+      limiter,
+      engine,
+      reads,
+    }),
+  );
+
+  // In a cluster the clients move first (to a node that stays), and this node's last envelopes reach them there
+  // through the broker; a node alone keeps its clients until its replies ended, since they have nowhere to go.
+  const alone = config.redisUrl === undefined;
+  let drained: Promise<void> | undefined;
+  const drain = (graceMs: number) => {
+    drained ??= (async () => {
+      if (!alone) await realtime.drainClients();
+      await engine.shutdown(graceMs);
+      await realtime.close();
+    })();
+    return drained;
   };
-  app.addHook('preClose', stop);
-  ctx.onClose(stop);
+  deps.onClose(() => drain(0));
+  let serving: Promise<void> | undefined;
 
-  // One node alone (no Redis): whatever is partial was left by a crash. In a cluster, other nodes may be streaming.
-  await engine.completeAbandonedReplies({ onlyOlderThanTimeout: config.redisUrl !== undefined });
-  engine.startAbandonedReplySweeper();
-
-  const webchat: Webchat = {
+  return {
     config: config.webchat,
     publicUrl: () => config.publicUrl,
-    companies: ctx.companies,
+    publicUrlFor: (request) => publicUrlFor(config, request),
+    ownOriginsFor: (request) => ownOriginsFor(config, request),
+    companies: deps.companies,
     channels,
     conversations,
     store: messages,
@@ -112,29 +149,60 @@ export async function registerWebchat(app: App, ctx: AppContext): Promise<Webcha
     engine,
     signer: new RealtimeTokenSigner(secret.secret),
     limiter,
-    audit: ctx.audit,
+    identity: new ChannelIdentity({
+      db: store.db,
+      sealer: deps.sealer,
+      audit: deps.audit,
+      channels,
+      toleranceSeconds: config.oauth.clockToleranceSeconds,
+    }),
+    visitors: new VisitorDirectory(conversations),
+    reads,
+    feedback: new FeedbackService(store.db),
+    audit: deps.audit,
+    commands: new ConversationCommands({ conversations, engine, audit: deps.audit, limits: config.webchat }),
+    realtime,
+    clustered: !alone,
+    start: () => realtime.start(),
+    // One node alone (no Redis) is the only one that could have been replying: what it left is taken over at once.
+    serve: () => {
+      serving ??= realtime.start().then(() => engine.start({ alone }));
+      return serving;
+    },
+    drain,
   };
-  registerSdkRoutes(app, webchat);
-  registerPlatformConversationRoutes(app, webchat);
-  return webchat;
 }
 
 /**
- * One node (no Redis): the engine's own queue orders replies. A cluster: the line and turn of each conversation in
- * Redis, on a connection of their own, closed with the context. A turn lives as long as the longest reply can.
+ * The webchat's HTTP surface: SDK REST (`/sdk/v1`), platform conversation routes, the realtime engine on
+ * `/connection/websocket` (same port, via the HTTP server's `upgrade` event), the broker's readiness, and the drain
+ * that must happen before the HTTP server closes (upgraded sockets would keep it waiting).
  */
-function replyTurnsFor(ctx: AppContext): ReplyTurns {
-  const { redisUrl, webchat } = ctx.config;
-  if (!redisUrl) return LOCAL_REPLY_TURNS;
+export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness): void {
+  attachRealtime(app.server, webchat.realtime);
+  registerRealtimeFallbacks(app, webchat.realtime);
+  if (webchat.clustered) {
+    readiness.checks.broker = async () => {
+      if (!webchat.realtime.healthy()) throw new Error('broker unavailable');
+    };
+  }
+  app.addHook('preClose', () => webchat.drain(0));
+  registerSdkRoutes(app, webchat);
+  registerPlatformConversationRoutes(app, webchat);
+}
+
+/** Hints between the nodes of a cluster over Redis, on a connection of their own; nothing on one node. */
+function replySignalsFor(deps: WebchatDeps): ReplySignals {
+  const { redisUrl, webchat } = deps.config;
+  if (!redisUrl) return LOCAL_REPLY_SIGNALS;
   const redis = connectRedis(redisUrl);
-  const turns = new RedisReplyTurns(redis, {
+  const signals = new RedisReplySignals(redis, {
     prefix: `${webchat.realtimeRedisPrefix}:`,
-    turnTtlMs: webchat.responderTimeoutMs + ABANDONED_REPLY_MARGIN_MS,
-    logger: ctx.logger.child({ module: 'webchat' }),
+    logger: deps.logger.child({ module: 'webchat' }),
   });
-  ctx.onClose(async () => {
-    await turns.close();
+  deps.onClose(async () => {
+    await signals.close();
     await redis.quit().catch(() => redis.disconnect());
   });
-  return turns;
+  return signals;
 }

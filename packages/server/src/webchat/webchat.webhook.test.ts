@@ -1,15 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TestBot } from '../digital-employees/responders/test-bots.ts';
-import { companyWithConnector, rotateThroughApi } from '../digital-employees/responders/test-setup.ts';
+import {
+  createCompanyWithConnector,
+  rotateThroughApi,
+} from '../digital-employees/responders/testing/responder-fixtures.ts';
+import { TestBot } from '../digital-employees/responders/testing/test-bots.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
 import {
-  openConversation,
+  connectToNewConversation,
+  newVisitor,
   digitalEmployeeCompletes as replies,
   sendMessage,
-  visitor,
 } from './testing/webchat-fixtures.ts';
 
 // A webhook digital employee through the whole webchat: SendMessage → webhook bot (local HTTP server) → envelopes.
@@ -27,7 +30,7 @@ describe('webchat with a webhook digital employee', () => {
 
   it('streams the bot’s NDJSON deltas, and a rotated connector key takes effect on the next message', async () => {
     const oldKey = `whk_${randomUUID()}`;
-    const { companyId, connectorId, employee } = await companyWithConnector(
+    const { companyId, connectorId, employee } = await createCompanyWithConnector(
       server,
       'webhook',
       bot.url,
@@ -42,11 +45,11 @@ describe('webchat with a webhook digital employee', () => {
       }
       res.end();
     };
-    const v = visitor(companyId);
-    const { conversation, c } = await openConversation(server, v);
+    const v = newVisitor(companyId);
+    const { conversation, c } = await connectToNewConversation(server, v);
     try {
       await sendMessage(c.sub, 'first question');
-      await c.log.until((e) => replies(e).length === 1);
+      await c.log.waitFor((e) => replies(e).length === 1);
       const first = replies(c.log.envelopes)[0]!;
       assert.equal(markdownOf(first), 'Hello from the bot.');
       assertStreamedReply(c.log.of(first.message_snapshot.id));
@@ -59,7 +62,7 @@ describe('webchat with a webhook digital employee', () => {
       await rotateThroughApi(server, companyId, connectorId, newKey);
       const seenBefore = bot.requests.length;
       await sendMessage(c.sub, 'second question');
-      await c.log.until((e) => replies(e).length === 2);
+      await c.log.waitFor((e) => replies(e).length === 2);
       assert.deepEqual(
         bot.requests.slice(seenBefore).map((r) => r.authorization),
         [`Bearer ${newKey}`],
@@ -72,7 +75,7 @@ describe('webchat with a webhook digital employee', () => {
   });
 
   it('turns a failing bot into an error block and a system message', async () => {
-    const { companyId, employee } = await companyWithConnector(
+    const { companyId, employee } = await createCompanyWithConnector(
       server,
       'webhook',
       bot.url,
@@ -80,11 +83,11 @@ describe('webchat with a webhook digital employee', () => {
     );
     await server.ctx.digitalEmployees.setDefault(companyId, employee.id);
     bot.handler = (_req, res) => res.writeHead(502).end();
-    const v = visitor(companyId);
-    const { c } = await openConversation(server, v);
+    const v = newVisitor(companyId);
+    const { c } = await connectToNewConversation(server, v);
     try {
       await sendMessage(c.sub, 'hello?');
-      await c.log.until((e) => e.some((x) => x.message_snapshot.role === 'system'));
+      await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'system'));
       const reply = replies(c.log.envelopes)[0]!;
       const error = reply.message_snapshot.blocks.find((b) => b.type === 'error') as { code: string };
       assert.equal(error.code, 'responder_http_error');

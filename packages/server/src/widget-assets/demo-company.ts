@@ -1,5 +1,4 @@
 import type { AppContext } from '../context.ts';
-import { ChannelsService } from '../webchat/channels/channels.service.ts';
 
 export const DEMO_COMPANY_NAME = 'Demo';
 export const DEMO_CHANNEL_NAME = 'Demo widget';
@@ -19,7 +18,7 @@ export async function ensureDemo(ctx: AppContext): Promise<DemoSetup> {
   const company =
     (await ctx.companies.list()).find((c) => c.name === DEMO_COMPANY_NAME) ??
     (await ctx.companies.create(DEMO_COMPANY_NAME));
-  const channels = new ChannelsService(ctx.store.db);
+  const channels = ctx.webchat.channels;
   const existing = (await channels.list(company.id)).find((c) => c.name === DEMO_CHANNEL_NAME);
   if (existing) return { companyId: company.id, channelId: existing.id };
   const employee = await ctx.digitalEmployees.getDefault(company.id);

@@ -41,3 +41,21 @@ test('GET /demo creates the Demo company and channel once and embeds the widget 
     ),
   );
 });
+
+test('GET /demo?company= embeds the widget of a company that exists, and the Demo company otherwise', async () => {
+  const acme = await server.ctx.companies.create('Acme');
+  const page = await (await fetch(`${server.baseUrl}/demo?company=${acme.id}`)).text();
+  assert.ok(page.includes(`<script src="/widget.js" data-company="${acme.id}"></script>`), 'no channel');
+  assert.ok(page.includes('/portal/inbox'), 'says where its conversations go');
+  assert.ok(!page.includes('Acme'), 'the company name is not shown to whoever knows the id');
+
+  const demo = (await server.ctx.companies.list()).find((c) => c.name === DEMO_COMPANY_NAME)!;
+  for (const asked of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', '<script>']) {
+    const res = await fetch(`${server.baseUrl}/demo?company=${encodeURIComponent(asked)}`);
+    assert.equal(res.status, 200);
+    const fallback = await res.text();
+    assert.ok(fallback.includes(`data-company="${demo.id}"`), asked);
+    assert.match(fallback, /There is no company with that id/);
+    assert.ok(!fallback.includes('<script>'), 'the query never reaches the page');
+  }
+});

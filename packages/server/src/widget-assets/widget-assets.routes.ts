@@ -1,8 +1,13 @@
 import { createHash } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import { prebuiltAsset } from '../build/prebuilt-assets.ts';
 import type { AppContext } from '../context.ts';
+import { publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import { type DemoSetup, ensureDemo } from './demo-company.ts';
-import { demoPage } from './demo-page.ts';
+import { type DemoTarget, demoPage } from './demo-page.ts';
+
+const DemoQuery = Type.Object({ company: Type.Optional(Type.String({ maxLength: 100 })) });
 
 interface Bundle {
   code: string;
@@ -10,9 +15,10 @@ interface Bundle {
 }
 
 /**
- * `GET /widget.js`: the embeddable widget (packages/widget with the SDK and centrifuge), bundled by esbuild on the
- * first request and kept in memory — no build step, nothing written to disk. `GET /demo`: a page with the widget
- * configured for the "Demo" company, created on first visit.
+ * `GET /widget.js`: the embeddable widget (packages/widget with the SDK and centrifuge): the production build's
+ * file, or from sources bundled by esbuild on the first request and kept in memory (nothing written to disk).
+ * `GET /demo`: a page with the widget configured for the "Demo" company, created on first visit (or for the
+ * company named by `?company=`).
  */
 export function registerWidgetAssets(app: App, ctx: AppContext): void {
   let bundle: Promise<Bundle> | null = null;
@@ -44,17 +50,23 @@ export function registerWidgetAssets(app: App, ctx: AppContext): void {
     return reply.send(code);
   });
 
-  app.get('/demo', { schema: { hide: true } }, async (_request, reply) => {
-    const setup = await loadDemo();
+  // `?company=<id>` shows that company's widget (its default digital employee) when the company exists, so a new
+  // user can chat with their own company and find the conversation in its portal inbox; else the Demo company.
+  app.get('/demo', { schema: { hide: true, querystring: DemoQuery } }, async (request, reply) => {
+    const asked = request.query.company;
+    const company = asked === undefined ? undefined : await ctx.companies.find(asked);
+    const target: DemoTarget = company
+      ? { companyId: company.id, asked: 'found' }
+      : { ...(await loadDemo()), ...(asked === undefined ? {} : { asked: 'unknown' as const }) };
     return reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-store')
-      .send(demoPage(setup, ctx.config.publicUrl));
+      .send(demoPage(target, publicUrlFor(ctx.config, request)));
   });
 }
 
 async function buildBundle(): Promise<Bundle> {
-  const { buildWidgetBundle } = await import('@parley/widget/build');
-  const code = await buildWidgetBundle();
+  const code =
+    prebuiltAsset('widget.js') ?? (await (await import('@parley/widget/build')).buildWidgetBundle());
   return { code, etag: `"${createHash('sha256').update(code).digest('base64url').slice(0, 27)}"` };
 }

@@ -25,6 +25,12 @@ export class Wire {
   offline = false;
   /** Called for each command frame sent; return 'close' to close the socket right after sending it. */
   onSend: ((command: Record<string, unknown>) => 'close' | undefined) | null = null;
+  /**
+   * Rewrites (or, returning null, drops) a frame the server sent before the client reads it — a fault in transit,
+   * e.g. a broadcast lost and the publish reply turned into the temporary error a server answers while its broker
+   * is down.
+   */
+  rewriteReceived: ((frame: Record<string, unknown>) => Record<string, unknown> | null) | null = null;
   private readonly sockets = new Set<WebSocket>();
 
   readonly fetch: FetchLike = async (input, init) => {
@@ -74,6 +80,18 @@ export class Wire {
           for (const frame of frames(String(data)))
             wire.events.push({ kind: 'receive', what: frameName(frame), frame });
         });
+      }
+
+      override emit(event: string | symbol, ...args: unknown[]): boolean {
+        if (event === 'message' && wire.rewriteReceived) {
+          const rewrite = wire.rewriteReceived;
+          const kept = frames(String(args[0]))
+            .map(rewrite)
+            .filter((frame) => frame !== null);
+          if (kept.length === 0) return true;
+          return super.emit(event, Buffer.from(kept.map((frame) => JSON.stringify(frame)).join('\n')), false);
+        }
+        return super.emit(event, ...args);
       }
 
       override send(data: unknown, ...rest: unknown[]): void {
@@ -129,8 +147,8 @@ function frameName(frame: Record<string, unknown>): string {
 
 /** Resolves when `check` returns a value, polling every 20 ms; rejects after `timeoutMs` (generous for a busy CI). */
 export async function waitFor<T>(
-  check: () => T | undefined | false | null,
   what: string,
+  check: () => T | undefined | false | null,
   timeoutMs = 15_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -7,7 +7,7 @@ import type { DigitalEmployeeSettings } from '../digital-employees.settings.ts';
 import { BuiltinResponder, replyFor, wordPieces } from './builtin.responder.ts';
 import { createResponder } from './create-responder.ts';
 import { greetingFor, type RespondInput } from './responder.ts';
-import { collect, messageOf } from './test-messages.ts';
+import { collect, messageOf } from './testing/test-messages.ts';
 
 const company = { id: randomUUID(), name: 'Acme', allowedOrigins: [], createdAt: '2026-01-01T00:00:00.000Z' };
 

@@ -1,4 +1,4 @@
-import { textOf } from '../../webchat/messages/message.ts';
+import { textOf } from '@parley/webchat-protocol';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { type BuiltinAnswer, SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
 import type { Responder, RespondInput } from './responder.ts';

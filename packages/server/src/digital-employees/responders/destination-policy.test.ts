@@ -5,11 +5,11 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { createResponder } from './create-responder.ts';
 import { ResponderError } from './responder-errors.ts';
-import { TestBot } from './test-bots.ts';
-import { collect, messageOf } from './test-messages.ts';
-import { companyWithConnector } from './test-setup.ts';
+import { createCompanyWithConnector } from './testing/responder-fixtures.ts';
+import { TestBot } from './testing/test-bots.ts';
+import { collect, messageOf } from './testing/test-messages.ts';
 
-// DESIGN.md: a config switch blocks loopback and private destinations. Both responders go through the outbound
+// docs/design.md: a config switch blocks loopback and private destinations. Both responders go through the outbound
 // client (the openai package gets its fetch), so neither can be pointed at the server's own network.
 for (const database of TEST_DATABASES) {
   describe(`responders under the private-destination block (${database})`, () => {
@@ -26,7 +26,7 @@ for (const database of TEST_DATABASES) {
 
     for (const type of ['webhook', 'openai'] as const) {
       it(`refuses ${type} calls to 127.0.0.1 before any request is sent`, async () => {
-        const { companyId, employee } = await companyWithConnector(
+        const { companyId, employee } = await createCompanyWithConnector(
           server,
           type,
           `${bot.url}/v1`,

@@ -2,26 +2,27 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import type { TestServer } from '../../testing/test-server.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import { OpenAiResponder } from './openai.responder.ts';
 import type { RespondInput } from './responder.ts';
-import { sleep, type TestBot, writeChatCompletionStream } from './test-bots.ts';
-import { collect } from './test-messages.ts';
 import {
   assertNoKey,
   assertNoKeyInLogs,
   assertTimesOut,
-  companyWithConnector,
   conversationWith,
+  createCompanyWithConnector,
   failureAbortingAfterFirstDelta,
   failureOf,
   respondAs,
   rotateThroughApi,
-  serverAndBotPerSuite,
-} from './test-setup.ts';
+  startServerAndBotPerSuite,
+} from './testing/responder-fixtures.ts';
+import { type TestBot, writeChatCompletionStream } from './testing/test-bots.ts';
+import { collect } from './testing/test-messages.ts';
 
 interface ChatRequest {
   model: string;
@@ -33,7 +34,7 @@ for (const database of TEST_DATABASES) {
   describe(`openai responder (${database})`, () => {
     let server: TestServer;
     let api: TestBot;
-    serverAndBotPerSuite(database, (startedServer, startedBot) => {
+    startServerAndBotPerSuite(database, (startedServer, startedBot) => {
       server = startedServer;
       api = startedBot;
     });
@@ -43,7 +44,11 @@ for (const database of TEST_DATABASES) {
     const respond = (employee: DigitalEmployee, input: Omit<RespondInput, 'digitalEmployee'>) =>
       respondAs(server, employee, input);
     const setup = (settings = {}, systemPrompt: string | null = 'You are Max, the Acme support assistant.') =>
-      companyWithConnector(server, 'openai', `${api.url}/v1`, KEY, { model: MODEL, systemPrompt, settings });
+      createCompanyWithConnector(server, 'openai', `${api.url}/v1`, KEY, {
+        model: MODEL,
+        systemPrompt,
+        settings,
+      });
 
     const conversation = (companyId: string, signal = new AbortController().signal) =>
       conversationWith(

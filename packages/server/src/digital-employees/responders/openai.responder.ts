@@ -1,6 +1,6 @@
+import { type MessageSnapshot, textOf } from '@parley/webchat-protocol';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { type MessageSnapshot, textOf } from '../../webchat/messages/message.ts';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
@@ -21,7 +21,7 @@ type Employee = Pick<DigitalEmployee, 'name' | 'connectorId' | 'model' | 'system
 /**
  * An OpenAI-compatible model: streaming Chat Completions (`POST {baseURL}/chat/completions`, `stream: true`)
  * against the openai connector's URL with its current key. The client is built per call because the key may have
- * been rotated since the last one (DESIGN.md: the new key is used from the very next outbound call).
+ * been rotated since the last one (docs/design.md: the new key is used from the very next outbound call).
  */
 export class OpenAiResponder implements Responder {
   constructor(

@@ -1,14 +1,18 @@
+import type { ErrorBlockCode } from '../../errors/codes.ts';
 /**
  * Why a responder produced no (complete) reply. `code` is stable (docs/errors.md "Digital employees"), `message` is
  * safe to log and to show: it never holds the connector's API key, the request body or the bot's response body.
  */
-export type ResponderErrorCode =
+/** The responder failures that end a reply with an error block of that code (errors/codes.ts ERROR_BLOCK_CODES). */
+export type ResponderErrorCode = Extract<
+  ErrorBlockCode,
   | 'responder_timeout'
   | 'responder_http_error'
   | 'responder_bad_response'
   | 'responder_unreachable'
   | 'responder_misconfigured'
-  | 'responder_aborted';
+  | 'responder_aborted'
+>;
 
 export class ResponderError extends Error {
   constructor(

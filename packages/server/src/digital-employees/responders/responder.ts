@@ -1,4 +1,4 @@
-import type { MessageSnapshot } from '../../webchat/messages/message.ts';
+import type { MessageSnapshot } from '@parley/webchat-protocol';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 
@@ -28,7 +28,7 @@ export interface ResponderDeps {
   connectors: ConnectorCaller;
 }
 
-/** The greeting posted when a conversation starts (DESIGN.md), or null when none is configured. */
+/** The greeting posted when a conversation starts (docs/design.md), or null when none is configured. */
 export function greetingFor(employee: Pick<DigitalEmployee, 'settings'>): string | null {
   return employee.settings.greeting ?? null;
 }

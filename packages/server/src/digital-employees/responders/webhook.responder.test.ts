@@ -1,31 +1,32 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import type { TestServer } from '../../testing/test-server.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import type { RespondInput } from './responder.ts';
-import { sleep, TestBot } from './test-bots.ts';
-import { collect } from './test-messages.ts';
 import {
   assertNoKey,
   assertNoKeyInLogs,
   assertTimesOut,
-  companyWithConnector,
   conversationWith,
+  createCompanyWithConnector,
   failureAbortingAfterFirstDelta,
   failureOf,
   respondAs,
   rotateThroughApi,
-  serverAndBotPerSuite,
-} from './test-setup.ts';
+  startServerAndBotPerSuite,
+} from './testing/responder-fixtures.ts';
+import { TestBot } from './testing/test-bots.ts';
+import { collect } from './testing/test-messages.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`webhook responder (${database})`, () => {
     let server: TestServer;
     let bot: TestBot;
-    serverAndBotPerSuite(database, (startedServer, startedBot) => {
+    startServerAndBotPerSuite(database, (startedServer, startedBot) => {
       server = startedServer;
       bot = startedBot;
     });
@@ -47,7 +48,7 @@ for (const database of TEST_DATABASES) {
       );
 
     it('POSTs the conversation with the bearer key and yields a JSON reply', async () => {
-      const { companyId, employee } = await companyWithConnector(
+      const { companyId, employee } = await createCompanyWithConnector(
         server,
         'webhook',
         `${bot.url}/hooks/parley?v=1`,
@@ -72,7 +73,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('yields NDJSON deltas as they arrive, before the bot has finished', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+      const { companyId, employee } = await createCompanyWithConnector(server, 'webhook', bot.url, KEY, {
         settings: { timeout_ms: 5000 },
       });
       let release!: () => void;
@@ -95,7 +96,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('sends only the newest history_limit earlier messages', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+      const { companyId, employee } = await createCompanyWithConnector(server, 'webhook', bot.url, KEY, {
         settings: { history_limit: 1 },
       });
       bot.handler = (_req, res) =>
@@ -106,7 +107,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('reports non-2xx, wrong content types and malformed answers as typed errors without the key', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY);
+      const { companyId, employee } = await createCompanyWithConnector(server, 'webhook', bot.url, KEY);
       const cases: Array<[(res: import('node:http').ServerResponse) => void, string, string[]?]> = [
         [
           (res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"reply":"down"}'),
@@ -153,7 +154,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('times out on a silent bot and on a stream that stalls', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+      const { companyId, employee } = await createCompanyWithConnector(server, 'webhook', bot.url, KEY, {
         settings: { timeout_ms: 1000 },
       });
       await assertTimesOut(
@@ -175,7 +176,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('keeps streaming while the bot keeps talking, however long the whole reply takes', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+      const { companyId, employee } = await createCompanyWithConnector(server, 'webhook', bot.url, KEY, {
         settings: { timeout_ms: 1000 },
       });
       bot.handler = async (_req, res) => {
@@ -197,7 +198,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('aborts the call when the signal fires and reports responder_aborted', async () => {
-      const { companyId, employee } = await companyWithConnector(server, 'webhook', bot.url, KEY, {
+      const { companyId, employee } = await createCompanyWithConnector(server, 'webhook', bot.url, KEY, {
         settings: { timeout_ms: 5000 },
       });
       let closed!: Promise<void>;
@@ -221,12 +222,12 @@ for (const database of TEST_DATABASES) {
       const gone = await TestBot.start();
       const goneUrl = gone.url;
       await gone.close();
-      const unreachable = await companyWithConnector(server, 'webhook', goneUrl, KEY);
+      const unreachable = await createCompanyWithConnector(server, 'webhook', goneUrl, KEY);
       const err = await failureOf(respond(unreachable.employee, conversation(unreachable.companyId)));
       assert.equal(err.code, 'responder_unreachable');
       assertNoKey(err, KEY);
 
-      const keyless = await companyWithConnector(server, 'webhook', bot.url, undefined);
+      const keyless = await createCompanyWithConnector(server, 'webhook', bot.url, undefined);
       const before = bot.requests.length;
       assert.equal(
         (await failureOf(respond(keyless.employee, conversation(keyless.companyId)))).code,
@@ -236,7 +237,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('uses a rotated key on the very next call and never the old one again', async () => {
-      const { companyId, connectorId, employee } = await companyWithConnector(
+      const { companyId, connectorId, employee } = await createCompanyWithConnector(
         server,
         'webhook',
         bot.url,

@@ -1,4 +1,4 @@
-import type { MessageSnapshot } from '../../webchat/messages/message.ts';
+import type { MessageSnapshot } from '@parley/webchat-protocol';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
@@ -12,7 +12,7 @@ import {
 import { lines, mediaTypeOf, textChunks } from './response-reading.ts';
 import { toResponderError } from './to-responder-error.ts';
 
-/** The JSON body Parley POSTs to a webhook bot (DESIGN.md "Webhook digital employee"). */
+/** The JSON body Parley POSTs to a webhook bot (docs/design.md "Digital employees"). */
 export interface WebhookRequestBody {
   conversation_id: string;
   company_id: string;

@@ -3,6 +3,9 @@ import * as m001 from './001_companies_and_audit.ts';
 import * as m002 from './002_oauth.ts';
 import * as m010 from './010_connectors.ts';
 import * as m020 from './020_webchat.ts';
+import * as m021 from './021_reply_jobs.ts';
+import * as m022 from './022_visitor_identity.ts';
+import * as m023 from './023_read_feedback.ts';
 import * as m030 from './030_digital_employees.ts';
 import * as m040 from './040_portal_users.ts';
 
@@ -15,6 +18,9 @@ export const migrations: Record<string, Migration> = {
   '010_connectors': m010,
   '002_oauth': m002,
   '020_webchat': m020,
+  '021_reply_jobs': m021,
+  '022_visitor_identity': m022,
+  '023_read_feedback': m023,
   '030_digital_employees': m030,
   '040_portal_users': m040,
 };

@@ -1,11 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
 import { requireCompany } from '../../companies/require-company.ts';
 import { BadRequestError, NotFoundError } from '../../errors/app-error.ts';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { ChannelsTable } from '../webchat.tables.ts';
+
+/** How a channel treats visitor tokens (docs/design.md "Visitor identity"). */
+export type IdentityMode = 'off' | 'optional' | 'required';
+export const IDENTITY_MODES: readonly IdentityMode[] = ['off', 'optional', 'required'];
+
+/** A channel's identity settings as stored: the mode and the sealed secrets (opened only by identity/). */
+export interface ChannelIdentityState {
+  mode: IdentityMode;
+  /** Sealed current secret; null until the channel first gets one. */
+  sealedSecret: string | null;
+  /** Sealed secret before the last rotation, verifying tokens until `previousUntil`. */
+  sealedPreviousSecret: string | null;
+  previousUntil: string | null;
+}
 
 /** A widget or app placement: which digital employee answers and which browser origins may use it. */
 export interface Channel {
@@ -15,6 +29,7 @@ export interface Channel {
   digitalEmployeeId: string;
   allowedOrigins: string[];
   createdAt: string;
+  identity: ChannelIdentityState;
 }
 
 export interface CreateChannelInput {
@@ -54,6 +69,7 @@ export class ChannelsService {
       digitalEmployeeId: input.digitalEmployeeId,
       allowedOrigins,
       createdAt: now(),
+      identity: { mode: 'off', sealedSecret: null, sealedPreviousSecret: null, previousUntil: null },
     };
     await this.db
       .insertInto('channels')
@@ -109,13 +125,22 @@ export class ChannelsService {
   }
 }
 
-const toChannel = (row: ChannelsTable): Channel => ({
+const toChannel = (row: Selectable<ChannelsTable>): Channel => ({
   id: row.id,
   companyId: row.company_id,
   name: row.name,
   digitalEmployeeId: row.digital_employee_id,
   allowedOrigins: JSON.parse(row.allowed_origins),
   createdAt: row.created_at,
+  identity: {
+    // Only identity/ writes the mode; anything else fails closed (tokens required) rather than open.
+    mode: (IDENTITY_MODES as readonly string[]).includes(row.identity_mode)
+      ? (row.identity_mode as IdentityMode)
+      : 'required',
+    sealedSecret: row.identity_secret,
+    sealedPreviousSecret: row.identity_previous_secret,
+    previousUntil: row.identity_previous_until,
+  },
 });
 
 /** An origin is scheme://host[:port] (RFC 6454 §6.2), lower-cased, without path or trailing slash. */

@@ -12,7 +12,8 @@ import type { Broadcaster } from './broadcaster.ts';
 import { ConversationEngine } from './conversation-engine.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { LiveSnapshots } from './live-snapshots.ts';
-import { LOCAL_REPLY_TURNS } from './reply-turns.ts';
+import { ReplyQueue } from './reply-queue.ts';
+import { LOCAL_REPLY_SIGNALS } from './reply-signals.ts';
 
 /** Records what the engine publishes; the first publication of role `failFirst` fails, as in a broker outage. */
 class RecordingBroadcaster implements Broadcaster {
@@ -27,7 +28,7 @@ class RecordingBroadcaster implements Broadcaster {
     this.envelopes.push(envelope);
   }
 
-  async until(predicate: (envelopes: MessageEnvelope[]) => boolean): Promise<MessageEnvelope[]> {
+  async waitFor(predicate: (envelopes: MessageEnvelope[]) => boolean): Promise<MessageEnvelope[]> {
     for (let i = 0; i < 200 && !predicate(this.envelopes); i++) await new Promise((r) => setTimeout(r, 10));
     assert.ok(predicate(this.envelopes), `got ${JSON.stringify(this.envelopes.map((e) => e.operation))}`);
     return this.envelopes;
@@ -73,7 +74,13 @@ describe('conversation engine failure paths', () => {
       flushIntervalMs: 0,
       persistIntervalMs: 0,
       responderTimeoutMs: 5_000,
-      turns: LOCAL_REPLY_TURNS,
+      queue: new ReplyQueue(server.ctx.store.db, server.ctx.store.dialect, {
+        nodeId: randomUUID(),
+        leaseMs: 5_000,
+        stallMs: 5_000,
+      }),
+      signals: LOCAL_REPLY_SIGNALS,
+      leaseMs: 5_000,
     });
     const conversation = await conversations.create(
       { companyId: company.id, sessionId: randomUUID() },
@@ -96,7 +103,7 @@ describe('conversation engine failure paths', () => {
       await assert.rejects(engine.postUserMessage(conversation, message), /broker unavailable/);
       const retry = await engine.postUserMessage(conversation, message);
       assert.equal(retry.duplicate, true);
-      const reply = replyCompleted(await broadcaster.until((e) => replyCompleted(e) !== undefined));
+      const reply = replyCompleted(await broadcaster.waitFor((e) => replyCompleted(e) !== undefined));
       assert.equal(reply!.message_snapshot.blocks[0]!.type, 'markdown');
       await engine.shutdown(); // waits for every queued reply, so a second one would be in the log now
       const answers = broadcaster.envelopes.filter((e) => e.message_snapshot.role === 'digital_employee');
@@ -111,7 +118,7 @@ describe('conversation engine failure paths', () => {
     const { engine, conversation } = await engineWith(broadcaster);
     try {
       await engine.postUserMessage(conversation, send('hello'));
-      const reply = replyCompleted(await broadcaster.until((e) => replyCompleted(e) !== undefined))!;
+      const reply = replyCompleted(await broadcaster.waitFor((e) => replyCompleted(e) !== undefined))!;
       assert.equal(reply.message_snapshot.blocks.at(-1)!.type, 'markdown');
       const { messages } = await store.page(conversation.id, {});
       assert.equal(messages.find((m) => m.id === reply.message_snapshot.id)?.status, 'complete');
@@ -132,7 +139,7 @@ describe('conversation engine failure paths', () => {
     const { engine, conversation } = await engineWith(broadcaster, failing);
     try {
       await engine.postUserMessage(conversation, send('hello'));
-      const reply = replyCompleted(await broadcaster.until((e) => replyCompleted(e) !== undefined))!;
+      const reply = replyCompleted(await broadcaster.waitFor((e) => replyCompleted(e) !== undefined))!;
       const error = reply.message_snapshot.blocks.at(-1)!;
       assert.equal(error.type, 'error');
       assert.equal((error as { code: string }).code, 'responder_failed');
@@ -146,15 +153,15 @@ describe('conversation engine failure paths', () => {
     // The real store, whose first write of a complete snapshot fails, as in a database hiccup.
     let failures = 1;
     const flaky = new MessageStore(server.ctx.store.db);
-    const update = flaky.update.bind(flaky);
-    flaky.update = async (snapshot, sequence) => {
-      if (snapshot.status === 'complete' && failures-- > 0) throw new Error('database is locked');
-      return update(snapshot, sequence);
+    const complete = flaky.complete.bind(flaky);
+    flaky.complete = async (snapshot, sequence) => {
+      if (failures-- > 0) throw new Error('database is locked');
+      return complete(snapshot, sequence);
     };
     const { engine, conversation } = await engineWith(broadcaster, undefined, flaky);
     try {
       await engine.postUserMessage(conversation, send('hello'));
-      const reply = replyCompleted(await broadcaster.until((e) => replyCompleted(e) !== undefined))!;
+      const reply = replyCompleted(await broadcaster.waitFor((e) => replyCompleted(e) !== undefined))!;
       assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'responder_failed');
       const { messages } = await store.page(conversation.id, {});
       const stored = messages.find((m) => m.id === reply.message_snapshot.id);

@@ -5,13 +5,16 @@ import type { Responder } from '../../digital-employees/responders/responder.ts'
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } from '../messages/message.ts';
 import type { MessageStore } from '../messages/message-store.ts';
+import type { ReadMarks } from '../reads/read-marks.ts';
 import { conversationClosed } from '../webchat.errors.ts';
-import { announce, type Broadcaster } from './broadcaster.ts';
+import { announce, announceUntilDelivered, type Broadcaster } from './broadcaster.ts';
 import type { Conversation } from './conversation.ts';
 import type { ConversationsService } from './conversations.service.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
+import { LeaseLost, type ReplyJob, type ReplyQueue } from './reply-queue.ts';
+import { type JobOutcome, ReplyScheduler } from './reply-scheduler.ts';
+import type { InterruptReason, ReplySignals } from './reply-signals.ts';
 import { ReplyStream } from './reply-stream.ts';
-import type { InterruptReason, ReplyTurns } from './reply-turns.ts';
 
 /** Where replies come from: the digital-employees capability (responders behind one interface). */
 export interface ReplySource {
@@ -30,12 +33,20 @@ export interface ConversationEngineDeps {
   flushIntervalMs: number;
   persistIntervalMs: number;
   responderTimeoutMs: number;
-  /** The conversation's line and turn across nodes (a no-op on one node). */
-  turns: ReplyTurns;
+  /** The durable line of messages waiting for replies, shared by every node. */
+  queue: ReplyQueue;
+  /** Hints to the other nodes of a cluster (a no-op on one node). */
+  signals: ReplySignals;
+  /** A reply job's lease: another node takes the job over this long after its node stopped renewing it. */
+  leaseMs: number;
+  /** Read marks: a visitor's own message moves their mark, in the transaction that stores it. */
+  reads?: Pick<ReadMarks, 'visitorSent'>;
 }
 
-/** Slack on top of the responder timeout before a partial message counts as abandoned by another node. */
+/** Slack on top of the responder timeout before a partial message without a reply job counts as abandoned. */
 export const ABANDONED_REPLY_MARGIN_MS = 30_000;
+
+type Slot = { controller: AbortController; stream?: ReplyStream };
 
 /** Visitor-facing texts of failures (codes in docs/errors.md "Webchat"). */
 const TEXT = {
@@ -45,6 +56,7 @@ const TEXT = {
   empty: 'The digital employee gave no answer.',
   interrupted: 'This reply was interrupted.',
   restarted: 'This reply was interrupted by a server restart.',
+  abandoned: 'This reply was interrupted. Please send your message again.',
   handover: (name: string | null) =>
     name ? `${name} (a human agent) joined the conversation.` : 'A human agent joined the conversation.',
   handback: 'The conversation is back with the digital employee.',
@@ -53,58 +65,118 @@ const TEXT = {
 
 /**
  * Runs conversations: stores and broadcasts every message (user, digital employee, agent, system) and drives
- * digital-employee replies. One reply streams at a time per conversation; user messages sent meanwhile wait in
- * order. A failed, timed-out or interrupted reply always ends with a `complete` carrying an error block — never a
- * stream left in `partial`.
+ * digital-employee replies. A user message joins the durable reply line in the transaction that stores it
+ * (reply-queue.ts); the scheduler gives replies one at a time per conversation, in order, on whichever live node
+ * claims them. A failed, timed-out or interrupted reply always ends with a `complete` carrying an error block —
+ * never a stream left in `partial`, even when its node dies: another node completes it once its lease lapses.
  */
 export class ConversationEngine {
-  /** Per conversation: the tail of its reply queue. */
-  private readonly queues = new Map<string, Promise<void>>();
-  /** Per conversation: the reply streaming now and how to stop it. */
-  private readonly active = new Map<string, { controller: AbortController; stream?: ReplyStream }>();
-  private closing = false;
-  private sweeper: NodeJS.Timeout | undefined;
+  /** Per conversation: the reply streaming on this node now and how to stop it. */
+  private readonly active = new Map<string, Slot>();
+  /** User messages this node stored and has not replied to yet: saves reading them back. */
+  private readonly stored = new Map<string, MessageSnapshot>();
+  private readonly scheduler: ReplyScheduler;
+  private orphanSweeper: NodeJS.Timeout | undefined;
 
-  constructor(private readonly deps: ConversationEngineDeps) {}
+  constructor(private readonly deps: ConversationEngineDeps) {
+    this.scheduler = new ReplyScheduler({
+      queue: deps.queue,
+      signals: deps.signals,
+      run: (job) => this.runJob(job),
+      logger: deps.logger,
+      leaseMs: deps.leaseMs,
+      sweepMs: Math.max(250, Math.round(deps.leaseMs / 3)),
+    });
+  }
+
+  /**
+   * Starts working the reply line. `alone`: no other node can be alive (one node without Redis), so jobs and
+   * partial messages left by the previous process are taken over at once instead of after their lease.
+   */
+  async start(options: { alone: boolean }): Promise<void> {
+    await this.deps.signals.listen((signal) => {
+      if (signal.kind === 'interrupt') this.stopReply(signal.conversationId, signal.reason);
+      else this.scheduler.kick(signal.conversationId);
+    });
+    if (options.alone) await this.deps.queue.expireAllLeases();
+    this.scheduler.start();
+    await this.scheduler.sweep();
+    await this.completeOrphanedReplies({ all: options.alone });
+    this.orphanSweeper = setInterval(() => {
+      this.completeOrphanedReplies({ all: false }).catch((err) =>
+        this.deps.logger.warn(
+          { err: { message: (err as Error).message } },
+          'could not complete orphaned replies',
+        ),
+      );
+    }, 60_000);
+    this.orphanSweeper.unref();
+  }
 
   /**
    * Stores a visitor's SendMessage, broadcasts it as one `complete` user envelope and queues the reply. A retry
-   * (same client_message_id) returns the stored message with `duplicate: true` and broadcasts nothing.
+   * (same client_message_id) returns the stored message with `duplicate: true`, queues nothing, and announces it
+   * again under the same idempotency key (delivered once, whichever attempt got through). `author` is the verified
+   * visitor's `{id: sub, name}` (identity/); an anonymous visitor's messages have none.
    */
   async postUserMessage(
     conversation: Conversation,
     send: SendMessage,
+    author: MessageAuthor | null = null,
   ): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
     const existing = await this.deps.store.findByClientMessageId(conversation.id, send.client_message_id);
-    if (existing) return { snapshot: existing, duplicate: true };
+    if (existing) {
+      // The first attempt's broadcast may have failed (that is why the client retries): announce it again; the
+      // idempotency key makes this a no-op where the first one got through.
+      await announce(this.deps.broadcaster, conversation.companyId, existing, 1);
+      return { snapshot: existing, duplicate: true };
+    }
     if (conversation.status === 'closed') throw conversationClosed();
     const blocks: Block[] = send.blocks.map((b) => ({
       id: randomUUID(),
       type: 'markdown',
       content: b.content,
     }));
-    let stored: { snapshot: MessageSnapshot; position: number };
+    let snapshot: MessageSnapshot;
+    let queued = false;
     try {
-      stored = await this.deps.store.insertAt({
-        conversationId: conversation.id,
-        role: 'user',
-        author: null,
-        status: 'complete',
-        blocks,
-        clientMessageId: send.client_message_id,
-      });
+      ({ snapshot } = await this.deps.store.insertAt(
+        {
+          conversationId: conversation.id,
+          role: 'user',
+          author,
+          status: 'complete',
+          blocks,
+          clientMessageId: send.client_message_id,
+        },
+        async (trx, at) => {
+          // Decided under the conversation's row lock, in the message's own transaction: a closed conversation
+          // takes nothing, and a message the digital employee must answer is never stored without its place in line.
+          if (at.conversationStatus === 'closed') throw conversationClosed();
+          await this.deps.reads?.visitorSent(trx, conversation.id, at.position);
+          if (at.handledBy !== 'digital_employee') return;
+          await this.deps.queue.enqueue(trx, {
+            messageId: at.id,
+            conversationId: conversation.id,
+            position: at.position,
+          });
+          queued = true;
+        },
+      ));
     } catch (err) {
       // Two copies raced past the lookup; the unique index let one in. The other is the retry.
-      const winner = await this.deps.store.findByClientMessageId(conversation.id, send.client_message_id);
+      const winner = await this.deps.store
+        .findByClientMessageId(conversation.id, send.client_message_id)
+        .catch(() => undefined);
       if (winner) return { snapshot: winner, duplicate: true };
       throw err;
     }
-    const { snapshot, position } = stored;
+    if (queued) this.stored.set(snapshot.id, snapshot);
     try {
       await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
     } finally {
       // Stored means answered, even if the broadcast failed: the client's retry is a duplicate, queues nothing.
-      if (conversation.handledBy === 'digital_employee') this.enqueueReply(conversation, snapshot, position);
+      if (queued) this.scheduler.kick(conversation.id);
     }
     return { snapshot, duplicate: false };
   }
@@ -159,45 +231,40 @@ export class ConversationEngine {
   }
 
   /**
-   * Completes messages left `partial` by a crash (nobody streams them any more) with an error block, and tells
-   * subscribers. A single node runs it at start-up for every partial message. Where other nodes may be streaming
-   * (a cluster), only messages older than the responder timeout are taken: no live reply can be that old, because
-   * the timeout ends every reply; `startAbandonedReplySweeper` repeats this.
+   * Completes partial messages that no reply job owns (a crash of a node before it could finish its job, or data
+   * from before reply jobs existed) with a `reply_interrupted` block. `all`: every one (this node is alone); else
+   * only those untouched for longer than any live reply can be silent (the responder timeout and a margin).
    */
-  async completeAbandonedReplies(options: { onlyOlderThanTimeout?: boolean } = {}): Promise<number> {
-    const createdBefore = options.onlyOlderThanTimeout
-      ? new Date(Date.now() - this.deps.responderTimeoutMs - ABANDONED_REPLY_MARGIN_MS).toISOString()
-      : undefined;
-    const stuck = await this.deps.store.listPartial({ createdBefore });
-    for (const { snapshot, sequence, companyId } of stuck) {
-      const blocks: Block[] = snapshot.blocks.filter((b) => b.type !== 'typing');
-      blocks.push({ id: randomUUID(), type: 'error', code: 'reply_interrupted', message: TEXT.restarted });
-      const completed: MessageSnapshot = {
-        ...snapshot,
-        status: 'complete',
-        blocks,
-        updated_at: new Date().toISOString(),
-      };
-      await this.deps.store.update(completed, sequence + 1);
-      try {
-        await announce(this.deps.broadcaster, companyId, completed, sequence + 1);
-      } catch (err) {
-        this.deps.logger.warn({ err, messageId: snapshot.id }, 'could not announce a recovered message');
-      }
-    }
-    if (stuck.length > 0)
-      this.deps.logger.warn({ count: stuck.length }, 'completed replies left partial by an earlier crash');
-    return stuck.length;
+  async completeOrphanedReplies(options: { all: boolean }): Promise<number> {
+    const quietFor = options.all ? 0 : this.deps.responderTimeoutMs + ABANDONED_REPLY_MARGIN_MS;
+    const ids = await this.deps.store.listOrphanedPartial({
+      updatedBefore: new Date(Date.now() - quietFor).toISOString(),
+    });
+    let completed = 0;
+    for (const id of ids) if (await this.completeAbandoned(id, TEXT.restarted)) completed += 1;
+    if (completed > 0)
+      this.deps.logger.warn({ count: completed }, 'completed replies left partial by a crash');
+    return completed;
   }
 
-  /** Periodically completes replies abandoned by a crashed node of the cluster (see completeAbandonedReplies). */
-  startAbandonedReplySweeper(intervalMs = 60_000): void {
-    this.sweeper = setInterval(() => {
-      this.completeAbandonedReplies({ onlyOlderThanTimeout: true }).catch((err) =>
-        this.deps.logger.warn({ err }, 'could not complete abandoned replies'),
+  /** Completes an abandoned partial message with an error block, above every sequence it may have used. */
+  private async completeAbandoned(messageId: string, text: string): Promise<boolean> {
+    const done = await this.deps.store.completeAbandoned(messageId, (blocks) => [
+      ...blocks.filter((b) => b.type !== 'typing'),
+      { id: randomUUID(), type: 'error', code: 'reply_interrupted', message: text },
+    ]);
+    if (!done) return false;
+    const conversation = await this.deps.conversations.find(done.snapshot.conversation_id);
+    if (conversation) {
+      await announceUntilDelivered(
+        this.deps.broadcaster,
+        conversation.companyId,
+        done.snapshot,
+        done.sequence,
+        this.deps.logger,
       );
-    }, intervalMs);
-    this.sweeper.unref();
+    }
+    return true;
   }
 
   /**
@@ -206,7 +273,7 @@ export class ConversationEngine {
    */
   private async interrupt(conversationId: string, reason: InterruptReason): Promise<void> {
     this.stopReply(conversationId, reason);
-    await this.deps.turns.interruptElsewhere(conversationId, reason);
+    await this.deps.signals.send({ kind: 'interrupt', conversationId, reason });
   }
 
   /** Aborts this node's reply in the conversation, if any: it ends with an error block (see endFailedReply). */
@@ -214,59 +281,44 @@ export class ConversationEngine {
     this.active.get(conversationId)?.controller.abort(reason);
   }
 
-  /** Stops every reply (each ends with an error block) and waits for the queues to settle. */
-  async shutdown(): Promise<void> {
-    this.closing = true;
-    clearInterval(this.sweeper);
-    for (const { controller } of this.active.values()) controller.abort('shutdown');
-    await Promise.allSettled([...this.queues.values()]);
-  }
-
-  private enqueueReply(conversation: Conversation, message: MessageSnapshot, position: number): void {
-    if (this.closing) return;
-    const inLine = this.deps.turns.enqueue(conversation.id, message.id, position);
-    const previous = this.queues.get(conversation.id) ?? Promise.resolve();
-    const next = Promise.all([previous, inLine])
-      .then(() => this.reply(conversation.id, message))
-      .catch((err) =>
-        this.deps.logger.error({ err, conversationId: conversation.id }, 'reply failed unexpectedly'),
-      );
-    this.queues.set(conversation.id, next);
-    void next.finally(() => {
-      if (this.queues.get(conversation.id) === next) this.queues.delete(conversation.id);
+  /**
+   * Graceful drain: takes no more reply work, lets the replies streaming here finish for up to `graceMs` (then ends
+   * them with an error block), and hands the rest of their lines to the other nodes.
+   */
+  async shutdown(graceMs = 0): Promise<void> {
+    clearInterval(this.orphanSweeper);
+    await this.scheduler.drain(graceMs, () => {
+      for (const { controller } of this.active.values()) controller.abort('shutdown');
     });
+    await this.deps.signals.close();
   }
 
-  private async reply(conversationId: string, message: MessageSnapshot): Promise<void> {
-    if (this.closing) {
-      await this.deps.turns.release(conversationId, message.id);
-      return;
+  /** Runs one claimed reply job: answers its user message, or finishes the reply a dead node left partial. */
+  private async runJob(job: ReplyJob): Promise<JobOutcome> {
+    const message = this.stored.get(job.messageId) ?? (await this.deps.store.find(job.messageId));
+    this.stored.delete(job.messageId);
+    if (job.replyMessageId) {
+      // The node that streamed this reply stopped renewing its lease: it is gone. Its message gets its end.
+      await this.completeAbandoned(job.replyMessageId, TEXT.abandoned);
+      return 'done';
     }
+    const conversation = await this.deps.conversations.find(job.conversationId);
+    // Handed over or closed while the message waited: the digital employee stays silent.
+    if (!message || conversation?.status !== 'open' || conversation.handledBy !== 'digital_employee')
+      return 'done';
     const controller = new AbortController();
-    const slot: { controller: AbortController; stream?: ReplyStream } = { controller };
-    this.active.set(conversationId, slot);
-    let timeout: NodeJS.Timeout | undefined;
+    const slot: Slot = { controller };
+    this.active.set(conversation.id, slot);
+    const timeout = setTimeout(() => controller.abort('timeout'), this.deps.responderTimeoutMs);
     try {
-      // In a cluster, replies of this conversation started on other nodes go first; a handover, close or shutdown
-      // meanwhile aborts the wait (and the reply).
-      const turn = await this.deps.turns.acquire(conversationId, message.id, controller.signal).then(
-        () => true,
-        () => false,
-      );
-      if (!turn) return;
-      // Re-read: a handover or close may have happened while this message waited in the queue.
-      const conversation = await this.deps.conversations.find(conversationId);
-      if (conversation?.status !== 'open' || conversation.handledBy !== 'digital_employee') return;
       const employee = await this.deps.replies.findEmployee(
         conversation.companyId,
         conversation.digitalEmployeeId,
       );
-      timeout = setTimeout(() => controller.abort('timeout'), this.deps.responderTimeoutMs);
-      await this.replyWith(conversation, employee, message, slot);
+      return await this.replyWith(conversation, employee, message, slot, job);
     } finally {
       clearTimeout(timeout);
-      if (this.active.get(conversationId) === slot) this.active.delete(conversationId);
-      await this.deps.turns.release(conversationId, message.id);
+      if (this.active.get(conversation.id) === slot) this.active.delete(conversation.id);
     }
   }
 
@@ -274,12 +326,13 @@ export class ConversationEngine {
     conversation: Conversation,
     employee: DigitalEmployee | undefined,
     message: MessageSnapshot,
-    slot: { controller: AbortController; stream?: ReplyStream },
-  ): Promise<void> {
+    slot: Slot,
+    job: ReplyJob,
+  ): Promise<JobOutcome> {
     const { controller } = slot;
     if (!employee) {
       await this.postSystem(conversation, TEXT.failedSystem);
-      return;
+      return 'done';
     }
     const stream = new ReplyStream(
       {
@@ -293,9 +346,15 @@ export class ConversationEngine {
       conversation.companyId,
       conversation.id,
       { id: employee.id, name: employee.name },
+      () => controller.abort('superseded'),
     );
     slot.stream = stream;
-    await stream.start();
+    try {
+      await stream.start((trx, inserted) => this.deps.queue.attachReply(trx, job, inserted.id));
+    } catch (err) {
+      if (err instanceof LeaseLost) return 'done';
+      throw err;
+    }
     try {
       const responder = this.deps.replies.responderFor(employee);
       const history =
@@ -315,12 +374,13 @@ export class ConversationEngine {
       if (stream.text.length === 0) {
         await stream.complete({ code: 'empty_reply', message: TEXT.empty });
         await this.postSystem(conversation, TEXT.failedSystem);
-        return;
+        return 'done';
       }
       await stream.complete();
     } catch (err) {
       await this.endFailedReply(conversation, stream, controller.signal, err);
     }
+    return 'done';
   }
 
   private async endFailedReply(
@@ -330,6 +390,8 @@ export class ConversationEngine {
     err: unknown,
   ): Promise<void> {
     const reason = signal.aborted ? signal.reason : undefined;
+    // Another node completed this message (this one lost its lease): nothing more to say.
+    if (reason === 'superseded' || stream.superseded) return;
     if (reason === 'handover' || reason === 'closed' || reason === 'shutdown') {
       await stream.complete({
         code: 'reply_interrupted',
@@ -370,7 +432,11 @@ export class ConversationEngine {
     return this.post(conversation, 'system', null, [{ id: randomUUID(), type: 'markdown', content: text }]);
   }
 
-  /** Stores a complete message and broadcasts it as one `complete` envelope (sequence 1). */
+  /**
+   * Stores a complete message and broadcasts it as one `complete` envelope (sequence 1). Stored is what counts:
+   * a broadcast the broker cannot take now is retried in the background rather than failing the caller, whose
+   * retry would store the message twice.
+   */
   private async post(
     conversation: Conversation,
     role: MessageRole,
@@ -384,7 +450,13 @@ export class ConversationEngine {
       status: 'complete',
       blocks,
     });
-    await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
+    await announceUntilDelivered(
+      this.deps.broadcaster,
+      conversation.companyId,
+      snapshot,
+      1,
+      this.deps.logger,
+    );
     return snapshot;
   }
 }

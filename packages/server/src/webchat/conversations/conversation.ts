@@ -1,12 +1,25 @@
+import {
+  type ConversationHandler,
+  type ConversationStatus,
+  type ConversationView,
+  channelOf,
+  type PlatformConversationView,
+} from '@parley/webchat-protocol';
+import type { Selectable } from 'kysely';
 import type { ConversationsTable } from '../webchat.tables.ts';
 
 /**
  * Conversation states (docs/architecture.md "Conversation states"):
  * `open` + handled by `digital_employee` (the start) ⇄ `open` + handled by `agent` (handover / hand-back),
- * and either → `closed` (terminal: no more messages are accepted).
+ * and either → `closed` (terminal: no more messages are accepted). The wire names and the channel naming are the
+ * protocol's (@parley/webchat-protocol), re-exported here for the rest of the server.
  */
-export type ConversationStatus = 'open' | 'closed';
-export type ConversationHandler = 'digital_employee' | 'agent';
+export {
+  type ConversationHandler,
+  type ConversationStatus,
+  channelOf,
+  parseChannel,
+} from '@parley/webchat-protocol';
 
 export interface Conversation {
   id: string;
@@ -19,21 +32,22 @@ export interface Conversation {
   agentName: string | null;
   createdAt: string;
   updatedAt: string;
+  /** The verified visitor it belongs to (identity/), as their latest token named them; null when anonymous. */
+  visitor: ConversationVisitor | null;
+  /** Read marks (reads/read-marks.ts): positions of the last message each side has read. */
+  visitorReadPosition: number;
+  agentReadPosition: number;
 }
 
-/** The realtime channel of a conversation (spec "Conversation channel address"). */
-export const channelOf = (companyId: string, conversationId: string): string =>
-  `messages:companies.${companyId}.conversations.${conversationId}`;
-
-const CHANNEL_RE =
-  /^messages:companies\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.conversations\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
-
-export function parseChannel(channel: string): { companyId: string; conversationId: string } | undefined {
-  const match = CHANNEL_RE.exec(channel);
-  return match ? { companyId: match[1]!, conversationId: match[2]! } : undefined;
+export interface ConversationVisitor {
+  key: string;
+  /** The token's `sub`: the integrator's user id. */
+  id: string;
+  name: string | null;
+  email: string | null;
 }
 
-export function toConversation(row: ConversationsTable): Conversation {
+export function toConversation(row: Selectable<ConversationsTable>): Conversation {
   return {
     id: row.id,
     companyId: row.company_id,
@@ -45,11 +59,22 @@ export function toConversation(row: ConversationsTable): Conversation {
     agentName: row.agent_name,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    visitor:
+      row.visitor_key !== null
+        ? {
+            key: row.visitor_key,
+            id: row.visitor_id ?? '',
+            name: row.visitor_name,
+            email: row.visitor_email,
+          }
+        : null,
+    visitorReadPosition: Number(row.visitor_read_position ?? 0),
+    agentReadPosition: Number(row.agent_read_position ?? 0),
   };
 }
 
-/** The SDK view (DESIGN.md "Webchat REST"). */
-export function conversationView(c: Conversation) {
+/** The SDK view (docs/design.md "Webchat REST"). */
+export function conversationView(c: Conversation): ConversationView {
   return {
     id: c.id,
     channel: channelOf(c.companyId, c.id),
@@ -62,7 +87,15 @@ export function conversationView(c: Conversation) {
   };
 }
 
-/** The platform (agent) view adds the session it belongs to. */
-export function platformConversationView(c: Conversation) {
-  return { ...conversationView(c), session_id: c.sessionId, agent_name: c.agentName };
+/**
+ * The platform (agent) view adds the session it belongs to, the agent, and the verified visitor (`null` for an
+ * anonymous session's conversation).
+ */
+export function platformConversationView(c: Conversation): PlatformConversationView {
+  return {
+    ...conversationView(c),
+    session_id: c.sessionId,
+    agent_name: c.agentName,
+    visitor: c.visitor ? { id: c.visitor.id, name: c.visitor.name, email: c.visitor.email } : null,
+  };
 }

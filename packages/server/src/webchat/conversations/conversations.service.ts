@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
+import type { Visitor } from '../identity/visitor.ts';
 import { noDigitalEmployee } from '../webchat.errors.ts';
 import {
   type Conversation,
@@ -12,12 +13,18 @@ import {
   toConversation,
 } from './conversation.ts';
 
-/** Who may see a conversation over the SDK: the session that created it, in its company, from its channel. */
+/**
+ * Who may see a conversation over the SDK: an anonymous session sees the conversations it started (and not yet
+ * attached to a verified visitor); a session acting for a verified visitor sees every conversation of that visitor,
+ * from every session and device. Always within the company and, with X-Channel-Id, that channel.
+ */
 export interface SessionScope {
   companyId: string;
   sessionId: string;
   /** When set (X-Channel-Id), only that channel's conversations are visible. */
   channelId?: string;
+  /** The verified visitor the session acts for (identity/visitor.ts `visitorKeyOf`). */
+  visitorKey?: string;
 }
 
 export interface DigitalEmployeeRef {
@@ -26,30 +33,22 @@ export interface DigitalEmployeeRef {
   companyId: string;
 }
 
-type ConversationRow = Database['conversations'];
+type ConversationRow = Selectable<Database['conversations']>;
 
 export class ConversationsService {
   // Read on every chat message (the publish hook, the reply), so compiled once (see compileOnce).
   private readonly byId;
-  private readonly bySession;
 
   constructor(private readonly db: Kysely<Database>) {
     this.byId = compileOnce<{ id: string }>((arg) =>
       db.selectFrom('conversations').selectAll().where('id', '=', arg('id')),
     );
-    this.bySession = compileOnce<{ id: string; company_id: string; session_id: string }>((arg) =>
-      db
-        .selectFrom('conversations')
-        .selectAll()
-        .where('id', '=', arg('id'))
-        .where('company_id', '=', arg('company_id'))
-        .where('session_id', '=', arg('session_id')),
-    );
   }
 
-  async create(scope: SessionScope, digitalEmployeeId: string): Promise<Conversation> {
+  /** A new conversation of the session, and of the verified visitor it acts for (if any). */
+  async create(scope: SessionScope, digitalEmployeeId: string, visitor?: Visitor): Promise<Conversation> {
     const at = now();
-    const row = {
+    const row: ConversationRow = {
       id: randomUUID(),
       company_id: scope.companyId,
       channel_id: scope.channelId ?? null,
@@ -61,31 +60,107 @@ export class ConversationsService {
       last_position: 0,
       created_at: at,
       updated_at: at,
+      visitor_key: visitor?.key ?? null,
+      visitor_id: visitor?.id ?? null,
+      visitor_name: visitor?.name ?? null,
+      visitor_email: visitor?.email ?? null,
+      visitor_read_position: 0,
+      agent_read_position: 0,
     };
     await this.db.insertInto('conversations').values(row).execute();
     return toConversation(row);
   }
 
-  /** The conversation if this session (and channel, when given) may see it; `undefined` otherwise. */
+  /** The conversation if this session (or the visitor it acts for, and channel) may see it; `undefined` otherwise. */
   async findForSession(scope: SessionScope, id: string): Promise<Conversation | undefined> {
     if (!isUuid(id)) return undefined;
-    const { rows } = await this.db.executeQuery<ConversationRow>(
-      this.bySession({ id, company_id: scope.companyId, session_id: scope.sessionId }),
-    );
+    const { rows } = await this.db.executeQuery<ConversationRow>(this.byId({ id }));
     const row = rows[0];
-    if (!row || (scope.channelId && row.channel_id !== scope.channelId)) return undefined;
-    return toConversation(row);
+    if (!row || row.company_id !== scope.companyId) return undefined;
+    if (scope.channelId && row.channel_id !== scope.channelId) return undefined;
+    const visible = scope.visitorKey
+      ? row.visitor_key === scope.visitorKey
+      : row.session_id === scope.sessionId && row.visitor_key === null;
+    return visible ? toConversation(row) : undefined;
   }
 
   async listForSession(scope: SessionScope, limit = 100): Promise<Conversation[]> {
-    let query = this.db
-      .selectFrom('conversations')
-      .selectAll()
-      .where('company_id', '=', scope.companyId)
-      .where('session_id', '=', scope.sessionId);
+    let query = this.db.selectFrom('conversations').selectAll().where('company_id', '=', scope.companyId);
+    query = scope.visitorKey
+      ? query.where('visitor_key', '=', scope.visitorKey)
+      : query.where('session_id', '=', scope.sessionId).where('visitor_key', 'is', null);
     if (scope.channelId) query = query.where('channel_id', '=', scope.channelId);
     const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     return rows.map(toConversation);
+  }
+
+  /** Whether the session has conversations in the channel that belong to no verified visitor yet. */
+  async hasAnonymousConversations(companyId: string, sessionId: string, channelId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('conversations')
+      .select('id')
+      .where('company_id', '=', companyId)
+      .where('session_id', '=', sessionId)
+      .where('channel_id', '=', channelId)
+      .where('visitor_key', 'is', null)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Gives the visitor the conversations this session started anonymously in the visitor's channel (docs/design.md
+   * "Visitor identity": an anonymous session that identifies keeps its conversations). Conversations of another
+   * visitor stay theirs. Answers how many were attached.
+   */
+  async attachSessionToVisitor(companyId: string, sessionId: string, visitor: Visitor): Promise<number> {
+    const result = await this.db
+      .updateTable('conversations')
+      .set({
+        visitor_key: visitor.key,
+        visitor_id: visitor.id,
+        visitor_name: visitor.name,
+        visitor_email: visitor.email,
+      })
+      .where('company_id', '=', companyId)
+      .where('session_id', '=', sessionId)
+      .where('channel_id', '=', visitor.channelId)
+      .where('visitor_key', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** The name and email the visitor's newest conversation holds (what their earlier tokens said). */
+  async knownVisitorProfile(
+    companyId: string,
+    visitorKey: string,
+  ): Promise<{ name: string | null; email: string | null } | undefined> {
+    const row = await this.db
+      .selectFrom('conversations')
+      .select(['visitor_name', 'visitor_email'])
+      .where('company_id', '=', companyId)
+      .where('visitor_key', '=', visitorKey)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && { name: row.visitor_name, email: row.visitor_email };
+  }
+
+  /**
+   * Records the name and email of the visitor's latest token on all their conversations (what agents see); a token
+   * without one of them leaves the known value.
+   */
+  async updateVisitorProfile(companyId: string, visitor: Visitor): Promise<void> {
+    if (visitor.name === null && visitor.email === null) return;
+    await this.db
+      .updateTable('conversations')
+      .set({
+        ...(visitor.name !== null ? { visitor_name: visitor.name } : {}),
+        ...(visitor.email !== null ? { visitor_email: visitor.email } : {}),
+      })
+      .where('company_id', '=', companyId)
+      .where('visitor_key', '=', visitor.key)
+      .execute();
   }
 
   async find(id: string): Promise<Conversation | undefined> {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Block, ErrorBlock, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
-import type { MessageStore } from '../messages/message-store.ts';
-import { announce, type Broadcaster } from './broadcaster.ts';
+import type { AlsoInTransaction, MessageStore } from '../messages/message-store.ts';
+import { announce, announceUntilDelivered, type Broadcaster } from './broadcaster.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
 
 export interface ReplyStreamDeps {
@@ -17,13 +17,29 @@ export interface ReplyStreamDeps {
 }
 
 /**
- * One streamed message on its way out (DESIGN.md "MessageEnvelope"): sequence 1 is a partial snapshot with a
- * typing block, then `replace` partials whose markdown grows — at most one per `flushIntervalMs`, however fast the
- * deltas come — and finally exactly one `complete`. Only the first and the last envelope go into channel history.
- * Envelopes are published strictly one after another, so their sequences arrive in order.
+ * How many sequences a stream reserves ahead in the database. It never publishes a sequence it has not reserved,
+ * so whoever finishes the message after this node dies uses `reserved + 1` and is above everything published.
+ * At most one extra write per this many partials (the once-a-second persist usually renews it first).
+ */
+export const RESERVED_SEQUENCES = 64;
+
+/**
+ * One streamed message on its way out (docs/asyncapi.yaml "MessageEnvelope"): sequence 1 is a partial snapshot
+ * with a typing block, then `replace` partials whose markdown grows — at most one per `flushIntervalMs`, however
+ * fast the deltas come — and finally exactly one `complete`. Only the `complete` goes into channel history (one
+ * history entry per message, so the channel's 100 entries are its last 100 messages); a client that subscribes
+ * mid-stream gets the partial in the subscribe reply (webchat/realtime/in-flight.ts). Envelopes are published
+ * strictly one after another, so their sequences arrive in order.
+ *
+ * Every write is conditional on the message still being partial: if another node completed it (this node lost
+ * its lease, e.g. cut off from the store), the stream is `superseded`, publishes nothing more and calls
+ * `onSuperseded` so the reply stops.
  */
 export class ReplyStream {
   private sequence = 0;
+  /** Highest sequence durably reserved (see RESERVED_SEQUENCES): nothing above it may be published. */
+  private reserved = 0;
+  private supersededFlag = false;
   private content = '';
   private snapshot!: MessageSnapshot;
   private readonly markdownId = randomUUID();
@@ -43,7 +59,13 @@ export class ReplyStream {
     private readonly companyId: string,
     private readonly conversationId: string,
     private readonly author: MessageAuthor,
+    private readonly onSuperseded: () => void = () => {},
   ) {}
+
+  /** Another node completed this message: this stream publishes and writes nothing more. */
+  get superseded(): boolean {
+    return this.supersededFlag;
+  }
 
   get messageId(): string {
     return this.snapshot.id;
@@ -53,26 +75,42 @@ export class ReplyStream {
     return this.content;
   }
 
+  /** Sequence of the latest envelope this stream published (or is publishing). */
+  get lastSequence(): number {
+    return this.sequence;
+  }
+
+  /** The snapshot as it is now (what the newest envelope carries). */
+  get current(): MessageSnapshot {
+    return this.snapshot;
+  }
+
   /**
-   * Stores the message (status partial, a typing block) and publishes envelope 1. A failed publication is as
-   * harmless as a lost partial: the reply goes on, so the stored message still gets its `complete` rather than
-   * staying partial.
+   * Stores the message (status partial, a typing block; `also` joins the insert's transaction) and publishes
+   * envelope 1. A failed publication is as harmless as a lost partial: the reply goes on, so the stored message
+   * still gets its `complete` rather than staying partial.
    */
-  async start(): Promise<MessageSnapshot> {
-    this.snapshot = await this.deps.store.insert({
-      conversationId: this.conversationId,
-      role: 'digital_employee',
-      author: this.author,
-      status: 'partial',
-      blocks: [{ id: randomUUID(), type: 'typing', typing: true }],
-      sequence: 1,
-    });
+  async start(also?: AlsoInTransaction): Promise<MessageSnapshot> {
+    const reserved = 1 + RESERVED_SEQUENCES;
+    const { snapshot } = await this.deps.store.insertAt(
+      {
+        conversationId: this.conversationId,
+        role: 'digital_employee',
+        author: this.author,
+        status: 'partial',
+        blocks: [{ id: randomUUID(), type: 'typing', typing: true }],
+        sequence: reserved,
+      },
+      also,
+    );
+    this.snapshot = snapshot;
     this.sequence = 1;
-    this.deps.live.set(this.snapshot);
+    this.reserved = reserved;
+    this.deps.live.set(this.snapshot, this.sequence);
     this.lastFlushAt = Date.now();
     this.lastPersistAt = this.lastFlushAt;
     try {
-      await announce(this.deps.broadcaster, this.companyId, this.snapshot, this.sequence, true);
+      await announce(this.deps.broadcaster, this.companyId, this.snapshot, this.sequence);
     } catch (err) {
       this.deps.logger.warn({ err, messageId: this.snapshot.id }, 'could not publish the typing snapshot');
     }
@@ -96,7 +134,7 @@ export class ReplyStream {
    * message partial until the abandoned-reply sweep.
    */
   async complete(error?: Omit<ErrorBlock, 'id' | 'type'>): Promise<MessageSnapshot> {
-    if (this.completed) return this.snapshot;
+    if (this.completed || this.supersededFlag) return this.snapshot;
     this.finished = true;
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
@@ -114,15 +152,34 @@ export class ReplyStream {
     this.snapshot = snapshot;
     // The completed message must be durable before anyone is told it is complete.
     const attempt = this.chain.then(async () => {
-      await this.deps.store.update(snapshot, sequence);
+      const stored = await this.deps.store.complete(snapshot, sequence);
       this.completed = true;
       this.deps.live.delete(snapshot.id);
-      await announce(this.deps.broadcaster, this.companyId, snapshot, sequence, true);
+      if (!stored) {
+        this.supersede();
+        return;
+      }
+      await announceUntilDelivered(
+        this.deps.broadcaster,
+        this.companyId,
+        snapshot,
+        sequence,
+        this.deps.logger,
+      );
     });
     // A failed attempt must not block the next one behind a rejected chain.
     this.chain = attempt.catch(() => {});
     await attempt;
     return snapshot;
+  }
+
+  private supersede(): void {
+    if (this.supersededFlag) return;
+    this.supersededFlag = true;
+    this.finished = true;
+    clearTimeout(this.flushTimer);
+    this.deps.live.delete(this.snapshot.id);
+    this.onSuperseded();
   }
 
   private flush(): void {
@@ -137,13 +194,22 @@ export class ReplyStream {
     };
     const sequence = ++this.sequence;
     this.snapshot = snapshot;
-    this.deps.live.set(snapshot);
-    const persist = this.lastFlushAt - this.lastPersistAt >= this.deps.persistIntervalMs;
+    this.deps.live.set(snapshot, sequence);
+    // Persist on schedule, and always before publishing past the reservation: a sequence is only ever published
+    // once the database holds a reservation at or above it.
+    const persist =
+      sequence > this.reserved || this.lastFlushAt - this.lastPersistAt >= this.deps.persistIntervalMs;
     if (persist) this.lastPersistAt = this.lastFlushAt;
     this.chain = this.chain
       .then(async () => {
-        if (persist) await this.deps.store.update(snapshot, sequence);
-        await announce(this.deps.broadcaster, this.companyId, snapshot, sequence, false);
+        if (this.supersededFlag) return;
+        if (persist) {
+          const reserved = sequence + RESERVED_SEQUENCES;
+          if (!(await this.deps.store.persistPartial(snapshot, reserved))) return this.supersede();
+          this.reserved = Math.max(this.reserved, reserved);
+        }
+        if (sequence > this.reserved) return; // the reservation could not be written: skip this partial
+        await announce(this.deps.broadcaster, this.companyId, snapshot, sequence);
       })
       .catch((err) => {
         // A lost partial is harmless (the next snapshot replaces it); the complete is what must arrive.

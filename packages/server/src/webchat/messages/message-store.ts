@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -17,6 +17,19 @@ export interface NewMessage {
   sequence?: number;
 }
 
+/** The conversation as the insert found it, under its row lock (so nothing changed it meanwhile). */
+export interface InsertedAt {
+  position: number;
+  conversationStatus: string;
+  handledBy: string;
+}
+
+/** More statements for the message's own transaction (e.g. its place in the reply line): all or nothing. */
+export type AlsoInTransaction = (
+  trx: Transaction<Database>,
+  inserted: InsertedAt & { id: string },
+) => Promise<void>;
+
 export interface MessagePage {
   messages: MessageSnapshot[];
   /** Pass as `before` for the next (older) page; `null` when there is none. */
@@ -31,7 +44,10 @@ export class MessageStore {
   // The statements of every chat message and every streamed reply, compiled once (see compileOnce).
   private readonly takePosition;
   private readonly insertRow;
-  private readonly updateRow;
+  private readonly persistPartialRow;
+  private readonly completeRow;
+  private readonly completeAbandonedRow;
+  private readonly byId;
   private readonly byClientMessageId;
 
   constructor(private readonly db: Kysely<Database>) {
@@ -40,7 +56,7 @@ export class MessageStore {
         .updateTable('conversations')
         .set((eb) => ({ last_position: eb('last_position', '+', 1), updated_at: arg('at') }))
         .where('id', '=', arg('id'))
-        .returning('last_position'),
+        .returning(['last_position', 'status', 'handled_by']),
     );
     this.insertRow = compileOnce<MessagesTable>((arg) =>
       db.insertInto('messages').values({
@@ -58,17 +74,35 @@ export class MessageStore {
         updated_at: arg('updated_at'),
       }),
     );
-    this.updateRow = compileOnce<Pick<MessagesTable, 'id' | 'status' | 'blocks' | 'sequence' | 'updated_at'>>(
-      (arg) =>
-        db
-          .updateTable('messages')
-          .set({
-            status: arg('status'),
-            blocks: arg('blocks'),
-            sequence: arg('sequence'),
-            updated_at: arg('updated_at'),
-          })
-          .where('id', '=', arg('id')),
+    // Both writes only touch a message that is still partial: once one node completed it (the one streaming it,
+    // or the one that took over after that node died), no late write of another can undo or repeat that.
+    type Write = Pick<MessagesTable, 'id' | 'blocks' | 'sequence' | 'updated_at'>;
+    this.persistPartialRow = compileOnce<Write>((arg) =>
+      db
+        .updateTable('messages')
+        .set({ blocks: arg('blocks'), sequence: arg('sequence'), updated_at: arg('updated_at') })
+        .where('id', '=', arg('id'))
+        .where('status', '=', 'partial'),
+    );
+    type Complete = Write & { seen_sequence: number };
+    const complete = (arg: (name: keyof Complete & string) => unknown) =>
+      db
+        .updateTable('messages')
+        .set({
+          status: 'complete',
+          blocks: arg('blocks') as string,
+          sequence: arg('sequence') as number,
+          updated_at: arg('updated_at') as string,
+        })
+        .where('id', '=', arg('id') as string)
+        .where('status', '=', 'partial');
+    this.completeRow = compileOnce<Write>((arg) => complete(arg as (name: string) => unknown));
+    // Completing for a node that is gone: only if its reservation is still the one read (else read again).
+    this.completeAbandonedRow = compileOnce<Complete>((arg) =>
+      complete(arg).where('sequence', '=', arg('seen_sequence')),
+    );
+    this.byId = compileOnce<{ id: string }>((arg) =>
+      db.selectFrom('messages').selectAll().where('id', '=', arg('id')),
     );
     this.byClientMessageId = compileOnce<{ conversation_id: string; client_message_id: string }>((arg) =>
       db
@@ -84,16 +118,23 @@ export class MessageStore {
     return (await this.insertAt(input)).snapshot;
   }
 
-  /** `insert`, also telling the position the message took (its place in line for a reply). */
-  async insertAt(input: NewMessage): Promise<{ snapshot: MessageSnapshot; position: number }> {
+  /**
+   * `insert`, also telling where the message went and how the conversation stood at that moment; `also` adds
+   * statements to the same transaction.
+   */
+  async insertAt(
+    input: NewMessage,
+    also?: AlsoInTransaction,
+  ): Promise<{ snapshot: MessageSnapshot; inserted: InsertedAt }> {
     const at = now();
     const id = randomUUID();
-    const position = await this.db.transaction().execute(async (trx) => {
-      const taken = await trx.executeQuery<{ last_position: number }>(
+    const inserted = await this.db.transaction().execute(async (trx) => {
+      const taken = await trx.executeQuery<{ last_position: number; status: string; handled_by: string }>(
         this.takePosition({ id: input.conversationId, at }),
       );
-      const position = taken.rows[0]?.last_position;
-      if (position === undefined) throw new Error(`conversation ${input.conversationId} does not exist`);
+      const row = taken.rows[0];
+      if (row === undefined) throw new Error(`conversation ${input.conversationId} does not exist`);
+      const position = row.last_position;
       await trx.executeQuery(
         this.insertRow({
           id,
@@ -110,7 +151,9 @@ export class MessageStore {
           updated_at: at,
         }),
       );
-      return position;
+      const inserted: InsertedAt = { position, conversationStatus: row.status, handledBy: row.handled_by };
+      await also?.(trx, { ...inserted, id });
+      return inserted;
     });
     const snapshot: MessageSnapshot = {
       id,
@@ -120,23 +163,96 @@ export class MessageStore {
       status: input.status,
       blocks: input.blocks,
       client_message_id: input.clientMessageId ?? null,
+      position: inserted.position,
       created_at: at,
       updated_at: at,
     };
-    return { snapshot, position };
+    return { snapshot, inserted };
   }
 
-  /** Writes the latest snapshot of a message (streaming progress or its completion). */
-  async update(snapshot: MessageSnapshot, sequence: number): Promise<void> {
-    await this.db.executeQuery(
-      this.updateRow({
+  /**
+   * Writes a streaming reply's latest partial snapshot and `reservedSequence`, the highest sequence its envelopes
+   * may use from now on. False when the message is no longer partial (someone completed it): stop streaming.
+   */
+  async persistPartial(snapshot: MessageSnapshot, reservedSequence: number): Promise<boolean> {
+    const result = await this.db.executeQuery(
+      this.persistPartialRow({
         id: snapshot.id,
-        status: snapshot.status,
+        blocks: JSON.stringify(snapshot.blocks),
+        sequence: reservedSequence,
+        updated_at: snapshot.updated_at,
+      }),
+    );
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+
+  /**
+   * Stores the final snapshot of a partial message with the sequence of its `complete` envelope. False when it was
+   * already complete (another node finished it first): the caller must not announce anything.
+   */
+  async complete(snapshot: MessageSnapshot, sequence: number): Promise<boolean> {
+    const result = await this.db.executeQuery(
+      this.completeRow({
+        id: snapshot.id,
         blocks: JSON.stringify(snapshot.blocks),
         sequence,
         updated_at: snapshot.updated_at,
       }),
     );
+    return Number(result.numAffectedRows ?? 0) > 0;
+  }
+
+  /**
+   * Completes a message nobody streams any more (its node died or restarted) with `finish(blocks)`, at a sequence
+   * above every one its envelopes may have used (the stored reservation, see MessagesTable.sequence). Optimistic:
+   * if the streaming node wrote a newer reservation meanwhile, read again. `undefined` when it is already complete.
+   */
+  async completeAbandoned(
+    id: string,
+    finish: (blocks: Block[]) => Block[],
+  ): Promise<{ snapshot: MessageSnapshot; sequence: number } | undefined> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const { rows } = await this.db.executeQuery<MessagesTable>(this.byId({ id }));
+      const row = rows[0];
+      if (!row || row.status !== 'partial') return undefined;
+      const snapshot: MessageSnapshot = {
+        ...toSnapshot(row),
+        status: 'complete',
+        blocks: finish(JSON.parse(row.blocks) as Block[]),
+        updated_at: now(),
+      };
+      const sequence = row.sequence + 1;
+      const result = await this.db.executeQuery(
+        this.completeAbandonedRow({
+          id,
+          blocks: JSON.stringify(snapshot.blocks),
+          sequence,
+          seen_sequence: row.sequence,
+          updated_at: snapshot.updated_at,
+        }),
+      );
+      if (Number(result.numAffectedRows ?? 0) > 0) return { snapshot, sequence };
+      // The node that streams it wrote a newer reservation meanwhile: give it a moment before reading again.
+      await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
+    }
+    throw new Error(`message ${id} kept changing while it was being completed`);
+  }
+
+  async find(id: string): Promise<MessageSnapshot | undefined> {
+    const { rows } = await this.db.executeQuery<MessagesTable>(this.byId({ id }));
+    return rows[0] && toSnapshot(rows[0]);
+  }
+
+  /** Messages of a conversation still streaming (as last persisted), oldest first. */
+  async inFlight(conversationId: string): Promise<MessageSnapshot[]> {
+    const rows = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('status', '=', 'partial')
+      .where('conversation_id', '=', conversationId)
+      .orderBy('position')
+      .execute();
+    return rows.map(toSnapshot);
   }
 
   async findByClientMessageId(
@@ -176,23 +292,29 @@ export class MessageStore {
     return row?.position;
   }
 
-  /** Messages still `partial`: after a crash nobody will finish them. */
-  async listPartial(
-    options: { createdBefore?: string; limit?: number } = {},
-  ): Promise<Array<{ snapshot: MessageSnapshot; sequence: number; companyId: string }>> {
-    let query = this.db
+  /**
+   * Partial messages that no reply job owns (a job's lease decides about the others): left by a crash of a
+   * version without reply jobs, or by a node that died between completing and finishing its job. `updatedBefore`
+   * keeps a node from taking a reply that another node has only just started.
+   */
+  async listOrphanedPartial(options: { updatedBefore: string; limit?: number }): Promise<string[]> {
+    const rows = await this.db
       .selectFrom('messages')
-      .innerJoin('conversations', 'conversations.id', 'messages.conversation_id')
-      .selectAll('messages')
-      .select('conversations.company_id as company_id')
-      .where('messages.status', '=', 'partial');
-    if (options.createdBefore) query = query.where('messages.created_at', '<', options.createdBefore);
-    const rows = await query.limit(options.limit ?? 1000).execute();
-    return rows.map((row) => ({
-      snapshot: toSnapshot(row),
-      sequence: row.sequence,
-      companyId: row.company_id,
-    }));
+      .select('messages.id')
+      .where('messages.status', '=', 'partial')
+      .where('messages.updated_at', '<', options.updatedBefore)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('reply_jobs')
+              .select('reply_jobs.message_id')
+              .whereRef('reply_jobs.reply_message_id', '=', 'messages.id'),
+          ),
+        ),
+      )
+      .limit(options.limit ?? 100)
+      .execute();
+    return rows.map((r) => r.id);
   }
 }
 
@@ -208,6 +330,7 @@ export function toSnapshot(row: MessagesTable): MessageSnapshot {
     status: row.status as MessageStatus,
     blocks: JSON.parse(row.blocks),
     client_message_id: row.client_message_id,
+    position: row.position,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

@@ -1,13 +1,18 @@
 import { isUuid } from '../../companies/companies.service.ts';
+import { findUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../http/unsafe-text.ts';
 import { ENVELOPE_VERSION, type SendMessage } from './message.ts';
+import { type MessageLimits, messageTooLarge } from './message-limits.ts';
 
 /**
  * Reply error codes of a refused publish on a conversation channel. Centrifugo reserves 0–399 for itself and
- * leaves 400–1999 to applications (research/centrifuge-protocol.md §3.1); the SDK rejects the `publish()` promise
+ * leaves 400–1999 to applications (docs/protocol.md "Reply error codes"); the SDK rejects the `publish()` promise
  * with `{code, message}` and the subscription keeps working. Listed in docs/errors.md and docs/asyncapi.yaml.
  */
 export const PUBLISH_CODES = {
-  /** Not a SendMessage: wrong shape, missing fields, bad client_message_id, unknown block type. */
+  /**
+   * Not a SendMessage: wrong shape, missing fields, bad client_message_id, unknown block type, or a string holding
+   * U+0000 or an unpaired surrogate (the HTTP edge's rule, src/http/unsafe-text.ts).
+   */
   invalidMessage: 400,
   /** `version` is not one this server speaks. */
   unsupportedVersion: 401,
@@ -31,10 +36,9 @@ export class PublishRefusal extends Error {
   }
 }
 
-export interface SendMessageLimits {
-  maxMessageBytes: number;
-  maxBlocks: number;
-}
+export type SendMessageLimits = MessageLimits;
+
+const tooLarge = (why: string) => new PublishRefusal(PUBLISH_CODES.messageTooLarge, why);
 
 const invalid = (why: string) =>
   new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid SendMessage: ${why}`);
@@ -43,6 +47,8 @@ const invalid = (why: string) =>
 export function parseSendMessage(data: unknown, limits: SendMessageLimits): SendMessage {
   if (data === null || typeof data !== 'object' || Array.isArray(data))
     throw invalid('expected a JSON object');
+  const unsafe = findUnsafeText(data);
+  if (unsafe !== undefined) throw invalid(`${unsafe} ${UNSAFE_TEXT_MESSAGE}`);
   const input = data as Record<string, unknown>;
   if (input.version !== ENVELOPE_VERSION) {
     throw new PublishRefusal(
@@ -58,13 +64,7 @@ export function parseSendMessage(data: unknown, limits: SendMessageLimits): Send
     throw invalid('client_message_id must be a UUID');
   if (!Array.isArray(input.blocks) || input.blocks.length === 0)
     throw invalid('blocks must hold at least one block');
-  if (input.blocks.length > limits.maxBlocks) {
-    throw new PublishRefusal(
-      PUBLISH_CODES.messageTooLarge,
-      `a message holds at most ${limits.maxBlocks} blocks`,
-    );
-  }
-  let bytes = 0;
+  if (input.blocks.length > limits.maxBlocks) throw tooLarge(messageTooLarge(input.blocks, limits)!);
   const blocks = input.blocks.map((block, i) => {
     if (block === null || typeof block !== 'object' || Array.isArray(block))
       throw invalid(`blocks[${i}] must be an object`);
@@ -74,14 +74,9 @@ export function parseSendMessage(data: unknown, limits: SendMessageLimits): Send
       throw invalid(`blocks[${i}].content must be non-empty text`);
     for (const key of Object.keys(b))
       if (key !== 'type' && key !== 'content') throw invalid(`blocks[${i}] has unknown field "${key}"`);
-    bytes += Buffer.byteLength(b.content);
     return { type: 'markdown' as const, content: b.content };
   });
-  if (bytes > limits.maxMessageBytes) {
-    throw new PublishRefusal(
-      PUBLISH_CODES.messageTooLarge,
-      `a message holds at most ${limits.maxMessageBytes} bytes of text`,
-    );
-  }
+  const breach = messageTooLarge(blocks, limits);
+  if (breach) throw tooLarge(breach);
   return { version: ENVELOPE_VERSION, client_message_id: input.client_message_id.toLowerCase(), blocks };
 }

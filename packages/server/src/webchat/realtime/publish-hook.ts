@@ -4,12 +4,14 @@ import type { AbuseLimits } from '../abuse-limits.ts';
 import { parseChannel } from '../conversations/conversation.ts';
 import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
+import { isVisitorKey } from '../identity/visitor.ts';
 import {
   PUBLISH_CODES,
   PublishRefusal,
   parseSendMessage,
   type SendMessageLimits,
 } from '../messages/send-message.ts';
+import { forRealtime } from './realtime-errors.ts';
 import type { ConnectionMeta } from './tokens.ts';
 
 export interface PublishHookDeps {
@@ -26,7 +28,7 @@ export interface ConnectionStorage {
 }
 
 /**
- * A visitor's publication on its conversation channel is a SendMessage (DESIGN.md): validated → stored durably →
+ * A visitor's publication on its conversation channel is a SendMessage (docs/design.md): validated → stored durably →
  * deduplicated on client_message_id → broadcast as a `complete` user envelope by the conversation engine → and only
  * then acknowledged. The engine broadcasts it itself (not the raw client data), so the hook answers `skip`.
  * Refusals carry the codes of `PUBLISH_CODES` (400–1999); nothing is broadcast then.
@@ -39,8 +41,13 @@ export function createPublishHook(deps: PublishHookDeps) {
       const target = parseChannel(channel);
       if (!target || !meta || target.companyId !== meta.company_id) throw notFound();
       const send = parseSendMessage(data, deps.config);
+      // The connection's subject is a session, or a verified visitor on any of their devices (realtime/tokens.ts).
       const conversation = await deps.conversations.findForSession(
-        { companyId: meta.company_id, sessionId: client.user },
+        {
+          companyId: meta.company_id,
+          sessionId: client.user,
+          ...(isVisitorKey(client.user) ? { visitorKey: client.user } : {}),
+        },
         target.conversationId,
       );
       if (!conversation) throw notFound();
@@ -54,14 +61,18 @@ export function createPublishHook(deps: PublishHookDeps) {
           `too many messages; retry in ${retryAfter} s`,
         );
       }
-      await deps.engine.postUserMessage(conversation, send);
+      // A verified visitor's messages carry their id and name as their latest token gave them (identity/).
+      const author = conversation.visitor
+        ? { id: conversation.visitor.id, name: conversation.visitor.name ?? '' }
+        : null;
+      await deps.engine.postUserMessage(conversation, send, author);
       return { skip: true };
     } catch (err) {
       if (err instanceof PublishRefusal) throw new ClientError(err.code, err.message);
       if (err instanceof AppError && err.code === 'conversation_closed') {
         throw new ClientError(PUBLISH_CODES.conversationClosed, 'conversation is closed');
       }
-      throw err;
+      throw forRealtime(err);
     }
   };
 }

@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { MessagePage } from '../messages/message-store.ts';
 import { invalidCursor } from '../webchat.errors.ts';
-import type { Webchat } from '../webchat.ts';
+import type { Webchat } from '../webchat-services.ts';
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
@@ -13,10 +13,11 @@ export const MessagePageQuery = Type.Object({
 
 /**
  * One page of a conversation's messages as clients read them: older than the message `before` (which must be
- * one of this conversation's), with replies still streaming shown as they are now rather than as last written.
+ * one of this conversation's), with replies still streaming shown as they are now rather than as last written, and
+ * rated messages with their `feedback`.
  */
 export async function readMessagePage(
-  webchat: Pick<Webchat, 'store' | 'live'>,
+  webchat: Pick<Webchat, 'store' | 'live' | 'feedback'>,
   conversationId: string,
   query: Static<typeof MessagePageQuery>,
 ): Promise<MessagePage> {
@@ -27,5 +28,10 @@ export async function readMessagePage(
   }
   const limit = query.limit === undefined ? undefined : Number(query.limit);
   const page = await webchat.store.page(conversationId, { limit, beforePosition });
-  return { messages: webchat.live.overlay(page.messages), next_before: page.next_before };
+  // Rated messages show the visitor's rating (docs/design.md "Feedback, CSAT and read state").
+  const ratings = await webchat.feedback.feedbackOf(page.messages.map((m) => m.id));
+  const messages = webchat.live
+    .overlay(page.messages)
+    .map((m) => (ratings.has(m.id) ? { ...m, feedback: ratings.get(m.id)! } : m));
+  return { messages, next_before: page.next_before };
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { bearer, createConversation, platformToken, visitor } from '../testing/webchat-fixtures.ts';
+import { bearer, createConversation, fetchPlatformToken, newVisitor } from '../testing/webchat-fixtures.ts';
 
 describe('GET /platform/v1/conversations (paging)', () => {
   let server: TestServer;
@@ -15,9 +15,9 @@ describe('GET /platform/v1/conversations (paging)', () => {
     const company = await server.ctx.companies.create('Paging');
     const other = await server.ctx.companies.create('Other');
     const created: string[] = [];
-    for (let i = 0; i < 3; i++) created.push((await createConversation(server, visitor(company.id))).id);
-    await createConversation(server, visitor(other.id));
-    const token = await platformToken(server, company.id, ['conversations:read']);
+    for (let i = 0; i < 3; i++) created.push((await createConversation(server, newVisitor(company.id))).id);
+    await createConversation(server, newVisitor(other.id));
+    const token = await fetchPlatformToken(server, company.id, ['conversations:read']);
 
     const seen: string[] = [];
     let cursor: string | null = null;

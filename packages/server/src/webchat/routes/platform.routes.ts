@@ -1,17 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { BadRequestError } from '../../errors/app-error.ts';
 import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
-import type { Block } from '../messages/message.ts';
-import { conversationNotFound } from '../webchat.errors.ts';
-import type { Webchat } from '../webchat.ts';
+import type { Webchat } from '../webchat-services.ts';
 import { MessagePageQuery, readMessagePage } from './message-page.ts';
 
 const IdParams = Type.Object({ id: Type.String() });
+
+/** The API reference entry of a /platform/v1/conversations operation. */
+const docs = (summary: string, description?: string) => ({
+  tags: ['conversations'],
+  summary,
+  ...(description ? { description } : {}),
+});
 const AgentBody = Type.Object(
   {
     blocks: Type.Array(
@@ -35,25 +38,19 @@ const HandoverBody = Type.Optional(
 );
 
 /**
- * The bearer token's principal. The OAuth capability's hook sets it for routes that declare `requiredScope`;
- * checking again here makes these routes fail closed should that hook ever be missing.
- */
-/**
  * Agents' and integrations' view of conversations (`/platform/v1/conversations`, scopes `conversations:read` /
  * `conversations:write`): list, read, post as an agent, hand over, hand back, close. Always the caller's company.
  */
 export function registerPlatformConversationRoutes(app: App, webchat: Webchat): void {
-  const load = async (request: FastifyRequest, id: string): Promise<Conversation> => {
-    const conversation = await webchat.conversations.findInCompany(principalOf(request).companyId, id);
-    if (!conversation) throw conversationNotFound();
-    return conversation;
-  };
+  const load = (request: FastifyRequest, id: string): Promise<Conversation> =>
+    webchat.commands.find(principalOf(request).companyId, id);
 
   app.get(
     '/platform/v1/conversations',
     {
       config: { requiredScope: 'conversations:read' },
       schema: {
+        ...docs('List the company’s conversations', 'Most recently active first; `cursor` pages on.'),
         querystring: Type.Object({
           limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })),
           cursor: Type.Optional(Type.String({ maxLength: 200 })),
@@ -73,7 +70,10 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
 
   app.get(
     '/platform/v1/conversations/:id',
-    { config: { requiredScope: 'conversations:read' }, schema: { params: IdParams } },
+    {
+      config: { requiredScope: 'conversations:read' },
+      schema: { ...docs('Read one conversation'), params: IdParams },
+    },
     async (request) => platformConversationView(await load(request, request.params.id)),
   );
 
@@ -81,7 +81,7 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     '/platform/v1/conversations/:id/messages',
     {
       config: { requiredScope: 'conversations:read' },
-      schema: { params: IdParams, querystring: MessagePageQuery },
+      schema: { ...docs('Read a page of messages'), params: IdParams, querystring: MessagePageQuery },
     },
     async (request) => {
       const conversation = await load(request, request.params.id);
@@ -89,66 +89,86 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     },
   );
 
+  const actorOf = (request: FastifyRequest) => ({
+    id: `client:${principalOf(request).clientId}`,
+    ip: request.ip,
+  });
+
   app.post(
     '/platform/v1/conversations/:id/messages',
-    { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams, body: AgentBody } },
+    {
+      config: { requiredScope: 'conversations:write' },
+      schema: {
+        ...docs(
+          'Post as an agent',
+          'Takes the conversation over from the digital employee first (handover). Answers the stored message.',
+        ),
+        params: IdParams,
+        body: AgentBody,
+      },
+    },
     async (request, reply) => {
-      const principal = principalOf(request);
-      const conversation = await load(request, request.params.id);
-      const { maxBlocks, maxMessageBytes } = webchat.config;
-      if (request.body.blocks.length > maxBlocks)
-        throw new BadRequestError('message_too_large', `A message holds at most ${maxBlocks} blocks.`);
-      const bytes = request.body.blocks.reduce((n, b) => n + Buffer.byteLength(b.content), 0);
-      if (bytes > maxMessageBytes)
-        throw new BadRequestError(
-          'message_too_large',
-          `A message holds at most ${maxMessageBytes} bytes of text.`,
-        );
-      const blocks: Block[] = request.body.blocks.map((b) => ({
-        id: randomUUID(),
-        type: 'markdown',
-        content: b.content,
-      }));
-      const author = { id: principal.clientId, name: request.body.author?.name ?? 'Agent' };
-      const snapshot = await webchat.engine.postAgentMessage(conversation, blocks, author);
-      await webchat.audit.record({
-        type: 'conversation.agent_message_posted',
-        companyId: principal.companyId,
-        actor: `client:${principal.clientId}`,
-        subject: conversation.id,
-      });
+      const { companyId, clientId } = principalOf(request);
+      const snapshot = await webchat.commands.post(
+        companyId,
+        request.params.id,
+        { blocks: request.body.blocks, author: { id: clientId, name: request.body.author?.name ?? 'Agent' } },
+        actorOf(request),
+      );
       return reply.status(201).send(snapshot);
     },
   );
 
   app.post(
     '/platform/v1/conversations/:id/handover',
-    { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams, body: HandoverBody } },
+    {
+      config: { requiredScope: 'conversations:write' },
+      schema: {
+        ...docs(
+          'Take the conversation over',
+          'The digital employee stops, even mid-reply, and stays silent.',
+        ),
+        params: IdParams,
+        body: HandoverBody,
+      },
+    },
     async (request) => {
-      const conversation = await load(request, request.params.id);
-      if (conversation.handledBy !== 'agent')
-        await webchat.engine.handover(conversation, request.body?.author?.name ?? null);
-      return platformConversationView((await webchat.conversations.find(conversation.id))!);
+      const { companyId } = principalOf(request);
+      const agentName = request.body?.author?.name ?? null;
+      return platformConversationView(
+        await webchat.commands.handover(companyId, request.params.id, agentName, actorOf(request)),
+      );
     },
   );
 
   app.post(
     '/platform/v1/conversations/:id/handback',
-    { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams } },
+    {
+      config: { requiredScope: 'conversations:write' },
+      schema: { ...docs('Hand the conversation back to the digital employee'), params: IdParams },
+    },
     async (request) => {
-      const conversation = await load(request, request.params.id);
-      if (conversation.handledBy !== 'digital_employee') await webchat.engine.handback(conversation);
-      return platformConversationView((await webchat.conversations.find(conversation.id))!);
+      const { companyId } = principalOf(request);
+      return platformConversationView(
+        await webchat.commands.handback(companyId, request.params.id, actorOf(request)),
+      );
     },
   );
 
   app.post(
     '/platform/v1/conversations/:id/close',
-    { config: { requiredScope: 'conversations:write' }, schema: { params: IdParams } },
+    {
+      config: { requiredScope: 'conversations:write' },
+      schema: {
+        ...docs('Close the conversation', 'Terminal: no more messages are accepted.'),
+        params: IdParams,
+      },
+    },
     async (request) => {
-      const conversation = await load(request, request.params.id);
-      await webchat.engine.close(conversation);
-      return platformConversationView((await webchat.conversations.find(conversation.id))!);
+      const { companyId } = principalOf(request);
+      return platformConversationView(
+        await webchat.commands.close(companyId, request.params.id, actorOf(request)),
+      );
     },
   );
 }

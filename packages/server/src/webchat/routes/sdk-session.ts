@@ -1,19 +1,27 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type CompaniesService, type Company, isUuid } from '../../companies/companies.service.ts';
 import type { Channel, ChannelsService } from '../channels/channels.service.ts';
+import type { Conversation } from '../conversations/conversation.ts';
+import type { SessionScope } from '../conversations/conversations.service.ts';
+import type { ChannelIdentity } from '../identity/channel-identity.ts';
+import type { Visitor } from '../identity/visitor.ts';
 import {
   channelNotFound,
   companyNotFound,
+  conversationNotFound,
   invalidHeader,
   missingHeader,
   originNotAllowed,
 } from '../webchat.errors.ts';
+import type { Webchat } from '../webchat-services.ts';
 
 /** Who is calling an SDK route: resolved from X-Session-Id, X-Company and X-Channel-Id (spec "Webchat session context"). */
 export interface SdkSession {
   sessionId: string;
   company: Company;
   channel: Channel | undefined;
+  /** The verified visitor the session acts for (X-Visitor-Token on a channel with identity on). */
+  visitor?: Visitor;
 }
 
 declare module 'fastify' {
@@ -52,19 +60,58 @@ export async function resolveSdkSession(
 }
 
 /**
+ * Who this request acts for, from `X-Visitor-Token` (docs/design.md "Visitor identity"): the channel's identity rules
+ * decide (identity/channel-identity.ts). Without X-Channel-Id there is no channel to verify a token with, so the
+ * session is anonymous, as on a channel whose identity is `off`.
+ */
+export function identifyVisitor(
+  request: FastifyRequest,
+  session: SdkSession,
+  identity: ChannelIdentity,
+): Visitor | undefined {
+  if (!session.channel) return undefined;
+  return identity.identify(session.channel, header(request, 'x-visitor-token')?.trim());
+}
+
+/** Which conversations the session may see: the verified visitor's, else the anonymous session's own. */
+export const scopeOf = (s: SdkSession): SessionScope => ({
+  companyId: s.company.id,
+  sessionId: s.sessionId,
+  channelId: s.channel?.id,
+  ...(s.visitor ? { visitorKey: s.visitor.key } : {}),
+});
+
+/**
+ * Conversation `id` if it is this session's own — or its verified visitor's, from any session — (and, with
+ * X-Channel-Id, that channel's); 404 otherwise, so existence is never revealed.
+ */
+export async function ownConversation(
+  webchat: Pick<Webchat, 'conversations'>,
+  request: FastifyRequest,
+  id: string,
+): Promise<Conversation> {
+  const conversation = await webchat.conversations.findForSession(scopeOf(request.sdkSession!), id);
+  if (!conversation) throw conversationNotFound();
+  return conversation;
+}
+
+/** The `sub` of the session's realtime tokens: the verified visitor's key (every device of theirs), else the session. */
+export const realtimeSubjectOf = (s: SdkSession): string => s.visitor?.key ?? s.sessionId;
+
+/**
  * The browser origins that may use this company's webchat: the channel's list when it has one, else the
- * company's, plus Parley's own origin (its widget and portal). Requests without Origin (server-side SDKs, mobile
+ * company's, plus Parley's own origins (its widget and portal; see http/public-url.ts ownOriginsFor). Requests without Origin (server-side SDKs, mobile
  * apps) are not browsers and need no CORS.
  */
 export function allowedOriginsOf(
   session: Pick<SdkSession, 'company' | 'channel'>,
-  ownOrigin: string,
+  ownOrigins: string[],
 ): string[] {
   const listed =
     session.channel && session.channel.allowedOrigins.length > 0
       ? session.channel.allowedOrigins
       : session.company.allowedOrigins;
-  return [ownOrigin, ...listed];
+  return [...ownOrigins, ...listed];
 }
 
 export function isOriginAllowed(origin: string, allowed: string[]): boolean {
@@ -83,10 +130,10 @@ export function enforceOrigin(
   request: FastifyRequest,
   reply: FastifyReply,
   session: SdkSession,
-  ownOrigin: string,
+  ownOrigins: string[],
 ): void {
   const origin = header(request, 'origin');
   if (origin === undefined) return;
-  if (!isOriginAllowed(origin, allowedOriginsOf(session, ownOrigin))) throw originNotAllowed();
+  if (!isOriginAllowed(origin, allowedOriginsOf(session, ownOrigins))) throw originNotAllowed();
   setCorsHeaders(reply, origin);
 }

@@ -5,7 +5,7 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import { http, json } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { channelCommands } from '../channels/channels.cli.ts';
-import { createConversation, sdkGet, sdkPost, visitor } from '../testing/webchat-fixtures.ts';
+import { createConversation, newVisitor, sdkGet, sdkPost } from '../testing/webchat-fixtures.ts';
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
 const [createChannel, listChannels] = channelCommands;
@@ -38,7 +38,7 @@ for (const database of TEST_DATABASES) {
 
     it('creates a conversation routed to the default digital employee, greeting first', async () => {
       const company = await server.ctx.companies.create('Acme');
-      const v = visitor(company.id);
+      const v = newVisitor(company.id);
       const res = await sdkPost(server, v, '/conversations');
       assert.equal(res.status, 201);
       const employee = await server.ctx.digitalEmployees.getDefault(company.id);
@@ -86,7 +86,7 @@ for (const database of TEST_DATABASES) {
           assert.match(res.headers.get('content-type')!, /application\/problem\+json/);
         }
       }
-      const v = visitor(company.id);
+      const v = newVisitor(company.id);
       // No body at all (a server-side SDK) is fine; a body that is not an object is not.
       assert.equal(
         (await http(`${server.baseUrl}/sdk/v1/conversations`, { method: 'POST', headers: v.headers })).status,
@@ -107,7 +107,7 @@ for (const database of TEST_DATABASES) {
 
     it('issues connection and subscription tokens bound to the session and conversation', async () => {
       const company = await server.ctx.companies.create('Tokens Co');
-      const v = visitor(company.id);
+      const v = newVisitor(company.id);
       const conversation = await createConversation(server, v);
       const connect = await sdkPost(server, v, '/auth/connect-token');
       assert.equal(connect.status, 200);
@@ -132,9 +132,9 @@ for (const database of TEST_DATABASES) {
       const ch1 = await newChannel(company.id);
       const ch2 = await newChannel(company.id);
       const sessionId = randomUUID();
-      const onCh1 = visitor(company.id, { sessionId, channelId: ch1.id });
-      const onCh2 = visitor(company.id, { sessionId, channelId: ch2.id });
-      const plain = visitor(company.id, { sessionId });
+      const onCh1 = newVisitor(company.id, { sessionId, channelId: ch1.id });
+      const onCh2 = newVisitor(company.id, { sessionId, channelId: ch2.id });
+      const plain = newVisitor(company.id, { sessionId });
       const c1 = await createConversation(server, onCh1);
       const c2 = await createConversation(server, onCh2);
       assert.deepEqual(
@@ -179,12 +179,12 @@ for (const database of TEST_DATABASES) {
       assert.equal(evil.status, 403);
       assert.equal(evil.headers.get('access-control-allow-origin'), null);
 
-      const onChannel = visitor(company.id, { channelId: channel.id, origin: 'https://shop.example' });
+      const onChannel = newVisitor(company.id, { channelId: channel.id, origin: 'https://shop.example' });
       const ok = await sdkPost(server, onChannel, '/conversations');
       assert.equal(ok.status, 201);
       assert.equal(ok.headers.get('access-control-allow-origin'), 'https://shop.example');
       // The channel's list replaces the company's.
-      const companyOriginOnChannel = visitor(company.id, {
+      const companyOriginOnChannel = newVisitor(company.id, {
         channelId: channel.id,
         origin: 'https://company.example',
       });
@@ -193,34 +193,39 @@ for (const database of TEST_DATABASES) {
       assert.equal(refused.body.code, 'origin_not_allowed');
       assert.equal(refused.headers.get('access-control-allow-origin'), null);
       assert.equal(
-        (await sdkPost(server, visitor(company.id, { origin: 'https://company.example' }), '/conversations'))
-          .status,
+        (
+          await sdkPost(
+            server,
+            newVisitor(company.id, { origin: 'https://company.example' }),
+            '/conversations',
+          )
+        ).status,
         201,
       );
       assert.equal(
         (
           await sdkPost(
             server,
-            visitor(company.id, { origin: 'https://evil.example' }),
+            newVisitor(company.id, { origin: 'https://evil.example' }),
             '/auth/connect-token',
           )
         ).status,
         403,
       );
       // No Origin: a server-side SDK, allowed.
-      assert.equal((await sdkPost(server, visitor(company.id), '/conversations')).status, 201);
+      assert.equal((await sdkPost(server, newVisitor(company.id), '/conversations')).status, 201);
     });
 
     it('rate-limits conversation creation per session with 429 and Retry-After', async () => {
       const company = await server.ctx.companies.create('Limits Co');
-      const v = visitor(company.id);
+      const v = newVisitor(company.id);
       for (let i = 0; i < 3; i++) assert.equal((await sdkPost(server, v, '/conversations')).status, 201);
       const limited = await sdkPost(server, v, '/conversations');
       assert.equal(limited.status, 429);
       assert.equal(limited.body.code, 'rate_limited');
       assert.ok(Number(limited.headers.get('retry-after')) >= 1);
       // Another session is not affected.
-      assert.equal((await sdkPost(server, visitor(company.id), '/conversations')).status, 201);
+      assert.equal((await sdkPost(server, newVisitor(company.id), '/conversations')).status, 201);
     });
   });
 }

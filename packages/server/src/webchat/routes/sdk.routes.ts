@@ -1,33 +1,65 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequestError } from '../../errors/app-error.ts';
+import { AppError, BadRequestError } from '../../errors/app-error.ts';
+import { sendProblem } from '../../errors/problem.ts';
+import { realtimeFallbackUrlsOf, websocketUrlOf } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
-import { channelOf, conversationView } from '../conversations/conversation.ts';
+import { type Conversation, channelOf, conversationView } from '../conversations/conversation.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../realtime/tokens.ts';
-import { conversationNotFound } from '../webchat.errors.ts';
-import type { Webchat } from '../webchat.ts';
+import type { Webchat } from '../webchat-services.ts';
 import { MessagePageQuery, readMessagePage, UUID_PATTERN } from './message-page.ts';
-import { enforceOrigin, resolveSdkSession, type SdkSession, setCorsHeaders } from './sdk-session.ts';
+import { registerSdkFeedbackRoutes } from './sdk-feedback.routes.ts';
+import {
+  enforceOrigin,
+  identifyVisitor,
+  ownConversation,
+  realtimeSubjectOf,
+  resolveSdkSession,
+  type SdkSession,
+  scopeOf,
+  setCorsHeaders,
+} from './sdk-session.ts';
 
-const SDK_HEADERS = 'Content-Type, X-Session-Id, X-Company, X-Channel-Id';
+const SDK_HEADERS = 'Content-Type, X-Session-Id, X-Company, X-Channel-Id, X-Visitor-Token';
 
-const session = (request: FastifyRequest): SdkSession => request.sdkSession!;
-const scopeOf = (s: SdkSession) => ({
-  companyId: s.company.id,
-  sessionId: s.sessionId,
-  channelId: s.channel?.id,
+/** What every /sdk/v1 operation shows in the API reference (the headers are checked by resolveSdkSession). */
+const sdkDocs = (summary: string, description?: string) => ({
+  tags: ['webchat-sdk'],
+  summary,
+  description: [
+    'Session headers: `X-Session-Id` (a UUID the client generates), `X-Company` (company id), optional `X-Channel-Id`; `X-Visitor-Token` (a verified visitor, on channels with identity on).',
+    description,
+  ]
+    .filter(Boolean)
+    .join(' '),
 });
 
+const session = (request: FastifyRequest): SdkSession => request.sdkSession!;
+
 /**
- * The webchat SDK REST surface, `/sdk/v1` (DESIGN.md "Webchat REST"). Every route first resolves the session
- * headers and the browser Origin; a session only ever sees its own conversations (and, with X-Channel-Id, only
- * that channel's).
+ * The SDK view of conversations with what the visitor has not read yet and their CSAT (read state and ratings live
+ * in reads/ and feedback/).
+ */
+async function sdkViews(webchat: Webchat, conversations: Conversation[]) {
+  const ids = conversations.map((c) => c.id);
+  const [unread, csat] = await Promise.all([
+    webchat.reads.unreadCounts('visitor', ids),
+    webchat.feedback.csatOf(ids),
+  ]);
+  return conversations.map((c) => ({
+    ...conversationView(c),
+    unread_count: unread.get(c.id) ?? 0,
+    csat: csat.get(c.id) ?? null,
+  }));
+}
+
+/**
+ * The webchat SDK REST surface, `/sdk/v1` (docs/design.md "Webchat REST"). Every route first resolves the session
+ * headers, the browser Origin and the verified visitor (X-Visitor-Token); a session only ever sees its own
+ * conversations, or its visitor's (and, with X-Channel-Id, only that channel's).
  */
 export function registerSdkRoutes(app: App, webchat: Webchat): void {
-  // publicUrl is read per request: tests learn their port only after listen.
-  const ownOriginOf = () => new URL(webchat.publicUrl()).origin;
-
   app.register(
     async (plugin) => {
       const sdk = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -35,17 +67,15 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
       // the real request is then checked against that company's or channel's own list.
       sdk.options('/*', async (request, reply) => {
         const origin = request.headers.origin;
-        if (!origin || !(origin === ownOriginOf() || (await webchat.channels.isKnownOrigin(origin)))) {
-          return reply.status(403).type('application/problem+json').send({
-            type: 'https://parley.dev/problems/origin_not_allowed',
-            title: 'Forbidden',
-            status: 403,
-            code: 'origin_not_allowed',
-            detail: 'This Origin is not allowed to use the webchat API.',
-          });
+        const own = webchat.ownOriginsFor(request);
+        if (!origin || !(own.includes(origin) || (await webchat.channels.isKnownOrigin(origin)))) {
+          return sendProblem(
+            reply,
+            new AppError(403, 'origin_not_allowed', 'This Origin is not allowed to use the webchat API.'),
+          );
         }
         setCorsHeaders(reply, origin);
-        reply.header('access-control-allow-methods', 'GET, POST, OPTIONS');
+        reply.header('access-control-allow-methods', 'GET, POST, PUT, OPTIONS');
         reply.header('access-control-allow-headers', SDK_HEADERS);
         reply.header('access-control-max-age', '600');
         return reply.status(204).send();
@@ -54,98 +84,137 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
       sdk.addHook('onRequest', async (request, reply) => {
         if (request.method === 'OPTIONS') return;
         try {
-          request.sdkSession = await resolveSdkSession(request, webchat.companies, webchat.channels);
-          enforceOrigin(request, reply, request.sdkSession, ownOriginOf());
+          const s = await resolveSdkSession(request, webchat.companies, webchat.channels);
+          enforceOrigin(request, reply, s, webchat.ownOriginsFor(request));
+          const visitor = identifyVisitor(request, s, webchat.identity);
+          if (visitor) s.visitor = await webchat.visitors.remember(s.company.id, s.sessionId, visitor);
+          request.sdkSession = s;
         } catch (err) {
-          await exposeErrorToKnownOrigin(request, reply, webchat, ownOriginOf(), err);
+          await exposeErrorToKnownOrigin(request, reply, webchat, webchat.ownOriginsFor(request), err);
           throw err;
         }
       });
 
-      sdk.post('/conversations', async (request, reply) => {
-        requireEmptyOrObject(request.body);
-        const s = session(request);
-        await webchat.limiter.enforce(
-          [
-            { key: `conv:s:${s.sessionId}`, limit: webchat.config.conversationsPerMinutePerSession },
-            { key: `conv:ip:${request.ip}`, limit: webchat.config.conversationsPerMinutePerIp },
-          ],
-          'conversations created',
-        );
-        const employeeId =
-          s.channel?.digitalEmployeeId ??
-          (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
-        const conversation = await webchat.conversations.create(scopeOf(s), employeeId);
-        await webchat.engine.postGreeting(conversation);
-        return reply.status(201).send(conversationView(conversation));
-      });
+      sdk.post(
+        '/conversations',
+        {
+          schema: sdkDocs(
+            'Start a conversation',
+            'Routed to the channel’s digital employee (or the company default); its greeting is posted first.',
+          ),
+        },
+        async (request, reply) => {
+          requireEmptyOrObject(request.body);
+          const s = session(request);
+          await webchat.limiter.enforce(
+            [
+              { key: `conv:s:${s.sessionId}`, limit: webchat.config.conversationsPerMinutePerSession },
+              { key: `conv:ip:${request.ip}`, limit: webchat.config.conversationsPerMinutePerIp },
+            ],
+            'conversations created',
+          );
+          const employeeId =
+            s.channel?.digitalEmployeeId ??
+            (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
+          const conversation = await webchat.conversations.create(scopeOf(s), employeeId, s.visitor);
+          await webchat.engine.postGreeting(conversation);
+          return reply.status(201).send(conversationView(conversation));
+        },
+      );
 
-      sdk.get('/conversations', async (request) => {
-        const conversations = await webchat.conversations.listForSession(scopeOf(session(request)));
-        return { conversations: conversations.map(conversationView) };
-      });
+      sdk.get(
+        '/conversations',
+        {
+          schema: sdkDocs(
+            'List this session’s conversations',
+            'A verified visitor’s from every session and device. With X-Channel-Id, only that channel’s. Each carries `unread_count`.',
+          ),
+        },
+        async (request) => {
+          const conversations = await webchat.conversations.listForSession(scopeOf(session(request)));
+          return { conversations: await sdkViews(webchat, conversations) };
+        },
+      );
 
       sdk.get(
         '/conversations/:id',
-        { schema: { params: Type.Object({ id: Type.String() }) } },
-        async (request) => {
-          const conversation = await webchat.conversations.findForSession(
-            scopeOf(session(request)),
-            request.params.id,
-          );
-          if (!conversation) throw conversationNotFound();
-          return conversationView(conversation);
-        },
+        { schema: { ...sdkDocs('Read one conversation'), params: Type.Object({ id: Type.String() }) } },
+        async (request) =>
+          (await sdkViews(webchat, [await ownConversation(webchat, request, request.params.id)]))[0],
       );
 
       sdk.get(
         '/conversations/:id/messages',
         {
-          schema: { params: Type.Object({ id: Type.String() }), querystring: MessagePageQuery },
+          schema: {
+            ...sdkDocs(
+              'Read a page of messages',
+              'Newest page first, oldest message first within it; `before` pages back. A reply still streaming is shown as it is now.',
+            ),
+            params: Type.Object({ id: Type.String() }),
+            querystring: MessagePageQuery,
+          },
         },
         async (request) => {
-          const conversation = await webchat.conversations.findForSession(
-            scopeOf(session(request)),
-            request.params.id,
-          );
-          if (!conversation) throw conversationNotFound();
+          const conversation = await ownConversation(webchat, request, request.params.id);
           return readMessagePage(webchat, conversation.id, request.query);
         },
       );
 
-      sdk.post('/auth/connect-token', async (request, reply) => {
-        requireEmptyOrObject(request.body);
-        const s = session(request);
-        const token = webchat.signer.connectionToken(s.sessionId, {
-          company_id: s.company.id,
-          channel_id: s.channel?.id ?? null,
-        });
-        return reply
-          .header('cache-control', 'no-store')
-          .send({ connection_token: token, expires_in: CONNECTION_TOKEN_TTL_SECONDS });
-      });
+      sdk.post(
+        '/auth/connect-token',
+        {
+          schema: sdkDocs(
+            'Get a realtime connection token',
+            'HS256 JWT for the WebSocket `connect`, 15 minutes.',
+          ),
+        },
+        async (request, reply) => {
+          requireEmptyOrObject(request.body);
+          const s = session(request);
+          const token = webchat.signer.connectionToken(realtimeSubjectOf(s), {
+            company_id: s.company.id,
+            channel_id: s.channel?.id ?? null,
+          });
+          return reply
+            .header('cache-control', 'no-store')
+            .send({ connection_token: token, expires_in: CONNECTION_TOKEN_TTL_SECONDS });
+        },
+      );
 
       sdk.post(
         '/auth/subscribe-token',
-        { schema: { body: Type.Object({ conversation_id: Type.String({ pattern: UUID_PATTERN }) }) } },
+        {
+          schema: {
+            ...sdkDocs(
+              'Get a subscription token',
+              'For one conversation of this session: its channel, 24 hours.',
+            ),
+            body: Type.Object({ conversation_id: Type.String({ pattern: UUID_PATTERN }) }),
+          },
+        },
         async (request, reply) => {
-          const s = session(request);
-          const conversation = await webchat.conversations.findForSession(
-            scopeOf(s),
-            request.body.conversation_id,
-          );
-          if (!conversation) throw conversationNotFound();
+          const conversation = await ownConversation(webchat, request, request.body.conversation_id);
           const channel = channelOf(conversation.companyId, conversation.id);
-          const token = webchat.signer.subscriptionToken(s.sessionId, channel);
+          const token = webchat.signer.subscriptionToken(realtimeSubjectOf(session(request)), channel);
           return reply
             .header('cache-control', 'no-store')
             .send({ subscription_token: token, expires_in: SUBSCRIPTION_TOKEN_TTL_SECONDS, channel });
         },
       );
 
-      sdk.get('/config', async () => {
-        const base = webchat.publicUrl().replace(/^http/, 'ws');
-        return { realtime_url: base, websocket_url: `${base}/connection/websocket` };
+      registerSdkFeedbackRoutes(sdk, webchat);
+
+      // PARLEY_PUBLIC_URL when configured; in development the host this request came in on, so a page opened at
+      // http://127.0.0.1:8080 is not sent to ws://localhost:8080.
+      sdk.get('/config', { schema: sdkDocs('Where the realtime endpoint is') }, async (request) => {
+        const base = webchat.publicUrlFor(request);
+        return {
+          realtime_url: base.replace(/^http/, 'ws'),
+          websocket_url: websocketUrlOf(base),
+          // Where the SDK falls back when a WebSocket cannot be opened (docs/design.md "Webchat REST").
+          ...realtimeFallbackUrlsOf(base),
+        };
       });
     },
     { prefix: '/sdk/v1' },
@@ -163,10 +232,11 @@ async function exposeErrorToKnownOrigin(
   request: FastifyRequest,
   reply: FastifyReply,
   webchat: Webchat,
-  ownOrigin: string,
+  ownOrigins: string[],
   err: unknown,
 ): Promise<void> {
   const origin = request.headers.origin;
   if (!origin || (err as { code?: string }).code === 'origin_not_allowed') return;
-  if (origin === ownOrigin || (await webchat.channels.isKnownOrigin(origin))) setCorsHeaders(reply, origin);
+  if (ownOrigins.includes(origin) || (await webchat.channels.isKnownOrigin(origin)))
+    setCorsHeaders(reply, origin);
 }

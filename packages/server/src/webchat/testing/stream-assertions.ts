@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { MessageEnvelope } from '../messages/message.ts';
 
 /**
- * The streamed-reply contract (DESIGN.md "MessageEnvelope"): version 1; sequence 1, 2, 3… for one message; first a
+ * The streamed-reply contract (docs/design.md "MessageEnvelope"): version 1; sequence 1, 2, 3… for one message; first a
  * partial with a typing block; then `replace` partials whose markdown only grows; exactly one final `complete`.
  */
 export function assertStreamedReply(envelopes: MessageEnvelope[]): void {

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { type ReadEvent, readEventOf } from '@parley/webchat-protocol';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import WebSocket from 'ws';
-import { createTestClient, fetchToken } from '../../oauth/oauth.test-helpers.ts';
 import type { Scope } from '../../oauth/principal.ts';
+import { createTestClient, fetchToken } from '../../oauth/testing/oauth-fixtures.ts';
 import { http, json } from '../../testing/http-client.ts';
 import type { TestServer } from '../../testing/test-server.ts';
+import { waitForSettled } from '../../testing/wait.ts';
 import type { MessageEnvelope } from '../messages/message.ts';
 
 /** A visitor as the SDK sees it: one X-Session-Id in one company (optionally one channel). */
@@ -15,7 +17,7 @@ export interface Visitor {
   headers: Record<string, string>;
 }
 
-export function visitor(
+export function newVisitor(
   companyId: string,
   options: { channelId?: string; sessionId?: string; origin?: string } = {},
 ): Visitor {
@@ -52,7 +54,7 @@ export class EnvelopeLog {
   }
 
   /** Waits (bounded) until `predicate` holds over the log. */
-  async until(
+  async waitFor(
     predicate: (envelopes: MessageEnvelope[]) => boolean,
     timeoutMs = 15_000,
     what = 'envelopes',
@@ -92,6 +94,10 @@ export interface ConnectedVisitor {
   log: EnvelopeLog;
   /** The stream position the client holds (from `subscribed` and each publication's offset), for recovery. */
   position: { offset: number; epoch: string };
+  /** The `data` of every subscribe result so far (the replies in flight: webchat/realtime/in-flight.ts). */
+  subscribedData: unknown[];
+  /** Read events received (live, outside history; reads/read-marks.ts): not envelopes, so not in `log`. */
+  readEvents: ReadEvent[];
   close(): void;
 }
 
@@ -129,17 +135,22 @@ export async function connectVisitor(
     },
   });
   const position = { offset: 0, epoch: '' };
+  const subscribedData: unknown[] = [];
   sub.on('subscribed', (ctx) => {
     if (ctx.streamPosition) Object.assign(position, ctx.streamPosition);
+    subscribedData.push(ctx.data);
   });
+  const readEvents: ReadEvent[] = [];
   sub.on('publication', (ctx) => {
     if (ctx.offset !== undefined) position.offset = ctx.offset;
-    log.push(ctx.data as MessageEnvelope);
+    const read = readEventOf(ctx.data);
+    if (read) readEvents.push(read);
+    else log.push(ctx.data as MessageEnvelope);
   });
   client.connect();
   sub.subscribe();
-  await withTimeout(sub.ready(), 15_000, 'subscribe');
-  return { client, sub, log, position, close: () => client.disconnect() };
+  await waitForSettled(sub.ready(), 15_000, 'subscribe');
+  return { client, sub, log, position, subscribedData, readEvents, close: () => client.disconnect() };
 }
 
 export function sendMessage(sub: Subscription, content: string, clientMessageId: string = randomUUID()) {
@@ -150,22 +161,8 @@ export function sendMessage(sub: Subscription, content: string, clientMessageId:
   });
 }
 
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** A long, deterministic builtin reply: `words` words, one every `delayMs` (a real builtin digital employee). */
-export async function slowEmployee(
+export async function createSlowEmployee(
   server: TestServer,
   companyId: string,
   options: { words?: number; delayMs?: number; name?: string } = {},
@@ -179,8 +176,24 @@ export async function slowEmployee(
   });
 }
 
+/** A new company whose default digital employee is a `createSlowEmployee` (the set-up most reply tests start from). */
+export async function createCompanyWithSlowEmployee(
+  server: TestServer,
+  name: string,
+  options: { words?: number; delayMs?: number } = {},
+) {
+  const company = await server.ctx.companies.create(name);
+  const employee = await createSlowEmployee(server, company.id, options);
+  await server.ctx.digitalEmployees.setDefault(company.id, employee.id);
+  return { company, employee };
+}
+
 /** A bearer token for the platform API (real API client + the client-credentials token endpoint). */
-export async function platformToken(server: TestServer, companyId: string, scopes: Scope[]): Promise<string> {
+export async function fetchPlatformToken(
+  server: TestServer,
+  companyId: string,
+  scopes: Scope[],
+): Promise<string> {
   return fetchToken(server, await createTestClient(server.ctx, scopes, companyId), scopes.join(' '));
 }
 
@@ -193,10 +206,8 @@ export const bearer = (token: string, body?: unknown): RequestInit =>
         body: JSON.stringify(body),
       };
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** A fresh visitor's conversation with a connected, subscribed client: the setup most webchat tests start from. */
-export async function openConversation(
+export async function connectToNewConversation(
   server: TestServer,
   v: Visitor,
 ): Promise<{ conversation: { id: string; channel: string }; c: ConnectedVisitor }> {
@@ -206,7 +217,7 @@ export async function openConversation(
 }
 
 /** A channel of `companyId` answered by `digitalEmployeeId`, inserted directly (no channel API needed). */
-export async function channelWithEmployee(
+export async function createChannelWithEmployee(
   server: TestServer,
   companyId: string,
   digitalEmployeeId: string,
@@ -244,7 +255,7 @@ export const listMessages = (server: TestServer, v: Visitor, conversationId: str
   sdkGet(server, v, `/conversations/${conversationId}/messages${query}`);
 
 /** A bare `centrifuge` client on the server's WebSocket endpoint (not connected yet), for refusal tests. */
-export function centrifugeClient(
+export function newCentrifugeClient(
   server: TestServer,
   token: string,
   websocket: new (url: string, protocols?: string | string[]) => WebSocket = WebSocket,

@@ -1,0 +1,45 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FaultCluster } from './cluster.ts';
+import { computeFigures, type Figures, readStoredMessages } from './figures.ts';
+import type { Visitor } from './visitor.ts';
+
+const figuresNow = async (cluster: FaultCluster, visitors: Visitor[]) =>
+  computeFigures(
+    await readStoredMessages(cluster.pg, cluster.seeded.companyId),
+    visitors.map((v) => v.record()),
+  );
+
+/**
+ * Once the traffic stopped: waits (at most `timeoutMs`) until the database holds nothing partial, every user
+ * message has its reply and no client shows partial what is complete; then returns the figures as they are.
+ */
+export async function settle(
+  cluster: FaultCluster,
+  visitors: Visitor[],
+  timeoutMs: number,
+): Promise<Figures> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const figures = await figuresNow(cluster, visitors);
+    if (Date.now() >= deadline) return figures;
+    if (figures.partial === 0 && figures.unanswered === 0) {
+      // Settled in the database: give envelopes already on their way a moment to reach the clients.
+      await sleep(1_000);
+      return figuresNow(cluster, visitors);
+    }
+    await sleep(500);
+  }
+}
+
+/**
+ * Writes what the figures were computed from (every stored message, every visitor's sends and final view) to
+ * `records.json` in the run's artifacts folder, so a surprising figure can be traced to the messages behind it.
+ */
+export async function saveRecords(cluster: FaultCluster, visitors: Visitor[]): Promise<string> {
+  const file = join(cluster.artifacts, 'records.json');
+  const stored = await readStoredMessages(cluster.pg, cluster.seeded.companyId);
+  writeFileSync(file, JSON.stringify({ stored, visitors: visitors.map((v) => v.record()) }, null, 1));
+  return file;
+}

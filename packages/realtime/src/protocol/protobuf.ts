@@ -1,0 +1,179 @@
+import protobuf from 'protobufjs';
+import type { ClientInfo, Publication } from '../broker/types.ts';
+import type { Command } from './codec.ts';
+import { protocolType } from './schema.ts';
+
+/**
+ * The Protobuf client protocol (docs/protocol.md "Protobuf"): the same commands and replies as JSON, encoded with
+ * the types of src/protocol/client.proto, each length-delimited. The engine builds replies as JSON text in one place
+ * and converts them here for Protobuf connections, so both formats carry exactly the same fields; `bytes` fields,
+ * embedded JSON in the JSON protocol, become the UTF-8 bytes of that JSON.
+ */
+
+const COMMAND = protocolType('Command');
+const REPLY = protocolType('Reply');
+const EMULATION_REQUEST = protocolType('EmulationRequest');
+
+export class ProtobufDecodeError extends Error {
+  readonly code = 'realtime_protobuf_malformed' as const;
+}
+
+/**
+ * A JSON value (parsed) as the Protobuf object protobufjs encodes: embedded JSON in `bytes` fields becomes its
+ * UTF-8 bytes, fields the schema does not know are dropped.
+ */
+function toProtoObject(type: protobuf.Type, value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    const field = type.fields[key];
+    const item = value[key];
+    if (field === undefined || item === undefined || item === null) continue;
+    out[key] = toProtoValue(field, item);
+  }
+  return out;
+}
+
+function toProtoValue(field: protobuf.Field, value: unknown): unknown {
+  const convert = (item: unknown): unknown => {
+    if (field.type === 'bytes') return Buffer.from(JSON.stringify(item));
+    const nested = field.resolvedType;
+    if (nested instanceof protobuf.Type) return toProtoObject(nested, item as Record<string, unknown>);
+    return item;
+  };
+  if (field instanceof protobuf.MapField) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = convert(v);
+    return out;
+  }
+  if (field.repeated) return (value as unknown[]).map(convert);
+  return convert(value);
+}
+
+/** One reply (or push, or ping) built as JSON text, as a length-delimited Protobuf `Reply`. */
+export function jsonReplyToProtobuf(json: string): Buffer {
+  const value = JSON.parse(json) as Record<string, unknown>;
+  return Buffer.from(REPLY.encodeDelimited(toProtoObject(REPLY, value)).finish());
+}
+
+/** A `Reply` object (Protobuf shape: `bytes` fields already bytes), length-delimited. */
+export function encodeProtobufReply(reply: Record<string, unknown>): Buffer {
+  return Buffer.from(REPLY.encodeDelimited(reply).finish());
+}
+
+function protoClientInfo(info: ClientInfo): Record<string, unknown> {
+  const out: Record<string, unknown> = { user: info.user, client: info.client };
+  if (info.connInfo) out.conn_info = Buffer.from(info.connInfo);
+  if (info.chanInfo) out.chan_info = Buffer.from(info.chanInfo);
+  return out;
+}
+
+/** A publication as the Protobuf `Publication` object; `data` given as bytes (a fossil delta, or the JSON text). */
+export function protoPublication(
+  publication: Publication,
+  data: Uint8Array,
+  delta = false,
+): Record<string, unknown> {
+  const pub: Record<string, unknown> = { data };
+  if (publication.info) pub.info = protoClientInfo(publication.info);
+  if (publication.offset) pub.offset = publication.offset;
+  if (publication.tags && Object.keys(publication.tags).length > 0) pub.tags = publication.tags;
+  if (delta) pub.delta = true;
+  return pub;
+}
+
+/**
+ * The fan-out hot path: a publication push built straight from the publication, without a JSON round trip
+ * (encoded once per channel and shared by every Protobuf subscriber, like the JSON one).
+ */
+export function encodeProtobufPublicationPush(channel: string, publication: Publication): Buffer {
+  return encodeProtobufReply({
+    push: { channel, pub: protoPublication(publication, Buffer.from(publication.data)) },
+  });
+}
+
+/**
+ * Decoded Protobuf messages in the shape the JSON decoder produces: numbers for 64-bit integers, and `bytes` fields
+ * parsed as JSON (an empty one left out). Bytes that are not UTF-8 JSON become `InvalidData`, which the handlers
+ * answer with 107: publications are shared with JSON subscribers, which can only embed JSON
+ * (docs/protocol.md "Protobuf").
+ */
+function fromProtoObject(type: protobuf.Type, value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    const field = type.fields[key];
+    if (field === undefined) continue;
+    out[key] = fromProtoValue(field, value[key]);
+  }
+  return out;
+}
+
+function fromProtoValue(field: protobuf.Field, value: unknown): unknown {
+  const convert = (item: unknown): unknown => {
+    if (field.type === 'bytes') return parseJsonBytes(item as Uint8Array);
+    const nested = field.resolvedType;
+    if (nested instanceof protobuf.Type) return fromProtoObject(nested, item as Record<string, unknown>);
+    return item;
+  };
+  if (field instanceof protobuf.MapField) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = convert(v);
+    return out;
+  }
+  if (field.repeated) return (value as unknown[]).map(convert);
+  return convert(value);
+}
+
+/** `bytes` that are not UTF-8 JSON: kept so the handler can refuse them (107) instead of guessing. */
+export class InvalidData {
+  constructor(readonly bytes: Uint8Array) {}
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJsonBytes(bytes: Uint8Array): unknown {
+  if (bytes.length === 0) return undefined;
+  try {
+    return JSON.parse(UTF8.decode(bytes));
+  } catch {
+    return new InvalidData(bytes);
+  }
+}
+
+const TO_OBJECT: protobuf.IConversionOptions = { longs: Number };
+
+/** Splits a Protobuf frame (length-delimited `Command`s) into commands; malformed → `ProtobufDecodeError`. */
+export function decodeProtobufCommands(data: Uint8Array): Command[] {
+  const reader = protobuf.Reader.create(data);
+  const commands: Command[] = [];
+  try {
+    while (reader.pos < reader.len) {
+      const message = COMMAND.decodeDelimited(reader);
+      commands.push(fromProtoObject(COMMAND, COMMAND.toObject(message, TO_OBJECT)) as Command);
+    }
+  } catch (error) {
+    throw new ProtobufDecodeError(`malformed protobuf command: ${(error as Error).message}`);
+  }
+  return commands;
+}
+
+/** An `EmulationRequest` in Protobuf (`/emulation` with `Content-Type: application/octet-stream`). */
+export function decodeProtobufEmulationRequest(data: Uint8Array): {
+  node: string;
+  session: string;
+  data: Buffer;
+} {
+  try {
+    const message = EMULATION_REQUEST.toObject(EMULATION_REQUEST.decode(data)) as {
+      node?: string;
+      session?: string;
+      data?: Uint8Array;
+    };
+    return {
+      node: message.node ?? '',
+      session: message.session ?? '',
+      data: Buffer.from(message.data ?? new Uint8Array()),
+    };
+  } catch (error) {
+    throw new ProtobufDecodeError(`malformed emulation request: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { findUnsafeText, isUnsafeString } from './unsafe-text.ts';
+
+describe('unsafe text (U+0000 and unpaired surrogates)', () => {
+  it('accepts ordinary text, including astral characters written as surrogate pairs', () => {
+    for (const text of ['', 'hello', 'Grüße', '😀', 'a\uD83D\uDE00b', '\u0001\u001f', '\uFFFD'])
+      assert.equal(isUnsafeString(text), false, JSON.stringify(text));
+  });
+
+  it('refuses U+0000 and a high or low surrogate standing alone, wherever it is', () => {
+    for (const text of [
+      '\u0000',
+      'a\u0000',
+      '\uD800',
+      'a\uD83D',
+      '\uDE00a',
+      'x\uDE00\uD83D',
+      '\uD83D\uD83D\uDE00x\uDE00',
+    ])
+      assert.equal(isUnsafeString(text), true, JSON.stringify(text));
+  });
+
+  it('names the first offending string by its path, at any depth and in keys, without echoing the key', () => {
+    assert.equal(findUnsafeText({ a: 'ok', b: [1, null, { c: 'x\u0000' }] }), 'b.2.c');
+    assert.equal(findUnsafeText({ author: { 'na\u0000me': 'x' } }), 'author.na\uFFFDme');
+    assert.equal(findUnsafeText({ '\uD800': 1 }), '\uFFFD');
+    assert.equal(findUnsafeText(['fine', '\uDC00']), '1');
+    assert.equal(findUnsafeText('\u0000'), '');
+    assert.equal(findUnsafeText({ a: 'fine', n: 1, t: true, z: null, b: Buffer.from([0]) }), undefined);
+    assert.equal(findUnsafeText(undefined), undefined);
+  });
+});

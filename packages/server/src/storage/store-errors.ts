@@ -1,0 +1,52 @@
+/**
+ * Which errors mean "the store cannot be reached right now" rather than "this query is wrong": callers answer those
+ * with 503 `store_unavailable` and `Retry-After` (the client tries again; nothing was half-written, because every
+ * write runs in a transaction that the database rolls back when its connection dies).
+ */
+
+/**
+ * PostgreSQL SQLSTATEs of a lost or refused connection (PostgreSQL manual, Appendix A): class 08 (connection
+ * exception), 57P01–57P05 (administrator/crash shutdown, cannot connect now, database dropped, idle session
+ * timeout), 53300 (too many connections).
+ */
+const POSTGRES_UNAVAILABLE = /^(08|57P0[1-5]|53300)/;
+
+/** Socket-level failures while talking to PostgreSQL (refused, reset, unreachable, DNS). */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * SQLite result codes of a database that is busy past `busy_timeout`, locked, or whose file cannot be read or
+ * written (https://www.sqlite.org/rescode.html); extended IOERR codes share the prefix.
+ */
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/;
+
+/** node-postgres raises these as plain Errors without a code. */
+const POOL_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+];
+
+export function isStoreUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') {
+      if (POSTGRES_UNAVAILABLE.test(code) || NETWORK_CODES.has(code) || SQLITE_UNAVAILABLE.test(code))
+        return true;
+    }
+    if (typeof message === 'string' && POOL_MESSAGES.some((m) => message.includes(m))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

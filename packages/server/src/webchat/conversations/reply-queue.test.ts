@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TEST_DATABASES } from '../../testing/databases.ts';
+import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { MessageStore } from '../messages/message-store.ts';
+import { ConversationsService } from './conversations.service.ts';
+import { LeaseLost, ReplyQueue } from './reply-queue.ts';
+
+// The durable reply line is shared by every node through the store: the same rules on SQLite and PostgreSQL.
+for (const database of TEST_DATABASES) {
+  describe(`reply line in the store (${database})`, () => {
+    let server: TestServer;
+    let messages: MessageStore;
+    let conversations: ConversationsService;
+    before(async () => {
+      // The server's own reply scheduler works the same table: with a 10-minute lease it sweeps every ~3 minutes,
+      // so it does not take over the jobs these tests leave lapsing on purpose.
+      server = await startTestServer({ database, config: { webchat: { replyLeaseMs: 600_000 } } });
+      messages = new MessageStore(server.ctx.store.db);
+      conversations = new ConversationsService(server.ctx.store.db);
+    });
+    after(() => server.close());
+
+    const node = (leaseMs = 60_000, stallMs = 60_000) =>
+      new ReplyQueue(server.ctx.store.db, server.ctx.store.dialect, {
+        nodeId: randomUUID(),
+        leaseMs,
+        stallMs,
+      });
+
+    async function conversation(): Promise<string> {
+      const company = await server.ctx.companies.create(`Line ${randomUUID().slice(0, 8)}`);
+      const employee = (await server.ctx.digitalEmployees.list(company.id))[0]!;
+      return (await conversations.create({ companyId: company.id, sessionId: randomUUID() }, employee.id)).id;
+    }
+
+    /** Stores a user message and, in the same transaction, its place in `queue`'s line. */
+    async function userMessage(queue: ReplyQueue, conversationId: string): Promise<string> {
+      const { snapshot } = await messages.insertAt(
+        { conversationId, role: 'user', author: null, status: 'complete', blocks: [] },
+        (trx, at) => queue.enqueue(trx, { messageId: at.id, conversationId, position: at.position }),
+      );
+      return snapshot.id;
+    }
+
+    it('hands out a conversation’s jobs one at a time, in position order, to whichever node asks', async () => {
+      const a = node();
+      const b = node();
+      const c = await conversation();
+      const first = await userMessage(a, c);
+      const second = await userMessage(b, c);
+      const claimed = await b.claimNext(c);
+      assert.equal(claimed?.messageId, first, 'the head of the line, though another node stored it');
+      assert.equal(claimed?.takenOver, false);
+      assert.equal(await a.claimNext(c), undefined, 'nothing while a live node runs one');
+      assert.equal(await b.claimNext(c), undefined, 'not even for the node that runs it');
+      await b.finish(claimed!);
+      const next = await a.claimNext(c);
+      assert.equal(next?.messageId, second);
+      await a.finish(next!);
+      assert.equal(await a.claimNext(c), undefined, 'the line is empty');
+    });
+
+    it('never leaves a stored message without its place: a failed transaction takes both back', async () => {
+      const a = node();
+      const c = await conversation();
+      await assert.rejects(
+        messages.insertAt(
+          { conversationId: c, role: 'user', author: null, status: 'complete', blocks: [] },
+          async (trx, at) => {
+            await a.enqueue(trx, { messageId: at.id, conversationId: c, position: at.position });
+            throw new Error('refused after the line was written');
+          },
+        ),
+        /refused/,
+      );
+      assert.equal((await messages.page(c, {})).messages.length, 0);
+      assert.equal(await a.claimNext(c), undefined);
+    });
+
+    it('a job whose lease lapsed is taken over with the reply it had started; the old owner is locked out', async () => {
+      const dying = node(300);
+      const survivor = node(300);
+      const c = await conversation();
+      const asked = await userMessage(dying, c);
+      const job = (await dying.claimNext(c))!;
+      const { snapshot: reply } = await messages.insertAt(
+        { conversationId: c, role: 'digital_employee', author: null, status: 'partial', blocks: [] },
+        (trx, at) => dying.attachReply(trx, job, at.id),
+      );
+      assert.equal(await survivor.claimNext(c), undefined, 'the lease is still live');
+      await sleep(450);
+      const takeover = await survivor.claimNext(c);
+      assert.equal(takeover?.messageId, asked);
+      assert.equal(takeover?.takenOver, true);
+      assert.equal(takeover?.replyMessageId, reply.id);
+      // The dead node's late writes change nothing: it no longer owns the job.
+      await assert.rejects(
+        messages.insertAt(
+          { conversationId: c, role: 'digital_employee', author: null, status: 'partial', blocks: [] },
+          (trx, at) => dying.attachReply(trx, job, at.id),
+        ),
+        LeaseLost,
+      );
+      assert.equal(await dying.renewLeases([job.messageId]), 0);
+      await dying.finish(job);
+      assert.equal(await survivor.claimNext(c), undefined, 'still running on the survivor');
+      await survivor.finish(takeover!);
+    });
+
+    it('renews only the leases of jobs still running here, so a job given up on lapses', async () => {
+      const a = node(400);
+      const other = node(400);
+      const c1 = await conversation();
+      const c2 = await conversation();
+      await userMessage(a, c1);
+      await userMessage(a, c2);
+      const kept = (await a.claimNext(c1))!;
+      const givenUp = (await a.claimNext(c2))!;
+      for (let i = 0; i < 4; i++) {
+        await sleep(150);
+        assert.equal(await a.renewLeases([kept.messageId]), 1);
+      }
+      assert.equal(await other.claimNext(c1), undefined, 'renewed: still ours');
+      assert.equal((await other.claimNext(c2))?.messageId, givenUp.messageId, 'not renewed: taken over');
+    });
+
+    it('finds lines nobody works on: lapsed leases, and queued jobs with nothing running', async () => {
+      const a = node(200, 200);
+      const c1 = await conversation();
+      const c2 = await conversation();
+      const c3 = await conversation();
+      await userMessage(a, c1);
+      await userMessage(a, c2);
+      await userMessage(a, c3);
+      await a.claimNext(c1); // running, lease soon lapsed
+      const live = (await a.claimNext(c3))!; // running, kept alive below
+      await userMessage(a, c3); // queued behind a live job: not stalled
+      await sleep(300);
+      await a.renewLeases([live.messageId]);
+      const stalled = await a.stalledConversations();
+      assert.ok(stalled.includes(c1), 'lapsed lease');
+      assert.ok(stalled.includes(c2), 'queued, nobody claimed it');
+      assert.ok(!stalled.includes(c3), 'a live job runs there');
+    });
+
+    it('a draining node gives back a job it had not started; one it had started stays its own', async () => {
+      const a = node();
+      const b = node();
+      const c = await conversation();
+      const first = await userMessage(a, c);
+      const job = (await a.claimNext(c))!;
+      await a.release(job);
+      const taken = (await b.claimNext(c))!;
+      assert.equal(taken.messageId, first, 'back in line for anyone');
+      await messages.insertAt(
+        { conversationId: c, role: 'digital_employee', author: null, status: 'partial', blocks: [] },
+        (trx, at) => b.attachReply(trx, taken, at.id),
+      );
+      await b.release(taken);
+      assert.equal(
+        await a.claimNext(c),
+        undefined,
+        'a started reply is not given back: its owner finishes it',
+      );
+    });
+  });
+}

@@ -1,0 +1,215 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Dialect } from '../../storage/database.ts';
+import { clockMs } from '../../storage/db-clock.ts';
+import type { Database } from '../../storage/schema.ts';
+
+/** A user message whose reply this node now owns. */
+export interface ReplyJob {
+  messageId: string;
+  conversationId: string;
+  position: number;
+  /** Set when the job was taken over from a node whose lease lapsed after it had started the reply. */
+  replyMessageId: string | null;
+  /** Taken over from a node that stopped renewing its lease (it died, or lost the store for too long). */
+  takenOver: boolean;
+}
+
+/** This node no longer owns the job (its lease lapsed and another node took it): stop without writing. */
+export class LeaseLost extends Error {
+  constructor(messageId: string) {
+    super(`the reply job of message ${messageId} belongs to another node now`);
+  }
+}
+
+export interface ReplyQueueOptions {
+  /** This node's id (random per process): the owner of the jobs it runs. */
+  nodeId: string;
+  /** How long a claim lasts without renewal: another node takes the job over once it lapses. */
+  leaseMs: number;
+  /** A queued job older than this with nothing running in its conversation counts as stalled (swept). */
+  stallMs: number;
+}
+
+type JobRow = Database['reply_jobs'] & { now: number };
+
+/**
+ * The durable line of user messages waiting for a digital-employee reply, shared by every node through the store.
+ * A job is written in the same transaction as its user message (`enqueue`), so an acknowledged message always
+ * has its place, whatever happens to the node that stored it. One job per conversation runs at a time, in
+ * position order: `claimNext` takes the head of the line under the conversation's row lock. The running node
+ * renews its lease every few seconds; when it stops (crash, `kill -9`, lost network), the lease lapses and any
+ * node's `claimNext` takes the job over — seconds after the death, not after the responder timeout.
+ */
+export class ReplyQueue {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+    private readonly options: ReplyQueueOptions,
+  ) {}
+
+  get nodeId(): string {
+    return this.options.nodeId;
+  }
+
+  /** Puts a just-stored user message in line, inside the transaction that stores it. */
+  async enqueue(
+    trx: Transaction<Database>,
+    job: { messageId: string; conversationId: string; position: number },
+  ): Promise<void> {
+    await trx
+      .insertInto('reply_jobs')
+      .values({
+        message_id: job.messageId,
+        conversation_id: job.conversationId,
+        position: job.position,
+        state: 'queued',
+        node_id: null,
+        reply_message_id: null,
+        lease_expires_at: null,
+        queued_at: clockMs(this.dialect),
+      })
+      .execute();
+  }
+
+  /**
+   * Takes the conversation's next job for this node, or `undefined` when its line is empty or a live node is
+   * running one. A running job whose lease lapsed is taken over (`takenOver`): its node is gone.
+   */
+  async claimNext(conversationId: string): Promise<ReplyJob | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      // Claims and message inserts of one conversation queue behind its row lock (SQLite: one writer anyway).
+      if (this.dialect === 'postgres') {
+        await trx
+          .selectFrom('conversations')
+          .select('id')
+          .where('id', '=', conversationId)
+          .forUpdate()
+          .execute();
+      }
+      const rows = (await trx
+        .selectFrom('reply_jobs')
+        .selectAll()
+        .select(clockMs(this.dialect).as('now'))
+        .where('conversation_id', '=', conversationId)
+        .orderBy('position')
+        .limit(50)
+        .execute()) as JobRow[];
+      const running = rows.find((r) => r.state === 'running');
+      if (running) {
+        if ((running.lease_expires_at ?? 0) > running.now) return undefined;
+        await this.take(trx, running.message_id, running.now);
+        return toJob(running, true);
+      }
+      const next = rows[0];
+      if (!next) return undefined;
+      await this.take(trx, next.message_id, next.now);
+      return toJob(next, false);
+    });
+  }
+
+  /** Records the reply message a job streams, with its insert; throws `LeaseLost` (rolling it back) if not ours. */
+  async attachReply(trx: Transaction<Database>, job: ReplyJob, replyMessageId: string): Promise<void> {
+    const result = await trx
+      .updateTable('reply_jobs')
+      .set({ reply_message_id: replyMessageId })
+      .where('message_id', '=', job.messageId)
+      .where('node_id', '=', this.options.nodeId)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new LeaseLost(job.messageId);
+  }
+
+  /** The job is done (answered, or nothing to answer): it leaves the line if this node still owns it. */
+  async finish(job: ReplyJob): Promise<void> {
+    await this.db
+      .deleteFrom('reply_jobs')
+      .where('message_id', '=', job.messageId)
+      .where('node_id', '=', this.options.nodeId)
+      .execute();
+  }
+
+  /** Lets every running job's lease lapse now: at the start of a lone node, whatever ran before belongs to no one. */
+  async expireAllLeases(): Promise<void> {
+    await this.db
+      .updateTable('reply_jobs')
+      .set({ lease_expires_at: 0 })
+      .where('state', '=', 'running')
+      .execute();
+  }
+
+  /** Gives a claimed job back to the line without having started it (the node is draining). */
+  async release(job: ReplyJob): Promise<void> {
+    await this.db
+      .updateTable('reply_jobs')
+      .set({ state: 'queued', node_id: null, lease_expires_at: null })
+      .where('message_id', '=', job.messageId)
+      .where('node_id', '=', this.options.nodeId)
+      .where('reply_message_id', 'is', null)
+      .execute();
+  }
+
+  /**
+   * Extends the leases of the jobs this node is running now (`messageIds`); a job it gave up on is not among
+   * them, so its lease lapses and another node takes it over. Returns how many this node still owns.
+   */
+  async renewLeases(messageIds: string[]): Promise<number> {
+    if (messageIds.length === 0) return 0;
+    const result = await this.db
+      .updateTable('reply_jobs')
+      .set({ lease_expires_at: clockMs(this.dialect, this.options.leaseMs) })
+      .where('message_id', 'in', messageIds)
+      .where('node_id', '=', this.options.nodeId)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /**
+   * Conversations whose line nobody is working on: a running job with a lapsed lease (its node died), or a queued
+   * job older than `stallMs` with nothing running (its node died before claiming it, or two nodes raced).
+   */
+  async stalledConversations(limit = 100): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('reply_jobs as j')
+      .select('j.conversation_id')
+      .distinct()
+      .where(({ eb, and, or, not, exists, selectFrom }) =>
+        or([
+          and([eb('j.state', '=', 'running'), eb('j.lease_expires_at', '<', clockMs(this.dialect))]),
+          and([
+            eb('j.state', '=', 'queued'),
+            eb('j.queued_at', '<', clockMs(this.dialect, -this.options.stallMs)),
+            not(
+              exists(
+                selectFrom('reply_jobs as r')
+                  .select('r.message_id')
+                  .whereRef('r.conversation_id', '=', 'j.conversation_id')
+                  .where('r.state', '=', 'running'),
+              ),
+            ),
+          ]),
+        ]),
+      )
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.conversation_id);
+  }
+
+  private async take(trx: Transaction<Database>, messageId: string, now: number): Promise<void> {
+    await trx
+      .updateTable('reply_jobs')
+      .set({ state: 'running', node_id: this.options.nodeId, lease_expires_at: now + this.options.leaseMs })
+      .where('message_id', '=', messageId)
+      .execute();
+  }
+}
+
+function toJob(row: Database['reply_jobs'], takenOver: boolean): ReplyJob {
+  return {
+    messageId: row.message_id,
+    conversationId: row.conversation_id,
+    position: row.position,
+    replyMessageId: row.reply_message_id,
+    takenOver,
+  };
+}

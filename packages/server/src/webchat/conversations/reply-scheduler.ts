@@ -1,0 +1,155 @@
+import type { Logger } from 'pino';
+import type { ReplyJob, ReplyQueue } from './reply-queue.ts';
+import type { ReplySignals } from './reply-signals.ts';
+
+/** What running a job came to: `done` leaves the line; `unfinished` stays for a takeover once the lease lapses. */
+export type JobOutcome = 'done' | 'unfinished';
+
+export interface ReplySchedulerDeps {
+  queue: ReplyQueue;
+  signals: ReplySignals;
+  /** Runs one claimed job to its end. Throwing counts as `unfinished`. */
+  run(job: ReplyJob): Promise<JobOutcome>;
+  logger: Logger;
+  /** The queue's lease: renewed every third of it while this node runs jobs. */
+  leaseMs: number;
+  /** How often the line is swept for work nobody is doing (lapsed leases, stalled queued jobs). */
+  sweepMs: number;
+}
+
+/**
+ * Works the durable reply line (reply-queue.ts) on this node. `kick(conversation)` after a user message is stored
+ * starts a loop that claims the conversation's jobs one after another until its line is empty or another node
+ * holds it; the node that finishes a reply thus also answers the messages that queued behind it, whichever node
+ * stored them. While jobs run, their leases are renewed; a sweep finds lines that nobody works on (a node died,
+ * or two nodes raced past each other) and kicks them. `drain` stops taking work and tells the other nodes.
+ */
+export class ReplyScheduler {
+  /** Conversations with a loop on this node. */
+  private readonly loops = new Map<string, Promise<void>>();
+  /** Kicked while their loop was running: look at the line once more before the loop ends. */
+  private readonly kickedAgain = new Set<string>();
+  /** Jobs being run by this node now: only these leases are renewed. */
+  private readonly running = new Set<string>();
+  private draining = false;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping = false;
+  private lastSweepError = 0;
+
+  constructor(private readonly deps: ReplySchedulerDeps) {}
+
+  start(): void {
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(100, this.deps.leaseMs / 3));
+    this.renewTimer.unref();
+    this.sweepTimer = setInterval(() => void this.sweep(), this.deps.sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** Works the conversation's line on this node, unless a loop already does or the node is draining. */
+  kick(conversationId: string): void {
+    if (this.draining) return;
+    if (this.loops.has(conversationId)) {
+      this.kickedAgain.add(conversationId);
+      return;
+    }
+    const loop = this.work(conversationId)
+      .catch((err) => this.deps.logger.warn({ err, conversationId }, 'reply line could not be worked'))
+      .finally(() => this.loops.delete(conversationId));
+    this.loops.set(conversationId, loop);
+  }
+
+  /** Sweeps once now (at start-up, and in tests). */
+  async sweep(): Promise<void> {
+    if (this.draining || this.sweeping) return;
+    this.sweeping = true;
+    try {
+      for (const conversationId of await this.deps.queue.stalledConversations()) this.kick(conversationId);
+    } catch (err) {
+      this.warnThrottled(err, 'could not sweep the reply line');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /**
+   * Stops taking work: lets the replies running here finish for up to `timeoutMs`, then calls `abortRunning`
+   * (each of them ends with an error block) and waits for them; conversations left with work wake other nodes.
+   */
+  async drain(timeoutMs: number, abortRunning: () => void): Promise<void> {
+    this.draining = true;
+    clearInterval(this.sweepTimer);
+    const settled = Promise.allSettled([...this.loops.values()]);
+    const timer = new Promise<'timeout'>((resolve) => setTimeout(resolve, timeoutMs, 'timeout').unref());
+    if ((await Promise.race([settled, timer])) === 'timeout') {
+      abortRunning();
+      await settled;
+    }
+    clearInterval(this.renewTimer);
+  }
+
+  private async work(conversationId: string): Promise<void> {
+    for (;;) {
+      this.kickedAgain.delete(conversationId);
+      const job = await this.deps.queue.claimNext(conversationId);
+      if (!job) {
+        if (this.kickedAgain.has(conversationId) && !this.draining) continue;
+        return;
+      }
+      if (this.draining) {
+        await this.handOver(job);
+        return;
+      }
+      if ((await this.runOne(job)) === 'unfinished') return;
+      if (this.draining) {
+        // More may wait in this line; another node takes it now rather than at its next sweep.
+        await this.deps.signals.send({ kind: 'wake', conversationId });
+        return;
+      }
+    }
+  }
+
+  private async runOne(job: ReplyJob): Promise<JobOutcome> {
+    this.running.add(job.messageId);
+    try {
+      const outcome = await this.deps.run(job).catch((err) => {
+        this.deps.logger.warn({ err, messageId: job.messageId }, 'reply job left for another node');
+        return 'unfinished' as const;
+      });
+      // An unfinished job keeps its row; its lease is no longer renewed, so a sweep takes it over once it lapses.
+      if (outcome === 'done') await this.deps.queue.finish(job);
+      return outcome;
+    } catch (err) {
+      this.warnThrottled(err, 'could not finish a reply job; it will be taken over');
+      return 'unfinished';
+    } finally {
+      this.running.delete(job.messageId);
+    }
+  }
+
+  private async handOver(job: ReplyJob): Promise<void> {
+    await this.deps.queue.release(job).catch(() => {});
+    await this.deps.signals.send({ kind: 'wake', conversationId: job.conversationId });
+  }
+
+  private async renew(): Promise<void> {
+    if (this.running.size === 0) return;
+    try {
+      await this.deps.queue.renewLeases([...this.running]);
+    } catch (err) {
+      this.warnThrottled(err, 'could not renew reply leases');
+    }
+  }
+
+  /** Store outages make these fail every few seconds; one warning per 30 s says enough. */
+  private warnThrottled(err: unknown, message: string): void {
+    const now = Date.now();
+    if (now - this.lastSweepError < 30_000) return;
+    this.lastSweepError = now;
+    this.deps.logger.warn({ err: { message: (err as Error).message } }, message);
+  }
+}

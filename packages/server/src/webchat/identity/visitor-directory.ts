@@ -1,0 +1,40 @@
+import { LruCache } from '../../oauth/lru-cache.ts';
+import type { ConversationsService } from '../conversations/conversations.service.ts';
+import type { Visitor } from './visitor.ts';
+
+/**
+ * Keeps the store in step with what verified requests say about their visitor: an identified request attaches the
+ * conversations its session started anonymously in the channel (they stay the visitor's), and a token carrying a
+ * new name or email updates it on all the visitor's conversations (what the inbox shows; once per profile and node,
+ * remembered in a bounded cache). A token without a name or email keeps what an earlier one said.
+ */
+export class VisitorDirectory {
+  /** Per visitor key: the profile last written (the JSON of id, name, email). */
+  private readonly profiles = new LruCache<string, string>(10_000);
+
+  constructor(private readonly conversations: ConversationsService) {}
+
+  /** Records the visitor of a verified request and answers it with the name and email known for it. */
+  async remember(companyId: string, sessionId: string, token: Visitor): Promise<Visitor> {
+    const visitor = await this.withKnownProfile(companyId, token);
+    // A read first (an indexed lookup that finds nothing on almost every request), so the write happens only when
+    // there is something to attach — whichever node served the session before.
+    if (await this.conversations.hasAnonymousConversations(companyId, sessionId, visitor.channelId))
+      await this.conversations.attachSessionToVisitor(companyId, sessionId, visitor);
+    const profile = JSON.stringify([visitor.id, visitor.name, visitor.email]);
+    if (this.profiles.get(visitor.key) !== profile) {
+      await this.conversations.updateVisitorProfile(companyId, visitor);
+      this.profiles.set(visitor.key, profile);
+    }
+    return visitor;
+  }
+
+  private async withKnownProfile(companyId: string, token: Visitor): Promise<Visitor> {
+    if (token.name !== null && token.email !== null) return token;
+    const cached = this.profiles.get(token.key);
+    const known = cached
+      ? (([, name, email]) => ({ name, email }))(JSON.parse(cached) as [string, string | null, string | null])
+      : await this.conversations.knownVisitorProfile(companyId, token.key);
+    return { ...token, name: token.name ?? known?.name ?? null, email: token.email ?? known?.email ?? null };
+  }
+}

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { TEST_DATABASES } from '../../testing/databases.ts';
+import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { connectToNewConversation, listMessages, newVisitor } from '../testing/webchat-fixtures.ts';
+import { PUBLISH_CODES } from './send-message.ts';
+
+// The HTTP edge's text rule (src/http/unsafe-text.ts) holds on the realtime boundary too, with the official client.
+for (const database of TEST_DATABASES) {
+  describe(`SendMessage text rule (${database})`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ database });
+    });
+    after(() => server.close());
+
+    it('refuses U+0000 or an unpaired surrogate in any string with the invalid-SendMessage code, storing nothing', async () => {
+      const company = await server.ctx.companies.create('Text Rule Co');
+      const v = newVisitor(company.id);
+      const { conversation, c } = await connectToNewConversation(server, v);
+      try {
+        const markdown = (content: string) => ({
+          version: 1,
+          client_message_id: randomUUID(),
+          blocks: [{ type: 'markdown', content }],
+        });
+        const refusals = [
+          markdown('hello\u0000world'),
+          markdown('half a pair: \uD83D'),
+          markdown('\uDE00 a low surrogate first'),
+          { ...markdown('fine'), 'extra\u0000': 'x' },
+          { version: 1, client_message_id: randomUUID(), blocks: [{ type: 'markdown\u0000', content: 'x' }] },
+        ];
+        for (const data of refusals) {
+          await assert.rejects(c.sub.publish(data), (err: { code: number; message: string }) => {
+            assert.equal(err.code, PUBLISH_CODES.invalidMessage, JSON.stringify(err));
+            assert.match(err.message, /U\+0000 or an unpaired surrogate/);
+            return true;
+          });
+        }
+        // The subscription still works: an ordinary message with an emoji (a proper surrogate pair) is accepted.
+        await c.sub.publish(markdown('all good 😀'));
+        await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'user'));
+        await sleep(100);
+        const users = (await listMessages(server, v, conversation.id)).body.messages.filter(
+          (m: { role: string }) => m.role === 'user',
+        );
+        assert.equal(users.length, 1);
+        assert.equal(users[0].blocks[0].content, 'all good 😀');
+      } finally {
+        c.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,246 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  type Broker,
+  type ConnectingContext,
+  DisconnectError,
+  MemoryBroker,
+  RealtimeEngine,
+  type RealtimeHooks,
+  RedisBroker,
+} from '@parley/realtime';
+import {
+  EMULATION_PATH,
+  HTTP_STREAM_PATH,
+  MESSAGES_NAMESPACE_NAME,
+  parseChannel,
+  SSE_PATH,
+  WEBSOCKET_PATH,
+} from '@parley/webchat-protocol';
+import type { Logger } from 'pino';
+import type { CompaniesService } from '../../companies/companies.service.ts';
+import type { Config } from '../../config/schema.ts';
+import { sameHostOriginOfUpgrade } from '../../http/public-url.ts';
+import type { App } from '../../http/types.ts';
+import type { AbuseLimits } from '../abuse-limits.ts';
+import type { ChannelsService } from '../channels/channels.service.ts';
+import type { Broadcaster } from '../conversations/broadcaster.ts';
+import type { ConversationEngine } from '../conversations/conversation-engine.ts';
+import type { ConversationsService } from '../conversations/conversations.service.ts';
+import type { LiveSnapshots } from '../conversations/live-snapshots.ts';
+import type { MessageStore } from '../messages/message-store.ts';
+import type { ReadMarks } from '../reads/read-marks.ts';
+import { allowedOriginsOf, isOriginAllowed } from '../routes/sdk-session.ts';
+import { inFlightOf } from './in-flight.ts';
+import { type ConnectionStorage, createPublishHook } from './publish-hook.ts';
+import { forRealtime } from './realtime-errors.ts';
+import type { ConnectionMeta } from './tokens.ts';
+import { TurnTaker } from './turns.ts';
+
+/**
+ * The `messages` namespace: 100 publications kept for 1 hour with recovery, publish by subscribers. Only `complete`
+ * envelopes enter history, one per message, so this is the spec's "100 messages retained for 1 hour".
+ */
+export const MESSAGES_NAMESPACE = {
+  name: MESSAGES_NAMESPACE_NAME,
+  history_size: 100,
+  history_ttl: '1h',
+  force_recovery: true,
+  allow_publish_for_subscriber: true,
+  // No publication_data_format check: the publish hook validates client data itself, and the server's own
+  // envelopes need no second JSON parse on every streamed partial.
+};
+
+/** Terminal application close code (4500–4999, docs/protocol.md "Disconnect codes"): the browser origin is refused. */
+export const ORIGIN_REFUSED_CLOSE = 4503;
+
+/** What the webchat's realtime hooks work with. */
+export interface WebchatHooksDeps {
+  config: Config;
+  companies: CompaniesService;
+  channels: ChannelsService;
+  conversations: ConversationsService;
+  messages: MessageStore;
+  live: LiveSnapshots;
+  limiter: AbuseLimits;
+  engine: ConversationEngine;
+  reads: ReadMarks;
+}
+
+/**
+ * Visitor publications started per event-loop turn (see TurnTaker). One costs about 0.3–0.8 ms on SQLite, so a turn
+ * holds the loop for at most ~15 ms before replies already streaming get their timers run.
+ */
+const PUBLICATIONS_PER_TURN = 8;
+
+/**
+ * The webchat's realtime engine, built but not started (nothing connects until `start`): HS256 tokens signed by the
+ * webchat, the `messages` namespace, the memory broker by default or Redis when REDIS_URL is set. Its hooks come
+ * later (`webchatHooks`), once the conversation engine that publishes through it exists.
+ */
+export function createWebchatRealtime(config: Config, logger: Logger, secret: string): RealtimeEngine {
+  const log = logger.child({ module: 'realtime' });
+  const broker: Broker = config.redisUrl
+    ? new RedisBroker({
+        url: config.redisUrl,
+        prefix: config.webchat.realtimeRedisPrefix,
+        onError: throttled((err) => log.warn({ err: { message: err.message } }, 'Redis connection error')),
+      })
+    : new MemoryBroker();
+  return new RealtimeEngine({
+    broker,
+    closeBroker: true,
+    token: { hmacSecretKeys: [secret] },
+    namespaces: [MESSAGES_NAMESPACE],
+    disallowAnonymousConnectionTokens: true,
+    websocketPath: WEBSOCKET_PATH,
+    httpStreamPath: HTTP_STREAM_PATH,
+    ssePath: SSE_PATH,
+    emulationPath: EMULATION_PATH,
+    logger: log,
+  });
+}
+
+/** Publishes the conversation engine's envelopes through the realtime engine (server-side publish). */
+export function realtimeBroadcaster(realtime: RealtimeEngine): Broadcaster {
+  return {
+    publish: async (channel, envelope, { history, idempotencyKey }) => {
+      await realtime.publish({
+        channel,
+        rawData: JSON.stringify(envelope),
+        skipHistory: !history,
+        ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      });
+    },
+  };
+}
+
+/**
+ * The webchat's hooks on its realtime engine: the Origin policy of the company or channel named in the connection
+ * token, the SendMessage publish hook, and the replies in flight in every subscribe result. A store or broker
+ * outage in any of them is a temporary 503 for the client (realtime-errors.ts).
+ */
+export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
+  const { config } = deps;
+  const turns = new TurnTaker(PUBLICATIONS_PER_TURN);
+  const handlePublication = createPublishHook({
+    conversations: deps.conversations,
+    engine: deps.engine,
+    limits: deps.limiter,
+    config: config.webchat,
+  });
+
+  /**
+   * Parley's own origins for this upgrade: the public URL's and, in development (no PARLEY_PUBLIC_URL), the origin
+   * of a page this server served under the name the upgrade was sent to (docs/config.md, PARLEY_PUBLIC_URL).
+   */
+  const ownOrigins = (context: ConnectingContext): string[] => {
+    const own = new URL(config.publicUrl).origin;
+    const sameHost = config.publicUrlConfigured
+      ? undefined
+      : sameHostOriginOfUpgrade(context.origin, context.request.headers, config.trustProxy);
+    return sameHost ? [own, sameHost] : [own];
+  };
+
+  /** The Origin policy of the company or channel the connection token names; keeps the client IP for limits. */
+  const admitConnection = async (context: ConnectingContext) => {
+    const meta = context.token?.meta as ConnectionMeta | undefined;
+    if (!meta?.company_id) throw new DisconnectError(3500, 'invalid token');
+    if (context.origin !== undefined && !isGrantedOrigin(context.origin, meta)) {
+      const company = await deps.companies.find(meta.company_id);
+      const channel = meta.channel_id
+        ? await deps.channels.find(meta.company_id, meta.channel_id)
+        : undefined;
+      if (
+        !company ||
+        !isOriginAllowed(context.origin, allowedOriginsOf({ company, channel }, ownOrigins(context)))
+      ) {
+        throw new DisconnectError(ORIGIN_REFUSED_CLOSE, 'origin not allowed');
+      }
+    }
+    const storage: ConnectionStorage = {
+      ip: remoteIp(context.request, config.trustProxy),
+      companyId: meta.company_id,
+    };
+    return { storage: storage as unknown as Record<string, unknown> };
+  };
+
+  return {
+    // Origins are checked per company/channel in onConnecting, once the token says which one is meant.
+    checkOrigin: () => true,
+    onConnecting: (context: ConnectingContext) =>
+      admitConnection(context).catch((err) => {
+        throw forRealtime(err);
+      }),
+    onPublish: (context) => turns.run(() => handlePublication(context)),
+    // The replies in flight and both read marks (docs/asyncapi.yaml "InFlightMessages").
+    onSubscribing: async ({ channel }) => {
+      const target = parseChannel(channel);
+      const [inFlight, readMarks] = await Promise.all([
+        inFlightOf(deps.messages, deps.live, channel),
+        target ? deps.reads.marksOf(target.conversationId) : undefined,
+      ]).catch((err) => {
+        throw forRealtime(err);
+      });
+      return inFlight ? { data: readMarks ? { ...inFlight, read_marks: readMarks } : inFlight } : undefined;
+    },
+  };
+}
+
+/**
+ * The WebSocket fallbacks (`/connection/http_stream`, `/connection/sse`, `/emulation`) are plain HTTP requests the
+ * engine answers itself: Fastify routes them there untouched (no body parsing, so the engine reads and bounds the
+ * body, streams the response and answers CORS preflights as Centrifugo does).
+ */
+export function registerRealtimeFallbacks(app: App, realtime: RealtimeEngine): void {
+  app.register(async (scope) => {
+    // The engine reads the body itself (bounded, JSON or Protobuf): no parser may consume the stream first.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    for (const url of [HTTP_STREAM_PATH, SSE_PATH, EMULATION_PATH]) {
+      scope.route({
+        method: url === SSE_PATH ? ['GET', 'POST', 'OPTIONS'] : ['POST', 'OPTIONS'],
+        url,
+        schema: { hide: true },
+        handler: async (request, reply) => {
+          reply.hijack();
+          const handled = await realtime.httpHandler(request.raw, reply.raw);
+          if (!handled && !reply.raw.headersSent) reply.raw.writeHead(404).end();
+        },
+      });
+    }
+  });
+}
+
+/** Upgrades to `/connection/websocket` on `server` go to the engine (REST and WebSocket share the port). */
+export function attachRealtime(server: Server, realtime: RealtimeEngine): void {
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (new URL(request.url ?? '/', 'http://x').pathname !== WEBSOCKET_PATH) {
+      socket.destroy();
+      return;
+    }
+    realtime.handleUpgrade(request, socket, head);
+  });
+}
+
+/** A token granted to one browser origin (the portal's page, ConnectionMeta.origin) admits exactly that origin. */
+function isGrantedOrigin(origin: string, meta: ConnectionMeta): boolean {
+  return meta.origin !== undefined && origin.toLowerCase() === meta.origin;
+}
+
+function remoteIp(request: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = trustProxy ? request.headers['x-forwarded-for'] : undefined;
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+  return first || request.socket.remoteAddress || 'unknown';
+}
+
+/** While Redis is down every reconnect attempt fails; one line per 30 s says it without flooding the log. */
+function throttled(log: (err: Error) => void): (err: Error) => void {
+  let last = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now - last < 30_000) return;
+    last = now;
+    log(err);
+  };
+}

@@ -1,0 +1,64 @@
+import type { RealtimeEngine } from '@parley/realtime';
+import type { FastifyRequest } from 'fastify';
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
+import type { Config } from '../config/schema.ts';
+import type { AbuseLimits } from './abuse-limits.ts';
+import type { ChannelsService } from './channels/channels.service.ts';
+import type { ConversationCommands } from './conversations/conversation-commands.ts';
+import type { ConversationEngine } from './conversations/conversation-engine.ts';
+import type { ConversationsService } from './conversations/conversations.service.ts';
+import type { LiveSnapshots } from './conversations/live-snapshots.ts';
+import type { FeedbackService } from './feedback/feedback.service.ts';
+import type { ChannelIdentity } from './identity/channel-identity.ts';
+import type { VisitorDirectory } from './identity/visitor-directory.ts';
+import type { MessageStore } from './messages/message-store.ts';
+import type { ReadMarks } from './reads/read-marks.ts';
+import type { RealtimeTokenSigner } from './realtime/tokens.ts';
+
+/**
+ * The webchat capability's services, built once by `createWebchat` (webchat.ts) for the composition root: what the
+ * SDK and platform routes, the portal inbox and the CLI share. Building connects nothing; `start` and `serve` do.
+ */
+export interface Webchat {
+  config: Config['webchat'];
+  /** Read per use: a test server learns its public URL only after listen. */
+  publicUrl(): string;
+  /** The base URL to hand this request's client (PARLEY_PUBLIC_URL, or in development the request's own). */
+  publicUrlFor(request: FastifyRequest): string;
+  /** The browser origins that are Parley's own for this request (always allowed to use the webchat). */
+  ownOriginsFor(request: FastifyRequest): string[];
+  companies: CompaniesService;
+  channels: ChannelsService;
+  conversations: ConversationsService;
+  store: MessageStore;
+  live: LiveSnapshots;
+  engine: ConversationEngine;
+  signer: RealtimeTokenSigner;
+  limiter: AbuseLimits;
+  audit: AuditLog;
+  /** Channels' identity modes and secrets, and the verification of visitor tokens. */
+  identity: ChannelIdentity;
+  /** Attaches a session's conversations to its verified visitor and keeps their name and email current. */
+  visitors: VisitorDirectory;
+  /** Read marks and unread counts of both sides. */
+  reads: ReadMarks;
+  /** Visitors' thumbs on messages and CSAT of closed conversations. */
+  feedback: FeedbackService;
+  /** What agents do to conversations (post, handover, hand back, close), for every boundary. */
+  commands: ConversationCommands;
+  /** The realtime engine on `/connection/websocket` (its hooks are the webchat's). */
+  realtime: RealtimeEngine;
+  /** With REDIS_URL: other nodes share the broker and the reply line (its health is the broker's). */
+  clustered: boolean;
+  /** Connects the broker, so messages can be broadcast (a CLI command that posts needs only this). */
+  start(): Promise<void>;
+  /** `start`, and works the reply line: this process answers visitors (the server). */
+  serve(): Promise<void>;
+  /**
+   * Graceful drain (SIGTERM): WebSocket clients are told to reconnect (to another node), replies streaming here
+   * finish for up to `graceMs`, the rest of the reply line goes to other nodes; the broker stays up meanwhile so
+   * this node's last envelopes still reach the clients, wherever they reconnected.
+   */
+  drain(graceMs: number): Promise<void>;
+}

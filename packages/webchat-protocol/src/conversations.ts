@@ -1,0 +1,77 @@
+/**
+ * Conversation views as the REST APIs return them (docs/architecture.md "Conversation states"): `open` and handled by
+ * the digital employee at the start, handed over to an agent and back, and either → `closed` (terminal).
+ */
+
+/** `closed` is terminal: no more messages are accepted. */
+export type ConversationStatus = 'open' | 'closed';
+
+/** Who answers the visitor: the digital employee, or a human agent after a handover. */
+export type ConversationHandler = 'digital_employee' | 'agent';
+
+/** A conversation as the SDK routes return it (`POST/GET /sdk/v1/conversations`). */
+export interface ConversationView {
+  id: string;
+  /** The realtime channel, `messages:companies.{companyId}.conversations.{conversationId}` (see `channelOf`). */
+  channel: string;
+  digital_employee_id: string;
+  /** The channel (widget placement) it was started in; `null` for one started without `X-Channel-Id`. */
+  channel_id: string | null;
+  status: ConversationStatus;
+  handled_by: ConversationHandler;
+  created_at: string;
+  updated_at: string;
+  /**
+   * In lists and reads of one conversation: the messages the reading side has not read — for a visitor the
+   * digital-employee, agent and system messages after their read mark (sending moves it), for agents the
+   * visitor's messages after theirs.
+   */
+  unread_count?: number;
+  /** The visitor's rating of the closed conversation, once given (SDK reads only). */
+  csat?: Csat | null;
+}
+
+/** The verified visitor a conversation belongs to, as their latest visitor token named them. */
+export interface ConversationVisitorView {
+  /** The token's `sub`: the integrator's own user id. */
+  id: string;
+  name: string | null;
+  email: string | null;
+}
+
+/** A conversation as the platform and portal (agent) routes return it: adds the session and the agent. */
+export interface PlatformConversationView extends ConversationView {
+  /** The visitor session (`X-Session-Id`) it belongs to (for a verified visitor: the session that started it). */
+  session_id: string;
+  /** The agent handling it, once one took it over. */
+  agent_name: string | null;
+  /** The verified visitor (channels with identity on); `null` for an anonymous session's conversation. */
+  visitor?: ConversationVisitorView | null;
+}
+
+/** A thumb on a message: `up` or `down`. */
+export type FeedbackRating = 'up' | 'down';
+
+/** A visitor's rating of one digital-employee or agent message (`PUT …/messages/{id}/feedback`). */
+export interface MessageFeedback {
+  rating: FeedbackRating;
+  comment: string | null;
+}
+
+/** What `PUT /sdk/v1/conversations/{id}/messages/{messageId}/feedback` answers. */
+export interface MessageFeedbackView extends MessageFeedback {
+  message_id: string;
+  updated_at: string;
+}
+
+/** A visitor's satisfaction rating of a closed conversation, 1 (poor) to 5 (great). */
+export interface Csat {
+  score: number;
+  comment: string | null;
+}
+
+/** What `PUT /sdk/v1/conversations/{id}/csat` answers. */
+export interface CsatView extends Csat {
+  conversation_id: string;
+  updated_at: string;
+}

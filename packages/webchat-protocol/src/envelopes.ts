@@ -1,0 +1,93 @@
+import type { MessageSnapshot, ReceivedSnapshot } from './messages.ts';
+import type { ReadMarks } from './reads.ts';
+
+/**
+ * The protocol version every envelope and SendMessage carries (spec "Versioning"): clients ignore envelopes with
+ * a version they do not know, servers refuse SendMessages with one they do not speak.
+ */
+export const ENVELOPE_VERSION = 1 as const;
+
+/** `replace` carries a partial snapshot; `complete` the final one. */
+export type EnvelopeOperation = 'replace' | 'complete';
+
+/** Every operation this protocol version defines, for checking one read off the wire. */
+export const ENVELOPE_OPERATIONS: readonly EnvelopeOperation[] = ['replace', 'complete'];
+
+/** A publication on a conversation channel: one step of one message's stream (docs/asyncapi.yaml "MessageEnvelope"). */
+export interface MessageEnvelope {
+  version: typeof ENVELOPE_VERSION;
+  /** `replace` carries a partial snapshot; `complete` the final one. */
+  operation: EnvelopeOperation;
+  /** Counts the envelopes of one message from 1; clients drop one that is not above the last seen. */
+  sequence: number;
+  message_snapshot: MessageSnapshot;
+}
+
+/**
+ * An envelope as a client reads it off the wire, before the rules decide about it: any version or operation, and a
+ * {@link ReceivedSnapshot}. Every {@link MessageEnvelope} is one.
+ */
+export interface ReceivedEnvelope {
+  version: number;
+  operation: EnvelopeOperation | string;
+  sequence: number;
+  message_snapshot: ReceivedSnapshot;
+}
+
+/**
+ * The envelope that announces `snapshot` as the `sequence`-th step of its message: `complete` for a complete
+ * snapshot, `replace` for a partial one.
+ *
+ * @example
+ * ```ts
+ * broadcaster.publish(channelOf(companyId, snapshot.conversation_id), envelopeOf(snapshot, 3));
+ * ```
+ */
+export function envelopeOf(snapshot: MessageSnapshot, sequence: number): MessageEnvelope {
+  return {
+    version: ENVELOPE_VERSION,
+    operation: snapshot.status === 'complete' ? 'complete' : 'replace',
+    sequence,
+    message_snapshot: snapshot,
+  };
+}
+
+/** A block as a client sends it: only markdown, the server assigns ids. */
+export interface SendMessageBlock {
+  type: 'markdown';
+  content: string;
+}
+
+/** What a visitor publishes on its conversation channel to send a message (docs/asyncapi.yaml "SendMessage"). */
+export interface SendMessage {
+  version: typeof ENVELOPE_VERSION;
+  /** Client-generated UUID; a retry with the same id never creates a second message. */
+  client_message_id: string;
+  blocks: SendMessageBlock[];
+}
+
+/**
+ * The subscribe result `data` of a conversation channel (docs/asyncapi.yaml "InFlightMessages"): the replies still
+ * streaming, each in its latest known state. Channel history keeps only complete messages, so this is how a client
+ * that joins or returns mid-reply learns of one; each envelope follows the usual ordering rule.
+ */
+export interface InFlightMessages {
+  in_flight: MessageEnvelope[];
+  /** Each side's read mark (a server of this version always sends them; see {@link ReadMarks}). */
+  read_marks?: ReadMarks;
+}
+
+/**
+ * The envelopes of a subscribe result's `data` ({@link InFlightMessages}), each still to be read with the envelope
+ * rules; an empty list for data of any other shape (a server that sends none, or something else).
+ *
+ * @example
+ * ```ts
+ * subscription.on('subscribed', (ctx) => inFlightEnvelopes(ctx.data).forEach(apply));
+ * ```
+ */
+export function inFlightEnvelopes(data: unknown): unknown[] {
+  if (typeof data !== 'object' || data === null) return [];
+  const list = (data as { in_flight?: unknown }).in_flight;
+  return Array.isArray(list) ? list : [];
+}

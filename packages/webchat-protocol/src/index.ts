@@ -1,0 +1,69 @@
+/**
+ * @parley/webchat-protocol — the Parley webchat wire protocol in one place: the message, envelope and SendMessage
+ * shapes, channel naming, the WebSocket path and the envelope rules. The server, the SDK, the widget and the portal
+ * all import it; it has no dependencies and runs in browsers and Node.
+ *
+ * @example
+ * ```ts
+ * import { acceptsEnvelope, channelOf, readEnvelope } from '@parley/webchat-protocol';
+ * ```
+ */
+export {
+  type ChannelAddress,
+  channelOf,
+  EMULATION_PATH,
+  HTTP_STREAM_PATH,
+  MESSAGES_NAMESPACE_NAME,
+  parseChannel,
+  SSE_PATH,
+  WEBSOCKET_PATH,
+} from './channels.ts';
+export type {
+  ConversationHandler,
+  ConversationStatus,
+  ConversationView,
+  ConversationVisitorView,
+  Csat,
+  CsatView,
+  FeedbackRating,
+  MessageFeedback,
+  MessageFeedbackView,
+  PlatformConversationView,
+} from './conversations.ts';
+export {
+  acceptsEnvelope,
+  type EnvelopeReading,
+  type EnvelopeRefusal,
+  isEnvelopeOperation,
+  isReceivedSnapshot,
+  type KnownEnvelope,
+  readEnvelope,
+} from './envelope-rules.ts';
+export {
+  ENVELOPE_OPERATIONS,
+  ENVELOPE_VERSION,
+  type EnvelopeOperation,
+  envelopeOf,
+  type InFlightMessages,
+  inFlightEnvelopes,
+  type MessageEnvelope,
+  type ReceivedEnvelope,
+  type SendMessage,
+  type SendMessageBlock,
+} from './envelopes.ts';
+export {
+  type Block,
+  type BlockType,
+  type ErrorBlock,
+  type MarkdownBlock,
+  type MessageAuthor,
+  type MessageRole,
+  type MessageSnapshot,
+  type MessageStatus,
+  type ReceivedBlock,
+  type ReceivedSnapshot,
+  type TypingBlock,
+  textOf,
+  type UnknownBlock,
+} from './messages.ts';
+export { type ReadEvent, type ReadMarks, type ReadSide, readEventOf, readMarksOf } from './reads.ts';

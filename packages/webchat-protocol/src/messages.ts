@@ -1,0 +1,118 @@
+/**
+ * The message model of the webchat wire protocol: what REST returns for a message and what every envelope carries
+ * (docs/asyncapi.yaml "MessageSnapshot"). Field names are snake_case because they are exactly what goes over the
+ * wire.
+ */
+
+/** Who a message is from: the visitor, the digital employee, a human agent, or the service itself. */
+export type MessageRole = 'user' | 'digital_employee' | 'agent' | 'system';
+
+/** `partial` while a reply streams; `complete` once it is final (a complete message never changes again). */
+export type MessageStatus = 'partial' | 'complete';
+
+/** A typing indicator; shown in a partial snapshot before any content arrives (spec "Events", client rule 3). */
+export interface TypingBlock {
+  id: string;
+  type: 'typing';
+  typing: boolean;
+}
+
+/** Markdown text; in a streamed reply its content grows from one snapshot to the next. */
+export interface MarkdownBlock {
+  id: string;
+  type: 'markdown';
+  content: string;
+}
+
+/**
+ * Why a message ended without (all of) its content: a failed or timed-out responder, or a restart mid-stream.
+ * `code` is stable (docs/errors.md), `message` is safe to show to a visitor.
+ */
+export interface ErrorBlock {
+  id: string;
+  type: 'error';
+  code: string;
+  message: string;
+}
+
+/** Every block type this protocol version defines; what a server of this version sends. */
+export type Block = TypingBlock | MarkdownBlock | ErrorBlock;
+
+/** The `type` of a {@link Block}. */
+export type BlockType = Block['type'];
+
+/** The digital employee or agent who wrote a message. */
+export interface MessageAuthor {
+  id: string;
+  name: string;
+}
+
+/** The full current state of one message: what REST returns and what every envelope carries. */
+export interface MessageSnapshot {
+  id: string;
+  conversation_id: string;
+  role: MessageRole;
+  /**
+   * Who wrote it: the digital employee or the agent; for a verified visitor's own messages `{id: sub, name}` from
+   * their visitor token; `null` for an anonymous visitor's messages and system notices.
+   */
+  author: MessageAuthor | null;
+  status: MessageStatus;
+  blocks: Block[];
+  /** The client's idempotency key for user messages (SendMessage), `null` otherwise. */
+  client_message_id: string | null;
+  /**
+   * The message's place in its conversation, from 1: the one order every client and node agrees on (timestamps of
+   * messages created in the same millisecond, or on nodes whose clocks differ, do not order them).
+   */
+  position: number;
+  created_at: string;
+  updated_at: string;
+  /**
+   * The visitor's rating, on REST reads of a rated digital-employee or agent message (absent otherwise, and in
+   * envelopes).
+   */
+  feedback?: { rating: 'up' | 'down'; comment: string | null };
+}
+
+/**
+ * A block of a type this protocol version does not define, e.g. from a newer server. Clients keep it (so nothing
+ * is lost) but do not interpret it.
+ */
+export interface UnknownBlock {
+  id: string;
+  type: string;
+  [field: string]: unknown;
+}
+
+/** A block as a client reads it off the wire: a known one, or one of a type it does not know. */
+export type ReceivedBlock = Block | UnknownBlock;
+
+/**
+ * A snapshot as a client reads it off the wire, forward compatible: blocks of unknown types are allowed, and
+ * `position` may be missing (a server that predates it; clients then order by `created_at` and `id`). Every
+ * {@link MessageSnapshot} is one.
+ */
+export interface ReceivedSnapshot extends Omit<MessageSnapshot, 'blocks' | 'position'> {
+  blocks: ReceivedBlock[];
+  position?: number;
+}
+
+/**
+ * The markdown text of a message: its markdown blocks' content joined by blank lines (typing, error and unknown
+ * blocks contribute nothing). A responder's prompt, the SDK's `ChatMessage.text`.
+ *
+ * @example
+ * ```ts
+ * textOf({ blocks: [{ id: 'b1', type: 'markdown', content: 'Hello' }] }); // 'Hello'
+ * ```
+ */
+export function textOf(message: { readonly blocks: readonly ReceivedBlock[] }): string {
+  return (
+    message.blocks
+      .filter((b) => b.type === 'markdown')
+      // Off the wire a markdown block may lack its content (a malformed or foreign server): it adds no text then.
+      .map((b) => String((b as { content?: unknown }).content ?? ''))
+      .join('\n\n')
+  );
+}

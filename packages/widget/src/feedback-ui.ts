@@ -1,0 +1,152 @@
+import type { ChatMessage, FeedbackRating } from '@parley/webchat-sdk';
+import type { WidgetStrings } from './strings.ts';
+
+type Build = <K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Record<string, string>,
+  text?: string,
+) => HTMLElementTagNameMap[K];
+
+/** A builder of elements in `doc` (the widget's host document), attributes set, text as text (never HTML). */
+export function builder(doc: Document): Build {
+  return (tag, attrs = {}, text) => {
+    const node = doc.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+    if (text !== undefined) node.textContent = text;
+    return node;
+  };
+}
+
+/** Thumb icons drawn as SVG paths (Material Icons `thumb_up` / `thumb_down`): no emoji font needed. */
+const THUMB_PATHS: Record<FeedbackRating, string> = {
+  up: 'M1 21h4V9H1v12zm22-11c0-1.1-.9-2-2-2h-6.31l.95-4.57.03-.32c0-.41-.17-.79-.44-1.06L14.17 1 7.59 7.59C7.22 7.95 7 8.45 7 9v10c0 1.1.9 2 2 2h9c.83 0 1.54-.5 1.84-1.22l3.02-7.05c.09-.23.14-.47.14-.73v-2z',
+  down: 'M15 3H6c-.83 0-1.54.5-1.84 1.22l-3.02 7.05c-.09.23-.14.47-.14.73v2c0 1.1.9 2 2 2h6.31l-.95 4.57-.03.32c0 .41.17.79.44 1.06L9.83 23l6.59-6.59c.36-.36.58-.86.58-1.41V5c0-1.1-.9-2-2-2zm4 0v12h4V3h-4z',
+};
+
+function icon(doc: Document, path: string): SVGSVGElement {
+  const svg = doc.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  const p = doc.createElementNS('http://www.w3.org/2000/svg', 'path');
+  p.setAttribute('d', path);
+  svg.append(p);
+  return svg;
+}
+
+/** Only the digital employee's and agents' finished messages can be rated (docs/design.md "Feedback, CSAT and read state"). */
+export const isRatable = (m: ChatMessage): boolean =>
+  (m.role === 'digital_employee' || m.role === 'agent') && m.status === 'complete' && m.id !== null;
+
+/**
+ * Thumbs up and down under a message — toggle buttons (`aria-pressed`) reachable with the keyboard — and, once a
+ * thumb is pressed, an optional one-line comment. `rate` stores the rating (and comment) on the server.
+ */
+export function thumbsFor(
+  doc: Document,
+  message: ChatMessage,
+  strings: WidgetStrings,
+  rate: (rating: FeedbackRating, comment?: string) => Promise<void>,
+): HTMLElement {
+  const el = builder(doc);
+  const box = el('div', { class: 'feedback', role: 'group', 'aria-label': strings.rateMessage });
+  const current = message.feedback?.rating;
+  const thumb = (rating: FeedbackRating, label: string) => {
+    const button = el('button', {
+      type: 'button',
+      class: `thumb ${rating}`,
+      'aria-label': label,
+      title: label,
+    });
+    button.append(icon(doc, THUMB_PATHS[rating]));
+    button.setAttribute('aria-pressed', String(current === rating));
+    button.addEventListener('click', () => void rate(rating).catch(() => {}));
+    return button;
+  };
+  box.append(thumb('up', strings.helpful), thumb('down', strings.notHelpful));
+  if (current && !message.feedback?.comment) {
+    const form = el('form', { class: 'feedback-comment' });
+    const id = `parley-comment-${message.key}`;
+    const label = el('label', { class: 'sr-only', for: id }, strings.feedbackCommentLabel);
+    const input = el('input', {
+      id,
+      type: 'text',
+      maxlength: '2000',
+      placeholder: strings.feedbackCommentPlaceholder,
+    });
+    const send = el('button', { type: 'submit' }, strings.sendFeedback);
+    form.append(label, input, send);
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const comment = input.value.trim();
+      if (comment) void rate(current, comment).catch(() => {});
+    });
+    box.append(form);
+  } else if (message.feedback?.comment) {
+    box.append(el('span', { class: 'thanks' }, strings.feedbackThanks));
+  }
+  return box;
+}
+
+/**
+ * The satisfaction question shown when the conversation is closed: five scores as a radio group (arrow keys move
+ * between them, as native radios do), an optional comment and a submit button; then a thank-you.
+ */
+export function csatPrompt(
+  doc: Document,
+  strings: WidgetStrings,
+  submit: (score: number, comment?: string) => Promise<void>,
+): HTMLElement {
+  const el = builder(doc);
+  const form = el('form', { class: 'csat', 'aria-labelledby': 'parley-csat-title' });
+  const fieldset = el('fieldset');
+  fieldset.append(el('legend', { id: 'parley-csat-title' }, strings.csatQuestion));
+  const scores = el('div', { class: 'scores' });
+  const labels = [strings.csat1, strings.csat2, strings.csat3, strings.csat4, strings.csat5];
+  labels.forEach((text, i) => {
+    const id = `parley-csat-${i + 1}`;
+    const input = el('input', { type: 'radio', name: 'parley-csat', id, value: String(i + 1) });
+    const label = el('label', { for: id, title: text });
+    label.append(
+      el('span', { 'aria-hidden': 'true' }, String(i + 1)),
+      el('span', { class: 'sr-only' }, text),
+    );
+    scores.append(input, label);
+  });
+  fieldset.append(scores);
+  const commentId = 'parley-csat-comment';
+  const comment = el('textarea', { id: commentId, rows: '2', maxlength: '2000' });
+  const button = el('button', { type: 'submit' }, strings.csatSubmit);
+  const error = el('p', { class: 'csat-error', role: 'alert' });
+  error.hidden = true;
+  form.append(
+    fieldset,
+    el('label', { for: commentId, class: 'csat-comment-label' }, strings.csatCommentLabel),
+    comment,
+    button,
+    error,
+  );
+  scores.addEventListener('change', () => {
+    error.hidden = true;
+  });
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const chosen = form.querySelector<HTMLInputElement>('input[name="parley-csat"]:checked');
+    if (!chosen) {
+      error.textContent = strings.csatChoose;
+      error.hidden = false;
+      return;
+    }
+    button.disabled = true;
+    submit(Number(chosen.value), comment.value.trim() || undefined).then(
+      () => {
+        form.replaceChildren(el('p', { class: 'csat-thanks', role: 'status' }, strings.csatThanks));
+      },
+      () => {
+        button.disabled = false;
+        error.textContent = strings.csatFailed;
+        error.hidden = false;
+      },
+    );
+  });
+  return form;
+}
