@@ -37,7 +37,22 @@ describe('first run: the README admin sees the /demo?company= conversation in th
   const say = async (demo: Page, text: string) => {
     await demo.locator('textarea').fill(text);
     await demo.keyboard.press('Enter');
-    await demo.locator('.msg.user[data-status="complete"]').filter({ hasText: text }).waitFor();
+    await demo
+      .locator('.msg.user[data-status="complete"]')
+      .filter({ hasText: text })
+      .waitFor({ timeout: 15_000 })
+      .catch(async (err: Error) => {
+        // What the widget shows instead, so a failure in CI says where the message stopped.
+        const shown = await demo
+          .locator('.msg')
+          .evaluateAll((nodes) =>
+            nodes.map(
+              (n) => `${n.className}[${(n as HTMLElement).dataset.status}] ${n.textContent?.slice(0, 60)}`,
+            ),
+          );
+        await screenshot(demo, 'first-run-demo-failed');
+        throw new Error(`${err.message}\nwidget messages: ${JSON.stringify(shown)}`);
+      });
   };
 
   it('shows the conversation started on the demo page, and its next message live', async () => {

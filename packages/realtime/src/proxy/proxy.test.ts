@@ -281,7 +281,8 @@ describe('subscribe, publish and sub_refresh proxies', () => {
 
   test('sub_refresh: an expiring proxied subscription is renewed by the backend, then ended (2501)', async () => {
     backend.answer('/connect', { body: { result: { user: '9' } } });
-    backend.answer('/subscribe', { body: { result: { expire_at: Math.floor(Date.now() / 1000) + 1 } } });
+    // expire_at is in whole seconds: +2 leaves at least one second for the subscribe reply, even on a loaded machine.
+    backend.answer('/subscribe', { body: { result: { expire_at: Math.floor(Date.now() / 1000) + 2 } } });
     let refreshes = 0;
     backend.answer('/sub_refresh', () =>
       ++refreshes === 1
@@ -307,7 +308,7 @@ describe('subscribe, publish and sub_refresh proxies', () => {
 describe('refresh and RPC proxies', () => {
   test('refresh: the backend extends an expiring connection, later says expired → 3005', async () => {
     backend.answer('/connect', {
-      body: { result: { user: '10', expire_at: Math.floor(Date.now() / 1000) + 1 } },
+      body: { result: { user: '10', expire_at: Math.floor(Date.now() / 1000) + 2 } },
     });
     let refreshes = 0;
     backend.answer('/refresh', () =>

@@ -9,8 +9,8 @@ import type { PrebuiltAsset } from './prebuilt-assets.ts';
 const ENTRY = fileURLToPath(new URL('./built-entry.ts', import.meta.url));
 
 /**
- * Files the bundle reads at run time, next to itself: the realtime engine loads its Protobuf schema from
- * `./client.proto` relative to its module (packages/realtime/src/protocol/schema.ts), which in the bundle is
+ * Files the bundle reads at run time, next to itself: the realtime engine loads its Protobuf schema from the
+ * folder of its own module (packages/realtime/src/protocol/schema.ts), which in the bundle is the folder of
  * `parley.mjs`.
  */
 const RUNTIME_FILES = [
