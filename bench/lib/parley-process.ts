@@ -95,7 +95,8 @@ export async function createBenchClient(
 export async function startParleyProcess(env: BenchEnv, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(repoRoot, 'packages/server/bin/parley.js'), 'serve'], {
     cwd: repoRoot,
-    env: { ...env, NODE_ENV: 'production' },
+    // One process unless a row asks for workers: figures are per node.
+    env: { PARLEY_WORKERS: '1', ...env, NODE_ENV: 'production' },
     // The server's JSON log goes nowhere, as to a log shipper.
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -81,7 +81,8 @@ export class ParleyNode {
     this.log.write(`\n==== ${new Date().toISOString()} faults: starting ${this.name} on ${this.port}\n`);
     const child = spawn(process.execPath, args, {
       cwd: repoRoot,
-      env: { ...this.options.env, PORT: String(this.options.port) },
+      // One process per node: the faults act on nodes (kill -9, SIGTERM), not on cluster workers.
+      env: { PARLEY_WORKERS: '1', ...this.options.env, PORT: String(this.options.port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.pipe(this.log, { end: false });

@@ -1,22 +1,40 @@
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
+import { runPrimary } from './cluster/primary.ts';
 import { loadConfig } from './config/load.ts';
+import type { Config } from './config/schema.ts';
 import { createContext } from './context.ts';
 import { createLogger } from './logging/logger.ts';
 
 /** Of the shutdown grace, what is kept back for closing connections and the store after replies drained. */
 const CLOSE_MARGIN_MS = 3_000;
 
-/** Starts the server: config → context → app → listen, and a graceful drain on SIGTERM/SIGINT. */
+/**
+ * Starts the server: with PARLEY_WORKERS above 1 as the primary of that many worker processes (cluster/primary.ts),
+ * each of which — or this process alone — starts a node.
+ */
 export async function startServer(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  if (config.workers > 1 && cluster.isPrimary) return runPrimary({ config, logger });
+  await startNode(config, cluster.isWorker ? logger.child({ worker: cluster.worker?.id }) : logger);
+}
+
+/** One node: config → context → app → listen, and a graceful drain on SIGTERM/SIGINT. */
+async function startNode(config: Config, logger: Logger): Promise<void> {
   const ctx = await createContext(config, logger);
   const { app, readiness, drain } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());
 
   await app.listen({ port: config.port, host: config.host });
   logger.info(
-    { publicUrl: config.publicUrl, store: ctx.store.describe, broker: config.redisUrl ? 'redis' : 'memory' },
+    {
+      publicUrl: config.publicUrl,
+      store: ctx.store.describe,
+      broker: config.redisUrl ? 'redis' : 'memory',
+      pid: process.pid,
+    },
     'parley is serving',
   );
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from './load.ts';
 
@@ -14,6 +15,20 @@ describe('config', () => {
     assert.equal(config.oauth.audience, 'http://localhost:8080');
     assert.equal(config.oauth.authFailuresPerMinute, 60);
     assert.equal(config.oauth.tokensPerMinute, 600);
+  });
+
+  it('runs one worker per core only when PostgreSQL and Redis make the workers one cluster', () => {
+    const both = { DATABASE_URL: 'postgres://u@db/parley', REDIS_URL: 'redis://cache:6379' };
+    assert.equal(loadConfig({}).workers, 1, 'SQLite and the memory broker: one process');
+    assert.equal(loadConfig({ REDIS_URL: both.REDIS_URL }).workers, 1, 'SQLite stays single-process');
+    assert.equal(loadConfig(both).workers, availableParallelism());
+    assert.equal(loadConfig({ ...both, PARLEY_WORKERS: '3' }).workers, 3);
+    assert.equal(loadConfig({ ...both, PARLEY_WORKERS: '1' }).workers, 1);
+    assert.throws(
+      () => loadConfig({ REDIS_URL: both.REDIS_URL, PARLEY_WORKERS: '2' }),
+      (err: unknown) => err instanceof ConfigError && /workers need DATABASE_URL/.test(err.message),
+    );
+    assert.throws(() => loadConfig({ ...both, PARLEY_WORKERS: '0' }), ConfigError);
   });
 
   it('reads the documented environment variables', () => {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Value } from '@sinclair/typebox/value';
 import type { ErrorCode } from '../errors/codes.ts';
 import { type Config, ConfigSchema } from './schema.ts';
@@ -22,14 +23,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const port = overrides.port ?? int(env.PORT) ?? 8080;
   const configuredUrl = overrides.publicUrl ?? str(env.PARLEY_PUBLIC_URL)?.replace(/\/+$/, '');
   const publicUrl = configuredUrl ?? `http://localhost:${port}`;
+  const databaseUrl = overrides.databaseUrl ?? str(env.DATABASE_URL);
+  const redisUrl = overrides.redisUrl ?? str(env.REDIS_URL);
   const raw = {
     port,
     host: str(env.HOST),
     publicUrl,
     publicUrlConfigured: configuredUrl !== undefined,
     dataDir: str(env.PARLEY_DATA_DIR),
-    databaseUrl: str(env.DATABASE_URL),
-    redisUrl: str(env.REDIS_URL),
+    databaseUrl,
+    redisUrl,
+    workers: int(env.PARLEY_WORKERS) ?? defaultWorkers(databaseUrl, redisUrl),
     logLevel: str(env.LOG_LEVEL),
     trustProxy: bool(env.PARLEY_TRUST_PROXY),
     shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
@@ -80,6 +84,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   return parseConfig(deepMerge(stripUndefined(raw), overrides));
 }
 
+/** One worker per core when every worker can be a full node of one cluster (PostgreSQL and Redis), else one. */
+function defaultWorkers(databaseUrl: string | undefined, redisUrl: string | undefined): number {
+  return databaseUrl && redisUrl ? availableParallelism() : 1;
+}
+
 /** Validates a config object, filling defaults; throws ConfigError listing every problem. */
 export function parseConfig(input: unknown): Config {
   const withDefaults = Value.Default(ConfigSchema, structuredClone(input));
@@ -87,8 +96,21 @@ export function parseConfig(input: unknown): Config {
     (e) =>
       `${e.path || '/'}: ${e.message}${e.value !== undefined && !isSecretPath(e.path) ? ` (got ${JSON.stringify(e.value)})` : ''}`,
   );
+  if (problems.length === 0) problems.push(...crossFieldProblems(withDefaults as Config));
   if (problems.length > 0) throw new ConfigError(problems);
   return withDefaults as Config;
+}
+
+/** Rules between settings that the schema cannot say. */
+function crossFieldProblems(config: Config): string[] {
+  const problems: string[] = [];
+  if (config.workers > 1 && (!config.databaseUrl || !config.redisUrl)) {
+    problems.push(
+      `/workers: ${config.workers} workers need DATABASE_URL (PostgreSQL) and REDIS_URL, so that they act as one ` +
+        'node cluster; with SQLite or the in-memory broker run one worker (PARLEY_WORKERS=1)',
+    );
+  }
+  return problems;
 }
 
 const isSecretPath = (path: string) => /key|secret|password|url/i.test(path);

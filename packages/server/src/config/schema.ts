@@ -31,6 +31,11 @@ export const ConfigSchema = Type.Object(
      * to finish (the rest is for closing connections); what cannot finish ends with a `reply_interrupted` block.
      */
     shutdownGraceMs: Type.Integer({ minimum: 0, default: 15_000 }),
+    /**
+     * Worker processes sharing the port (node:cluster), each a full node on the shared PostgreSQL and Redis. Default:
+     * one per core when both are configured, else 1 — SQLite stays single-process (cluster/primary.ts says why).
+     */
+    workers: Type.Integer({ minimum: 1, maximum: 1024, default: 1 }),
     /** PostgreSQL: longest wait for a pooled or new connection before a request answers 503 `store_unavailable`. */
     storeConnectTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000, default: 2_000 }),
     /** PostgreSQL: longest wait for one statement's answer before it fails (and the request answers 503). */

@@ -1,17 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ErrorCode } from '../errors/codes.ts';
+import { createSecretFileOnce, writeSecretBeside } from './secret-file.ts';
 
 /** A versioned 256-bit key-encryption key. */
 export interface MasterKey {
@@ -69,50 +60,10 @@ export function loadMasterKeys(configured: string | undefined, dataDir: string):
   const file = join(dataDir, MASTER_KEY_FILE);
   if (!existsSync(file)) {
     const keys = [{ version: 1, key: randomBytes(32) }];
-    if (createMasterKeyFile(dataDir, keys)) return { keys, source: file, generated: true };
+    if (createSecretFileOnce(file, `${formatMasterKeys(keys)}\n`))
+      return { keys, source: file, generated: true };
   }
   return { keys: parseMasterKeys(readFileSync(file, 'utf8')), source: file, generated: false };
-}
-
-/**
- * Puts a first key file in place unless one exists, and never half written: the keys go to a file beside it that is
- * then hard-linked to the final name (a link, unlike a rename, fails when the name is taken). False when another
- * process got there first (server and CLI starting together on an empty folder): its complete file is the one to use.
- */
-function createMasterKeyFile(dataDir: string, keys: MasterKey[]): boolean {
-  const file = join(dataDir, MASTER_KEY_FILE);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const temporary = writeBeside(file, keys);
-  try {
-    linkSync(temporary, file);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
-    // Some mounts (FUSE, network shares) refuse hard links: create exclusively instead; EEXIST still means "lost".
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP') return createExclusively(file, keys);
-    throw err;
-  } finally {
-    rmSync(temporary, { force: true });
-  }
-}
-
-function createExclusively(file: string, keys: MasterKey[]): boolean {
-  try {
-    writeFileSync(file, `${formatMasterKeys(keys)}\n`, { mode: 0o600, flag: 'wx' });
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  }
-}
-
-/** Writes `keys` (mode 0600) to a new file beside `file`, unique per process and call, and returns its path. */
-function writeBeside(file: string, keys: MasterKey[]): string {
-  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(temporary, `${formatMasterKeys(keys)}\n`, { mode: 0o600, flag: 'wx' });
-  chmodSync(temporary, 0o600);
-  return temporary;
 }
 
 /**
@@ -143,7 +94,7 @@ export function writeMasterKeyFile(dataDir: string, keys: MasterKey[]): void {
   const file = join(dataDir, MASTER_KEY_FILE);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   // Write beside and rename: a live server re-reading the file (watchMasterKeyFile) never sees it half written.
-  renameSync(writeBeside(file, keys), file);
+  renameSync(writeSecretBeside(file, `${formatMasterKeys(keys)}\n`), file);
 }
 
 export interface WatchOptions {

@@ -52,7 +52,8 @@ export async function startServerProcess(
   const group = launch !== undefined;
   const child = spawn(command, args, {
     cwd,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), ...env },
+    // One process unless the test asks for workers (PARLEY_WORKERS): signals and exit codes are the node's.
+    env: { ...process.env, PARLEY_WORKERS: '1', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: group,
   });

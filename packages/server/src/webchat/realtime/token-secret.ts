@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createSecretFileOnce } from '../../crypto/secret-file.ts';
 
 export const TOKEN_SECRET_FILE = 'realtime-token-secret';
 
@@ -19,16 +20,9 @@ export function loadTokenSecret(configured: string | undefined, dataDir: string)
   if (configured) return { secret: configured, generated: false };
   const file = join(dataDir, TOKEN_SECRET_FILE);
   if (existsSync(file)) return { secret: readFileSync(file, 'utf8').trim(), generated: false };
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(32).toString('base64url');
-  try {
-    writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    // Another process (a CLI command or a second server on the same folder) won the race: use its secret.
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
-      return { secret: readFileSync(file, 'utf8').trim(), generated: false };
-    throw err;
-  }
-  chmodSync(file, 0o600);
+  // Another process (a worker, a CLI command or a second server on the same folder) may win the race: use its secret.
+  if (!createSecretFileOnce(file, `${secret}\n`))
+    return { secret: readFileSync(file, 'utf8').trim(), generated: false };
   return { secret, generated: true };
 }
