@@ -10,6 +10,7 @@ import { renderDigitalEmployees } from './pages/digital-employees.ts';
 import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
 import { renderInbox } from './pages/inbox.ts';
 import { renderSignIn } from './pages/sign-in.ts';
+import { renderSystem } from './pages/system.ts';
 import { navigate, onNavigate, type PageDef } from './router.ts';
 
 /** Every page, in navigation order. Settings pages are admin-only; the API refuses agents the same way. */
@@ -25,6 +26,7 @@ const PAGES: PageDef[] = [
     render: renderDigitalEmployees,
   },
   { path: '/portal/audit', title: 'Audit log', roles: ['admin'], render: renderAudit },
+  { path: '/portal/system', title: 'System', roles: ['admin'], render: renderSystem },
   { path: '/portal/inbox', title: 'Inbox', roles: ['admin', 'agent'], render: renderInbox },
 ];
 

@@ -16,6 +16,8 @@ import { LoginThrottle } from './portal-api/login-throttle.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
+import { RecentErrors } from './system/recent-errors.ts';
+import { SystemView } from './system/system.service.ts';
 import { SessionsService } from './users/sessions.service.ts';
 import { UsersService } from './users/users.service.ts';
 import { IDENTITY_SEALED_COLUMNS } from './webchat/identity/identity.sealed-columns.ts';
@@ -49,6 +51,8 @@ export interface AppContext {
   connectorCaller: OutboundClient;
   /** Channels, conversations, messages, the realtime and conversation engines, agent commands (src/webchat/). */
   webchat: Webchat;
+  /** The portal's system view: nodes, connections, replies in flight, recent errors (src/system/). */
+  system: SystemView;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -57,6 +61,8 @@ export interface AppContext {
 export interface ContextOptions {
   /** PostgreSQL schema (tests isolate themselves with one). */
   schema?: string;
+  /** Where the logger's warnings and errors are kept for the system view (main.ts feeds it from the log stream). */
+  recentErrors?: RecentErrors;
 }
 
 export async function createContext(
@@ -157,6 +163,11 @@ export async function createContext(
       connectorCaller: integrations.outbound,
       digitalEmployees,
       webchat,
+      system: new SystemView({
+        realtime: webchat.realtime,
+        store,
+        recentErrors: options.recentErrors ?? new RecentErrors(),
+      }),
       onClose: (fn) => closers.push(fn),
       close: closeAll,
     };

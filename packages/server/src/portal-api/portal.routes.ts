@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import type { AppContext } from '../context.ts';
 import { publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { registerSystemRoutes } from '../system/system.routes.ts';
 import { registerApiClientRoutes } from './api-clients.routes.ts';
 import { registerAuditRoutes } from './audit.routes.ts';
 import { registerChannelRoutes } from './channels.routes.ts';
@@ -46,6 +47,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);
+          registerSystemRoutes(api as App, deps);
           registerInboxRoutes(api as App, ctx.webchat);
         },
         { prefix: '/api' },
