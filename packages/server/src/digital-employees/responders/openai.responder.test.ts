@@ -8,7 +8,7 @@ import type { TestServer } from '../../testing/test-server.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import { OpenAiResponder } from './openai.responder.ts';
-import type { RespondInput } from './responder.ts';
+import type { ReplyChunk, RespondInput } from './responder.ts';
 import {
   assertNoKey,
   assertNoKeyInLogs,
@@ -108,7 +108,7 @@ for (const database of TEST_DATABASES) {
         await released;
         res.end(`${chunk(', very soon.')}data: [DONE]\n\n`);
       };
-      const received: string[] = [];
+      const received: ReplyChunk[] = [];
       for await (const delta of respond(employee, conversation(companyId))) {
         received.push(delta);
         if (received.length === 1) release();
@@ -192,7 +192,7 @@ for (const database of TEST_DATABASES) {
         closed = new Promise((resolve) => res.on('close', () => resolve()));
         await writeChatCompletionStream(res, MODEL, ['One ', 'two ', 'three ', 'four'], 300);
       };
-      const received: string[] = [];
+      const received: ReplyChunk[] = [];
       const err = await failureAbortingAfterFirstDelta(
         (signal) => respond(employee, conversation(companyId, signal)),
         received,
