@@ -94,6 +94,20 @@ for (const database of TEST_DATABASES) {
       ]);
     });
 
+    it('reads a tapped quick reply (postback) as the visitor’s text', async () => {
+      const { companyId, employee } = await setup();
+      api.handler = streamHandler(['Sure.']);
+      const before = api.requests.length;
+      const input = conversation(companyId);
+      input.message = {
+        ...input.message,
+        blocks: [{ id: 'p1', type: 'postback', option_id: 'track', label: 'Track my order' }],
+      };
+      assert.deepEqual(await collect(respond(employee, input)), ['Sure.']);
+      const body = api.requests.slice(before)[0]!.body as ChatRequest;
+      assert.deepEqual(body.messages.at(-1), { role: 'user', content: 'Track my order' });
+    });
+
     it('yields deltas as they arrive and limits the history to history_limit', async () => {
       const { companyId, employee } = await setup({ history_limit: 1, timeout_ms: 5000 }, null);
       let release!: () => void;
