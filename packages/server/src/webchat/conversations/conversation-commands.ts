@@ -138,10 +138,17 @@ export class ConversationCommands {
 
 /** The interactive blocks of an agent's post, checked by the protocol's rules (`invalid_blocks` when broken). */
 function interactiveOf(input: AgentMessageInput['blocks']): InteractiveBlockInput[] {
-  const candidates = input.filter((b) => b.type !== 'markdown');
-  const reading = readInteractiveBlocks(candidates, 'blocks');
+  const at = input.flatMap((b, i) => (b.type === 'markdown' ? [] : [i]));
+  const reading = readInteractiveBlocks(
+    at.map((i) => input[i]),
+    'blocks',
+  );
   if (reading.problem) {
-    throw new BadRequestError('invalid_blocks', reading.problem.message, { errors: [reading.problem] });
+    // The rules saw the interactive blocks alone: name the block by its place in the whole list.
+    const place = (path: string) =>
+      path.replace(/^blocks\[(\d+)\]/, (_, i: string) => `blocks[${at[Number(i)]}]`);
+    const problem = { field: place(reading.problem.field), message: place(reading.problem.message) };
+    throw new BadRequestError('invalid_blocks', problem.message, { errors: [problem] });
   }
   return reading.blocks;
 }

@@ -202,6 +202,14 @@ for (const database of TEST_DATABASES) {
           assert.equal(res.status, status, JSON.stringify(blocks));
           assert.equal(res.body.code, code, JSON.stringify(blocks));
         }
+        // The problem names the block by its place in the whole list, markdown included.
+        const named = await post([
+          { type: 'markdown', content: 'Pick' },
+          QUICK,
+          { ...CARD, buttons: [{ id: 'human', label: 'Again' }] },
+        ]);
+        assert.equal(named.body.code, 'invalid_blocks');
+        assert.equal(named.body.errors[0].field, 'blocks[2]');
         // Quick replies alone are a message of their own.
         const alone = await post([QUICK]);
         assert.equal(alone.status, 201, alone.text);
