@@ -52,11 +52,13 @@ export function envelopeOf(snapshot: MessageSnapshot, sequence: number): Message
   };
 }
 
-/** A block as a client sends it: only markdown, the server assigns ids. */
-export interface SendMessageBlock {
-  type: 'markdown';
-  content: string;
-}
+/**
+ * A block as a client sends it (the server assigns ids): markdown, or one postback naming an offered choice
+ * (interactive-blocks.ts; the server stores the label it offered).
+ */
+export type SendMessageBlock =
+  | { type: 'markdown'; content: string }
+  | { type: 'postback'; option_id: string; label: string };
 
 /** What a visitor publishes on its conversation channel to send a message (docs/asyncapi.yaml "SendMessage"). */
 export interface SendMessage {

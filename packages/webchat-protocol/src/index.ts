@@ -52,6 +52,21 @@ export {
   type SendMessageBlock,
 } from './envelopes.ts';
 export {
+  type BlockProblem,
+  type CardBlock,
+  type CardButton,
+  choicesOf,
+  INTERACTIVE_LIMITS,
+  type InteractiveBlockInput,
+  type InteractiveBlocksReading,
+  isInteractiveType,
+  type OfferedChoice,
+  type PostbackBlock,
+  type QuickRepliesBlock,
+  type QuickReplyOption,
+  readInteractiveBlocks,
+} from './interactive-blocks.ts';
+export {
   type Block,
   type BlockType,
   type ErrorBlock,

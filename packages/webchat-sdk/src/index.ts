@@ -11,7 +11,7 @@
  */
 export { WebchatError } from './errors.ts';
 export type { ApplyOutcome, ApplyResult, ChatMessage, ChatMessageStatus } from './message-store.ts';
-export { MessageStore } from './message-store.ts';
+export { MessageStore, openOfferIn } from './message-store.ts';
 export type { FetchLike, RealtimeConfig } from './rest-client.ts';
 export { RestClient } from './rest-client.ts';
 export type { KeyValueStorage } from './session-storage.ts';
@@ -28,6 +28,8 @@ export type {
 export { createWebchat, Webchat } from './webchat.ts';
 export type {
   Block,
+  CardBlock,
+  CardButton,
   Conversation,
   Csat,
   ErrorBlock,
@@ -38,7 +40,11 @@ export type {
   MessageFeedback,
   MessageRole,
   MessageSnapshot,
+  OfferedChoice,
+  PostbackBlock,
+  QuickRepliesBlock,
+  QuickReplyOption,
   SendMessage,
   TypingBlock,
 } from './wire.ts';
-export { SUPPORTED_ENVELOPE_VERSION } from './wire.ts';
+export { choicesOf, SUPPORTED_ENVELOPE_VERSION } from './wire.ts';

@@ -2,6 +2,8 @@ import {
   EMULATION_PATH,
   type FeedbackRating,
   HTTP_STREAM_PATH,
+  type OfferedChoice,
+  type PostbackBlock,
   type ReadMarks,
   readEventOf,
   readMarksOf,
@@ -427,6 +429,39 @@ export class Webchat extends Emitter<WebchatEvents> {
     return promise;
   }
 
+  /**
+   * Answers an offered choice — a quick reply option or a card button without `url` — with a postback. Only the
+   * choices of {@link openOffer} can be answered (the server refuses others with publish code 400
+   * `postback_not_offered`, and the message becomes `failed`). The message appears at once with the choice's
+   * label as its text and is sent like {@link send}.
+   *
+   * @example
+   * ```ts
+   * const offer = chat.openOffer();
+   * const [first] = offer ? choicesOf(offer.blocks) : [];
+   * if (first) await chat.sendPostback(first);
+   * ```
+   */
+  async sendPostback(choice: OfferedChoice): Promise<ChatMessage> {
+    const store = this.requireStore();
+    if (!choice.id || !choice.label.trim())
+      throw new WebchatError('empty_message', 'a choice needs an id and a label');
+    const clientMessageId = randomId();
+    const promise = new Promise<ChatMessage>((resolve, reject) => {
+      this.waiters.set(clientMessageId, { resolve, reject, attempts: 0 });
+    });
+    const message = store.addPending(clientMessageId, choice.label, undefined, choice);
+    this.emit('message:added', message);
+    this.emitList();
+    void this.flushOutbox();
+    return promise;
+  }
+
+  /** The message whose choices the visitor may answer now, if any (see {@link MessageStore.openOffer}). */
+  openOffer(): ChatMessage | undefined {
+    return this.store?.openOffer();
+  }
+
   /** Sends a `failed` message again (same `client_message_id`, so it can never appear twice). */
   async retry(key: string): Promise<ChatMessage> {
     const store = this.requireStore();
@@ -843,7 +878,7 @@ export class Webchat extends Emitter<WebchatEvents> {
     const payload: SendMessage = {
       version: SUPPORTED_ENVELOPE_VERSION,
       client_message_id: key,
-      blocks: [{ type: 'markdown', content: message.text }],
+      blocks: [sendBlockOf(message)],
     };
     try {
       await subscription.publish(payload);
@@ -1030,4 +1065,14 @@ function asWebchatError(err: unknown): WebchatError {
   if (err instanceof WebchatError) return err;
   const message = err instanceof Error ? err.message : String((err as { message?: unknown })?.message ?? err);
   return new WebchatError('realtime_error', message, { cause: err });
+}
+
+/** What a pending message publishes: its postback (a tapped choice), or its text as markdown. */
+function sendBlockOf(message: ChatMessage): SendMessage['blocks'][number] {
+  const first = message.blocks[0];
+  if (first?.type === 'postback') {
+    const { option_id, label } = first as PostbackBlock;
+    return { type: 'postback', option_id, label };
+  }
+  return { type: 'markdown', content: message.text };
 }

@@ -54,6 +54,7 @@ export const defaultStrings = {
   csatChoose: 'Choose a score from 1 to 5.',
   csatFailed: 'Your rating could not be sent. Please try again.',
   csatThanks: 'Thank you for your rating!',
+  quickReplies: 'Suggested answers',
 } as const;
 
 export type WidgetStrings = { [K in keyof typeof defaultStrings]: string };

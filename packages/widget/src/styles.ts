@@ -102,5 +102,18 @@ form button { background: var(--accent); color: var(--accent-text); border: none
 .csat button { background: var(--accent); color: var(--accent-text); border: none; border-radius: 10px; padding: 6px 14px; }
 .csat-error { color: #c92a2a; font-size: 13px; margin: 6px 0 0; }
 .csat-thanks { margin: 0; }
+.quick-replies { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 8px; }
+.choice, .card-link {
+  font: inherit; font-size: 14px; padding: 6px 12px; border-radius: 16px; border: 1px solid var(--accent);
+  background: var(--bg); color: var(--accent); cursor: pointer; text-decoration: none; display: inline-block;
+}
+.choice:hover:not(:disabled), .card-link:hover { background: var(--accent); color: var(--accent-text); }
+.choice:focus-visible, .card-link:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.choice:disabled { opacity: 0.55; cursor: default; }
+.card { margin-top: 8px; border: 1px solid #dee2e6; border-radius: 12px; overflow: hidden; background: var(--bg); max-width: 260px; }
+.card img { display: block; width: 100%; max-height: 160px; object-fit: cover; }
+.card-title { font-weight: 700; margin: 8px 10px 2px; }
+.card-text { margin: 0 10px 6px; font-size: 14px; color: var(--muted); }
+.card-buttons { display: flex; flex-wrap: wrap; gap: 6px; padding: 6px 10px 10px; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0,0,0,0); white-space: nowrap; border: 0; }
 `;

@@ -5,11 +5,14 @@ import {
   type Conversation,
   type GetVisitorToken,
   type KeyValueStorage,
+  type OfferedChoice,
+  openOfferIn,
   type RealtimeTransport,
   Webchat,
   type WebchatOptions,
 } from '@parley/webchat-sdk';
 import { csatPrompt, isRatable, thumbsFor } from './feedback-ui.ts';
+import { interactiveBlocksFor } from './interactive-ui.ts';
 import { hideUnclosedMarkers, renderMarkdown } from './markdown.ts';
 import { defaultStrings, type WidgetStrings } from './strings.ts';
 import { widgetCss } from './styles.ts';
@@ -77,7 +80,11 @@ class ChatWidget implements WidgetHandle {
   private readonly doc: Document;
   private readonly host: HTMLElement;
   private readonly els: ReturnType<ChatWidget['build']>;
-  private readonly rendered = new Map<string, { message: ChatMessage; element: HTMLElement }>();
+  /** Each message on screen; `open`: it was drawn as the open offer (its quick replies showing). */
+  private readonly rendered = new Map<
+    string,
+    { message: ChatMessage; element: HTMLElement; open: boolean }
+  >();
   private starting = false;
   private destroyed = false;
   private startAttempt = 0;
@@ -443,6 +450,14 @@ class ChatWidget implements WidgetHandle {
     this.scrollToEnd();
   }
 
+  /** A tapped quick reply or card button: the postback, then the composer has the focus (the buttons are gone). */
+  private choose(choice: OfferedChoice): void {
+    if (!this.chat) return;
+    this.chat.sendPostback(choice).catch(() => {});
+    this.els.input.focus();
+    this.scrollToEnd();
+  }
+
   private async loadOlder(): Promise<void> {
     if (!this.chat) return;
     const log = this.els.log;
@@ -507,17 +522,21 @@ class ChatWidget implements WidgetHandle {
     const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
     const keep = new Set<string>();
     let previous: Element = olderButton;
+    // Quick replies show on the open offer only: a message is drawn again when it becomes or stops being it.
+    const offerKey = openOfferIn(messages)?.key;
     for (const message of messages) {
       if (message.typing) continue;
       keep.add(message.key);
+      const open = message.key === offerKey;
       let entry = this.rendered.get(message.key);
       if (!entry) {
-        entry = { message, element: this.doc.createElement('div') };
+        entry = { message, element: this.doc.createElement('div'), open };
         this.rendered.set(message.key, entry);
-        this.fillMessage(entry.element, message);
-      } else if (entry.message !== message) {
+        this.fillMessage(entry.element, message, open);
+      } else if (entry.message !== message || entry.open !== open) {
         entry.message = message;
-        this.fillMessage(entry.element, message);
+        entry.open = open;
+        this.fillMessage(entry.element, message, open);
       }
       if (previous.nextElementSibling !== entry.element) previous.after(entry.element);
       previous = entry.element;
@@ -547,13 +566,13 @@ class ChatWidget implements WidgetHandle {
       current.append(this.text('span', this.strings.seen, 'meta seen'));
   }
 
-  private fillMessage(element: HTMLElement, message: ChatMessage): void {
+  private fillMessage(element: HTMLElement, message: ChatMessage, open: boolean): void {
     // The rating controls that had the focus are replaced below: the focus moves to the thumb now pressed (or the
     // same thumb), so a keyboard user stays where they were.
     const focused = (this.host.shadowRoot?.activeElement as HTMLElement | null) ?? null;
     const inFeedback = focused?.closest('.feedback') && element.contains(focused);
     const thumb = inFeedback && focused?.classList.contains('thumb') ? focused.className : null;
-    this.renderMessage(element, message);
+    this.renderMessage(element, message, open);
     if (!inFeedback) return;
     const next =
       (thumb && element.querySelector<HTMLElement>(`.feedback [class="${thumb}"]`)) ||
@@ -561,7 +580,7 @@ class ChatWidget implements WidgetHandle {
     next?.focus();
   }
 
-  private renderMessage(element: HTMLElement, message: ChatMessage): void {
+  private renderMessage(element: HTMLElement, message: ChatMessage, open: boolean): void {
     element.className = `msg ${message.role}${message.status === 'failed' ? ' failed' : ''}`;
     element.dataset.status = message.status;
     element.dataset.key = message.key;
@@ -569,13 +588,19 @@ class ChatWidget implements WidgetHandle {
     if (message.role !== 'user') children.push(this.text('span', this.authorName(message), 'author'));
     const body = this.doc.createElement('div');
     body.className = 'body';
-    body.append(
-      renderMarkdown(
-        this.doc,
-        message.status === 'partial' ? hideUnclosedMarkers(message.text) : message.text,
-      ),
-    );
+    // A tapped choice shows its label as written, not as markdown.
+    if (message.blocks[0]?.type === 'postback') body.textContent = message.text;
+    else
+      body.append(
+        renderMarkdown(
+          this.doc,
+          message.status === 'partial' ? hideUnclosedMarkers(message.text) : message.text,
+        ),
+      );
     children.push(body);
+    children.push(
+      ...interactiveBlocksFor(this.doc, message, this.strings, { open, choose: (c) => this.choose(c) }),
+    );
     if (message.error) children.push(this.text('div', message.error.message, 'error'));
     if (isRatable(message)) {
       children.push(

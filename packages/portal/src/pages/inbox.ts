@@ -1,11 +1,15 @@
 import {
   acceptsEnvelope,
+  type CardBlock,
   type Csat,
   type ErrorBlock,
   type MarkdownBlock,
   type MessageRole,
   type MessageSnapshot,
   type PlatformConversationView,
+  type PostbackBlock,
+  type QuickRepliesBlock,
+  type ReceivedBlock,
   type ReceivedSnapshot,
   readEnvelope,
   type TypingBlock,
@@ -247,10 +251,22 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           maxLength: 16384,
           hint: 'Sending takes the conversation over from the digital employee.',
         },
+        {
+          name: 'quick_replies',
+          label: 'Quick replies (optional)',
+          type: 'textarea',
+          maxLength: 1200,
+          hint: 'One per line, up to 10: the visitor sees them as buttons under your reply and can tap one.',
+        },
       ],
       onSubmit: async (values) => {
+        const quickReplies = String(values.quick_replies ?? '')
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line.length > 0);
         const sent = await api<MessageSnapshot>('POST', `/inbox/conversations/${conversation.id}/messages`, {
           content: values.content,
+          ...(quickReplies.length > 0 ? { quick_replies: quickReplies } : {}),
         });
         showMessage(sent);
         await refreshState();
@@ -401,6 +417,7 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
     // Error blocks carry their (visitor-safe) text in `message`, not in `content`.
     .map((b) => (b.type === 'error' ? (b as ErrorBlock).message : (b as MarkdownBlock).content) ?? '')
     .join('\n');
+  const interactive = m.blocks.flatMap((b) => interactiveElement(b));
   const typing = m.blocks.some((b) => b.type === 'typing' && (b as TypingBlock).typing);
   return h(
     'li',
@@ -411,6 +428,7 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
       m.author?.name ? `${m.author.name} (${ROLE_LABEL[m.role]})` : ROLE_LABEL[m.role],
     ),
     h('span', { class: 'text' }, text || (typing ? 'typing…' : '')),
+    ...interactive,
     m.status === 'partial' ? h('span', { class: 'muted streaming' }, ' (streaming)') : null,
     m.feedback
       ? h(
@@ -421,4 +439,33 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
         )
       : null,
   );
+}
+
+/**
+ * Quick replies, cards and postbacks in a transcript (docs/design.md "Interactive blocks"), as text: what was
+ * offered, and which choice the visitor tapped.
+ */
+function interactiveElement(b: ReceivedBlock): HTMLElement[] {
+  if (b.type === 'postback') {
+    const { label, option_id } = b as PostbackBlock;
+    return [h('span', { class: 'postback', title: `option ${option_id}` }, `Chose: ${label}`)];
+  }
+  if (b.type === 'quick_replies') {
+    const labels = (b as QuickRepliesBlock).options.map((o) => o.label);
+    return [h('span', { class: 'offer quick-replies' }, `Quick replies: ${labels.join(' · ')}`)];
+  }
+  if (b.type === 'card') {
+    const card = b as CardBlock;
+    const buttons = card.buttons.map((x) => (x.url ? `${x.label} ↗ ${x.url}` : x.label));
+    return [
+      h(
+        'span',
+        { class: 'offer card' },
+        `Card: ${card.title}`,
+        card.text ? ` — ${card.text}` : '',
+        buttons.length > 0 ? ` [${buttons.join(' · ')}]` : '',
+      ),
+    ];
+  }
+  return [];
 }

@@ -81,6 +81,9 @@ export const ERROR_CODES = [
   'conversation_closed',
   'message_too_large',
   'empty_message',
+  // Interactive blocks (webchat/interactive/).
+  'invalid_blocks',
+  'postback_not_offered',
   // Visitor identity, feedback and read state (webchat/identity/, webchat/feedback/, webchat/reads/).
   'visitor_token_invalid',
   'visitor_token_required',

@@ -1,3 +1,4 @@
+import { INTERACTIVE_LIMITS } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../http/keyset-cursor.ts';
@@ -8,6 +9,7 @@ import {
   channelOf,
   platformConversationView,
 } from '../webchat/conversations/conversation.ts';
+import type { AgentMessageInput } from '../webchat/conversations/conversation-commands.ts';
 import type { MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
@@ -24,7 +26,37 @@ const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const Reply = Type.Object({ content: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
+const Reply = Type.Object(
+  {
+    content: Type.String({ maxLength: 100_000 }),
+    /** Labels of quick replies offered under the reply (docs/design.md "Interactive blocks"); ids are generated. */
+    quick_replies: Type.Optional(
+      Type.Array(Type.String({ maxLength: INTERACTIVE_LIMITS.labelLength }), {
+        maxItems: INTERACTIVE_LIMITS.options,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The agent's reply as blocks: its text, then the quick replies the inbox form lists one label per line (blank
+ * lines skipped; ids `option-1`, `option-2`, … in order, unique within the message as postbacks need).
+ */
+function replyBlocks(body: { content: string; quick_replies?: string[] }): AgentMessageInput['blocks'] {
+  const labels = (body.quick_replies ?? []).map((l) => l.trim()).filter((l) => l.length > 0);
+  return [
+    { type: 'markdown', content: body.content.trim() },
+    ...(labels.length > 0
+      ? [
+          {
+            type: 'quick_replies' as const,
+            options: labels.map((label, i) => ({ id: `option-${i + 1}`, label })),
+          },
+        ]
+      : []),
+  ];
+}
 const ReadBody = Type.Optional(
   Type.Object(
     { message_id: Type.Optional(Type.String({ maxLength: 100 })) },
@@ -127,7 +159,7 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
         companyOf(request),
         request.params.id,
         {
-          blocks: [{ type: 'markdown', content: request.body.content.trim() }],
+          blocks: replyBlocks(request.body),
           author: agentAuthor(sessionOf(request).user),
         },
         actor(request),

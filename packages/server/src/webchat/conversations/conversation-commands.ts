@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type InteractiveBlockInput, readInteractiveBlocks } from '@parley/webchat-protocol';
 import type { AuditLog } from '../../audit/audit.service.ts';
 import { BadRequestError } from '../../errors/app-error.ts';
 import type { Block, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
@@ -15,9 +16,12 @@ export interface Actor {
   ip?: string;
 }
 
-/** What an agent sends: markdown blocks as they arrive from any boundary, validated here. */
+/**
+ * What an agent sends: markdown blocks and interactive blocks (quick replies, cards) as they arrive from any
+ * boundary, validated here.
+ */
 export interface AgentMessageInput {
-  blocks: ReadonlyArray<{ type: 'markdown'; content: string }>;
+  blocks: ReadonlyArray<{ type: 'markdown'; content: string } | InteractiveBlockInput>;
   author: MessageAuthor;
 }
 
@@ -93,24 +97,32 @@ export class ConversationCommands {
   }
 
   /**
-   * The one validation of agent blocks: blank blocks are dropped (a message of only blank blocks is
-   * `empty_message`), the rest kept as written (leading spaces mean something in markdown), within the size rule
+   * The one validation of agent blocks: blank markdown blocks are dropped, the rest kept as written (leading spaces
+   * mean something in markdown) and followed by the interactive blocks, which must pass the protocol's rules
+   * (`invalid_blocks` otherwise); a message with nothing left is `empty_message`; all within the size rule
    * (messages/message-limits.ts).
    */
   private validBlocks(input: AgentMessageInput['blocks']): Block[] {
-    const blocks = input.filter((b) => b.content.trim().length > 0);
-    if (blocks.length === 0) {
+    const markdown = input.flatMap((b) =>
+      b.type === 'markdown' && b.content.trim().length > 0 ? [b.content] : [],
+    );
+    const offered = interactiveOf(input);
+    if (markdown.length === 0 && offered.length === 0) {
       throw new BadRequestError('empty_message', 'Write a message first.', {
         errors: [{ field: 'content', message: 'is empty' }],
       });
     }
+    const blocks: Block[] = [
+      ...markdown.map((content) => ({ id: randomUUID(), type: 'markdown' as const, content })),
+      ...offered.map((block) => ({ id: randomUUID(), ...block })),
+    ];
     const tooLarge = messageTooLarge(blocks, this.deps.limits);
     if (tooLarge) {
       throw new BadRequestError('message_too_large', tooLarge, {
         errors: [{ field: 'content', message: tooLarge }],
       });
     }
-    return blocks.map((b) => ({ id: randomUUID(), type: 'markdown', content: b.content }));
+    return blocks;
   }
 
   private record(type: string, conversation: Conversation, actor: Actor): Promise<void> {
@@ -122,4 +134,21 @@ export class ConversationCommands {
       ...(actor.ip ? { ip: actor.ip } : {}),
     });
   }
+}
+
+/** The interactive blocks of an agent's post, checked by the protocol's rules (`invalid_blocks` when broken). */
+function interactiveOf(input: AgentMessageInput['blocks']): InteractiveBlockInput[] {
+  const at = input.flatMap((b, i) => (b.type === 'markdown' ? [] : [i]));
+  const reading = readInteractiveBlocks(
+    at.map((i) => input[i]),
+    'blocks',
+  );
+  if (reading.problem) {
+    // The rules saw the interactive blocks alone: name the block by its place in the whole list.
+    const place = (path: string) =>
+      path.replace(/^blocks\[(\d+)\]/, (_, i: string) => `blocks[${at[Number(i)]}]`);
+    const problem = { field: place(reading.problem.field), message: place(reading.problem.message) };
+    throw new BadRequestError('invalid_blocks', problem.message, { errors: [problem] });
+  }
+  return reading.blocks;
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
+import { storedUserBlocks } from '../interactive/postbacks.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } from '../messages/message.ts';
 import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
@@ -132,11 +133,7 @@ export class ConversationEngine {
       return { snapshot: existing, duplicate: true };
     }
     if (conversation.status === 'closed') throw conversationClosed();
-    const blocks: Block[] = send.blocks.map((b) => ({
-      id: randomUUID(),
-      type: 'markdown',
-      content: b.content,
-    }));
+    const blocks = await storedUserBlocks(this.deps.store, conversation.id, send);
     let snapshot: MessageSnapshot;
     let queued = false;
     try {
@@ -369,9 +366,12 @@ export class ConversationEngine {
         history,
         signal: controller.signal,
       });
-      for await (const delta of untilAborted(deltas, controller.signal)) stream.append(delta);
+      for await (const chunk of untilAborted(deltas, controller.signal)) {
+        if (typeof chunk === 'string') stream.append(chunk);
+        else stream.offer(chunk.blocks);
+      }
       if (controller.signal.aborted) throw controller.signal.reason;
-      if (stream.text.length === 0) {
+      if (!stream.hasContent) {
         await stream.complete({ code: 'empty_reply', message: TEXT.empty });
         await this.postSystem(conversation, TEXT.failedSystem);
         return 'done';

@@ -265,6 +265,22 @@ export class MessageStore {
     return rows[0] && toSnapshot(rows[0]);
   }
 
+  /**
+   * The newest digital-employee or agent message of a conversation (any status): the one whose choices a postback
+   * may name (interactive/postbacks.ts). Indexed by (conversation_id, position).
+   */
+  async latestOffer(conversationId: string): Promise<MessageSnapshot | undefined> {
+    const row = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', conversationId)
+      .where('role', 'in', ['digital_employee', 'agent'])
+      .orderBy('position', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && toSnapshot(row);
+  }
+
   /** Newest first from `before` (exclusive), returned oldest first so a page reads top to bottom. */
   async page(
     conversationId: string,

@@ -4,6 +4,7 @@ import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
+import { AgentBlockInput } from '../interactive/interactive.schemas.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { MessagePageQuery, readMessagePage } from './message-page.ts';
 
@@ -17,13 +18,7 @@ const docs = (summary: string, description?: string) => ({
 });
 const AgentBody = Type.Object(
   {
-    blocks: Type.Array(
-      Type.Object(
-        { type: Type.Literal('markdown'), content: Type.String({ minLength: 1 }) },
-        { additionalProperties: false },
-      ),
-      { minItems: 1 },
-    ),
+    blocks: Type.Array(AgentBlockInput, { minItems: 1 }),
     author: Type.Optional(
       Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
     ),
@@ -101,7 +96,8 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
       schema: {
         ...docs(
           'Post as an agent',
-          'Takes the conversation over from the digital employee first (handover). Answers the stored message.',
+          'Takes the conversation over from the digital employee first (handover). Answers the stored message. ' +
+            '`blocks` may hold quick replies and cards after the markdown (interactive blocks).',
         ),
         params: IdParams,
         body: AgentBody,
