@@ -1,10 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createConnector, testKey } from '../integrations/testing/connectors-fixtures.ts';
+import { createTestClient, fetchToken } from '../oauth/testing/oauth-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
-import { createConversation, newVisitor } from '../webchat/testing/webchat-fixtures.ts';
+import {
+  connectToNewConversation,
+  createCompanyWithSlowEmployee,
+  createConversation,
+  newVisitor,
+  sendMessage,
+} from '../webchat/testing/webchat-fixtures.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { EVENT_TYPES } from './events.ts';
 import {
@@ -207,6 +214,42 @@ for (const database of TEST_DATABASES) {
         const roles = new Set(messages.map((m) => m.role));
         assert.ok(roles.has('agent') && roles.has('system'), `any role: ${[...roles]}`);
         assert.equal(new Set(messages.map((m) => m.id)).size, messages.length, 'each message once');
+      } finally {
+        await own.close();
+      }
+    });
+
+    it("reports a visitor's message and the streamed reply once, when complete", async () => {
+      const own = await startWebhookSink();
+      try {
+        const { company } = await createCompanyWithSlowEmployee(server, 'Streaming Co', {
+          words: 6,
+          delayMs: 20,
+        });
+        const client = await createTestClient(server.ctx, ['webhooks:write'], company.id);
+        const auth = { authorization: `Bearer ${await fetchToken(server, client)}` };
+        await api(server, auth, 'POST', '', { url: own.url, events: ['message.created'] });
+        const { conversation, c } = await connectToNewConversation(server, newVisitor(company.id));
+        try {
+          await sendMessage(c.sub, 'Hello there');
+          const messages = await waitFor('the reply', () => {
+            const found = own.events('message.created').map((e) => e.data.message as Record<string, unknown>);
+            return found.some((m) => m.role === 'digital_employee') && found;
+          });
+          await new Promise((r) => setTimeout(r, 300));
+          assert.equal(own.events('message.created').length, messages.length, 'nothing more arrives');
+          const user = messages.find((m) => m.role === 'user');
+          assert.ok(user, 'the visitor message');
+          const [block] = user.blocks as Array<{ id: string }>;
+          assert.deepEqual(user.blocks, [{ id: block!.id, type: 'markdown', content: 'Hello there' }]);
+          const replies = messages.filter((m) => m.role === 'digital_employee');
+          assert.equal(replies.length, 1, 'the reply once, not its partial snapshots');
+          assert.equal(replies[0]!.status, 'complete');
+          assert.equal(replies[0]!.conversation_id, conversation.id);
+          assert.ok((replies[0]!.blocks as Array<{ type: string }>).some((b) => b.type === 'markdown'));
+        } finally {
+          c.close();
+        }
       } finally {
         await own.close();
       }
