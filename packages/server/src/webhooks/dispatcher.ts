@@ -14,7 +14,7 @@ import { webhookSecretAad } from './webhook-secret.ts';
 export interface DispatcherOptions {
   /** This process's id: the owner of the deliveries it claims. */
   nodeId: string;
-  /** Attempts in flight at once (also the largest claim). */
+  /** Attempts in flight at once. Claims refill the free half at once, so each claim takes many rows. */
   concurrency: number;
   /** Idle wait between two looks for due deliveries. */
   pollMs: number;
@@ -73,7 +73,8 @@ export class WebhookDispatcher {
   private outcomes: Outcome[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private writes: Promise<void> = Promise.resolve();
-  private abort = new AbortController();
+  /** One controller per attempt in flight (a shared signal would collect one listener per request). */
+  private readonly attempts = new Set<AbortController>();
   /** Opened signing keys by sealed envelope (a rotation changes the envelope, so nothing stale is kept). */
   private readonly keyCache = new Map<string, Buffer>();
 
@@ -94,7 +95,6 @@ export class WebhookDispatcher {
         .execute();
     }
     this.running = true;
-    this.abort = new AbortController();
     this.loopDone = this.loop();
   }
 
@@ -108,7 +108,7 @@ export class WebhookDispatcher {
     await this.loopDone;
     const deadline = Date.now() + graceMs;
     while (this.inFlight > 0 && Date.now() < deadline) await sleep(10);
-    this.abort.abort(new Error('webhook dispatcher stopped'));
+    for (const attempt of this.attempts) attempt.abort(new Error('webhook dispatcher stopped'));
     while (this.inFlight > 0) await sleep(5);
     await this.flush();
   }
@@ -117,7 +117,7 @@ export class WebhookDispatcher {
     while (this.running) {
       const free = this.options.concurrency - this.inFlight;
       let claimed = 0;
-      if (free > 0) {
+      if (free >= this.refillAt()) {
         try {
           claimed = await this.claimAndSend(free);
         } catch (err) {
@@ -138,6 +138,11 @@ export class WebhookDispatcher {
       });
       this.wake = undefined;
     }
+  }
+
+  /** Free slots worth a claim: half the concurrency (one query per many rows, never one per row under load). */
+  private refillAt(): number {
+    return Math.max(1, Math.floor(this.options.concurrency / 2));
   }
 
   private async claimAndSend(limit: number): Promise<number> {
@@ -163,7 +168,7 @@ export class WebhookDispatcher {
         this.inFlight--;
         if (outcome) this.outcomes.push(outcome);
         this.scheduleFlush();
-        if (this.inFlight === this.options.concurrency - 1) this.wake?.();
+        if (this.options.concurrency - this.inFlight === this.refillAt()) this.wake?.();
       });
     }
     return rows.length;
@@ -231,6 +236,8 @@ export class WebhookDispatcher {
   private async attempt(delivery: Claimed): Promise<Outcome | undefined> {
     if (delivery.keys.length === 0) return { delivery, status: 0 };
     const timestamp = Math.floor(this.nowMs() / 1000);
+    const controller = new AbortController();
+    this.attempts.add(controller);
     try {
       const response = await this.deps.fetch(delivery.url, {
         method: 'POST',
@@ -245,17 +252,19 @@ export class WebhookDispatcher {
         // A redirect is an answer other than 2xx: retried, never followed (the body is for this URL only).
         redirect: 'manual',
         timeoutMs: this.options.timeoutMs,
-        signal: this.abort.signal,
+        signal: controller.signal,
       });
       await response.body?.cancel().catch(() => {});
       return { delivery, status: response.status };
     } catch (err) {
-      if (this.abort.signal.aborted) return undefined;
+      if (controller.signal.aborted) return undefined;
       this.deps.logger.info(
         { webhook_id: delivery.endpointId, delivery_id: delivery.id, code: (err as { code?: string }).code },
         'webhook delivery attempt failed',
       );
       return { delivery, status: 0 };
+    } finally {
+      this.attempts.delete(controller);
     }
   }
 

@@ -50,7 +50,7 @@ export function createWebhooks(deps: {
     },
     {
       nodeId: randomBytes(9).toString('base64url'),
-      concurrency: 64,
+      concurrency: 128,
       pollMs: 100,
       leaseMs: LEASE_MS,
       timeoutMs: ANSWER_TIMEOUT_MS,
