@@ -20,7 +20,7 @@ export interface DispatcherOptions {
   pollMs: number;
   /** How long a claim lasts: a node that dies mid-attempt leaves the delivery to others after this. */
   leaseMs: number;
-  /** An answer must arrive within this (docs/design.md "Event webhooks": any 2xx within 15 s is delivered). */
+  /** An answer must arrive within this (docs/webhooks.md "Deliveries": any 2xx within 15 s is delivered). */
   timeoutMs: number;
   /** Added to every clock reading: tests move time forward (3 days of failures) without waiting. */
   clockOffsetMs?: () => number;

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 
 /**
- * The events a company's webhooks can subscribe to (docs/design.md "Event webhooks"). Each
+ * The events a company's webhooks can subscribe to (docs/webhooks.md "Events"). Each
  * `data` holds `conversation_id` and, for message events, `message` (the snapshot); the others name what changed.
  * No payload ever holds a secret: `connector.api_key_rotated` carries the new key's version, never the key.
  */

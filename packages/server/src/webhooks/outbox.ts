@@ -8,7 +8,7 @@ import type { DomainEvent, EventRecorder } from './events.ts';
 /** `msg_` + 128 random bits: the event's id, its body's `id` and the `webhook-id` header of every attempt. */
 export const newEventId = (): string => `msg_${randomBytes(16).toString('base64url')}`;
 
-/** The delivery body (docs/design.md "Event webhooks"): `{"id","type","created_at","company_id","data"}`. */
+/** The delivery body (docs/webhooks.md "Events"): `{"id","type","created_at","company_id","data"}`. */
 export function eventBody(id: string, event: DomainEvent, createdAt: string): string {
   return JSON.stringify({
     id,

@@ -1,5 +1,5 @@
 /**
- * When a failed delivery is tried again (docs/design.md "Event webhooks": the first retry within 30 s, growing delays,
+ * When a failed delivery is tried again (docs/webhooks.md "Deliveries": the first retry within 30 s, growing delays,
  * for at least 24 h). After the n-th failed attempt the next one waits `RETRY_DELAYS_MS[n - 1]`, the last delay
  * repeating; once the attempt that just failed started 24 h or more after the retry window opened, the delivery is
  * `failed`. The delays follow the spirit of the Standard Webhooks schedule (seconds, then minutes, then hours).

@@ -13,7 +13,7 @@ import {
 
 const EVENTS = 300;
 
-// "In a cluster one node sends each" (docs/design.md "Event webhooks"): two app instances on one PostgreSQL database
+// "In a cluster one node sends each" (docs/webhooks.md "Events"): two app instances on one PostgreSQL database
 // both run their dispatchers; every event arrives exactly once.
 describe('webhook deliveries with two app instances on one PostgreSQL', () => {
   let first: TestServer;

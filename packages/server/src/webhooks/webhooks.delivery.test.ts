@@ -24,7 +24,7 @@ import {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-// Deliveries end to end (docs/design.md "Event webhooks"): real changes record events, the dispatcher POSTs them to a
+// Deliveries end to end (docs/webhooks.md "Deliveries"): real changes record events, the dispatcher POSTs them to a
 // local sink, and the `standardwebhooks` package — an implementation independent of ours — verifies signatures.
 for (const database of TEST_DATABASES) {
   describe(`webhook deliveries (${database})`, () => {

@@ -7,7 +7,7 @@ import { api, startWebhookSink, type WebhookSink, webhookTenant } from './testin
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
-// The /platform/v1/webhooks routes of docs/design.md "Event webhooks": shapes, status codes and every documented error.
+// The /platform/v1/webhooks routes of docs/webhooks.md "Endpoints": shapes, status codes and every documented error.
 for (const database of TEST_DATABASES) {
   describe(`webhooks API (${database})`, () => {
     let server: TestServer;

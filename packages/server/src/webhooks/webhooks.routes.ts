@@ -25,7 +25,7 @@ const docs = (summary: string, description?: string) => ({
 
 /**
  * Event webhooks for API clients (`/platform/v1/webhooks`, scopes `webhooks:read` / `webhooks:write`;
- * docs/design.md "Event webhooks"). Always the token's company: another company's webhook answers like a missing one (404).
+ * docs/webhooks.md "Endpoints"). Always the token's company: another company's webhook answers like a missing one (404).
  */
 export async function registerWebhookRoutes(app: App, webhooks: WebhooksService): Promise<void> {
   const companyOf = (request: FastifyRequest) => principalOf(request).companyId;

@@ -21,7 +21,7 @@ import {
 } from './webhooks.errors.ts';
 import type { WebhookEndpointsTable } from './webhooks.tables.ts';
 
-/** How long the previous secret keeps signing beside a new one (docs/design.md "Event webhooks"). */
+/** How long the previous secret keeps signing beside a new one (docs/webhooks.md "Secret rotation"). */
 export const PREVIOUS_SECRET_MS = 24 * 60 * 60 * 1000;
 export const DESCRIPTION_MAX = 500;
 export const DELIVERIES_PAGE_MAX = 100;
