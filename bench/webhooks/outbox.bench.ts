@@ -1,6 +1,6 @@
 // Event webhooks through the transactional outbox: 10,000 events, each recorded in a transaction of its own (as a
 // change records it), delivered by the real dispatcher over HTTP to a local sink. SQLite (the embedded default)
-// unless BENCH_DATABASE_URL names a PostgreSQL database.
+// unless BENCH_DATABASE_URL names a PostgreSQL database (each run then uses a schema of its own, dropped after).
 //
 // Two runs: every answer 200, and 10 % of the sink's answers 500 (a random tenth of first attempts; the retry, 5 s
 // later, is answered 200, so the run ends within the bench's two minutes). Reported: deliveries per second (from
@@ -12,9 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { loadConfig } from '../../packages/server/src/config/load.ts';
 import { type AppContext, createContext } from '../../packages/server/src/context.ts';
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
+import { uniqueSchema } from '../../packages/server/src/testing/databases.ts';
 import { percentile } from '../lib/stats.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
@@ -86,11 +88,22 @@ async function produce(ctx: AppContext, companyId: string, rate: number): Promis
   return committed;
 }
 
+async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
 async function run(label: string, failureShare: number, rate: number): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-webhooks-'));
   const databaseUrl = process.env.BENCH_DATABASE_URL;
   const config = loadConfig({}, { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}) });
-  const ctx = await createContext(config, createLogger('error'));
+  const schema = databaseUrl ? uniqueSchema() : undefined;
+  const ctx = await createContext(config, createLogger('error'), { schema });
   const sink = await startSink(failureShare);
   try {
     const company = await ctx.companies.create(`Bench ${label}`);
@@ -144,6 +157,7 @@ async function run(label: string, failureShare: number, rate: number): Promise<v
     await ctx.close();
     sink.close();
     rmSync(dataDir, { recursive: true, force: true });
+    if (schema && databaseUrl) await dropSchema(databaseUrl, schema);
   }
 }
 
