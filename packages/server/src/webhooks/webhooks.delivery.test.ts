@@ -326,6 +326,48 @@ for (const database of TEST_DATABASES) {
       }
     });
 
+    it('a delivery whose node stopped mid-attempt is sent by another node once its lease lapses', async () => {
+      const hanging = await startWebhookSink();
+      hanging.answer = (_r, index) => (index === 0 ? 0 : 200);
+      const dispatcherWith = (nodeId: string, leaseMs: number) =>
+        new WebhookDispatcher(
+          {
+            db: server.ctx.store.db,
+            dialect: server.ctx.store.dialect,
+            sealer: server.ctx.sealer,
+            audit: server.ctx.audit,
+            logger: server.ctx.logger,
+            fetch: (input, init) => fetch(input, init),
+          },
+          { nodeId, concurrency: 4, pollMs: 20, leaseMs, timeoutMs: 10_000 },
+        );
+      const dying = dispatcherWith('dying', 400);
+      const survivor = dispatcherWith('survivor', 60_000);
+      await server.ctx.webhooks.drain(0);
+      try {
+        const { tenant, webhook, rotate } = await subscribed(hanging.url);
+        await dying.start({ alone: false });
+        await rotate();
+        await waitFor('the first attempt', () => hanging.received.length >= 1);
+        // The node goes away mid-attempt: nothing is recorded, its claim stays until the lease lapses.
+        await dying.stop(0);
+        await survivor.start({ alone: false });
+        await waitFor('the attempt of the other node', () => hanging.received.length >= 2);
+        const [first, second] = hanging.received;
+        assert.equal(first!.headers['webhook-id'], second!.headers['webhook-id']);
+        assert.ok(second!.at - first!.at >= 300, 'only after the lease lapsed');
+        verifyDelivery(webhook.secret, second!);
+        await waitFor('delivered', async () => {
+          const [d] = await server.ctx.webhooks.service.deliveries(tenant.companyId, webhook.id);
+          return d?.status === 'delivered' && d.attempts === 1;
+        });
+      } finally {
+        await survivor.stop();
+        await hanging.close();
+        await server.ctx.webhooks.serve();
+      }
+    });
+
     it('a manual retry sends a delivered event again with the same webhook-id (202)', async () => {
       const own = await startWebhookSink();
       try {

@@ -15,7 +15,7 @@ export interface Received {
 
 /**
  * A real HTTP server on 127.0.0.1 receiving webhook deliveries: it records each one and answers with what
- * `answer` returns (200 unless told otherwise).
+ * `answer` returns (200 unless told otherwise; 0 = never answer, as a receiver that hangs).
  */
 export interface WebhookSink {
   url: string;
@@ -42,7 +42,8 @@ export async function startWebhookSink(): Promise<WebhookSink> {
       at: performance.timeOrigin + performance.now(),
     };
     const index = sink.received.push(received) - 1;
-    res.writeHead(sink.answer(received, index), { 'content-type': 'text/plain' }).end('ok');
+    const status = sink.answer(received, index);
+    if (status !== 0) res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
