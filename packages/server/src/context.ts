@@ -22,6 +22,10 @@ import { SessionsService } from './users/sessions.service.ts';
 import { UsersService } from './users/users.service.ts';
 import { IDENTITY_SEALED_COLUMNS } from './webchat/identity/identity.sealed-columns.ts';
 import { createWebchat, type Webchat } from './webchat/webchat.ts';
+import type { EventRecorder } from './webhooks/events.ts';
+import { WebhookOutbox } from './webhooks/outbox.ts';
+import { WEBHOOK_SEALED_COLUMNS } from './webhooks/webhook-secret.ts';
+import { createWebhooks, type Webhooks } from './webhooks/webhooks.module.ts';
 
 /**
  * The composition root's product: every service of the process, each built once, in dependency order, by
@@ -53,6 +57,10 @@ export interface AppContext {
   webchat: Webchat;
   /** The portal's system view: nodes, connections, replies in flight, recent errors (src/system/). */
   system: SystemView;
+  /** Where changes record their webhook events, in their own transactions (src/webhooks/outbox.ts). */
+  events: EventRecorder;
+  /** Event webhooks: endpoints, their deliveries and the dispatcher that sends them (src/webhooks/). */
+  webhooks: Webhooks;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -120,7 +128,8 @@ export async function createContext(
     const rateLimiter = createRateLimiter(config.redisUrl, config.rateLimit.keyPrefix);
     closers.push(() => rateLimiter.close());
     const users = new UsersService(store.db);
-    const integrations = createIntegrations({ config, store, sealer, audit, logger });
+    const events = new WebhookOutbox(store.dialect);
+    const integrations = createIntegrations({ config, store, sealer, audit, logger, events });
     closers.push(() => integrations.close());
     const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
     closers.push(() => oauth.close());
@@ -135,14 +144,22 @@ export async function createContext(
       audit,
       sealer,
       rateLimiter,
+      events,
       onClose: (fn) => closers.push(fn),
     });
+    const webhooks = createWebhooks({ config, store, sealer, audit, logger, fetch: integrations.fetch });
+    closers.push(() => webhooks.drain(0));
     return {
       config,
       store,
       logger,
       sealer,
-      sealedColumns: [...OAUTH_SEALED_COLUMNS, ...CONNECTOR_SEALED_COLUMNS, ...IDENTITY_SEALED_COLUMNS],
+      sealedColumns: [
+        ...OAUTH_SEALED_COLUMNS,
+        ...CONNECTOR_SEALED_COLUMNS,
+        ...IDENTITY_SEALED_COLUMNS,
+        ...WEBHOOK_SEALED_COLUMNS,
+      ],
       audit,
       rateLimiter,
       companies,
@@ -168,6 +185,8 @@ export async function createContext(
         store,
         recentErrors: options.recentErrors ?? new RecentErrors(),
       }),
+      events,
+      webhooks,
       onClose: (fn) => closers.push(fn),
       close: closeAll,
     };
@@ -181,9 +200,11 @@ export async function createContext(
 /**
  * Starts the background work a serving process needs (a CLI command needs none): the signing keys are loaded (or
  * created) and re-read periodically, so a rotation made elsewhere is picked up; the webchat connects its broker and
- * works the reply line (a node alone first takes over what the previous process left). Stopped by `ctx.close()`.
+ * works the reply line (a node alone first takes over what the previous process left); the webhook dispatcher
+ * starts sending. Stopped by `ctx.close()`.
  */
 export async function startServices(ctx: AppContext): Promise<void> {
   await ctx.oauth.keys.start();
   await ctx.webchat.serve();
+  await ctx.webhooks.serve();
 }

@@ -90,6 +90,12 @@ export const ERROR_CODES = [
   'message_not_found',
   'feedback_not_allowed',
   'conversation_open',
+  // Event webhooks (webhooks/).
+  'webhook_not_found',
+  'webhook_delivery_not_found',
+  'invalid_events',
+  'invalid_description',
+  'webhook_disabled',
   // Portal and users.
   'not_signed_in',
   'invalid_credentials',

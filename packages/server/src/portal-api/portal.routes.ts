@@ -13,6 +13,7 @@ import { registerInboxRoutes } from './inbox.routes.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
 import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
+import { registerWebhookRoutes } from './webhooks.routes.ts';
 
 /**
  * The portal: the SPA at `/portal` and its JSON API at `/portal/api`, authenticated by a server-side session cookie
@@ -43,6 +44,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerSessionRoutes(api as App, deps);
           registerApiClientRoutes(api as App, deps);
           registerConnectorRoutes(api as App, deps);
+          registerWebhookRoutes(api as App, deps);
           registerCompanyRoutes(api as App, deps);
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);

@@ -14,6 +14,7 @@ import type { OutboundClient } from '../integrations/outbound.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
+import type { EventRecorder } from '../webhooks/events.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
@@ -53,6 +54,8 @@ export interface WebchatDeps {
   /** Seals the channels' identity secrets at rest. */
   sealer: Sealer;
   rateLimiter: RateLimiter;
+  /** Webhook events of conversations, messages and ratings (webhooks/events.ts), in each change's transaction. */
+  events: EventRecorder;
   /** Registers what to close with the process (in reverse order). */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -71,9 +74,9 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       'generated the realtime token secret in the data folder; set PARLEY_REALTIME_TOKEN_SECRET on multi-node deployments',
     );
   }
-  const conversations = new ConversationsService(store.db);
+  const conversations = new ConversationsService(store.db, deps.events);
   const channels = new ChannelsService(store.db);
-  const messages = new MessageStore(store.db);
+  const messages = new MessageStore(store.db, deps.events);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(deps.rateLimiter, logger);
   const replies: ReplySource = {
@@ -158,7 +161,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     }),
     visitors: new VisitorDirectory(conversations),
     reads,
-    feedback: new FeedbackService(store.db),
+    feedback: new FeedbackService(store.db, deps.events),
     audit: deps.audit,
     commands: new ConversationCommands({ conversations, engine, audit: deps.audit, limits: config.webchat }),
     realtime,
