@@ -183,6 +183,7 @@ export async function createContext(
       system: new SystemView({
         realtime: webchat.realtime,
         store,
+        webhooks: webhooks.service,
         recentErrors: options.recentErrors ?? new RecentErrors(),
       }),
       events,

@@ -29,6 +29,12 @@ interface SystemSnapshot {
   nodes: NodeView[];
   totals: { nodes: number; clients: number; subscriptions: number; channels: number };
   replies: { queued: number; streaming: number };
+  webhooks: {
+    pending: number;
+    oldest_pending_at: string | null;
+    failing_endpoints: number;
+    disabled_endpoints: number;
+  };
   recent_errors: RecentError[];
 }
 
@@ -99,6 +105,9 @@ export async function renderSystem(main: HTMLElement): Promise<void> {
       ...pair('Subscriptions', s.totals.subscriptions),
       ...pair('Replies streaming', s.replies.streaming),
       ...pair('Messages waiting for a reply', s.replies.queued),
+      ...pair('Webhook deliveries pending', s.webhooks.pending),
+      ...pair('Webhook endpoints failing', s.webhooks.failing_endpoints),
+      ...pair('Webhook endpoints disabled', s.webhooks.disabled_endpoints),
     );
     replaceChildren(nodesBody, ...s.nodes.map(nodeRow));
     replaceChildren(

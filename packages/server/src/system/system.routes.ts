@@ -21,6 +21,12 @@ const SystemSnapshotSchema = Type.Object({
   ),
   totals: Type.Object({ nodes: Count, clients: Count, subscriptions: Count, channels: Count }),
   replies: Type.Object({ queued: Count, streaming: Count }),
+  webhooks: Type.Object({
+    pending: Count,
+    oldest_pending_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    failing_endpoints: Count,
+    disabled_endpoints: Count,
+  }),
   recent_errors: Type.Array(
     Type.Object({
       at: Type.String(),

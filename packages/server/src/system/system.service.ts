@@ -1,6 +1,7 @@
 import type { RealtimeEngine } from '@parley/realtime';
 import { sql } from 'kysely';
 import type { Store } from '../storage/database.ts';
+import type { WebhookBacklog, WebhooksService } from '../webhooks/webhooks.service.ts';
 import type { RecentError, RecentErrors } from './recent-errors.ts';
 
 export interface NodeView {
@@ -22,6 +23,8 @@ export interface SystemSnapshot {
   totals: { nodes: number; clients: number; subscriptions: number; channels: number };
   /** The company's reply line: user messages waiting for their reply, and replies streaming now. */
   replies: { queued: number; streaming: number };
+  /** The company's event webhook deliveries not yet made, and its endpoints in trouble. */
+  webhooks: WebhookBacklog;
   /** Warnings and errors of the node that answered (each node keeps its own). */
   recent_errors: RecentError[];
 }
@@ -29,12 +32,14 @@ export interface SystemSnapshot {
 export interface SystemViewDeps {
   realtime: RealtimeEngine;
   store: Store;
+  webhooks: WebhooksService;
   recentErrors: RecentErrors;
 }
 
 /**
  * The portal's system view: the cluster's nodes as their heartbeats announce them (docs/protocol.md "Cluster"),
- * connection and subscription totals, the company's replies in flight, and this node's recent errors.
+ * connection and subscription totals, the company's replies in flight and webhook backlog, and this node's recent
+ * errors.
  */
 export class SystemView {
   constructor(private readonly deps: SystemViewDeps) {}
@@ -68,6 +73,7 @@ export class SystemView {
         channels: sum(nodes, 'channels'),
       },
       replies: await this.replyLine(companyId),
+      webhooks: await this.deps.webhooks.backlog(companyId),
       recent_errors: recentErrors.list(),
     };
   }

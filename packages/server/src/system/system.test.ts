@@ -21,8 +21,8 @@ for (const database of TEST_DATABASES) {
     let globex: PortalTestClient;
     let agent: PortalTestClient;
     let visitor: ConnectedVisitor | undefined;
+    let acmeId: string;
     before(async () => {
-      let acmeId: string;
       ({ server, acme, globex, agent, acmeId } = await startPortalWorld(database));
       const slow = await createSlowEmployee(server, acmeId, { words: 60, delayMs: 100 });
       await server.ctx.digitalEmployees.setDefault(acmeId, slow.id);
@@ -55,6 +55,29 @@ for (const database of TEST_DATABASES) {
       });
       assert.deepEqual(busy.replies, { streaming: 1, queued: 1 });
       assert.deepEqual((await globex.get('/system')).body.replies, { streaming: 0, queued: 0 });
+    });
+
+    it("shows the company's webhook backlog and its failing endpoints", async () => {
+      // Port 9 (discard) refuses on loopback: every attempt fails, so the delivery stays pending.
+      await server.ctx.webhooks.service.create(
+        acmeId,
+        { url: 'http://127.0.0.1:9/hook', events: ['conversation.created'] },
+        { actor: 'user:test', ip: '127.0.0.1' },
+      );
+      const v = newVisitor(acmeId);
+      await createConversation(server, v);
+      const backlog = await waitFor('a failing endpoint with a pending delivery', async () => {
+        const { body } = await acme.get('/system');
+        return body.webhooks.pending >= 1 && body.webhooks.failing_endpoints === 1 && body.webhooks;
+      });
+      assert.equal(backlog.disabled_endpoints, 0);
+      assert.ok(Date.parse(backlog.oldest_pending_at) <= Date.now());
+      assert.deepEqual((await globex.get('/system')).body.webhooks, {
+        pending: 0,
+        oldest_pending_at: null,
+        failing_endpoints: 0,
+        disabled_endpoints: 0,
+      });
     });
   });
 }

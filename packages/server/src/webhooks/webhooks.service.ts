@@ -67,6 +67,13 @@ export interface NewWebhook {
  * PARLEY_OUTBOUND_BLOCK_PRIVATE an IP literal in a blocked range is refused here already; names are checked on
  * every call by the outbound client).
  */
+export interface WebhookBacklog {
+  pending: number;
+  oldest_pending_at: string | null;
+  failing_endpoints: number;
+  disabled_endpoints: number;
+}
+
 export class WebhooksService {
   constructor(
     private readonly db: Kysely<Database>,
@@ -192,6 +199,31 @@ export class WebhooksService {
       });
       if (changed) return secret;
     }
+  }
+
+  /**
+   * The company's delivery backlog, for the system view: deliveries still pending (due or being sent), how long the
+   * oldest has waited, and endpoints failing now or disabled.
+   */
+  async backlog(companyId: string): Promise<WebhookBacklog> {
+    const pending = await this.db
+      .selectFrom('webhook_deliveries')
+      .where('company_id', '=', companyId)
+      .where('status', '=', 'pending')
+      .select([(eb) => eb.fn.countAll<number>().as('count'), (eb) => eb.fn.min('created_ms').as('oldest')])
+      .executeTakeFirstOrThrow();
+    const endpoints = await this.db
+      .selectFrom('webhook_endpoints')
+      .where('company_id', '=', companyId)
+      .select(['enabled', 'failing_since_ms'])
+      .execute();
+    const oldest = pending.oldest === null ? null : Number(pending.oldest);
+    return {
+      pending: Number(pending.count),
+      oldest_pending_at: oldest === null ? null : new Date(oldest).toISOString(),
+      failing_endpoints: endpoints.filter((e) => toBool(e.enabled) && e.failing_since_ms !== null).length,
+      disabled_endpoints: endpoints.filter((e) => !toBool(e.enabled)).length,
+    };
   }
 
   /** The endpoint's deliveries, newest first. */
