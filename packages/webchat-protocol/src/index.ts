@@ -48,10 +48,13 @@ export {
   inFlightEnvelopes,
   type MessageEnvelope,
   type ReceivedEnvelope,
+  type SendAttachmentBlock,
+  type SendMarkdownBlock,
   type SendMessage,
   type SendMessageBlock,
 } from './envelopes.ts';
 export {
+  type AttachmentBlock,
   type Block,
   type BlockType,
   type ErrorBlock,

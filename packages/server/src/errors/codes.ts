@@ -87,6 +87,12 @@ export const ERROR_CODES = [
   'message_not_found',
   'feedback_not_allowed',
   'conversation_open',
+  // Attachments (webchat/attachments/).
+  'attachment_too_large',
+  'attachment_type_not_allowed',
+  'attachment_required',
+  'attachment_link_invalid',
+  'unknown_attachment',
   // Portal and users.
   'not_signed_in',
   'invalid_credentials',

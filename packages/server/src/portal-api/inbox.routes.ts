@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../http/keyset-cursor.ts';
 import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
 import {
   type Conversation,
   channelOf,
@@ -24,7 +25,14 @@ const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const Reply = Type.Object({ content: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
+const Reply = Type.Object(
+  {
+    content: Type.String({ maxLength: 100_000 }),
+    // Files the agent uploaded first (POST …/attachments), shown after the text (docs/design.md "Attachments").
+    attachment_ids: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })),
+  },
+  { additionalProperties: false },
+);
 const ReadBody = Type.Optional(
   Type.Object(
     { message_id: Type.Optional(Type.String({ maxLength: 100 })) },
@@ -119,6 +127,15 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
     ),
   );
 
+  // Agents attach a file to their next post: uploaded here, then named in the post's `attachment_ids`.
+  registerPortalAttachmentRoute(
+    app,
+    webchat,
+    '/inbox/conversations/:id/attachments',
+    (request) => ({ companyId: companyOf(request), uploadedBy: actorOf(request) }),
+    any,
+  );
+
   app.post(
     '/inbox/conversations/:id/messages',
     { config: any, schema: { params: IdParams, body: Reply } },
@@ -127,7 +144,13 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
         companyOf(request),
         request.params.id,
         {
-          blocks: [{ type: 'markdown', content: request.body.content.trim() }],
+          blocks: [
+            { type: 'markdown', content: request.body.content.trim() },
+            ...(request.body.attachment_ids ?? []).map((id) => ({
+              type: 'attachment' as const,
+              attachment_id: id,
+            })),
+          ],
           author: agentAuthor(sessionOf(request).user),
         },
         actor(request),

@@ -15,6 +15,13 @@ import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
 import { AbuseLimits } from './abuse-limits.ts';
+import { AttachmentLinks } from './attachments/attachment-links.ts';
+import {
+  registerAttachmentDownloadRoute,
+  registerPlatformAttachmentRoutes,
+} from './attachments/attachments.routes.ts';
+import { AttachmentsService } from './attachments/attachments.service.ts';
+import { StoreBlobStore } from './attachments/store-blob-store.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
 import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
@@ -76,6 +83,13 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const messages = new MessageStore(store.db);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(deps.rateLimiter, logger);
+  const attachments = new AttachmentsService({
+    db: store.db,
+    blobs: new StoreBlobStore(store.db),
+    links: new AttachmentLinks(deps.sealer),
+    defaultMaxBytes: config.webchat.attachmentMaxBytes,
+    publicUrl: () => config.publicUrl,
+  });
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
     responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
@@ -91,7 +105,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const engine = new ConversationEngine({
     conversations,
     store: messages,
-    broadcaster: realtimeBroadcaster(realtime),
+    broadcaster: realtimeBroadcaster(realtime, attachments),
     live,
     replies,
     logger: logger.child({ module: 'webchat' }),
@@ -118,6 +132,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       limiter,
       engine,
       reads,
+      attachments,
     }),
   );
 
@@ -160,7 +175,14 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     reads,
     feedback: new FeedbackService(store.db),
     audit: deps.audit,
-    commands: new ConversationCommands({ conversations, engine, audit: deps.audit, limits: config.webchat }),
+    attachments,
+    commands: new ConversationCommands({
+      conversations,
+      engine,
+      audit: deps.audit,
+      limits: config.webchat,
+      attachments,
+    }),
     realtime,
     clustered: !alone,
     start: () => realtime.start(),
@@ -189,6 +211,8 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
   app.addHook('preClose', () => webchat.drain(0));
   registerSdkRoutes(app, webchat);
   registerPlatformConversationRoutes(app, webchat);
+  registerPlatformAttachmentRoutes(app, webchat);
+  registerAttachmentDownloadRoute(app, webchat);
 }
 
 /** Hints between the nodes of a cluster over Redis, on a connection of their own; nothing on one node. */

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../../audit/audit.service.ts';
 import { BadRequestError } from '../../errors/app-error.ts';
-import type { Block, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
+import type { AttachmentsService } from '../attachments/attachments.service.ts';
+import type { Block, MessageAuthor, MessageSnapshot, SendMessageBlock } from '../messages/message.ts';
 import { type MessageLimits, messageTooLarge } from '../messages/message-limits.ts';
 import { conversationNotFound } from '../webchat.errors.ts';
 import type { Conversation } from './conversation.ts';
@@ -15,9 +15,9 @@ export interface Actor {
   ip?: string;
 }
 
-/** What an agent sends: markdown blocks as they arrive from any boundary, validated here. */
+/** What an agent sends: markdown and attachment blocks as they arrive from any boundary, validated here. */
 export interface AgentMessageInput {
-  blocks: ReadonlyArray<{ type: 'markdown'; content: string }>;
+  blocks: ReadonlyArray<SendMessageBlock>;
   author: MessageAuthor;
 }
 
@@ -26,6 +26,8 @@ export interface ConversationCommandsDeps {
   engine: ConversationEngine;
   audit: AuditLog;
   limits: MessageLimits;
+  /** Resolves attachment blocks and signs their links in what `post` answers. */
+  attachments: Pick<AttachmentsService, 'blocksOf' | 'present'>;
 }
 
 /**
@@ -51,13 +53,13 @@ export class ConversationCommands {
     input: AgentMessageInput,
     actor: Actor,
   ): Promise<MessageSnapshot> {
-    const blocks = this.validBlocks(input.blocks);
     const conversation = await this.find(companyId, conversationId);
+    const blocks = await this.validBlocks(conversation, input.blocks);
     const tookOver = conversation.handledBy !== 'agent' && conversation.status === 'open';
     const snapshot = await this.deps.engine.postAgentMessage(conversation, blocks, input.author);
     if (tookOver) await this.record('conversation.handed_over', conversation, actor);
     await this.record('conversation.agent_message_posted', conversation, actor);
-    return snapshot;
+    return this.deps.attachments.present(snapshot);
   }
 
   /** Moves the conversation to an agent (the digital employee stops, even mid-reply). Idempotent. */
@@ -93,12 +95,16 @@ export class ConversationCommands {
   }
 
   /**
-   * The one validation of agent blocks: blank blocks are dropped (a message of only blank blocks is
-   * `empty_message`), the rest kept as written (leading spaces mean something in markdown), within the size rule
-   * (messages/message-limits.ts).
+   * The one validation of agent blocks: blank markdown blocks are dropped (a message of only blank blocks is
+   * `empty_message`; one of only attachments is fine), the rest kept as written (leading spaces mean something in
+   * markdown), within the size rule (messages/message-limits.ts); attachment blocks must name attachments of this
+   * conversation (`unknown_attachment`).
    */
-  private validBlocks(input: AgentMessageInput['blocks']): Block[] {
-    const blocks = input.filter((b) => b.content.trim().length > 0);
+  private async validBlocks(
+    conversation: Conversation,
+    input: AgentMessageInput['blocks'],
+  ): Promise<Block[]> {
+    const blocks = input.filter((b) => b.type !== 'markdown' || b.content.trim().length > 0);
     if (blocks.length === 0) {
       throw new BadRequestError('empty_message', 'Write a message first.', {
         errors: [{ field: 'content', message: 'is empty' }],
@@ -110,7 +116,7 @@ export class ConversationCommands {
         errors: [{ field: 'content', message: tooLarge }],
       });
     }
-    return blocks.map((b) => ({ id: randomUUID(), type: 'markdown', content: b.content }));
+    return this.deps.attachments.blocksOf(conversation, blocks);
   }
 
   private record(type: string, conversation: Conversation, actor: Actor): Promise<void> {

@@ -117,12 +117,15 @@ export class ConversationEngine {
    * Stores a visitor's SendMessage, broadcasts it as one `complete` user envelope and queues the reply. A retry
    * (same client_message_id) returns the stored message with `duplicate: true`, queues nothing, and announces it
    * again under the same idempotency key (delivered once, whichever attempt got through). `author` is the verified
-   * visitor's `{id: sub, name}` (identity/); an anonymous visitor's messages have none.
+   * visitor's `{id: sub, name}` (identity/); an anonymous visitor's messages have none. `blocks` are the stored
+   * blocks when the caller resolved them (attachment blocks, attachments.service.ts `blocksOf`); else the markdown
+   * of `send`.
    */
   async postUserMessage(
     conversation: Conversation,
     send: SendMessage,
     author: MessageAuthor | null = null,
+    resolved?: Block[],
   ): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
     const existing = await this.deps.store.findByClientMessageId(conversation.id, send.client_message_id);
     if (existing) {
@@ -132,11 +135,11 @@ export class ConversationEngine {
       return { snapshot: existing, duplicate: true };
     }
     if (conversation.status === 'closed') throw conversationClosed();
-    const blocks: Block[] = send.blocks.map((b) => ({
-      id: randomUUID(),
-      type: 'markdown',
-      content: b.content,
-    }));
+    const blocks: Block[] =
+      resolved ??
+      send.blocks.flatMap((b) =>
+        b.type === 'markdown' ? [{ id: randomUUID(), type: 'markdown' as const, content: b.content }] : [],
+      );
     let snapshot: MessageSnapshot;
     let queued = false;
     try {

@@ -5,16 +5,17 @@ export interface MessageLimits {
 }
 
 /**
- * The one size rule of messages: at most `maxBlocks` blocks and `maxMessageBytes` bytes of text over all blocks.
+ * The one size rule of messages: at most `maxBlocks` blocks (attachments count) and `maxMessageBytes` bytes of
+ * text over all blocks (an attachment block has none).
  * Returns why a message breaks it (safe to show), or `undefined`. Each boundary reports it its own way: a refused
  * publish (413) for visitors, the `message_too_large` problem for agents.
  */
 export function messageTooLarge(
-  blocks: ReadonlyArray<{ content?: string }>,
+  blocks: ReadonlyArray<{ type: string; content?: string } | { type: string }>,
   limits: MessageLimits,
 ): string | undefined {
   if (blocks.length > limits.maxBlocks) return `A message holds at most ${limits.maxBlocks} blocks.`;
-  const bytes = blocks.reduce((n, b) => n + Buffer.byteLength(b.content ?? ''), 0);
+  const bytes = blocks.reduce((n, b) => n + ('content' in b ? Buffer.byteLength(b.content ?? '') : 0), 0);
   if (bytes > limits.maxMessageBytes)
     return `A message holds at most ${limits.maxMessageBytes} bytes of text.`;
   return undefined;

@@ -1,6 +1,6 @@
 import { isUuid } from '../../companies/companies.service.ts';
 import { findUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../http/unsafe-text.ts';
-import { ENVELOPE_VERSION, type SendMessage } from './message.ts';
+import { ENVELOPE_VERSION, type SendMessage, type SendMessageBlock } from './message.ts';
 import { type MessageLimits, messageTooLarge } from './message-limits.ts';
 
 /**
@@ -11,7 +11,8 @@ import { type MessageLimits, messageTooLarge } from './message-limits.ts';
 export const PUBLISH_CODES = {
   /**
    * Not a SendMessage: wrong shape, missing fields, bad client_message_id, unknown block type, or a string holding
-   * U+0000 or an unpaired surrogate (the HTTP edge's rule, src/http/unsafe-text.ts).
+   * U+0000 or an unpaired surrogate (the HTTP edge's rule, src/http/unsafe-text.ts); also an attachment block naming
+   * no attachment of this conversation (attachments/attachments.service.ts `blocksOf`).
    */
   invalidMessage: 400,
   /** `version` is not one this server speaks. */
@@ -43,6 +44,15 @@ const tooLarge = (why: string) => new PublishRefusal(PUBLISH_CODES.messageTooLar
 const invalid = (why: string) =>
   new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid SendMessage: ${why}`);
 
+/** `{"type":"attachment","attachment_id"}`: whose attachment it is, the publish hook checks with the store. */
+function attachmentBlockOf(b: Record<string, unknown>, i: number): SendMessageBlock {
+  if (typeof b.attachment_id !== 'string' || !isUuid(b.attachment_id))
+    throw invalid(`blocks[${i}].attachment_id must be a UUID`);
+  for (const key of Object.keys(b))
+    if (key !== 'type' && key !== 'attachment_id') throw invalid(`blocks[${i}] has unknown field "${key}"`);
+  return { type: 'attachment', attachment_id: b.attachment_id.toLowerCase() };
+}
+
 /** Checks a client publication against the SendMessage schema (docs/asyncapi.yaml) and the size limits. */
 export function parseSendMessage(data: unknown, limits: SendMessageLimits): SendMessage {
   if (data === null || typeof data !== 'object' || Array.isArray(data))
@@ -65,11 +75,12 @@ export function parseSendMessage(data: unknown, limits: SendMessageLimits): Send
   if (!Array.isArray(input.blocks) || input.blocks.length === 0)
     throw invalid('blocks must hold at least one block');
   if (input.blocks.length > limits.maxBlocks) throw tooLarge(messageTooLarge(input.blocks, limits)!);
-  const blocks = input.blocks.map((block, i) => {
+  const blocks = input.blocks.map((block, i): SendMessageBlock => {
     if (block === null || typeof block !== 'object' || Array.isArray(block))
       throw invalid(`blocks[${i}] must be an object`);
     const b = block as Record<string, unknown>;
-    if (b.type !== 'markdown') throw invalid(`blocks[${i}].type must be "markdown"`);
+    if (b.type === 'attachment') return attachmentBlockOf(b, i);
+    if (b.type !== 'markdown') throw invalid(`blocks[${i}].type must be "markdown" or "attachment"`);
     if (typeof b.content !== 'string' || b.content.trim().length === 0)
       throw invalid(`blocks[${i}].content must be non-empty text`);
     for (const key of Object.keys(b))

@@ -5,7 +5,7 @@ import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
 import type { Webchat } from '../webchat-services.ts';
-import { MessagePageQuery, readMessagePage } from './message-page.ts';
+import { MessagePageQuery, readMessagePage, UUID_PATTERN } from './message-page.ts';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -18,10 +18,17 @@ const docs = (summary: string, description?: string) => ({
 const AgentBody = Type.Object(
   {
     blocks: Type.Array(
-      Type.Object(
-        { type: Type.Literal('markdown'), content: Type.String({ minLength: 1 }) },
-        { additionalProperties: false },
-      ),
+      Type.Union([
+        Type.Object(
+          { type: Type.Literal('markdown'), content: Type.String({ minLength: 1 }) },
+          { additionalProperties: false },
+        ),
+        // An attachment of this conversation, uploaded first (docs/design.md "Attachments").
+        Type.Object(
+          { type: Type.Literal('attachment'), attachment_id: Type.String({ pattern: UUID_PATTERN }) },
+          { additionalProperties: false },
+        ),
+      ]),
       { minItems: 1 },
     ),
     author: Type.Optional(
