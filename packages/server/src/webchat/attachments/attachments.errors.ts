@@ -5,10 +5,18 @@ export class AttachmentError extends AppError {}
 
 const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
 
+/**
+ * `Connection: close` (RFC 9112 §9.6): the rest of an oversize upload is not worth receiving, so the client stops
+ * sending instead of the server reading and discarding it.
+ */
 export const attachmentTooLarge = (maxBytes: number) =>
-  new AttachmentError(413, 'attachment_too_large', `An attachment may hold at most ${mib(maxBytes)}.`, {
-    max_attachment_bytes: maxBytes,
-  });
+  new AttachmentError(
+    413,
+    'attachment_too_large',
+    `An attachment may hold at most ${mib(maxBytes)}.`,
+    { max_attachment_bytes: maxBytes },
+    { connection: 'close' },
+  );
 
 export const attachmentTypeNotAllowed = (detail: string) =>
   new AttachmentError(415, 'attachment_type_not_allowed', detail);
