@@ -5,6 +5,7 @@ import {
   readEnvelope,
   textOf,
 } from '@parley/webchat-protocol';
+import type { Attachment as AttachmentUpload } from './uploads.ts';
 import type { Block, ErrorBlock, MessageAuthor, MessageRole, MessageSnapshot } from './wire.ts';
 
 /**
@@ -139,8 +140,13 @@ export class MessageStore {
     return this.put(snapshot, entry?.sequence ?? 0, entry);
   }
 
-  /** Adds the visitor's own message at once, before the server has it. */
-  addPending(clientMessageId: string, text: string, now = new Date().toISOString()): ChatMessage {
+  /** Adds the visitor's own message at once, before the server has it (its attachments after its text). */
+  addPending(
+    clientMessageId: string,
+    text: string,
+    attachments: readonly AttachmentUpload[] = [],
+    now = new Date().toISOString(),
+  ): ChatMessage {
     const message: ChatMessage = {
       key: clientMessageId,
       id: null,
@@ -148,7 +154,18 @@ export class MessageStore {
       role: 'user',
       author: null,
       status: 'pending',
-      blocks: [{ id: 'local', type: 'markdown', content: text }],
+      blocks: [
+        ...(text ? [{ id: 'local', type: 'markdown' as const, content: text }] : []),
+        ...attachments.map((a, i) => ({
+          id: `local-${i}`,
+          type: 'attachment' as const,
+          attachment_id: a.id,
+          name: a.name,
+          content_type: a.content_type,
+          size: a.size,
+          url: a.url,
+        })),
+      ],
       text,
       typing: false,
       error: null,
