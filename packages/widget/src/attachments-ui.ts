@@ -44,7 +44,8 @@ export function attachmentComposer(
   button.append(icon(doc, PAPERCLIP));
   const input = el('input', { type: 'file', class: 'sr-only', tabindex: '-1', 'aria-hidden': 'true' });
   input.multiple = true;
-  const tray = el('div', { class: 'tray', 'aria-live': 'polite' });
+  // Refusals announce themselves (role=alert); the widget's one polite live region stays for replies.
+  const tray = el('div', { class: 'tray' });
   tray.hidden = true;
   const ready: Attachment[] = [];
   let running = 0;

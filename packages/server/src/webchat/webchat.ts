@@ -120,6 +120,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     signals: replySignalsFor(deps),
     leaseMs: config.webchat.replyLeaseMs,
     reads,
+    present: (snapshot) => attachments.present(snapshot),
   });
   realtime.setHooks(
     webchatHooks({

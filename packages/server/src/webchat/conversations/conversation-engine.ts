@@ -41,6 +41,11 @@ export interface ConversationEngineDeps {
   leaseMs: number;
   /** Read marks: a visitor's own message moves their mark, in the transaction that stores it. */
   reads?: Pick<ReadMarks, 'visitorSent'>;
+  /**
+   * A snapshot as it leaves the server (attachment blocks get their signed `url`): what responders receive, so a
+   * webhook bot or a model can fetch the files. Without it snapshots go out as stored.
+   */
+  present?: (snapshot: MessageSnapshot) => MessageSnapshot;
 }
 
 /** Slack on top of the responder timeout before a partial message without a reply job counts as abandoned. */
@@ -364,12 +369,13 @@ export class ConversationEngine {
         responder.historyLimit > 0
           ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
           : [];
+      const present = this.deps.present ?? ((s: MessageSnapshot) => s);
       const deltas = responder.respond({
         companyId: conversation.companyId,
         conversationId: conversation.id,
         digitalEmployee: employee,
-        message,
-        history,
+        message: present(message),
+        history: history.map(present),
         signal: controller.signal,
       });
       for await (const delta of untilAborted(deltas, controller.signal)) stream.append(delta);
