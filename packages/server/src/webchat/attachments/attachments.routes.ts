@@ -28,15 +28,25 @@ const AttachmentCreated = Type.Object({
 const uploadDescription =
   '`multipart/form-data` with one file part named `file`. The type is detected from the bytes (PNG, JPEG, GIF, WebP, PDF, UTF-8 plain text; SVG only when the company allows it) and must agree with the part’s declared type (415 `attachment_type_not_allowed`); over the company’s `max_attachment_bytes` → 413 `attachment_too_large`, refused while streaming. Answers the attachment with a signed `url` (1 h); send it in a message as `{"type":"attachment","attachment_id"}`.';
 
-/** The OpenAPI body of an upload: documents the multipart shape (the body itself is streamed, never validated whole). */
+/**
+ * The API reference of an upload: the multipart body (one binary `file` part) is documented here, but never
+ * validated as a whole — it is streamed and checked by the inspector (see `streamedBody`).
+ */
 const uploadSchema = (tags: string[], summary: string) => ({
   tags,
   summary,
   description: uploadDescription,
   consumes: ['multipart/form-data'],
   params: IdParams,
+  body: Type.Object({ file: Type.String({ format: 'binary' }) }, { required: ['file'] }),
   response: { 201: AttachmentCreated },
 });
+
+/**
+ * Route options of an upload: the schemas above document it, and this compiler accepts every request part as is,
+ * since the body is a stream Fastify never parses (the path id is checked by the conversation lookup, 404).
+ */
+const streamedBody = { validatorCompiler: () => () => true };
 
 /**
  * Reads the one `file` part of a multipart upload and streams it into the conversation's attachments. A
@@ -88,9 +98,7 @@ export function registerSdkAttachmentRoutes(sdk: App, webchat: Webchat): void {
     await uploads.register(multipart);
     uploads.post(
       '/conversations/:id/attachments',
-      {
-        schema: uploadSchema(['webchat-sdk'], 'Upload an attachment') as Record<string, unknown>,
-      },
+      { ...streamedBody, schema: uploadSchema(['webchat-sdk'], 'Upload an attachment') },
       async (request, reply) => {
         const { id } = request.params as { id: string };
         const conversation = await ownConversation(webchat, request, id);
@@ -109,8 +117,9 @@ export function registerPlatformAttachmentRoutes(app: App, webchat: Webchat): vo
     uploads.post(
       '/platform/v1/conversations/:id/attachments',
       {
+        ...streamedBody,
         config: { requiredScope: 'conversations:write' },
-        schema: uploadSchema(['conversations'], 'Upload an attachment') as Record<string, unknown>,
+        schema: uploadSchema(['conversations'], 'Upload an attachment'),
       },
       async (request, reply) => {
         const { companyId, clientId } = principalOf(request);
