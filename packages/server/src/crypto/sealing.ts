@@ -24,6 +24,8 @@ export class SealError extends Error {
 
 export class Sealer {
   private masterKeys: MasterKey[];
+  /** Keys `derivedKey` made, by purpose and master version. */
+  private readonly derived = new Map<string, Buffer>();
 
   /**
    * @param refreshKeys Optional: returns a newer key list when the key source changed (file-based keys change when
@@ -84,7 +86,13 @@ export class Sealer {
     const master =
       version === undefined ? this.masterKeys[0]! : this.masterKeys.find((k) => k.version === version);
     if (!master) return undefined;
-    const key = Buffer.from(hkdfSync('sha256', master.key, Buffer.alloc(0), `parley|${purpose}`, 32));
+    // A version's master key never changes, so neither does what is derived from it: derive once.
+    const cacheKey = `${purpose}|${master.version}`;
+    let key = this.derived.get(cacheKey);
+    if (!key) {
+      key = Buffer.from(hkdfSync('sha256', master.key, Buffer.alloc(0), `parley|${purpose}`, 32));
+      this.derived.set(cacheKey, key);
+    }
     return { version: master.version, key };
   }
 
