@@ -5,18 +5,11 @@ export class AttachmentError extends AppError {}
 
 const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
 
-/**
- * `Connection: close` (RFC 9112 §9.6): the rest of an oversize upload is not worth receiving, so the client stops
- * sending instead of the server reading and discarding it.
- */
+/** The rest of the refused upload is not read for long (attachments.routes.ts `lingerThenClose`). */
 export const attachmentTooLarge = (maxBytes: number) =>
-  new AttachmentError(
-    413,
-    'attachment_too_large',
-    `An attachment may hold at most ${mib(maxBytes)}.`,
-    { max_attachment_bytes: maxBytes },
-    { connection: 'close' },
-  );
+  new AttachmentError(413, 'attachment_too_large', `An attachment may hold at most ${mib(maxBytes)}.`, {
+    max_attachment_bytes: maxBytes,
+  });
 
 export const attachmentTypeNotAllowed = (detail: string) =>
   new AttachmentError(415, 'attachment_type_not_allowed', detail);

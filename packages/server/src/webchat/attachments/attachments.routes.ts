@@ -1,6 +1,6 @@
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import type { Conversation } from '../conversations/conversation.ts';
@@ -92,10 +92,39 @@ async function receiveUpload(
   }
 }
 
+/** How much of a refused upload's remaining body is read and discarded, and for how long, before closing. */
+const LINGER_BYTES = 4 * 1024 * 1024;
+const LINGER_MS = 2_000;
+
+/**
+ * A refused upload whose body is still arriving (413 or 415 while streaming): the answer has been sent, and the
+ * connection is closed only after a bounded "lingering close" (RFC 9112 §9.6) — the rest is read and discarded
+ * for at most LINGER_BYTES or LINGER_MS. Closing at once would make the client's next write fail and the TCP reset
+ * can discard the answer before it reads it; reading to the end could mean gigabytes for nothing.
+ */
+async function lingerThenClose(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const raw = request.raw;
+  if (reply.statusCode < 400 || raw.complete || raw.destroyed) return;
+  let discarded = 0;
+  const close = () => {
+    clearTimeout(timer);
+    raw.socket?.destroy();
+  };
+  const timer = setTimeout(close, LINGER_MS);
+  timer.unref();
+  raw.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > LINGER_BYTES) close();
+  });
+  raw.once('end', () => clearTimeout(timer));
+  raw.resume();
+}
+
 /** `POST /sdk/v1/conversations/{id}/attachments`, inside the SDK plugin (session headers, Origin, visitor token). */
 export function registerSdkAttachmentRoutes(sdk: App, webchat: Webchat): void {
   sdk.register(async (uploads) => {
     await uploads.register(multipart);
+    uploads.addHook('onResponse', lingerThenClose);
     uploads.post(
       '/conversations/:id/attachments',
       { ...streamedBody, schema: uploadSchema(['webchat-sdk'], 'Upload an attachment') },
@@ -114,6 +143,7 @@ export function registerSdkAttachmentRoutes(sdk: App, webchat: Webchat): void {
 export function registerPlatformAttachmentRoutes(app: App, webchat: Webchat): void {
   app.register(async (uploads) => {
     await uploads.register(multipart);
+    uploads.addHook('onResponse', lingerThenClose);
     uploads.post(
       '/platform/v1/conversations/:id/attachments',
       {
@@ -143,6 +173,7 @@ export function registerPortalAttachmentRoute(
 ): void {
   app.register(async (uploads) => {
     await uploads.register(multipart);
+    uploads.addHook('onResponse', lingerThenClose);
     uploads.post(path, { config: routeConfig, schema: { params: IdParams } }, async (request, reply) => {
       const { companyId, uploadedBy } = who(request);
       const conversation = await webchat.commands.find(companyId, (request.params as { id: string }).id);
