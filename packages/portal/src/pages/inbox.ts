@@ -252,7 +252,12 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           label: 'Reply as agent',
           type: 'textarea',
           maxLength: 16384,
-          hint: 'Sending takes the conversation over from the digital employee. Attach files below; a reply may be only files.',
+          hint: 'Sending takes the conversation over from the digital employee. A reply may be only attached files.',
+          // Required unless files are attached.
+          validate: (value) =>
+            String(value).trim() === '' && (files.files?.length ?? 0) === 0
+              ? 'This field is required.'
+              : undefined,
         },
       ],
       onSubmit: async (values) => {
