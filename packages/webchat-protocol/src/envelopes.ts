@@ -52,13 +52,30 @@ export function envelopeOf(snapshot: MessageSnapshot, sequence: number): Message
   };
 }
 
+/** A markdown block as a client sends it (the server assigns ids). */
+export interface SendMarkdownBlock {
+  type: 'markdown';
+  content: string;
+}
+
+/** An attachment of this conversation, uploaded first (`POST …/conversations/{id}/attachments`), by its id. */
+export interface SendAttachmentBlock {
+  type: 'attachment';
+  attachment_id: string;
+}
+
 /**
- * A block as a client sends it (the server assigns ids): markdown, or one postback naming an offered choice
- * (interactive-blocks.ts; the server stores the label it offered).
+ * One postback naming an offered choice (interactive-blocks.ts; the server stores the label it offered). It is the
+ * message's only block.
  */
-export type SendMessageBlock =
-  | { type: 'markdown'; content: string }
-  | { type: 'postback'; option_id: string; label: string };
+export interface SendPostbackBlock {
+  type: 'postback';
+  option_id: string;
+  label: string;
+}
+
+/** A block as a client sends it; a message may hold only attachments. */
+export type SendMessageBlock = SendMarkdownBlock | SendAttachmentBlock | SendPostbackBlock;
 
 /** What a visitor publishes on its conversation channel to send a message (docs/asyncapi.yaml "SendMessage"). */
 export interface SendMessage {

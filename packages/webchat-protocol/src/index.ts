@@ -48,8 +48,11 @@ export {
   inFlightEnvelopes,
   type MessageEnvelope,
   type ReceivedEnvelope,
+  type SendAttachmentBlock,
+  type SendMarkdownBlock,
   type SendMessage,
   type SendMessageBlock,
+  type SendPostbackBlock,
 } from './envelopes.ts';
 export {
   type BlockProblem,
@@ -67,6 +70,7 @@ export {
   readInteractiveBlocks,
 } from './interactive-blocks.ts';
 export {
+  type AttachmentBlock,
   type Block,
   type BlockType,
   type ErrorBlock,

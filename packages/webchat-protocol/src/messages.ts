@@ -37,11 +37,30 @@ export interface ErrorBlock {
   message: string;
 }
 
+/**
+ * A file the visitor or an agent attached (docs/design.md "Attachments"). `url` is a signed download link that
+ * needs no headers (an `<img>` can load it) and expires after an hour: every read (REST, envelope, history) carries
+ * a fresh one, so take it from the latest snapshot rather than keeping it.
+ */
+export interface AttachmentBlock {
+  id: string;
+  type: 'attachment';
+  attachment_id: string;
+  /** The sanitized file name. */
+  name: string;
+  /** Detected from the file's bytes: `image/png`, `image/jpeg`, `image/gif`, `image/webp`, `application/pdf`, `text/plain` or `image/svg+xml`. */
+  content_type: string;
+  /** Bytes. */
+  size: number;
+  url: string;
+}
+
 /** Every block type this protocol version defines; what a server of this version sends. */
 export type Block =
   | TypingBlock
   | MarkdownBlock
   | ErrorBlock
+  | AttachmentBlock
   // Interactive blocks: choices offered and the visitor's answer (interactive-blocks.ts).
   | QuickRepliesBlock
   | CardBlock

@@ -16,6 +16,7 @@ export type { FetchLike, RealtimeConfig } from './rest-client.ts';
 export { RestClient } from './rest-client.ts';
 export type { KeyValueStorage } from './session-storage.ts';
 export { defaultStorage, memoryStorage, SessionStore } from './session-storage.ts';
+export type { Attachment, UploadOptions, UploadProgress } from './uploads.ts';
 export type { GetVisitorToken } from './visitor-tokens.ts';
 export { VisitorTokens } from './visitor-tokens.ts';
 export type {
@@ -27,6 +28,7 @@ export type {
 } from './webchat.ts';
 export { createWebchat, Webchat } from './webchat.ts';
 export type {
+  AttachmentBlock,
   Block,
   CardBlock,
   CardButton,

@@ -287,7 +287,7 @@ describe('MessageStore interactive blocks', () => {
       snapshot('m2', { role: 'system', status: 'complete', position: 2, blocks: [md('note')] }),
     );
     assert.equal(store.openOffer()?.id, 'm1', 'a system notice does not replace the offer');
-    const pending = store.addPending('c1', 'Yes', undefined, { id: 'yes', label: 'Yes' });
+    const pending = store.addPending('c1', 'Yes', [], undefined, { id: 'yes', label: 'Yes' });
     assert.deepEqual(pending.blocks, [{ id: 'local', type: 'postback', option_id: 'yes', label: 'Yes' }]);
     assert.equal(pending.text, 'Yes');
     assert.equal(store.openOffer(), undefined, 'answered once a visitor message follows');

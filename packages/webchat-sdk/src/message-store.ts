@@ -7,6 +7,7 @@ import {
   readEnvelope,
   textOf,
 } from '@parley/webchat-protocol';
+import type { Attachment as AttachmentUpload } from './uploads.ts';
 import type { Block, ErrorBlock, MessageAuthor, MessageRole, MessageSnapshot } from './wire.ts';
 
 /**
@@ -145,12 +146,14 @@ export class MessageStore {
   }
 
   /**
-   * Adds the visitor's own message at once, before the server has it: `text` as markdown, or, with `choice`, a
-   * postback naming that offered choice (its label is the text shown until the server's copy arrives).
+   * Adds the visitor's own message at once, before the server has it: `text` as markdown followed by its
+   * attachments, or, with `choice`, a postback naming that offered choice (its label is the text shown until the
+   * server's copy arrives).
    */
   addPending(
     clientMessageId: string,
     text: string,
+    attachments: readonly AttachmentUpload[] = [],
     now = new Date().toISOString(),
     choice?: OfferedChoice,
   ): ChatMessage {
@@ -163,7 +166,18 @@ export class MessageStore {
       status: 'pending',
       blocks: choice
         ? [{ id: 'local', type: 'postback', option_id: choice.id, label: choice.label }]
-        : [{ id: 'local', type: 'markdown', content: text }],
+        : [
+            ...(text ? [{ id: 'local', type: 'markdown' as const, content: text }] : []),
+            ...attachments.map((a, i) => ({
+              id: `local-${i}`,
+              type: 'attachment' as const,
+              attachment_id: a.id,
+              name: a.name,
+              content_type: a.content_type,
+              size: a.size,
+              url: a.url,
+            })),
+          ],
       text,
       typing: false,
       error: null,

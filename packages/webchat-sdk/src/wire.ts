@@ -8,6 +8,7 @@ import type { ConversationView } from '@parley/webchat-protocol';
  * allows any version and operation until the envelope rules decide.
  */
 export type {
+  AttachmentBlock,
   CardBlock,
   CardButton,
   Csat,

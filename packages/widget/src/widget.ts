@@ -11,6 +11,7 @@ import {
   Webchat,
   type WebchatOptions,
 } from '@parley/webchat-sdk';
+import { attachmentComposer, renderAttachments } from './attachments-ui.ts';
 import { csatPrompt, isRatable, thumbsFor } from './feedback-ui.ts';
 import { interactiveBlocksFor } from './interactive-ui.ts';
 import { hideUnclosedMarkers, renderMarkdown } from './markdown.ts';
@@ -218,11 +219,16 @@ class ChatWidget implements WidgetHandle {
       'aria-label': s.inputLabel,
     });
     const sendButton = el('button', { type: 'submit' }, s.send);
-    form.append(label, input, sendButton);
+    // Files go up as soon as they are chosen, pasted or dropped; the next send carries them.
+    const attachments = attachmentComposer(this.doc, s, (file, onProgress) => {
+      if (!this.chat) return Promise.reject(new Error('the chat has not started'));
+      return this.chat.uploadAttachment(file, { onProgress, name: file.name || 'pasted-image.png' });
+    });
+    form.append(label, attachments.button, attachments.input, input, sendButton);
     // The end of a closed conversation: a note and, until the visitor answered it, the satisfaction question.
     const closedSlot = el('div', { class: 'closed-slot' });
     closedSlot.hidden = true;
-    panel.append(header, status, transport, log, conversations, closedSlot, form, live);
+    panel.append(header, status, transport, log, conversations, closedSlot, attachments.tray, form, live);
 
     const launcher = el('button', {
       type: 'button',
@@ -262,6 +268,25 @@ class ChatWidget implements WidgetHandle {
       event.preventDefault();
       this.submit();
     });
+    input.addEventListener('paste', (event) => {
+      const files = [...(event.clipboardData?.files ?? [])];
+      if (files.length === 0) return;
+      event.preventDefault();
+      attachments.add(files);
+    });
+    panel.addEventListener('dragover', (event) => {
+      if (!event.dataTransfer?.types.includes('Files')) return;
+      event.preventDefault();
+      panel.classList.add('dragging');
+    });
+    panel.addEventListener('dragleave', () => panel.classList.remove('dragging'));
+    panel.addEventListener('drop', (event) => {
+      panel.classList.remove('dragging');
+      const files = [...(event.dataTransfer?.files ?? [])];
+      if (files.length === 0) return;
+      event.preventDefault();
+      attachments.add(files);
+    });
     historyButton.addEventListener('click', () => void this.toggleConversations());
     newButton.addEventListener('click', () => void this.newConversation());
     olderButton.addEventListener('click', () => void this.loadOlder());
@@ -269,6 +294,7 @@ class ChatWidget implements WidgetHandle {
       panel,
       launcher,
       input,
+      attachments,
       form,
       log,
       typing,
@@ -443,10 +469,13 @@ class ChatWidget implements WidgetHandle {
 
   private submit(): void {
     const text = this.els.input.value.trim();
-    if (!text || !this.chat) return;
+    // A file still uploading goes with the next send, once it is up (its progress bar shows it is not yet).
+    if (!this.chat || this.els.attachments.busy()) return;
+    const attachments = this.els.attachments.take();
+    if (!text && attachments.length === 0) return;
     this.els.input.value = '';
     // Failures show on the message itself (status `failed` with a Retry button), not as an exception.
-    this.chat.send(text).catch(() => {});
+    this.chat.send(text, { attachments }).catch(() => {});
     this.scrollToEnd();
   }
 
@@ -598,6 +627,8 @@ class ChatWidget implements WidgetHandle {
         ),
       );
     children.push(body);
+    const files = renderAttachments(this.doc, message.blocks);
+    if (files) children.push(files);
     children.push(
       ...interactiveBlocksFor(this.doc, message, this.strings, { open, choose: (c) => this.choose(c) }),
     );

@@ -1,4 +1,5 @@
 import {
+  type AttachmentBlock,
   acceptsEnvelope,
   type CardBlock,
   type Csat,
@@ -15,7 +16,7 @@ import {
   type TypingBlock,
 } from '@parley/webchat-protocol';
 import { Centrifuge, type Subscription } from 'centrifuge';
-import { ApiError, api } from '../api.ts';
+import { ApiError, api, upload } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { statusArea } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
@@ -239,6 +240,13 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     // Says why the transcript is not live (it would otherwise look live and silently miss messages).
     const liveNotice = h('p', { class: 'notice warning live-notice', role: 'status', hidden: true });
 
+    // Files to send with the reply: uploaded first (the server checks type and size), then named in the post.
+    const files = h('input', {
+      type: 'file',
+      multiple: true,
+      'aria-label': 'Attach files',
+      class: 'reply-files',
+    });
     const reply = createForm({
       submitLabel: 'Send reply',
       resetOnSuccess: true,
@@ -247,9 +255,13 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           name: 'content',
           label: 'Reply as agent',
           type: 'textarea',
-          required: true,
           maxLength: 16384,
-          hint: 'Sending takes the conversation over from the digital employee.',
+          hint: 'Sending takes the conversation over from the digital employee. A reply may be only attached files.',
+          // Required unless files are attached.
+          validate: (value) =>
+            String(value).trim() === '' && (files.files?.length ?? 0) === 0
+              ? 'This field is required.'
+              : undefined,
         },
         {
           name: 'quick_replies',
@@ -264,10 +276,18 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           .split('\n')
           .map((line) => line.trim())
           .filter((line) => line.length > 0);
+        const uploaded: Array<{ id: string }> = [];
+        for (const file of files.files ?? []) {
+          uploaded.push(
+            await upload<{ id: string }>(`/inbox/conversations/${conversation.id}/attachments`, file),
+          );
+        }
         const sent = await api<MessageSnapshot>('POST', `/inbox/conversations/${conversation.id}/messages`, {
-          content: values.content,
+          content: values.content ?? '',
+          attachment_ids: uploaded.map((a) => a.id),
           ...(quickReplies.length > 0 ? { quick_replies: quickReplies } : {}),
         });
+        files.value = '';
         showMessage(sent);
         await refreshState();
         void loadList();
@@ -291,6 +311,10 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       transcript,
       conversation.status === 'closed' ? null : reply.el,
     );
+    // The file picker sits in the reply form, just above its submit button.
+    reply.el
+      .querySelector('button[type="submit"]')
+      ?.before(h('label', { class: 'reply-files-label' }, 'Attach files ', files));
 
     // Live: the realtime engine pushes every envelope of this conversation; stale sequences are dropped.
     const grant = () => api<RealtimeGrant>('POST', `/inbox/conversations/${conversation.id}/realtime`);
@@ -428,6 +452,7 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
       m.author?.name ? `${m.author.name} (${ROLE_LABEL[m.role]})` : ROLE_LABEL[m.role],
     ),
     h('span', { class: 'text' }, text || (typing ? 'typing…' : '')),
+    attachmentsElement(m),
     ...interactive,
     m.status === 'partial' ? h('span', { class: 'muted streaming' }, ' (streaming)') : null,
     m.feedback
@@ -468,4 +493,38 @@ function interactiveElement(b: ReceivedBlock): HTMLElement[] {
     ];
   }
   return [];
+}
+
+const THUMBNAIL_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/**
+ * A message's attachments (docs/design.md "Attachments"): raster images as thumbnails, other files as chips, each
+ * linking to its signed `url` (fresh in every read and envelope; it needs no headers).
+ */
+function attachmentsElement(m: ReceivedSnapshot): HTMLElement | null {
+  const attachments = m.blocks.filter((b) => b.type === 'attachment') as unknown as AttachmentBlock[];
+  if (attachments.length === 0) return null;
+  return h(
+    'span',
+    { class: 'attachments' },
+    ...attachments.map((a) =>
+      THUMBNAIL_TYPES.has(a.content_type)
+        ? h(
+            'a',
+            { href: a.url, target: '_blank', rel: 'noopener noreferrer', class: 'attachment-thumb' },
+            h('img', { src: a.url, alt: a.name, class: 'thumbnail' }),
+          )
+        : h(
+            'a',
+            {
+              href: a.url,
+              target: '_blank',
+              rel: 'noopener noreferrer',
+              download: a.name,
+              class: 'attachment-chip',
+            },
+            `📎 ${a.name} (${Math.max(1, Math.round(a.size / 1024))} KB)`,
+          ),
+    ),
+  );
 }

@@ -96,6 +96,12 @@ export const ERROR_CODES = [
   'invalid_events',
   'invalid_description',
   'webhook_disabled',
+  // Attachments (webchat/attachments/).
+  'attachment_too_large',
+  'attachment_type_not_allowed',
+  'attachment_required',
+  'attachment_link_invalid',
+  'unknown_attachment',
   // Portal and users.
   'not_signed_in',
   'invalid_credentials',

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../http/keyset-cursor.ts';
 import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
 import {
   type Conversation,
   channelOf,
@@ -35,18 +36,26 @@ const Reply = Type.Object(
         maxItems: INTERACTIVE_LIMITS.options,
       }),
     ),
+    // Files the agent uploaded first (POST …/attachments), shown after the text (docs/design.md "Attachments").
+    attachment_ids: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })),
   },
   { additionalProperties: false },
 );
 
 /**
- * The agent's reply as blocks: its text, then the quick replies the inbox form lists one label per line (blank
- * lines skipped; ids `option-1`, `option-2`, … in order, unique within the message as postbacks need).
+ * The agent's reply as blocks: its text, the files it attaches, then the quick replies the inbox form lists one
+ * label per line (blank lines skipped; ids `option-1`, `option-2`, … in order, unique within the message as
+ * postbacks need).
  */
-function replyBlocks(body: { content: string; quick_replies?: string[] }): AgentMessageInput['blocks'] {
+function replyBlocks(body: {
+  content: string;
+  quick_replies?: string[];
+  attachment_ids?: string[];
+}): AgentMessageInput['blocks'] {
   const labels = (body.quick_replies ?? []).map((l) => l.trim()).filter((l) => l.length > 0);
   return [
     { type: 'markdown', content: body.content.trim() },
+    ...(body.attachment_ids ?? []).map((id) => ({ type: 'attachment' as const, attachment_id: id })),
     ...(labels.length > 0
       ? [
           {
@@ -149,6 +158,15 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
     platformConversationView(
       await webchat.commands.close(companyOf(request), request.params.id, actor(request)),
     ),
+  );
+
+  // Agents attach a file to their next post: uploaded here, then named in the post's `attachment_ids`.
+  registerPortalAttachmentRoute(
+    app,
+    webchat,
+    '/inbox/conversations/:id/attachments',
+    (request) => ({ companyId: companyOf(request), uploadedBy: actorOf(request) }),
+    any,
   );
 
   app.post(

@@ -8,6 +8,7 @@ import addFormats from 'ajv-formats';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
+import { fileForm, pngOf, sdkUpload } from './attachments/testing/attachment-fixtures.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import {
   bearer,
@@ -79,6 +80,18 @@ describe('docs/asyncapi.yaml', () => {
       assert.equal(validSend({ ...send, blocks: [] }), false);
       await c.sub.publish(send);
       await c.log.waitFor((e) => digitalEmployeeCompletes(e).length > 0);
+      // A message of only an attachment: its envelope carries the attachment block with its signed url.
+      const uploaded = await sdkUpload(server, v, conversation.id, fileForm(pngOf(), 'a.png', 'image/png'));
+      const withFile = {
+        version: 1,
+        client_message_id: randomUUID(),
+        blocks: [{ type: 'attachment', attachment_id: uploaded.body.id }],
+      };
+      assert.ok(validSend(withFile), JSON.stringify(validSend.errors));
+      await c.sub.publish(withFile);
+      await c.log.waitFor((e) =>
+        e.some((x) => x.message_snapshot.blocks.some((b) => b.type === 'attachment')),
+      );
       // An agent message and a system message (the handover notice).
       const token = await fetchPlatformToken(server, company.id, ['conversations:write']);
       const posted = await http(
@@ -147,7 +160,15 @@ describe('docs/asyncapi.yaml', () => {
 
     const envelopes: MessageEnvelope[] = [...c.log.envelopes, ...c2.log.envelopes];
     const kinds = new Set(envelopes.flatMap((e) => e.message_snapshot.blocks.map((b) => b.type)));
-    assert.deepEqual([...kinds].sort(), ['card', 'error', 'markdown', 'postback', 'quick_replies', 'typing']);
+    assert.deepEqual([...kinds].sort(), [
+      'attachment',
+      'card',
+      'error',
+      'markdown',
+      'postback',
+      'quick_replies',
+      'typing',
+    ]);
     const roles = new Set(envelopes.map((e) => e.message_snapshot.role));
     assert.deepEqual([...roles].sort(), ['agent', 'digital_employee', 'system', 'user']);
     for (const envelope of envelopes) {

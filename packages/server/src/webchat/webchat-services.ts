@@ -4,6 +4,7 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { AbuseLimits } from './abuse-limits.ts';
+import type { AttachmentsService } from './attachments/attachments.service.ts';
 import type { ChannelsService } from './channels/channels.service.ts';
 import type { ConversationCommands } from './conversations/conversation-commands.ts';
 import type { ConversationEngine } from './conversations/conversation-engine.ts';
@@ -45,6 +46,8 @@ export interface Webchat {
   reads: ReadMarks;
   /** Visitors' thumbs on messages and CSAT of closed conversations. */
   feedback: FeedbackService;
+  /** Uploaded files, their signed links, and the attachment blocks of messages. */
+  attachments: AttachmentsService;
   /** What agents do to conversations (post, handover, hand back, close), for every boundary. */
   commands: ConversationCommands;
   /** The realtime engine on `/connection/websocket` (its hooks are the webchat's). */

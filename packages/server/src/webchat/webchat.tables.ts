@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { AttachmentsTables } from './attachments/attachments.tables.ts';
 import type { FeedbackTables } from './feedback/feedback.tables.ts';
 
 /** Tables of the webchat (migrations 020–029). Timestamps are ISO-8601 UTC text, JSON is text (storage/columns.ts). */
@@ -88,7 +89,7 @@ export interface ReplyJobsTable {
   queued_at: number;
 }
 
-export interface WebchatTables extends FeedbackTables {
+export interface WebchatTables extends FeedbackTables, AttachmentsTables {
   channels: ChannelsTable;
   conversations: ConversationsTable;
   messages: MessagesTable;

@@ -16,6 +16,13 @@ import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
 import type { EventRecorder } from '../webhooks/events.ts';
 import { AbuseLimits } from './abuse-limits.ts';
+import { AttachmentLinks } from './attachments/attachment-links.ts';
+import {
+  registerAttachmentDownloadRoute,
+  registerPlatformAttachmentRoutes,
+} from './attachments/attachments.routes.ts';
+import { AttachmentsService } from './attachments/attachments.service.ts';
+import { StoreBlobStore } from './attachments/store-blob-store.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
 import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
@@ -79,6 +86,13 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const messages = new MessageStore(store.db, deps.events);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(deps.rateLimiter, logger);
+  const attachments = new AttachmentsService({
+    db: store.db,
+    blobs: new StoreBlobStore(store.db),
+    links: new AttachmentLinks(deps.sealer),
+    defaultMaxBytes: config.webchat.attachmentMaxBytes,
+    publicUrl: () => config.publicUrl,
+  });
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
     responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
@@ -94,7 +108,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const engine = new ConversationEngine({
     conversations,
     store: messages,
-    broadcaster: realtimeBroadcaster(realtime),
+    broadcaster: realtimeBroadcaster(realtime, attachments),
     live,
     replies,
     logger: logger.child({ module: 'webchat' }),
@@ -109,6 +123,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     signals: replySignalsFor(deps),
     leaseMs: config.webchat.replyLeaseMs,
     reads,
+    present: (snapshot) => attachments.present(snapshot),
   });
   realtime.setHooks(
     webchatHooks({
@@ -121,6 +136,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       limiter,
       engine,
       reads,
+      attachments,
     }),
   );
 
@@ -163,7 +179,14 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     reads,
     feedback: new FeedbackService(store.db, deps.events),
     audit: deps.audit,
-    commands: new ConversationCommands({ conversations, engine, audit: deps.audit, limits: config.webchat }),
+    attachments,
+    commands: new ConversationCommands({
+      conversations,
+      engine,
+      audit: deps.audit,
+      limits: config.webchat,
+      attachments,
+    }),
     realtime,
     clustered: !alone,
     start: () => realtime.start(),
@@ -192,6 +215,8 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
   app.addHook('preClose', () => webchat.drain(0));
   registerSdkRoutes(app, webchat);
   registerPlatformConversationRoutes(app, webchat);
+  registerPlatformAttachmentRoutes(app, webchat);
+  registerAttachmentDownloadRoute(app, webchat);
 }
 
 /** Hints between the nodes of a cluster over Redis, on a connection of their own; nothing on one node. */

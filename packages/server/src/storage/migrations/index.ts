@@ -6,6 +6,7 @@ import * as m020 from './020_webchat.ts';
 import * as m021 from './021_reply_jobs.ts';
 import * as m022 from './022_visitor_identity.ts';
 import * as m023 from './023_read_feedback.ts';
+import * as m024 from './024_attachments.ts';
 import * as m030 from './030_digital_employees.ts';
 import * as m040 from './040_portal_users.ts';
 import * as m050 from './050_webhooks.ts';
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   '021_reply_jobs': m021,
   '022_visitor_identity': m022,
   '023_read_feedback': m023,
+  '024_attachments': m024,
   '030_digital_employees': m030,
   '040_portal_users': m040,
   '050_webhooks': m050,

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { type InteractiveBlockInput, readInteractiveBlocks } from '@parley/webchat-protocol';
+import {
+  type InteractiveBlockInput,
+  readInteractiveBlocks,
+  type SendAttachmentBlock,
+  type SendMarkdownBlock,
+} from '@parley/webchat-protocol';
 import type { AuditLog } from '../../audit/audit.service.ts';
 import { BadRequestError } from '../../errors/app-error.ts';
+import type { AttachmentsService } from '../attachments/attachments.service.ts';
 import type { Block, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
 import { type MessageLimits, messageTooLarge } from '../messages/message-limits.ts';
 import { conversationNotFound } from '../webchat.errors.ts';
@@ -17,11 +23,11 @@ export interface Actor {
 }
 
 /**
- * What an agent sends: markdown blocks and interactive blocks (quick replies, cards) as they arrive from any
+ * What an agent sends: markdown, attachment and interactive blocks (quick replies, cards) as they arrive from any
  * boundary, validated here.
  */
 export interface AgentMessageInput {
-  blocks: ReadonlyArray<{ type: 'markdown'; content: string } | InteractiveBlockInput>;
+  blocks: ReadonlyArray<SendMarkdownBlock | SendAttachmentBlock | InteractiveBlockInput>;
   author: MessageAuthor;
 }
 
@@ -30,6 +36,8 @@ export interface ConversationCommandsDeps {
   engine: ConversationEngine;
   audit: AuditLog;
   limits: MessageLimits;
+  /** Resolves attachment blocks and signs their links in what `post` answers. */
+  attachments: Pick<AttachmentsService, 'blocksOf' | 'present'>;
 }
 
 /**
@@ -55,13 +63,13 @@ export class ConversationCommands {
     input: AgentMessageInput,
     actor: Actor,
   ): Promise<MessageSnapshot> {
-    const blocks = this.validBlocks(input.blocks);
     const conversation = await this.find(companyId, conversationId);
+    const blocks = await this.validBlocks(conversation, input.blocks);
     const tookOver = conversation.handledBy !== 'agent' && conversation.status === 'open';
     const snapshot = await this.deps.engine.postAgentMessage(conversation, blocks, input.author);
     if (tookOver) await this.record('conversation.handed_over', conversation, actor);
     await this.record('conversation.agent_message_posted', conversation, actor);
-    return snapshot;
+    return this.deps.attachments.present(snapshot);
   }
 
   /** Moves the conversation to an agent (the digital employee stops, even mid-reply). Idempotent. */
@@ -98,31 +106,33 @@ export class ConversationCommands {
 
   /**
    * The one validation of agent blocks: blank markdown blocks are dropped, the rest kept as written (leading spaces
-   * mean something in markdown) and followed by the interactive blocks, which must pass the protocol's rules
-   * (`invalid_blocks` otherwise); a message with nothing left is `empty_message`; all within the size rule
+   * mean something in markdown), then the attachments, which must name attachments of this conversation
+   * (`unknown_attachment`), then the interactive blocks, which must pass the protocol's rules (`invalid_blocks`);
+   * a message with nothing left is `empty_message` (one of only attachments is fine); all within the size rule
    * (messages/message-limits.ts).
    */
-  private validBlocks(input: AgentMessageInput['blocks']): Block[] {
-    const markdown = input.flatMap((b) =>
-      b.type === 'markdown' && b.content.trim().length > 0 ? [b.content] : [],
+  private async validBlocks(
+    conversation: Conversation,
+    input: AgentMessageInput['blocks'],
+  ): Promise<Block[]> {
+    const written = input.filter(
+      (b): b is SendMarkdownBlock | SendAttachmentBlock =>
+        (b.type === 'markdown' && b.content.trim().length > 0) || b.type === 'attachment',
     );
     const offered = interactiveOf(input);
-    if (markdown.length === 0 && offered.length === 0) {
+    if (written.length === 0 && offered.length === 0) {
       throw new BadRequestError('empty_message', 'Write a message first.', {
         errors: [{ field: 'content', message: 'is empty' }],
       });
     }
-    const blocks: Block[] = [
-      ...markdown.map((content) => ({ id: randomUUID(), type: 'markdown' as const, content })),
-      ...offered.map((block) => ({ id: randomUUID(), ...block })),
-    ];
-    const tooLarge = messageTooLarge(blocks, this.deps.limits);
+    const tooLarge = messageTooLarge([...written, ...offered], this.deps.limits);
     if (tooLarge) {
       throw new BadRequestError('message_too_large', tooLarge, {
         errors: [{ field: 'content', message: tooLarge }],
       });
     }
-    return blocks;
+    const stored = await this.deps.attachments.blocksOf(conversation, written);
+    return [...stored, ...offered.map((block): Block => ({ id: randomUUID(), ...block }))];
   }
 
   private record(type: string, conversation: Conversation, actor: Actor): Promise<void> {
@@ -138,7 +148,7 @@ export class ConversationCommands {
 
 /** The interactive blocks of an agent's post, checked by the protocol's rules (`invalid_blocks` when broken). */
 function interactiveOf(input: AgentMessageInput['blocks']): InteractiveBlockInput[] {
-  const at = input.flatMap((b, i) => (b.type === 'markdown' ? [] : [i]));
+  const at = input.flatMap((b, i) => (b.type === 'markdown' || b.type === 'attachment' ? [] : [i]));
   const reading = readInteractiveBlocks(
     at.map((i) => input[i]),
     'blocks',

@@ -42,6 +42,11 @@ export interface ConversationEngineDeps {
   leaseMs: number;
   /** Read marks: a visitor's own message moves their mark, in the transaction that stores it. */
   reads?: Pick<ReadMarks, 'visitorSent'>;
+  /**
+   * A snapshot as it leaves the server (attachment blocks get their signed `url`): what responders receive, so a
+   * webhook bot or a model can fetch the files. Without it snapshots go out as stored.
+   */
+  present?: (snapshot: MessageSnapshot) => MessageSnapshot;
 }
 
 /** Slack on top of the responder timeout before a partial message without a reply job counts as abandoned. */
@@ -118,12 +123,15 @@ export class ConversationEngine {
    * Stores a visitor's SendMessage, broadcasts it as one `complete` user envelope and queues the reply. A retry
    * (same client_message_id) returns the stored message with `duplicate: true`, queues nothing, and announces it
    * again under the same idempotency key (delivered once, whichever attempt got through). `author` is the verified
-   * visitor's `{id: sub, name}` (identity/); an anonymous visitor's messages have none.
+   * visitor's `{id: sub, name}` (identity/); an anonymous visitor's messages have none. `resolved` are the stored
+   * blocks when the caller resolved them (a message with attachments, attachments.service.ts `blocksOf`); else
+   * they are made from `send` here (markdown, or a postback checked against the latest offer).
    */
   async postUserMessage(
     conversation: Conversation,
     send: SendMessage,
     author: MessageAuthor | null = null,
+    resolved?: Block[],
   ): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
     const existing = await this.deps.store.findByClientMessageId(conversation.id, send.client_message_id);
     if (existing) {
@@ -133,7 +141,7 @@ export class ConversationEngine {
       return { snapshot: existing, duplicate: true };
     }
     if (conversation.status === 'closed') throw conversationClosed();
-    const blocks = await storedUserBlocks(this.deps.store, conversation.id, send);
+    const blocks = resolved ?? (await storedUserBlocks(this.deps.store, conversation.id, send));
     let snapshot: MessageSnapshot;
     let queued = false;
     try {
@@ -358,12 +366,13 @@ export class ConversationEngine {
         responder.historyLimit > 0
           ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
           : [];
+      const present = this.deps.present ?? ((s: MessageSnapshot) => s);
       const deltas = responder.respond({
         companyId: conversation.companyId,
         conversationId: conversation.id,
         digitalEmployee: employee,
-        message,
-        history,
+        message: present(message),
+        history: history.map(present),
         signal: controller.signal,
       });
       for await (const chunk of untilAborted(deltas, controller.signal)) {

@@ -58,6 +58,3 @@ export const CardBlockInput = Type.Object(
     description: 'A card; a button with `url` is a link, one without a postback.',
   },
 );
-
-/** A block of an agent's post: markdown, quick replies or a card (docs/design.md "Interactive blocks"). */
-export const AgentBlockInput = Type.Union([MarkdownBlockInput, QuickRepliesBlockInput, CardBlockInput]);

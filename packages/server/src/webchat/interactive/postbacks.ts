@@ -26,6 +26,8 @@ export async function storedUserBlocks(
       blocks.push({ id: randomUUID(), type: 'markdown', content: block.content });
       continue;
     }
+    // Messages with attachments are resolved by attachments.service.ts `blocksOf` (publish-hook.ts), never here.
+    if (block.type === 'attachment') throw new Error('attachment blocks are resolved before the engine');
     const offer = await offers.latestOffer(conversationId);
     const choice = offer && choicesOf(offer.blocks).find((c) => c.id === block.option_id);
     if (!choice) throw notOffered(block.option_id);

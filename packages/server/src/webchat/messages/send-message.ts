@@ -12,7 +12,8 @@ import { type MessageLimits, messageTooLarge } from './message-limits.ts';
 export const PUBLISH_CODES = {
   /**
    * Not a SendMessage: wrong shape, missing fields, bad client_message_id, unknown block type, or a string holding
-   * U+0000 or an unpaired surrogate (the HTTP edge's rule, src/http/unsafe-text.ts).
+   * U+0000 or an unpaired surrogate (the HTTP edge's rule, src/http/unsafe-text.ts); also an attachment block naming
+   * no attachment of this conversation (attachments/attachments.service.ts `blocksOf`).
    */
   invalidMessage: 400,
   /**
@@ -49,6 +50,15 @@ const tooLarge = (why: string) => new PublishRefusal(PUBLISH_CODES.messageTooLar
 const invalid = (why: string) =>
   new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid SendMessage: ${why}`);
 
+/** `{"type":"attachment","attachment_id"}`: whose attachment it is, the publish hook checks with the store. */
+function attachmentBlockOf(b: Record<string, unknown>, i: number): SendMessageBlock {
+  if (typeof b.attachment_id !== 'string' || !isUuid(b.attachment_id))
+    throw invalid(`blocks[${i}].attachment_id must be a UUID`);
+  for (const key of Object.keys(b))
+    if (key !== 'type' && key !== 'attachment_id') throw invalid(`blocks[${i}] has unknown field "${key}"`);
+  return { type: 'attachment', attachment_id: b.attachment_id.toLowerCase() };
+}
+
 /** Checks a client publication against the SendMessage schema (docs/asyncapi.yaml) and the size limits. */
 export function parseSendMessage(data: unknown, limits: SendMessageLimits): SendMessage {
   if (data === null || typeof data !== 'object' || Array.isArray(data))
@@ -79,13 +89,18 @@ export function parseSendMessage(data: unknown, limits: SendMessageLimits): Send
   return { version: ENVELOPE_VERSION, client_message_id: input.client_message_id.toLowerCase(), blocks };
 }
 
-/** One block of a SendMessage: non-empty markdown, or a postback `{type, option_id, label}` (docs/asyncapi.yaml). */
+/**
+ * One block of a SendMessage: non-empty markdown, an attachment of the conversation by id, or a postback
+ * `{type, option_id, label}` (docs/asyncapi.yaml).
+ */
 function readSendBlock(block: unknown, i: number): SendMessageBlock {
   if (block === null || typeof block !== 'object' || Array.isArray(block))
     throw invalid(`blocks[${i}] must be an object`);
   const b = block as Record<string, unknown>;
+  if (b.type === 'attachment') return attachmentBlockOf(b, i);
   if (b.type === 'postback') return readPostback(b, i);
-  if (b.type !== 'markdown') throw invalid(`blocks[${i}].type must be "markdown" or "postback"`);
+  if (b.type !== 'markdown')
+    throw invalid(`blocks[${i}].type must be "markdown", "attachment" or "postback"`);
   if (typeof b.content !== 'string' || b.content.trim().length === 0)
     throw invalid(`blocks[${i}].content must be non-empty text`);
   for (const key of Object.keys(b))

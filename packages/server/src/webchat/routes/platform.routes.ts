@@ -3,8 +3,13 @@ import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
+import { AttachmentBlockInput } from '../attachments/attachments.schemas.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
-import { AgentBlockInput } from '../interactive/interactive.schemas.ts';
+import {
+  CardBlockInput,
+  MarkdownBlockInput,
+  QuickRepliesBlockInput,
+} from '../interactive/interactive.schemas.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { MessagePageQuery, readMessagePage } from './message-page.ts';
 
@@ -18,7 +23,12 @@ const docs = (summary: string, description?: string) => ({
 });
 const AgentBody = Type.Object(
   {
-    blocks: Type.Array(AgentBlockInput, { minItems: 1 }),
+    blocks: Type.Array(
+      Type.Union([MarkdownBlockInput, AttachmentBlockInput, QuickRepliesBlockInput, CardBlockInput], {
+        description: "A block of an agent's post: markdown, an attachment, quick replies or a card.",
+      }),
+      { minItems: 1 },
+    ),
     author: Type.Optional(
       Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
     ),
