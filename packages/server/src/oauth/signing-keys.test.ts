@@ -87,7 +87,14 @@ for (const database of TEST_DATABASES) {
         jwks_uri: `${server.config.publicUrl}/.well-known/jwks.json`,
         grant_types_supported: ['client_credentials'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-        scopes_supported: ['connector:write', 'connector:read', 'conversations:read', 'conversations:write'],
+        scopes_supported: [
+          'connector:write',
+          'connector:read',
+          'conversations:read',
+          'conversations:write',
+          'webhooks:read',
+          'webhooks:write',
+        ],
         response_types_supported: [],
         service_documentation: `${server.config.publicUrl}/docs`,
       });

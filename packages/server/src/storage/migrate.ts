@@ -28,13 +28,16 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    // Kysely's schema check reads privileges of every schema in the database; one dropped at that instant by
-    // another tenant of the database (e.g. a parallel test run) fails it with 3F000 "schema does not exist".
-    // That is transient and unrelated to ours, so try again.
+    // Kysely's schema check reads privileges of every schema in the database and its table check introspects every
+    // table; one dropped at that instant by another tenant of the database (e.g. a parallel test run) fails them
+    // with 3F000 "schema does not exist" or 42P01 "relation does not exist" naming the other schema's table. That
+    // is transient and unrelated to ours, so try again (a real missing table of ours fails all five attempts).
     if (!isVanishedSchema(error) || attempt >= 5) throw error;
     await new Promise((r) => setTimeout(r, 50 * attempt));
   }
 }
 
+const VANISHED = new Set(['3F000', '42P01']);
+
 const isVanishedSchema = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '3F000';
+  typeof error === 'object' && error !== null && VANISHED.has(String((error as { code?: unknown }).code));

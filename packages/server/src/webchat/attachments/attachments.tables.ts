@@ -6,7 +6,7 @@ export interface AttachmentsTable {
   conversation_id: string;
   /** The sanitized file name (file-names.ts): shown and sent in Content-Disposition, never used as a path. */
   name: string;
-  /** Detected from the bytes (content-sniffing.ts), never the client's claim alone. */
+  /** Detected from the bytes (content-types.ts), never the client's claim alone. */
   content_type: string;
   size: number;
   /** Lowercase hex SHA-256 of the bytes, computed while streaming. */

@@ -13,7 +13,7 @@ const FALLBACK_NAME: Record<string, string> = {
 
 /**
  * A client's file name made safe to store, show and send in `Content-Disposition` — it is never used as a path
- * (blobs are stored under random keys). Cleaned, never refused: only the last path segment is kept (`../../etc/x`
+ * (blobs are stored under random keys). Cleaned, never refused: only the last path segment is kept (`..\/..\/etc\/x`
  * → `x`, `C:\\x` → `x`), control characters (C0, DEL, C1) and bidirectional overrides (which make `gpj.exe` read as
  * `exe.jpg`) are removed, characters Windows forbids in names become `_`, leading dots and trailing dots and spaces
  * go (no hidden files, no `..`), and a name longer than MAX_FILE_NAME_LENGTH is cut keeping its extension. What is
