@@ -7,6 +7,7 @@ import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
+import { registerMetrics } from './metrics/metrics.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
 import { registerPortal } from './portal-api/portal.routes.ts';
@@ -41,6 +42,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
 
   // Before any route: the edge's hooks and its onRoute index must see every route.
   edge.register(app);
+  // Request counts and durations for every route, and GET /metrics (or its own listener).
+  await registerMetrics(app, ctx.metrics, ctx.config);
   await startServices(ctx);
   registerProblemHandlers(app);
   await registerOpenApi(app, ctx);

@@ -11,6 +11,7 @@ import { CONNECTOR_SEALED_COLUMNS } from './integrations/connector-key.ts';
 import type { ConnectorsService } from './integrations/connectors.service.ts';
 import { createIntegrations } from './integrations/integrations.module.ts';
 import type { OutboundClient } from './integrations/outbound.ts';
+import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
 import { LoginThrottle } from './portal-api/login-throttle.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
@@ -49,6 +50,8 @@ export interface AppContext {
   connectorCaller: OutboundClient;
   /** Channels, conversations, messages, the realtime and conversation engines, agent commands (src/webchat/). */
   webchat: Webchat;
+  /** Prometheus metrics every capability reports into (src/metrics/). */
+  metrics: Metrics;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -64,6 +67,7 @@ export async function createContext(
   logger: Logger,
   options: ContextOptions = {},
 ): Promise<AppContext> {
+  const metrics = new Metrics();
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -72,6 +76,7 @@ export async function createContext(
     queryTimeoutMs: config.storeQueryTimeoutMs,
     onIdleError: (err) =>
       logger.warn({ err: { message: err.message } }, 'a pooled database connection failed'),
+    onQuery: (seconds, failed) => metrics.storeQuery(seconds, failed),
   });
   const closers: Array<() => Promise<void> | void> = [() => store.close()];
   const closeAll = async () => {
@@ -129,6 +134,7 @@ export async function createContext(
       audit,
       sealer,
       rateLimiter,
+      metrics,
       onClose: (fn) => closers.push(fn),
     });
     return {
@@ -157,6 +163,7 @@ export async function createContext(
       connectorCaller: integrations.outbound,
       digitalEmployees,
       webchat,
+      metrics,
       onClose: (fn) => closers.push(fn),
       close: closeAll,
     };

@@ -70,6 +70,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       loginFailuresPerIp: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_IP),
       loginThrottleWindowSeconds: int(env.PARLEY_PORTAL_LOGIN_THROTTLE_WINDOW_SECONDS),
     },
+    metrics: {
+      port: int(env.PARLEY_METRICS_PORT),
+      token: str(env.PARLEY_METRICS_TOKEN),
+    },
     integrations: {
       outboundBlockPrivate: bool(env.PARLEY_OUTBOUND_BLOCK_PRIVATE),
       outboundTimeoutMs: int(env.PARLEY_OUTBOUND_TIMEOUT_MS),

@@ -113,6 +113,15 @@ export const ConfigSchema = Type.Object(
       },
       { default: {} },
     ),
+    metrics: Type.Object(
+      {
+        /** Serve `GET /metrics` on a listener of its own on this port (0: any free port), without a token. */
+        port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+        /** Without a metrics port: `GET /metrics` on the main port requires `Authorization: Bearer <token>`. */
+        token: Type.Optional(Type.String({ minLength: 16, maxLength: 512 })),
+      },
+      { default: {} },
+    ),
     integrations: Type.Object(
       {
         /** Refuse connector calls to loopback, private, link-local and reserved addresses (every resolved address). */

@@ -82,8 +82,10 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
         }
       },
     );
+    const { tokenGrants, tokenRefusals } = ctx.metrics;
     scope.setErrorHandler((error: FastifyError, request, reply) => {
       const oauthError = toOAuthError(error);
+      tokenRefusals.labels(oauthError.error).inc();
       if (oauthError.status >= 500 && oauthError.status !== 503)
         request.log.error({ err: error }, 'token request failed');
       return sendOAuthError(reply, oauthError);
@@ -118,6 +120,7 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
           authorization: request.headers.authorization,
           ip: request.ip,
         });
+        tokenGrants.inc();
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
       },
     );

@@ -11,6 +11,7 @@ import type { Readiness } from '../health/health.routes.ts';
 import { ownOriginsFor, publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
@@ -38,6 +39,7 @@ import {
 } from './realtime/webchat-realtime.ts';
 import { registerPlatformConversationRoutes } from './routes/platform.routes.ts';
 import { registerSdkRoutes } from './routes/sdk.routes.ts';
+import { replyObserver, timedBroadcaster } from './webchat-metrics.ts';
 import type { Webchat } from './webchat-services.ts';
 
 export type { Webchat } from './webchat-services.ts';
@@ -53,6 +55,8 @@ export interface WebchatDeps {
   /** Seals the channels' identity secrets at rest. */
   sealer: Sealer;
   rateLimiter: RateLimiter;
+  /** Realtime, reply and broker metrics are reported here. */
+  metrics: Metrics;
   /** Registers what to close with the process (in reverse order). */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -81,32 +85,37 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
     greetingFor: (employee) => greetingFor(employee),
   };
-  const realtime = createWebchatRealtime(config, logger, secret.secret);
+  const { metrics } = deps;
+  const realtime = createWebchatRealtime(config, logger, secret.secret, metrics.realtime.observer);
+  metrics.realtime.watch(realtime);
   const reads = new ReadMarks({
     db: store.db,
     publish: (channel, event) =>
       realtime.publish({ channel, rawData: JSON.stringify(event), skipHistory: true }).then(() => undefined),
     logger: logger.child({ module: 'webchat' }),
   });
+  const queue = new ReplyQueue(store.db, store.dialect, {
+    nodeId: randomBytes(9).toString('base64url'),
+    leaseMs: config.webchat.replyLeaseMs,
+    stallMs: config.webchat.replyLeaseMs,
+  });
   const engine = new ConversationEngine({
     conversations,
     store: messages,
-    broadcaster: realtimeBroadcaster(realtime),
+    broadcaster: timedBroadcaster(realtimeBroadcaster(realtime), metrics),
     live,
     replies,
     logger: logger.child({ module: 'webchat' }),
     flushIntervalMs: config.webchat.streamFlushIntervalMs,
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
-    queue: new ReplyQueue(store.db, store.dialect, {
-      nodeId: randomBytes(9).toString('base64url'),
-      leaseMs: config.webchat.replyLeaseMs,
-      stallMs: config.webchat.replyLeaseMs,
-    }),
+    queue,
     signals: replySignalsFor(deps),
     leaseMs: config.webchat.replyLeaseMs,
     reads,
+    observer: replyObserver(metrics),
   });
+  metrics.watchQueuedReplies(() => queue.size());
   realtime.setHooks(
     webchatHooks({
       config,

@@ -41,6 +41,15 @@ export interface ConversationEngineDeps {
   leaseMs: number;
   /** Read marks: a visitor's own message moves their mark, in the transaction that stores it. */
   reads?: Pick<ReadMarks, 'visitorSent'>;
+  /** Told about each reply's timing and failures (metrics; src/metrics/metrics.ts). */
+  observer?: ReplyObserver;
+}
+
+/** Timings of digital employees' replies, in seconds from the moment the responder is asked. */
+export interface ReplyObserver {
+  firstToken(seconds: number): void;
+  /** `outcome` is `completed` or the code of the error block the reply ended with. */
+  finished(seconds: number, outcome: string): void;
 }
 
 /** Slack on top of the responder timeout before a partial message without a reply job counts as abandoned. */
@@ -349,6 +358,8 @@ export class ConversationEngine {
       () => controller.abort('superseded'),
     );
     slot.stream = stream;
+    let started = performance.now();
+    let outcome: string | undefined;
     try {
       await stream.start((trx, inserted) => this.deps.queue.attachReply(trx, job, inserted.id));
     } catch (err) {
@@ -361,6 +372,7 @@ export class ConversationEngine {
         responder.historyLimit > 0
           ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
           : [];
+      started = performance.now();
       const deltas = responder.respond({
         companyId: conversation.companyId,
         conversationId: conversation.id,
@@ -369,35 +381,45 @@ export class ConversationEngine {
         history,
         signal: controller.signal,
       });
-      for await (const delta of untilAborted(deltas, controller.signal)) stream.append(delta);
+      let first = true;
+      for await (const delta of untilAborted(deltas, controller.signal)) {
+        if (first) this.deps.observer?.firstToken(secondsSince(started));
+        first = false;
+        stream.append(delta);
+      }
       if (controller.signal.aborted) throw controller.signal.reason;
       if (stream.text.length === 0) {
+        outcome = 'empty_reply';
         await stream.complete({ code: 'empty_reply', message: TEXT.empty });
         await this.postSystem(conversation, TEXT.failedSystem);
         return 'done';
       }
       await stream.complete();
+      outcome = 'completed';
     } catch (err) {
-      await this.endFailedReply(conversation, stream, controller.signal, err);
+      outcome = await this.endFailedReply(conversation, stream, controller.signal, err);
+    } finally {
+      if (outcome !== undefined) this.deps.observer?.finished(secondsSince(started), outcome);
     }
     return 'done';
   }
 
+  /** Ends a reply that failed; returns the code of its error block (undefined when another node ends it). */
   private async endFailedReply(
     conversation: Conversation,
     stream: ReplyStream,
     signal: AbortSignal,
     err: unknown,
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     const reason = signal.aborted ? signal.reason : undefined;
     // Another node completed this message (this one lost its lease): nothing more to say.
-    if (reason === 'superseded' || stream.superseded) return;
+    if (reason === 'superseded' || stream.superseded) return undefined;
     if (reason === 'handover' || reason === 'closed' || reason === 'shutdown') {
       await stream.complete({
         code: 'reply_interrupted',
         message: reason === 'shutdown' ? TEXT.restarted : TEXT.interrupted,
       });
-      return;
+      return 'reply_interrupted';
     }
     const responderCode = err instanceof ResponderError ? err.code : undefined;
     const timedOut = reason === 'timeout' || responderCode === 'responder_timeout';
@@ -414,6 +436,7 @@ export class ConversationEngine {
     );
     await stream.complete({ code, message: timedOut ? TEXT.timeout : TEXT.failed });
     await this.postSystem(conversation, TEXT.failedSystem);
+    return code;
   }
 
   private async historyBefore(
@@ -486,3 +509,5 @@ async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): 
     void Promise.resolve(iterator.return?.()).catch(() => {});
   }
 }
+
+const secondsSince = (started: number): number => (performance.now() - started) / 1000;

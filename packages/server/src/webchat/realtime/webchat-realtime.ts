@@ -7,6 +7,7 @@ import {
   MemoryBroker,
   RealtimeEngine,
   type RealtimeHooks,
+  type RealtimeObserver,
   RedisBroker,
 } from '@parley/realtime';
 import {
@@ -78,7 +79,12 @@ const PUBLICATIONS_PER_TURN = 8;
  * webchat, the `messages` namespace, the memory broker by default or Redis when REDIS_URL is set. Its hooks come
  * later (`webchatHooks`), once the conversation engine that publishes through it exists.
  */
-export function createWebchatRealtime(config: Config, logger: Logger, secret: string): RealtimeEngine {
+export function createWebchatRealtime(
+  config: Config,
+  logger: Logger,
+  secret: string,
+  observer?: RealtimeObserver,
+): RealtimeEngine {
   const log = logger.child({ module: 'realtime' });
   const broker: Broker = config.redisUrl
     ? new RedisBroker({
@@ -98,6 +104,7 @@ export function createWebchatRealtime(config: Config, logger: Logger, secret: st
     ssePath: SSE_PATH,
     emulationPath: EMULATION_PATH,
     logger: log,
+    ...(observer ? { observer } : {}),
   });
 }
 
