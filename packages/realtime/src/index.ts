@@ -63,6 +63,7 @@ export { loadCentrifugoConfig, type StandaloneSettings } from './standalone/conf
 export {
   closeOnSignals,
   runStandalone,
+  type StandaloneMetrics,
   type StandaloneOverrides,
   type StandaloneServer,
 } from './standalone/run.ts';

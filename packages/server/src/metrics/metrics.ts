@@ -1,5 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { type RealtimeMetrics, registerRealtimeMetrics } from './realtime-metrics.ts';
+import { PARLEY_REALTIME_NAMES, type RealtimeMetrics, registerRealtimeMetrics } from './realtime-metrics.ts';
+
+/** Prefix of the process figures (CPU, memory, event-loop delay, GC): `parley_process_cpu_seconds_total`, … */
+export const PROCESS_PREFIX = 'parley_';
 
 /** Seconds buckets for request, query and reply latencies: 1 ms to 60 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -86,7 +89,7 @@ export class Metrics {
   readonly realtime: RealtimeMetrics;
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'parley_' });
+    collectDefaultMetrics({ register: this.registry, prefix: PROCESS_PREFIX });
     this.realtime = registerRealtimeMetrics(this.registry, PARLEY_REALTIME_NAMES);
   }
 
@@ -122,16 +125,3 @@ export class Metrics {
     }
   }
 }
-
-/** Names of the webchat engine's realtime metrics. */
-const PARLEY_REALTIME_NAMES = {
-  clients: 'parley_realtime_clients',
-  users: 'parley_realtime_users',
-  subscriptions: 'parley_realtime_subscriptions',
-  channels: 'parley_realtime_channels',
-  commandDuration: 'parley_realtime_command_duration_seconds',
-  replyErrors: 'parley_realtime_reply_errors_total',
-  received: 'parley_realtime_messages_received_total',
-  sent: 'parley_realtime_messages_sent_total',
-  typeLabel: 'type',
-} as const;

@@ -15,6 +15,19 @@ export interface RealtimeMetricNames {
   typeLabel: string;
 }
 
+/** Parley's names (the webchat engine, and the stand-alone mode besides Centrifugo's). */
+export const PARLEY_REALTIME_NAMES: RealtimeMetricNames = {
+  clients: 'parley_realtime_clients',
+  users: 'parley_realtime_users',
+  subscriptions: 'parley_realtime_subscriptions',
+  channels: 'parley_realtime_channels',
+  commandDuration: 'parley_realtime_command_duration_seconds',
+  replyErrors: 'parley_realtime_reply_errors_total',
+  received: 'parley_realtime_messages_received_total',
+  sent: 'parley_realtime_messages_sent_total',
+  typeLabel: 'type',
+};
+
 /**
  * Centrifugo's own names (centrifugal/centrifuge metrics: namespace `centrifugo`, subsystems `node`, `client` and
  * `transport`), so dashboards and alerts made for Centrifugo work on the stand-alone mode unchanged.
