@@ -9,7 +9,7 @@ const CLOSE_MARGIN_MS = 3_000;
 /** Starts the server: config → context → app → listen, and a graceful drain on SIGTERM/SIGINT. */
 export async function startServer(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const ctx = await createContext(config, logger);
   const { app, readiness, drain } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());

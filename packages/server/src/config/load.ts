@@ -31,6 +31,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: str(env.DATABASE_URL),
     redisUrl: str(env.REDIS_URL),
     logLevel: str(env.LOG_LEVEL),
+    logFormat: str(env.PARLEY_LOG_FORMAT),
     trustProxy: bool(env.PARLEY_TRUST_PROXY),
     shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
     storeConnectTimeoutMs: int(env.PARLEY_STORE_CONNECT_TIMEOUT_MS),

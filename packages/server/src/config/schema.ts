@@ -24,6 +24,10 @@ export const ConfigSchema = Type.Object(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
       { default: 'info' },
     ),
+    /** `json` lines, `pretty` lines for reading, or `auto`: pretty when standard output is a terminal. */
+    logFormat: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')], {
+      default: 'auto',
+    }),
     /** Trust X-Forwarded-For from a reverse proxy when computing client IPs (rate limits, audit). */
     trustProxy: Type.Boolean({ default: false }),
     /**

@@ -1,4 +1,5 @@
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { prettyDestination } from './pretty.ts';
 
 /**
  * Paths that may hold secrets anywhere in a log record. pino replaces them before serialisation, so a secret
@@ -44,7 +45,23 @@ export function loggerOptions(level: string): LoggerOptions {
   };
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/** `json`: one JSON object per line; `pretty`: lines for reading (logging/pretty.ts); `auto`: pretty on a terminal. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
+/**
+ * The process logger: JSON lines on standard output (or `destination`), unless `format` asks for readable lines —
+ * `auto` gives them when standard output is a terminal, so a person running `npm start` reads text while a
+ * container's collector still gets JSON.
+ */
+export function createLogger(
+  level: string,
+  destination?: pino.DestinationStream,
+  format: LogFormat = 'json',
+): Logger {
+  const out = destination ?? process.stdout;
+  const terminal = destination === undefined && process.stdout.isTTY === true;
+  const pretty = format === 'pretty' || (format === 'auto' && terminal);
+  if (pretty) return pino(loggerOptions(level), prettyDestination(out, terminal));
   return destination ? pino(loggerOptions(level), destination) : pino(loggerOptions(level));
 }
 
