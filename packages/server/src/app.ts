@@ -11,6 +11,7 @@ import { registerMetrics } from './metrics/metrics.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
 import { registerPortal } from './portal-api/portal.routes.ts';
+import { registerRequestTracing } from './tracing/request-tracing.ts';
 import { registerWebchat } from './webchat/webchat.ts';
 import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
 
@@ -44,6 +45,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   edge.register(app);
   // Request counts and durations for every route, and GET /metrics (or its own listener).
   await registerMetrics(app, ctx.metrics, ctx.config);
+  // A trace span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set (W3C traceparent accepted).
+  registerRequestTracing(app, ctx.tracing);
   await startServices(ctx);
   registerProblemHandlers(app);
   await registerOpenApi(app, ctx);

@@ -17,6 +17,7 @@ import { LoginThrottle } from './portal-api/login-throttle.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
+import { createTracing, type Tracing } from './tracing/tracing.ts';
 import { SessionsService } from './users/sessions.service.ts';
 import { UsersService } from './users/users.service.ts';
 import { IDENTITY_SEALED_COLUMNS } from './webchat/identity/identity.sealed-columns.ts';
@@ -52,6 +53,8 @@ export interface AppContext {
   webchat: Webchat;
   /** Prometheus metrics every capability reports into (src/metrics/). */
   metrics: Metrics;
+  /** OpenTelemetry spans (src/tracing/); a pass-through unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing: Tracing;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -68,6 +71,11 @@ export async function createContext(
   options: ContextOptions = {},
 ): Promise<AppContext> {
   const metrics = new Metrics();
+  const tracing = createTracing(config.otel);
+  const queryAttributes = (sql: string) => ({
+    'db.system.name': config.databaseUrl ? 'postgresql' : 'sqlite',
+    'db.query.text': sql,
+  });
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -76,9 +84,19 @@ export async function createContext(
     queryTimeoutMs: config.storeQueryTimeoutMs,
     onIdleError: (err) =>
       logger.warn({ err: { message: err.message } }, 'a pooled database connection failed'),
-    onQuery: (seconds, failed) => metrics.storeQuery(seconds, failed),
+    onQuery: (query) => {
+      metrics.storeQuery(query);
+      tracing.recordSpan(
+        'db.query',
+        query.startedAt,
+        query.endedAt,
+        queryAttributes(query.sql),
+        query.failed,
+      );
+    },
   });
-  const closers: Array<() => Promise<void> | void> = [() => store.close()];
+  // Closed last (the list runs backwards): spans of the shutdown itself are still exported.
+  const closers: Array<() => Promise<void> | void> = [() => tracing.shutdown(), () => store.close()];
   const closeAll = async () => {
     for (const fn of closers.reverse().splice(0)) {
       try {
@@ -119,7 +137,7 @@ export async function createContext(
     const rateLimiter = createRateLimiter(config.redisUrl, config.rateLimit.keyPrefix);
     closers.push(() => rateLimiter.close());
     const users = new UsersService(store.db);
-    const integrations = createIntegrations({ config, store, sealer, audit, logger });
+    const integrations = createIntegrations({ config, store, sealer, audit, logger, tracing });
     closers.push(() => integrations.close());
     const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
     closers.push(() => oauth.close());
@@ -135,6 +153,7 @@ export async function createContext(
       sealer,
       rateLimiter,
       metrics,
+      tracing,
       onClose: (fn) => closers.push(fn),
     });
     return {
@@ -164,6 +183,7 @@ export async function createContext(
       digitalEmployees,
       webchat,
       metrics,
+      tracing,
       onClose: (fn) => closers.push(fn),
       close: closeAll,
     };

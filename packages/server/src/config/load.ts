@@ -75,6 +75,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       port: int(env.PARLEY_METRICS_PORT),
       token: str(env.PARLEY_METRICS_TOKEN),
     },
+    otel: {
+      endpoint: str(env.OTEL_EXPORTER_OTLP_ENDPOINT),
+      tracesEndpoint: str(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
+      serviceName: str(env.OTEL_SERVICE_NAME),
+      exportDelayMs: int(env.OTEL_BSP_SCHEDULE_DELAY),
+    },
     integrations: {
       outboundBlockPrivate: bool(env.PARLEY_OUTBOUND_BLOCK_PRIVATE),
       outboundTimeoutMs: int(env.PARLEY_OUTBOUND_TIMEOUT_MS),

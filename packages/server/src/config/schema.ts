@@ -126,6 +126,19 @@ export const ConfigSchema = Type.Object(
       },
       { default: {} },
     ),
+    /** OpenTelemetry traces (docs/operations.md "Traces"); off unless an endpoint is set. */
+    otel: Type.Object(
+      {
+        /** OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT); traces go to `{endpoint}/v1/traces`. */
+        endpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+        /** Full URL for traces (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), used as is; wins over `endpoint`. */
+        tracesEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+        serviceName: Type.String({ minLength: 1, default: 'parley' }),
+        /** Longest time a finished span waits before it is exported (OTEL_BSP_SCHEDULE_DELAY), in ms. */
+        exportDelayMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 5_000 }),
+      },
+      { default: {} },
+    ),
     integrations: Type.Object(
       {
         /** Refuse connector calls to loopback, private, link-local and reserved addresses (every resolved address). */

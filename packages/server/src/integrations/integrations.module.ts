@@ -3,6 +3,7 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { Sealer } from '../crypto/sealing.ts';
 import type { Store } from '../storage/database.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 import { ConnectorsService } from './connectors.service.ts';
 import { OutboundClient } from './outbound.ts';
 import { OutboundHttp } from './outbound-http.ts';
@@ -22,6 +23,7 @@ export function createIntegrations(deps: {
   sealer: Sealer;
   audit: AuditLog;
   logger: Logger;
+  tracing: Tracing;
 }): Integrations {
   const settings = deps.config.integrations;
   const connectors = new ConnectorsService(deps.store.db, deps.store.dialect, deps.sealer, deps.audit);
@@ -29,6 +31,7 @@ export function createIntegrations(deps: {
     blockPrivate: settings.outboundBlockPrivate,
     timeoutMs: settings.outboundTimeoutMs,
     maxRedirects: settings.outboundMaxRedirects,
+    tracing: deps.tracing,
   });
   const outbound = new OutboundClient(connectors, http, deps.logger, settings.checkTimeoutMs);
   return { connectors, outbound, close: () => http.close() };

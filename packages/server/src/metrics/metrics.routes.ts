@@ -6,12 +6,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { sendProblem } from '../errors/problem.ts';
+import { routeTemplateOf } from '../http/route-template.ts';
 import type { App } from '../http/types.ts';
 import type { Metrics } from './metrics.ts';
 
 export const METRICS_PATH = '/metrics';
-/** The `route` label of requests no route matched (404s, 405s): one series whatever the path. */
-export const UNMATCHED_ROUTE = '(unmatched)';
 
 /**
  * Exposes the metrics (docs/operations.md "Metrics", DESIGN "Operations"): on a listener of its own when
@@ -40,7 +39,7 @@ export async function registerMetrics(app: App, metrics: Metrics, config: Config
 function registerRequestMetrics(app: App, metrics: Metrics): void {
   const children = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE);
+    const route = routeTemplateOf(request);
     const key = `${request.method} ${reply.statusCode} ${route}`;
     let child = children.get(key);
     if (child === undefined) {

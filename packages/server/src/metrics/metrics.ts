@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { FinishedQuery } from '../storage/database.ts';
 import { PARLEY_REALTIME_NAMES, type RealtimeMetrics, registerRealtimeMetrics } from './realtime-metrics.ts';
 
 /** Prefix of the process figures (CPU, memory, event-loop delay, GC): `parley_process_cpu_seconds_total`, … */
@@ -99,8 +100,8 @@ export class Metrics {
   }
 
   /** One database statement (the store's query hook, storage/database.ts). */
-  storeQuery(seconds: number, failed: boolean): void {
-    (failed ? this.queryFailed : this.queryOk).observe(seconds);
+  storeQuery(query: FinishedQuery): void {
+    (query.failed ? this.queryFailed : this.queryOk).observe((query.endedAt - query.startedAt) / 1000);
   }
 
   /** The Prometheus text exposition of every metric (scrape-time collectors run here). */

@@ -115,11 +115,8 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
       async (request, reply) => {
         const form = request.body as FormParams | undefined;
         if (!form) throw invalidRequest(`The request body must be ${FORM}.`);
-        const response = await endpoint.handle({
-          form,
-          authorization: request.headers.authorization,
-          ip: request.ip,
-        });
+        const grant = { form, authorization: request.headers.authorization, ip: request.ip };
+        const response = await ctx.tracing.inSpan('oauth.token_grant', {}, () => endpoint.handle(grant));
         tokenGrants.inc();
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
       },

@@ -43,8 +43,21 @@ export interface StoreOptions {
   queryTimeoutMs?: number;
   /** PostgreSQL only: told about connection errors that happen while no query is running (logged, never fatal). */
   onIdleError?: (error: Error) => void;
-  /** Told how long each statement took and whether it failed (metrics: parley_store_query_duration_seconds). */
-  onQuery?: (seconds: number, failed: boolean) => void;
+  /** Told about each statement when it ended: its SQL (no values), duration and whether it failed. */
+  onQuery?: (query: FinishedQuery) => void;
+}
+
+/** Epoch milliseconds with sub-millisecond precision (most statements take less than one). */
+const epochMs = (): number => performance.timeOrigin + performance.now();
+
+/** One statement as the store's query hook sees it (metrics and trace spans). */
+export interface FinishedQuery {
+  /** The parameterised SQL, without values. */
+  sql: string;
+  /** When it started and ended, in epoch milliseconds. */
+  startedAt: number;
+  endedAt: number;
+  failed: boolean;
 }
 
 // int8 (COUNT(*), bigint columns) arrives as a string by default; every count we keep fits a JS number.
@@ -58,21 +71,29 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 /** Kysely's log hook: it measures every statement the query builder runs (it reports each query's duration and whether it failed). */
 function queryLog(onQuery: StoreOptions['onQuery']): KyselyConfig['log'] {
   if (onQuery === undefined) return undefined;
-  return (event: LogEvent) => onQuery(event.queryDurationMillis / 1000, event.level === 'error');
+  return (event: LogEvent) => {
+    const endedAt = epochMs();
+    onQuery({
+      sql: event.query.sql,
+      startedAt: endedAt - event.queryDurationMillis,
+      endedAt,
+      failed: event.level === 'error',
+    });
+  };
 }
 
 /** The compiled-statement reads bypass Kysely, so they are timed here. */
 function timedReads(store: Store, onQuery: NonNullable<StoreOptions['onQuery']>): Store {
   const read = store.read.bind(store);
   store.read = async <Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> => {
-    const started = performance.now();
+    const startedAt = epochMs();
     let failed = true;
     try {
       const rows = await read<Row>(sql, parameters);
       failed = false;
       return rows;
     } finally {
-      onQuery((performance.now() - started) / 1000, failed);
+      onQuery({ sql, startedAt, endedAt: epochMs(), failed });
     }
   };
   return store;

@@ -15,6 +15,7 @@ import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
@@ -57,6 +58,8 @@ export interface WebchatDeps {
   rateLimiter: RateLimiter;
   /** Realtime, reply and broker metrics are reported here. */
   metrics: Metrics;
+  /** Spans of realtime publications and replies. */
+  tracing: Tracing;
   /** Registers what to close with the process (in reverse order). */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -114,6 +117,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     leaseMs: config.webchat.replyLeaseMs,
     reads,
     observer: replyObserver(metrics),
+    tracing: deps.tracing,
   });
   metrics.watchQueuedReplies(() => queue.size());
   realtime.setHooks(
@@ -127,6 +131,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       limiter,
       engine,
       reads,
+      tracing: deps.tracing,
     }),
   );
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
+import { DISABLED, type Tracing } from '../../tracing/tracing.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } from '../messages/message.ts';
 import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
@@ -43,6 +44,8 @@ export interface ConversationEngineDeps {
   reads?: Pick<ReadMarks, 'visitorSent'>;
   /** Told about each reply's timing and failures (metrics; src/metrics/metrics.ts). */
   observer?: ReplyObserver;
+  /** A `webchat.reply` span per reply (src/tracing/); the responder's outbound call is its child. */
+  tracing?: Tracing;
 }
 
 /** Timings of digital employees' replies, in seconds from the moment the responder is asked. */
@@ -324,7 +327,11 @@ export class ConversationEngine {
         conversation.companyId,
         conversation.digitalEmployeeId,
       );
-      return await this.replyWith(conversation, employee, message, slot, job);
+      const tracing = this.deps.tracing ?? DISABLED;
+      const attributes = { 'parley.conversation.id': conversation.id, 'parley.message.id': message.id };
+      return await tracing.inSpan('webchat.reply', { attributes }, () =>
+        this.replyWith(conversation, employee, message, slot, job),
+      );
     } finally {
       clearTimeout(timeout);
       if (this.active.get(conversation.id) === slot) this.active.delete(conversation.id);

@@ -23,6 +23,7 @@ import type { CompaniesService } from '../../companies/companies.service.ts';
 import type { Config } from '../../config/schema.ts';
 import { sameHostOriginOfUpgrade } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
+import { SpanKind, type Tracing } from '../../tracing/tracing.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
 import type { ChannelsService } from '../channels/channels.service.ts';
 import type { Broadcaster } from '../conversations/broadcaster.ts';
@@ -66,6 +67,8 @@ export interface WebchatHooksDeps {
   limiter: AbuseLimits;
   engine: ConversationEngine;
   reads: ReadMarks;
+  /** A `realtime.publish` span per visitor publication (stored, queued for a reply). */
+  tracing: Tracing;
 }
 
 /**
@@ -179,7 +182,14 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
       admitConnection(context).catch((err) => {
         throw forRealtime(err);
       }),
-    onPublish: (context) => turns.run(() => handlePublication(context)),
+    onPublish: (context) =>
+      turns.run(() =>
+        deps.tracing.inSpan(
+          'realtime.publish',
+          { kind: SpanKind.SERVER, attributes: { 'messaging.destination.name': context.channel } },
+          () => handlePublication(context),
+        ),
+      ),
     // The replies in flight and both read marks (docs/asyncapi.yaml "InFlightMessages").
     onSubscribing: async ({ channel }) => {
       const target = parseChannel(channel);
