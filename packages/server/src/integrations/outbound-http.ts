@@ -13,7 +13,7 @@ export interface OutboundHttpOptions {
   timeoutMs: number;
   /** Same-origin redirects followed before giving up. */
   maxRedirects: number;
-  /** A client span per call, its W3C `traceparent` sent along (DESIGN "Operations"). */
+  /** A client span per call, its W3C `traceparent` sent along (docs/design.md "Operations"). */
   tracing?: Tracing;
 }
 

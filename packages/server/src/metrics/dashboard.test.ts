@@ -48,7 +48,7 @@ describe('docs/grafana/parley-dashboard.json', () => {
       [],
       'metrics the dashboard queries but the server does not export',
     );
-    // The contract's two named metrics are on the dashboard (DESIGN "Operations").
+    // The contract's two named metrics are on the dashboard (docs/design.md "Operations").
     assert.ok(named.has('parley_http_requests_total') && named.has('parley_realtime_clients'));
   });
 });

@@ -13,7 +13,7 @@ import type { Metrics } from './metrics.ts';
 export const METRICS_PATH = '/metrics';
 
 /**
- * Exposes the metrics (docs/operations.md "Metrics", DESIGN "Operations"): on a listener of its own when
+ * Exposes the metrics (docs/operations.md "Metrics", docs/design.md "Operations"): on a listener of its own when
  * `metrics.port` is set (for a scrape network the public never reaches; no token there), else on the main port
  * behind `metrics.token`; with neither, `/metrics` does not exist (404). Also counts every request of the app.
  */
