@@ -15,10 +15,10 @@ export const METRICS_PATH = '/metrics';
 /**
  * Exposes the metrics (docs/operations.md "Metrics", docs/design.md "Operations"): on a listener of its own when
  * `metrics.port` is set (for a scrape network the public never reaches; no token there), else on the main port
- * behind `metrics.token`; with neither, `/metrics` does not exist (404). Also counts every request of the app.
+ * behind `metrics.token`; with neither, `/metrics` does not exist (404). Register it after the OpenAPI plugin, which
+ * documents only the routes registered after it.
  */
-export async function registerMetrics(app: App, metrics: Metrics, config: Config): Promise<void> {
-  registerRequestMetrics(app, metrics);
+export async function registerMetricsEndpoint(app: App, metrics: Metrics, config: Config): Promise<void> {
   const { port, token } = config.metrics;
   if (port !== undefined) {
     const listener = await listenForScrapes(metrics, port, config.host);
@@ -36,7 +36,7 @@ export async function registerMetrics(app: App, metrics: Metrics, config: Config
  * never the path, so ids in paths add no series; requests no route matched share one label. Callback-style hook:
  * it runs on every request, the token endpoint's hot path included.
  */
-function registerRequestMetrics(app: App, metrics: Metrics): void {
+export function registerRequestMetrics(app: App, metrics: Metrics): void {
   const children = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
   app.addHook('onResponse', (request, reply, done) => {
     const route = routeTemplateOf(request);

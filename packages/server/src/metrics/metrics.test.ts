@@ -46,6 +46,11 @@ for (const database of TEST_DATABASES) {
       }
     });
 
+    it('documents the protected route in the OpenAPI document under "operations"', async () => {
+      const doc = (await http(`${server.baseUrl}/docs/json`)).body;
+      assert.deepEqual(doc.paths['/metrics'].get.tags, ['operations']);
+    });
+
     it('counts requests by route template and status, grants and refusals, store queries and process figures', async () => {
       const client = await createTestClient(server.ctx);
       await fetchToken(server, client);
@@ -89,6 +94,7 @@ for (const database of TEST_DATABASES) {
       // Warm up every label combination the loop below produces, so only new ids or paths could add series.
       await http(`${server.baseUrl}/sdk/v1/conversations/${randomUUID()}`);
       await http(`${server.baseUrl}/no-such/${randomUUID()}`);
+      await scrape(server);
       // Node's own figures are left out: GC kinds (a fixed set of four) appear when each first occurs.
       const seriesOf = (samples: Sample[]) =>
         samples
