@@ -41,6 +41,7 @@ export type {
   SubscribingResult,
 } from './engine/hooks.ts';
 export { createJsonLogger, type Logger, silentLogger } from './engine/logger.ts';
+export type { RealtimeObserver, SentFrameType } from './engine/observer.ts';
 export type { ServerRefreshRequest, ServerSubscribeRequest } from './engine/server-side.ts';
 export type { RealtimeTransport } from './engine/transport.ts';
 export {
@@ -62,6 +63,7 @@ export { loadCentrifugoConfig, type StandaloneSettings } from './standalone/conf
 export {
   closeOnSignals,
   runStandalone,
+  type StandaloneMetrics,
   type StandaloneOverrides,
   type StandaloneServer,
 } from './standalone/run.ts';

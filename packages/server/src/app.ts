@@ -7,9 +7,11 @@ import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
+import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
 import { registerPortal } from './portal-api/portal.routes.ts';
+import { registerRequestTracing } from './tracing/request-tracing.ts';
 import { registerWebchat } from './webchat/webchat.ts';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.ts';
 import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
@@ -42,11 +44,17 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
 
   // Before any route: the edge's hooks and its onRoute index must see every route.
   edge.register(app);
+  // Request counts and durations for every route.
+  registerRequestMetrics(app, ctx.metrics);
+  // A trace span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set (W3C traceparent accepted).
+  registerRequestTracing(app, ctx.tracing);
   await startServices(ctx);
   registerProblemHandlers(app);
   await registerOpenApi(app, ctx);
 
   registerHealthRoutes(app, readiness);
+  // GET /metrics behind PARLEY_METRICS_TOKEN, or on a listener of its own (PARLEY_METRICS_PORT).
+  await registerMetricsEndpoint(app, ctx.metrics, ctx.config);
   // OAuth first: its app-wide bearer hook guards every route that declares config.requiredScope.
   await registerOAuth(app, ctx);
   registerWhoamiRoute(app);

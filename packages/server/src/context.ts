@@ -11,6 +11,7 @@ import { CONNECTOR_SEALED_COLUMNS } from './integrations/connector-key.ts';
 import type { ConnectorsService } from './integrations/connectors.service.ts';
 import { createIntegrations } from './integrations/integrations.module.ts';
 import type { OutboundClient } from './integrations/outbound.ts';
+import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
 import { LoginThrottle } from './portal-api/login-throttle.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
@@ -18,6 +19,7 @@ import { openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
 import { RecentErrors } from './system/recent-errors.ts';
 import { SystemView } from './system/system.service.ts';
+import { createTracing, type Tracing } from './tracing/tracing.ts';
 import { SessionsService } from './users/sessions.service.ts';
 import { UsersService } from './users/users.service.ts';
 import { IDENTITY_SEALED_COLUMNS } from './webchat/identity/identity.sealed-columns.ts';
@@ -61,6 +63,10 @@ export interface AppContext {
   events: EventRecorder;
   /** Event webhooks: endpoints, their deliveries and the dispatcher that sends them (src/webhooks/). */
   webhooks: Webhooks;
+  /** Prometheus metrics every capability reports into (src/metrics/). */
+  metrics: Metrics;
+  /** OpenTelemetry spans (src/tracing/); a pass-through unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing: Tracing;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -78,6 +84,12 @@ export async function createContext(
   logger: Logger,
   options: ContextOptions = {},
 ): Promise<AppContext> {
+  const metrics = new Metrics();
+  const tracing = createTracing(config.otel);
+  const queryAttributes = (sql: string) => ({
+    'db.system.name': config.databaseUrl ? 'postgresql' : 'sqlite',
+    'db.query.text': sql,
+  });
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -86,8 +98,19 @@ export async function createContext(
     queryTimeoutMs: config.storeQueryTimeoutMs,
     onIdleError: (err) =>
       logger.warn({ err: { message: err.message } }, 'a pooled database connection failed'),
+    onQuery: (query) => {
+      metrics.storeQuery(query);
+      tracing.recordSpan(
+        'db.query',
+        query.startedAt,
+        query.endedAt,
+        queryAttributes(query.sql),
+        query.failed,
+      );
+    },
   });
-  const closers: Array<() => Promise<void> | void> = [() => store.close()];
+  // Closed last (the list runs backwards): spans of the shutdown itself are still exported.
+  const closers: Array<() => Promise<void> | void> = [() => tracing.shutdown(), () => store.close()];
   const closeAll = async () => {
     for (const fn of closers.reverse().splice(0)) {
       try {
@@ -129,7 +152,7 @@ export async function createContext(
     closers.push(() => rateLimiter.close());
     const users = new UsersService(store.db);
     const events = new WebhookOutbox(store.dialect);
-    const integrations = createIntegrations({ config, store, sealer, audit, logger, events });
+    const integrations = createIntegrations({ config, store, sealer, audit, logger, events, tracing });
     closers.push(() => integrations.close());
     const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
     closers.push(() => oauth.close());
@@ -145,6 +168,8 @@ export async function createContext(
       sealer,
       rateLimiter,
       events,
+      metrics,
+      tracing,
       onClose: (fn) => closers.push(fn),
     });
     const webhooks = createWebhooks({ config, store, sealer, audit, logger, fetch: integrations.fetch });
@@ -188,6 +213,8 @@ export async function createContext(
       }),
       events,
       webhooks,
+      metrics,
+      tracing,
       onClose: (fn) => closers.push(fn),
       close: closeAll,
     };

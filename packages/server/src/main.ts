@@ -16,7 +16,7 @@ const CLOSE_MARGIN_MS = 3_000;
  */
 export async function startServer(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   if (config.workers > 1 && cluster.isPrimary) return runPrimary({ config, logger });
   await startNode(config, cluster.isWorker ? logger.child({ worker: cluster.worker?.id }) : logger);
 }

@@ -1,6 +1,7 @@
 import type { Broker, PresenceManager } from '../broker/types.ts';
 import type { RealtimeHooks } from '../engine/hooks.ts';
 import { createJsonLogger, type Logger } from '../engine/logger.ts';
+import type { RealtimeObserver } from '../engine/observer.ts';
 import { ProxyDirectory, type ProxyOptions } from '../proxy/options.ts';
 import type { TokenOptions } from '../tokens/verifier.ts';
 import { ConfigError } from './errors.ts';
@@ -98,6 +99,8 @@ export interface RealtimeEngineOptions {
   emulationPath?: string;
   /** Largest body of a connection request or an `/emulation` request (65536, as Centrifugo); bigger → 413. */
   emulationMaxRequestBytes?: number;
+  /** Told about commands and frames as they pass, for metrics (engine/observer.ts); none by default. */
+  observer?: RealtimeObserver;
   /** Server API key (`X-API-Key` or `Authorization: apikey <key>`). Without it the API answers 401. */
   apiKey?: string;
   /** Serve the server API without a key (Centrifugo `http_api.insecure`); trusted networks only. */
@@ -175,6 +178,7 @@ export interface ResolvedEngineOptions {
   hooks: RealtimeHooks;
   proxies: ProxyDirectory;
   logger: Logger;
+  observer: RealtimeObserver | undefined;
 }
 
 function nonNegative(name: string, value: number | undefined, fallback: number): number {
@@ -262,5 +266,6 @@ export function resolveEngineOptions(options: RealtimeEngineOptions): ResolvedEn
     hooks: options.hooks ?? {},
     proxies: new ProxyDirectory(options.proxy),
     logger: options.logger ?? createJsonLogger('warn'),
+    observer: options.observer,
   };
 }

@@ -238,6 +238,7 @@ export class Hub {
         frame = new SharedPush(
           () => json,
           () => jsonReplyToProtobuf(json),
+          join ? 'join' : 'leave',
         );
       }
       sub.session.enqueue(frame);

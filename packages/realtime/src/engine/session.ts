@@ -17,6 +17,7 @@ import { type ProxiedRefresh, proxyRefresh, proxySubRefresh } from '../proxy/cal
 import type { ResolvedProxyEndpoint } from '../proxy/options.ts';
 import type { SessionCodec } from './codecs.ts';
 import type { DisconnectInfo } from './hooks.ts';
+import type { SentFrameType } from './observer.ts';
 import type { OutputSink } from './output.ts';
 import { type RateLimited, takeRateToken } from './rate-limit.ts';
 import type { SessionHost } from './session-host.ts';
@@ -154,9 +155,11 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
       return;
     }
     const rate = this.host.options.commandRate;
+    const observer = this.host.options.observer;
     const now = Date.now();
     for (const command of commands) {
       const method = commandMethod(command);
+      observer?.commandReceived(method ?? 'unknown', this.transport.name);
       if (method === 'pong') {
         if (this.state !== SessionState.Connected) {
           this.disconnect(DisconnectCode.badRequest);
@@ -215,18 +218,23 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
     }
     const id = command.id ?? 0;
     if (id === 0 && method !== 'send') return this.disconnect(DisconnectCode.badRequest);
+    const observer = this.host.options.observer;
+    const started = observer === undefined ? 0 : performance.now();
+    let errorCode: number | undefined;
     try {
       await this.dispatchCommand(this, method, id, command);
     } catch (error) {
-      this.handleCommandError(method, id, error);
+      errorCode = this.handleCommandError(method, id, error);
     }
+    observer?.commandHandled(method, (performance.now() - started) / 1000, errorCode);
   }
 
-  private handleCommandError(method: CommandMethod, id: number, error: unknown): void {
-    if (this.state === SessionState.Closed) return;
+  /** Answers a failed command; returns the reply error's code (the disconnect code when it ends the connection). */
+  private handleCommandError(method: CommandMethod, id: number, error: unknown): number | undefined {
+    if (this.state === SessionState.Closed) return undefined;
     if (error instanceof DisconnectError) {
       this.disconnect(error.protocolCode, error.reason);
-      return;
+      return error.protocolCode;
     }
     const clientError = toClientError(error);
     if (!(error instanceof ClientError)) {
@@ -235,9 +243,10 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
       if (isBrokerUnavailable(error)) this.host.logger.warn(fields, 'command failed: broker unavailable');
       else this.host.logger.error(fields, 'command failed with an internal error');
     }
-    if (method === 'send') return;
+    if (method === 'send') return clientError.protocolCode;
     if (method === 'connect') this.connectFailed = true;
     this.replyError(id, clientError);
+    return clientError.protocolCode;
   }
 
   // ---- output ------------------------------------------------------------------------------------------------
@@ -287,6 +296,10 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
       encoded[i] = frame instanceof SharedPush ? codec.shared(frame) : codec.encode(frame);
     }
     this.transport.write(encoded);
+    const observer = this.host.options.observer;
+    if (observer !== undefined) {
+      for (const frame of frames) observer.framesSent(sentFrameType(frame), this.transport.name, 1);
+    }
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------------------
@@ -563,4 +576,11 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
     }
     this.presenceRefreshAt = any ? now + this.host.options.presenceUpdateIntervalMs : 0;
   }
+}
+
+/** The metrics type of a queued frame: JSON text starting `{"id"` is a reply, `{}` a ping, other text a push. */
+function sentFrameType(frame: string | SharedPush): SentFrameType {
+  if (frame instanceof SharedPush) return frame.kind;
+  if (frame === PING_FRAME) return 'ping';
+  return frame.startsWith('{"id"') ? 'reply' : 'push';
 }

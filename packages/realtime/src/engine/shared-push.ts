@@ -12,6 +12,8 @@ export class SharedPush {
   constructor(
     private readonly encodeJson: () => string,
     private readonly encodeProtobuf: () => Buffer,
+    /** What it carries, for metrics (engine/observer.ts). */
+    readonly kind: 'publication' | 'join' | 'leave' = 'publication',
   ) {}
 
   json(): PreframedMessage {

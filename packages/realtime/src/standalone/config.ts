@@ -15,6 +15,8 @@ export interface StandaloneSettings {
   options: RealtimeEngineOptions;
   engine: { type: 'memory' | 'redis'; redisUrl?: string; redisPrefix?: string };
   httpServer: { port: number; address: string };
+  /** `GET /metrics` serves Prometheus metrics (Centrifugo `prometheus.enabled`; needs a host that provides them). */
+  prometheus: boolean;
   /** `GET <path>` answers 200 `{}` (Centrifugo `health`); undefined when `health.enabled` is false. */
   healthPath: string | undefined;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'none';
@@ -341,8 +343,10 @@ export function loadCentrifugoConfig(config: string | Json): StandaloneSettings 
     'emulation',
     'node',
     'health',
+    'prometheus',
   ]);
-  const options: RealtimeEngineOptions = {};
+  // Centrifugo OSS limits no connection's command rate; the engine's default limit is for hosts such as the webchat.
+  const options: RealtimeEngineOptions = { commandRate: false };
   readClient(reader, json, options);
   readChannel(reader, json, options);
   readProxies(reader, json, options);
@@ -350,6 +354,8 @@ export function loadCentrifugoConfig(config: string | Json): StandaloneSettings 
   const node = reader.section(json, 'node', '');
   reader.checkKeys(node, 'node', ['name']);
   assign(options, 'nodeName', reader.string(node, 'name', 'node'));
+  const prometheus = reader.section(json, 'prometheus', '');
+  reader.checkKeys(prometheus, 'prometheus', ['enabled']);
   const health = reader.section(json, 'health', '');
   reader.checkKeys(health, 'health', ['enabled', 'handler_prefix']);
 
@@ -382,6 +388,7 @@ export function loadCentrifugoConfig(config: string | Json): StandaloneSettings 
       port: reader.number(httpServer, 'port', 'http_server') ?? 8000,
       address: reader.string(httpServer, 'address', 'http_server') ?? '',
     },
+    prometheus: reader.bool(prometheus, 'enabled', 'prometheus') === true,
     healthPath:
       reader.bool(health, 'enabled', 'health') === false
         ? undefined

@@ -1,11 +1,12 @@
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MemoryBroker, MemoryPresenceManager } from '../broker/memory.ts';
 import { RedisBroker, RedisPresenceManager } from '../broker/redis.ts';
 import { RealtimeEngine } from '../engine/engine.ts';
 import { createJsonLogger, type Logger, silentLogger } from '../engine/logger.ts';
+import type { RealtimeObserver } from '../engine/observer.ts';
 import { loadCentrifugoConfig, type StandaloneSettings } from './config.ts';
 
 export interface StandaloneServer {
@@ -18,11 +19,23 @@ export interface StandaloneServer {
   close(): Promise<void>;
 }
 
+/**
+ * Prometheus metrics for the stand-alone server, provided by the host (the engine depends on no metrics library):
+ * `observer` is installed in the engine, `watch` receives the engine once built, and `serve` answers `GET /metrics`
+ * when the config enables `prometheus`.
+ */
+export interface StandaloneMetrics {
+  observer: RealtimeObserver;
+  watch(engine: RealtimeEngine): void;
+  serve(request: IncomingMessage, response: ServerResponse): void;
+}
+
 export interface StandaloneOverrides {
   /** Listen on this port instead of `http_server.port` (0 = any free port). */
   port?: number;
   address?: string;
   logger?: Logger;
+  metrics?: StandaloneMetrics;
 }
 
 function loggerFor(level: StandaloneSettings['logLevel']): Logger {
@@ -47,6 +60,10 @@ export async function runStandalone(
     logger.warn({ key }, 'unknown or unsupported configuration key ignored');
   }
   for (const warning of settings.warnings) logger.warn({}, warning);
+  const metrics = settings.prometheus ? overrides.metrics : undefined;
+  if (settings.prometheus && metrics === undefined) {
+    logger.warn({ key: 'prometheus.enabled' }, 'no metrics provider in this host; /metrics is not served');
+  }
   const { engine: engineSettings } = settings;
   const prefix = engineSettings.redisPrefix ?? 'centrifugo';
   const broker =
@@ -63,7 +80,9 @@ export async function runStandalone(
     presenceManager,
     closeBroker: true,
     logger,
+    ...(metrics ? { observer: metrics.observer } : {}),
   });
+  metrics?.watch(engine);
   await engine.start();
   const { healthPath } = settings;
   const server = createServer((request, response) => {
@@ -72,6 +91,10 @@ export async function runStandalone(
     handle().then(
       (handled) => {
         if (handled) return;
+        if (metrics !== undefined && request.method === 'GET' && request.url?.split('?')[0] === '/metrics') {
+          metrics.serve(request, response);
+          return;
+        }
         if (healthPath !== undefined && request.url?.split('?')[0] === healthPath) {
           response.writeHead(200, { 'Content-Type': 'application/json' });
           response.end('{}');

@@ -12,8 +12,10 @@ import { silentLogger } from '../engine/logger.ts';
 import {
   closedAfterAll,
   connectionToken,
+  connectRawClient,
   newClient,
   SECRET,
+  startTestServer,
   subscriptionToken,
   waitForEvent,
 } from '../testing/harness.ts';
@@ -76,7 +78,7 @@ describe('loadCentrifugoConfig', () => {
   test('reports every key it does not implement, at any depth', () => {
     const settings = loadCentrifugoConfig({
       ...CONFIG,
-      prometheus: { enabled: true },
+      prometheus: { enabled: true, instrument_http_handlers: true },
       client: {
         ...CONFIG.client,
         subscription_token: { enabled: true },
@@ -93,7 +95,7 @@ describe('loadCentrifugoConfig', () => {
       'client.subscription_token',
       'client.token.jwks_public_endpoint',
       'engine.redis.io_timeout',
-      'prometheus',
+      'prometheus.instrument_http_handlers',
     ]);
     assert.deepEqual(settings.engine, { type: 'redis', redisUrl: 'redis://127.0.0.1:6379' });
   });
@@ -194,6 +196,7 @@ const REAL_CONFIG_PATH = new URL('./testdata/centrifugo-v6.json', import.meta.ur
 describe('a real Centrifugo v6 config file', () => {
   test('every implemented section is read; exactly the keys still ignored are named', () => {
     const settings = loadCentrifugoConfig(readFileSync(REAL_CONFIG_PATH, 'utf8'));
+    assert.equal(settings.prometheus, true);
     assert.deepEqual(settings.unknownKeys.sort(), [
       'admin',
       'channel.namespaces[0].allow_tags_filter',
@@ -201,7 +204,6 @@ describe('a real Centrifugo v6 config file', () => {
       'client.proxy.connect.emulated_headers',
       'client.proxy.connect.http.tls',
       'client.subscription_token',
-      'prometheus',
       'rpc.ping',
       'swagger',
       'websocket.compression',
@@ -249,5 +251,33 @@ describe('a real Centrifugo v6 config file', () => {
     const connected = waitForEvent<{ transport: string }>(client, 'connected');
     client.connect();
     assert.equal((await connected).transport, 'http_stream');
+  });
+});
+
+describe('command rate: none in the stand-alone mode unless configured (as Centrifugo OSS)', () => {
+  /** 300 commands in one frame: over the engine's default bucket of 200, far under its flood close. */
+  const BURST = Array.from({ length: 300 }, (_, i) => ({ id: i + 2, unsubscribe: { channel: `chat:${i}` } }));
+
+  test('a stand-alone server answers a burst of 300 commands without a 111', async () => {
+    assert.equal(loadCentrifugoConfig(CONFIG).options.commandRate, false);
+    const running = await runStandalone({ config: CONFIG }, { port: 0, address: '127.0.0.1' });
+    cleanups.push(() => running.close());
+    const raw = await connectRawClient(
+      `${running.url.replace('http', 'ws')}/connection/websocket`,
+      connectionToken('burst'),
+    );
+    cleanups.push(() => raw.close());
+    raw.send(...BURST);
+    for (const { id } of BURST) assert.deepEqual((await raw.waitForReply(id)).unsubscribe, {});
+  });
+
+  test('an engine embedded with default options (the webchat) still limits each connection', async () => {
+    const server = await startTestServer({ namespaces: [{ name: 'chat' }] });
+    cleanups.push(() => server.close());
+    const raw = await connectRawClient(server.wsUrl, connectionToken('burst'));
+    cleanups.push(() => raw.close());
+    raw.send(...BURST);
+    const last = await raw.waitForReply(BURST.at(-1)!.id);
+    assert.equal((last.error as { code: number } | undefined)?.code, 111);
   });
 });

@@ -7,7 +7,9 @@ import { after, describe, it } from 'node:test';
 import { signHmacJwt } from '@parley/realtime';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
+import { parseExposition, sampleValue } from '../metrics/testing/exposition.ts';
 import { freePort, PARLEY_CLI } from '../testing/process.ts';
+import { waitFor } from '../testing/wait.ts';
 
 describe('parley realtime --config (Centrifugo-compatible standalone mode)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-rt-'));
@@ -26,6 +28,7 @@ describe('parley realtime --config (Centrifugo-compatible standalone mode)', () 
             { name: 'chat', allow_publish_for_subscriber: true, allow_subscribe_for_client: true },
           ],
         },
+        prometheus: { enabled: true },
         no_such_option: true,
       }),
     );
@@ -74,7 +77,42 @@ describe('parley realtime --config (Centrifugo-compatible standalone mode)', () 
       });
       client.connect();
       assert.deepEqual(await received, { hello: 'world' });
+      // Centrifugo's own metric names (and Parley's) follow the connected client (prometheus.enabled).
+      const scrape = async () =>
+        parseExposition(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+      const samples = await scrape();
+      for (const name of [
+        'centrifugo_node_num_clients',
+        'centrifugo_node_num_users',
+        'centrifugo_node_num_subscriptions',
+        'centrifugo_node_num_channels',
+        'parley_realtime_clients',
+      ]) {
+        assert.equal(sampleValue(samples, name), 1, name);
+      }
+      assert.equal(
+        sampleValue(samples, 'centrifugo_transport_messages_received', {
+          transport: 'websocket',
+          frame_type: 'subscribe',
+        }),
+        1,
+      );
+      assert.equal(
+        sampleValue(samples, 'centrifugo_client_command_duration_seconds_count', { method: 'connect' }),
+        1,
+      );
+      assert.ok(
+        sampleValue(samples, 'centrifugo_transport_messages_sent', {
+          transport: 'websocket',
+          frame_type: 'publication',
+        })! >= 1,
+      );
+      assert.ok(sampleValue(samples, 'parley_process_cpu_seconds_total')! > 0);
       client.disconnect();
+      await waitFor(
+        'the client gone from centrifugo_node_num_clients',
+        async () => sampleValue(await scrape(), 'centrifugo_node_num_clients') === 0,
+      );
       assert.match(out, /no_such_option/);
     } finally {
       child.kill('SIGTERM');

@@ -1,9 +1,11 @@
 import { closeOnSignals, runStandalone } from '@parley/realtime';
+import { standaloneMetrics } from '../metrics/standalone-metrics.ts';
 import { type Command, requireString } from './command.ts';
 
 /**
  * `parley realtime --config FILE`: only the realtime engine, configured from a Centrifugo v6 JSON config file, so
- * people who run Centrifugo today can point their clients and config at Parley. Unknown keys are logged as warnings.
+ * people who run Centrifugo today can point their clients and config at Parley. Unknown keys are logged as warnings;
+ * `prometheus.enabled` serves `/metrics` with Centrifugo's metric names (metrics/standalone-metrics.ts).
  */
 export const realtimeCommand: Command<undefined> = {
   name: 'realtime',
@@ -15,7 +17,8 @@ export const realtimeCommand: Command<undefined> = {
   needsContext: false,
   async run(options) {
     const port = options.port === undefined ? undefined : Number(options.port);
-    closeOnSignals(await runStandalone(requireString(options, 'config'), port === undefined ? {} : { port }));
+    const overrides = { metrics: standaloneMetrics(), ...(port === undefined ? {} : { port }) };
+    closeOnSignals(await runStandalone(requireString(options, 'config'), overrides));
     return undefined;
   },
 };

@@ -35,6 +35,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl,
     workers: int(env.PARLEY_WORKERS) ?? defaultWorkers(databaseUrl, redisUrl),
     logLevel: str(env.LOG_LEVEL),
+    logFormat: str(env.PARLEY_LOG_FORMAT),
     trustProxy: bool(env.PARLEY_TRUST_PROXY),
     shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
     storeConnectTimeoutMs: int(env.PARLEY_STORE_CONNECT_TIMEOUT_MS),
@@ -74,6 +75,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       loginFailuresPerEmail: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_EMAIL),
       loginFailuresPerIp: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_IP),
       loginThrottleWindowSeconds: int(env.PARLEY_PORTAL_LOGIN_THROTTLE_WINDOW_SECONDS),
+    },
+    metrics: {
+      port: int(env.PARLEY_METRICS_PORT),
+      token: str(env.PARLEY_METRICS_TOKEN),
+    },
+    otel: {
+      endpoint: str(env.OTEL_EXPORTER_OTLP_ENDPOINT),
+      tracesEndpoint: str(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
+      serviceName: str(env.OTEL_SERVICE_NAME),
+      exportDelayMs: int(env.OTEL_BSP_SCHEDULE_DELAY),
     },
     integrations: {
       outboundBlockPrivate: bool(env.PARLEY_OUTBOUND_BLOCK_PRIVATE),

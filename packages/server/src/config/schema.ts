@@ -24,6 +24,10 @@ export const ConfigSchema = Type.Object(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
       { default: 'info' },
     ),
+    /** `json` lines, `pretty` lines for reading, or `auto`: pretty when standard output is a terminal. */
+    logFormat: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')], {
+      default: 'auto',
+    }),
     /** Trust X-Forwarded-For from a reverse proxy when computing client IPs (rate limits, audit). */
     trustProxy: Type.Boolean({ default: false }),
     /**
@@ -121,6 +125,28 @@ export const ConfigSchema = Type.Object(
         loginFailuresPerEmail: Type.Integer({ minimum: 1, default: 10 }),
         loginFailuresPerIp: Type.Integer({ minimum: 1, default: 100 }),
         loginThrottleWindowSeconds: Type.Integer({ minimum: 1, default: 900 }),
+      },
+      { default: {} },
+    ),
+    metrics: Type.Object(
+      {
+        /** Serve `GET /metrics` on a listener of its own on this port (0: any free port), without a token. */
+        port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+        /** Without a metrics port: `GET /metrics` on the main port requires `Authorization: Bearer <token>`. */
+        token: Type.Optional(Type.String({ minLength: 16, maxLength: 512 })),
+      },
+      { default: {} },
+    ),
+    /** OpenTelemetry traces (docs/operations.md "Traces"); off unless an endpoint is set. */
+    otel: Type.Object(
+      {
+        /** OTLP/HTTP base URL (OTEL_EXPORTER_OTLP_ENDPOINT); traces go to `{endpoint}/v1/traces`. */
+        endpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+        /** Full URL for traces (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), used as is; wins over `endpoint`. */
+        tracesEndpoint: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+        serviceName: Type.String({ minLength: 1, default: 'parley' }),
+        /** Longest time a finished span waits before it is exported (OTEL_BSP_SCHEDULE_DELAY), in ms. */
+        exportDelayMs: Type.Integer({ minimum: 1, maximum: 600_000, default: 5_000 }),
       },
       { default: {} },
     ),

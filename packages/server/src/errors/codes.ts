@@ -24,6 +24,8 @@ export const ERROR_CODES = [
   'broker_unavailable',
   'company_not_found',
   'invalid_name',
+  // Operations (metrics/metrics.routes.ts).
+  'metrics_token_invalid',
   // Token endpoint (RFC 6749 §5.2 `error`; oauth/oauth-errors.ts).
   'invalid_request',
   'invalid_client',

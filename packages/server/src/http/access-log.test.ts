@@ -26,4 +26,24 @@ describe('access log', () => {
       'query strings are not logged',
     );
   });
+
+  it('writes exactly one line, carrying the response X-Request-Id as request_id, for routed, unmatched and refused requests', async () => {
+    for (const [path, status] of [
+      ['/healthz', 200],
+      ['/no-such-route', 404],
+      ['/healthz?x=%zz', 400],
+    ] as const) {
+      const from = server.logs.length;
+      const res = await fetch(`${server.baseUrl}${path}`, { headers: { 'x-request-id': `trace-${status}` } });
+      assert.equal(res.status, status);
+      assert.equal(res.headers.get('x-request-id'), `trace-${status}`);
+      await new Promise((r) => setTimeout(r, 50));
+      const lines = server.logs.slice(from).map((l) => JSON.parse(l));
+      const access = lines.filter((l) => l.msg === 'request completed' || l.msg === 'request errored');
+      assert.equal(access.length, 1, `${path}: ${JSON.stringify(lines)}`);
+      assert.equal(access[0].res.statusCode, status);
+      // Every line written while the request ran belongs to it.
+      for (const line of lines) assert.equal(line.request_id, `trace-${status}`, JSON.stringify(line));
+    }
+  });
 });

@@ -48,7 +48,7 @@ export interface Edge {
 
 export function createEdge(logger: Logger): Edge {
   const routes = new RouteMethods();
-  const accessLog = new AccessLogController();
+  const accessLog = new AccessLogController(logger);
   return {
     serverOptions: {
       genReqId,

@@ -38,6 +38,7 @@ export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> 
           description: 'What the webchat SDK and widget call (session headers, no token).',
         },
         { name: 'health', description: 'Liveness and readiness for load balancers and orchestrators.' },
+        { name: 'operations', description: 'Prometheus metrics (docs/operations.md).' },
       ],
       components: {
         securitySchemes: {

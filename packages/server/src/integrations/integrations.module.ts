@@ -3,6 +3,7 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { Sealer } from '../crypto/sealing.ts';
 import type { Store } from '../storage/database.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 import type { EventRecorder } from '../webhooks/events.ts';
 import { ConnectorsService } from './connectors.service.ts';
 import { OutboundClient } from './outbound.ts';
@@ -26,6 +27,7 @@ export function createIntegrations(deps: {
   audit: AuditLog;
   logger: Logger;
   events: EventRecorder;
+  tracing: Tracing;
 }): Integrations {
   const settings = deps.config.integrations;
   const connectors = new ConnectorsService(
@@ -39,6 +41,7 @@ export function createIntegrations(deps: {
     blockPrivate: settings.outboundBlockPrivate,
     timeoutMs: settings.outboundTimeoutMs,
     maxRedirects: settings.outboundMaxRedirects,
+    tracing: deps.tracing,
   });
   const outbound = new OutboundClient(connectors, http, deps.logger, settings.checkTimeoutMs);
   return { connectors, outbound, fetch: http.fetch, close: () => http.close() };

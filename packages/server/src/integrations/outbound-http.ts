@@ -2,6 +2,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
+import { SpanKind, type Tracing } from '../tracing/tracing.ts';
 import { blockedError, guardedLookup, isBlockedAddress } from './address-policy.ts';
 import { OutboundError } from './connectors.errors.ts';
 
@@ -12,6 +13,8 @@ export interface OutboundHttpOptions {
   timeoutMs: number;
   /** Same-origin redirects followed before giving up. */
   maxRedirects: number;
+  /** A client span per call, its W3C `traceparent` sent along (docs/design.md "Operations"). */
+  tracing?: Tracing;
 }
 
 /** The `fetch` signature SDKs accept (`new OpenAI({ fetch })`). */
@@ -50,7 +53,9 @@ export class OutboundHttp {
     let url = new URL(request.url);
     for (let hop = 0; ; hop++) {
       // `request.signal` follows both `init.signal` and the signal of a Request passed as `input`.
-      const response = await this.send(url, method, headers, body, request.signal, timeoutMs);
+      const response = await this.traced(url, method, headers, () =>
+        this.send(url, method, headers, body, request.signal, timeoutMs),
+      );
       if (!REDIRECTS.has(response.status) || request.redirect === 'manual') return response;
       await response.body?.cancel().catch(() => {});
       if (request.redirect === 'error') {
@@ -85,6 +90,30 @@ export class OutboundHttp {
       url = next;
     }
   };
+
+  /**
+   * One hop in a client span (OpenTelemetry HTTP conventions: named by method, the host as `server.address`, no
+   * path or query, which may carry ids); the span's `traceparent` goes out with the request, so the connector can
+   * continue the trace. Ends when the response headers arrive.
+   */
+  private traced(
+    url: URL,
+    method: string,
+    headers: Headers,
+    send: () => Promise<Response>,
+  ): Promise<Response> {
+    const tracing = this.options.tracing;
+    if (tracing === undefined || !tracing.enabled) return send();
+    const attributes = { 'http.request.method': method, 'server.address': url.hostname };
+    return tracing.inSpan(method, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const carrier: Record<string, string> = {};
+      tracing.inject(carrier);
+      for (const [name, value] of Object.entries(carrier)) headers.set(name, value);
+      const response = await send();
+      span?.setAttribute('http.response.status_code', response.status);
+      return response;
+    });
+  }
 
   /** Drops idle keep-alive sockets (on shutdown). */
   close(): void {

@@ -82,8 +82,10 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
         }
       },
     );
+    const { tokenGrants, tokenRefusals } = ctx.metrics;
     scope.setErrorHandler((error: FastifyError, request, reply) => {
       const oauthError = toOAuthError(error);
+      tokenRefusals.labels(oauthError.error).inc();
       if (oauthError.status >= 500 && oauthError.status !== 503)
         request.log.error({ err: error }, 'token request failed');
       return sendOAuthError(reply, oauthError);
@@ -113,11 +115,9 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
       async (request, reply) => {
         const form = request.body as FormParams | undefined;
         if (!form) throw invalidRequest(`The request body must be ${FORM}.`);
-        const response = await endpoint.handle({
-          form,
-          authorization: request.headers.authorization,
-          ip: request.ip,
-        });
+        const grant = { form, authorization: request.headers.authorization, ip: request.ip };
+        const response = await ctx.tracing.inSpan('oauth.token_grant', {}, () => endpoint.handle(grant));
+        tokenGrants.inc();
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
       },
     );

@@ -1,7 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  type KyselyConfig,
+  type LogEvent,
+  PostgresDialect,
+  type SqliteDatabase,
+  SqliteDialect,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -35,13 +43,60 @@ export interface StoreOptions {
   queryTimeoutMs?: number;
   /** PostgreSQL only: told about connection errors that happen while no query is running (logged, never fatal). */
   onIdleError?: (error: Error) => void;
+  /** Told about each statement when it ended: its SQL (no values), duration and whether it failed. */
+  onQuery?: (query: FinishedQuery) => void;
+}
+
+/** Epoch milliseconds with sub-millisecond precision (most statements take less than one). */
+const epochMs = (): number => performance.timeOrigin + performance.now();
+
+/** One statement as the store's query hook sees it (metrics and trace spans). */
+export interface FinishedQuery {
+  /** The parameterised SQL, without values. */
+  sql: string;
+  /** When it started and ended, in epoch milliseconds. */
+  startedAt: number;
+  endedAt: number;
+  failed: boolean;
 }
 
 // int8 (COUNT(*), bigint columns) arrives as a string by default; every count we keep fits a JS number.
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
+  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options) : openSqlite(options);
+  return options.onQuery ? timedReads(store, options.onQuery) : store;
+}
+
+/** Kysely's log hook: it measures every statement the query builder runs (it reports each query's duration and whether it failed). */
+function queryLog(onQuery: StoreOptions['onQuery']): KyselyConfig['log'] {
+  if (onQuery === undefined) return undefined;
+  return (event: LogEvent) => {
+    const endedAt = epochMs();
+    onQuery({
+      sql: event.query.sql,
+      startedAt: endedAt - event.queryDurationMillis,
+      endedAt,
+      failed: event.level === 'error',
+    });
+  };
+}
+
+/** The compiled-statement reads bypass Kysely, so they are timed here. */
+function timedReads(store: Store, onQuery: NonNullable<StoreOptions['onQuery']>): Store {
+  const read = store.read.bind(store);
+  store.read = async <Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> => {
+    const startedAt = epochMs();
+    let failed = true;
+    try {
+      const rows = await read<Row>(sql, parameters);
+      failed = false;
+      return rows;
+    } finally {
+      onQuery({ sql, startedAt, endedAt: epochMs(), failed });
+    }
+  };
+  return store;
 }
 
 function openSqlite(options: StoreOptions): Store {
@@ -55,7 +110,10 @@ function openSqlite(options: StoreOptions): Store {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const statements = withStatementCache(sqlite);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: statements }),
+    log: queryLog(options.onQuery),
+  });
   return {
     db,
     dialect: 'sqlite',
@@ -133,7 +191,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
   // emitted on that client, where the pool's listener is not attached. The statement in flight fails on its own
   // (and its request answers 503); the event itself must not end the process, so it is only swallowed here.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog(options.onQuery) });
   const parsed = new URL(url);
   return {
     db,

@@ -11,9 +11,11 @@ import type { Readiness } from '../health/health.routes.ts';
 import { ownOriginsFor, publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
+import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 import type { EventRecorder } from '../webhooks/events.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { AttachmentLinks } from './attachments/attachment-links.ts';
@@ -46,6 +48,7 @@ import {
 } from './realtime/webchat-realtime.ts';
 import { registerPlatformConversationRoutes } from './routes/platform.routes.ts';
 import { registerSdkRoutes } from './routes/sdk.routes.ts';
+import { replyObserver, timedBroadcaster } from './webchat-metrics.ts';
 import type { Webchat } from './webchat-services.ts';
 
 export type { Webchat } from './webchat-services.ts';
@@ -63,6 +66,10 @@ export interface WebchatDeps {
   rateLimiter: RateLimiter;
   /** Webhook events of conversations, messages and ratings (webhooks/events.ts), in each change's transaction. */
   events: EventRecorder;
+  /** Realtime, reply and broker metrics are reported here. */
+  metrics: Metrics;
+  /** Spans of realtime publications and replies. */
+  tracing: Tracing;
   /** Registers what to close with the process (in reverse order). */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -98,33 +105,39 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
     greetingFor: (employee) => greetingFor(employee),
   };
-  const realtime = createWebchatRealtime(config, logger, secret.secret);
+  const { metrics } = deps;
+  const realtime = createWebchatRealtime(config, logger, secret.secret, metrics.realtime.observer);
+  metrics.realtime.watch(realtime);
   const reads = new ReadMarks({
     db: store.db,
     publish: (channel, event) =>
       realtime.publish({ channel, rawData: JSON.stringify(event), skipHistory: true }).then(() => undefined),
     logger: logger.child({ module: 'webchat' }),
   });
+  const queue = new ReplyQueue(store.db, store.dialect, {
+    nodeId: randomBytes(9).toString('base64url'),
+    leaseMs: config.webchat.replyLeaseMs,
+    stallMs: config.webchat.replyLeaseMs,
+  });
   const engine = new ConversationEngine({
     conversations,
     store: messages,
-    broadcaster: realtimeBroadcaster(realtime, attachments),
+    broadcaster: timedBroadcaster(realtimeBroadcaster(realtime, attachments), metrics),
     live,
     replies,
     logger: logger.child({ module: 'webchat' }),
     flushIntervalMs: config.webchat.streamFlushIntervalMs,
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
-    queue: new ReplyQueue(store.db, store.dialect, {
-      nodeId: randomBytes(9).toString('base64url'),
-      leaseMs: config.webchat.replyLeaseMs,
-      stallMs: config.webchat.replyLeaseMs,
-    }),
+    queue,
     signals: replySignalsFor(deps),
     leaseMs: config.webchat.replyLeaseMs,
     reads,
     present: (snapshot) => attachments.present(snapshot),
+    observer: replyObserver(metrics),
+    tracing: deps.tracing,
   });
+  metrics.watchQueuedReplies(() => queue.size());
   realtime.setHooks(
     webchatHooks({
       config,
@@ -137,6 +150,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       engine,
       reads,
       attachments,
+      tracing: deps.tracing,
     }),
   );
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
+import { DISABLED, type Tracing } from '../../tracing/tracing.ts';
 import { storedUserBlocks } from '../interactive/postbacks.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } from '../messages/message.ts';
 import type { MessageStore } from '../messages/message-store.ts';
@@ -47,6 +48,17 @@ export interface ConversationEngineDeps {
    * webhook bot or a model can fetch the files. Without it snapshots go out as stored.
    */
   present?: (snapshot: MessageSnapshot) => MessageSnapshot;
+  /** Told about each reply's timing and failures (metrics; src/metrics/metrics.ts). */
+  observer?: ReplyObserver;
+  /** A `webchat.reply` span per reply (src/tracing/); the responder's outbound call is its child. */
+  tracing?: Tracing;
+}
+
+/** Timings of digital employees' replies, in seconds from the moment the responder is asked. */
+export interface ReplyObserver {
+  firstToken(seconds: number): void;
+  /** `outcome` is `completed` or the code of the error block the reply ended with. */
+  finished(seconds: number, outcome: string): void;
 }
 
 /** Slack on top of the responder timeout before a partial message without a reply job counts as abandoned. */
@@ -320,7 +332,11 @@ export class ConversationEngine {
         conversation.companyId,
         conversation.digitalEmployeeId,
       );
-      return await this.replyWith(conversation, employee, message, slot, job);
+      const tracing = this.deps.tracing ?? DISABLED;
+      const attributes = { 'parley.conversation.id': conversation.id, 'parley.message.id': message.id };
+      return await tracing.inSpan('webchat.reply', { attributes }, () =>
+        this.replyWith(conversation, employee, message, slot, job),
+      );
     } finally {
       clearTimeout(timeout);
       if (this.active.get(conversation.id) === slot) this.active.delete(conversation.id);
@@ -354,6 +370,8 @@ export class ConversationEngine {
       () => controller.abort('superseded'),
     );
     slot.stream = stream;
+    let started = performance.now();
+    let outcome: string | undefined;
     try {
       await stream.start((trx, inserted) => this.deps.queue.attachReply(trx, job, inserted.id));
     } catch (err) {
@@ -367,6 +385,7 @@ export class ConversationEngine {
           ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
           : [];
       const present = this.deps.present ?? ((s: MessageSnapshot) => s);
+      started = performance.now();
       const deltas = responder.respond({
         companyId: conversation.companyId,
         conversationId: conversation.id,
@@ -375,38 +394,46 @@ export class ConversationEngine {
         history: history.map(present),
         signal: controller.signal,
       });
+      let first = true;
       for await (const chunk of untilAborted(deltas, controller.signal)) {
+        if (first) this.deps.observer?.firstToken(secondsSince(started));
+        first = false;
         if (typeof chunk === 'string') stream.append(chunk);
         else stream.offer(chunk.blocks);
       }
       if (controller.signal.aborted) throw controller.signal.reason;
       if (!stream.hasContent) {
+        outcome = 'empty_reply';
         await stream.complete({ code: 'empty_reply', message: TEXT.empty });
         await this.postSystem(conversation, TEXT.failedSystem);
         return 'done';
       }
       await stream.complete();
+      outcome = 'completed';
     } catch (err) {
-      await this.endFailedReply(conversation, stream, controller.signal, err);
+      outcome = await this.endFailedReply(conversation, stream, controller.signal, err);
+    } finally {
+      if (outcome !== undefined) this.deps.observer?.finished(secondsSince(started), outcome);
     }
     return 'done';
   }
 
+  /** Ends a reply that failed; returns the code of its error block (undefined when another node ends it). */
   private async endFailedReply(
     conversation: Conversation,
     stream: ReplyStream,
     signal: AbortSignal,
     err: unknown,
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     const reason = signal.aborted ? signal.reason : undefined;
     // Another node completed this message (this one lost its lease): nothing more to say.
-    if (reason === 'superseded' || stream.superseded) return;
+    if (reason === 'superseded' || stream.superseded) return undefined;
     if (reason === 'handover' || reason === 'closed' || reason === 'shutdown') {
       await stream.complete({
         code: 'reply_interrupted',
         message: reason === 'shutdown' ? TEXT.restarted : TEXT.interrupted,
       });
-      return;
+      return 'reply_interrupted';
     }
     const responderCode = err instanceof ResponderError ? err.code : undefined;
     const timedOut = reason === 'timeout' || responderCode === 'responder_timeout';
@@ -423,6 +450,7 @@ export class ConversationEngine {
     );
     await stream.complete({ code, message: timedOut ? TEXT.timeout : TEXT.failed });
     await this.postSystem(conversation, TEXT.failedSystem);
+    return code;
   }
 
   private async historyBefore(
@@ -495,3 +523,5 @@ async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): 
     void Promise.resolve(iterator.return?.()).catch(() => {});
   }
 }
+
+const secondsSince = (started: number): number => (performance.now() - started) / 1000;

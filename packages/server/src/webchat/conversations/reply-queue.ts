@@ -52,6 +52,15 @@ export class ReplyQueue {
   }
 
   /** Puts a just-stored user message in line, inside the transaction that stores it. */
+  /** Messages waiting for or getting a reply, every node's together (the queued-replies gauge). */
+  async size(): Promise<number> {
+    const row = await this.db
+      .selectFrom('reply_jobs')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
   async enqueue(
     trx: Transaction<Database>,
     job: { messageId: string; conversationId: string; position: number },

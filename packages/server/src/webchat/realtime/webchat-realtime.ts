@@ -7,6 +7,7 @@ import {
   MemoryBroker,
   RealtimeEngine,
   type RealtimeHooks,
+  type RealtimeObserver,
   RedisBroker,
 } from '@parley/realtime';
 import {
@@ -22,6 +23,7 @@ import type { CompaniesService } from '../../companies/companies.service.ts';
 import type { Config } from '../../config/schema.ts';
 import { sameHostOriginOfUpgrade } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
+import { SpanKind, type Tracing } from '../../tracing/tracing.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
 import type { AttachmentsService } from '../attachments/attachments.service.ts';
 import type { ChannelsService } from '../channels/channels.service.ts';
@@ -67,6 +69,8 @@ export interface WebchatHooksDeps {
   engine: ConversationEngine;
   reads: ReadMarks;
   attachments: AttachmentsService;
+  /** A `realtime.publish` span per visitor publication (stored, queued for a reply). */
+  tracing: Tracing;
 }
 
 /**
@@ -80,7 +84,12 @@ const PUBLICATIONS_PER_TURN = 8;
  * webchat, the `messages` namespace, the memory broker by default or Redis when REDIS_URL is set. Its hooks come
  * later (`webchatHooks`), once the conversation engine that publishes through it exists.
  */
-export function createWebchatRealtime(config: Config, logger: Logger, secret: string): RealtimeEngine {
+export function createWebchatRealtime(
+  config: Config,
+  logger: Logger,
+  secret: string,
+  observer?: RealtimeObserver,
+): RealtimeEngine {
   const log = logger.child({ module: 'realtime' });
   const broker: Broker = config.redisUrl
     ? new RedisBroker({
@@ -100,6 +109,7 @@ export function createWebchatRealtime(config: Config, logger: Logger, secret: st
     ssePath: SSE_PATH,
     emulationPath: EMULATION_PATH,
     logger: log,
+    ...(observer ? { observer } : {}),
   });
 }
 
@@ -182,7 +192,14 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
       admitConnection(context).catch((err) => {
         throw forRealtime(err);
       }),
-    onPublish: (context) => turns.run(() => handlePublication(context)),
+    onPublish: (context) =>
+      turns.run(() =>
+        deps.tracing.inSpan(
+          'realtime.publish',
+          { kind: SpanKind.SERVER, attributes: { 'messaging.destination.name': context.channel } },
+          () => handlePublication(context),
+        ),
+      ),
     // The replies in flight and both read marks (docs/asyncapi.yaml "InFlightMessages").
     onSubscribing: async ({ channel }) => {
       const target = parseChannel(channel);

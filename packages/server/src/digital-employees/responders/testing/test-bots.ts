@@ -7,6 +7,8 @@ export interface RecordedRequest {
   path: string;
   authorization: string | undefined;
   contentType: string | undefined;
+  /** The W3C trace context the caller sent (src/tracing/). */
+  traceparent: string | undefined;
   body: unknown;
 }
 
@@ -62,6 +64,7 @@ export class TestBot {
       path: req.url ?? '',
       authorization: req.headers.authorization,
       contentType: req.headers['content-type'],
+      traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined,
       body,
     };
     this.requests.push(recorded);

@@ -1,0 +1,111 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config/schema.ts';
+import { AppError } from '../errors/app-error.ts';
+import { sendProblem } from '../errors/problem.ts';
+import { routeTemplateOf } from '../http/route-template.ts';
+import type { App } from '../http/types.ts';
+import type { Metrics } from './metrics.ts';
+
+export const METRICS_PATH = '/metrics';
+
+/**
+ * Exposes the metrics (docs/operations.md "Metrics", docs/design.md "Operations"): on a listener of its own when
+ * `metrics.port` is set (for a scrape network the public never reaches; no token there), else on the main port
+ * behind `metrics.token`; with neither, `/metrics` does not exist (404). Register it after the OpenAPI plugin, which
+ * documents only the routes registered after it.
+ */
+export async function registerMetricsEndpoint(app: App, metrics: Metrics, config: Config): Promise<void> {
+  const { port, token } = config.metrics;
+  if (port !== undefined) {
+    const listener = await listenForScrapes(metrics, port, config.host);
+    app.addHook('onClose', async () => {
+      listener.closeAllConnections();
+      await new Promise((resolve) => listener.close(resolve));
+    });
+  } else if (token !== undefined) {
+    registerProtectedRoute(app, metrics, token);
+  }
+}
+
+/**
+ * One count and one duration per answered request, labelled with the route's template (`/…/{id}` as registered),
+ * never the path, so ids in paths add no series; requests no route matched share one label. Callback-style hook:
+ * it runs on every request, the token endpoint's hot path included.
+ */
+export function registerRequestMetrics(app: App, metrics: Metrics): void {
+  const children = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = routeTemplateOf(request);
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let child = children.get(key);
+    if (child === undefined) {
+      const counter = metrics.httpRequests.labels(request.method, route, String(reply.statusCode));
+      const histogram = metrics.httpDuration.labels(request.method, route);
+      child = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+      children.set(key, child);
+    }
+    child.count();
+    child.observe(reply.elapsedTime / 1000);
+    done();
+  });
+}
+
+function registerProtectedRoute(app: App, metrics: Metrics, token: string): void {
+  const expected = digest(token);
+  app.get(
+    METRICS_PATH,
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Prometheus metrics (text exposition format), behind PARLEY_METRICS_TOKEN',
+        security: [{ bearer: [] }],
+        produces: ['text/plain'],
+        response: { 200: Type.String({ description: 'Prometheus text format 0.0.4' }) },
+      },
+    },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      if (!presentsToken(request.headers.authorization, expected)) {
+        return sendProblem(reply, metricsTokenInvalid());
+      }
+      return reply.type(metrics.contentType).send(await metrics.render());
+    },
+  );
+}
+
+/** Compares digests, so the comparison takes the same time whatever the presented token's length or content. */
+function presentsToken(authorization: string | undefined, expected: Buffer): boolean {
+  const match = /^Bearer +(\S+)\s*$/i.exec(authorization ?? '');
+  return match !== null && timingSafeEqual(digest(match[1]!), expected);
+}
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+const metricsTokenInvalid = () =>
+  new AppError(
+    401,
+    'metrics_token_invalid',
+    'GET /metrics needs Authorization: Bearer with the metrics token.',
+    {},
+    { 'www-authenticate': 'Bearer realm="parley-metrics"' },
+  );
+
+/** The scrape listener: `GET /metrics` and nothing else, on the main host's address. */
+async function listenForScrapes(metrics: Metrics, port: number, host: string): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?')[0] !== METRICS_PATH) {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    metrics.render().then(
+      (text) => response.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+      () => response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n'),
+    );
+  });
+  server.listen(port, host);
+  await once(server, 'listening');
+  return server;
+}
