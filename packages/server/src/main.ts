@@ -6,6 +6,7 @@ import { loadConfig } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { createContext } from './context.ts';
 import { createLogger } from './logging/logger.ts';
+import { RecentErrors } from './system/recent-errors.ts';
 
 /** Of the shutdown grace, what is kept back for closing connections and the store after replies drained. */
 const CLOSE_MARGIN_MS = 3_000;
@@ -16,14 +17,18 @@ const CLOSE_MARGIN_MS = 3_000;
  */
 export async function startServer(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel, undefined, config.logFormat);
+  const recentErrors = new RecentErrors();
+  const logger = createLogger(config.logLevel, undefined, config.logFormat, (line) =>
+    recentErrors.recordLine(line),
+  );
   if (config.workers > 1 && cluster.isPrimary) return runPrimary({ config, logger });
-  await startNode(config, cluster.isWorker ? logger.child({ worker: cluster.worker?.id }) : logger);
+  const nodeLogger = cluster.isWorker ? logger.child({ worker: cluster.worker?.id }) : logger;
+  await startNode(config, nodeLogger, recentErrors);
 }
 
 /** One node: config → context → app → listen, and a graceful drain on SIGTERM/SIGINT. */
-async function startNode(config: Config, logger: Logger): Promise<void> {
-  const ctx = await createContext(config, logger);
+async function startNode(config: Config, logger: Logger, recentErrors: RecentErrors): Promise<void> {
+  const ctx = await createContext(config, logger, { recentErrors });
   const { app, readiness, drain } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());
 

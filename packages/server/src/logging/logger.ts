@@ -63,18 +63,36 @@ export type LogFormat = 'auto' | 'json' | 'pretty';
 /**
  * The process logger: JSON lines on standard output (or `destination`), unless `format` asks for readable lines —
  * `auto` gives them when standard output is a terminal, so a person running `npm start` reads text while a
- * container's collector still gets JSON.
+ * container's collector still gets JSON. `onWarning` also receives every line at warn or above, as JSON (already
+ * redacted): the system view's recent errors (system/recent-errors.ts).
  */
 export function createLogger(
   level: string,
   destination?: pino.DestinationStream,
   format: LogFormat = 'json',
+  onWarning?: (line: string) => void,
 ): Logger {
   const out = destination ?? process.stdout;
   const terminal = destination === undefined && process.stdout.isTTY === true;
   const pretty = format === 'pretty' || (format === 'auto' && terminal);
-  if (pretty) return pino(loggerOptions(level), prettyDestination(out, terminal));
-  return destination ? pino(loggerOptions(level), destination) : pino(loggerOptions(level));
+  const main = pretty ? prettyDestination(out, terminal) : (destination ?? pino.destination(1));
+  return pino(loggerOptions(level), onWarning ? teeWarnings(main, onWarning) : main);
+}
+
+/**
+ * Writes every line to `main`, and lines at warn (40) or above to `onWarning` too. pino writes `level` first, so
+ * the check reads two digits instead of parsing the line.
+ */
+function teeWarnings(
+  main: pino.DestinationStream,
+  onWarning: (line: string) => void,
+): pino.DestinationStream {
+  return {
+    write(line: string) {
+      main.write(line);
+      if (line.startsWith('{"level":') && Number(line.slice(9, 11)) >= 40) onWarning(line);
+    },
+  };
 }
 
 export type { Logger };

@@ -46,6 +46,23 @@ for (const database of TEST_DATABASES) {
       assert.equal((await agent.get('/system')).status, 403, 'agents see no system view');
     });
 
+    it("lists the node's warnings and errors from its log, without their texts", async () => {
+      server.ctx.logger.info('nothing to see');
+      class BrokerError extends Error {}
+      server.ctx.logger.warn(
+        { module: 'test', err: new BrokerError('visitor wrote secret-ish words') },
+        'announce failed; retrying',
+      );
+      const { body } = await acme.get('/system');
+      const [latest] = body.recent_errors;
+      assert.deepEqual(
+        { level: latest.level, message: latest.message, module: latest.module, code: latest.code },
+        { level: 'warn', message: 'announce failed; retrying', module: 'test', code: 'BrokerError' },
+      );
+      assert.ok(!JSON.stringify(body.recent_errors).includes('secret-ish'));
+      assert.ok(!body.recent_errors.some((e: { message: string }) => e.message === 'nothing to see'));
+    });
+
     it("counts the company's replies streaming and waiting, and no other company's", async () => {
       await sendMessage(visitor!.sub, 'first');
       await sendMessage(visitor!.sub, 'second');

@@ -8,6 +8,7 @@ import type { Config } from '../config/schema.ts';
 import { type AppContext, createContext } from '../context.ts';
 import type { App } from '../http/types.ts';
 import { createLogger } from '../logging/logger.ts';
+import { RecentErrors } from '../system/recent-errors.ts';
 import {
   dropTestSchema,
   type TestDatabase,
@@ -78,8 +79,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...(options.config as Partial<Config>),
     },
   );
-  const logger = createLogger(config.logLevel, sink);
-  const ctx = await createContext(config, logger, { schema });
+  // As main.ts wires it: warnings and errors also reach the portal's system view.
+  const recentErrors = new RecentErrors();
+  const logger = createLogger(config.logLevel, sink, 'json', (line) => recentErrors.recordLine(line));
+  const ctx = await createContext(config, logger, { schema, recentErrors });
   const { app, drain } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());
   await app.listen({ port: 0, host: '127.0.0.1' });
