@@ -1,6 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
+import { listenForScrapes } from '../metrics/metrics.routes.ts';
 
 /**
  * `PARLEY_WORKERS=N`: the primary process of a node:cluster. It serves nothing itself; it forks N workers that
@@ -81,4 +83,24 @@ export function runPrimary({ config, logger }: PrimaryOptions): void {
 
   logger.info({ workers: config.workers, pid: process.pid }, 'starting workers');
   for (let i = 0; i < config.workers; i++) fork();
+  if (config.metrics.port !== undefined) void serveClusterMetrics(config, logger);
+}
+
+/**
+ * With PARLEY_METRICS_PORT the primary answers scrapes for the whole process group: prom-client's aggregator asks
+ * every worker for its registry over the cluster's IPC channel and adds them up (counters and gauges summed), so
+ * one scrape sees every worker — the workers themselves leave the port to it (metrics/metrics.routes.ts).
+ */
+async function serveClusterMetrics(config: Config, logger: Logger): Promise<void> {
+  const aggregator = new AggregatorRegistry();
+  try {
+    await listenForScrapes(
+      () => aggregator.clusterMetrics(),
+      aggregator.contentType,
+      config.metrics.port!,
+      config.host,
+    );
+  } catch (err) {
+    logger.error({ err, port: config.metrics.port }, 'the metrics port cannot be opened');
+  }
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { get } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { testPostgresUrl, testRedisUrl } from '../testing/databases.ts';
-import { type ServerProcess, startServerProcess } from '../testing/process.ts';
+import { freePort, type ServerProcess, startServerProcess } from '../testing/process.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
 
@@ -42,6 +42,7 @@ const readyStatus = (baseUrl: string) =>
 describe('PARLEY_WORKERS: one port, several worker processes (PostgreSQL + Redis)', () => {
   let migrated: TestServer;
   let cluster: ServerProcess;
+  let metricsPort: number;
   before(async () => {
     // An in-process node migrates the schema and owns the data folder; the workers join it as further nodes.
     const prefix = `workers-${randomBytes(4).toString('hex')}`;
@@ -52,8 +53,10 @@ describe('PARLEY_WORKERS: one port, several worker processes (PostgreSQL + Redis
     });
     const database = new URL(testPostgresUrl());
     database.searchParams.set('options', `-c search_path=${migrated.schema}`);
+    metricsPort = await freePort();
     cluster = await startServerProcess({
       PARLEY_WORKERS: '2',
+      PARLEY_METRICS_PORT: String(metricsPort),
       DATABASE_URL: database.toString(),
       REDIS_URL: testRedisUrl(),
       PARLEY_DATA_DIR: migrated.dataDir,
@@ -84,6 +87,15 @@ describe('PARLEY_WORKERS: one port, several worker processes (PostgreSQL + Redis
         .map((line) => line.worker),
     );
     assert.deepEqual([...answeredBy].sort(), [1, 2], 'both workers answered requests');
+
+    // One scrape of the primary's metrics port adds up every worker's figures.
+    const scrape = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const readyzAnswers = scrape
+      .split('\n')
+      .filter((line) => line.startsWith('parley_http_requests_total{') && line.includes('route="/readyz"'))
+      .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+    assert.ok(readyzAnswers >= 12, `the /readyz answers of both workers are counted (saw ${readyzAnswers})`);
+    assert.match(scrape, /^parley_realtime_clients /m);
 
     const [victim] = first as [number, number];
     process.kill(victim, 'SIGKILL');

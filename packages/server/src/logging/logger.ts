@@ -54,7 +54,8 @@ export function loggerOptions(level: string): LoggerOptions {
 export function unredactedTwin(logger: Logger): Logger {
   const destination = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
   const { redact: _, ...options } = loggerOptions(logger.level);
-  return pino(options, destination);
+  // With the bindings of `logger` (a worker's `worker`, say), which a new root logger would not have.
+  return pino(options, destination).child(logger.bindings());
 }
 
 /** `json`: one JSON object per line; `pretty`: lines for reading (logging/pretty.ts); `auto`: pretty on a terminal. */

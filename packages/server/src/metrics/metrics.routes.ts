@@ -1,8 +1,10 @@
+import cluster from 'node:cluster';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AggregatorRegistry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { sendProblem } from '../errors/problem.ts';
@@ -20,8 +22,13 @@ export const METRICS_PATH = '/metrics';
  */
 export async function registerMetricsEndpoint(app: App, metrics: Metrics, config: Config): Promise<void> {
   const { port, token } = config.metrics;
-  if (port !== undefined) {
-    const listener = await listenForScrapes(metrics, port, config.host);
+  if (port !== undefined && cluster.isWorker) {
+    // A worker of PARLEY_WORKERS: the primary serves the scrape port with every worker's figures added up
+    // (cluster/primary.ts); it asks this worker for its registry over the cluster's IPC channel.
+    new AggregatorRegistry();
+    AggregatorRegistry.setRegistries([metrics.registry]);
+  } else if (port !== undefined) {
+    const listener = await listenForScrapes(() => metrics.render(), metrics.contentType, port, config.host);
     app.addHook('onClose', async () => {
       listener.closeAllConnections();
       await new Promise((resolve) => listener.close(resolve));
@@ -94,14 +101,19 @@ const metricsTokenInvalid = () =>
   );
 
 /** The scrape listener: `GET /metrics` and nothing else, on the main host's address. */
-async function listenForScrapes(metrics: Metrics, port: number, host: string): Promise<Server> {
+export async function listenForScrapes(
+  render: () => Promise<string>,
+  contentType: string,
+  port: number,
+  host: string,
+): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== METRICS_PATH) {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
-    metrics.render().then(
-      (text) => response.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+    render().then(
+      (text) => response.writeHead(200, { 'content-type': contentType }).end(text),
       () => response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable\n'),
     );
   });
