@@ -50,9 +50,10 @@ const OPEN_BUDGET_MS = 40_000;
 const CAPACITY_OPEN_BUDGET_MS = 80_000;
 const CAPACITY_CHANNELS = 100;
 
+/** The operations goals (docs/design.md "Operations"): CPU per delivery near bare `ws`, small idle connections. */
 const GOALS = {
-  cpuVsWs: 1.3,
-  idleConnectionKiB: 20,
+  cpuVsWs: 1.15,
+  idleConnectionKiB: 10,
   connections: CAPACITY_TARGET,
 };
 
