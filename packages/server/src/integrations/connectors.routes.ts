@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { AppError, UnsupportedMediaTypeError } from '../errors/app-error.ts';
+import { UnsupportedMediaTypeError } from '../errors/app-error.ts';
+import { acceptEmptyJsonBodies } from '../http/lenient-json.ts';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
 import { type Principal, principalOf } from '../oauth/principal.ts';
@@ -82,18 +83,10 @@ export async function registerConnectorRoutes(app: App, ctx: AppContext): Promis
     },
   );
 
-  // Own scope only for its lenient JSON parser: a POST without a body but with a JSON content type is common.
+  // Own scope only for its lenient JSON parser (http/lenient-json.ts): a POST without a body but with a JSON content type is common.
   await app.register(async (plugin) => {
     const scope = plugin as unknown as App;
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-      if (body === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(body as string));
-      } catch {
-        done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
-      }
-    });
+    acceptEmptyJsonBodies(scope);
     scope.post(
       '/integrations/v1/connectors/:connector_id/check',
       {

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError, UnsupportedMediaTypeError } from '../errors/app-error.ts';
+import { UnsupportedMediaTypeError } from '../errors/app-error.ts';
+import { acceptEmptyJsonBodies } from '../http/lenient-json.ts';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
 import { principalOf } from '../oauth/principal.ts';
@@ -109,18 +110,10 @@ export async function registerWebhookRoutes(app: App, webhooks: WebhooksService)
     }),
   );
 
-  // Bodiless POSTs: own scope for a lenient JSON parser (an empty body with a JSON content type is common).
+  // Bodiless POSTs: own scope for a lenient JSON parser (http/lenient-json.ts) (an empty body with a JSON content type is common).
   await app.register(async (plugin) => {
     const scope = plugin as unknown as App;
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-      if (body === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(body as string));
-      } catch {
-        done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
-      }
-    });
+    acceptEmptyJsonBodies(scope);
 
     scope.post(
       '/platform/v1/webhooks/:id/secret',

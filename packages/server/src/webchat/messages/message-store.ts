@@ -254,7 +254,7 @@ export class MessageStore {
     for (let attempt = 0; attempt < 10; attempt++) {
       const { rows } = await this.db.executeQuery<MessagesTable>(this.byId({ id }));
       const row = rows[0];
-      if (!row || row.status !== 'partial') return undefined;
+      if (row?.status !== 'partial') return undefined;
       const snapshot: MessageSnapshot = {
         ...toSnapshot(row),
         status: 'complete',

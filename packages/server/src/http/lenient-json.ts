@@ -1,0 +1,19 @@
+import { AppError } from '../errors/app-error.ts';
+import type { App } from './types.ts';
+
+/**
+ * Within `scope` (an encapsulated plugin), a JSON content type with an empty body parses as no body instead of
+ * failing: clients commonly send `Content-Type: application/json` on bodiless POSTs (a check, a rotation).
+ * Malformed JSON is still 400 `invalid_json`.
+ */
+export function acceptEmptyJsonBodies(scope: App): void {
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
+    }
+  });
+}
