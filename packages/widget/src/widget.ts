@@ -87,6 +87,8 @@ class ChatWidget implements WidgetHandle {
     { message: ChatMessage; element: HTMLElement; open: boolean }
   >();
   private starting = false;
+  /** Enter was pressed before the chat had started: the text waits in the composer and is sent once it has. */
+  private submitWhenStarted = false;
   private destroyed = false;
   private startAttempt = 0;
   private startTimer: ReturnType<typeof setTimeout> | null = null;
@@ -343,6 +345,7 @@ class ChatWidget implements WidgetHandle {
       this.showConnection({ state: chat.state });
       this.showConversationState(chat.conversation);
       this.scheduleMarkRead();
+      if (this.submitWhenStarted) this.submit();
     } catch {
       chat.close();
       // The server or network is not there yet.
@@ -469,6 +472,7 @@ class ChatWidget implements WidgetHandle {
 
   private submit(): void {
     const text = this.els.input.value.trim();
+    this.submitWhenStarted = !this.chat;
     // A file still uploading goes with the next send, once it is up (its progress bar shows it is not yet).
     if (!this.chat || this.els.attachments.busy()) return;
     const attachments = this.els.attachments.take();
