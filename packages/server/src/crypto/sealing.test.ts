@@ -189,6 +189,18 @@ describe('master keys', () => {
 });
 
 describe('derived keys (HKDF-SHA256 from the master keys)', () => {
+  it('of a version another process added to the key file are found after reading the file again', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-mk-'));
+    const [v1, v2] = [key(1), key(2)];
+    writeMasterKeyFile(dir, [v1]);
+    const sealer = new Sealer([v1], watchMasterKeyFile(dir));
+    // Another node rotated and signed a link with version 2 before this one asked for its primary key again.
+    writeMasterKeyFile(dir, [v2, v1]);
+    const derived = sealer.derivedKey('attachment-links', 2);
+    assert.equal(derived?.version, 2);
+    assert.deepEqual(derived.key, new Sealer([v2]).derivedKey('attachment-links')!.key);
+  });
+
   it('are stable per purpose and version, differ between them, and follow the primary key', () => {
     const [v1, v2] = [key(1), key(2)];
     const sealer = new Sealer([v2, v1]);

@@ -83,8 +83,11 @@ export class Sealer {
    */
   derivedKey(purpose: string, version?: number): { version: number; key: Buffer } | undefined {
     if (version === undefined) this.refresh();
-    const master =
+    const find = () =>
       version === undefined ? this.masterKeys[0]! : this.masterKeys.find((k) => k.version === version);
+    let master = find();
+    // A version signed by another node that read a rotated key file first: read ours again before giving up.
+    if (!master && this.refresh()) master = find();
     if (!master) return undefined;
     // A version's master key never changes, so neither does what is derived from it: derive once.
     const cacheKey = `${purpose}|${master.version}`;

@@ -390,6 +390,33 @@ for (const database of TEST_DATABASES) {
         await own.close();
       }
     });
+
+    it('a manual retry leaves a delivery that a node is sending now to that attempt (202, no second one)', async () => {
+      const { tenant, webhook, rotate } = await subscribed('http://127.0.0.1:9/never');
+      await rotate();
+      const delivery = await waitFor('a delivery', async () => {
+        const res = await api(server, tenant.auth, 'GET', `/${webhook.id}/deliveries`);
+        return res.body.deliveries[0];
+      });
+      // As a node holding the lease sees it: claimed by another node, its lease running for another minute.
+      const leaseEnd = Date.now() + 60_000;
+      await server.ctx.store.db
+        .updateTable('webhook_deliveries')
+        .set({ lease_owner: 'another-node', next_attempt_at: leaseEnd })
+        .where('id', '=', delivery.id)
+        .execute();
+      const retry = await api(server, tenant.auth, 'POST', `/${webhook.id}/deliveries/${delivery.id}/retry`);
+      assert.equal(retry.status, 202);
+      const row = await server.ctx.store.db
+        .selectFrom('webhook_deliveries')
+        .select(['lease_owner', 'next_attempt_at'])
+        .where('id', '=', delivery.id)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(
+        { owner: row.lease_owner, until: Number(row.next_attempt_at) },
+        { owner: 'another-node', until: leaseEnd },
+      );
+    });
   });
 
   describe(`webhook deliveries across a restart (${database})`, () => {

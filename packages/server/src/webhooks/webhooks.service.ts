@@ -253,7 +253,8 @@ export class WebhooksService {
 
   /**
    * Sends the delivery again as soon as possible, whatever its status, with a new 24 h retry window; the same
-   * `webhook-id` as before. `webhook_disabled` when the endpoint was disabled.
+   * `webhook-id` as before. A delivery being sent right now is left to that attempt. `webhook_disabled` when the
+   * endpoint was disabled.
    */
   async retry(companyId: string, id: string, deliveryId: string): Promise<void> {
     const endpoint = await this.row(companyId, id);
@@ -268,8 +269,20 @@ export class WebhooksService {
       })
       .where('id', '=', deliveryId)
       .where('endpoint_id', '=', id)
+      // Not while a node is sending it (its lease runs): that attempt is the retry, and resetting the lease would
+      // start a second one beside it.
+      .where((eb) =>
+        eb.or([eb('lease_owner', 'is', null), eb('next_attempt_at', '<=', clockMs(this.dialect))]),
+      )
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw new DeliveryNotFoundError();
+    if (Number(result.numUpdatedRows) === 1) return;
+    const inFlight = await this.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('id', '=', deliveryId)
+      .where('endpoint_id', '=', id)
+      .executeTakeFirst();
+    if (!inFlight) throw new DeliveryNotFoundError();
   }
 
   /** The endpoint's row within the company; `webhook_not_found` otherwise (malformed ids are not looked up). */

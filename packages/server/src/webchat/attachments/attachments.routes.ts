@@ -1,4 +1,4 @@
-import multipart from '@fastify/multipart';
+import multipart, { type MultipartFile } from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.ts';
@@ -64,22 +64,25 @@ async function receiveUpload(
   if (announced > settings.maxAttachmentBytes + MULTIPART_OVERHEAD_BYTES)
     throw attachmentTooLarge(settings.maxAttachmentBytes);
   if (!request.isMultipart()) throw attachmentRequired();
-  let part: Awaited<ReturnType<FastifyRequest['file']>>;
-  try {
-    // One byte over the limit reaches the inspector, which refuses it (busboy stops reading there).
-    part = await request.file({
+  // Only the file parts (fields are skipped): exactly one, named `file`.
+  const parts = request
+    .files({
+      // One byte over the limit reaches the inspector, which refuses it (busboy stops reading there).
       limits: { fileSize: settings.maxAttachmentBytes + 1, files: 1, parts: 4, fields: 3, fieldSize: 1024 },
       throwFileSizeLimit: false,
-    });
-  } catch (err) {
-    if (err instanceof AttachmentError) throw err;
-    throw attachmentRequired();
-  }
+    })
+    [Symbol.asyncIterator]();
+  const part = await nextPart(parts);
   if (part?.fieldname !== 'file') throw attachmentRequired();
   try {
     return await webchat.attachments.upload(
       conversation,
-      { stream: part.file, filename: part.filename, declaredType: part.mimetype },
+      {
+        stream: part.file,
+        filename: part.filename,
+        declaredType: part.mimetype,
+        beforeKeep: () => noFurtherFile(parts),
+      },
       uploadedBy,
       settings,
     );
@@ -90,6 +93,27 @@ async function receiveUpload(
       throw attachmentRequired();
     throw err;
   }
+}
+
+type Parts = AsyncIterator<MultipartFile>;
+
+/** The next file of the body; a broken body or a part over the limits is the client's `attachment_required`. */
+async function nextPart(parts: Parts): Promise<MultipartFile | undefined> {
+  try {
+    const next = await parts.next();
+    return next.done ? undefined : next.value;
+  } catch (err) {
+    if (err instanceof AttachmentError) throw err;
+    throw attachmentRequired();
+  }
+}
+
+/**
+ * Reads the rest of the body after the file: fields are fine, a second file is not (exactly one `file` part,
+ * docs/errors.md `attachment_required`) — busboy's file limit reports it as an error here.
+ */
+async function noFurtherFile(parts: Parts): Promise<void> {
+  if ((await nextPart(parts)) !== undefined) throw attachmentRequired();
 }
 
 /** How much of a refused upload's remaining body is read and discarded, and for how long, before closing. */

@@ -34,6 +34,11 @@ export interface IncomingFile {
   stream: Readable;
   filename: string | undefined;
   declaredType: string | undefined;
+  /**
+   * Asked once the bytes are stored and before the attachment is kept: throws when the request as a whole is
+   * refused after all (the rest of a multipart body holds a second file). What was stored is then deleted.
+   */
+  beforeKeep?: () => Promise<void>;
 }
 
 /** A download ready to stream: the headers to send and the bytes. */
@@ -109,6 +114,12 @@ export class AttachmentsService {
     pipeline(file.stream, inspector, () => undefined);
     await this.deps.blobs.put(blobKey, inspector);
     const inspected = inspector.result();
+    try {
+      await file.beforeKeep?.();
+    } catch (err) {
+      await this.deps.blobs.delete(blobKey).catch(() => undefined);
+      throw err;
+    }
     const row: AttachmentsTable = {
       id: randomUUID(),
       company_id: conversation.companyId,

@@ -198,6 +198,20 @@ for (const database of TEST_DATABASES) {
       );
       assert.equal(wrongField.status, 400);
       assert.equal(wrongField.body.code, 'attachment_required');
+      // Exactly one file: a second `file` part refuses the whole upload, and nothing of it is kept.
+      const stored = async () =>
+        (await server.ctx.store.db.selectFrom('attachment_blob_chunks').select('blob_key').execute()).length;
+      const chunksBefore = await stored();
+      const two = fileForm(pngOf(), 'a.png', 'image/png');
+      two.append('file', new Blob([Uint8Array.from(pngOf())], { type: 'image/png' }), 'b.png');
+      const twoFiles = await sdkUpload(server, v, conversation.id, two);
+      assert.equal(twoFiles.status, 400);
+      assert.equal(twoFiles.body.code, 'attachment_required');
+      assert.equal(await stored(), chunksBefore, 'the first file was not kept');
+      const fieldFirst = new FormData();
+      fieldFirst.append('note', 'a field before the file is fine');
+      fieldFirst.append('file', new Blob([Uint8Array.from(pngOf())], { type: 'image/png' }), 'c.png');
+      assert.equal((await sdkUpload(server, v, conversation.id, fieldFirst)).status, 201);
     });
 
     it('uploads only to the session’s own conversations (another’s is 404) and needs the session headers', async () => {
