@@ -10,6 +10,7 @@ import { registerConnectorRoutes } from './connectors.routes.ts';
 import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
 import { registerInboxRoutes } from './inbox.routes.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
+import { registerRoutingRoutes } from './routing.routes.ts';
 import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
 
@@ -47,6 +48,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);
           registerInboxRoutes(api as App, ctx.webchat);
+          registerRoutingRoutes(api as App, ctx.webchat);
         },
         { prefix: '/api' },
       );

@@ -15,6 +15,8 @@ import type { VisitorDirectory } from './identity/visitor-directory.ts';
 import type { MessageStore } from './messages/message-store.ts';
 import type { ReadMarks } from './reads/read-marks.ts';
 import type { RealtimeTokenSigner } from './realtime/tokens.ts';
+import type { RoutingService } from './routing/routing.service.ts';
+import type { RoutingSettingsStore } from './routing/routing-settings.ts';
 
 /**
  * The webchat capability's services, built once by `createWebchat` (webchat.ts) for the composition root: what the
@@ -45,7 +47,11 @@ export interface Webchat {
   reads: ReadMarks;
   /** Visitors' thumbs on messages and CSAT of closed conversations. */
   feedback: FeedbackService;
-  /** What agents do to conversations (post, handover, hand back, close), for every boundary. */
+  /** The queue, agents' availability and assignment (round-robin under capacity). */
+  routing: RoutingService;
+  /** Per-company routing settings: agent capacity and business hours. */
+  routingSettings: RoutingSettingsStore;
+  /** What agents do to conversations (post, handover, hand back, close, assign), for every boundary. */
   commands: ConversationCommands;
   /** The realtime engine on `/connection/websocket` (its hooks are the webchat's). */
   realtime: RealtimeEngine;

@@ -38,6 +38,9 @@ import {
 } from './realtime/webchat-realtime.ts';
 import { registerPlatformConversationRoutes } from './routes/platform.routes.ts';
 import { registerSdkRoutes } from './routes/sdk.routes.ts';
+import { registerPlatformRoutingRoutes } from './routing/platform-routing.routes.ts';
+import { RoutingService } from './routing/routing.service.ts';
+import { RoutingSettingsStore } from './routing/routing-settings.ts';
 import type { Webchat } from './webchat-services.ts';
 
 export type { Webchat } from './webchat-services.ts';
@@ -135,6 +138,8 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   };
   deps.onClose(() => drain(0));
   let serving: Promise<void> | undefined;
+  const routingSettings = new RoutingSettingsStore(store.db);
+  const routing = new RoutingService({ db: store.db, dialect: store.dialect, settings: routingSettings });
 
   return {
     config: config.webchat,
@@ -160,7 +165,16 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     reads,
     feedback: new FeedbackService(store.db),
     audit: deps.audit,
-    commands: new ConversationCommands({ conversations, engine, audit: deps.audit, limits: config.webchat }),
+    routing,
+    routingSettings,
+    commands: new ConversationCommands({
+      conversations,
+      engine,
+      audit: deps.audit,
+      limits: config.webchat,
+      routing,
+      routingSettings,
+    }),
     realtime,
     clustered: !alone,
     start: () => realtime.start(),
@@ -189,6 +203,7 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
   app.addHook('preClose', () => webchat.drain(0));
   registerSdkRoutes(app, webchat);
   registerPlatformConversationRoutes(app, webchat);
+  registerPlatformRoutingRoutes(app, webchat);
 }
 
 /** Hints between the nodes of a cluster over Redis, on a connection of their own; nothing on one node. */

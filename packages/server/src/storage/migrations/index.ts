@@ -8,10 +8,12 @@ import * as m022 from './022_visitor_identity.ts';
 import * as m023 from './023_read_feedback.ts';
 import * as m030 from './030_digital_employees.ts';
 import * as m040 from './040_portal_users.ts';
+import * as m060 from './060_routing.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
- * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal.
+ * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 060–069 routing,
+ * canned responses and search.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -23,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '023_read_feedback': m023,
   '030_digital_employees': m030,
   '040_portal_users': m040,
+  '060_routing': m060,
 };

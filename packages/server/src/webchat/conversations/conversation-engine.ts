@@ -428,6 +428,11 @@ export class ConversationEngine {
     return before.filter((m) => m.status === 'complete').slice(-limit);
   }
 
+  /** A system notice in the conversation (routing: "you are in the queue", "Kim joined"). */
+  notify(conversation: Conversation, text: string): Promise<MessageSnapshot> {
+    return this.postSystem(conversation, text);
+  }
+
   private postSystem(conversation: Conversation, text: string): Promise<MessageSnapshot> {
     return this.post(conversation, 'system', null, [{ id: randomUUID(), type: 'markdown', content: text }]);
   }

@@ -66,6 +66,9 @@ export class ConversationsService {
       visitor_email: visitor?.email ?? null,
       visitor_read_position: 0,
       agent_read_position: 0,
+      queued_at: null,
+      assignee_id: null,
+      assigned_at: null,
     };
     await this.db.insertInto('conversations').values(row).execute();
     return toConversation(row);
@@ -198,10 +201,20 @@ export class ConversationsService {
     return rows.map(toConversation);
   }
 
+  /**
+   * Who answers. Either way the conversation leaves the queue; back to the digital employee it also loses its
+   * assignee (routing: hand back), while a handover keeps whoever routing assigned.
+   */
   async setHandler(id: string, handledBy: ConversationHandler, agentName: string | null): Promise<void> {
     await this.db
       .updateTable('conversations')
-      .set({ handled_by: handledBy, agent_name: agentName, updated_at: now() })
+      .set({
+        handled_by: handledBy,
+        agent_name: agentName,
+        queued_at: null,
+        ...(handledBy === 'digital_employee' ? { assignee_id: null, assigned_at: null } : {}),
+        updated_at: now(),
+      })
       .where('id', '=', id)
       .execute();
   }
