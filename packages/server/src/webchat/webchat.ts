@@ -140,6 +140,19 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   let serving: Promise<void> | undefined;
   const routingSettings = new RoutingSettingsStore(store.db);
   const routing = new RoutingService({ db: store.db, dialect: store.dialect, settings: routingSettings });
+  const commands = new ConversationCommands({
+    conversations,
+    engine,
+    audit: deps.audit,
+    limits: config.webchat,
+    routing,
+    routingSettings,
+  });
+  // A webhook bot's `"handover": true` queues the conversation like the visitor's own request (docs/routing.md).
+  engine.onHumanRequested = (conversation) =>
+    commands.requestHuman(conversation.companyId, conversation.id, {
+      id: `digital_employee:${conversation.digitalEmployeeId}`,
+    });
 
   return {
     config: config.webchat,
@@ -167,14 +180,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     audit: deps.audit,
     routing,
     routingSettings,
-    commands: new ConversationCommands({
-      conversations,
-      engine,
-      audit: deps.audit,
-      limits: config.webchat,
-      routing,
-      routingSettings,
-    }),
+    commands,
     realtime,
     clustered: !alone,
     start: () => realtime.start(),

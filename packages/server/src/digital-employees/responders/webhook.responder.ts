@@ -62,8 +62,10 @@ export class WebhookResponder implements Responder {
         throw new ResponderHttpError(response.status);
       }
       const type = mediaTypeOf(response);
-      if (type === 'application/json') yield await jsonReply(response, deadline, timeoutMs);
-      else if (type === 'application/x-ndjson') yield* ndjsonDeltas(response, deadline, timeoutMs);
+      const requestHuman = input.requestHuman ?? (() => {});
+      if (type === 'application/json') yield await jsonReply(response, deadline, timeoutMs, requestHuman);
+      else if (type === 'application/x-ndjson')
+        yield* ndjsonDeltas(response, deadline, timeoutMs, requestHuman);
       else {
         await response.body?.cancel().catch(() => {});
         throw new ResponderBadResponseError(`unexpected content type "${type || '(none)'}"`);
@@ -86,12 +88,19 @@ export class WebhookResponder implements Responder {
   }
 }
 
-async function jsonReply(response: Response, deadline: SilenceDeadline, timeoutMs: number): Promise<string> {
+/** `{"reply": "…", "handover": true?}`: the flag asks for a person (docs/routing.md). */
+async function jsonReply(
+  response: Response,
+  deadline: SilenceDeadline,
+  timeoutMs: number,
+  requestHuman: () => void,
+): Promise<string> {
   let text = '';
   for await (const chunk of textChunks(response, deadline, timeoutMs)) text += chunk;
   const body = parseJson(text, 'the body is not valid JSON');
   if (!isObject(body) || typeof body.reply !== 'string')
     throw new ResponderBadResponseError('the JSON body has no string "reply"');
+  if (body.handover === true) requestHuman();
   return body.reply;
 }
 
@@ -99,12 +108,18 @@ async function* ndjsonDeltas(
   response: Response,
   deadline: SilenceDeadline,
   timeoutMs: number,
+  requestHuman: () => void,
 ): AsyncGenerator<string> {
   let lineNumber = 0;
   for await (const line of lines(textChunks(response, deadline, timeoutMs))) {
     lineNumber++;
     if (line.trim() === '') continue;
     const item = parseJson(line, `line ${lineNumber} is not valid JSON`);
+    // A line `{"handover": true}` (alone or beside a delta) asks for a person.
+    if (isObject(item) && item.handover === true) {
+      requestHuman();
+      if (item.delta === undefined) continue;
+    }
     if (!isObject(item) || typeof item.delta !== 'string') {
       throw new ResponderBadResponseError(`line ${lineNumber} has no string "delta"`);
     }

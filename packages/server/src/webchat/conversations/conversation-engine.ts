@@ -361,6 +361,7 @@ export class ConversationEngine {
         responder.historyLimit > 0
           ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
           : [];
+      let humanRequested = false;
       const deltas = responder.respond({
         companyId: conversation.companyId,
         conversationId: conversation.id,
@@ -368,6 +369,9 @@ export class ConversationEngine {
         message,
         history,
         signal: controller.signal,
+        requestHuman: () => {
+          humanRequested = true;
+        },
       });
       for await (const delta of untilAborted(deltas, controller.signal)) stream.append(delta);
       if (controller.signal.aborted) throw controller.signal.reason;
@@ -377,6 +381,7 @@ export class ConversationEngine {
         return 'done';
       }
       await stream.complete();
+      if (humanRequested) await this.humanRequested(conversation);
     } catch (err) {
       await this.endFailedReply(conversation, stream, controller.signal, err);
     }
@@ -426,6 +431,24 @@ export class ConversationEngine {
     const before = index >= 0 ? messages.slice(0, index) : messages;
     // The reply being written right now is partial and belongs to no history.
     return before.filter((m) => m.status === 'complete').slice(-limit);
+  }
+
+  /**
+   * What happens when a digital employee asks for a person (routing's `requestHuman`, set once by the webchat's
+   * composition in webchat.ts: routing acts through the conversation commands, which themselves use this engine).
+   */
+  onHumanRequested: ((conversation: Conversation) => Promise<unknown>) | undefined;
+
+  private async humanRequested(conversation: Conversation): Promise<void> {
+    try {
+      await this.onHumanRequested?.(conversation);
+    } catch (err) {
+      // The reply is stored and shown; a failed queueing is logged, and the visitor can still ask themselves.
+      this.deps.logger.warn(
+        { conversationId: conversation.id, err: err instanceof Error ? err.message : String(err) },
+        'could not queue the conversation the digital employee handed over',
+      );
+    }
   }
 
   /** A system notice in the conversation (routing: "you are in the queue", "Kim joined"). */

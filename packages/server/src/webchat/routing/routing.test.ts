@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../../cli/main.ts';
+import { createCompanyWithConnector } from '../../digital-employees/responders/testing/responder-fixtures.ts';
+import { TestBot } from '../../digital-employees/responders/testing/test-bots.ts';
 import {
   createUsers,
   type PortalTestClient,
@@ -8,13 +10,17 @@ import {
 } from '../../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { waitFor } from '../../testing/wait.ts';
 import {
   bearer,
+  connectVisitor,
+  createChannelWithEmployee,
   createConversation,
   fetchPlatformToken,
   newVisitor,
   sdkGet,
   sdkPost,
+  sendMessage,
   type Visitor,
 } from '../testing/webchat-fixtures.ts';
 
@@ -193,6 +199,52 @@ for (const database of TEST_DATABASES) {
       );
       assert.equal(code, 0, lines.join('\n'));
       assert.equal(JSON.parse(lines.at(-1)!).assignee_id, ids.bob);
+    });
+
+    it('queues when a webhook bot answers with "handover": true (JSON and NDJSON)', async () => {
+      const bot = await TestBot.start();
+      try {
+        const { companyId: botCompany, employee } = await createCompanyWithConnector(
+          server,
+          'webhook',
+          bot.url,
+          'k',
+        );
+        const channelId = await createChannelWithEmployee(server, botCompany, employee.id);
+        for (const [type, body] of [
+          ['application/json', '{"reply":"Let me find a colleague.","handover":true}'],
+          ['application/x-ndjson', '{"delta":"Let me find "}\n{"delta":"a colleague."}\n{"handover":true}\n'],
+        ] as const) {
+          bot.handler = (_req, res) => res.writeHead(200, { 'content-type': type }).end(body);
+          const v = newVisitor(botCompany, { channelId });
+          const conversation = await createConversation(server, v);
+          const guest = await connectVisitor(server, v, conversation);
+          try {
+            await sendMessage(guest.sub, 'I want a human');
+            // The audit event is recorded after the notice: once it is there, so is everything before it.
+            const requested = await waitFor(`${type}: human requested`, async () =>
+              (await server.ctx.audit.list({ companyId: botCompany, subject: conversation.id })).find(
+                (e) => e.type === 'conversation.human_requested',
+              ),
+            );
+            assert.equal(requested.actor, `digital_employee:${employee.id}`);
+            assert.ok((await server.ctx.webchat.conversations.find(conversation.id))?.queuedAt);
+            const texts = (
+              await sdkGet(server, v, `/conversations/${conversation.id}/messages`)
+            ).body.messages.map((m: { blocks: { content?: string }[] }) =>
+              m.blocks.map((b) => b.content ?? '').join(''),
+            );
+            assert.deepEqual(texts.slice(-2), [
+              'Let me find a colleague.',
+              'You asked for a person: someone from our team will join shortly.',
+            ]);
+          } finally {
+            guest.close();
+          }
+        }
+      } finally {
+        await bot.close();
+      }
     });
 
     it('outside business hours still queues, says when agents are back, and the SDK config tells the widget', async () => {
