@@ -4,6 +4,7 @@ import { publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import { registerApiClientRoutes } from './api-clients.routes.ts';
 import { registerAuditRoutes } from './audit.routes.ts';
+import { registerCannedResponseRoutes } from './canned-responses.routes.ts';
 import { registerChannelRoutes } from './channels.routes.ts';
 import { registerCompanyRoutes } from './company.routes.ts';
 import { registerConnectorRoutes } from './connectors.routes.ts';
@@ -49,6 +50,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerAuditRoutes(api as App, deps);
           registerInboxRoutes(api as App, ctx.webchat);
           registerRoutingRoutes(api as App, ctx.webchat);
+          registerCannedResponseRoutes(api as App, ctx.webchat);
         },
         { prefix: '/api' },
       );

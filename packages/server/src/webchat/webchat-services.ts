@@ -4,6 +4,7 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { AbuseLimits } from './abuse-limits.ts';
+import type { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import type { ChannelsService } from './channels/channels.service.ts';
 import type { ConversationCommands } from './conversations/conversation-commands.ts';
 import type { ConversationEngine } from './conversations/conversation-engine.ts';
@@ -47,6 +48,8 @@ export interface Webchat {
   reads: ReadMarks;
   /** Visitors' thumbs on messages and CSAT of closed conversations. */
   feedback: FeedbackService;
+  /** Saved replies agents insert with `/shortcut`. */
+  cannedResponses: CannedResponsesService;
   /** The queue, agents' availability and assignment (round-robin under capacity). */
   routing: RoutingService;
   /** Per-company routing settings: agent capacity and business hours. */

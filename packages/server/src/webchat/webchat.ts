@@ -15,6 +15,7 @@ import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
 import { AbuseLimits } from './abuse-limits.ts';
+import { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
 import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
@@ -180,6 +181,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     audit: deps.audit,
     routing,
     routingSettings,
+    cannedResponses: new CannedResponsesService(store.db),
     commands,
     realtime,
     clustered: !alone,

@@ -9,6 +9,7 @@ import * as m023 from './023_read_feedback.ts';
 import * as m030 from './030_digital_employees.ts';
 import * as m040 from './040_portal_users.ts';
 import * as m060 from './060_routing.ts';
+import * as m061 from './061_canned_responses.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '030_digital_employees': m030,
   '040_portal_users': m040,
   '060_routing': m060,
+  '061_canned_responses': m061,
 };
