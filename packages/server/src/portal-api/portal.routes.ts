@@ -12,6 +12,7 @@ import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
 import { registerInboxRoutes } from './inbox.routes.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
 import { registerRoutingRoutes } from './routing.routes.ts';
+import { registerSearchRoutes } from './search.routes.ts';
 import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
 
@@ -51,6 +52,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerInboxRoutes(api as App, ctx.webchat);
           registerRoutingRoutes(api as App, ctx.webchat);
           registerCannedResponseRoutes(api as App, ctx.webchat);
+          registerSearchRoutes(api as App, ctx.webchat);
         },
         { prefix: '/api' },
       );

@@ -18,6 +18,7 @@ import type { ReadMarks } from './reads/read-marks.ts';
 import type { RealtimeTokenSigner } from './realtime/tokens.ts';
 import type { RoutingService } from './routing/routing.service.ts';
 import type { RoutingSettingsStore } from './routing/routing-settings.ts';
+import type { ConversationSearch } from './search/conversation-search.ts';
 
 /**
  * The webchat capability's services, built once by `createWebchat` (webchat.ts) for the composition root: what the
@@ -48,6 +49,8 @@ export interface Webchat {
   reads: ReadMarks;
   /** Visitors' thumbs on messages and CSAT of closed conversations. */
   feedback: FeedbackService;
+  /** Search over conversations by visitor and message text (PostgreSQL full-text search / SQLite FTS5). */
+  search: ConversationSearch;
   /** Saved replies agents insert with `/shortcut`. */
   cannedResponses: CannedResponsesService;
   /** The queue, agents' availability and assignment (round-robin under capacity). */

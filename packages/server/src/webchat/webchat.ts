@@ -42,6 +42,8 @@ import { registerSdkRoutes } from './routes/sdk.routes.ts';
 import { registerPlatformRoutingRoutes } from './routing/platform-routing.routes.ts';
 import { RoutingService } from './routing/routing.service.ts';
 import { RoutingSettingsStore } from './routing/routing-settings.ts';
+import { ConversationSearch } from './search/conversation-search.ts';
+import { registerPlatformSearchRoutes } from './search/search.routes.ts';
 import type { Webchat } from './webchat-services.ts';
 
 export type { Webchat } from './webchat-services.ts';
@@ -182,6 +184,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     routing,
     routingSettings,
     cannedResponses: new CannedResponsesService(store.db),
+    search: new ConversationSearch(store.db, store.dialect),
     commands,
     realtime,
     clustered: !alone,
@@ -212,6 +215,7 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
   registerSdkRoutes(app, webchat);
   registerPlatformConversationRoutes(app, webchat);
   registerPlatformRoutingRoutes(app, webchat);
+  registerPlatformSearchRoutes(app, webchat);
 }
 
 /** Hints between the nodes of a cluster over Redis, on a connection of their own; nothing on one node. */

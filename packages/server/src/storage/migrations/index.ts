@@ -10,6 +10,7 @@ import * as m030 from './030_digital_employees.ts';
 import * as m040 from './040_portal_users.ts';
 import * as m060 from './060_routing.ts';
 import * as m061 from './061_canned_responses.ts';
+import * as m062 from './062_message_search.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '040_portal_users': m040,
   '060_routing': m060,
   '061_canned_responses': m061,
+  '062_message_search': m062,
 };
