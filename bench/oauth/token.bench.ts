@@ -10,7 +10,7 @@
 // Parley's per-client token quota is lifted for the run (PARLEY_TOKENS_PER_MINUTE) — the limiter still runs on
 // every request, only its limit is out of reach of one client hammering the endpoint.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../packages/server/src/testing/process.ts';
@@ -26,6 +26,7 @@ import {
   stop,
   waitForUp,
 } from '../lib/parley-process.ts';
+import { cpuMs } from '../lib/proc-stats.ts';
 import { median } from '../lib/stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -72,19 +73,6 @@ interface Target {
   url: string;
   authorization: string;
   pid: number;
-}
-
-/**
- * CPU time (user + system, all threads) a process has used, in ms, from /proc (Linux); undefined elsewhere. On a
- * machine shared with other work, CPU per grant is the figure contention distorts least.
- */
-function cpuMs(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -1,5 +1,5 @@
-// One verdict line per scenario, and the goals it is judged by: 0 lost, 0 duplicated, 0 left partial, every node
-// alive afterwards, answering again within 15 s.
+// One verdict line per scenario, and the goals it is judged by: 0 lost, every acknowledged message shown complete by
+// its client, 0 duplicated, 0 left partial, every node alive afterwards, answering again within 15 s.
 import type { Figures } from './figures.ts';
 
 export interface Verdict {
@@ -23,6 +23,9 @@ export function missedGoals(v: Verdict): string[] {
   const missed: string[] = [];
   const f = v.figures;
   if (f.lost > 0) missed.push(`${f.lost} acknowledged message(s) lost`);
+  // Stored but never shown: the client believes it is following the conversation while it silently is not.
+  if (f.delivered < f.acked)
+    missed.push(`${f.acked - f.delivered} acknowledged message(s) never shown complete by their client`);
   if (f.duplicates > 0) missed.push(`${f.duplicates} duplicate(s)`);
   if (f.partialInDatabase > 0) missed.push(`${f.partialInDatabase} message(s) left partial in the database`);
   if (f.partialOnlyInClient > 0)

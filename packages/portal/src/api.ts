@@ -73,4 +73,29 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   return data as T;
 }
 
+/**
+ * Uploads one file as `multipart/form-data` (part `file`) with the CSRF token, answering like `api`: the parsed body,
+ * or an ApiError with the problem's code (e.g. `attachment_too_large`, `attachment_type_not_allowed`).
+ */
+export async function upload<T = unknown>(path: string, file: File): Promise<T> {
+  const form = new FormData();
+  form.append('file', file, file.name);
+  const response = await fetch(`/portal/api${path}`, {
+    method: 'POST',
+    headers: { accept: 'application/json', ...(csrfToken ? { 'x-csrf-token': csrfToken } : {}) },
+    credentials: 'same-origin',
+    body: form,
+  });
+  const data = (await response.json().catch(() => undefined)) as
+    | (Record<string, unknown> & { code?: string; detail?: string })
+    | undefined;
+  if (!response.ok)
+    throw new ApiError(
+      response.status,
+      data?.code ?? 'http_error',
+      data?.detail ?? `The server answered ${response.status}.`,
+    );
+  return data as T;
+}
+
 export const pageQuery = (offset: number, limit: number): string => `limit=${limit}&offset=${offset}`;

@@ -10,12 +10,15 @@ import { renderDigitalEmployees } from './pages/digital-employees.ts';
 import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
 import { renderInbox } from './pages/inbox.ts';
 import { renderSignIn } from './pages/sign-in.ts';
+import { renderSystem } from './pages/system.ts';
+import { renderWebhooks } from './pages/webhooks.ts';
 import { navigate, onNavigate, type PageDef } from './router.ts';
 
 /** Every page, in navigation order. Settings pages are admin-only; the API refuses agents the same way. */
 const PAGES: PageDef[] = [
   { path: '/portal/api-clients', title: 'API clients', roles: ['admin'], render: renderApiClients },
   { path: '/portal/connectors', title: 'Connectors', roles: ['admin'], render: renderConnectors },
+  { path: '/portal/webhooks', title: 'Webhooks', roles: ['admin'], render: renderWebhooks },
   { path: '/portal/company', title: 'Company', roles: ['admin'], render: renderCompany },
   { path: '/portal/channels', title: 'Channels', roles: ['admin'], render: renderChannels },
   {
@@ -25,6 +28,7 @@ const PAGES: PageDef[] = [
     render: renderDigitalEmployees,
   },
   { path: '/portal/audit', title: 'Audit log', roles: ['admin'], render: renderAudit },
+  { path: '/portal/system', title: 'System', roles: ['admin'], render: renderSystem },
   { path: '/portal/inbox', title: 'Inbox', roles: ['admin', 'agent'], render: renderInbox },
 ];
 

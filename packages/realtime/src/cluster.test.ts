@@ -23,7 +23,7 @@ import { RedisBroker, RedisPresenceManager } from './broker/redis.ts';
 import type { Broker, PresenceManager } from './broker/types.ts';
 import { silentLogger } from './engine/logger.ts';
 import { createRealtimeEngine, type RealtimeEngine } from './index.ts';
-import { connectionToken, newClient, SECRET, waitFor } from './testing/harness.ts';
+import { connectionToken, connectRawClient, newClient, SECRET, waitFor } from './testing/harness.ts';
 
 const redisUrl = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const API_KEY = 'cluster-api-key';
@@ -330,6 +330,30 @@ function runClusterContract(factory: ClusterFactory): void {
         );
       } finally {
         await balancer.close();
+      }
+    });
+
+    it('keeps delivering to a client that subscribes again while its node is still unsubscribing the channel', async () => {
+      // The last subscriber leaves and comes back before the node's broker unsubscribe has completed, as a client
+      // told to resubscribe (2500) after a Redis restart does within a millisecond. Unsubscribe and subscribe go in
+      // one frame, so the second arrives while the first's broker call is surely still in flight.
+      const [a, b] = await startCluster(factory, 2);
+      const channel = channelName('comeback');
+      const raw = await connectRawClient(a!.wsUrl, connectionToken('rita'));
+      try {
+        raw.send({ id: 2, subscribe: { channel } });
+        await raw.waitForReply(2);
+        raw.send({ id: 3, unsubscribe: { channel } }, { id: 4, subscribe: { channel } });
+        assert.equal((await raw.waitForReply(4)).error, undefined, 'subscribed again');
+
+        await api(b!, 'publish', { channel, data: { n: 1 } });
+        const delivered = await raw.waitForMessage((m) => {
+          const push = m.push as { channel?: string; pub?: { data?: { n?: number } } } | undefined;
+          return push?.channel === channel && push.pub?.data?.n === 1;
+        }, 3_000);
+        assert.ok(delivered, 'the publication made on another node reaches the client');
+      } finally {
+        raw.close();
       }
     });
   });

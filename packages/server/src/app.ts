@@ -11,6 +11,7 @@ import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
 import { registerPortal } from './portal-api/portal.routes.ts';
 import { registerWebchat } from './webchat/webchat.ts';
+import { registerWebhookRoutes } from './webhooks/webhooks.routes.ts';
 import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
 
 export interface BuiltApp {
@@ -50,10 +51,14 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerOAuth(app, ctx);
   registerWhoamiRoute(app);
   await registerConnectorRoutes(app, ctx);
+  await registerWebhookRoutes(app, ctx.webhooks.service);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
   registerWebchat(app, ctx.webchat, readiness);
   await registerPortal(app, ctx);
   registerWidgetAssets(app, ctx);
 
-  return { app, readiness, drain: (graceMs) => ctx.webchat.drain(graceMs) };
+  const drain = async (graceMs: number) => {
+    await Promise.all([ctx.webchat.drain(graceMs), ctx.webhooks.drain(graceMs)]);
+  };
+  return { app, readiness, drain };
 }

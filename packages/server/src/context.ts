@@ -16,10 +16,16 @@ import { LoginThrottle } from './portal-api/login-throttle.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
+import { RecentErrors } from './system/recent-errors.ts';
+import { SystemView } from './system/system.service.ts';
 import { SessionsService } from './users/sessions.service.ts';
 import { UsersService } from './users/users.service.ts';
 import { IDENTITY_SEALED_COLUMNS } from './webchat/identity/identity.sealed-columns.ts';
 import { createWebchat, type Webchat } from './webchat/webchat.ts';
+import type { EventRecorder } from './webhooks/events.ts';
+import { WebhookOutbox } from './webhooks/outbox.ts';
+import { WEBHOOK_SEALED_COLUMNS } from './webhooks/webhook-secret.ts';
+import { createWebhooks, type Webhooks } from './webhooks/webhooks.module.ts';
 
 /**
  * The composition root's product: every service of the process, each built once, in dependency order, by
@@ -49,6 +55,12 @@ export interface AppContext {
   connectorCaller: OutboundClient;
   /** Channels, conversations, messages, the realtime and conversation engines, agent commands (src/webchat/). */
   webchat: Webchat;
+  /** The portal's system view: nodes, connections, replies in flight, recent errors (src/system/). */
+  system: SystemView;
+  /** Where changes record their webhook events, in their own transactions (src/webhooks/outbox.ts). */
+  events: EventRecorder;
+  /** Event webhooks: endpoints, their deliveries and the dispatcher that sends them (src/webhooks/). */
+  webhooks: Webhooks;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -57,6 +69,8 @@ export interface AppContext {
 export interface ContextOptions {
   /** PostgreSQL schema (tests isolate themselves with one). */
   schema?: string;
+  /** Where the logger's warnings and errors are kept for the system view (main.ts feeds it from the log stream). */
+  recentErrors?: RecentErrors;
 }
 
 export async function createContext(
@@ -114,7 +128,8 @@ export async function createContext(
     const rateLimiter = createRateLimiter(config.redisUrl, config.rateLimit.keyPrefix);
     closers.push(() => rateLimiter.close());
     const users = new UsersService(store.db);
-    const integrations = createIntegrations({ config, store, sealer, audit, logger });
+    const events = new WebhookOutbox(store.dialect);
+    const integrations = createIntegrations({ config, store, sealer, audit, logger, events });
     closers.push(() => integrations.close());
     const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
     closers.push(() => oauth.close());
@@ -129,14 +144,22 @@ export async function createContext(
       audit,
       sealer,
       rateLimiter,
+      events,
       onClose: (fn) => closers.push(fn),
     });
+    const webhooks = createWebhooks({ config, store, sealer, audit, logger, fetch: integrations.fetch });
+    closers.push(() => webhooks.drain(0));
     return {
       config,
       store,
       logger,
       sealer,
-      sealedColumns: [...OAUTH_SEALED_COLUMNS, ...CONNECTOR_SEALED_COLUMNS, ...IDENTITY_SEALED_COLUMNS],
+      sealedColumns: [
+        ...OAUTH_SEALED_COLUMNS,
+        ...CONNECTOR_SEALED_COLUMNS,
+        ...IDENTITY_SEALED_COLUMNS,
+        ...WEBHOOK_SEALED_COLUMNS,
+      ],
       audit,
       rateLimiter,
       companies,
@@ -157,6 +180,14 @@ export async function createContext(
       connectorCaller: integrations.outbound,
       digitalEmployees,
       webchat,
+      system: new SystemView({
+        realtime: webchat.realtime,
+        store,
+        webhooks: webhooks.service,
+        recentErrors: options.recentErrors ?? new RecentErrors(),
+      }),
+      events,
+      webhooks,
       onClose: (fn) => closers.push(fn),
       close: closeAll,
     };
@@ -170,9 +201,11 @@ export async function createContext(
 /**
  * Starts the background work a serving process needs (a CLI command needs none): the signing keys are loaded (or
  * created) and re-read periodically, so a rotation made elsewhere is picked up; the webchat connects its broker and
- * works the reply line (a node alone first takes over what the previous process left). Stopped by `ctx.close()`.
+ * works the reply line (a node alone first takes over what the previous process left); the webhook dispatcher
+ * starts sending. Stopped by `ctx.close()`.
  */
 export async function startServices(ctx: AppContext): Promise<void> {
   await ctx.oauth.keys.start();
   await ctx.webchat.serve();
+  await ctx.webhooks.serve();
 }

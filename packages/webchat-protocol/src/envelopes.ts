@@ -52,11 +52,30 @@ export function envelopeOf(snapshot: MessageSnapshot, sequence: number): Message
   };
 }
 
-/** A block as a client sends it: only markdown, the server assigns ids. */
-export interface SendMessageBlock {
+/** A markdown block as a client sends it (the server assigns ids). */
+export interface SendMarkdownBlock {
   type: 'markdown';
   content: string;
 }
+
+/** An attachment of this conversation, uploaded first (`POST …/conversations/{id}/attachments`), by its id. */
+export interface SendAttachmentBlock {
+  type: 'attachment';
+  attachment_id: string;
+}
+
+/**
+ * One postback naming an offered choice (interactive-blocks.ts; the server stores the label it offered). It is the
+ * message's only block.
+ */
+export interface SendPostbackBlock {
+  type: 'postback';
+  option_id: string;
+  label: string;
+}
+
+/** A block as a client sends it; a message may hold only attachments. */
+export type SendMessageBlock = SendMarkdownBlock | SendAttachmentBlock | SendPostbackBlock;
 
 /** What a visitor publishes on its conversation channel to send a message (docs/asyncapi.yaml "SendMessage"). */
 export interface SendMessage {

@@ -1,3 +1,5 @@
+import type { CardBlock, PostbackBlock, QuickRepliesBlock } from './interactive-blocks.ts';
+
 /**
  * The message model of the webchat wire protocol: what REST returns for a message and what every envelope carries
  * (docs/asyncapi.yaml "MessageSnapshot"). Field names are snake_case because they are exactly what goes over the
@@ -35,8 +37,34 @@ export interface ErrorBlock {
   message: string;
 }
 
+/**
+ * A file the visitor or an agent attached (docs/design.md "Attachments"). `url` is a signed download link that
+ * needs no headers (an `<img>` can load it) and expires after an hour: every read (REST, envelope, history) carries
+ * a fresh one, so take it from the latest snapshot rather than keeping it.
+ */
+export interface AttachmentBlock {
+  id: string;
+  type: 'attachment';
+  attachment_id: string;
+  /** The sanitized file name. */
+  name: string;
+  /** Detected from the file's bytes: `image/png`, `image/jpeg`, `image/gif`, `image/webp`, `application/pdf`, `text/plain` or `image/svg+xml`. */
+  content_type: string;
+  /** Bytes. */
+  size: number;
+  url: string;
+}
+
 /** Every block type this protocol version defines; what a server of this version sends. */
-export type Block = TypingBlock | MarkdownBlock | ErrorBlock;
+export type Block =
+  | TypingBlock
+  | MarkdownBlock
+  | ErrorBlock
+  | AttachmentBlock
+  // Interactive blocks: choices offered and the visitor's answer (interactive-blocks.ts).
+  | QuickRepliesBlock
+  | CardBlock
+  | PostbackBlock;
 
 /** The `type` of a {@link Block}. */
 export type BlockType = Block['type'];
@@ -99,8 +127,9 @@ export interface ReceivedSnapshot extends Omit<MessageSnapshot, 'blocks' | 'posi
 }
 
 /**
- * The markdown text of a message: its markdown blocks' content joined by blank lines (typing, error and unknown
- * blocks contribute nothing). A responder's prompt, the SDK's `ChatMessage.text`.
+ * The text of a message: its markdown blocks' content and its postbacks' labels (a tapped choice reads as what the
+ * visitor would have typed), joined by blank lines; typing, error, offers and unknown blocks contribute nothing. A
+ * responder's prompt, the SDK's `ChatMessage.text`.
  *
  * @example
  * ```ts
@@ -110,9 +139,14 @@ export interface ReceivedSnapshot extends Omit<MessageSnapshot, 'blocks' | 'posi
 export function textOf(message: { readonly blocks: readonly ReceivedBlock[] }): string {
   return (
     message.blocks
-      .filter((b) => b.type === 'markdown')
-      // Off the wire a markdown block may lack its content (a malformed or foreign server): it adds no text then.
-      .map((b) => String((b as { content?: unknown }).content ?? ''))
+      .filter((b) => b.type === 'markdown' || b.type === 'postback')
+      // Off the wire a block may lack its text (a malformed or foreign server): it adds no text then.
+      .map((b) =>
+        String(
+          (b.type === 'postback' ? (b as { label?: unknown }).label : (b as { content?: unknown }).content) ??
+            '',
+        ),
+      )
       .join('\n\n')
   );
 }

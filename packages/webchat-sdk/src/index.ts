@@ -11,11 +11,12 @@
  */
 export { WebchatError } from './errors.ts';
 export type { ApplyOutcome, ApplyResult, ChatMessage, ChatMessageStatus } from './message-store.ts';
-export { MessageStore } from './message-store.ts';
+export { MessageStore, openOfferIn } from './message-store.ts';
 export type { BusinessHoursStatus, FetchLike, RealtimeConfig } from './rest-client.ts';
 export { RestClient } from './rest-client.ts';
 export type { KeyValueStorage } from './session-storage.ts';
 export { defaultStorage, memoryStorage, SessionStore } from './session-storage.ts';
+export type { Attachment, UploadOptions, UploadProgress } from './uploads.ts';
 export type { GetVisitorToken } from './visitor-tokens.ts';
 export { VisitorTokens } from './visitor-tokens.ts';
 export type {
@@ -27,7 +28,10 @@ export type {
 } from './webchat.ts';
 export { createWebchat, Webchat } from './webchat.ts';
 export type {
+  AttachmentBlock,
   Block,
+  CardBlock,
+  CardButton,
   Conversation,
   Csat,
   ErrorBlock,
@@ -38,7 +42,11 @@ export type {
   MessageFeedback,
   MessageRole,
   MessageSnapshot,
+  OfferedChoice,
+  PostbackBlock,
+  QuickRepliesBlock,
+  QuickReplyOption,
   SendMessage,
   TypingBlock,
 } from './wire.ts';
-export { SUPPORTED_ENVELOPE_VERSION } from './wire.ts';
+export { choicesOf, SUPPORTED_ENVELOPE_VERSION } from './wire.ts';

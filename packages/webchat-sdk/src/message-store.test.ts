@@ -275,3 +275,43 @@ describe('MessageStore client rules', () => {
     });
   });
 });
+
+describe('MessageStore interactive blocks', () => {
+  const quick: Block = { id: 'q1', type: 'quick_replies', options: [{ id: 'yes', label: 'Yes' }] };
+
+  test('the open offer is the latest complete bot or agent message with choices, until the visitor answers', () => {
+    const store = new MessageStore(conversationId);
+    store.applySnapshot(snapshot('m1', { status: 'complete', position: 1, blocks: [md('Sure?'), quick] }));
+    assert.equal(store.openOffer()?.id, 'm1');
+    store.applySnapshot(
+      snapshot('m2', { role: 'system', status: 'complete', position: 2, blocks: [md('note')] }),
+    );
+    assert.equal(store.openOffer()?.id, 'm1', 'a system notice does not replace the offer');
+    const pending = store.addPending('c1', 'Yes', [], undefined, { id: 'yes', label: 'Yes' });
+    assert.deepEqual(pending.blocks, [{ id: 'local', type: 'postback', option_id: 'yes', label: 'Yes' }]);
+    assert.equal(pending.text, 'Yes');
+    assert.equal(store.openOffer(), undefined, 'answered once a visitor message follows');
+  });
+
+  test('a message without choices, or still streaming, offers nothing', () => {
+    const store = new MessageStore(conversationId);
+    store.applySnapshot(snapshot('m1', { status: 'complete', position: 1, blocks: [md('Sure?'), quick] }));
+    store.applySnapshot(snapshot('m2', { status: 'partial', position: 2, blocks: [md('thinking')] }));
+    assert.equal(store.openOffer(), undefined);
+    const link: Block = {
+      id: 'c1',
+      type: 'card',
+      title: 'Docs',
+      buttons: [{ id: 'open', label: 'Open', url: 'https://docs.example' }],
+    };
+    store.applySnapshot(
+      snapshot('m2', {
+        status: 'complete',
+        position: 2,
+        blocks: [link],
+        updated_at: '2026-11-21T10:00:01.000Z',
+      }),
+    );
+    assert.equal(store.openOffer(), undefined, 'a link button is no choice');
+  });
+});

@@ -1,10 +1,13 @@
 import {
   acceptsEnvelope,
+  choicesOf,
   isReceivedSnapshot,
   type MessageFeedback,
+  type OfferedChoice,
   readEnvelope,
   textOf,
 } from '@parley/webchat-protocol';
+import type { Attachment as AttachmentUpload } from './uploads.ts';
 import type { Block, ErrorBlock, MessageAuthor, MessageRole, MessageSnapshot } from './wire.ts';
 
 /**
@@ -25,7 +28,10 @@ export interface ChatMessage {
   readonly author: MessageAuthor | null;
   readonly status: ChatMessageStatus;
   readonly blocks: readonly Block[];
-  /** The markdown text (all markdown blocks joined by blank lines). */
+  /**
+   * The text: markdown blocks joined by blank lines, and a postback's label. Quick replies and cards are in
+   * `blocks` (types `quick_replies`, `card`); see {@link MessageStore.openOffer} for which choices are answerable.
+   */
   readonly text: string;
   /** True while the snapshot shows only a typing indicator (a typing block and no text yet). */
   readonly typing: boolean;
@@ -139,8 +145,18 @@ export class MessageStore {
     return this.put(snapshot, entry?.sequence ?? 0, entry);
   }
 
-  /** Adds the visitor's own message at once, before the server has it. */
-  addPending(clientMessageId: string, text: string, now = new Date().toISOString()): ChatMessage {
+  /**
+   * Adds the visitor's own message at once, before the server has it: `text` as markdown followed by its
+   * attachments, or, with `choice`, a postback naming that offered choice (its label is the text shown until the
+   * server's copy arrives).
+   */
+  addPending(
+    clientMessageId: string,
+    text: string,
+    attachments: readonly AttachmentUpload[] = [],
+    now = new Date().toISOString(),
+    choice?: OfferedChoice,
+  ): ChatMessage {
     const message: ChatMessage = {
       key: clientMessageId,
       id: null,
@@ -148,7 +164,20 @@ export class MessageStore {
       role: 'user',
       author: null,
       status: 'pending',
-      blocks: [{ id: 'local', type: 'markdown', content: text }],
+      blocks: choice
+        ? [{ id: 'local', type: 'postback', option_id: choice.id, label: choice.label }]
+        : [
+            ...(text ? [{ id: 'local', type: 'markdown' as const, content: text }] : []),
+            ...attachments.map((a, i) => ({
+              id: `local-${i}`,
+              type: 'attachment' as const,
+              attachment_id: a.id,
+              name: a.name,
+              content_type: a.content_type,
+              size: a.size,
+              url: a.url,
+            })),
+          ],
       text,
       typing: false,
       error: null,
@@ -206,6 +235,11 @@ export class MessageStore {
     return this.list().filter((m) => m.status === 'pending');
   }
 
+  /** The message whose choices the visitor may answer now: {@link openOfferIn} of this store's list. */
+  openOffer(): ChatMessage | undefined {
+    return openOfferIn(this.list());
+  }
+
   /** Messages currently showing only a typing indicator. */
   typing(): ChatMessage[] {
     return this.list().filter((m) => m.typing);
@@ -237,6 +271,22 @@ export class MessageStore {
       return { outcome: 'completed', message };
     return { outcome: 'updated', message };
   }
+}
+
+/**
+ * The message whose choices the visitor may answer now (docs/design.md "Interactive blocks"): the latest complete
+ * digital-employee or agent message of `messages` (in conversation order), when it offers any choice and no visitor
+ * message came after it. Quick replies are shown only on this one; a postback naming another message's choice is
+ * refused by the server.
+ */
+export function openOfferIn(messages: readonly ChatMessage[]): ChatMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'user') return undefined;
+    if (m.role === 'digital_employee' || m.role === 'agent')
+      return m.status === 'complete' && choicesOf(m.blocks).length > 0 ? m : undefined;
+  }
+  return undefined;
 }
 
 function toChatMessage(key: string, snapshot: MessageSnapshot, known: MessageFeedback | null): ChatMessage {

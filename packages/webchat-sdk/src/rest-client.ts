@@ -1,5 +1,6 @@
 import type { CsatView, FeedbackRating, MessageFeedbackView } from '@parley/webchat-protocol';
 import { WebchatError } from './errors.ts';
+import { type Attachment, sendUpload, type UploadOptions } from './uploads.ts';
 import type { VisitorTokens } from './visitor-tokens.ts';
 import type { Conversation, MessageSnapshot } from './wire.ts';
 
@@ -163,6 +164,40 @@ export class RestClient {
   async markRead(conversationId: string, messageId: string): Promise<void> {
     const path = `/sdk/v1/conversations/${encodeURIComponent(conversationId)}/read`;
     await this.request<undefined>('POST', path, { message_id: messageId });
+  }
+
+  /**
+   * Uploads one file to the conversation (`multipart/form-data`, part `file`). The server checks its type from the
+   * bytes and its size against the company's limit: a refusal is an `http_error` with `problemCode`
+   * `attachment_too_large` (413) or `attachment_type_not_allowed` (415).
+   */
+  async uploadAttachment(
+    conversationId: string,
+    file: Blob,
+    options: UploadOptions = {},
+  ): Promise<Attachment> {
+    const path = `/sdk/v1/conversations/${encodeURIComponent(conversationId)}/attachments`;
+    const form = new FormData();
+    const name = options.name ?? (file as { name?: string }).name ?? 'file';
+    form.append('file', file, name);
+    const token = await this.visitorTokens?.current();
+    const headers: Record<string, string> = { ...this.headers, Accept: 'application/json' };
+    if (token !== undefined) headers['X-Visitor-Token'] = token;
+    const answer = await sendUpload({
+      url: `${this.baseUrl}${path}`,
+      headers,
+      form,
+      options,
+      fetchFn: this.fetchFn,
+    });
+    const response = new Response(answer.text || null, {
+      status: answer.status,
+      headers: { 'content-type': 'application/json' },
+    });
+    const uploaded = await this.read<Attachment>('POST', path, response);
+    if (typeof uploaded.id !== 'string' || typeof uploaded.url !== 'string')
+      throw invalid('the upload answer has no id or url');
+    return uploaded;
   }
 
   private async request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {

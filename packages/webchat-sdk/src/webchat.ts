@@ -2,6 +2,8 @@ import {
   EMULATION_PATH,
   type FeedbackRating,
   HTTP_STREAM_PATH,
+  type OfferedChoice,
+  type PostbackBlock,
   type ReadMarks,
   readEventOf,
   readMarksOf,
@@ -20,6 +22,7 @@ import { WebchatError } from './errors.ts';
 import { type ApplyResult, type ChatMessage, MessageStore } from './message-store.ts';
 import { type BusinessHoursStatus, type FetchLike, RestClient } from './rest-client.ts';
 import { defaultStorage, type KeyValueStorage, randomId, SessionStore } from './session-storage.ts';
+import type { Attachment, UploadOptions } from './uploads.ts';
 import { type GetVisitorToken, VisitorTokens } from './visitor-tokens.ts';
 import {
   type Conversation,
@@ -427,25 +430,83 @@ export class Webchat extends Emitter<WebchatEvents> {
    * resolves once the server has stored it. Rejects with a `send_failed` {@link WebchatError} when it gives up; the
    * message then has status `failed` and a `send:failed` event fires.
    *
+   * With `attachments` (from {@link Webchat.uploadAttachment}) the message carries them after its text; a message
+   * may hold only attachments (`text` empty).
+   *
    * @example
    * ```ts
    * const message = await chat.send('Where is my order?');
    * message.status; // 'sent' or already 'complete'
+   * const photo = await chat.uploadAttachment(file);
+   * await chat.send('This arrived broken', { attachments: [photo] });
    * ```
    */
-  async send(text: string): Promise<ChatMessage> {
+  async send(text: string, options: { attachments?: readonly Attachment[] } = {}): Promise<ChatMessage> {
     const store = this.requireStore();
     const content = text.trim();
-    if (content.length === 0) throw new WebchatError('empty_message', 'a message needs text');
+    const attachments = options.attachments ?? [];
+    if (content.length === 0 && attachments.length === 0)
+      throw new WebchatError('empty_message', 'a message needs text or an attachment');
     const clientMessageId = randomId();
     const promise = new Promise<ChatMessage>((resolve, reject) => {
       this.waiters.set(clientMessageId, { resolve, reject, attempts: 0 });
     });
-    const message = store.addPending(clientMessageId, content);
+    const message = store.addPending(clientMessageId, content, attachments);
     this.emit('message:added', message);
     this.emitList();
     void this.flushOutbox();
     return promise;
+  }
+
+  /**
+   * Answers an offered choice — a quick reply option or a card button without `url` — with a postback. Only the
+   * choices of {@link openOffer} can be answered (the server refuses others with publish code 400
+   * `postback_not_offered`, and the message becomes `failed`). The message appears at once with the choice's
+   * label as its text and is sent like {@link send}.
+   *
+   * @example
+   * ```ts
+   * const offer = chat.openOffer();
+   * const [first] = offer ? choicesOf(offer.blocks) : [];
+   * if (first) await chat.sendPostback(first);
+   * ```
+   */
+  async sendPostback(choice: OfferedChoice): Promise<ChatMessage> {
+    const store = this.requireStore();
+    if (!choice.id || !choice.label.trim())
+      throw new WebchatError('empty_message', 'a choice needs an id and a label');
+    const clientMessageId = randomId();
+    const promise = new Promise<ChatMessage>((resolve, reject) => {
+      this.waiters.set(clientMessageId, { resolve, reject, attempts: 0 });
+    });
+    const message = store.addPending(clientMessageId, choice.label, [], undefined, choice);
+    this.emit('message:added', message);
+    this.emitList();
+    void this.flushOutbox();
+    return promise;
+  }
+
+  /** The message whose choices the visitor may answer now, if any (see {@link MessageStore.openOffer}). */
+  openOffer(): ChatMessage | undefined {
+    return this.store?.openOffer();
+  }
+
+  /**
+   * Uploads a file to the open conversation, reporting real progress (bytes sent) through `onProgress`; send it
+   * with `send(text, { attachments: [attachment] })`. The server decides the type from the bytes and enforces the
+   * company's size limit: a refusal rejects with an `http_error` {@link WebchatError} whose `problemCode` is
+   * `attachment_too_large` (413) or `attachment_type_not_allowed` (415).
+   *
+   * @example
+   * ```ts
+   * const photo = await chat.uploadAttachment(input.files[0], {
+   *   onProgress: ({ loaded, total }) => (bar.value = loaded / total),
+   * });
+   * ```
+   */
+  async uploadAttachment(file: Blob, options: UploadOptions = {}): Promise<Attachment> {
+    const store = this.requireStore();
+    return this.rest.uploadAttachment(store.conversationId, file, options);
   }
 
   /** Sends a `failed` message again (same `client_message_id`, so it can never appear twice). */
@@ -864,7 +925,7 @@ export class Webchat extends Emitter<WebchatEvents> {
     const payload: SendMessage = {
       version: SUPPORTED_ENVELOPE_VERSION,
       client_message_id: key,
-      blocks: [{ type: 'markdown', content: message.text }],
+      blocks: sendBlocksOf(message),
     };
     try {
       await subscription.publish(payload);
@@ -1051,4 +1112,20 @@ function asWebchatError(err: unknown): WebchatError {
   if (err instanceof WebchatError) return err;
   const message = err instanceof Error ? err.message : String((err as { message?: unknown })?.message ?? err);
   return new WebchatError('realtime_error', message, { cause: err });
+}
+
+/**
+ * What a pending message publishes: its postback (a tapped choice, alone), or its text then its attachments by id
+ * (the server fills in the rest).
+ */
+function sendBlocksOf(message: ChatMessage): SendMessage['blocks'] {
+  return message.blocks.flatMap((b): SendMessage['blocks'] => {
+    if (b.type === 'postback') {
+      const { option_id, label } = b as PostbackBlock;
+      return [{ type: 'postback', option_id, label }];
+    }
+    if (b.type === 'markdown') return message.text ? [{ type: 'markdown', content: message.text }] : [];
+    if (b.type === 'attachment') return [{ type: 'attachment', attachment_id: String(b.attachment_id) }];
+    return [];
+  });
 }

@@ -8,6 +8,9 @@ import type { ConversationView } from '@parley/webchat-protocol';
  * allows any version and operation until the envelope rules decide.
  */
 export type {
+  AttachmentBlock,
+  CardBlock,
+  CardButton,
   Csat,
   ErrorBlock,
   FeedbackRating,
@@ -15,6 +18,10 @@ export type {
   MessageAuthor,
   MessageFeedback,
   MessageRole,
+  OfferedChoice,
+  PostbackBlock,
+  QuickRepliesBlock,
+  QuickReplyOption,
   ReceivedBlock as Block,
   ReceivedEnvelope as MessageEnvelope,
   ReceivedSnapshot as MessageSnapshot,
@@ -23,7 +30,12 @@ export type {
   UnknownBlock,
 } from '@parley/webchat-protocol';
 /** The envelope protocol version this SDK understands; envelopes with any other version are ignored (spec, Events rule 2). */
-export { ENVELOPE_VERSION as SUPPORTED_ENVELOPE_VERSION, inFlightEnvelopes } from '@parley/webchat-protocol';
+/** The choices a message offers for postbacks: quick reply options and card buttons without `url`. */
+export {
+  choicesOf,
+  ENVELOPE_VERSION as SUPPORTED_ENVELOPE_VERSION,
+  inFlightEnvelopes,
+} from '@parley/webchat-protocol';
 
 /**
  * A conversation as `POST/GET /sdk/v1/conversations` return it (the protocol's `ConversationView`). Only `id`,

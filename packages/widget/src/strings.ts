@@ -58,6 +58,15 @@ export const defaultStrings = {
   csatChoose: 'Choose a score from 1 to 5.',
   csatFailed: 'Your rating could not be sent. Please try again.',
   csatThanks: 'Thank you for your rating!',
+  quickReplies: 'Suggested answers',
+  attachFile: 'Attach a file',
+  uploading: 'Uploading',
+  pastedImage: 'Pasted image',
+  removeAttachment: 'Remove',
+  dismiss: 'Dismiss',
+  attachmentTooLarge: 'This file is too large to send.',
+  attachmentTypeNotAllowed: 'This type of file cannot be sent.',
+  uploadFailed: 'The file could not be uploaded.',
 } as const;
 
 export type WidgetStrings = { [K in keyof typeof defaultStrings]: string };

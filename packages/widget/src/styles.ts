@@ -66,6 +66,18 @@ header button:hover { border-color: currentColor; }
 @keyframes blink { 0%, 80%, 100% { opacity: .3; } 40% { opacity: 1; } }
 @media (prefers-reduced-motion: reduce) { .dots span { animation: none; } }
 form { display: flex; gap: 8px; padding: 10px; border-top: 1px solid var(--surface); }
+form .attach { background: none; color: var(--muted); padding: 0 4px; }
+form .attach svg { width: 22px; height: 22px; fill: currentColor; }
+.tray { display: flex; flex-wrap: wrap; gap: 6px; padding: 6px 10px 0; }
+.tray .upload { display: flex; align-items: center; gap: 6px; background: var(--surface); border-radius: 8px; padding: 4px 8px; font-size: 13px; max-width: 100%; }
+.tray .upload.failed { color: #b42318; }
+.tray progress { width: 80px; }
+.tray .remove { background: none; border: none; color: inherit; padding: 0 2px; }
+.panel.dragging { outline: 3px dashed var(--accent); outline-offset: -6px; }
+.attachments { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 4px; }
+.attachments .thumbnail { display: block; max-width: 180px; max-height: 140px; border-radius: 8px; }
+.chip { display: inline-flex; align-items: center; gap: 4px; color: inherit; background: rgba(0,0,0,.06); border-radius: 8px; padding: 4px 8px; font-size: 13px; text-decoration: none; }
+.chip svg { width: 16px; height: 16px; fill: currentColor; flex: none; }
 textarea { flex: 1; resize: none; font: inherit; padding: 8px 10px; border-radius: 10px; border: 1px solid #ced4da; min-height: 40px; max-height: 120px; color: var(--text); background: var(--bg); }
 form button { background: var(--accent); color: var(--accent-text); border: none; border-radius: 10px; padding: 0 14px; }
 .conversations { flex: 1; overflow-y: auto; padding: 12px; display: flex; flex-direction: column; gap: 6px; }
@@ -106,5 +118,18 @@ form button { background: var(--accent); color: var(--accent-text); border: none
 .csat button { background: var(--accent); color: var(--accent-text); border: none; border-radius: 10px; padding: 6px 14px; }
 .csat-error { color: #c92a2a; font-size: 13px; margin: 6px 0 0; }
 .csat-thanks { margin: 0; }
+.quick-replies { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 8px; }
+.choice, .card-link {
+  font: inherit; font-size: 14px; padding: 6px 12px; border-radius: 16px; border: 1px solid var(--accent);
+  background: var(--bg); color: var(--accent); cursor: pointer; text-decoration: none; display: inline-block;
+}
+.choice:hover:not(:disabled), .card-link:hover { background: var(--accent); color: var(--accent-text); }
+.choice:focus-visible, .card-link:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.choice:disabled { opacity: 0.55; cursor: default; }
+.card { margin-top: 8px; border: 1px solid #dee2e6; border-radius: 12px; overflow: hidden; background: var(--bg); max-width: 260px; }
+.card img { display: block; width: 100%; max-height: 160px; object-fit: cover; }
+.card-title { font-weight: 700; margin: 8px 10px 2px; }
+.card-text { margin: 0 10px 6px; font-size: 14px; color: var(--muted); }
+.card-buttons { display: flex; flex-wrap: wrap; gap: 6px; padding: 6px 10px 10px; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0,0,0,0); white-space: nowrap; border: 0; }
 `;

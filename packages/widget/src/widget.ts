@@ -5,11 +5,15 @@ import {
   type Conversation,
   type GetVisitorToken,
   type KeyValueStorage,
+  type OfferedChoice,
+  openOfferIn,
   type RealtimeTransport,
   Webchat,
   type WebchatOptions,
 } from '@parley/webchat-sdk';
+import { attachmentComposer, renderAttachments } from './attachments-ui.ts';
 import { csatPrompt, isRatable, thumbsFor } from './feedback-ui.ts';
+import { interactiveBlocksFor } from './interactive-ui.ts';
 import { hideUnclosedMarkers, renderMarkdown } from './markdown.ts';
 import { defaultStrings, type WidgetStrings } from './strings.ts';
 import { widgetCss } from './styles.ts';
@@ -77,7 +81,11 @@ class ChatWidget implements WidgetHandle {
   private readonly doc: Document;
   private readonly host: HTMLElement;
   private readonly els: ReturnType<ChatWidget['build']>;
-  private readonly rendered = new Map<string, { message: ChatMessage; element: HTMLElement }>();
+  /** Each message on screen; `open`: it was drawn as the open offer (its quick replies showing). */
+  private readonly rendered = new Map<
+    string,
+    { message: ChatMessage; element: HTMLElement; open: boolean }
+  >();
   private starting = false;
   private destroyed = false;
   private startAttempt = 0;
@@ -211,7 +219,12 @@ class ChatWidget implements WidgetHandle {
       'aria-label': s.inputLabel,
     });
     const sendButton = el('button', { type: 'submit' }, s.send);
-    form.append(label, input, sendButton);
+    // Files go up as soon as they are chosen, pasted or dropped; the next send carries them.
+    const attachments = attachmentComposer(this.doc, s, (file, onProgress) => {
+      if (!this.chat) return Promise.reject(new Error('the chat has not started'));
+      return this.chat.uploadAttachment(file, { onProgress, name: file.name || 'pasted-image.png' });
+    });
+    form.append(label, attachments.button, attachments.input, input, sendButton);
     // The end of a closed conversation: a note and, until the visitor answered it, the satisfaction question.
     const closedSlot = el('div', { class: 'closed-slot' });
     closedSlot.hidden = true;
@@ -222,7 +235,18 @@ class ChatWidget implements WidgetHandle {
     const handoffButton = el('button', { type: 'button', class: 'handoff-button' }, s.talkToPerson);
     const handoffNote = el('p', { class: 'handoff-note', role: 'status' });
     handoff.append(handoffButton, handoffNote);
-    panel.append(header, status, transport, log, conversations, closedSlot, handoff, form, live);
+    panel.append(
+      header,
+      status,
+      transport,
+      log,
+      conversations,
+      closedSlot,
+      handoff,
+      attachments.tray,
+      form,
+      live,
+    );
 
     const launcher = el('button', {
       type: 'button',
@@ -262,6 +286,25 @@ class ChatWidget implements WidgetHandle {
       event.preventDefault();
       this.submit();
     });
+    input.addEventListener('paste', (event) => {
+      const files = [...(event.clipboardData?.files ?? [])];
+      if (files.length === 0) return;
+      event.preventDefault();
+      attachments.add(files);
+    });
+    panel.addEventListener('dragover', (event) => {
+      if (!event.dataTransfer?.types.includes('Files')) return;
+      event.preventDefault();
+      panel.classList.add('dragging');
+    });
+    panel.addEventListener('dragleave', () => panel.classList.remove('dragging'));
+    panel.addEventListener('drop', (event) => {
+      panel.classList.remove('dragging');
+      const files = [...(event.dataTransfer?.files ?? [])];
+      if (files.length === 0) return;
+      event.preventDefault();
+      attachments.add(files);
+    });
     historyButton.addEventListener('click', () => void this.toggleConversations());
     newButton.addEventListener('click', () => void this.newConversation());
     olderButton.addEventListener('click', () => void this.loadOlder());
@@ -270,6 +313,7 @@ class ChatWidget implements WidgetHandle {
       panel,
       launcher,
       input,
+      attachments,
       form,
       log,
       typing,
@@ -476,10 +520,21 @@ class ChatWidget implements WidgetHandle {
 
   private submit(): void {
     const text = this.els.input.value.trim();
-    if (!text || !this.chat) return;
+    // A file still uploading goes with the next send, once it is up (its progress bar shows it is not yet).
+    if (!this.chat || this.els.attachments.busy()) return;
+    const attachments = this.els.attachments.take();
+    if (!text && attachments.length === 0) return;
     this.els.input.value = '';
     // Failures show on the message itself (status `failed` with a Retry button), not as an exception.
-    this.chat.send(text).catch(() => {});
+    this.chat.send(text, { attachments }).catch(() => {});
+    this.scrollToEnd();
+  }
+
+  /** A tapped quick reply or card button: the postback, then the composer has the focus (the buttons are gone). */
+  private choose(choice: OfferedChoice): void {
+    if (!this.chat) return;
+    this.chat.sendPostback(choice).catch(() => {});
+    this.els.input.focus();
     this.scrollToEnd();
   }
 
@@ -547,17 +602,21 @@ class ChatWidget implements WidgetHandle {
     const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
     const keep = new Set<string>();
     let previous: Element = olderButton;
+    // Quick replies show on the open offer only: a message is drawn again when it becomes or stops being it.
+    const offerKey = openOfferIn(messages)?.key;
     for (const message of messages) {
       if (message.typing) continue;
       keep.add(message.key);
+      const open = message.key === offerKey;
       let entry = this.rendered.get(message.key);
       if (!entry) {
-        entry = { message, element: this.doc.createElement('div') };
+        entry = { message, element: this.doc.createElement('div'), open };
         this.rendered.set(message.key, entry);
-        this.fillMessage(entry.element, message);
-      } else if (entry.message !== message) {
+        this.fillMessage(entry.element, message, open);
+      } else if (entry.message !== message || entry.open !== open) {
         entry.message = message;
-        this.fillMessage(entry.element, message);
+        entry.open = open;
+        this.fillMessage(entry.element, message, open);
       }
       if (previous.nextElementSibling !== entry.element) previous.after(entry.element);
       previous = entry.element;
@@ -587,13 +646,13 @@ class ChatWidget implements WidgetHandle {
       current.append(this.text('span', this.strings.seen, 'meta seen'));
   }
 
-  private fillMessage(element: HTMLElement, message: ChatMessage): void {
+  private fillMessage(element: HTMLElement, message: ChatMessage, open: boolean): void {
     // The rating controls that had the focus are replaced below: the focus moves to the thumb now pressed (or the
     // same thumb), so a keyboard user stays where they were.
     const focused = (this.host.shadowRoot?.activeElement as HTMLElement | null) ?? null;
     const inFeedback = focused?.closest('.feedback') && element.contains(focused);
     const thumb = inFeedback && focused?.classList.contains('thumb') ? focused.className : null;
-    this.renderMessage(element, message);
+    this.renderMessage(element, message, open);
     if (!inFeedback) return;
     const next =
       (thumb && element.querySelector<HTMLElement>(`.feedback [class="${thumb}"]`)) ||
@@ -601,7 +660,7 @@ class ChatWidget implements WidgetHandle {
     next?.focus();
   }
 
-  private renderMessage(element: HTMLElement, message: ChatMessage): void {
+  private renderMessage(element: HTMLElement, message: ChatMessage, open: boolean): void {
     element.className = `msg ${message.role}${message.status === 'failed' ? ' failed' : ''}`;
     element.dataset.status = message.status;
     element.dataset.key = message.key;
@@ -609,13 +668,21 @@ class ChatWidget implements WidgetHandle {
     if (message.role !== 'user') children.push(this.text('span', this.authorName(message), 'author'));
     const body = this.doc.createElement('div');
     body.className = 'body';
-    body.append(
-      renderMarkdown(
-        this.doc,
-        message.status === 'partial' ? hideUnclosedMarkers(message.text) : message.text,
-      ),
-    );
+    // A tapped choice shows its label as written, not as markdown.
+    if (message.blocks[0]?.type === 'postback') body.textContent = message.text;
+    else
+      body.append(
+        renderMarkdown(
+          this.doc,
+          message.status === 'partial' ? hideUnclosedMarkers(message.text) : message.text,
+        ),
+      );
     children.push(body);
+    const files = renderAttachments(this.doc, message.blocks);
+    if (files) children.push(files);
+    children.push(
+      ...interactiveBlocksFor(this.doc, message, this.strings, { open, choose: (c) => this.choose(c) }),
+    );
     if (message.error) children.push(this.text('div', message.error.message, 'error'));
     if (isRatable(message)) {
       children.push(

@@ -19,6 +19,8 @@ const SCOPE_HELP: Record<string, string> = {
   'connector:read': 'connector:read — list and check connectors',
   'conversations:read': 'conversations:read — read conversations',
   'conversations:write': 'conversations:write — post agent messages',
+  'webhooks:read': 'webhooks:read — list webhooks and their deliveries',
+  'webhooks:write': 'webhooks:write — create, delete and rotate webhooks, retry deliveries',
 };
 
 /**

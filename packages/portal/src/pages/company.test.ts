@@ -33,4 +33,29 @@ describe('portal in a browser: company page', () => {
     ]);
     await screenshot(page, 'company');
   });
+
+  it('edits the attachment limits: the largest file and the allowed types, SVG included on request', async () => {
+    const { page } = browser;
+    const size = page.getByRole('textbox', { name: 'Largest attachment (MiB)' });
+    assert.equal(await size.inputValue(), '10');
+    await size.fill('0');
+    await page.getByRole('button', { name: 'Save attachment limits' }).click();
+    await page.getByText('Enter a size from 0.01 to 1024 MiB.').waitFor();
+    await size.fill('2.5');
+    await page.getByRole('checkbox', { name: 'SVG images (always downloaded, never shown inline)' }).check();
+    await page.getByRole('checkbox', { name: 'PDF documents' }).uncheck();
+    await page.getByRole('button', { name: 'Save attachment limits' }).click();
+    await page.getByText('Attachment limits saved.').waitFor();
+    const settings = await server.ctx.webchat.attachments.settingsFor(companyId);
+    assert.equal(settings.maxAttachmentBytes, 2.5 * 1024 * 1024);
+    assert.deepEqual([...settings.allowedTypes].sort(), [
+      'image/gif',
+      'image/jpeg',
+      'image/png',
+      'image/svg+xml',
+      'image/webp',
+      'text/plain',
+    ]);
+    await screenshot(page, 'company-attachments');
+  });
 });

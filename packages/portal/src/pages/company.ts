@@ -4,14 +4,70 @@ import { statusArea, titledSection } from '../components/page-parts.ts';
 import { copyable } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
+interface AttachmentLimits {
+  max_attachment_bytes: number;
+  allowed_types: string[];
+}
+
 interface CompanyView {
   id: string;
   name: string;
   allowed_origins: string[];
+  attachments: AttachmentLimits;
   created_at: string;
 }
 
-/** Settings → Company: the id integrators send as `X-Company`, and the origins allowed to embed the widget. */
+const MIB = 1024 * 1024;
+
+/** The types attachments may have (docs/design.md "Attachments"); SVG is off unless a company turns it on. */
+const ATTACHMENT_TYPE_OPTIONS = [
+  { value: 'image/png', label: 'PNG images' },
+  { value: 'image/jpeg', label: 'JPEG images' },
+  { value: 'image/gif', label: 'GIF images' },
+  { value: 'image/webp', label: 'WebP images' },
+  { value: 'application/pdf', label: 'PDF documents' },
+  { value: 'text/plain', label: 'Plain text' },
+  { value: 'image/svg+xml', label: 'SVG images (always downloaded, never shown inline)' },
+];
+
+/** Settings → Company → Attachments: the largest file and the types visitors and agents may send. */
+function attachmentLimitsForm(limits: AttachmentLimits, say: (text: string) => void) {
+  return createForm({
+    submitLabel: 'Save attachment limits',
+    fields: [
+      {
+        name: 'max_attachment_mib',
+        label: 'Largest attachment (MiB)',
+        value: String(Math.round((limits.max_attachment_bytes / MIB) * 100) / 100),
+        required: true,
+        validate: (value) =>
+          /^\d+(\.\d+)?$/.test(String(value)) && Number(value) > 0 && Number(value) <= 1024
+            ? undefined
+            : 'Enter a size from 0.01 to 1024 MiB.',
+      },
+      {
+        name: 'allowed_types',
+        label: 'Allowed file types',
+        type: 'checkboxes',
+        options: ATTACHMENT_TYPE_OPTIONS,
+        values: limits.allowed_types,
+        hint: 'The type is checked on the file’s bytes, whatever its name or declared type says.',
+      },
+    ],
+    onSubmit: async (values) => {
+      await api<CompanyView>('PUT', '/company/attachments', {
+        max_attachment_bytes: Math.round(Number(values.max_attachment_mib) * MIB),
+        allowed_types: values.allowed_types as string[],
+      });
+      say('Attachment limits saved.');
+    },
+  });
+}
+
+/**
+ * Settings → Company: the id integrators send as `X-Company`, the origins allowed to embed the widget, and the
+ * attachment limits.
+ */
 export async function renderCompany(main: HTMLElement): Promise<void> {
   const company = await api<CompanyView>('GET', '/company');
   const status = statusArea();
@@ -69,5 +125,10 @@ export async function renderCompany(main: HTMLElement): Promise<void> {
     ),
     status.el,
     titledSection('origins-title', 'Edit allowed origins', form.el),
+    titledSection(
+      'attachments-title',
+      'Attachments',
+      attachmentLimitsForm(company.attachments, (text) => status.say('success', text)).el,
+    ),
   );
 }

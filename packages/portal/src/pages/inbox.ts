@@ -1,17 +1,22 @@
 import {
+  type AttachmentBlock,
   acceptsEnvelope,
+  type CardBlock,
   type Csat,
   type ErrorBlock,
   type MarkdownBlock,
   type MessageRole,
   type MessageSnapshot,
   type PlatformConversationView,
+  type PostbackBlock,
+  type QuickRepliesBlock,
+  type ReceivedBlock,
   type ReceivedSnapshot,
   readEnvelope,
   type TypingBlock,
 } from '@parley/webchat-protocol';
 import { Centrifuge, type Subscription } from 'centrifuge';
-import { ApiError, api } from '../api.ts';
+import { ApiError, api, upload } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { statusArea } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
@@ -235,6 +240,13 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     // Says why the transcript is not live (it would otherwise look live and silently miss messages).
     const liveNotice = h('p', { class: 'notice warning live-notice', role: 'status', hidden: true });
 
+    // Files to send with the reply: uploaded first (the server checks type and size), then named in the post.
+    const files = h('input', {
+      type: 'file',
+      multiple: true,
+      'aria-label': 'Attach files',
+      class: 'reply-files',
+    });
     const reply = createForm({
       submitLabel: 'Send reply',
       resetOnSuccess: true,
@@ -243,15 +255,39 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           name: 'content',
           label: 'Reply as agent',
           type: 'textarea',
-          required: true,
           maxLength: 16384,
-          hint: 'Sending takes the conversation over from the digital employee.',
+          hint: 'Sending takes the conversation over from the digital employee. A reply may be only attached files.',
+          // Required unless files are attached.
+          validate: (value) =>
+            String(value).trim() === '' && (files.files?.length ?? 0) === 0
+              ? 'This field is required.'
+              : undefined,
+        },
+        {
+          name: 'quick_replies',
+          label: 'Quick replies (optional)',
+          type: 'textarea',
+          maxLength: 1200,
+          hint: 'One per line, up to 10: the visitor sees them as buttons under your reply and can tap one.',
         },
       ],
       onSubmit: async (values) => {
+        const quickReplies = String(values.quick_replies ?? '')
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line.length > 0);
+        const uploaded: Array<{ id: string }> = [];
+        for (const file of files.files ?? []) {
+          uploaded.push(
+            await upload<{ id: string }>(`/inbox/conversations/${conversation.id}/attachments`, file),
+          );
+        }
         const sent = await api<MessageSnapshot>('POST', `/inbox/conversations/${conversation.id}/messages`, {
-          content: values.content,
+          content: values.content ?? '',
+          attachment_ids: uploaded.map((a) => a.id),
+          ...(quickReplies.length > 0 ? { quick_replies: quickReplies } : {}),
         });
+        files.value = '';
         showMessage(sent);
         await refreshState();
         void loadList();
@@ -275,6 +311,10 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       transcript,
       conversation.status === 'closed' ? null : reply.el,
     );
+    // The file picker sits in the reply form, just above its submit button.
+    reply.el
+      .querySelector('button[type="submit"]')
+      ?.before(h('label', { class: 'reply-files-label' }, 'Attach files ', files));
 
     // Live: the realtime engine pushes every envelope of this conversation; stale sequences are dropped.
     const grant = () => api<RealtimeGrant>('POST', `/inbox/conversations/${conversation.id}/realtime`);
@@ -401,6 +441,7 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
     // Error blocks carry their (visitor-safe) text in `message`, not in `content`.
     .map((b) => (b.type === 'error' ? (b as ErrorBlock).message : (b as MarkdownBlock).content) ?? '')
     .join('\n');
+  const interactive = m.blocks.flatMap((b) => interactiveElement(b));
   const typing = m.blocks.some((b) => b.type === 'typing' && (b as TypingBlock).typing);
   return h(
     'li',
@@ -411,6 +452,8 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
       m.author?.name ? `${m.author.name} (${ROLE_LABEL[m.role]})` : ROLE_LABEL[m.role],
     ),
     h('span', { class: 'text' }, text || (typing ? 'typing…' : '')),
+    attachmentsElement(m),
+    ...interactive,
     m.status === 'partial' ? h('span', { class: 'muted streaming' }, ' (streaming)') : null,
     m.feedback
       ? h(
@@ -420,5 +463,68 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
           m.feedback.comment ? `: “${m.feedback.comment}”` : '',
         )
       : null,
+  );
+}
+
+/**
+ * Quick replies, cards and postbacks in a transcript (docs/design.md "Interactive blocks"), as text: what was
+ * offered, and which choice the visitor tapped.
+ */
+function interactiveElement(b: ReceivedBlock): HTMLElement[] {
+  if (b.type === 'postback') {
+    const { label, option_id } = b as PostbackBlock;
+    return [h('span', { class: 'postback', title: `option ${option_id}` }, `Chose: ${label}`)];
+  }
+  if (b.type === 'quick_replies') {
+    const labels = (b as QuickRepliesBlock).options.map((o) => o.label);
+    return [h('span', { class: 'offer quick-replies' }, `Quick replies: ${labels.join(' · ')}`)];
+  }
+  if (b.type === 'card') {
+    const card = b as CardBlock;
+    const buttons = card.buttons.map((x) => (x.url ? `${x.label} ↗ ${x.url}` : x.label));
+    return [
+      h(
+        'span',
+        { class: 'offer card' },
+        `Card: ${card.title}`,
+        card.text ? ` — ${card.text}` : '',
+        buttons.length > 0 ? ` [${buttons.join(' · ')}]` : '',
+      ),
+    ];
+  }
+  return [];
+}
+
+const THUMBNAIL_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/**
+ * A message's attachments (docs/design.md "Attachments"): raster images as thumbnails, other files as chips, each
+ * linking to its signed `url` (fresh in every read and envelope; it needs no headers).
+ */
+function attachmentsElement(m: ReceivedSnapshot): HTMLElement | null {
+  const attachments = m.blocks.filter((b) => b.type === 'attachment') as unknown as AttachmentBlock[];
+  if (attachments.length === 0) return null;
+  return h(
+    'span',
+    { class: 'attachments' },
+    ...attachments.map((a) =>
+      THUMBNAIL_TYPES.has(a.content_type)
+        ? h(
+            'a',
+            { href: a.url, target: '_blank', rel: 'noopener noreferrer', class: 'attachment-thumb' },
+            h('img', { src: a.url, alt: a.name, class: 'thumbnail' }),
+          )
+        : h(
+            'a',
+            {
+              href: a.url,
+              target: '_blank',
+              rel: 'noopener noreferrer',
+              download: a.name,
+              class: 'attachment-chip',
+            },
+            `📎 ${a.name} (${Math.max(1, Math.round(a.size / 1024))} KB)`,
+          ),
+    ),
   );
 }

@@ -115,8 +115,14 @@ export class Hub {
     entry.subscribers.add(sub);
     this.subscriptionCount += 1;
     if (sub.flags.positioned) entry.positioned += 1;
-    // Bounded: each round either finds the channel subscribed or starts one broker call.
-    for (let attempt = 0; attempt < 8 && !entry.brokerSubscribed; attempt++) {
+    // Bounded: each round either finds the channel subscribed with nothing in flight, or waits for one broker call
+    // (its own subscribe, or the operation already in flight). `brokerSubscribed` alone is not enough: it stays true
+    // while the unsubscribe started when the last subscriber left is in flight, and a subscriber that took it for
+    // done would stay registered on a channel the broker then drops, never to get another publication (a client
+    // told to resubscribe after a lost publication, 2500, comes back within a millisecond, docs/protocol.md
+    // "Positioning").
+    for (let attempt = 0; attempt < 8; attempt++) {
+      if (entry.brokerSubscribed && entry.pending === null) break;
       const ownOperation = entry.pending === null;
       if (ownOperation) this.startBrokerOperation(sub.channel, entry, true);
       const succeeded = await entry.pending;

@@ -8,6 +8,7 @@ import { keyCommands } from '../oauth/keys.cli.ts';
 import { userCommands } from '../users/users.cli.ts';
 import { channelCommands } from '../webchat/channels/channels.cli.ts';
 import { conversationCommands } from '../webchat/conversations/conversations.cli.ts';
+import { webhookCommands } from '../webhooks/webhooks.cli.ts';
 import type { Command } from './command.ts';
 import { realtimeCommand } from './realtime.cli.ts';
 import { serveCommand } from './serve.cli.ts';
@@ -26,4 +27,5 @@ export const commands: Command[] = [
   ...userCommands,
   ...connectorCommands,
   ...masterKeyCommands,
+  ...webhookCommands,
 ] as Command[];

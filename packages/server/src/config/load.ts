@@ -46,6 +46,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       realtimeRedisPrefix: str(env.PARLEY_REALTIME_REDIS_PREFIX),
       maxMessageBytes: int(env.PARLEY_WEBCHAT_MAX_MESSAGE_BYTES),
       maxBlocks: int(env.PARLEY_WEBCHAT_MAX_BLOCKS),
+      attachmentMaxBytes: int(env.PARLEY_ATTACHMENT_MAX_BYTES),
       conversationsPerMinutePerSession: int(env.PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_SESSION),
       conversationsPerMinutePerIp: int(env.PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_IP),
       messagesPerMinutePerSession: int(env.PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_SESSION),

@@ -64,6 +64,12 @@ export const ConfigSchema = Type.Object(
       maxMessageBytes: Type.Integer({ minimum: 1, maximum: 60_000, default: 16_384 }),
       /** Most blocks in one SendMessage / agent message. */
       maxBlocks: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+      /** Largest attachment in bytes unless a company sets its own `max_attachment_bytes` (10 MiB). */
+      attachmentMaxBytes: Type.Integer({
+        minimum: 1,
+        maximum: 1024 * 1024 * 1024,
+        default: 10 * 1024 * 1024,
+      }),
       /** Conversations one session / one IP may create per minute before 429. */
       conversationsPerMinutePerSession: Type.Integer({ minimum: 1, default: 30 }),
       conversationsPerMinutePerIp: Type.Integer({ minimum: 1, default: 300 }),

@@ -187,3 +187,20 @@ describe('master keys', () => {
     assert.equal(loaded.keys[0]!.version, 7);
   });
 });
+
+describe('derived keys (HKDF-SHA256 from the master keys)', () => {
+  it('are stable per purpose and version, differ between them, and follow the primary key', () => {
+    const [v1, v2] = [key(1), key(2)];
+    const sealer = new Sealer([v2, v1]);
+    const primary = sealer.derivedKey('attachment-links')!;
+    assert.equal(primary.version, 2);
+    assert.equal(primary.key.length, 32);
+    assert.deepEqual(sealer.derivedKey('attachment-links', 2)!.key, primary.key);
+    assert.notDeepEqual(sealer.derivedKey('attachment-links', 1)!.key, primary.key);
+    assert.notDeepEqual(sealer.derivedKey('other-purpose')!.key, primary.key);
+    assert.ok(!primary.key.equals(v2.key), 'never the master key itself');
+    assert.equal(sealer.derivedKey('attachment-links', 3), undefined);
+    // Another process with the same master keys derives the same key (every node of a cluster verifies alike).
+    assert.deepEqual(new Sealer([v2, v1]).derivedKey('attachment-links')!.key, primary.key);
+  });
+});

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { ErrorCode } from '../errors/codes.ts';
 import type { MasterKey } from './master-keys.ts';
 
@@ -24,6 +24,8 @@ export class SealError extends Error {
 
 export class Sealer {
   private masterKeys: MasterKey[];
+  /** Keys `derivedKey` made, by purpose and master version. */
+  private readonly derived = new Map<string, Buffer>();
 
   /**
    * @param refreshKeys Optional: returns a newer key list when the key source changed (file-based keys change when
@@ -71,6 +73,27 @@ export class Sealer {
   /** Master version an envelope is wrapped with (to find what `master-key rotate` still has to re-wrap). */
   versionOf(envelope: string): number {
     return parse(envelope).masterVersion;
+  }
+
+  /**
+   * A 256-bit key for one purpose (e.g. `attachment-links`), derived from a master key with HKDF-SHA256 (RFC 5869;
+   * the purpose is the `info`), so signing keys need no secret file of their own and follow master-key rotation:
+   * without `version` the primary key's (to sign), with it that version's (to verify what an older key signed).
+   * `undefined` for a version this process does not know.
+   */
+  derivedKey(purpose: string, version?: number): { version: number; key: Buffer } | undefined {
+    if (version === undefined) this.refresh();
+    const master =
+      version === undefined ? this.masterKeys[0]! : this.masterKeys.find((k) => k.version === version);
+    if (!master) return undefined;
+    // A version's master key never changes, so neither does what is derived from it: derive once.
+    const cacheKey = `${purpose}|${master.version}`;
+    let key = this.derived.get(cacheKey);
+    if (!key) {
+      key = Buffer.from(hkdfSync('sha256', master.key, Buffer.alloc(0), `parley|${purpose}`, 32));
+      this.derived.set(cacheKey, key);
+    }
+    return { version: master.version, key };
   }
 
   /** Re-wraps the DEK under the newest master key; the sealed value is untouched. */

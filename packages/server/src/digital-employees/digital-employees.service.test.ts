@@ -170,6 +170,31 @@ for (const database of TEST_DATABASES) {
         [{ settings: { answers: [{ question: 'Q', keywords: [], answer: 'A' }] } }, 'invalid_settings'],
         [{ settings: { timeout_ms: 1000 } }, 'invalid_settings', 'settings.timeout_ms'],
         [{ settings: { word_delay_ms: -1 } }, 'invalid_settings', 'settings.word_delay_ms'],
+        // Quick replies of a builtin answer follow the rules of interactive blocks (docs/design.md).
+        [
+          { settings: { answers: [{ question: 'Q', keywords: ['q'], answer: 'A', quick_replies: [] }] } },
+          'invalid_settings',
+          'settings.answers.0.quick_replies',
+        ],
+        [
+          {
+            settings: {
+              answers: [
+                {
+                  question: 'Q',
+                  keywords: ['q'],
+                  answer: 'A',
+                  quick_replies: [
+                    { id: 'a', label: 'A' },
+                    { id: 'a', label: 'Again' },
+                  ],
+                },
+              ],
+            },
+          },
+          'invalid_settings',
+          'settings.answers.0.quick_replies',
+        ],
       ];
       for (const [override, code, field] of cases) {
         const error = await service()

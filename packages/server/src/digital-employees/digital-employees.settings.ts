@@ -1,3 +1,4 @@
+import { INTERACTIVE_LIMITS, readInteractiveBlocks } from '@parley/webchat-protocol';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { InvalidDigitalEmployeeError } from './digital-employees.errors.ts';
@@ -14,6 +15,22 @@ export const BuiltinAnswerSchema = Type.Object(
     /** Words or phrases matched case-insensitively on word boundaries; the answer with the most hits wins. */
     keywords: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20 }),
     answer: Type.String({ minLength: 1, maxLength: 4000 }),
+    /**
+     * Quick replies offered under the answer (docs/design.md "Interactive blocks"); a tapped one comes back as a
+     * postback whose label is the visitor's text, so give the next answers keywords that match the labels.
+     */
+    quick_replies: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            id: Type.String({ minLength: 1, maxLength: INTERACTIVE_LIMITS.idLength }),
+            label: Type.String({ minLength: 1, maxLength: INTERACTIVE_LIMITS.labelLength }),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: INTERACTIVE_LIMITS.options },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -61,6 +78,18 @@ export function validateSettings(responder: ResponderKind, input: unknown): Digi
     throw new InvalidDigitalEmployeeError('invalid_settings', field, `${field} ${first.message}`);
   }
   const settings = input as DigitalEmployeeSettings;
+  for (const [i, answer] of (settings.answers ?? []).entries()) {
+    if (!answer.quick_replies) continue;
+    // The protocol's own rules beyond the schema: no blank label, no id twice.
+    const { problem } = readInteractiveBlocks(
+      [{ type: 'quick_replies', options: answer.quick_replies }],
+      'q',
+    );
+    if (problem) {
+      const field = `settings.answers.${i}.quick_replies`;
+      throw new InvalidDigitalEmployeeError('invalid_settings', field, `${field}: ${problem.message}`);
+    }
+  }
   const misplaced = (responder === 'builtin' ? REMOTE_ONLY_SETTINGS : BUILTIN_ONLY_SETTINGS).find(
     (key) => settings[key] !== undefined,
   );

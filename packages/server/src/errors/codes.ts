@@ -81,6 +81,9 @@ export const ERROR_CODES = [
   'conversation_closed',
   'message_too_large',
   'empty_message',
+  // Interactive blocks (webchat/interactive/).
+  'invalid_blocks',
+  'postback_not_offered',
   // Visitor identity, feedback and read state (webchat/identity/, webchat/feedback/, webchat/reads/).
   'visitor_token_invalid',
   'visitor_token_required',
@@ -92,6 +95,18 @@ export const ERROR_CODES = [
   'invalid_business_hours',
   'canned_response_not_found',
   'shortcut_taken',
+  // Event webhooks (webhooks/).
+  'webhook_not_found',
+  'webhook_delivery_not_found',
+  'invalid_events',
+  'invalid_description',
+  'webhook_disabled',
+  // Attachments (webchat/attachments/).
+  'attachment_too_large',
+  'attachment_type_not_allowed',
+  'attachment_required',
+  'attachment_link_invalid',
+  'unknown_attachment',
   // Portal and users.
   'not_signed_in',
   'invalid_credentials',

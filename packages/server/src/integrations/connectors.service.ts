@@ -6,6 +6,7 @@ import { SealError, type Sealer } from '../crypto/sealing.ts';
 import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
+import type { EventRecorder } from '../webhooks/events.ts';
 import { connectorKeyAad, KeyFingerprinter } from './connector-key.ts';
 import { connectorType, connectorTypeNames } from './connector-types.ts';
 import { validateApiKey, validateName, validateUrl } from './connector-validation.ts';
@@ -84,6 +85,8 @@ export class ConnectorsService {
     private readonly dialect: Dialect,
     private readonly sealer: Sealer,
     private readonly audit: AuditLog,
+    /** Webhook events, recorded in the transaction of the change (webhooks/events.ts). */
+    private readonly events: EventRecorder,
   ) {
     this.fingerprints = new KeyFingerprinter(db, sealer);
   }
@@ -267,6 +270,12 @@ export class ConnectorsService {
       },
       trx,
     );
+    // The version only: the key never leaves the sealed column.
+    await this.events.record(trx, {
+      type: 'connector.api_key_rotated',
+      companyId: input.companyId,
+      data: { connector_id: input.connectorId, key_version: keyVersion },
+    });
     return { connectorId: input.connectorId, keyVersion, rotatedAt, changed: true };
   }
 

@@ -54,6 +54,7 @@ async function openWith(
     server.ctx.store.dialect,
     sealer,
     server.ctx.audit,
+    server.ctx.events,
   );
   return Promise.all(ids.map(async (id) => (await service.readCredentials(companyId, id)).apiKey));
 }

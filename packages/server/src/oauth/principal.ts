@@ -25,6 +25,8 @@ export const SCOPES = [
   'connector:read',
   'conversations:read',
   'conversations:write',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -37,6 +37,8 @@ for (const database of TEST_DATABASES) {
         'connector:read',
         'conversations:read',
         'conversations:write',
+        'webhooks:read',
+        'webhooks:write',
       ]);
 
       const issued = await requestToken(server, client_id, client_secret);

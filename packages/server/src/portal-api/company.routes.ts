@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
+import { ATTACHMENT_TYPES } from '../webchat/attachments/content-types.ts';
 import { normalizeOrigin } from '../webchat/channels/channels.service.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
 
@@ -8,14 +9,30 @@ const Origins = Type.Object(
   { additionalProperties: false },
 );
 
-/** Company settings: the id integrators send as `X-Company`, and the browser origins allowed to embed the widget. */
+const AttachmentLimits = Type.Object(
+  {
+    max_attachment_bytes: Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024 }),
+    allowed_types: Type.Array(Type.Union(ATTACHMENT_TYPES.map((t) => Type.Literal(t))), { maxItems: 20 }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Company settings: the id integrators send as `X-Company`, the browser origins allowed to embed the widget, and
+ * the attachment limits (docs/design.md "Attachments").
+ */
 export function registerCompanyRoutes(app: App, { ctx }: PortalDeps): void {
   const view = async (companyId: string) => {
     const company = await ctx.companies.get(companyId);
+    const attachments = await ctx.webchat.attachments.settingsFor(companyId);
     return {
       id: company.id,
       name: company.name,
       allowed_origins: company.allowedOrigins,
+      attachments: {
+        max_attachment_bytes: attachments.maxAttachmentBytes,
+        allowed_types: attachments.allowedTypes,
+      },
       created_at: company.createdAt,
     };
   };
@@ -40,6 +57,23 @@ export function registerCompanyRoutes(app: App, { ctx }: PortalDeps): void {
       subject: companyId,
       ip: request.ip,
       details: { allowed_origins: origins },
+    });
+    return view(companyId);
+  });
+
+  app.put('/company/attachments', { schema: { body: AttachmentLimits } }, async (request) => {
+    const companyId = sessionOf(request).user.companyId;
+    const settings = await ctx.webchat.attachments.updateSettings(companyId, {
+      maxAttachmentBytes: request.body.max_attachment_bytes,
+      allowedTypes: request.body.allowed_types,
+    });
+    await ctx.audit.record({
+      type: 'company.attachment_settings_changed',
+      companyId,
+      actor: actorOf(request),
+      subject: companyId,
+      ip: request.ip,
+      details: { max_attachment_bytes: settings.maxAttachmentBytes, allowed_types: settings.allowedTypes },
     });
     return view(companyId);
   });

@@ -43,6 +43,48 @@ for (const database of TEST_DATABASES) {
       assert.equal(events.length, 1);
     });
 
+    it('shows and saves the attachment limits, refuses unknown types, and audits the change', async () => {
+      const shown = await acme.get('/company');
+      assert.deepEqual(shown.body.attachments, {
+        max_attachment_bytes: 10 * 1024 * 1024,
+        allowed_types: [
+          'image/png',
+          'image/jpeg',
+          'image/gif',
+          'image/webp',
+          'application/pdf',
+          'text/plain',
+        ],
+      });
+      const saved = await acme.put('/company/attachments', {
+        max_attachment_bytes: 2048,
+        allowed_types: ['image/png', 'image/svg+xml'],
+      });
+      assert.equal(saved.status, 200, saved.text);
+      assert.deepEqual(saved.body.attachments, {
+        max_attachment_bytes: 2048,
+        allowed_types: ['image/png', 'image/svg+xml'],
+      });
+      assert.equal(
+        (await server.ctx.webchat.attachments.settingsFor(globexId)).maxAttachmentBytes,
+        10 * 1024 * 1024,
+      );
+      for (const body of [
+        { max_attachment_bytes: 2048, allowed_types: ['text/html'] },
+        { max_attachment_bytes: 0, allowed_types: [] },
+        { max_attachment_bytes: 2048 },
+      ]) {
+        const refused = await acme.put('/company/attachments', body);
+        assert.equal(refused.status, 400, JSON.stringify(body));
+        assert.equal(refused.body.code, 'validation_failed');
+      }
+      const events = await server.ctx.audit.list({
+        companyId: acmeId,
+        type: 'company.attachment_settings_changed',
+      });
+      assert.equal(events.length, 1);
+    });
+
     it('refuses an origin with a path', async () => {
       const res = await acme.put('/company/allowed-origins', {
         allowed_origins: ['https://shop.example/path'],

@@ -1,13 +1,16 @@
+import { INTERACTIVE_LIMITS } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../http/keyset-cursor.ts';
 import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
 import {
   type Conversation,
   channelOf,
   platformConversationView,
 } from '../webchat/conversations/conversation.ts';
+import type { AgentMessageInput } from '../webchat/conversations/conversation-commands.ts';
 import type { MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
@@ -24,7 +27,45 @@ const ListQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const Reply = Type.Object({ content: Type.String({ maxLength: 100_000 }) }, { additionalProperties: false });
+const Reply = Type.Object(
+  {
+    content: Type.String({ maxLength: 100_000 }),
+    /** Labels of quick replies offered under the reply (docs/design.md "Interactive blocks"); ids are generated. */
+    quick_replies: Type.Optional(
+      Type.Array(Type.String({ maxLength: INTERACTIVE_LIMITS.labelLength }), {
+        maxItems: INTERACTIVE_LIMITS.options,
+      }),
+    ),
+    // Files the agent uploaded first (POST …/attachments), shown after the text (docs/design.md "Attachments").
+    attachment_ids: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The agent's reply as blocks: its text, the files it attaches, then the quick replies the inbox form lists one
+ * label per line (blank lines skipped; ids `option-1`, `option-2`, … in order, unique within the message as
+ * postbacks need).
+ */
+function replyBlocks(body: {
+  content: string;
+  quick_replies?: string[];
+  attachment_ids?: string[];
+}): AgentMessageInput['blocks'] {
+  const labels = (body.quick_replies ?? []).map((l) => l.trim()).filter((l) => l.length > 0);
+  return [
+    { type: 'markdown', content: body.content.trim() },
+    ...(body.attachment_ids ?? []).map((id) => ({ type: 'attachment' as const, attachment_id: id })),
+    ...(labels.length > 0
+      ? [
+          {
+            type: 'quick_replies' as const,
+            options: labels.map((label, i) => ({ id: `option-${i + 1}`, label })),
+          },
+        ]
+      : []),
+  ];
+}
 const ReadBody = Type.Optional(
   Type.Object(
     { message_id: Type.Optional(Type.String({ maxLength: 100 })) },
@@ -119,6 +160,15 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
     ),
   );
 
+  // Agents attach a file to their next post: uploaded here, then named in the post's `attachment_ids`.
+  registerPortalAttachmentRoute(
+    app,
+    webchat,
+    '/inbox/conversations/:id/attachments',
+    (request) => ({ companyId: companyOf(request), uploadedBy: actorOf(request) }),
+    any,
+  );
+
   app.post(
     '/inbox/conversations/:id/messages',
     { config: any, schema: { params: IdParams, body: Reply } },
@@ -127,7 +177,7 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
         companyOf(request),
         request.params.id,
         {
-          blocks: [{ type: 'markdown', content: request.body.content.trim() }],
+          blocks: replyBlocks(request.body),
           author: agentAuthor(sessionOf(request).user),
         },
         actor(request),

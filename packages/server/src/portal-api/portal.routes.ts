@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import type { AppContext } from '../context.ts';
 import { publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { registerSystemRoutes } from '../system/system.routes.ts';
 import { registerApiClientRoutes } from './api-clients.routes.ts';
 import { registerAuditRoutes } from './audit.routes.ts';
 import { registerCannedResponseRoutes } from './canned-responses.routes.ts';
@@ -15,6 +16,7 @@ import { registerRoutingRoutes } from './routing.routes.ts';
 import { registerSearchRoutes } from './search.routes.ts';
 import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
+import { registerWebhookRoutes } from './webhooks.routes.ts';
 
 /**
  * The portal: the SPA at `/portal` and its JSON API at `/portal/api`, authenticated by a server-side session cookie
@@ -45,10 +47,12 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerSessionRoutes(api as App, deps);
           registerApiClientRoutes(api as App, deps);
           registerConnectorRoutes(api as App, deps);
+          registerWebhookRoutes(api as App, deps);
           registerCompanyRoutes(api as App, deps);
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);
+          registerSystemRoutes(api as App, deps);
           registerInboxRoutes(api as App, ctx.webchat);
           registerRoutingRoutes(api as App, ctx.webchat);
           registerCannedResponseRoutes(api as App, ctx.webchat);

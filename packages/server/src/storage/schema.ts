@@ -5,6 +5,7 @@ import type { IntegrationsTables } from '../integrations/connectors.tables.ts';
 import type { OAuthTables } from '../oauth/oauth.tables.ts';
 import type { UsersTables } from '../users/users.tables.ts';
 import type { WebchatTables } from '../webchat/webchat.tables.ts';
+import type { WebhooksTables } from '../webhooks/webhooks.tables.ts';
 
 /**
  * The whole database as Kysely sees it: each capability declares its own tables next to its code and is listed
@@ -17,4 +18,5 @@ export interface Database
     DigitalEmployeesTables,
     WebchatTables,
     UsersTables,
-    IntegrationsTables {}
+    IntegrationsTables,
+    WebhooksTables {}

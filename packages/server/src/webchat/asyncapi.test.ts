@@ -8,6 +8,7 @@ import addFormats from 'ajv-formats';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
+import { fileForm, pngOf, sdkUpload } from './attachments/testing/attachment-fixtures.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import {
   bearer,
@@ -79,14 +80,51 @@ describe('docs/asyncapi.yaml', () => {
       assert.equal(validSend({ ...send, blocks: [] }), false);
       await c.sub.publish(send);
       await c.log.waitFor((e) => digitalEmployeeCompletes(e).length > 0);
+      // A message of only an attachment: its envelope carries the attachment block with its signed url.
+      const uploaded = await sdkUpload(server, v, conversation.id, fileForm(pngOf(), 'a.png', 'image/png'));
+      const withFile = {
+        version: 1,
+        client_message_id: randomUUID(),
+        blocks: [{ type: 'attachment', attachment_id: uploaded.body.id }],
+      };
+      assert.ok(validSend(withFile), JSON.stringify(validSend.errors));
+      await c.sub.publish(withFile);
+      await c.log.waitFor((e) =>
+        e.some((x) => x.message_snapshot.blocks.some((b) => b.type === 'attachment')),
+      );
       // An agent message and a system message (the handover notice).
       const token = await fetchPlatformToken(server, company.id, ['conversations:write']);
       const posted = await http(
         `${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`,
-        bearer(token, { blocks: [{ type: 'markdown', content: 'Agent here.' }] }),
+        bearer(token, {
+          blocks: [
+            { type: 'markdown', content: 'Agent here.' },
+            { type: 'quick_replies', options: [{ id: 'size-42', label: 'Size 42' }] },
+            {
+              type: 'card',
+              title: 'Runners',
+              text: 'In stock.',
+              image_url: 'https://shop.example/r.png',
+              buttons: [
+                { id: 'buy', label: 'Buy' },
+                { id: 'more', label: 'More', url: 'https://shop.example/r' },
+              ],
+            },
+          ],
+        }),
       );
       assert.equal(posted.status, 201);
       await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'agent'));
+      // The visitor's answer to the agent's offer (interactive blocks): a postback.
+      const postback = {
+        version: 1,
+        client_message_id: randomUUID(),
+        blocks: [{ type: 'postback', option_id: 'size-42', label: 'Size 42' }],
+      };
+      assert.ok(validSend(postback), JSON.stringify(validSend.errors));
+      assert.equal(validSend({ ...postback, blocks: [{ type: 'postback', option_id: 'size-42' }] }), false);
+      await c.sub.publish(postback);
+      await c.log.waitFor((e) => e.some((x) => x.message_snapshot.blocks.some((b) => b.type === 'postback')));
     } finally {
       c.close();
     }
@@ -122,7 +160,15 @@ describe('docs/asyncapi.yaml', () => {
 
     const envelopes: MessageEnvelope[] = [...c.log.envelopes, ...c2.log.envelopes];
     const kinds = new Set(envelopes.flatMap((e) => e.message_snapshot.blocks.map((b) => b.type)));
-    assert.deepEqual([...kinds].sort(), ['error', 'markdown', 'typing']);
+    assert.deepEqual([...kinds].sort(), [
+      'attachment',
+      'card',
+      'error',
+      'markdown',
+      'postback',
+      'quick_replies',
+      'typing',
+    ]);
     const roles = new Set(envelopes.map((e) => e.message_snapshot.role));
     assert.deepEqual([...roles].sort(), ['agent', 'digital_employee', 'system', 'user']);
     for (const envelope of envelopes) {
@@ -134,6 +180,18 @@ describe('docs/asyncapi.yaml', () => {
     // The schema is not vacuous: a malformed envelope fails.
     assert.equal(validEnvelope({ ...envelopes[0], operation: 'append' }), false);
     assert.equal(validEnvelope({ ...envelopes[0], version: '1' }), false);
+    const offer = envelopes.find((e) => e.message_snapshot.blocks.some((b) => b.type === 'card'))!;
+    const withLink = (url: string) => ({
+      ...offer,
+      message_snapshot: {
+        ...offer.message_snapshot,
+        blocks: offer.message_snapshot.blocks.map((b) =>
+          b.type === 'card' ? { ...b, buttons: [{ id: 'x', label: 'X', url }] } : b,
+        ),
+      },
+    });
+    assert.ok(validEnvelope(withLink('https://ok.example/')), JSON.stringify(validEnvelope.errors));
+    assert.equal(validEnvelope(withLink('javascript:alert(1)')), false, 'a link is http(s) only');
   });
 
   it('describes the read events the server publishes when agents read', async () => {

@@ -4,6 +4,7 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { AbuseLimits } from './abuse-limits.ts';
+import type { AttachmentsService } from './attachments/attachments.service.ts';
 import type { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import type { ChannelsService } from './channels/channels.service.ts';
 import type { ConversationCommands } from './conversations/conversation-commands.ts';
@@ -57,6 +58,8 @@ export interface Webchat {
   routing: RoutingService;
   /** Per-company routing settings: agent capacity and business hours. */
   routingSettings: RoutingSettingsStore;
+  /** Uploaded files, their signed links, and the attachment blocks of messages. */
+  attachments: AttachmentsService;
   /** What agents do to conversations (post, handover, hand back, close, assign), for every boundary. */
   commands: ConversationCommands;
   /** The realtime engine on `/connection/websocket` (its hooks are the webchat's). */

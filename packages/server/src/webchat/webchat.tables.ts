@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { AttachmentsTables } from './attachments/attachments.tables.ts';
 import type { CannedResponsesTables } from './canned-responses/canned-responses.tables.ts';
 import type { FeedbackTables } from './feedback/feedback.tables.ts';
 import type { RoutingTables } from './routing/routing.tables.ts';
@@ -94,7 +95,11 @@ export interface ReplyJobsTable {
   queued_at: number;
 }
 
-export interface WebchatTables extends FeedbackTables, RoutingTables, CannedResponsesTables {
+export interface WebchatTables
+  extends FeedbackTables,
+    AttachmentsTables,
+    RoutingTables,
+    CannedResponsesTables {
   channels: ChannelsTable;
   conversations: ConversationsTable;
   messages: MessagesTable;

@@ -14,7 +14,15 @@ import type { OutboundClient } from '../integrations/outbound.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { connectRedis } from '../storage/redis-client.ts';
+import type { EventRecorder } from '../webhooks/events.ts';
 import { AbuseLimits } from './abuse-limits.ts';
+import { AttachmentLinks } from './attachments/attachment-links.ts';
+import {
+  registerAttachmentDownloadRoute,
+  registerPlatformAttachmentRoutes,
+} from './attachments/attachments.routes.ts';
+import { AttachmentsService } from './attachments/attachments.service.ts';
+import { StoreBlobStore } from './attachments/store-blob-store.ts';
 import { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
@@ -59,6 +67,8 @@ export interface WebchatDeps {
   /** Seals the channels' identity secrets at rest. */
   sealer: Sealer;
   rateLimiter: RateLimiter;
+  /** Webhook events of conversations, messages and ratings (webhooks/events.ts), in each change's transaction. */
+  events: EventRecorder;
   /** Registers what to close with the process (in reverse order). */
   onClose(fn: () => Promise<void> | void): void;
 }
@@ -77,11 +87,18 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       'generated the realtime token secret in the data folder; set PARLEY_REALTIME_TOKEN_SECRET on multi-node deployments',
     );
   }
-  const conversations = new ConversationsService(store.db);
+  const conversations = new ConversationsService(store.db, deps.events);
   const channels = new ChannelsService(store.db);
-  const messages = new MessageStore(store.db);
+  const messages = new MessageStore(store.db, deps.events);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(deps.rateLimiter, logger);
+  const attachments = new AttachmentsService({
+    db: store.db,
+    blobs: new StoreBlobStore(store.db),
+    links: new AttachmentLinks(deps.sealer),
+    defaultMaxBytes: config.webchat.attachmentMaxBytes,
+    publicUrl: () => config.publicUrl,
+  });
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
     responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
@@ -97,7 +114,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const engine = new ConversationEngine({
     conversations,
     store: messages,
-    broadcaster: realtimeBroadcaster(realtime),
+    broadcaster: realtimeBroadcaster(realtime, attachments),
     live,
     replies,
     logger: logger.child({ module: 'webchat' }),
@@ -112,6 +129,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     signals: replySignalsFor(deps),
     leaseMs: config.webchat.replyLeaseMs,
     reads,
+    present: (snapshot) => attachments.present(snapshot),
   });
   realtime.setHooks(
     webchatHooks({
@@ -124,6 +142,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       limiter,
       engine,
       reads,
+      attachments,
     }),
   );
 
@@ -148,6 +167,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     engine,
     audit: deps.audit,
     limits: config.webchat,
+    attachments,
     routing,
     routingSettings,
   });
@@ -179,8 +199,9 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     }),
     visitors: new VisitorDirectory(conversations),
     reads,
-    feedback: new FeedbackService(store.db),
+    feedback: new FeedbackService(store.db, deps.events),
     audit: deps.audit,
+    attachments,
     routing,
     routingSettings,
     cannedResponses: new CannedResponsesService(store.db),
@@ -216,6 +237,8 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
   registerPlatformConversationRoutes(app, webchat);
   registerPlatformRoutingRoutes(app, webchat);
   registerPlatformSearchRoutes(app, webchat);
+  registerPlatformAttachmentRoutes(app, webchat);
+  registerAttachmentDownloadRoute(app, webchat);
 }
 
 /** Hints between the nodes of a cluster over Redis, on a connection of their own; nothing on one node. */

@@ -6,7 +6,7 @@ import type { DigitalEmployee } from '../digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees.settings.ts';
 import { BuiltinResponder, replyFor, wordPieces } from './builtin.responder.ts';
 import { createResponder } from './create-responder.ts';
-import { greetingFor, type RespondInput } from './responder.ts';
+import { greetingFor, type ReplyChunk, type RespondInput } from './responder.ts';
 import { collect, messageOf } from './testing/test-messages.ts';
 
 const company = { id: randomUUID(), name: 'Acme', allowedOrigins: [], createdAt: '2026-01-01T00:00:00.000Z' };
@@ -99,7 +99,7 @@ describe('builtin responder', () => {
   it('stops with responder_aborted when the signal fires mid-reply', async () => {
     const employee = employeeWith({ ...settings, word_delay_ms: 20 });
     const controller = new AbortController();
-    const received: string[] = [];
+    const received: ReplyChunk[] = [];
     await assert.rejects(
       (async () => {
         for await (const piece of createResponder(employee, { connectors: noConnectors }).respond(

@@ -1,7 +1,7 @@
 import { textOf } from '@parley/webchat-protocol';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { type BuiltinAnswer, SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
-import type { Responder, RespondInput } from './responder.ts';
+import type { ReplyChunk, Responder, RespondInput } from './responder.ts';
 import { ResponderAbortedError } from './responder-errors.ts';
 
 /**
@@ -14,14 +14,18 @@ export class BuiltinResponder implements Responder {
 
   constructor(private readonly employee: Pick<DigitalEmployee, 'settings'>) {}
 
-  async *respond(input: RespondInput): AsyncIterable<string> {
-    const reply = replyFor(this.employee, textOf(input.message));
+  /** Streams the answer word by word, then offers its quick replies, if it has any. */
+  async *respond(input: RespondInput): AsyncIterable<ReplyChunk> {
+    const text = textOf(input.message);
+    const reply = replyFor(this.employee, text);
     const delayMs = this.employee.settings.word_delay_ms ?? SETTINGS_DEFAULTS.wordDelayMs;
     for (const piece of wordPieces(reply)) {
       if (input.signal.aborted) throw new ResponderAbortedError();
       yield piece;
       if (delayMs > 0) await pause(delayMs, input.signal);
     }
+    const options = bestAnswer(this.employee.settings.answers ?? [], text)?.quick_replies;
+    if (options) yield { blocks: [{ type: 'quick_replies', options }] };
   }
 }
 

@@ -8,7 +8,7 @@ import type { TestServer } from '../../testing/test-server.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import { OpenAiResponder } from './openai.responder.ts';
-import type { RespondInput } from './responder.ts';
+import type { ReplyChunk, RespondInput } from './responder.ts';
 import {
   assertNoKey,
   assertNoKeyInLogs,
@@ -94,6 +94,20 @@ for (const database of TEST_DATABASES) {
       ]);
     });
 
+    it('reads a tapped quick reply (postback) as the visitor’s text', async () => {
+      const { companyId, employee } = await setup();
+      api.handler = streamHandler(['Sure.']);
+      const before = api.requests.length;
+      const input = conversation(companyId);
+      input.message = {
+        ...input.message,
+        blocks: [{ id: 'p1', type: 'postback', option_id: 'track', label: 'Track my order' }],
+      };
+      assert.deepEqual(await collect(respond(employee, input)), ['Sure.']);
+      const body = api.requests.slice(before)[0]!.body as ChatRequest;
+      assert.deepEqual(body.messages.at(-1), { role: 'user', content: 'Track my order' });
+    });
+
     it('yields deltas as they arrive and limits the history to history_limit', async () => {
       const { companyId, employee } = await setup({ history_limit: 1, timeout_ms: 5000 }, null);
       let release!: () => void;
@@ -108,7 +122,7 @@ for (const database of TEST_DATABASES) {
         await released;
         res.end(`${chunk(', very soon.')}data: [DONE]\n\n`);
       };
-      const received: string[] = [];
+      const received: ReplyChunk[] = [];
       for await (const delta of respond(employee, conversation(companyId))) {
         received.push(delta);
         if (received.length === 1) release();
@@ -192,7 +206,7 @@ for (const database of TEST_DATABASES) {
         closed = new Promise((resolve) => res.on('close', () => resolve()));
         await writeChatCompletionStream(res, MODEL, ['One ', 'two ', 'three ', 'four'], 300);
       };
-      const received: string[] = [];
+      const received: ReplyChunk[] = [];
       const err = await failureAbortingAfterFirstDelta(
         (signal) => respond(employee, conversation(companyId, signal)),
         received,

@@ -1,6 +1,9 @@
-import { type MessageSnapshot, textOf } from '@parley/webchat-protocol';
+import { type AttachmentBlock, type MessageSnapshot, textOf } from '@parley/webchat-protocol';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionContentPart,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
@@ -137,17 +140,17 @@ export function toChatMessages(
         `You are ${employee.name}, a helpful assistant chatting with a website visitor.`,
     },
     ...(limit === 0 ? [] : earlier.slice(-limit)),
-    { role: 'user', content: textOf(input.message) },
+    { role: 'user', content: userContent(input.message) },
   ];
   return messages;
 }
 
 function toChatMessage(message: MessageSnapshot): ChatCompletionMessageParam[] {
-  const text = textOf(message);
-  if (message.status !== 'complete' || text.trim() === '') return [];
+  const text = withFileMentions(message, textOf(message));
+  if (message.status !== 'complete' || (text.trim() === '' && !hasAttachments(message))) return [];
   switch (message.role) {
     case 'user':
-      return [{ role: 'user', content: text }];
+      return [{ role: 'user', content: userContent(message) }];
     case 'digital_employee':
       return [{ role: 'assistant', content: text }];
     case 'agent':
@@ -155,4 +158,33 @@ function toChatMessage(message: MessageSnapshot): ChatCompletionMessageParam[] {
     case 'system':
       return [];
   }
+}
+
+/** Raster images the model can look at through their signed link (Chat Completions `image_url` parts). */
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+const attachmentsOf = (message: MessageSnapshot): AttachmentBlock[] =>
+  message.blocks.filter((b): b is AttachmentBlock => b.type === 'attachment');
+const hasAttachments = (message: MessageSnapshot) => attachmentsOf(message).length > 0;
+
+/** Files the model cannot see, named in the text so it knows they were sent (docs/design.md "Attachments"). */
+function withFileMentions(message: MessageSnapshot, text: string, skipImages = false): string {
+  const mentions = attachmentsOf(message)
+    .filter((a) => !(skipImages && IMAGE_TYPES.has(a.content_type)))
+    .map((a) => `[Attached file: ${a.name} (${a.content_type}, ${a.size} bytes)]`);
+  return [text, ...mentions].filter((part) => part.length > 0).join('\n');
+}
+
+/**
+ * A visitor's message for the model: plain text, or — when it carries images — content parts, its text (with other
+ * files mentioned) then each image as an `image_url` part pointing at the image's signed link.
+ */
+function userContent(message: MessageSnapshot): string | ChatCompletionContentPart[] {
+  const images = attachmentsOf(message).filter((a) => IMAGE_TYPES.has(a.content_type));
+  if (images.length === 0) return withFileMentions(message, textOf(message));
+  const text = withFileMentions(message, textOf(message), true);
+  return [
+    ...(text ? [{ type: 'text' as const, text }] : []),
+    ...images.map((a) => ({ type: 'image_url' as const, image_url: { url: a.url } })),
+  ];
 }

@@ -1,4 +1,4 @@
-import type { MessageSnapshot } from '@parley/webchat-protocol';
+import type { InteractiveBlockInput, MessageSnapshot } from '@parley/webchat-protocol';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 
@@ -20,13 +20,21 @@ export interface RespondInput {
 }
 
 /**
- * Produces a digital employee's reply as markdown deltas: concatenated in order they are the whole reply. Failures
- * surface as a thrown ResponderError (typed `code`), possibly after some deltas were already yielded.
+ * One piece of a reply: a markdown delta, or interactive blocks (quick replies, cards) that belong to the same
+ * message, after its markdown (docs/design.md "Interactive blocks"). Blocks are already validated
+ * (`readInteractiveBlocks`); a responder that got invalid ones from its bot throws `responder_bad_response`.
+ */
+export type ReplyChunk = string | { blocks: InteractiveBlockInput[] };
+
+/**
+ * Produces a digital employee's reply as markdown deltas (concatenated in order they are the whole text) and, at
+ * any point, interactive blocks. Failures surface as a thrown ResponderError (typed `code`), possibly after some
+ * deltas were already yielded.
  */
 export interface Responder {
   /** How many earlier messages `respond` wants in `history` (0: none, and the engine reads none). */
   readonly historyLimit: number;
-  respond(input: RespondInput): AsyncIterable<string>;
+  respond(input: RespondInput): AsyncIterable<ReplyChunk>;
 }
 
 export interface ResponderDeps {

@@ -6,7 +6,7 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import type { TestServer } from '../../testing/test-server.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
-import type { RespondInput } from './responder.ts';
+import type { ReplyChunk, RespondInput } from './responder.ts';
 import {
   assertNoKey,
   assertNoKeyInLogs,
@@ -87,7 +87,7 @@ for (const database of TEST_DATABASES) {
         res.write('{"delta":"is on "}\r\n\n{"delta":"its way."}');
         res.end();
       };
-      const received: string[] = [];
+      const received: ReplyChunk[] = [];
       for await (const delta of respond(employee, conversation(companyId))) {
         received.push(delta);
         if (received.length === 1) release();
@@ -143,7 +143,7 @@ for (const database of TEST_DATABASES) {
       ];
       for (const [handler, code, expectedDeltas = []] of cases) {
         bot.handler = (_req, res) => handler(res);
-        const received: string[] = [];
+        const received: ReplyChunk[] = [];
         const err = await failureOf(respond(employee, conversation(companyId)), received);
         assert.equal(err.code, code, handler.toString());
         assert.deepEqual(received, expectedDeltas);
@@ -208,7 +208,7 @@ for (const database of TEST_DATABASES) {
         await sleep(3000);
         res.end();
       };
-      const received: string[] = [];
+      const received: ReplyChunk[] = [];
       const failure = failureAbortingAfterFirstDelta(
         (signal) => respond(employee, conversation(companyId, signal)),
         received,

@@ -6,16 +6,18 @@ import * as m020 from './020_webchat.ts';
 import * as m021 from './021_reply_jobs.ts';
 import * as m022 from './022_visitor_identity.ts';
 import * as m023 from './023_read_feedback.ts';
+import * as m024 from './024_attachments.ts';
 import * as m030 from './030_digital_employees.ts';
 import * as m040 from './040_portal_users.ts';
+import * as m050 from './050_webhooks.ts';
 import * as m060 from './060_routing.ts';
 import * as m061 from './061_canned_responses.ts';
 import * as m062 from './062_message_search.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
- * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 060–069 routing,
- * canned responses and search.
+ * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
+ * routing, canned responses and search.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -25,8 +27,10 @@ export const migrations: Record<string, Migration> = {
   '021_reply_jobs': m021,
   '022_visitor_identity': m022,
   '023_read_feedback': m023,
+  '024_attachments': m024,
   '030_digital_employees': m030,
   '040_portal_users': m040,
+  '050_webhooks': m050,
   '060_routing': m060,
   '061_canned_responses': m061,
   '062_message_search': m062,

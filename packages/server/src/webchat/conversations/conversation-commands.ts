@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import {
+  type InteractiveBlockInput,
+  readInteractiveBlocks,
+  type SendAttachmentBlock,
+  type SendMarkdownBlock,
+} from '@parley/webchat-protocol';
 import type { AuditLog } from '../../audit/audit.service.ts';
 import { BadRequestError } from '../../errors/app-error.ts';
+import type { AttachmentsService } from '../attachments/attachments.service.ts';
 import type { Block, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
 import { type MessageLimits, messageTooLarge } from '../messages/message-limits.ts';
 import { type BusinessHours, openingAt } from '../routing/business-hours.ts';
@@ -18,9 +25,12 @@ export interface Actor {
   ip?: string;
 }
 
-/** What an agent sends: markdown blocks as they arrive from any boundary, validated here. */
+/**
+ * What an agent sends: markdown, attachment and interactive blocks (quick replies, cards) as they arrive from any
+ * boundary, validated here.
+ */
 export interface AgentMessageInput {
-  blocks: ReadonlyArray<{ type: 'markdown'; content: string }>;
+  blocks: ReadonlyArray<SendMarkdownBlock | SendAttachmentBlock | InteractiveBlockInput>;
   author: MessageAuthor;
 }
 
@@ -29,6 +39,8 @@ export interface ConversationCommandsDeps {
   engine: ConversationEngine;
   audit: AuditLog;
   limits: MessageLimits;
+  /** Resolves attachment blocks and signs their links in what `post` answers. */
+  attachments: Pick<AttachmentsService, 'blocksOf' | 'present'>;
   routing: RoutingService;
   routingSettings: RoutingSettingsStore;
 }
@@ -63,13 +75,13 @@ export class ConversationCommands {
     input: AgentMessageInput,
     actor: Actor,
   ): Promise<MessageSnapshot> {
-    const blocks = this.validBlocks(input.blocks);
     const conversation = await this.find(companyId, conversationId);
+    const blocks = await this.validBlocks(conversation, input.blocks);
     const tookOver = conversation.handledBy !== 'agent' && conversation.status === 'open';
     const snapshot = await this.deps.engine.postAgentMessage(conversation, blocks, input.author);
     if (tookOver) await this.record('conversation.handed_over', conversation, actor);
     await this.record('conversation.agent_message_posted', conversation, actor);
-    return snapshot;
+    return this.deps.attachments.present(snapshot);
   }
 
   /** Moves the conversation to an agent (the digital employee stops, even mid-reply). Idempotent. */
@@ -174,24 +186,34 @@ export class ConversationCommands {
   }
 
   /**
-   * The one validation of agent blocks: blank blocks are dropped (a message of only blank blocks is
-   * `empty_message`), the rest kept as written (leading spaces mean something in markdown), within the size rule
+   * The one validation of agent blocks: blank markdown blocks are dropped, the rest kept as written (leading spaces
+   * mean something in markdown), then the attachments, which must name attachments of this conversation
+   * (`unknown_attachment`), then the interactive blocks, which must pass the protocol's rules (`invalid_blocks`);
+   * a message with nothing left is `empty_message` (one of only attachments is fine); all within the size rule
    * (messages/message-limits.ts).
    */
-  private validBlocks(input: AgentMessageInput['blocks']): Block[] {
-    const blocks = input.filter((b) => b.content.trim().length > 0);
-    if (blocks.length === 0) {
+  private async validBlocks(
+    conversation: Conversation,
+    input: AgentMessageInput['blocks'],
+  ): Promise<Block[]> {
+    const written = input.filter(
+      (b): b is SendMarkdownBlock | SendAttachmentBlock =>
+        (b.type === 'markdown' && b.content.trim().length > 0) || b.type === 'attachment',
+    );
+    const offered = interactiveOf(input);
+    if (written.length === 0 && offered.length === 0) {
       throw new BadRequestError('empty_message', 'Write a message first.', {
         errors: [{ field: 'content', message: 'is empty' }],
       });
     }
-    const tooLarge = messageTooLarge(blocks, this.deps.limits);
+    const tooLarge = messageTooLarge([...written, ...offered], this.deps.limits);
     if (tooLarge) {
       throw new BadRequestError('message_too_large', tooLarge, {
         errors: [{ field: 'content', message: tooLarge }],
       });
     }
-    return blocks.map((b) => ({ id: randomUUID(), type: 'markdown', content: b.content }));
+    const stored = await this.deps.attachments.blocksOf(conversation, written);
+    return [...stored, ...offered.map((block): Block => ({ id: randomUUID(), ...block }))];
   }
 
   private record(
@@ -209,6 +231,23 @@ export class ConversationCommands {
       ...(details ? { details } : {}),
     });
   }
+}
+
+/** The interactive blocks of an agent's post, checked by the protocol's rules (`invalid_blocks` when broken). */
+function interactiveOf(input: AgentMessageInput['blocks']): InteractiveBlockInput[] {
+  const at = input.flatMap((b, i) => (b.type === 'markdown' || b.type === 'attachment' ? [] : [i]));
+  const reading = readInteractiveBlocks(
+    at.map((i) => input[i]),
+    'blocks',
+  );
+  if (reading.problem) {
+    // The rules saw the interactive blocks alone: name the block by its place in the whole list.
+    const place = (path: string) =>
+      path.replace(/^blocks\[(\d+)\]/, (_, i: string) => `blocks[${at[Number(i)]}]`);
+    const problem = { field: place(reading.problem.field), message: place(reading.problem.message) };
+    throw new BadRequestError('invalid_blocks', problem.message, { errors: [problem] });
+  }
+  return reading.blocks;
 }
 
 /** What the visitor reads on joining the queue: within business hours a person comes soon, else when they are back. */

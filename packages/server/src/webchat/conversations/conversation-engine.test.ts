@@ -44,8 +44,8 @@ describe('conversation engine failure paths', () => {
   let store: MessageStore;
   before(async () => {
     server = await startTestServer();
-    conversations = new ConversationsService(server.ctx.store.db);
-    store = new MessageStore(server.ctx.store.db);
+    conversations = new ConversationsService(server.ctx.store.db, server.ctx.events);
+    store = new MessageStore(server.ctx.store.db, server.ctx.events);
   });
   after(() => server.close());
 
@@ -152,7 +152,7 @@ describe('conversation engine failure paths', () => {
     const broadcaster = new RecordingBroadcaster();
     // The real store, whose first write of a complete snapshot fails, as in a database hiccup.
     let failures = 1;
-    const flaky = new MessageStore(server.ctx.store.db);
+    const flaky = new MessageStore(server.ctx.store.db, server.ctx.events);
     const complete = flaky.complete.bind(flaky);
     flaky.complete = async (snapshot, sequence) => {
       if (failures-- > 0) throw new Error('database is locked');

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
+import { storedUserBlocks } from '../interactive/postbacks.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } from '../messages/message.ts';
 import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
@@ -41,6 +42,11 @@ export interface ConversationEngineDeps {
   leaseMs: number;
   /** Read marks: a visitor's own message moves their mark, in the transaction that stores it. */
   reads?: Pick<ReadMarks, 'visitorSent'>;
+  /**
+   * A snapshot as it leaves the server (attachment blocks get their signed `url`): what responders receive, so a
+   * webhook bot or a model can fetch the files. Without it snapshots go out as stored.
+   */
+  present?: (snapshot: MessageSnapshot) => MessageSnapshot;
 }
 
 /** Slack on top of the responder timeout before a partial message without a reply job counts as abandoned. */
@@ -117,12 +123,15 @@ export class ConversationEngine {
    * Stores a visitor's SendMessage, broadcasts it as one `complete` user envelope and queues the reply. A retry
    * (same client_message_id) returns the stored message with `duplicate: true`, queues nothing, and announces it
    * again under the same idempotency key (delivered once, whichever attempt got through). `author` is the verified
-   * visitor's `{id: sub, name}` (identity/); an anonymous visitor's messages have none.
+   * visitor's `{id: sub, name}` (identity/); an anonymous visitor's messages have none. `resolved` are the stored
+   * blocks when the caller resolved them (a message with attachments, attachments.service.ts `blocksOf`); else
+   * they are made from `send` here (markdown, or a postback checked against the latest offer).
    */
   async postUserMessage(
     conversation: Conversation,
     send: SendMessage,
     author: MessageAuthor | null = null,
+    resolved?: Block[],
   ): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
     const existing = await this.deps.store.findByClientMessageId(conversation.id, send.client_message_id);
     if (existing) {
@@ -132,11 +141,7 @@ export class ConversationEngine {
       return { snapshot: existing, duplicate: true };
     }
     if (conversation.status === 'closed') throw conversationClosed();
-    const blocks: Block[] = send.blocks.map((b) => ({
-      id: randomUUID(),
-      type: 'markdown',
-      content: b.content,
-    }));
+    const blocks = resolved ?? (await storedUserBlocks(this.deps.store, conversation.id, send));
     let snapshot: MessageSnapshot;
     let queued = false;
     try {
@@ -362,20 +367,24 @@ export class ConversationEngine {
           ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
           : [];
       let humanRequested = false;
+      const present = this.deps.present ?? ((s: MessageSnapshot) => s);
       const deltas = responder.respond({
         companyId: conversation.companyId,
         conversationId: conversation.id,
         digitalEmployee: employee,
-        message,
-        history,
+        message: present(message),
+        history: history.map(present),
         signal: controller.signal,
         requestHuman: () => {
           humanRequested = true;
         },
       });
-      for await (const delta of untilAborted(deltas, controller.signal)) stream.append(delta);
+      for await (const chunk of untilAborted(deltas, controller.signal)) {
+        if (typeof chunk === 'string') stream.append(chunk);
+        else stream.offer(chunk.blocks);
+      }
       if (controller.signal.aborted) throw controller.signal.reason;
-      if (stream.text.length === 0) {
+      if (!stream.hasContent) {
         await stream.complete({ code: 'empty_reply', message: TEXT.empty });
         await this.postSystem(conversation, TEXT.failedSystem);
         return 'done';

@@ -4,6 +4,7 @@ import { isUuid } from '../../companies/companies.service.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
+import type { EventRecorder } from '../../webhooks/events.ts';
 import type { Visitor } from '../identity/visitor.ts';
 import { noDigitalEmployee } from '../webchat.errors.ts';
 import {
@@ -39,7 +40,11 @@ export class ConversationsService {
   // Read on every chat message (the publish hook, the reply), so compiled once (see compileOnce).
   private readonly byId;
 
-  constructor(private readonly db: Kysely<Database>) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Webhook events of conversation changes, recorded in each change's transaction (webhooks/events.ts). */
+    private readonly events: EventRecorder,
+  ) {
     this.byId = compileOnce<{ id: string }>((arg) =>
       db.selectFrom('conversations').selectAll().where('id', '=', arg('id')),
     );
@@ -70,7 +75,18 @@ export class ConversationsService {
       assignee_id: null,
       assigned_at: null,
     };
-    await this.db.insertInto('conversations').values(row).execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('conversations').values(row).execute();
+      await this.events.record(trx, {
+        type: 'conversation.created',
+        companyId: row.company_id,
+        data: {
+          conversation_id: row.id,
+          channel_id: row.channel_id,
+          digital_employee_id: row.digital_employee_id,
+        },
+      });
+    });
     return toConversation(row);
   }
 
@@ -202,29 +218,63 @@ export class ConversationsService {
   }
 
   /**
-   * Who answers. Either way the conversation leaves the queue; back to the digital employee it also loses its
-   * assignee (routing: hand back), while a handover keeps whoever routing assigned.
+   * Moves the conversation to `handledBy`; with its `conversation.handed_over`/`handed_back` event when it was not
+   * there already (a concurrent duplicate changes nothing and reports nothing). Either way the conversation leaves
+   * the routing queue; back to the digital employee it also loses its assignee (hand back frees the agent).
    */
   async setHandler(id: string, handledBy: ConversationHandler, agentName: string | null): Promise<void> {
-    await this.db
-      .updateTable('conversations')
-      .set({
-        handled_by: handledBy,
-        agent_name: agentName,
-        queued_at: null,
-        ...(handledBy === 'digital_employee' ? { assignee_id: null, assigned_at: null } : {}),
-        updated_at: now(),
-      })
-      .where('id', '=', id)
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('conversations')
+        .set({
+          queued_at: null,
+          ...(handledBy === 'digital_employee' ? { assignee_id: null, assigned_at: null } : {}),
+        })
+        .where('id', '=', id)
+        .execute();
+      const changed = await trx
+        .updateTable('conversations')
+        .set({ handled_by: handledBy, agent_name: agentName, updated_at: now() })
+        .where('id', '=', id)
+        .where('handled_by', '!=', handledBy)
+        .returning('company_id')
+        .executeTakeFirst();
+      if (!changed) return;
+      await this.events.record(
+        trx,
+        handledBy === 'agent'
+          ? {
+              type: 'conversation.handed_over',
+              companyId: changed.company_id,
+              data: { conversation_id: id, agent: agentName },
+            }
+          : {
+              type: 'conversation.handed_back',
+              companyId: changed.company_id,
+              data: { conversation_id: id },
+            },
+      );
+    });
   }
 
+  /** Closes the conversation, with its `conversation.closed` event the first time. */
   async close(id: string): Promise<void> {
-    await this.db
-      .updateTable('conversations')
-      .set({ status: 'closed', updated_at: now() })
-      .where('id', '=', id)
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      const changed = await trx
+        .updateTable('conversations')
+        .set({ status: 'closed', updated_at: now() })
+        .where('id', '=', id)
+        .where('status', '!=', 'closed')
+        .returning('company_id')
+        .executeTakeFirst();
+      if (changed) {
+        await this.events.record(trx, {
+          type: 'conversation.closed',
+          companyId: changed.company_id,
+          data: { conversation_id: id },
+        });
+      }
+    });
   }
 
   /** The company's default digital employee (created with the company by the digital-employees capability). */

@@ -18,8 +18,8 @@ for (const database of TEST_DATABASES) {
       // The server's own reply scheduler works the same table: with a 10-minute lease it sweeps every ~3 minutes,
       // so it does not take over the jobs these tests leave lapsing on purpose.
       server = await startTestServer({ database, config: { webchat: { replyLeaseMs: 600_000 } } });
-      messages = new MessageStore(server.ctx.store.db);
-      conversations = new ConversationsService(server.ctx.store.db);
+      messages = new MessageStore(server.ctx.store.db, server.ctx.events);
+      conversations = new ConversationsService(server.ctx.store.db, server.ctx.events);
     });
     after(() => server.close());
 

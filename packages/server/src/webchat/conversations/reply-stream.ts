@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { InteractiveBlockInput } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
 import type { Block, ErrorBlock, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
 import type { AlsoInTransaction, MessageStore } from '../messages/message-store.ts';
@@ -41,6 +42,8 @@ export class ReplyStream {
   private reserved = 0;
   private supersededFlag = false;
   private content = '';
+  /** Quick replies and cards of this reply, shown after its markdown (docs/design.md "Interactive blocks"). */
+  private offers: Block[] = [];
   private snapshot!: MessageSnapshot;
   private readonly markdownId = randomUUID();
   private lastFlushAt = 0;
@@ -73,6 +76,11 @@ export class ReplyStream {
 
   get text(): string {
     return this.content;
+  }
+
+  /** Whether the reply holds anything to show: text, or interactive blocks. */
+  get hasContent(): boolean {
+    return this.content.length > 0 || this.offers.length > 0;
   }
 
   /** Sequence of the latest envelope this stream published (or is publishing). */
@@ -128,6 +136,19 @@ export class ReplyStream {
   }
 
   /**
+   * Adds interactive blocks (already validated) after the markdown; published with the next partial and the
+   * `complete`. A failed reply drops them (complete with an error), so no offer outlives a broken answer.
+   */
+  offer(blocks: readonly InteractiveBlockInput[]): void {
+    if (this.finished || blocks.length === 0) return;
+    for (const block of blocks) this.offers.push({ id: randomUUID(), ...block });
+    this.dirty = true;
+    const wait = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
+    if (wait <= 0) this.flush();
+    else this.flushTimer ??= setTimeout(() => this.flush(), wait);
+  }
+
+  /**
    * Publishes the final `complete` snapshot: the markdown so far, plus an error block when the reply failed.
    * Once one call has stored it, later calls change nothing. A call whose write failed throws, and the caller's
    * next call (the failure path, with its error block) tries again, so a database hiccup does not leave the
@@ -142,6 +163,7 @@ export class ReplyStream {
     if (this.content.length > 0)
       blocks.push({ id: this.markdownId, type: 'markdown', content: this.content });
     if (error) blocks.push({ id: randomUUID(), type: 'error', code: error.code, message: error.message });
+    else blocks.push(...this.offers);
     const snapshot: MessageSnapshot = {
       ...this.snapshot,
       status: 'complete',
@@ -189,7 +211,12 @@ export class ReplyStream {
     this.lastFlushAt = Date.now();
     const snapshot: MessageSnapshot = {
       ...this.snapshot,
-      blocks: [{ id: this.markdownId, type: 'markdown', content: this.content }],
+      blocks: [
+        ...(this.content.length > 0
+          ? [{ id: this.markdownId, type: 'markdown' as const, content: this.content }]
+          : []),
+        ...this.offers,
+      ],
       updated_at: new Date(this.lastFlushAt).toISOString(),
     };
     const sequence = ++this.sequence;

@@ -8,6 +8,7 @@ import type {
 import type { Kysely } from 'kysely';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
+import type { EventRecorder } from '../../webhooks/events.ts';
 import type { Conversation } from '../conversations/conversation.ts';
 import { conversationOpen, feedbackNotAllowed, messageNotFound } from '../webchat.errors.ts';
 
@@ -29,10 +30,14 @@ export interface DigitalEmployeeStats {
 /**
  * Visitors' ratings: a thumb (and an optional comment) on a digital-employee or agent message, and a CSAT score
  * (1–5, optional comment) on a closed conversation. Rating again replaces the previous rating. Each change is one
- * transaction of its own, the place where an event for the company's webhooks is to be recorded with it.
+ * transaction of its own, with its event for the company's webhooks (webhooks/events.ts).
  */
 export class FeedbackService {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** `message.feedback` and `conversation.csat` webhook events, in the rating's transaction. */
+    private readonly events: EventRecorder,
+  ) {}
 
   async rateMessage(
     conversation: Conversation,
@@ -67,6 +72,11 @@ export class FeedbackService {
           oc.column('message_id').doUpdateSet({ rating: input.rating, comment, updated_at: at }),
         )
         .execute();
+      await this.events.record(trx, {
+        type: 'message.feedback',
+        companyId: conversation.companyId,
+        data: { conversation_id: conversation.id, message_id: message.id, rating: input.rating, comment },
+      });
       return { message_id: message.id, rating: input.rating, comment, updated_at: at };
     });
   }
@@ -94,6 +104,11 @@ export class FeedbackService {
           oc.column('conversation_id').doUpdateSet({ score: input.score, comment, updated_at: at }),
         )
         .execute();
+      await this.events.record(trx, {
+        type: 'conversation.csat',
+        companyId: conversation.companyId,
+        data: { conversation_id: conversation.id, score: input.score, comment },
+      });
       return { conversation_id: conversation.id, score: input.score, comment, updated_at: at };
     });
   }

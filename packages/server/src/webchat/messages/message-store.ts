@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
+import type { EventRecorder } from '../../webhooks/events.ts';
 import type { MessagesTable } from '../webchat.tables.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, MessageStatus } from './message.ts';
 
@@ -39,7 +40,11 @@ export interface MessagePage {
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
 
-/** Durable messages. Positions come from the conversation row, so two writers never share one (row lock). */
+/**
+ * Durable messages. Positions come from the conversation row, so two writers never share one (row lock). Every
+ * message that becomes complete — stored complete, or a streamed reply completed — records its `message.created`
+ * webhook event in the same transaction, exactly once (the completing writes only touch a partial message).
+ */
 export class MessageStore {
   // The statements of every chat message and every streamed reply, compiled once (see compileOnce).
   private readonly takePosition;
@@ -49,14 +54,18 @@ export class MessageStore {
   private readonly completeAbandonedRow;
   private readonly byId;
   private readonly byClientMessageId;
+  private readonly companyOfConversation;
 
-  constructor(private readonly db: Kysely<Database>) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly events: EventRecorder,
+  ) {
     this.takePosition = compileOnce<{ id: string; at: string }>((arg) =>
       db
         .updateTable('conversations')
         .set((eb) => ({ last_position: eb('last_position', '+', 1), updated_at: arg('at') }))
         .where('id', '=', arg('id'))
-        .returning(['last_position', 'status', 'handled_by']),
+        .returning(['last_position', 'status', 'handled_by', 'company_id']),
     );
     this.insertRow = compileOnce<MessagesTable>((arg) =>
       db.insertInto('messages').values({
@@ -111,6 +120,9 @@ export class MessageStore {
         .where('conversation_id', '=', arg('conversation_id'))
         .where('client_message_id', '=', arg('client_message_id')),
     );
+    this.companyOfConversation = compileOnce<{ id: string }>((arg) =>
+      db.selectFrom('conversations').select('company_id').where('id', '=', arg('id')),
+    );
   }
 
   /** Inserts a message at the conversation's next position. */
@@ -128,10 +140,13 @@ export class MessageStore {
   ): Promise<{ snapshot: MessageSnapshot; inserted: InsertedAt }> {
     const at = now();
     const id = randomUUID();
-    const inserted = await this.db.transaction().execute(async (trx) => {
-      const taken = await trx.executeQuery<{ last_position: number; status: string; handled_by: string }>(
-        this.takePosition({ id: input.conversationId, at }),
-      );
+    return this.db.transaction().execute(async (trx) => {
+      const taken = await trx.executeQuery<{
+        last_position: number;
+        status: string;
+        handled_by: string;
+        company_id: string;
+      }>(this.takePosition({ id: input.conversationId, at }));
       const row = taken.rows[0];
       if (row === undefined) throw new Error(`conversation ${input.conversationId} does not exist`);
       const position = row.last_position;
@@ -153,21 +168,42 @@ export class MessageStore {
       );
       const inserted: InsertedAt = { position, conversationStatus: row.status, handledBy: row.handled_by };
       await also?.(trx, { ...inserted, id });
-      return inserted;
+      const snapshot: MessageSnapshot = {
+        id,
+        conversation_id: input.conversationId,
+        role: input.role,
+        author: input.author,
+        status: input.status,
+        blocks: input.blocks,
+        client_message_id: input.clientMessageId ?? null,
+        position,
+        created_at: at,
+        updated_at: at,
+      };
+      if (snapshot.status === 'complete') await this.recordCreated(trx, row.company_id, snapshot);
+      return { snapshot, inserted };
     });
-    const snapshot: MessageSnapshot = {
-      id,
-      conversation_id: input.conversationId,
-      role: input.role,
-      author: input.author,
-      status: input.status,
-      blocks: input.blocks,
-      client_message_id: input.clientMessageId ?? null,
-      position: inserted.position,
-      created_at: at,
-      updated_at: at,
-    };
-    return { snapshot, inserted };
+  }
+
+  /** The `message.created` webhook event of a message that just became complete, in the same transaction. */
+  private async recordCreated(
+    trx: Kysely<Database>,
+    companyId: string | undefined,
+    snapshot: MessageSnapshot,
+  ): Promise<void> {
+    const company =
+      companyId ??
+      (
+        await trx.executeQuery<{ company_id: string }>(
+          this.companyOfConversation({ id: snapshot.conversation_id }),
+        )
+      ).rows[0]?.company_id;
+    if (company === undefined) return;
+    await this.events.record(trx, {
+      type: 'message.created',
+      companyId: company,
+      data: { conversation_id: snapshot.conversation_id, message: snapshot },
+    });
   }
 
   /**
@@ -191,15 +227,19 @@ export class MessageStore {
    * already complete (another node finished it first): the caller must not announce anything.
    */
   async complete(snapshot: MessageSnapshot, sequence: number): Promise<boolean> {
-    const result = await this.db.executeQuery(
-      this.completeRow({
-        id: snapshot.id,
-        blocks: JSON.stringify(snapshot.blocks),
-        sequence,
-        updated_at: snapshot.updated_at,
-      }),
-    );
-    return Number(result.numAffectedRows ?? 0) > 0;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.executeQuery(
+        this.completeRow({
+          id: snapshot.id,
+          blocks: JSON.stringify(snapshot.blocks),
+          sequence,
+          updated_at: snapshot.updated_at,
+        }),
+      );
+      if (Number(result.numAffectedRows ?? 0) === 0) return false;
+      await this.recordCreated(trx, undefined, snapshot);
+      return true;
+    });
   }
 
   /**
@@ -222,16 +262,21 @@ export class MessageStore {
         updated_at: now(),
       };
       const sequence = row.sequence + 1;
-      const result = await this.db.executeQuery(
-        this.completeAbandonedRow({
-          id,
-          blocks: JSON.stringify(snapshot.blocks),
-          sequence,
-          seen_sequence: row.sequence,
-          updated_at: snapshot.updated_at,
-        }),
-      );
-      if (Number(result.numAffectedRows ?? 0) > 0) return { snapshot, sequence };
+      const completed = await this.db.transaction().execute(async (trx) => {
+        const result = await trx.executeQuery(
+          this.completeAbandonedRow({
+            id,
+            blocks: JSON.stringify(snapshot.blocks),
+            sequence,
+            seen_sequence: row.sequence,
+            updated_at: snapshot.updated_at,
+          }),
+        );
+        if (Number(result.numAffectedRows ?? 0) === 0) return false;
+        await this.recordCreated(trx, undefined, snapshot);
+        return true;
+      });
+      if (completed) return { snapshot, sequence };
       // The node that streams it wrote a newer reservation meanwhile: give it a moment before reading again.
       await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
     }
@@ -263,6 +308,22 @@ export class MessageStore {
       this.byClientMessageId({ conversation_id: conversationId, client_message_id: clientMessageId }),
     );
     return rows[0] && toSnapshot(rows[0]);
+  }
+
+  /**
+   * The newest digital-employee or agent message of a conversation (any status): the one whose choices a postback
+   * may name (interactive/postbacks.ts). Indexed by (conversation_id, position).
+   */
+  async latestOffer(conversationId: string): Promise<MessageSnapshot | undefined> {
+    const row = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', conversationId)
+      .where('role', 'in', ['digital_employee', 'agent'])
+      .orderBy('position', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && toSnapshot(row);
   }
 
   /** Newest first from `before` (exclusive), returned oldest first so a page reads top to bottom. */

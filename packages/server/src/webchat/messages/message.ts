@@ -4,6 +4,7 @@
  * and the portal read the same ones); this module re-exports them so the server's imports stay where they were.
  */
 export {
+  type AttachmentBlock,
   type Block,
   type BlockType,
   ENVELOPE_VERSION,
@@ -15,6 +16,7 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  type SendAttachmentBlock,
   type SendMessage,
   type SendMessageBlock,
   type TypingBlock,

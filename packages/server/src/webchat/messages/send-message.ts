@@ -1,6 +1,7 @@
+import { INTERACTIVE_LIMITS } from '@parley/webchat-protocol';
 import { isUuid } from '../../companies/companies.service.ts';
 import { findUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../http/unsafe-text.ts';
-import { ENVELOPE_VERSION, type SendMessage } from './message.ts';
+import { ENVELOPE_VERSION, type SendMessage, type SendMessageBlock } from './message.ts';
 import { type MessageLimits, messageTooLarge } from './message-limits.ts';
 
 /**
@@ -11,9 +12,15 @@ import { type MessageLimits, messageTooLarge } from './message-limits.ts';
 export const PUBLISH_CODES = {
   /**
    * Not a SendMessage: wrong shape, missing fields, bad client_message_id, unknown block type, or a string holding
-   * U+0000 or an unpaired surrogate (the HTTP edge's rule, src/http/unsafe-text.ts).
+   * U+0000 or an unpaired surrogate (the HTTP edge's rule, src/http/unsafe-text.ts); also an attachment block naming
+   * no attachment of this conversation (attachments/attachments.service.ts `blocksOf`).
    */
   invalidMessage: 400,
+  /**
+   * A postback naming a choice the latest digital-employee or agent message does not offer (an unknown id, a stale
+   * offer, a url button); the message starts with `postback_not_offered` (docs/errors.md).
+   */
+  postbackNotOffered: 400,
   /** `version` is not one this server speaks. */
   unsupportedVersion: 401,
   /** The channel is not a conversation of this session. */
@@ -43,6 +50,15 @@ const tooLarge = (why: string) => new PublishRefusal(PUBLISH_CODES.messageTooLar
 const invalid = (why: string) =>
   new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid SendMessage: ${why}`);
 
+/** `{"type":"attachment","attachment_id"}`: whose attachment it is, the publish hook checks with the store. */
+function attachmentBlockOf(b: Record<string, unknown>, i: number): SendMessageBlock {
+  if (typeof b.attachment_id !== 'string' || !isUuid(b.attachment_id))
+    throw invalid(`blocks[${i}].attachment_id must be a UUID`);
+  for (const key of Object.keys(b))
+    if (key !== 'type' && key !== 'attachment_id') throw invalid(`blocks[${i}] has unknown field "${key}"`);
+  return { type: 'attachment', attachment_id: b.attachment_id.toLowerCase() };
+}
+
 /** Checks a client publication against the SendMessage schema (docs/asyncapi.yaml) and the size limits. */
 export function parseSendMessage(data: unknown, limits: SendMessageLimits): SendMessage {
   if (data === null || typeof data !== 'object' || Array.isArray(data))
@@ -65,18 +81,51 @@ export function parseSendMessage(data: unknown, limits: SendMessageLimits): Send
   if (!Array.isArray(input.blocks) || input.blocks.length === 0)
     throw invalid('blocks must hold at least one block');
   if (input.blocks.length > limits.maxBlocks) throw tooLarge(messageTooLarge(input.blocks, limits)!);
-  const blocks = input.blocks.map((block, i) => {
-    if (block === null || typeof block !== 'object' || Array.isArray(block))
-      throw invalid(`blocks[${i}] must be an object`);
-    const b = block as Record<string, unknown>;
-    if (b.type !== 'markdown') throw invalid(`blocks[${i}].type must be "markdown"`);
-    if (typeof b.content !== 'string' || b.content.trim().length === 0)
-      throw invalid(`blocks[${i}].content must be non-empty text`);
-    for (const key of Object.keys(b))
-      if (key !== 'type' && key !== 'content') throw invalid(`blocks[${i}] has unknown field "${key}"`);
-    return { type: 'markdown' as const, content: b.content };
-  });
+  const blocks = input.blocks.map((block, i) => readSendBlock(block, i));
+  if (blocks.length > 1 && blocks.some((b) => b.type === 'postback'))
+    throw invalid('a postback is the only block of its message');
   const breach = messageTooLarge(blocks, limits);
   if (breach) throw tooLarge(breach);
   return { version: ENVELOPE_VERSION, client_message_id: input.client_message_id.toLowerCase(), blocks };
 }
+
+/**
+ * One block of a SendMessage: non-empty markdown, an attachment of the conversation by id, or a postback
+ * `{type, option_id, label}` (docs/asyncapi.yaml).
+ */
+function readSendBlock(block: unknown, i: number): SendMessageBlock {
+  if (block === null || typeof block !== 'object' || Array.isArray(block))
+    throw invalid(`blocks[${i}] must be an object`);
+  const b = block as Record<string, unknown>;
+  if (b.type === 'attachment') return attachmentBlockOf(b, i);
+  if (b.type === 'postback') return readPostback(b, i);
+  if (b.type !== 'markdown')
+    throw invalid(`blocks[${i}].type must be "markdown", "attachment" or "postback"`);
+  if (typeof b.content !== 'string' || b.content.trim().length === 0)
+    throw invalid(`blocks[${i}].content must be non-empty text`);
+  for (const key of Object.keys(b))
+    if (key !== 'type' && key !== 'content') throw invalid(`blocks[${i}] has unknown field "${key}"`);
+  return { type: 'markdown', content: b.content };
+}
+
+/**
+ * A postback's shape only; whether its option is offered is the conversation's question (interactive/postbacks.ts).
+ * The client's `label` is checked like an offered one but never stored: the server takes the offer's.
+ */
+function readPostback(b: Record<string, unknown>, i: number): SendMessageBlock {
+  for (const key of Object.keys(b))
+    if (key !== 'type' && key !== 'option_id' && key !== 'label')
+      throw invalid(`blocks[${i}] has unknown field "${key}"`);
+  if (!isBoundedText(b.option_id, INTERACTIVE_LIMITS.idLength))
+    throw invalid(
+      `blocks[${i}].option_id must be non-empty text of at most ${INTERACTIVE_LIMITS.idLength} characters`,
+    );
+  if (!isBoundedText(b.label, INTERACTIVE_LIMITS.labelLength))
+    throw invalid(
+      `blocks[${i}].label must be non-empty text of at most ${INTERACTIVE_LIMITS.labelLength} characters`,
+    );
+  return { type: 'postback', option_id: b.option_id, label: b.label };
+}
+
+const isBoundedText = (value: unknown, max: number): value is string =>
+  typeof value === 'string' && value.trim().length > 0 && value.length <= max;

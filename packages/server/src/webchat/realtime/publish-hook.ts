@@ -1,6 +1,7 @@
 import { ClientError, type PublishContext, type PublishDecision } from '@parley/realtime';
 import { AppError } from '../../errors/app-error.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
+import { type AttachmentsService, isUnknownAttachment } from '../attachments/attachments.service.ts';
 import { parseChannel } from '../conversations/conversation.ts';
 import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
@@ -18,6 +19,8 @@ export interface PublishHookDeps {
   conversations: ConversationsService;
   engine: ConversationEngine;
   limits: AbuseLimits;
+  /** Resolves attachment blocks to this conversation's attachments. */
+  attachments: Pick<AttachmentsService, 'blocksOf'>;
   config: SendMessageLimits & { messagesPerMinutePerSession: number; messagesPerMinutePerIp: number };
 }
 
@@ -65,7 +68,18 @@ export function createPublishHook(deps: PublishHookDeps) {
       const author = conversation.visitor
         ? { id: conversation.visitor.id, name: conversation.visitor.name ?? '' }
         : null;
-      await deps.engine.postUserMessage(conversation, send, author);
+      // Attachments are looked up in the conversation here; markdown and postbacks are made by the engine.
+      const blocks = send.blocks.some((b) => b.type === 'attachment')
+        ? await deps.attachments.blocksOf(conversation, send.blocks).catch((err: unknown) => {
+            if (isUnknownAttachment(err))
+              throw new PublishRefusal(
+                PUBLISH_CODES.invalidMessage,
+                `invalid SendMessage: ${(err as Error).message}`,
+              );
+            throw err;
+          })
+        : undefined;
+      await deps.engine.postUserMessage(conversation, send, author, blocks);
       return { skip: true };
     } catch (err) {
       if (err instanceof PublishRefusal) throw new ClientError(err.code, err.message);

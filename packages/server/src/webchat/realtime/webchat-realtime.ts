@@ -23,6 +23,7 @@ import type { Config } from '../../config/schema.ts';
 import { sameHostOriginOfUpgrade } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
+import type { AttachmentsService } from '../attachments/attachments.service.ts';
 import type { ChannelsService } from '../channels/channels.service.ts';
 import type { Broadcaster } from '../conversations/broadcaster.ts';
 import type { ConversationEngine } from '../conversations/conversation-engine.ts';
@@ -65,6 +66,7 @@ export interface WebchatHooksDeps {
   limiter: AbuseLimits;
   engine: ConversationEngine;
   reads: ReadMarks;
+  attachments: AttachmentsService;
 }
 
 /**
@@ -101,13 +103,20 @@ export function createWebchatRealtime(config: Config, logger: Logger, secret: st
   });
 }
 
-/** Publishes the conversation engine's envelopes through the realtime engine (server-side publish). */
-export function realtimeBroadcaster(realtime: RealtimeEngine): Broadcaster {
+/**
+ * Publishes the conversation engine's envelopes through the realtime engine (server-side publish), each snapshot
+ * as it leaves the server (`present`: attachment blocks get their signed `url`).
+ */
+export function realtimeBroadcaster(
+  realtime: RealtimeEngine,
+  attachments: Pick<AttachmentsService, 'present'>,
+): Broadcaster {
   return {
     publish: async (channel, envelope, { history, idempotencyKey }) => {
+      const presented = { ...envelope, message_snapshot: attachments.present(envelope.message_snapshot) };
       await realtime.publish({
         channel,
-        rawData: JSON.stringify(envelope),
+        rawData: JSON.stringify(presented),
         skipHistory: !history,
         ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
       });
@@ -127,6 +136,7 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
     conversations: deps.conversations,
     engine: deps.engine,
     limits: deps.limiter,
+    attachments: deps.attachments,
     config: config.webchat,
   });
 

@@ -14,10 +14,10 @@ export const MessagePageQuery = Type.Object({
 /**
  * One page of a conversation's messages as clients read them: older than the message `before` (which must be
  * one of this conversation's), with replies still streaming shown as they are now rather than as last written, and
- * rated messages with their `feedback`.
+ * rated messages with their `feedback`, attachments with fresh links.
  */
 export async function readMessagePage(
-  webchat: Pick<Webchat, 'store' | 'live' | 'feedback'>,
+  webchat: Pick<Webchat, 'store' | 'live' | 'feedback' | 'attachments'>,
   conversationId: string,
   query: Static<typeof MessagePageQuery>,
 ): Promise<MessagePage> {
@@ -32,6 +32,8 @@ export async function readMessagePage(
   const ratings = await webchat.feedback.feedbackOf(page.messages.map((m) => m.id));
   const messages = webchat.live
     .overlay(page.messages)
-    .map((m) => (ratings.has(m.id) ? { ...m, feedback: ratings.get(m.id)! } : m));
+    .map((m) => (ratings.has(m.id) ? { ...m, feedback: ratings.get(m.id)! } : m))
+    // Attachment blocks with a freshly signed `url` on every read (docs/design.md "Attachments").
+    .map((m) => webchat.attachments.present(m));
   return { messages, next_before: page.next_before };
 }

@@ -3,7 +3,13 @@ import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
+import { AttachmentBlockInput } from '../attachments/attachments.schemas.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
+import {
+  CardBlockInput,
+  MarkdownBlockInput,
+  QuickRepliesBlockInput,
+} from '../interactive/interactive.schemas.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { MessagePageQuery, readMessagePage } from './message-page.ts';
 
@@ -18,10 +24,9 @@ const docs = (summary: string, description?: string) => ({
 const AgentBody = Type.Object(
   {
     blocks: Type.Array(
-      Type.Object(
-        { type: Type.Literal('markdown'), content: Type.String({ minLength: 1 }) },
-        { additionalProperties: false },
-      ),
+      Type.Union([MarkdownBlockInput, AttachmentBlockInput, QuickRepliesBlockInput, CardBlockInput], {
+        description: "A block of an agent's post: markdown, an attachment, quick replies or a card.",
+      }),
       { minItems: 1 },
     ),
     author: Type.Optional(
@@ -101,7 +106,8 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
       schema: {
         ...docs(
           'Post as an agent',
-          'Takes the conversation over from the digital employee first (handover). Answers the stored message.',
+          'Takes the conversation over from the digital employee first (handover). Answers the stored message. ' +
+            '`blocks` may hold quick replies and cards after the markdown (interactive blocks).',
         ),
         params: IdParams,
         body: AgentBody,

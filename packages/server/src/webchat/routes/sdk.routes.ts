@@ -5,6 +5,7 @@ import { AppError, BadRequestError } from '../../errors/app-error.ts';
 import { sendProblem } from '../../errors/problem.ts';
 import { realtimeFallbackUrlsOf, websocketUrlOf } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
+import { registerSdkAttachmentRoutes } from '../attachments/attachments.routes.ts';
 import { type Conversation, channelOf, conversationView } from '../conversations/conversation.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../realtime/tokens.ts';
 import { openingView } from '../routing/routing.schemas.ts';
@@ -207,6 +208,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
 
       registerSdkFeedbackRoutes(sdk, webchat);
       registerSdkRoutingRoutes(sdk, webchat);
+      registerSdkAttachmentRoutes(sdk, webchat);
 
       // PARLEY_PUBLIC_URL when configured; in development the host this request came in on, so a page opened at
       // http://127.0.0.1:8080 is not sent to ws://localhost:8080.

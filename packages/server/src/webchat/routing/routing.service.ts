@@ -117,7 +117,7 @@ export class RoutingService {
           assignee_id: agent.userId,
           assigned_at: at,
           queued_at: null,
-          handled_by: 'agent',
+          // `handled_by` moves with the handover that follows (ConversationEngine.handover), which reports it.
           agent_name: agent.name,
           updated_at: at,
         })

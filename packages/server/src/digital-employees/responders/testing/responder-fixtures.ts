@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../../../testing/test-server.t
 import type { DigitalEmployee } from '../../digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../../digital-employees.settings.ts';
 import { createResponder } from '../create-responder.ts';
-import type { RespondInput } from '../responder.ts';
+import type { ReplyChunk, RespondInput } from '../responder.ts';
 import { ResponderError } from '../responder-errors.ts';
 import { type BotHandler, TestBot } from './test-bots.ts';
 import { messageOf } from './test-messages.ts';
@@ -86,7 +86,7 @@ export function respondAs(
   server: TestServer,
   employee: DigitalEmployee,
   input: Omit<RespondInput, 'digitalEmployee'>,
-): AsyncIterable<string> {
+): AsyncIterable<ReplyChunk> {
   return createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({
     ...input,
     digitalEmployee: employee,
@@ -112,8 +112,8 @@ export function conversationWith(
 
 /** Drains `deltas` into `received` and returns the ResponderError it ends with; fails if it ends without one. */
 export async function failureOf(
-  deltas: AsyncIterable<string>,
-  received: string[] = [],
+  deltas: AsyncIterable<ReplyChunk>,
+  received: ReplyChunk[] = [],
 ): Promise<ResponderError> {
   try {
     for await (const delta of deltas) received.push(delta);
@@ -129,8 +129,8 @@ export async function failureOf(
  * returns the ResponderError it ends with.
  */
 export function failureAbortingAfterFirstDelta(
-  start: (signal: AbortSignal) => AsyncIterable<string>,
-  received: string[],
+  start: (signal: AbortSignal) => AsyncIterable<ReplyChunk>,
+  received: ReplyChunk[],
 ): Promise<ResponderError> {
   const controller = new AbortController();
   const deltas = start(controller.signal);
@@ -159,7 +159,7 @@ export function assertNoKeyInLogs(server: TestServer, ...keys: string[]): void {
  */
 export async function assertTimesOut(
   bot: TestBot,
-  run: () => AsyncIterable<string>,
+  run: () => AsyncIterable<ReplyChunk>,
   handlers: { silent: BotHandler; stalled: BotHandler },
   deltasBeforeStall: string[],
 ): Promise<void> {
@@ -167,7 +167,7 @@ export async function assertTimesOut(
   assert.equal((await failureOf(run())).code, 'responder_timeout');
 
   bot.handler = handlers.stalled;
-  const received: string[] = [];
+  const received: ReplyChunk[] = [];
   assert.equal((await failureOf(run(), received)).code, 'responder_timeout');
   assert.deepEqual(received, deltasBeforeStall);
 }

@@ -27,8 +27,8 @@ export function messageOf(
   };
 }
 
-export async function collect(deltas: AsyncIterable<string>): Promise<string[]> {
-  const out: string[] = [];
+export async function collect<T>(deltas: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
   for await (const delta of deltas) out.push(delta);
   return out;
 }

@@ -1,0 +1,69 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../http/types.ts';
+import { EVENT_TYPES } from '../webhooks/events.ts';
+import type { WebhookActor } from '../webhooks/webhooks.service.ts';
+import { PageQuery, pageOf } from './pagination.ts';
+import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+
+// Rules are checked by the webhooks service (its codes and messages); these bounds only stop absurd bodies.
+const CreateWebhook = Type.Object(
+  {
+    url: Type.String({ maxLength: 4096 }),
+    events: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 }),
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const DeliveryParams = Type.Object({
+  id: Type.String({ maxLength: 100 }),
+  deliveryId: Type.String({ maxLength: 100 }),
+});
+
+const actor = (request: FastifyRequest): WebhookActor => ({ actor: actorOf(request), ip: request.ip });
+
+/**
+ * Settings → Webhooks, over the webhooks capability (the same service as `/platform/v1/webhooks` and the CLI): the
+ * secret travels outward only in the answers of create and rotate, once.
+ */
+export function registerWebhookRoutes(app: App, { ctx }: PortalDeps): void {
+  const webhooks = ctx.webhooks.service;
+  const company = (request: FastifyRequest) => sessionOf(request).user.companyId;
+
+  app.get('/webhooks', { schema: { querystring: PageQuery } }, async (request) => ({
+    ...pageOf(await webhooks.list(company(request)), request.query),
+    event_types: EVENT_TYPES,
+  }));
+
+  app.post('/webhooks', { schema: { body: CreateWebhook } }, async (request, reply) => {
+    const { webhook, secret } = await webhooks.create(company(request), request.body, actor(request));
+    return reply
+      .status(201)
+      .header('cache-control', 'no-store')
+      .send({ ...webhook, secret });
+  });
+
+  app.delete('/webhooks/:id', { schema: { params: IdParams } }, async (request, reply) => {
+    await webhooks.delete(company(request), request.params.id, actor(request));
+    return reply.status(204).send();
+  });
+
+  app.post('/webhooks/:id/secret', { schema: { params: IdParams } }, async (request, reply) => {
+    const secret = await webhooks.rotateSecret(company(request), request.params.id, actor(request));
+    return reply.header('cache-control', 'no-store').send({ secret });
+  });
+
+  app.get('/webhooks/:id/deliveries', { schema: { params: IdParams } }, async (request) => ({
+    deliveries: await webhooks.deliveries(company(request), request.params.id),
+  }));
+
+  app.post(
+    '/webhooks/:id/deliveries/:deliveryId/retry',
+    { schema: { params: DeliveryParams } },
+    async (request, reply) => {
+      await webhooks.retry(company(request), request.params.id, request.params.deliveryId);
+      return reply.status(202).send();
+    },
+  );
+}

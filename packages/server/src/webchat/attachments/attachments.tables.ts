@@ -1,0 +1,41 @@
+/** Attachments (migration 024): metadata, the store-backed blobs' chunks, and each company's limits. */
+
+export interface AttachmentsTable {
+  id: string;
+  company_id: string;
+  conversation_id: string;
+  /** The sanitized file name (file-names.ts): shown and sent in Content-Disposition, never used as a path. */
+  name: string;
+  /** Detected from the bytes (content-sniffing.ts), never the client's claim alone. */
+  content_type: string;
+  size: number;
+  /** Lowercase hex SHA-256 of the bytes, computed while streaming. */
+  sha256: string;
+  /** Where the BlobStore keeps the bytes. */
+  blob_key: string;
+  /** `session:<X-Session-Id>`, `visitor:<key>`, `client:<id>` or `user:<id>`. */
+  uploaded_by: string;
+  created_at: string;
+}
+
+/** One chunk of a blob (StoreBlobStore): chunks `0..n` in `seq` order are the bytes. */
+export interface AttachmentBlobChunksTable {
+  blob_key: string;
+  seq: number;
+  data: Buffer;
+}
+
+/** A company's own attachment limits; a `null` column means the default (config / DEFAULT_ALLOWED_TYPES). */
+export interface AttachmentSettingsTable {
+  company_id: string;
+  max_attachment_bytes: number | null;
+  /** JSON array of content types. */
+  allowed_types: string | null;
+  updated_at: string;
+}
+
+export interface AttachmentsTables {
+  attachments: AttachmentsTable;
+  attachment_blob_chunks: AttachmentBlobChunksTable;
+  attachment_settings: AttachmentSettingsTable;
+}

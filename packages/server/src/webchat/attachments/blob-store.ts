@@ -1,0 +1,21 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * Where attachment bytes live, behind one small interface so the store-backed default (store-blob-store.ts) can be
+ * swapped for an S3-compatible object store without touching anything else:
+ *
+ * - `put(key, source)` consumes `source` to its end and keeps its bytes under `key` (a fresh random id the caller
+ *   chose; never a user-supplied name). It must not hold the whole stream in memory — S3 does this with a multipart
+ *   upload (`CreateMultipartUpload` / `UploadPart` per chunk / `CompleteMultipartUpload`). If `source` errors (a
+ *   size limit, a refused content type, a client that went away), `put` rejects with that error and keeps nothing
+ *   (S3: `AbortMultipartUpload`).
+ * - `get(key)` streams the bytes back in order (S3: `GetObject`); `undefined` when nothing is stored under `key`.
+ * - `delete(key)` forgets them; deleting an unknown key is not an error (S3: `DeleteObject` is idempotent too).
+ *
+ * Every node of a cluster must see the same blobs (the link an `<img>` loads may reach any node).
+ */
+export interface BlobStore {
+  put(key: string, source: Readable): Promise<void>;
+  get(key: string): Promise<Readable | undefined>;
+  delete(key: string): Promise<void>;
+}

@@ -1,0 +1,82 @@
+import { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../storage/schema.ts';
+import type { BlobStore } from './blob-store.ts';
+
+/** Bytes per chunk row: what is held in memory per upload or download at most (plus one stream buffer). */
+export const BLOB_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * The default BlobStore: blobs in the database (SQLite or PostgreSQL), as rows of at most BLOB_CHUNK_BYTES, so every
+ * node of a cluster serves every file and neither an upload nor a download ever holds a whole file. Chunks are
+ * written as they fill, each in its own statement (a transaction held open for a slow client's whole upload would
+ * stall SQLite's other writers); a failed `put` deletes what it wrote. The attachment row that names the key is
+ * only written after `put` resolved, so a half-written blob is never reachable.
+ */
+export class StoreBlobStore implements BlobStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async put(key: string, source: Readable): Promise<void> {
+    let seq = 0;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = async () => {
+      if (pendingBytes === 0) return;
+      const data = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      await this.db
+        .insertInto('attachment_blob_chunks')
+        .values({ blob_key: key, seq: seq++, data })
+        .execute();
+    };
+    try {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        let rest = chunk;
+        while (rest.length > 0) {
+          const take = Math.min(rest.length, BLOB_CHUNK_BYTES - pendingBytes);
+          pending.push(rest.subarray(0, take));
+          pendingBytes += take;
+          rest = rest.subarray(take);
+          if (pendingBytes === BLOB_CHUNK_BYTES) await flush();
+        }
+      }
+      await flush();
+    } catch (err) {
+      await this.delete(key).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async get(key: string): Promise<Readable | undefined> {
+    const first = await this.chunk(key, 0);
+    if (first === undefined) return undefined;
+    const next = (seq: number) => this.chunk(key, seq);
+    // One chunk row read at a time, as the response drains (Readable.from pulls on demand).
+    return Readable.from(
+      (async function* () {
+        yield first;
+        for (let seq = 1; ; seq++) {
+          const data = await next(seq);
+          if (data === undefined) return;
+          yield data;
+        }
+      })(),
+      { objectMode: false },
+    );
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.db.deleteFrom('attachment_blob_chunks').where('blob_key', '=', key).execute();
+  }
+
+  private async chunk(key: string, seq: number): Promise<Buffer | undefined> {
+    const row = await this.db
+      .selectFrom('attachment_blob_chunks')
+      .select('data')
+      .where('blob_key', '=', key)
+      .where('seq', '=', seq)
+      .executeTakeFirst();
+    return row ? Buffer.from(row.data) : undefined;
+  }
+}

@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../storage/database.ts';
+import { clockMs } from '../storage/db-clock.ts';
+import type { Database } from '../storage/schema.ts';
+import type { DomainEvent, EventRecorder } from './events.ts';
+
+/** `msg_` + 128 random bits: the event's id, its body's `id` and the `webhook-id` header of every attempt. */
+export const newEventId = (): string => `msg_${randomBytes(16).toString('base64url')}`;
+
+/** The delivery body (docs/webhooks.md "Events"): `{"id","type","created_at","company_id","data"}`. */
+export function eventBody(id: string, event: DomainEvent, createdAt: string): string {
+  return JSON.stringify({
+    id,
+    type: event.type,
+    created_at: createdAt,
+    company_id: event.companyId,
+    data: event.data,
+  });
+}
+
+/**
+ * The transactional outbox of webhook events. `record` runs inside the transaction of the change it reports: it
+ * stores the event and one pending delivery per enabled endpoint of the company subscribed to its type, so the
+ * event exists exactly when the change does, and a crash right after the commit loses nothing (the dispatcher
+ * finds the deliveries in the store). An event no endpoint subscribes to is not stored: nothing would read it.
+ */
+export class WebhookOutbox implements EventRecorder {
+  constructor(private readonly dialect: Dialect) {}
+
+  async record(trx: Kysely<Database>, event: DomainEvent): Promise<void> {
+    const endpoints = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'events'])
+      .where('company_id', '=', event.companyId)
+      .where('enabled', '=', 1)
+      .execute();
+    const subscribed = endpoints.filter((e) => (JSON.parse(e.events) as string[]).includes(event.type));
+    if (subscribed.length === 0) return;
+    const id = newEventId();
+    const createdMs = Date.now();
+    await trx
+      .insertInto('webhook_events')
+      .values({
+        id,
+        company_id: event.companyId,
+        type: event.type,
+        body: eventBody(id, event, new Date(createdMs).toISOString()),
+        created_ms: createdMs,
+      })
+      .execute();
+    const due = clockMs(this.dialect);
+    await trx
+      .insertInto('webhook_deliveries')
+      .values(
+        subscribed.map((endpoint) => ({
+          id: `dlv_${randomBytes(12).toString('base64url')}`,
+          endpoint_id: endpoint.id,
+          event_id: id,
+          company_id: event.companyId,
+          type: event.type,
+          status: 'pending',
+          attempts: 0,
+          last_status_code: null,
+          next_attempt_at: due,
+          lease_owner: null,
+          window_start_ms: due,
+          created_ms: due,
+        })),
+      )
+      .execute();
+  }
+}

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { runParley, runParleyInProcess } from '../testing/cli.ts';
+import { TEST_DATABASES } from '../testing/databases.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
+import { createConversation, newVisitor } from '../webchat/testing/webchat-fixtures.ts';
+import { startWebhookSink, verifyDelivery, type WebhookSink } from './testing/webhook-sink.ts';
+
+for (const database of TEST_DATABASES) {
+  describe(`webhooks CLI (${database})`, () => {
+    let server: TestServer;
+    let sink: WebhookSink;
+    let companyId: string;
+    before(async () => {
+      server = await startTestServer({ database });
+      sink = await startWebhookSink();
+      companyId = (await server.ctx.companies.create('CLI hooks')).id;
+    });
+    after(async () => {
+      await server.close();
+      await sink.close();
+    });
+
+    it('creates (secret printed once), lists (no secret) and deletes; the live server delivers to it', async () => {
+      const created = await runParley(server, [
+        'webhooks',
+        'create',
+        '--company',
+        companyId,
+        '--url',
+        sink.url,
+        '--events',
+        'conversation.created conversation.closed',
+        '--json',
+      ]);
+      assert.equal(created.code, 0, created.stderr);
+      assert.match(created.json.secret, /^whsec_/);
+      assert.deepEqual(created.json.events, ['conversation.created', 'conversation.closed']);
+
+      await createConversation(server, newVisitor(companyId));
+      const [event] = await waitFor('the delivery', () => sink.received.length > 0 && sink.received);
+      verifyDelivery(created.json.secret, event!);
+
+      const listed = await runParleyInProcess(server, ['webhooks', 'list', '--company', companyId, '--json']);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.deepEqual(
+        listed.json.webhooks.map((w: { id: string }) => w.id),
+        [created.json.id],
+      );
+      assert.ok(!listed.stdout.includes(created.json.secret.slice(6)));
+
+      const bad = await runParleyInProcess(server, [
+        'webhooks',
+        'create',
+        '--company',
+        companyId,
+        '--url',
+        sink.url,
+        '--events',
+        'nope',
+        '--json',
+      ]);
+      assert.notEqual(bad.code, 0);
+      assert.equal(bad.json.error.code, 'invalid_events');
+
+      const deleted = await runParleyInProcess(server, [
+        'webhooks',
+        'delete',
+        '--company',
+        companyId,
+        '--webhook-id',
+        created.json.id,
+        '--json',
+      ]);
+      assert.equal(deleted.code, 0, deleted.stderr);
+      const again = await runParleyInProcess(server, [
+        'webhooks',
+        'delete',
+        '--company',
+        companyId,
+        '--webhook-id',
+        created.json.id,
+        '--json',
+      ]);
+      assert.equal(again.json.error.code, 'webhook_not_found');
+    });
+  });
+}
