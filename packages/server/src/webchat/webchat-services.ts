@@ -14,6 +14,7 @@ import type { LiveSnapshots } from './conversations/live-snapshots.ts';
 import type { FeedbackService } from './feedback/feedback.service.ts';
 import type { ChannelIdentity } from './identity/channel-identity.ts';
 import type { VisitorDirectory } from './identity/visitor-directory.ts';
+import type { InboxFeed } from './inbox-feed/inbox-feed.ts';
 import type { MessageStore } from './messages/message-store.ts';
 import type { ReadMarks } from './reads/read-marks.ts';
 import type { RealtimeTokenSigner } from './realtime/tokens.ts';
@@ -50,6 +51,8 @@ export interface Webchat {
   reads: ReadMarks;
   /** Visitors' thumbs on messages and CSAT of closed conversations. */
   feedback: FeedbackService;
+  /** The agents' live inbox: list entries, published on the company's inbox channel as conversations change. */
+  inbox: InboxFeed;
   /** Search over conversations by visitor and message text (PostgreSQL full-text search / SQLite FTS5). */
   search: ConversationSearch;
   /** Saved replies agents insert with `/shortcut`. */

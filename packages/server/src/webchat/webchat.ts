@@ -34,6 +34,7 @@ import { LOCAL_REPLY_SIGNALS, RedisReplySignals, type ReplySignals } from './con
 import { FeedbackService } from './feedback/feedback.service.ts';
 import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
+import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
 import { ReadMarks } from './reads/read-marks.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
@@ -111,10 +112,19 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       realtime.publish({ channel, rawData: JSON.stringify(event), skipHistory: true }).then(() => undefined),
     logger: logger.child({ module: 'webchat' }),
   });
+  const inbox = new InboxFeed({
+    db: store.db,
+    conversations,
+    reads,
+    feedback: new FeedbackService(store.db, deps.events),
+    publish: (channel, data) =>
+      realtime.publish({ channel, rawData: data, skipHistory: true }).then(() => undefined),
+    logger: logger.child({ module: 'webchat' }),
+  });
   const engine = new ConversationEngine({
     conversations,
     store: messages,
-    broadcaster: realtimeBroadcaster(realtime, attachments),
+    broadcaster: feedingInbox(realtimeBroadcaster(realtime, attachments), inbox),
     live,
     replies,
     logger: logger.child({ module: 'webchat' }),
@@ -200,6 +210,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     visitors: new VisitorDirectory(conversations),
     reads,
     feedback: new FeedbackService(store.db, deps.events),
+    inbox,
     audit: deps.audit,
     attachments,
     routing,
