@@ -19,6 +19,11 @@ export interface ConversationView {
   channel_id: string | null;
   status: ConversationStatus;
   handled_by: ConversationHandler;
+  /**
+   * When the visitor asked for a person (`request_human`) and the conversation still waits in the company queue
+   * for an agent; `null` otherwise. The digital employee keeps answering while it waits.
+   */
+  queued_at?: string | null;
   created_at: string;
   updated_at: string;
   /**
@@ -45,6 +50,8 @@ export interface PlatformConversationView extends ConversationView {
   session_id: string;
   /** The agent handling it, once one took it over. */
   agent_name: string | null;
+  /** The portal user the conversation is assigned to (routing: round-robin, take, reassign), else `null`. */
+  assignee_id?: string | null;
   /** The verified visitor (channels with identity on); `null` for an anonymous session's conversation. */
   visitor?: ConversationVisitorView | null;
 }

@@ -55,6 +55,13 @@ export {
   type SendPostbackBlock,
 } from './envelopes.ts';
 export {
+  INBOX_NAMESPACE_NAME,
+  type InboxConversationView,
+  type InboxEvent,
+  inboxChannelOf,
+  type LastMessagePreview,
+} from './inbox.ts';
+export {
   type BlockProblem,
   type CardBlock,
   type CardButton,

@@ -12,7 +12,7 @@
 export { WebchatError } from './errors.ts';
 export type { ApplyOutcome, ApplyResult, ChatMessage, ChatMessageStatus } from './message-store.ts';
 export { MessageStore, openOfferIn } from './message-store.ts';
-export type { FetchLike, RealtimeConfig } from './rest-client.ts';
+export type { BusinessHoursStatus, FetchLike, RealtimeConfig } from './rest-client.ts';
 export { RestClient } from './rest-client.ts';
 export type { KeyValueStorage } from './session-storage.ts';
 export { defaultStorage, memoryStorage, SessionStore } from './session-storage.ts';

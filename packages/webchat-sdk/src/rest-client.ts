@@ -12,6 +12,16 @@ export interface RealtimeConfig {
   http_stream_url?: string;
   sse_url?: string;
   emulation_url?: string;
+  /** Whether the company's agents are in now (business hours) and when they are next; from newer servers. */
+  business_hours?: BusinessHoursStatus;
+}
+
+/** Business hours as `GET /sdk/v1/config` and `request-human` say them (docs/routing.md). */
+export interface BusinessHoursStatus {
+  open: boolean;
+  /** When closed: ISO-8601 instant agents are next in; null when open or never. */
+  next_open_at: string | null;
+  time_zone: string | null;
 }
 
 export interface RestClientOptions {
@@ -60,7 +70,19 @@ export class RestClient {
       const value = body[key];
       if (typeof value === 'string') config[key] = value;
     }
+    if (isBusinessHours(body.business_hours)) config.business_hours = body.business_hours;
     return config;
+  }
+
+  /**
+   * Asks for a person: the conversation joins the company queue (`queued_at`), or gets an agent at once. Answers
+   * the conversation and whether agents are in.
+   */
+  async requestHuman(
+    conversationId: string,
+  ): Promise<Conversation & { business_hours?: BusinessHoursStatus }> {
+    const path = `/sdk/v1/conversations/${encodeURIComponent(conversationId)}/request-human`;
+    return checkConversation(await this.request<Conversation>('POST', path, {}));
   }
 
   async createConversation(): Promise<Conversation> {
@@ -262,3 +284,6 @@ function checkConversation(value: Conversation): Conversation {
   }
   return value;
 }
+
+const isBusinessHours = (value: unknown): value is BusinessHoursStatus =>
+  typeof value === 'object' && value !== null && typeof (value as { open?: unknown }).open === 'boolean';

@@ -20,7 +20,7 @@ import {
 import { Emitter } from './emitter.ts';
 import { WebchatError } from './errors.ts';
 import { type ApplyResult, type ChatMessage, MessageStore } from './message-store.ts';
-import { type FetchLike, RestClient } from './rest-client.ts';
+import { type BusinessHoursStatus, type FetchLike, RestClient } from './rest-client.ts';
 import { defaultStorage, type KeyValueStorage, randomId, SessionStore } from './session-storage.ts';
 import type { Attachment, UploadOptions } from './uploads.ts';
 import { type GetVisitorToken, VisitorTokens } from './visitor-tokens.ts';
@@ -348,6 +348,27 @@ export class Webchat extends Emitter<WebchatEvents> {
     if (this.current?.id !== conversation.id) return;
     this.current = { ...this.current, csat: { score: stored.score, comment: stored.comment } };
     this.emit('conversation:updated', this.current);
+  }
+
+  /**
+   * Asks for a person in the open conversation (`request_human`): it joins the company's queue, or an available
+   * agent is assigned at once; the digital employee keeps answering meanwhile. Idempotent. Answers whether agents
+   * are in now and, if not, when they are back (`next_open_at`); `conversation:updated` follows.
+   */
+  async requestHuman(): Promise<BusinessHoursStatus | null> {
+    this.requireStore();
+    const conversation = this.current!;
+    const { business_hours, ...fresh } = await this.rest.requestHuman(conversation.id);
+    if (this.current?.id === conversation.id) {
+      this.current = { ...this.current, ...fresh };
+      this.emit('conversation:updated', this.current);
+    }
+    return business_hours ?? null;
+  }
+
+  /** Whether the company's agents are in now and when they are next (null from a server without business hours). */
+  async businessHours(): Promise<BusinessHoursStatus | null> {
+    return (await this.rest.config()).business_hours ?? null;
   }
 
   /** The open conversation, once started. */

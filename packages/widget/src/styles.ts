@@ -100,6 +100,10 @@ form button { background: var(--accent); color: var(--accent-text); border: none
 .feedback-comment button { font-size: 13px; padding: 0 8px; border-radius: 6px; }
 .feedback .thanks { font-size: 12px; color: var(--muted); }
 .msg .seen { text-align: right; }
+.handoff { display: flex; flex-direction: column; align-items: center; gap: 4px; padding: 4px 12px; }
+.handoff-button { background: none; border: 1px solid var(--accent); color: var(--accent); border-radius: 14px; padding: 4px 12px; cursor: pointer; }
+.handoff-note { font-size: 13px; color: var(--muted); margin: 0; text-align: center; }
+.handoff-note:empty { display: none; }
 .closed-note { font-size: 13px; color: var(--muted); text-align: center; margin: 0; padding: 6px 12px; }
 .csat { display: block; padding: 10px 14px; border-top: 1px solid var(--surface); }
 .csat fieldset { border: none; margin: 0; padding: 0; }

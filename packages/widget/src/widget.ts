@@ -230,7 +230,25 @@ class ChatWidget implements WidgetHandle {
     // The end of a closed conversation: a note and, until the visitor answered it, the satisfaction question.
     const closedSlot = el('div', { class: 'closed-slot' });
     closedSlot.hidden = true;
-    panel.append(header, status, transport, log, conversations, closedSlot, attachments.tray, form, live);
+    // "Talk to a person" (request_human, docs/routing.md): offered while the digital employee answers and nobody
+    // was asked for yet; afterwards a note says the visitor waits (and, outside business hours, until when).
+    const handoff = el('div', { class: 'handoff' });
+    handoff.hidden = true;
+    const handoffButton = el('button', { type: 'button', class: 'handoff-button' }, s.talkToPerson);
+    const handoffNote = el('p', { class: 'handoff-note', role: 'status' });
+    handoff.append(handoffButton, handoffNote);
+    panel.append(
+      header,
+      status,
+      transport,
+      log,
+      conversations,
+      closedSlot,
+      handoff,
+      attachments.tray,
+      form,
+      live,
+    );
 
     const launcher = el('button', {
       type: 'button',
@@ -292,6 +310,7 @@ class ChatWidget implements WidgetHandle {
     historyButton.addEventListener('click', () => void this.toggleConversations());
     newButton.addEventListener('click', () => void this.newConversation());
     olderButton.addEventListener('click', () => void this.loadOlder());
+    handoffButton.addEventListener('click', () => void this.requestHuman());
     return {
       panel,
       launcher,
@@ -308,6 +327,9 @@ class ChatWidget implements WidgetHandle {
       historyButton,
       badge,
       closedSlot,
+      handoff,
+      handoffButton,
+      handoffNote,
     };
   }
 
@@ -446,8 +468,37 @@ class ChatWidget implements WidgetHandle {
     }, 300);
   }
 
+  /** Asks for a person; the button gives way to a note saying the visitor waits, and until when outside hours. */
+  private async requestHuman(): Promise<void> {
+    const { handoffButton, handoffNote } = this.els;
+    handoffButton.disabled = true;
+    try {
+      const hours = await this.chat?.requestHuman();
+      handoffNote.textContent =
+        hours && !hours.open && hours.next_open_at
+          ? `${this.strings.agentsAway} ${formatDate(hours.next_open_at)}.`
+          : this.strings.waitingForPerson;
+    } catch {
+      handoffButton.disabled = false;
+      handoffNote.textContent = this.strings.requestFailed;
+    }
+  }
+
+  /** The handoff row: the button while the digital employee answers, the waiting note once a person was asked for. */
+  private showHandoff(conversation: Conversation | null): void {
+    const { handoff, handoffButton, handoffNote } = this.els;
+    const open = conversation?.status !== 'closed' && conversation !== null;
+    const withAgent = conversation?.handled_by === 'agent';
+    handoff.hidden = !open || withAgent;
+    handoffButton.hidden = Boolean(conversation?.queued_at);
+    handoffButton.disabled = false;
+    if (!conversation?.queued_at) handoffNote.textContent = '';
+    else if (!handoffNote.textContent) handoffNote.textContent = this.strings.waitingForPerson;
+  }
+
   /** A closed conversation: a note instead of the composer, and the satisfaction question until answered. */
   private showConversationState(conversation: Conversation | null): void {
+    this.showHandoff(conversation);
     const { closedSlot, form, input } = this.els;
     const closed = conversation?.status === 'closed';
     form.hidden = closed;

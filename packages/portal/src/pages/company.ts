@@ -3,6 +3,7 @@ import { createForm, splitList } from '../components/form.ts';
 import { statusArea, titledSection } from '../components/page-parts.ts';
 import { copyable } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
+import { cannedResponsesSection, routingSection } from './company-routing.ts';
 
 interface AttachmentLimits {
   max_attachment_bytes: number;
@@ -65,8 +66,8 @@ function attachmentLimitsForm(limits: AttachmentLimits, say: (text: string) => v
 }
 
 /**
- * Settings → Company: the id integrators send as `X-Company`, the origins allowed to embed the widget, and the
- * attachment limits.
+ * Settings → Company: the id integrators send as `X-Company`, the origins allowed to embed the widget, the
+ * attachment limits, routing and business hours, and the canned responses.
  */
 export async function renderCompany(main: HTMLElement): Promise<void> {
   const company = await api<CompanyView>('GET', '/company');
@@ -130,5 +131,7 @@ export async function renderCompany(main: HTMLElement): Promise<void> {
       'Attachments',
       attachmentLimitsForm(company.attachments, (text) => status.say('success', text)).el,
     ),
+    await routingSection((text) => status.say('success', text)),
+    await cannedResponsesSection((text) => status.say('success', text)),
   );
 }

@@ -122,9 +122,12 @@ describe('portal in a browser: the inbox is live whatever host it is opened from
     it('says why when the live connection is refused', async () => {
       const page = await browser.context.newPage();
       try {
-        // A grant asked for from another origin carries no page origin: the engine refuses the page with 4503.
+        // A grant asked for from another origin carries no page origin: the engine refuses the page with 4503. The
+        // page's one connection is made with the inbox's grant, the transcript's subscription with its own.
         await page.route(
-          (url) => url.pathname.endsWith(`/inbox/conversations/${conversation.id}/realtime`),
+          (url) =>
+            url.pathname.endsWith('/inbox/realtime') ||
+            url.pathname.endsWith(`/inbox/conversations/${conversation.id}/realtime`),
           async (route) => {
             const headers = { ...route.request().headers(), origin: 'http://elsewhere.example' };
             await route.fulfill({ response: await route.fetch({ headers }) });

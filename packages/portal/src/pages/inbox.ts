@@ -4,6 +4,8 @@ import {
   type CardBlock,
   type Csat,
   type ErrorBlock,
+  type InboxConversationView,
+  type InboxEvent,
   type MarkdownBlock,
   type MessageRole,
   type MessageSnapshot,
@@ -15,23 +17,39 @@ import {
   readEnvelope,
   type TypingBlock,
 } from '@parley/webchat-protocol';
+import { renderMarkdown } from '@parley/widget/markdown';
 import { Centrifuge, type Subscription } from 'centrifuge';
-import { ApiError, api, upload } from '../api.ts';
+import { ApiError, api, type SessionInfo, upload } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { statusArea } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
+import { InboxAlerts } from './inbox/alerts.ts';
+import { attachCannedMenu } from './inbox/canned-menu.ts';
+import { routingPanel } from './inbox/routing-panel.ts';
 
 /**
  * The inbox reads the platform view of a conversation and the server's own snapshots (one deployment, one version),
  * with what agents have not read yet and the visitor's CSAT.
  */
-type ConversationView = PlatformConversationView & { unread_count?: number; csat?: Csat | null };
+type ConversationView = PlatformConversationView & {
+  unread_count?: number;
+  csat?: Csat | null;
+  last_message?: InboxConversationView['last_message'];
+};
 
 /** Who the visitor is: a verified visitor's name (or email, or id), else an anonymous session. */
 function visitorLabel(c: ConversationView): string {
   const v = c.visitor;
   if (!v) return 'Anonymous visitor';
   return v.name ?? v.email ?? v.id;
+}
+
+/** Who handles it, as the list badge says: closed, queued, the agent's name, or the digital employee. */
+function handlerLabel(c: ConversationView): { text: string; kind: string } {
+  if (c.status === 'closed') return { text: 'closed', kind: 'closed' };
+  if (c.queued_at) return { text: 'queued', kind: 'queued' };
+  if (c.handled_by === 'agent') return { text: c.agent_name ?? 'agent', kind: 'agent' };
+  return { text: 'bot', kind: 'digital_employee' };
 }
 
 interface RealtimeGrant {
@@ -48,21 +66,29 @@ const ROLE_LABEL: Record<MessageRole, string> = {
   system: 'System',
 };
 
-const LIST_REFRESH_MS = 5000;
-
 /**
- * The agent inbox: a live list of conversations (refreshed every few seconds), the selected transcript kept live
- * over the realtime engine (replace → complete envelopes, older sequences dropped as the protocol says), and the
- * agent actions: take over, reply, hand back.
+ * The agent inbox: the company's conversations kept live by its inbox channel (no polling; docs/routing.md "Live
+ * inbox"), a queue view with take, search, availability, notifications for a visitor waiting or a new message in
+ * a conversation assigned to me; the selected transcript kept live over its conversation channel (replace →
+ * complete envelopes, older sequences dropped as the protocol says), rendered with the widget's safe markdown; and
+ * the agent actions: take over, take, reply (with `/` canned responses), hand back, close.
  */
 export async function renderInbox(main: HTMLElement): Promise<void> {
+  const session = await api<SessionInfo>('GET', '/session');
+  const me = session.user;
   const statusFilter = h(
     'select',
     { id: 'inbox-status' },
     h('option', { value: 'open' }, 'Open'),
+    h('option', { value: 'queue' }, 'Queue'),
     h('option', { value: 'closed' }, 'Closed'),
     h('option', { value: '' }, 'All'),
   );
+  const search = h('input', {
+    type: 'search',
+    id: 'inbox-search',
+    placeholder: 'Visitor, email or words in messages',
+  });
   const list = h('ul', { class: 'conversation-list', 'aria-label': 'Conversations' });
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
   const pane = h(
@@ -70,66 +96,140 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     { class: 'transcript-pane', 'aria-label': 'Conversation' },
     h('p', { class: 'muted' }, 'Choose a conversation.'),
   );
+  const alerts = new InboxAlerts();
+  const routing = routingPanel(me);
   let selected: string | undefined;
   let cursor: string | null = null;
-  let live: { client: Centrifuge; sub: Subscription } | undefined;
+  /** The selected conversation's subscription, on the page's one realtime client (the inbox's). */
+  let live: { sub: Subscription } | undefined;
+  let inboxClient: Centrifuge | undefined;
+  let clientReady!: (client: Centrifuge | Error) => void;
+  const client = new Promise<Centrifuge | Error>((resolve) => {
+    clientReady = resolve;
+  });
+  /** What the pane on screen says when the page's connection is lost or refused. */
+  let onConnectionTrouble: ((why: string) => void) | undefined;
+  /** Why the page's connection is down now (a pane opened meanwhile says so at once); undefined while connected. */
+  let connectionTrouble: string | undefined;
+  const trouble = (why: string) => {
+    connectionTrouble = why;
+    onConnectionTrouble?.(why);
+  };
+  /** What the list last knew of each conversation (to tell what an event changed). */
+  const known = new Map<string, ConversationView>();
+  /** The selected conversation's pane, told when its entry changes. */
+  let onSelectedChanged: ((c: ConversationView) => void) | undefined;
 
   const stopLive = () => {
-    live?.client.disconnect();
+    if (live) {
+      live.sub.removeAllListeners();
+      live.sub.unsubscribe();
+      inboxClient?.removeSubscription(live.sub);
+    }
     live = undefined;
+    onConnectionTrouble = undefined;
     // Tests (and anyone watching the pane) wait for this to know the transcript on screen is streaming.
     pane.removeAttribute('data-live');
   };
 
-  const loadList = async (append = false) => {
-    const params = new URLSearchParams({ limit: '20' });
-    if (statusFilter.value) params.set('status', statusFilter.value);
-    if (append && cursor) params.set('cursor', cursor);
-    try {
-      const page = await api<{ items: ConversationView[]; next_cursor: string | null }>(
-        'GET',
-        `/inbox/conversations?${params}`,
-      );
-      cursor = page.next_cursor;
-      more.hidden = !cursor;
-      const items = page.items.map((c) =>
+  const entryElement = (c: ConversationView) => {
+    const handler = handlerLabel(c);
+    const queued = statusFilter.value === 'queue';
+    return h(
+      'li',
+      { 'data-id': c.id },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'conversation',
+          'aria-current': c.id === selected ? 'true' : null,
+          'data-id': c.id,
+          onclick: () => void open(c.id),
+        },
         h(
-          'li',
-          {},
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'conversation',
-              'aria-current': c.id === selected ? 'true' : null,
-              'data-id': c.id,
-              onclick: () => void open(c.id),
-            },
-            h('span', { class: 'conv-id' }, `#${c.id.slice(0, 8)}`),
-            h('span', { class: c.visitor ? 'visitor' : 'visitor muted' }, visitorLabel(c)),
-            c.unread_count
-              ? h(
-                  'span',
-                  { class: 'badge unread', 'aria-label': `${c.unread_count} unread` },
-                  String(c.unread_count),
-                )
-              : null,
-            h(
-              'span',
-              { class: `badge ${c.handled_by}` },
-              c.status === 'closed'
-                ? 'closed'
-                : c.handled_by === 'agent'
-                  ? `agent${c.agent_name ? `: ${c.agent_name}` : ''}`
-                  : 'digital employee',
-            ),
-            h('span', { class: 'muted' }, formatTime(c.updated_at)),
-          ),
+          'span',
+          { class: 'conv-head' },
+          h('span', { class: c.visitor ? 'visitor' : 'visitor muted' }, visitorLabel(c)),
+          c.unread_count
+            ? h(
+                'span',
+                { class: 'badge unread', 'aria-label': `${c.unread_count} unread` },
+                String(c.unread_count),
+              )
+            : null,
+          h('span', { class: `badge handler ${handler.kind}` }, handler.text),
         ),
-      );
+        h('span', { class: 'preview' }, c.last_message ? c.last_message.text : 'No messages yet.'),
+        h(
+          'span',
+          { class: 'muted when' },
+          queued && c.queued_at ? `waiting since ${formatTime(c.queued_at)}` : formatTime(c.updated_at),
+        ),
+        'match' in c && (c as { match: { excerpt: string } | null }).match
+          ? h('span', { class: 'match' }, (c as { match: { excerpt: string } }).match.excerpt)
+          : null,
+      ),
+      queued ? h('button', { type: 'button', class: 'take', onclick: () => void take(c.id) }, 'Take') : null,
+    );
+  };
+
+  /** Whether an entry belongs in the list as filtered now (search results are not followed live). */
+  const belongs = (c: ConversationView) => {
+    if (search.value.trim()) return false;
+    if (statusFilter.value === 'queue') return c.status === 'open' && Boolean(c.queued_at) && !c.assignee_id;
+    return !statusFilter.value || c.status === statusFilter.value;
+  };
+
+  const showEmpty = () => {
+    if (!list.querySelector('li[data-id]'))
+      replaceChildren(list, h('li', { class: 'muted' }, 'No conversations.'));
+  };
+
+  /** A pushed entry: replaced in place and moved to the top, or removed when it no longer belongs. */
+  const upsert = (c: ConversationView) => {
+    const old = list.querySelector(`li[data-id="${c.id}"]`);
+    if (!belongs(c)) {
+      if (old && !search.value.trim()) old.remove();
+      showEmpty();
+      return;
+    }
+    list.querySelector('li.muted')?.remove();
+    old?.remove();
+    if (statusFilter.value === 'queue') list.append(entryElement(c));
+    else list.prepend(entryElement(c));
+  };
+
+  const take = async (id: string) => {
+    await api('POST', `/inbox/conversations/${id}/take`);
+    await open(id);
+  };
+
+  const loadList = async (append = false) => {
+    const q = search.value.trim();
+    const params = new URLSearchParams({ limit: '20' });
+    if (q) params.set('q', q);
+    else if (statusFilter.value && statusFilter.value !== 'queue') params.set('status', statusFilter.value);
+    if (append && cursor) params.set('cursor', cursor);
+    const path = q
+      ? `/inbox/search?${params}`
+      : statusFilter.value === 'queue'
+        ? '/inbox/queue'
+        : `/inbox/conversations?${params}`;
+    try {
+      const page = await api<{ items: ConversationView[]; next_cursor?: string | null }>('GET', path);
+      cursor = page.next_cursor ?? null;
+      more.hidden = !cursor;
+      for (const c of page.items) known.set(c.id, c);
+      const items = page.items.map(entryElement);
       if (append) list.append(...items);
       else
-        replaceChildren(list, ...(items.length ? items : [h('li', { class: 'muted' }, 'No conversations.')]));
+        replaceChildren(
+          list,
+          ...(items.length
+            ? items
+            : [h('li', { class: 'muted' }, q ? 'Nothing found.' : 'No conversations.')]),
+        );
     } catch (err) {
       replaceChildren(
         list,
@@ -142,9 +242,82 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     }
   };
 
+  /** A visitor waiting, a conversation given to me, or a new visitor message in one of mine: tell the agent. */
+  const alertFor = (before: ConversationView | undefined, c: ConversationView) => {
+    const label = visitorLabel(c);
+    const openIt = () => void open(c.id);
+    if (c.queued_at && !c.assignee_id && !before?.queued_at)
+      alerts.notify(
+        'A visitor is waiting',
+        `${label}: ${c.last_message?.text ?? ''}`,
+        `queue-${c.id}`,
+        openIt,
+      );
+    else if (c.assignee_id === me.id && before?.assignee_id !== me.id)
+      alerts.notify('Conversation assigned to you', label, `assigned-${c.id}`, openIt);
+    else if (
+      c.assignee_id === me.id &&
+      c.last_message?.role === 'user' &&
+      c.last_message.created_at !== before?.last_message?.created_at &&
+      !(c.id === selected && document.visibilityState === 'visible')
+    )
+      alerts.notify(`New message from ${label}`, c.last_message.text, `message-${c.id}`, openIt);
+  };
+
+  /** The company's inbox channel: every change of a conversation arrives as its new entry. */
+  const followInbox = async () => {
+    const grant = () => api<RealtimeGrant>('POST', '/inbox/realtime');
+    const g = await grant().catch((err: unknown) => {
+      clientReady(err instanceof Error ? err : new Error('request failed'));
+      throw err;
+    });
+    const client = new Centrifuge(g.websocket_url, {
+      token: g.connection_token,
+      getToken: async () => (await grant()).connection_token,
+    });
+    const sub = client.newSubscription(g.channel, {
+      token: g.subscription_token,
+      getToken: async () => (await grant()).subscription_token,
+    });
+    sub.on('publication', (ctx) => {
+      // The page was left: this client follows nothing anyone sees.
+      if (!main.isConnected) return client.disconnect();
+      const event = ctx.data as InboxEvent;
+      if (event?.version !== 1 || event.type !== 'conversation') return;
+      const c = event.conversation as ConversationView;
+      const before = known.get(c.id);
+      known.set(c.id, c);
+      alertFor(before, c);
+      upsert(c);
+      if (c.id === selected) onSelectedChanged?.(c);
+      if (before?.assignee_id !== c.assignee_id) void routing.refresh();
+    });
+    sub.on('subscribed', () => main.setAttribute('data-inbox-live', 'true'));
+    sub.on('unsubscribed', () => main.removeAttribute('data-inbox-live'));
+    // Code 0 is the client's own doing (first connect); any other code is the server's (3000–4999, e.g. 4503 origin
+    // refused) or the network's (1 transport closed).
+    client.on('connecting', ({ code, reason }) => {
+      main.removeAttribute('data-inbox-live');
+      if (code !== 0) trouble(`the connection was lost (${code} ${reason}); reconnecting…`);
+    });
+    client.on('connected', () => {
+      connectionTrouble = undefined;
+    });
+    client.on('disconnected', ({ code, reason }) => {
+      main.removeAttribute('data-inbox-live');
+      if (code !== 0)
+        trouble(`the connection was refused (${code} ${reason}). Reload the page to try again.`);
+    });
+    client.connect();
+    sub.subscribe();
+    inboxClient = client;
+    clientReady(client);
+  };
+
   const open = async (id: string) => {
     selected = id;
     stopLive();
+    alerts.clear();
     for (const b of list.querySelectorAll('button.conversation')) {
       if ((b as HTMLElement).dataset.id === id) b.setAttribute('aria-current', 'true');
       else b.removeAttribute('aria-current');
@@ -203,7 +376,9 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           ? 'Closed.'
           : c.handled_by === 'agent'
             ? `Handled by an agent${c.agent_name ? ` (${c.agent_name})` : ''}.`
-            : 'Handled by the digital employee.';
+            : c.queued_at
+              ? `Waiting for an agent since ${formatTime(c.queued_at)}; the digital employee answers meanwhile.`
+              : 'Handled by the digital employee.';
       const act = (label: string, path: string) =>
         h(
           'button',
@@ -223,14 +398,17 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
         );
       replaceChildren(
         actions,
+        c.status === 'closed' ? null : c.assignee_id !== me.id ? act('Take', 'take') : null,
         c.status === 'closed'
           ? null
           : c.handled_by === 'agent'
             ? act('Hand back', 'handback')
             : act('Take over', 'handover'),
+        c.status === 'closed' ? null : act('Close', 'close'),
       );
     };
     setState(conversation);
+    onSelectedChanged = (c) => setState({ ...conversation, ...c });
     const refreshState = async () =>
       setState(
         (await api<{ conversation: ConversationView }>('GET', `/inbox/conversations/${conversation.id}`))
@@ -311,6 +489,9 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       transcript,
       conversation.status === 'closed' ? null : reply.el,
     );
+    // `/` in the reply box opens the canned responses.
+    const box = reply.el.querySelector('textarea');
+    if (box) box.after(attachCannedMenu(box));
     // The file picker sits in the reply form, just above its submit button.
     reply.el
       .querySelector('button[type="submit"]')
@@ -324,30 +505,22 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       liveNotice.hidden = false;
       pane.removeAttribute('data-live');
     };
-    void grant().then(
-      (g) => {
-        // Only the transcript on screen goes live, with one client: a transcript a later render replaced (another
-        // conversation, or this one opened again) would get a client that streams into nothing and is never stopped.
+    void Promise.all([grant(), client]).then(
+      ([g, c]) => {
+        if (c instanceof Error) return liveOff(`no live access (${c.message}).`);
+        // Only the transcript on screen goes live: a transcript a later render replaced (another conversation, or
+        // this one opened again) would get a subscription that streams into nothing and is never stopped.
         if (!transcript.isConnected) return;
         stopLive();
-        const client = new Centrifuge(g.websocket_url, {
-          token: g.connection_token,
-          getToken: async () => (await grant()).connection_token,
-        });
-        const sub = client.newSubscription(g.channel, {
+        const old = c.getSubscription(g.channel);
+        old?.unsubscribe();
+        if (old) c.removeSubscription(old);
+        const sub = c.newSubscription(g.channel, {
           token: g.subscription_token,
           getToken: async () => (await grant()).subscription_token,
         });
         const current = () => live?.sub === sub;
-        // Code 0 is the client's own doing (first connect, or the disconnect when another conversation opens); any
-        // other code is the server's (3000–4999, e.g. 4503 origin refused) or the network's (1 transport closed).
-        client.on('connecting', ({ code, reason }) => {
-          if (code !== 0 && current()) liveOff(`the connection was lost (${code} ${reason}); reconnecting…`);
-        });
-        client.on('disconnected', ({ code, reason }) => {
-          if (code !== 0 && current())
-            liveOff(`the connection was refused (${code} ${reason}). Reload the page to try again.`);
-        });
+        onConnectionTrouble = liveOff;
         sub.on('unsubscribed', ({ code, reason }) => {
           if (code !== 0 && current())
             liveOff(`the subscription ended (${code} ${reason}). Reload the page to try again.`);
@@ -364,15 +537,15 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
             void refreshState();
           if (envelope.message_snapshot.role === 'user') void markRead(conversation.id);
         });
-        // Guarded: a client stopped meanwhile (another conversation opened) must not mark that one live.
+        // Guarded: a subscription stopped meanwhile (another conversation opened) must not mark that one live.
         sub.on('subscribed', () => {
           if (!current()) return;
           liveNotice.hidden = true;
           pane.setAttribute('data-live', 'true');
         });
-        client.connect();
         sub.subscribe();
-        live = { client, sub };
+        live = { sub };
+        if (connectionTrouble) liveOff(connectionTrouble);
       },
       (err) => liveOff(`no live access (${err instanceof Error ? err.message : 'request failed'}).`),
     );
@@ -380,23 +553,31 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
 
   statusFilter.addEventListener('change', () => void loadList());
   more.addEventListener('click', () => void loadList(true));
-  const timer = setInterval(() => {
-    if (!main.isConnected) {
-      clearInterval(timer);
-      stopLive();
-      return;
-    }
-    void loadList();
-  }, LIST_REFRESH_MS);
+  let searchTimer: ReturnType<typeof setTimeout> | undefined;
+  search.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => void loadList(), 250);
+  });
+  // The conversation's own realtime client stops when the page is left (the router replaces `main`).
+  const leaving = new MutationObserver(() => {
+    if (main.isConnected) return;
+    stopLive();
+    inboxClient?.disconnect();
+    alerts.clear();
+    leaving.disconnect();
+  });
+  leaving.observe(document.body, { childList: true });
 
   main.append(
     h('h1', {}, 'Inbox'),
+    h('div', { class: 'inbox-bar' }, routing.el, alerts.controls),
     h(
       'div',
       { class: 'inbox' },
       h(
         'section',
         { class: 'inbox-list', 'aria-label': 'Conversation list' },
+        h('div', { class: 'field' }, h('label', { for: 'inbox-search' }, 'Search'), search),
         h('div', { class: 'field' }, h('label', { for: 'inbox-status' }, 'Show'), statusFilter),
         list,
         more,
@@ -404,7 +585,8 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       pane,
     ),
   );
-  await loadList();
+  // Without live access the list still loads; open transcripts say why they are not live.
+  await Promise.all([loadList(), routing.refresh(), followInbox().catch(() => undefined)]);
 }
 
 /** The verified visitor's id, name and email, or that the visitor is anonymous. */
@@ -436,10 +618,15 @@ function csatDetails(c: ConversationView): HTMLElement | null {
 }
 
 function messageElement(m: ReceivedSnapshot): HTMLElement {
-  const text = m.blocks
-    .filter((b) => b.type === 'markdown' || b.type === 'error')
-    // Error blocks carry their (visitor-safe) text in `message`, not in `content`.
-    .map((b) => (b.type === 'error' ? (b as ErrorBlock).message : (b as MarkdownBlock).content) ?? '')
+  // Markdown through the widget's renderer (one renderer, never an HTML parser); error blocks carry their
+  // visitor-safe text in `message` and show as plain text.
+  const markdown = m.blocks
+    .filter((b) => b.type === 'markdown')
+    .map((b) => (b as MarkdownBlock).content ?? '')
+    .join('\n\n');
+  const errors = m.blocks
+    .filter((b) => b.type === 'error')
+    .map((b) => (b as ErrorBlock).message ?? '')
     .join('\n');
   const interactive = m.blocks.flatMap((b) => interactiveElement(b));
   const typing = m.blocks.some((b) => b.type === 'typing' && (b as TypingBlock).typing);
@@ -451,7 +638,12 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
       { class: 'who' },
       m.author?.name ? `${m.author.name} (${ROLE_LABEL[m.role]})` : ROLE_LABEL[m.role],
     ),
-    h('span', { class: 'text' }, text || (typing ? 'typing…' : '')),
+    h(
+      'div',
+      { class: 'text' },
+      markdown ? renderMarkdown(document, markdown) : null,
+      errors || (!markdown && typing ? 'typing…' : ''),
+    ),
     attachmentsElement(m),
     ...interactive,
     m.status === 'partial' ? h('span', { class: 'muted streaming' }, ' (streaming)') : null,

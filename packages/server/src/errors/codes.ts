@@ -92,6 +92,11 @@ export const ERROR_CODES = [
   'message_not_found',
   'feedback_not_allowed',
   'conversation_open',
+  // Routing, business hours, canned responses (webchat/routing/, webchat/canned-responses/).
+  'agent_not_found',
+  'invalid_business_hours',
+  'canned_response_not_found',
+  'shortcut_taken',
   // Event webhooks (webhooks/).
   'webhook_not_found',
   'webhook_delivery_not_found',

@@ -1,4 +1,4 @@
-import { INTERACTIVE_LIMITS } from '@parley/webchat-protocol';
+import { INTERACTIVE_LIMITS, inboxChannelOf } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../http/keyset-cursor.ts';
@@ -95,19 +95,8 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
   const companyOf = (request: FastifyRequest) => sessionOf(request).user.companyId;
   const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
 
-  /** The agents' view: the visitor (name, email), what agents have not read yet and the visitor's CSAT. */
-  const inboxViews = async (conversations: Conversation[]) => {
-    const ids = conversations.map((c) => c.id);
-    const [unread, csat] = await Promise.all([
-      webchat.reads.unreadCounts('agent', ids),
-      webchat.feedback.csatOf(ids),
-    ]);
-    return conversations.map((c) => ({
-      ...platformConversationView(c),
-      unread_count: unread.get(c.id) ?? 0,
-      csat: csat.get(c.id) ?? null,
-    }));
-  };
+  /** The agents' view: the visitor, unread count, CSAT and last message (one place: the live inbox's events too). */
+  const inboxViews = (conversations: Conversation[]) => webchat.inbox.views(conversations);
 
   app.get('/inbox/conversations', { config: any, schema: { querystring: ListQuery } }, async (request) => {
     const page = await keysetPage(pageLimit(request.query.limit), request.query.cursor, (query) =>
@@ -185,6 +174,29 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
       return reply.status(201).send(snapshot);
     },
   );
+
+  /**
+   * Connection + subscription tokens for the company's inbox channel (docs/routing.md "Live inbox"): the list is
+   * pushed, never polled. Same subject and origin rules as a conversation's grant below.
+   */
+  app.post('/inbox/realtime', { config: any }, async (request) => {
+    const { user } = sessionOf(request);
+    const subject = realtimeSubject(user.id);
+    const channel = inboxChannelOf(user.companyId);
+    const origin = sameHostOrigin(request);
+    return {
+      websocket_url: websocketUrlOf(webchat.publicUrlFor(request)),
+      connection_token: webchat.signer.connectionToken(subject, {
+        company_id: user.companyId,
+        channel_id: null,
+        ...(origin ? { origin } : {}),
+      }),
+      connection_expires_in: CONNECTION_TOKEN_TTL_SECONDS,
+      subscription_token: webchat.signer.subscriptionToken(subject, channel),
+      subscription_expires_in: SUBSCRIPTION_TOKEN_TTL_SECONDS,
+      channel,
+    };
+  });
 
   /**
    * Connection + subscription tokens for watching one conversation live (the realtime engine checks both). The

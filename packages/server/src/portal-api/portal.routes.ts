@@ -5,12 +5,15 @@ import type { App } from '../http/types.ts';
 import { registerSystemRoutes } from '../system/system.routes.ts';
 import { registerApiClientRoutes } from './api-clients.routes.ts';
 import { registerAuditRoutes } from './audit.routes.ts';
+import { registerCannedResponseRoutes } from './canned-responses.routes.ts';
 import { registerChannelRoutes } from './channels.routes.ts';
 import { registerCompanyRoutes } from './company.routes.ts';
 import { registerConnectorRoutes } from './connectors.routes.ts';
 import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
 import { registerInboxRoutes } from './inbox.routes.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
+import { registerRoutingRoutes } from './routing.routes.ts';
+import { registerSearchRoutes } from './search.routes.ts';
 import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
 import { registerWebhookRoutes } from './webhooks.routes.ts';
@@ -51,6 +54,9 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerAuditRoutes(api as App, deps);
           registerSystemRoutes(api as App, deps);
           registerInboxRoutes(api as App, ctx.webchat);
+          registerRoutingRoutes(api as App, ctx.webchat);
+          registerCannedResponseRoutes(api as App, ctx.webchat);
+          registerSearchRoutes(api as App, ctx.webchat);
         },
         { prefix: '/api' },
       );

@@ -54,8 +54,36 @@ describe('docs/asyncapi.yaml', () => {
         .all()
         .map((o: { action(): string }) => o.action())
         .sort(),
-      ['receive', 'receive', 'send'],
+      ['receive', 'receive', 'receive', 'send'],
     );
+    assert.equal(doc.channels().get('inbox').address(), 'inbox:companies.{companyId}');
+  });
+
+  it('describes the inbox events the server publishes: a real entry validates against InboxEvent', async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const valid = ajv.compile(doc.components().messages().get('InboxEvent').payload().json());
+    const company = await server.ctx.companies.create('Inbox Schema Co');
+    const v = newVisitor(company.id);
+    const { conversation, c } = await connectToNewConversation(server, v);
+    try {
+      await sendMessage(c.sub, 'Hello **there**');
+      await c.log.waitFor((e) => digitalEmployeeCompletes(e).length > 0);
+      await http(`${server.baseUrl}/sdk/v1/conversations/${conversation.id}/request-human`, {
+        method: 'POST',
+        headers: { ...v.headers, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      const found = await server.ctx.webchat.conversations.find(conversation.id);
+      // The same builder the feed publishes with (inbox-feed/inbox-feed.ts).
+      const [entry] = await server.ctx.webchat.inbox.views([found!]);
+      const event = { version: 1, type: 'conversation', conversation: entry };
+      assert.ok(valid(event), JSON.stringify(valid.errors));
+      assert.ok(entry!.queued_at);
+      assert.equal(valid({ ...event, type: 'other' }), false);
+    } finally {
+      c.close();
+    }
   });
 
   it('describes exactly what the server sends: every real envelope validates against MessageEnvelope', async () => {

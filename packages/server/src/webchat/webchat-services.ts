@@ -5,6 +5,7 @@ import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { AbuseLimits } from './abuse-limits.ts';
 import type { AttachmentsService } from './attachments/attachments.service.ts';
+import type { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import type { ChannelsService } from './channels/channels.service.ts';
 import type { ConversationCommands } from './conversations/conversation-commands.ts';
 import type { ConversationEngine } from './conversations/conversation-engine.ts';
@@ -13,9 +14,13 @@ import type { LiveSnapshots } from './conversations/live-snapshots.ts';
 import type { FeedbackService } from './feedback/feedback.service.ts';
 import type { ChannelIdentity } from './identity/channel-identity.ts';
 import type { VisitorDirectory } from './identity/visitor-directory.ts';
+import type { InboxFeed } from './inbox-feed/inbox-feed.ts';
 import type { MessageStore } from './messages/message-store.ts';
 import type { ReadMarks } from './reads/read-marks.ts';
 import type { RealtimeTokenSigner } from './realtime/tokens.ts';
+import type { RoutingService } from './routing/routing.service.ts';
+import type { RoutingSettingsStore } from './routing/routing-settings.ts';
+import type { ConversationSearch } from './search/conversation-search.ts';
 
 /**
  * The webchat capability's services, built once by `createWebchat` (webchat.ts) for the composition root: what the
@@ -46,9 +51,19 @@ export interface Webchat {
   reads: ReadMarks;
   /** Visitors' thumbs on messages and CSAT of closed conversations. */
   feedback: FeedbackService;
+  /** The agents' live inbox: list entries, published on the company's inbox channel as conversations change. */
+  inbox: InboxFeed;
+  /** Search over conversations by visitor and message text (PostgreSQL full-text search / SQLite FTS5). */
+  search: ConversationSearch;
+  /** Saved replies agents insert with `/shortcut`. */
+  cannedResponses: CannedResponsesService;
+  /** The queue, agents' availability and assignment (round-robin under capacity). */
+  routing: RoutingService;
+  /** Per-company routing settings: agent capacity and business hours. */
+  routingSettings: RoutingSettingsStore;
   /** Uploaded files, their signed links, and the attachment blocks of messages. */
   attachments: AttachmentsService;
-  /** What agents do to conversations (post, handover, hand back, close), for every boundary. */
+  /** What agents do to conversations (post, handover, hand back, close, assign), for every boundary. */
   commands: ConversationCommands;
   /** The realtime engine on `/connection/websocket` (its hooks are the webchat's). */
   realtime: RealtimeEngine;

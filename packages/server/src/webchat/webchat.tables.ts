@@ -1,6 +1,8 @@
 import type { Generated } from 'kysely';
 import type { AttachmentsTables } from './attachments/attachments.tables.ts';
+import type { CannedResponsesTables } from './canned-responses/canned-responses.tables.ts';
 import type { FeedbackTables } from './feedback/feedback.tables.ts';
+import type { RoutingTables } from './routing/routing.tables.ts';
 
 /** Tables of the webchat (migrations 020–029). Timestamps are ISO-8601 UTC text, JSON is text (storage/columns.ts). */
 
@@ -49,6 +51,10 @@ export interface ConversationsTable {
   /** Read marks (migration 023): the position of the last message the visitor side / the agent side has read. */
   visitor_read_position: Generated<number>;
   agent_read_position: Generated<number>;
+  /** Routing (migration 060): waiting in the company queue since, and the portal user assigned, since when. */
+  queued_at: string | null;
+  assignee_id: string | null;
+  assigned_at: string | null;
 }
 
 export interface MessagesTable {
@@ -89,7 +95,11 @@ export interface ReplyJobsTable {
   queued_at: number;
 }
 
-export interface WebchatTables extends FeedbackTables, AttachmentsTables {
+export interface WebchatTables
+  extends FeedbackTables,
+    AttachmentsTables,
+    RoutingTables,
+    CannedResponsesTables {
   channels: ChannelsTable;
   conversations: ConversationsTable;
   messages: MessagesTable;

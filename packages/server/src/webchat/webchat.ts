@@ -25,6 +25,7 @@ import {
 } from './attachments/attachments.routes.ts';
 import { AttachmentsService } from './attachments/attachments.service.ts';
 import { StoreBlobStore } from './attachments/store-blob-store.ts';
+import { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
 import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
@@ -35,6 +36,7 @@ import { LOCAL_REPLY_SIGNALS, RedisReplySignals, type ReplySignals } from './con
 import { FeedbackService } from './feedback/feedback.service.ts';
 import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
+import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
 import { ReadMarks } from './reads/read-marks.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
@@ -48,6 +50,11 @@ import {
 } from './realtime/webchat-realtime.ts';
 import { registerPlatformConversationRoutes } from './routes/platform.routes.ts';
 import { registerSdkRoutes } from './routes/sdk.routes.ts';
+import { registerPlatformRoutingRoutes } from './routing/platform-routing.routes.ts';
+import { RoutingService } from './routing/routing.service.ts';
+import { RoutingSettingsStore } from './routing/routing-settings.ts';
+import { ConversationSearch } from './search/conversation-search.ts';
+import { registerPlatformSearchRoutes } from './search/search.routes.ts';
 import { replyObserver, timedBroadcaster } from './webchat-metrics.ts';
 import type { Webchat } from './webchat-services.ts';
 
@@ -119,10 +126,19 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     leaseMs: config.webchat.replyLeaseMs,
     stallMs: config.webchat.replyLeaseMs,
   });
+  const inbox = new InboxFeed({
+    db: store.db,
+    conversations,
+    reads,
+    feedback: new FeedbackService(store.db, deps.events),
+    publish: (channel, data) =>
+      realtime.publish({ channel, rawData: data, skipHistory: true }).then(() => undefined),
+    logger: logger.child({ module: 'webchat' }),
+  });
   const engine = new ConversationEngine({
     conversations,
     store: messages,
-    broadcaster: timedBroadcaster(realtimeBroadcaster(realtime, attachments), metrics),
+    broadcaster: timedBroadcaster(feedingInbox(realtimeBroadcaster(realtime, attachments), inbox), metrics),
     live,
     replies,
     logger: logger.child({ module: 'webchat' }),
@@ -168,6 +184,22 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   };
   deps.onClose(() => drain(0));
   let serving: Promise<void> | undefined;
+  const routingSettings = new RoutingSettingsStore(store.db);
+  const routing = new RoutingService({ db: store.db, dialect: store.dialect, settings: routingSettings });
+  const commands = new ConversationCommands({
+    conversations,
+    engine,
+    audit: deps.audit,
+    limits: config.webchat,
+    attachments,
+    routing,
+    routingSettings,
+  });
+  // A webhook bot's `"handover": true` queues the conversation like the visitor's own request (docs/routing.md).
+  engine.onHumanRequested = (conversation) =>
+    commands.requestHuman(conversation.companyId, conversation.id, {
+      id: `digital_employee:${conversation.digitalEmployeeId}`,
+    });
 
   return {
     config: config.webchat,
@@ -192,15 +224,14 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     visitors: new VisitorDirectory(conversations),
     reads,
     feedback: new FeedbackService(store.db, deps.events),
+    inbox,
     audit: deps.audit,
     attachments,
-    commands: new ConversationCommands({
-      conversations,
-      engine,
-      audit: deps.audit,
-      limits: config.webchat,
-      attachments,
-    }),
+    routing,
+    routingSettings,
+    cannedResponses: new CannedResponsesService(store.db),
+    search: new ConversationSearch(store.db, store.dialect),
+    commands,
     realtime,
     clustered: !alone,
     start: () => realtime.start(),
@@ -229,6 +260,8 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
   app.addHook('preClose', () => webchat.drain(0));
   registerSdkRoutes(app, webchat);
   registerPlatformConversationRoutes(app, webchat);
+  registerPlatformRoutingRoutes(app, webchat);
+  registerPlatformSearchRoutes(app, webchat);
   registerPlatformAttachmentRoutes(app, webchat);
   registerAttachmentDownloadRoute(app, webchat);
 }

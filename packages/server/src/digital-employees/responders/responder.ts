@@ -12,6 +12,11 @@ export interface RespondInput {
   history: MessageSnapshot[];
   /** Fires when the reply is no longer wanted (handover, shutdown); the responder stops and throws `responder_aborted`. */
   signal: AbortSignal;
+  /**
+   * The bot asks for a person (a webhook bot's `"handover": true`, docs/routing.md): the engine puts the
+   * conversation in the company queue once this reply is complete.
+   */
+  requestHuman?: () => void;
 }
 
 /**

@@ -63,8 +63,10 @@ export class WebhookResponder implements Responder {
         throw new ResponderHttpError(response.status);
       }
       const type = mediaTypeOf(response);
-      if (type === 'application/json') yield* await jsonReply(response, deadline, timeoutMs);
-      else if (type === 'application/x-ndjson') yield* ndjsonDeltas(response, deadline, timeoutMs);
+      const requestHuman = input.requestHuman ?? (() => {});
+      if (type === 'application/json') yield* await jsonReply(response, deadline, timeoutMs, requestHuman);
+      else if (type === 'application/x-ndjson')
+        yield* ndjsonDeltas(response, deadline, timeoutMs, requestHuman);
       else {
         await response.body?.cancel().catch(() => {});
         throw new ResponderBadResponseError(`unexpected content type "${type || '(none)'}"`);
@@ -87,17 +89,22 @@ export class WebhookResponder implements Responder {
   }
 }
 
+/** `{"reply": "…", "blocks"?: […], "handover"?: true}`: the flag asks for a person (docs/routing.md). */
 async function jsonReply(
   response: Response,
   deadline: SilenceDeadline,
   timeoutMs: number,
+  requestHuman: () => void,
 ): Promise<ReplyChunk[]> {
   let text = '';
   for await (const chunk of textChunks(response, deadline, timeoutMs)) text += chunk;
   const body = parseJson(text, 'the body is not valid JSON');
   if (!isObject(body) || typeof body.reply !== 'string')
     throw new ResponderBadResponseError('the JSON body has no string "reply"');
-  return body.blocks === undefined ? [body.reply] : [body.reply, interactive(body.blocks, '"blocks"')];
+  const chunks =
+    body.blocks === undefined ? [body.reply] : [body.reply, interactive(body.blocks, '"blocks"')];
+  if (body.handover === true) requestHuman();
+  return chunks;
 }
 
 /**
@@ -108,6 +115,7 @@ async function* ndjsonDeltas(
   response: Response,
   deadline: SilenceDeadline,
   timeoutMs: number,
+  requestHuman: () => void,
 ): AsyncGenerator<ReplyChunk> {
   let lineNumber = 0;
   let blocksLine: number | undefined;
@@ -115,6 +123,10 @@ async function* ndjsonDeltas(
     lineNumber++;
     if (line.trim() === '') continue;
     const item = parseJson(line, `line ${lineNumber} is not valid JSON`);
+    // A line `{"handover": true}` (anywhere, alone or beside a delta or blocks) asks for a person.
+    const handover = isObject(item) && item.handover === true;
+    if (handover) requestHuman();
+    if (handover && item.delta === undefined && item.blocks === undefined) continue;
     if (blocksLine !== undefined)
       throw new ResponderBadResponseError(`line ${lineNumber} follows the "blocks" line ${blocksLine}`);
     if (isObject(item) && item.blocks !== undefined && item.delta === undefined) {

@@ -10,10 +10,14 @@ import * as m024 from './024_attachments.ts';
 import * as m030 from './030_digital_employees.ts';
 import * as m040 from './040_portal_users.ts';
 import * as m050 from './050_webhooks.ts';
+import * as m060 from './060_routing.ts';
+import * as m061 from './061_canned_responses.ts';
+import * as m062 from './062_message_search.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
- * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks.
+ * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
+ * routing, canned responses and search.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -27,4 +31,7 @@ export const migrations: Record<string, Migration> = {
   '030_digital_employees': m030,
   '040_portal_users': m040,
   '050_webhooks': m050,
+  '060_routing': m060,
+  '061_canned_responses': m061,
+  '062_message_search': m062,
 };

@@ -10,7 +10,10 @@ import { BadRequestError } from '../../errors/app-error.ts';
 import type { AttachmentsService } from '../attachments/attachments.service.ts';
 import type { Block, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
 import { type MessageLimits, messageTooLarge } from '../messages/message-limits.ts';
-import { conversationNotFound } from '../webchat.errors.ts';
+import { type BusinessHours, openingAt } from '../routing/business-hours.ts';
+import type { AssignTarget, RoutingService } from '../routing/routing.service.ts';
+import type { RoutingSettingsStore } from '../routing/routing-settings.ts';
+import { conversationClosed, conversationNotFound } from '../webchat.errors.ts';
 import type { Conversation } from './conversation.ts';
 import type { ConversationEngine } from './conversation-engine.ts';
 import type { ConversationsService } from './conversations.service.ts';
@@ -38,10 +41,19 @@ export interface ConversationCommandsDeps {
   limits: MessageLimits;
   /** Resolves attachment blocks and signs their links in what `post` answers. */
   attachments: Pick<AttachmentsService, 'blocksOf' | 'present'>;
+  routing: RoutingService;
+  routingSettings: RoutingSettingsStore;
 }
 
+/** The actor of assignments routing makes by itself (round-robin), as the audit log names it. */
+export const ROUTING_ACTOR: Actor = { id: 'routing' };
+
+/** How many waiting conversations one pass of round-robin assigns at most (the rest wait for the next pass). */
+const ROUTE_PASS_LIMIT = 50;
+
 /**
- * What agents do to a conversation — post, take over (handover), hand back, close — in one place for every
+ * What agents do to a conversation — post, take over (handover), hand back, close, assign — and the visitor's
+ * request for a person, in one place for every
  * boundary: the platform API, the portal inbox and the CLI call these, so the rules, the audit events and the
  * block validation are the same whoever acts. Each command finds the conversation in the actor's company (another
  * company's is `conversation_not_found`, like an unknown one) and records an audit event when something changed.
@@ -86,12 +98,14 @@ export class ConversationCommands {
     return this.find(companyId, conversationId);
   }
 
-  /** Gives the conversation back to the digital employee. Idempotent. */
+  /** Gives the conversation back to the digital employee (out of the queue, if it waited there). Idempotent. */
   async handback(companyId: string, conversationId: string, actor: Actor): Promise<Conversation> {
     const conversation = await this.find(companyId, conversationId);
-    if (conversation.handledBy === 'digital_employee') return conversation;
+    if (conversation.handledBy === 'digital_employee' && !conversation.queuedAt) return conversation;
     await this.deps.engine.handback(conversation);
     await this.record('conversation.handed_back', conversation, actor);
+    // The agent it was assigned to has room again.
+    if (conversation.assigneeId) await this.routeQueue(companyId);
     return this.find(companyId, conversationId);
   }
 
@@ -101,7 +115,74 @@ export class ConversationCommands {
     if (conversation.status === 'closed') return conversation;
     await this.deps.engine.close(conversation);
     await this.record('conversation.closed', conversation, actor);
+    if (conversation.assigneeId) await this.routeQueue(companyId);
     return this.find(companyId, conversationId);
+  }
+
+  /**
+   * The visitor asks for a person (`request_human`; also a webhook bot's `handover` flag): the conversation joins
+   * the company queue with a notice that says when agents are in (business hours), and round-robin assigns it at
+   * once if an agent is free. The digital employee keeps answering while it waits. Idempotent: a conversation
+   * already waiting or with an agent stays as it is.
+   */
+  async requestHuman(companyId: string, conversationId: string, actor: Actor): Promise<Conversation> {
+    const conversation = await this.find(companyId, conversationId);
+    if (conversation.status === 'closed') throw conversationClosed();
+    if (!(await this.deps.routing.enqueue(conversation.id))) return conversation;
+    const { businessHours } = await this.deps.routingSettings.get(companyId);
+    await this.deps.engine.notify(conversation, queueNotice(businessHours, new Date()));
+    await this.record('conversation.human_requested', conversation, actor);
+    await this.routeQueue(companyId);
+    return this.find(companyId, conversationId);
+  }
+
+  /**
+   * Assigns the conversation to a portal user of the company (take, reassign) or, with `'next'`, by round-robin;
+   * the agent takes it over (the digital employee stops) and the visitor sees who joined. `agent_not_found` for a
+   * user of another company; `conversation_closed` for a closed conversation.
+   */
+  async assign(
+    companyId: string,
+    conversationId: string,
+    target: AssignTarget,
+    actor: Actor,
+  ): Promise<Conversation> {
+    const conversation = await this.find(companyId, conversationId);
+    if (conversation.status === 'closed') throw conversationClosed();
+    if (target !== 'next' && conversation.assigneeId === target.userId) return conversation;
+    const assigned = await this.deps.routing.assign(companyId, conversation.id, target);
+    if (!assigned) return this.find(companyId, conversationId);
+    await this.joined(conversation, assigned.name);
+    await this.record('conversation.assigned', conversation, actor, { assignee_id: assigned.userId });
+    return this.find(companyId, conversationId);
+  }
+
+  /**
+   * Round-robin over the queue: the longest-waiting conversation goes to the next free agent, until the queue is
+   * empty or every available agent is at capacity. Run when something may have changed either side: a request for
+   * a person, an agent becoming available, a conversation of an agent closed or handed back. Answers how many it
+   * assigned.
+   */
+  async routeQueue(companyId: string): Promise<number> {
+    let assigned = 0;
+    while (assigned < ROUTE_PASS_LIMIT) {
+      const next = await this.deps.routing.oldestQueued(companyId);
+      if (!next) break;
+      const conversation = await this.find(companyId, next);
+      const agent = await this.deps.routing.assign(companyId, next, 'next');
+      if (!agent) break;
+      await this.joined(conversation, agent.name);
+      await this.record('conversation.assigned', conversation, ROUTING_ACTOR, { assignee_id: agent.userId });
+      assigned++;
+    }
+    return assigned;
+  }
+
+  /** The effects of a handover once routing gave the conversation to an agent (the row already says so). */
+  private async joined(conversation: Conversation, agentName: string): Promise<void> {
+    const tookOver = conversation.handledBy !== 'agent';
+    await this.deps.engine.handover(conversation, agentName);
+    if (tookOver) await this.record('conversation.handed_over', conversation, ROUTING_ACTOR);
   }
 
   /**
@@ -135,13 +216,19 @@ export class ConversationCommands {
     return [...stored, ...offered.map((block): Block => ({ id: randomUUID(), ...block }))];
   }
 
-  private record(type: string, conversation: Conversation, actor: Actor): Promise<void> {
+  private record(
+    type: string,
+    conversation: Conversation,
+    actor: Actor,
+    details?: Record<string, unknown>,
+  ): Promise<void> {
     return this.deps.audit.record({
       type,
       companyId: conversation.companyId,
       actor: actor.id,
       subject: conversation.id,
       ...(actor.ip ? { ip: actor.ip } : {}),
+      ...(details ? { details } : {}),
     });
   }
 }
@@ -161,4 +248,20 @@ function interactiveOf(input: AgentMessageInput['blocks']): InteractiveBlockInpu
     throw new BadRequestError('invalid_blocks', problem.message, { errors: [problem] });
   }
   return reading.blocks;
+}
+
+/** What the visitor reads on joining the queue: within business hours a person comes soon, else when they are back. */
+export function queueNotice(hours: BusinessHours | null, at: Date): string {
+  const { open, nextOpenAt } = openingAt(hours, at);
+  if (open || !hours) return 'You asked for a person: someone from our team will join shortly.';
+  if (!nextOpenAt)
+    return 'Our team is away right now. You are in the queue; the digital employee keeps helping meanwhile.';
+  const when = new Intl.DateTimeFormat('en-GB', {
+    timeZone: hours.time_zone,
+    weekday: 'long',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZoneName: 'short',
+  }).format(nextOpenAt);
+  return `Our team is away right now and back ${when}. You are in the queue; the digital employee keeps helping meanwhile.`;
 }

@@ -384,6 +384,7 @@ export class ConversationEngine {
         responder.historyLimit > 0
           ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
           : [];
+      let humanRequested = false;
       const present = this.deps.present ?? ((s: MessageSnapshot) => s);
       started = performance.now();
       const deltas = responder.respond({
@@ -393,6 +394,9 @@ export class ConversationEngine {
         message: present(message),
         history: history.map(present),
         signal: controller.signal,
+        requestHuman: () => {
+          humanRequested = true;
+        },
       });
       let first = true;
       for await (const chunk of untilAborted(deltas, controller.signal)) {
@@ -410,6 +414,7 @@ export class ConversationEngine {
       }
       await stream.complete();
       outcome = 'completed';
+      if (humanRequested) await this.humanRequested(conversation);
     } catch (err) {
       outcome = await this.endFailedReply(conversation, stream, controller.signal, err);
     } finally {
@@ -463,6 +468,29 @@ export class ConversationEngine {
     const before = index >= 0 ? messages.slice(0, index) : messages;
     // The reply being written right now is partial and belongs to no history.
     return before.filter((m) => m.status === 'complete').slice(-limit);
+  }
+
+  /**
+   * What happens when a digital employee asks for a person (routing's `requestHuman`, set once by the webchat's
+   * composition in webchat.ts: routing acts through the conversation commands, which themselves use this engine).
+   */
+  onHumanRequested: ((conversation: Conversation) => Promise<unknown>) | undefined;
+
+  private async humanRequested(conversation: Conversation): Promise<void> {
+    try {
+      await this.onHumanRequested?.(conversation);
+    } catch (err) {
+      // The reply is stored and shown; a failed queueing is logged, and the visitor can still ask themselves.
+      this.deps.logger.warn(
+        { conversationId: conversation.id, err: err instanceof Error ? err.message : String(err) },
+        'could not queue the conversation the digital employee handed over',
+      );
+    }
+  }
+
+  /** A system notice in the conversation (routing: "you are in the queue", "Kim joined"). */
+  notify(conversation: Conversation, text: string): Promise<MessageSnapshot> {
+    return this.postSystem(conversation, text);
   }
 
   private postSystem(conversation: Conversation, text: string): Promise<MessageSnapshot> {

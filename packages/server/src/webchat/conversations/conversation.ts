@@ -37,6 +37,10 @@ export interface Conversation {
   /** Read marks (reads/read-marks.ts): positions of the last message each side has read. */
   visitorReadPosition: number;
   agentReadPosition: number;
+  /** Routing (webchat/routing/): in the company queue since (the visitor asked for a person), else null. */
+  queuedAt: string | null;
+  /** The portal user the conversation is assigned to (routing), else null. */
+  assigneeId: string | null;
 }
 
 export interface ConversationVisitor {
@@ -70,6 +74,8 @@ export function toConversation(row: Selectable<ConversationsTable>): Conversatio
         : null,
     visitorReadPosition: Number(row.visitor_read_position ?? 0),
     agentReadPosition: Number(row.agent_read_position ?? 0),
+    queuedAt: row.queued_at ?? null,
+    assigneeId: row.assignee_id ?? null,
   };
 }
 
@@ -82,6 +88,7 @@ export function conversationView(c: Conversation): ConversationView {
     channel_id: c.channelId,
     status: c.status,
     handled_by: c.handledBy,
+    queued_at: c.queuedAt,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };
@@ -96,6 +103,7 @@ export function platformConversationView(c: Conversation): PlatformConversationV
     ...conversationView(c),
     session_id: c.sessionId,
     agent_name: c.agentName,
+    assignee_id: c.assigneeId,
     visitor: c.visitor ? { id: c.visitor.id, name: c.visitor.name, email: c.visitor.email } : null,
   };
 }

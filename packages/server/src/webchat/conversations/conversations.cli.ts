@@ -141,4 +141,17 @@ const close = stateChange(
   (ctx, companyId, conversationId) => ctx.webchat.commands.close(companyId, conversationId, CLI),
 );
 
-export const conversationCommands = [list, post, handover, handback, close];
+const assign = stateChange(
+  'assign',
+  'assign the conversation to a portal user (--user), or without --user to the next free agent (round-robin)',
+  { user: { description: 'portal user id (default: round-robin among available agents under capacity)' } },
+  (ctx, companyId, conversationId, options) =>
+    ctx.webchat.commands.assign(
+      companyId,
+      conversationId,
+      typeof options.user === 'string' ? { userId: options.user } : 'next',
+      CLI,
+    ),
+);
+
+export const conversationCommands = [list, post, handover, handback, close, assign];

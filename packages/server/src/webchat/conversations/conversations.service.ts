@@ -71,6 +71,9 @@ export class ConversationsService {
       visitor_email: visitor?.email ?? null,
       visitor_read_position: 0,
       agent_read_position: 0,
+      queued_at: null,
+      assignee_id: null,
+      assigned_at: null,
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('conversations').values(row).execute();
@@ -216,10 +219,19 @@ export class ConversationsService {
 
   /**
    * Moves the conversation to `handledBy`; with its `conversation.handed_over`/`handed_back` event when it was not
-   * there already (a concurrent duplicate changes nothing and reports nothing).
+   * there already (a concurrent duplicate changes nothing and reports nothing). Either way the conversation leaves
+   * the routing queue; back to the digital employee it also loses its assignee (hand back frees the agent).
    */
   async setHandler(id: string, handledBy: ConversationHandler, agentName: string | null): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('conversations')
+        .set({
+          queued_at: null,
+          ...(handledBy === 'digital_employee' ? { assignee_id: null, assigned_at: null } : {}),
+        })
+        .where('id', '=', id)
+        .execute();
       const changed = await trx
         .updateTable('conversations')
         .set({ handled_by: handledBy, agent_name: agentName, updated_at: now() })

@@ -13,6 +13,7 @@ import {
 import {
   EMULATION_PATH,
   HTTP_STREAM_PATH,
+  INBOX_NAMESPACE_NAME,
   MESSAGES_NAMESPACE_NAME,
   parseChannel,
   SSE_PATH,
@@ -53,6 +54,12 @@ export const MESSAGES_NAMESPACE = {
   // No publication_data_format check: the publish hook validates client data itself, and the server's own
   // envelopes need no second JSON parse on every streamed partial.
 };
+
+/**
+ * The `inbox` namespace (inbox-feed/): one channel per company for its agents, server publishes only, nothing kept
+ * (the inbox reads its list over REST, then follows the channel).
+ */
+export const INBOX_NAMESPACE = { name: INBOX_NAMESPACE_NAME };
 
 /** Terminal application close code (4500–4999, docs/protocol.md "Disconnect codes"): the browser origin is refused. */
 export const ORIGIN_REFUSED_CLOSE = 4503;
@@ -102,7 +109,7 @@ export function createWebchatRealtime(
     broker,
     closeBroker: true,
     token: { hmacSecretKeys: [secret] },
-    namespaces: [MESSAGES_NAMESPACE],
+    namespaces: [MESSAGES_NAMESPACE, INBOX_NAMESPACE],
     disallowAnonymousConnectionTokens: true,
     websocketPath: WEBSOCKET_PATH,
     httpStreamPath: HTTP_STREAM_PATH,

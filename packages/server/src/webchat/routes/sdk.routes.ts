@@ -8,6 +8,8 @@ import type { App } from '../../http/types.ts';
 import { registerSdkAttachmentRoutes } from '../attachments/attachments.routes.ts';
 import { type Conversation, channelOf, conversationView } from '../conversations/conversation.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../realtime/tokens.ts';
+import { openingView } from '../routing/routing.schemas.ts';
+import { registerSdkRoutingRoutes } from '../routing/sdk-routing.routes.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { MessagePageQuery, readMessagePage, UUID_PATTERN } from './message-page.ts';
 import { registerSdkFeedbackRoutes } from './sdk-feedback.routes.ts';
@@ -119,6 +121,8 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
             (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
           const conversation = await webchat.conversations.create(scopeOf(s), employeeId, s.visitor);
           await webchat.engine.postGreeting(conversation);
+          // Without a greeting no message announces it: the agents' inbox learns of it here.
+          void webchat.inbox.changed(conversation.id);
           return reply.status(201).send(conversationView(conversation));
         },
       );
@@ -205,19 +209,27 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
       );
 
       registerSdkFeedbackRoutes(sdk, webchat);
+      registerSdkRoutingRoutes(sdk, webchat);
       registerSdkAttachmentRoutes(sdk, webchat);
 
       // PARLEY_PUBLIC_URL when configured; in development the host this request came in on, so a page opened at
       // http://127.0.0.1:8080 is not sent to ws://localhost:8080.
-      sdk.get('/config', { schema: sdkDocs('Where the realtime endpoint is') }, async (request) => {
-        const base = webchat.publicUrlFor(request);
-        return {
-          realtime_url: base.replace(/^http/, 'ws'),
-          websocket_url: websocketUrlOf(base),
-          // Where the SDK falls back when a WebSocket cannot be opened (docs/design.md "Webchat REST").
-          ...realtimeFallbackUrlsOf(base),
-        };
-      });
+      // `business_hours`: whether the company's agents are in now and when they are next (docs/routing.md), so the
+      // widget can say when a person is back before the visitor asks for one.
+      sdk.get(
+        '/config',
+        { schema: sdkDocs('Where the realtime endpoint is; whether agents are in') },
+        async (request) => {
+          const base = webchat.publicUrlFor(request);
+          return {
+            business_hours: openingView(await webchat.routingSettings.get(session(request).company.id)),
+            realtime_url: base.replace(/^http/, 'ws'),
+            websocket_url: websocketUrlOf(base),
+            // Where the SDK falls back when a WebSocket cannot be opened (docs/design.md "Webchat REST").
+            ...realtimeFallbackUrlsOf(base),
+          };
+        },
+      );
     },
     { prefix: '/sdk/v1' },
   );

@@ -1,0 +1,93 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../http/types.ts';
+import { platformConversationView } from '../webchat/conversations/conversation.ts';
+import {
+  AssignBody,
+  AvailabilityBody,
+  agentView,
+  RoutingSettingsBody,
+  routingSettingsView,
+} from '../webchat/routing/routing.schemas.ts';
+import type { Webchat } from '../webchat/webchat-services.ts';
+import { actorOf, sessionOf } from './portal-auth.ts';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+/**
+ * Routing in the portal (docs/routing.md): agents mark themselves available or away, see the queue and take from
+ * it; admins reassign and see everyone's availability, and set the agent capacity and business hours.
+ */
+export function registerRoutingRoutes(app: App, webchat: Webchat): void {
+  const any = { portalAccess: 'any' as const };
+  const companyOf = (request: FastifyRequest) => sessionOf(request).user.companyId;
+  const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
+
+  app.get('/inbox/agents', { config: any }, async (request) => ({
+    agents: (await webchat.routing.agents(companyOf(request))).map(agentView),
+  }));
+
+  app.put('/inbox/availability', { config: any, schema: { body: AvailabilityBody } }, async (request) => {
+    const { user } = sessionOf(request);
+    await webchat.routing.setAvailability(user, request.body.availability);
+    // An agent who just became available takes what waits, up to capacity.
+    if (request.body.availability === 'available') await webchat.commands.routeQueue(user.companyId);
+    const me = await webchat.routing.agent(user.companyId, user.id);
+    return agentView(me);
+  });
+
+  app.get('/inbox/queue', { config: any }, async (request) => ({
+    items: (await webchat.routing.queue(companyOf(request))).map(platformConversationView),
+  }));
+
+  app.post('/inbox/conversations/:id/take', { config: any, schema: { params: IdParams } }, async (request) =>
+    platformConversationView(
+      await webchat.commands.assign(
+        companyOf(request),
+        request.params.id,
+        { userId: sessionOf(request).user.id },
+        actor(request),
+      ),
+    ),
+  );
+
+  app.post(
+    '/inbox/conversations/:id/assign',
+    { schema: { params: IdParams, body: AssignBody } },
+    async (request) => {
+      const userId = request.body?.user_id;
+      return platformConversationView(
+        await webchat.commands.assign(
+          companyOf(request),
+          request.params.id,
+          userId ? { userId } : 'next',
+          actor(request),
+        ),
+      );
+    },
+  );
+
+  app.get('/company/routing', async (request) =>
+    routingSettingsView(await webchat.routingSettings.get(companyOf(request))),
+  );
+
+  app.put('/company/routing', { schema: { body: RoutingSettingsBody } }, async (request) => {
+    const companyId = companyOf(request);
+    const { agent_capacity, business_hours } = request.body;
+    const settings = await webchat.routingSettings.update(companyId, {
+      ...(agent_capacity !== undefined ? { agentCapacity: agent_capacity } : {}),
+      ...(business_hours !== undefined ? { businessHours: business_hours } : {}),
+    });
+    await webchat.audit.record({
+      type: 'company.routing_changed',
+      companyId,
+      actor: actorOf(request),
+      subject: companyId,
+      ip: request.ip,
+      details: { agent_capacity: settings.agentCapacity, business_hours: settings.businessHours !== null },
+    });
+    // A larger capacity may free room for what waits.
+    await webchat.commands.routeQueue(companyId);
+    return routingSettingsView(settings);
+  });
+}

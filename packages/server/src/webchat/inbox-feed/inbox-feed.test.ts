@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { InboxEvent } from '@parley/webchat-protocol';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
+import { type PortalWorld, startPortalWorld } from '../../portal-api/testing/portal-fixtures.ts';
+import { TEST_DATABASES } from '../../testing/databases.ts';
+import { waitFor } from '../../testing/wait.ts';
+import {
+  connectVisitor,
+  createConversation,
+  newVisitor,
+  sdkPost,
+  sendMessage,
+} from '../testing/webchat-fixtures.ts';
+import { previewOf } from './inbox-feed.ts';
+
+// The live inbox (docs/routing.md "Live inbox"): agents follow their company's inbox channel; every change of a
+// conversation arrives as its new list entry, and no other company's ever does.
+for (const database of TEST_DATABASES) {
+  describe(`live inbox feed (${database})`, () => {
+    let world: PortalWorld;
+    const events: InboxEvent[] = [];
+    const clients: Centrifuge[] = [];
+    before(async () => {
+      world = await startPortalWorld(database, { config: { webchat: { streamFlushIntervalMs: 0 } } });
+    });
+    after(async () => {
+      for (const c of clients) c.disconnect();
+      await world.server.close();
+    });
+
+    const follow = async (who: PortalWorld['agent'], into: InboxEvent[]) => {
+      const grant = await who.post('/inbox/realtime', {});
+      assert.equal(grant.status, 200, grant.text);
+      const client = new Centrifuge(`${world.server.baseUrl.replace(/^http/, 'ws')}/connection/websocket`, {
+        websocket: WebSocket,
+        token: grant.body.connection_token,
+      });
+      clients.push(client);
+      const sub = client.newSubscription(grant.body.channel, { token: grant.body.subscription_token });
+      sub.on('publication', (ctx) => into.push(ctx.data as InboxEvent));
+      const subscribed = new Promise((resolve) => sub.on('subscribed', resolve));
+      client.connect();
+      sub.subscribe();
+      await subscribed;
+      return grant.body.channel as string;
+    };
+
+    it('pushes a new conversation, each message and the queue to the company’s agents only', async () => {
+      const channel = await follow(world.agent, events);
+      assert.equal(channel, `inbox:companies.${world.acmeId}`);
+      const globexEvents: InboxEvent[] = [];
+      await follow(world.globex, globexEvents);
+
+      const v = newVisitor(world.acmeId);
+      const conversation = await createConversation(world.server, v);
+      const of = () => events.filter((e) => e.conversation.id === conversation.id);
+      await waitFor('the new conversation', () => of().length > 0 || undefined);
+
+      const guest = await connectVisitor(world.server, v, conversation);
+      try {
+        await sendMessage(guest.sub, 'Where is my **parcel**?');
+        const withText = await waitFor('the visitor message', () =>
+          of().find((e) => e.conversation.last_message?.role === 'user'),
+        );
+        assert.equal(withText.conversation.last_message?.text, 'Where is my parcel?');
+        assert.ok(withText.conversation.unread_count >= 1);
+        // The bot's reply follows, then the visitor asks for a person: the entry shows it queued.
+        await waitFor('the reply', () =>
+          of().find((e) => e.conversation.last_message?.role === 'digital_employee'),
+        );
+        await sdkPost(world.server, v, `/conversations/${conversation.id}/request-human`);
+        const queued = await waitFor('queued', () => of().find((e) => e.conversation.queued_at));
+        assert.equal(queued.conversation.last_message?.role, 'system');
+      } finally {
+        guest.close();
+      }
+      assert.equal(globexEvents.length, 0, 'another company sees nothing');
+
+      // The REST list shows the same entry.
+      const list = await world.agent.get('/inbox/conversations?status=open');
+      const entry = list.body.items.find((c: { id: string }) => c.id === conversation.id);
+      assert.equal(entry.last_message.role, 'system');
+      assert.ok(entry.queued_at);
+    });
+
+    it('lets no visitor follow the inbox, even with an agent’s subscription token', async () => {
+      const v = newVisitor(world.acmeId);
+      await createConversation(world.server, v);
+      const connect = await sdkPost(world.server, v, '/auth/connect-token');
+      const grant = await world.agent.post('/inbox/realtime', {});
+      const client = new Centrifuge(`${world.server.baseUrl.replace(/^http/, 'ws')}/connection/websocket`, {
+        websocket: WebSocket,
+        token: connect.body.connection_token,
+      });
+      clients.push(client);
+      const sub = client.newSubscription(grant.body.channel, { token: grant.body.subscription_token });
+      const outcome = new Promise<string>((resolve) => {
+        sub.on('subscribed', () => resolve('subscribed'));
+        sub.on('error', (ctx) => resolve(`error ${ctx.error.code}`));
+        sub.on('unsubscribed', (ctx) => resolve(`unsubscribed ${ctx.code}`));
+        // The engine may answer by closing the connection instead.
+        client.on('connecting', (ctx) => ctx.code !== 0 && resolve(`connection closed ${ctx.code}`));
+        client.on('disconnected', (ctx) => resolve(`disconnected ${ctx.code}`));
+      });
+      client.connect();
+      sub.subscribe();
+      const result = await outcome;
+      client.disconnect();
+      assert.notEqual(result, 'subscribed');
+    });
+  });
+}
+
+describe('inbox previews', () => {
+  it('flattens markdown, names attachments and cuts long text', () => {
+    const blocks = (b: unknown[]) => JSON.stringify(b);
+    assert.equal(
+      previewOf(blocks([{ type: 'markdown', content: '**Hi** _there_, see [docs](https://x.test)' }])),
+      'Hi there, see docs',
+    );
+    assert.equal(previewOf(blocks([{ type: 'attachment', name: 'invoice.pdf' }])), '📎 invoice.pdf');
+    assert.equal(previewOf(blocks([{ type: 'markdown', content: 'x'.repeat(300) }])).length, 140);
+  });
+});

@@ -1,0 +1,139 @@
+import {
+  type InboxConversationView,
+  type InboxEvent,
+  inboxChannelOf,
+  type LastMessagePreview,
+  type MessageRole,
+  parseChannel,
+} from '@parley/webchat-protocol';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../../storage/schema.ts';
+import type { Broadcaster } from '../conversations/broadcaster.ts';
+import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
+import type { ConversationsService } from '../conversations/conversations.service.ts';
+import type { FeedbackService } from '../feedback/feedback.service.ts';
+import type { ReadMarks } from '../reads/read-marks.ts';
+
+const PREVIEW_CHARS = 140;
+
+export interface InboxFeedDeps {
+  db: Kysely<Database>;
+  conversations: ConversationsService;
+  reads: Pick<ReadMarks, 'unreadCounts'>;
+  feedback: Pick<FeedbackService, 'csatOf'>;
+  /** Server-side publish on the realtime engine (no history: the list is read over REST, then kept live). */
+  publish(channel: string, data: string): Promise<void>;
+  logger: Logger;
+}
+
+/**
+ * The agents' live inbox (docs/routing.md "Live inbox"): the one place that builds what the inbox list shows of a
+ * conversation (REST list and realtime event alike), and publishes it on the company's inbox channel when the
+ * conversation changes. Every change that matters to the list ends with a complete message (a visitor's or an
+ * agent's, or the system notice of a queue, assignment, handover, hand-back or close), so the webchat calls
+ * `changed` after each complete it announces, and after a conversation is created.
+ */
+export class InboxFeed {
+  constructor(private readonly deps: InboxFeedDeps) {}
+
+  /** Publishes the conversation's current list entry; a failure is logged (the list catches up on its next load). */
+  async changed(conversationId: string): Promise<void> {
+    try {
+      const conversation = await this.deps.conversations.find(conversationId);
+      if (!conversation) return;
+      const [view] = await this.views([conversation]);
+      const event: InboxEvent = { version: 1, type: 'conversation', conversation: view! };
+      await this.deps.publish(inboxChannelOf(conversation.companyId), JSON.stringify(event));
+    } catch (err) {
+      this.deps.logger.warn(
+        { conversationId, err: err instanceof Error ? err.message : String(err) },
+        'could not publish an inbox update',
+      );
+    }
+  }
+
+  /** The inbox entries of these conversations, in the same order. */
+  async views(conversations: Conversation[]): Promise<InboxConversationView[]> {
+    const ids = conversations.map((c) => c.id);
+    const [unread, csat, last] = await Promise.all([
+      this.deps.reads.unreadCounts('agent', ids),
+      this.deps.feedback.csatOf(ids),
+      this.lastMessages(ids),
+    ]);
+    return conversations.map((c) => ({
+      ...platformConversationView(c),
+      unread_count: unread.get(c.id) ?? 0,
+      csat: csat.get(c.id) ?? null,
+      last_message: last.get(c.id) ?? null,
+    }));
+  }
+
+  private async lastMessages(ids: string[]): Promise<Map<string, LastMessagePreview>> {
+    const found = new Map<string, LastMessagePreview>();
+    if (ids.length === 0) return found;
+    const rows = await this.deps.db
+      .selectFrom('messages as m')
+      .select(['m.conversation_id', 'm.role', 'm.blocks', 'm.created_at'])
+      .where('m.conversation_id', 'in', ids)
+      .where('m.status', '=', 'complete')
+      .where(({ eb, selectFrom }) =>
+        eb(
+          'm.position',
+          '=',
+          selectFrom('messages as x')
+            .select((x) => x.fn.max('x.position').as('p'))
+            .whereRef('x.conversation_id', '=', 'm.conversation_id')
+            .where('x.status', '=', 'complete'),
+        ),
+      )
+      .execute();
+    for (const row of rows) {
+      found.set(row.conversation_id, {
+        role: row.role as MessageRole,
+        text: previewOf(row.blocks),
+        created_at: row.created_at,
+      });
+    }
+    return found;
+  }
+}
+
+/** Plain text of a message's blocks for a one-line preview: markdown markers dropped, attachments by name. */
+export function previewOf(blocks: string): string {
+  let parsed: Array<{ type?: string; content?: unknown; name?: unknown; message?: unknown; label?: unknown }>;
+  try {
+    parsed = JSON.parse(blocks);
+  } catch {
+    return '';
+  }
+  const parts = parsed.map((b) => {
+    if (b.type === 'markdown' && typeof b.content === 'string') return b.content;
+    if (b.type === 'attachment' && typeof b.name === 'string') return `📎 ${b.name}`;
+    if (b.type === 'error' && typeof b.message === 'string') return b.message;
+    if (b.type === 'postback' && typeof b.label === 'string') return b.label;
+    return '';
+  });
+  const text = parts
+    .join(' ')
+    .replace(/```/g, '')
+    .replace(/[*_`#>]+/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
+}
+
+/**
+ * The webchat's broadcaster, plus: after each `complete` published on a conversation channel, that conversation's
+ * inbox entry is published too (in the background: the message's own delivery never waits for the inbox).
+ */
+export function feedingInbox(broadcaster: Broadcaster, feed: InboxFeed): Broadcaster {
+  return {
+    publish: async (channel, envelope, options) => {
+      await broadcaster.publish(channel, envelope, options);
+      const target = envelope.operation === 'complete' ? parseChannel(channel) : undefined;
+      if (target) void feed.changed(target.conversationId);
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import type { Csat, PlatformConversationView } from './conversations.ts';
+import type { MessageRole } from './messages.ts';
+
+/**
+ * The agents' live inbox (docs/routing.md "Live inbox"): one realtime channel per company, `inbox:companies.{id}`,
+ * on which the server publishes an {@link InboxEvent} whenever a conversation of the company changes (created, a
+ * message completed, queued, assigned, handed over or back, closed). Only portal users of the company get a
+ * subscription token for it; nobody publishes on it but the server.
+ */
+export const INBOX_NAMESPACE_NAME = 'inbox';
+
+export const inboxChannelOf = (companyId: string): string => `${INBOX_NAMESPACE_NAME}:companies.${companyId}`;
+
+/** The latest complete message, as the inbox list previews it. */
+export interface LastMessagePreview {
+  role: MessageRole;
+  /** Plain text (markdown markers removed), at most 140 characters; attachments as their names. */
+  text: string;
+  created_at: string;
+}
+
+/** A conversation as the inbox lists it: the agent view with unread count, CSAT and the last message. */
+export interface InboxConversationView extends PlatformConversationView {
+  unread_count: number;
+  csat: Csat | null;
+  last_message: LastMessagePreview | null;
+}
+
+/** What the server publishes on the inbox channel. */
+export interface InboxEvent {
+  version: 1;
+  type: 'conversation';
+  conversation: InboxConversationView;
+}
