@@ -101,7 +101,9 @@ describe('docs/asyncapi.yaml', () => {
     assert.equal(validSend(published), false, 'told apart from a SendMessage');
     assert.equal(validTyping({ ...published, text: 'draft' }), false);
     // The same builder the feed relays with (inbox-feed/inbox-feed.ts).
-    const relayed = JSON.parse(JSON.stringify(visitorTypingEvent(randomUUID(), new Date())));
+    const relayed: Record<string, unknown> = JSON.parse(
+      JSON.stringify(visitorTypingEvent(randomUUID(), new Date())),
+    );
     assert.ok(validRelay(relayed), JSON.stringify(validRelay.errors));
     assert.equal(validEntry(relayed), false, 'not an inbox entry');
     assert.equal(validRelay({ ...relayed, event: 'typing' }), false);
