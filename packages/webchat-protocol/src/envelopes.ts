@@ -86,6 +86,24 @@ export interface SendMessage {
 }
 
 /**
+ * What a visitor publishes on its conversation channel to say it is typing (docs/asyncapi.yaml "VisitorTyping").
+ * Told apart from a {@link SendMessage} by its `event` member. The server stores nothing, relays at most one per
+ * session every {@link VISITOR_TYPING_RELAY_MS} to the company's agents (the inbox channel's
+ * `visitor_typing` event) and drops the rest silently; it never reaches the visitor channel nor webhooks.
+ */
+export interface VisitorTyping {
+  version: typeof ENVELOPE_VERSION;
+  event: 'typing';
+}
+
+/** The server relays at most one {@link VisitorTyping} per session in this many milliseconds. */
+export const VISITOR_TYPING_RELAY_MS = 2000;
+
+/** Whether a client publication is a {@link VisitorTyping} (rather than a SendMessage): it has an `event` member. */
+export const isTypingPublication = (data: unknown): boolean =>
+  data !== null && typeof data === 'object' && !Array.isArray(data) && 'event' in data;
+
+/**
  * The subscribe result `data` of a conversation channel (docs/asyncapi.yaml "InFlightMessages"): the replies still
  * streaming, each in its latest known state. Channel history keeps only complete messages, so this is how a client
  * that joins or returns mid-reply learns of one; each envelope follows the usual ordering rule.

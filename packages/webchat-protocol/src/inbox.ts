@@ -26,9 +26,25 @@ export interface InboxConversationView extends PlatformConversationView {
   last_message: LastMessagePreview | null;
 }
 
-/** What the server publishes on the inbox channel. */
+/** What the server publishes on the inbox channel when a conversation changes. */
 export interface InboxEvent {
   version: 1;
   type: 'conversation';
   conversation: InboxConversationView;
 }
+
+/**
+ * A visitor is typing in one of the company's conversations (docs/asyncapi.yaml "InboxVisitorTyping"): relayed from
+ * the visitor's `{"version":1,"event":"typing"}` publication, at most one per session every 2 s, never stored nor
+ * kept in the channel's history. The inbox shows "Visitor is typing…" for a few seconds after the last one.
+ */
+export interface InboxVisitorTyping {
+  version: 1;
+  event: 'visitor_typing';
+  conversation_id: string;
+  /** When the server relayed it (RFC 3339). */
+  at: string;
+}
+
+/** Anything the server publishes on the inbox channel: a conversation entry has `type`, a transient event `event`. */
+export type InboxPublication = InboxEvent | InboxVisitorTyping;

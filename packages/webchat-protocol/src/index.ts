@@ -46,6 +46,7 @@ export {
   envelopeOf,
   type InFlightMessages,
   inFlightEnvelopes,
+  isTypingPublication,
   type MessageEnvelope,
   type ReceivedEnvelope,
   type SendAttachmentBlock,
@@ -53,11 +54,15 @@ export {
   type SendMessage,
   type SendMessageBlock,
   type SendPostbackBlock,
+  VISITOR_TYPING_RELAY_MS,
+  type VisitorTyping,
 } from './envelopes.ts';
 export {
   INBOX_NAMESPACE_NAME,
   type InboxConversationView,
   type InboxEvent,
+  type InboxPublication,
+  type InboxVisitorTyping,
   inboxChannelOf,
   type LastMessagePreview,
 } from './inbox.ts';

@@ -48,5 +48,6 @@ export type {
   QuickReplyOption,
   SendMessage,
   TypingBlock,
+  VisitorTyping,
 } from './wire.ts';
 export { choicesOf, SUPPORTED_ENVELOPE_VERSION } from './wire.ts';

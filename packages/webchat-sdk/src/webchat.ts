@@ -22,6 +22,7 @@ import { WebchatError } from './errors.ts';
 import { type ApplyResult, type ChatMessage, MessageStore } from './message-store.ts';
 import { type BusinessHoursStatus, type FetchLike, RestClient } from './rest-client.ts';
 import { defaultStorage, type KeyValueStorage, randomId, SessionStore } from './session-storage.ts';
+import { TypingThrottle } from './typing-throttle.ts';
 import type { Attachment, UploadOptions } from './uploads.ts';
 import { type GetVisitorToken, VisitorTokens } from './visitor-tokens.ts';
 import {
@@ -29,6 +30,7 @@ import {
   inFlightEnvelopes,
   type SendMessage,
   SUPPORTED_ENVELOPE_VERSION,
+  type VisitorTyping,
 } from './wire.ts';
 
 /** Options of {@link createWebchat}. Only `baseUrl` and `companyId` are required. */
@@ -226,6 +228,7 @@ export class Webchat extends Emitter<WebchatEvents> {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly waiters = new Map<string, SendWaiter>();
   private typingKeys = '';
+  private readonly typingThrottle = new TypingThrottle();
   private hasOlder = true;
   private closed = false;
   private startPromise: Promise<void> | null = null;
@@ -507,6 +510,27 @@ export class Webchat extends Emitter<WebchatEvents> {
   async uploadAttachment(file: Blob, options: UploadOptions = {}): Promise<Attachment> {
     const store = this.requireStore();
     return this.rest.uploadAttachment(store.conversationId, file, options);
+  }
+
+  /**
+   * Tells the agents that the visitor is typing: call it on every input event of a non-empty composer. It publishes
+   * `{"version":1,"event":"typing"}` on the conversation channel at most once every 3 s however often it is called
+   * (the portal inbox shows "Visitor is typing…" for a few seconds after each). While not connected it does nothing —
+   * typing is not queued, since it would be stale by the time it arrives — and it never throws nor rejects: a lost
+   * typing publication only shortens the indicator.
+   *
+   * @example
+   * ```ts
+   * input.addEventListener('input', () => {
+   *   if (input.value.trim()) chat.typing();
+   * });
+   * ```
+   */
+  typing(): void {
+    const subscription = this.subscription;
+    if (this.closed || !this.subscribed || !subscription || !this.typingThrottle.take()) return;
+    const payload: VisitorTyping = { version: SUPPORTED_ENVELOPE_VERSION, event: 'typing' };
+    subscription.publish(payload).catch(() => undefined);
   }
 
   /** Sends a `failed` message again (same `client_message_id`, so it can never appear twice). */

@@ -28,6 +28,7 @@ export type {
   SendMessage,
   TypingBlock,
   UnknownBlock,
+  VisitorTyping,
 } from '@parley/webchat-protocol';
 /** The envelope protocol version this SDK understands; envelopes with any other version are ignored (spec, Events rule 2). */
 /** The choices a message offers for postbacks: quick reply options and card buttons without `url`. */

@@ -288,6 +288,10 @@ class ChatWidget implements WidgetHandle {
       event.preventDefault();
       this.submit();
     });
+    // The agents see "Visitor is typing…" (the SDK throttles to one publication every 3 s; nothing for a blank draft).
+    input.addEventListener('input', () => {
+      if (input.value.trim()) this.chat?.typing();
+    });
     input.addEventListener('paste', (event) => {
       const files = [...(event.clipboardData?.files ?? [])];
       if (files.length === 0) return;

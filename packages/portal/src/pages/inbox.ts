@@ -5,7 +5,7 @@ import {
   type Csat,
   type ErrorBlock,
   type InboxConversationView,
-  type InboxEvent,
+  type InboxPublication,
   type MarkdownBlock,
   type MessageRole,
   type MessageSnapshot,
@@ -26,6 +26,7 @@ import { formatTime, h, replaceChildren } from '../dom.ts';
 import { InboxAlerts } from './inbox/alerts.ts';
 import { attachCannedMenu } from './inbox/canned-menu.ts';
 import { routingPanel } from './inbox/routing-panel.ts';
+import { VisitorTypingMarks } from './inbox/visitor-typing.ts';
 
 /**
  * The inbox reads the platform view of a conversation and the server's own snapshots (one deployment, one version),
@@ -119,6 +120,12 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   const known = new Map<string, ConversationView>();
   /** The selected conversation's pane, told when its entry changes. */
   let onSelectedChanged: ((c: ConversationView) => void) | undefined;
+  /** The selected conversation's pane, told when its visitor starts or stops typing. */
+  let onSelectedTyping: ((typing: boolean) => void) | undefined;
+  const typing = new VisitorTypingMarks((id, now) => {
+    list.querySelector(`button.conversation[data-id="${id}"] .typing-note`)?.toggleAttribute('hidden', !now);
+    if (id === selected) onSelectedTyping?.(now);
+  });
 
   const stopLive = () => {
     if (live) {
@@ -161,6 +168,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           h('span', { class: `badge handler ${handler.kind}` }, handler.text),
         ),
         h('span', { class: 'preview' }, c.last_message ? c.last_message.text : 'No messages yet.'),
+        h('span', { class: 'typing-note', hidden: !typing.isTyping(c.id) }, 'Visitor is typing…'),
         h(
           'span',
           { class: 'muted when' },
@@ -282,11 +290,19 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     sub.on('publication', (ctx) => {
       // The page was left: this client follows nothing anyone sees.
       if (!main.isConnected) return client.disconnect();
-      const event = ctx.data as InboxEvent;
-      if (event?.version !== 1 || event.type !== 'conversation') return;
+      const event = ctx.data as InboxPublication;
+      if (event?.version !== 1) return;
+      if ('event' in event) {
+        if (event.event === 'visitor_typing') typing.mark(event.conversation_id);
+        return;
+      }
+      if (event.type !== 'conversation') return;
       const c = event.conversation as ConversationView;
       const before = known.get(c.id);
       known.set(c.id, c);
+      // The visitor's message is what they were typing: the indicator goes with it.
+      if (c.last_message?.role === 'user' && c.last_message.created_at !== before?.last_message?.created_at)
+        typing.clear(c.id);
       alertFor(before, c);
       upsert(c);
       if (c.id === selected) onSelectedChanged?.(c);
@@ -366,6 +382,14 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     };
     for (const m of messages) showMessage(m);
 
+    const typingNote = h(
+      'p',
+      { class: 'typing-note', role: 'status', hidden: !typing.isTyping(conversation.id) },
+      'Visitor is typing…',
+    );
+    onSelectedTyping = (now) => {
+      if (transcript.isConnected) typingNote.hidden = !now;
+    };
     const state = h('p', { class: 'conv-state' });
     const actions = h('div', { class: 'actions' });
     const feedback = statusArea();
@@ -487,6 +511,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       feedback.el,
       liveNotice,
       transcript,
+      typingNote,
       conversation.status === 'closed' ? null : reply.el,
     );
     // `/` in the reply box opens the canned responses.
@@ -535,7 +560,10 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
           showMessage(envelope.message_snapshot);
           if (envelope.message_snapshot.role === 'system' && envelope.operation === 'complete')
             void refreshState();
-          if (envelope.message_snapshot.role === 'user') void markRead(conversation.id);
+          if (envelope.message_snapshot.role === 'user') {
+            typing.clear(conversation.id);
+            void markRead(conversation.id);
+          }
         });
         // Guarded: a subscription stopped meanwhile (another conversation opened) must not mark that one live.
         sub.on('subscribed', () => {

@@ -5,6 +5,8 @@ import type { RateLimiter } from '../ratelimit/index.ts';
 export interface LimitCheck {
   key: string;
   limit: number;
+  /** The counting window; a minute unless said otherwise. */
+  windowMs?: number;
 }
 
 const WINDOW_MS = 60_000;
@@ -23,7 +25,9 @@ export class AbuseLimits {
   async check(checks: LimitCheck[]): Promise<number | undefined> {
     try {
       const states = await Promise.all(
-        checks.map((c) => this.limiter.hit(`webchat:${c.key}`, { limit: c.limit, windowMs: WINDOW_MS })),
+        checks.map((c) =>
+          this.limiter.hit(`webchat:${c.key}`, { limit: c.limit, windowMs: c.windowMs ?? WINDOW_MS }),
+        ),
       );
       const denied = states.filter((s) => !s.allowed);
       return denied.length === 0 ? undefined : Math.max(1, ...denied.map((s) => s.retryAfterSeconds));

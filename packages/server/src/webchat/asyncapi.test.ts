@@ -9,7 +9,9 @@ import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
 import { fileForm, pngOf, sdkUpload } from './attachments/testing/attachment-fixtures.ts';
+import { visitorTypingEvent } from './inbox-feed/inbox-feed.ts';
 import type { MessageEnvelope } from './messages/message.ts';
+import { parseVisitorTyping } from './messages/send-message.ts';
 import {
   bearer,
   connectToNewConversation,
@@ -84,6 +86,27 @@ describe('docs/asyncapi.yaml', () => {
     } finally {
       c.close();
     }
+  });
+
+  it('describes visitor typing both ways: what the SDK publishes and the inbox event the server relays', async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const validTyping = ajv.compile(doc.components().messages().get('VisitorTyping').payload().json());
+    const validSend = ajv.compile(doc.components().messages().get('SendMessage').payload().json());
+    const validRelay = ajv.compile(doc.components().messages().get('InboxVisitorTyping').payload().json());
+    const validEntry = ajv.compile(doc.components().messages().get('InboxEvent').payload().json());
+    // What the publish hook accepts (messages/send-message.ts) is what the schema describes.
+    const published = parseVisitorTyping({ version: 1, event: 'typing' });
+    assert.ok(validTyping(published), JSON.stringify(validTyping.errors));
+    assert.equal(validSend(published), false, 'told apart from a SendMessage');
+    assert.equal(validTyping({ ...published, text: 'draft' }), false);
+    // The same builder the feed relays with (inbox-feed/inbox-feed.ts).
+    const relayed: Record<string, unknown> = JSON.parse(
+      JSON.stringify(visitorTypingEvent(randomUUID(), new Date())),
+    );
+    assert.ok(validRelay(relayed), JSON.stringify(validRelay.errors));
+    assert.equal(validEntry(relayed), false, 'not an inbox entry');
+    assert.equal(validRelay({ ...relayed, event: 'typing' }), false);
   });
 
   it('describes exactly what the server sends: every real envelope validates against MessageEnvelope', async () => {

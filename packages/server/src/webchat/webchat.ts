@@ -166,6 +166,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       engine,
       reads,
       attachments,
+      inbox,
       tracing: deps.tracing,
     }),
   );

@@ -1,6 +1,7 @@
 import {
   type InboxConversationView,
   type InboxEvent,
+  type InboxVisitorTyping,
   inboxChannelOf,
   type LastMessagePreview,
   type MessageRole,
@@ -53,6 +54,16 @@ export class InboxFeed {
     }
   }
 
+  /**
+   * Tells the company's agents that the visitor is typing in this conversation (docs/routing.md "Live inbox"):
+   * published outside history and stored nowhere, so it reaches only agents following the inbox channel now —
+   * never the visitor's channel nor webhooks. The caller limits how often (realtime/publish-hook.ts).
+   */
+  async visitorTyping(conversation: Pick<Conversation, 'id' | 'companyId'>, at = new Date()): Promise<void> {
+    const event = visitorTypingEvent(conversation.id, at);
+    await this.deps.publish(inboxChannelOf(conversation.companyId), JSON.stringify(event));
+  }
+
   /** The inbox entries of these conversations, in the same order. */
   async views(conversations: Conversation[]): Promise<InboxConversationView[]> {
     const ids = conversations.map((c) => c.id);
@@ -98,6 +109,14 @@ export class InboxFeed {
     return found;
   }
 }
+
+/** The inbox channel's `visitor_typing` event (docs/asyncapi.yaml "InboxVisitorTyping"). */
+export const visitorTypingEvent = (conversationId: string, at: Date): InboxVisitorTyping => ({
+  version: 1,
+  event: 'visitor_typing',
+  conversation_id: conversationId,
+  at: at.toISOString(),
+});
 
 /** Plain text of a message's blocks for a one-line preview: markdown markers dropped, attachments by name. */
 export function previewOf(blocks: string): string {

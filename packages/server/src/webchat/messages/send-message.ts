@@ -1,4 +1,4 @@
-import { INTERACTIVE_LIMITS } from '@parley/webchat-protocol';
+import { INTERACTIVE_LIMITS, type VisitorTyping } from '@parley/webchat-protocol';
 import { isUuid } from '../../companies/companies.service.ts';
 import { findUnsafeText, UNSAFE_TEXT_MESSAGE } from '../../http/unsafe-text.ts';
 import { ENVELOPE_VERSION, type SendMessage, type SendMessageBlock } from './message.ts';
@@ -87,6 +87,26 @@ export function parseSendMessage(data: unknown, limits: SendMessageLimits): Send
   const breach = messageTooLarge(blocks, limits);
   if (breach) throw tooLarge(breach);
   return { version: ENVELOPE_VERSION, client_message_id: input.client_message_id.toLowerCase(), blocks };
+}
+
+/**
+ * Checks a client publication against the VisitorTyping schema (docs/asyncapi.yaml): exactly
+ * `{"version":1,"event":"typing"}`; refused with the same codes as a SendMessage (401 version, 400 shape).
+ */
+export function parseVisitorTyping(data: unknown): VisitorTyping {
+  const input = data as Record<string, unknown>;
+  if (input.version !== ENVELOPE_VERSION) {
+    throw new PublishRefusal(
+      PUBLISH_CODES.unsupportedVersion,
+      `unsupported publication version (this server speaks ${ENVELOPE_VERSION})`,
+    );
+  }
+  if (input.event !== 'typing')
+    throw new PublishRefusal(PUBLISH_CODES.invalidMessage, 'invalid publication: event must be "typing"');
+  for (const key of Object.keys(input))
+    if (key !== 'version' && key !== 'event')
+      throw new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid VisitorTyping: unknown field "${key}"`);
+  return { version: ENVELOPE_VERSION, event: 'typing' };
 }
 
 /**

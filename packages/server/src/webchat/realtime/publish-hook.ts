@@ -1,15 +1,18 @@
 import { ClientError, type PublishContext, type PublishDecision } from '@parley/realtime';
+import { isTypingPublication, VISITOR_TYPING_RELAY_MS } from '@parley/webchat-protocol';
 import { AppError } from '../../errors/app-error.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
 import { type AttachmentsService, isUnknownAttachment } from '../attachments/attachments.service.ts';
-import { parseChannel } from '../conversations/conversation.ts';
+import { type Conversation, parseChannel } from '../conversations/conversation.ts';
 import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
 import { isVisitorKey } from '../identity/visitor.ts';
+import type { InboxFeed } from '../inbox-feed/inbox-feed.ts';
 import {
   PUBLISH_CODES,
   PublishRefusal,
   parseSendMessage,
+  parseVisitorTyping,
   type SendMessageLimits,
 } from '../messages/send-message.ts';
 import { forRealtime } from './realtime-errors.ts';
@@ -21,6 +24,8 @@ export interface PublishHookDeps {
   limits: AbuseLimits;
   /** Resolves attachment blocks to this conversation's attachments. */
   attachments: Pick<AttachmentsService, 'blocksOf'>;
+  /** Relays a visitor's typing publication to the company's agents. */
+  inbox: Pick<InboxFeed, 'visitorTyping'>;
   config: SendMessageLimits & { messagesPerMinutePerSession: number; messagesPerMinutePerIp: number };
 }
 
@@ -35,6 +40,10 @@ export interface ConnectionStorage {
  * deduplicated on client_message_id → broadcast as a `complete` user envelope by the conversation engine → and only
  * then acknowledged. The engine broadcasts it itself (not the raw client data), so the hook answers `skip`.
  * Refusals carry the codes of `PUBLISH_CODES` (400–1999); nothing is broadcast then.
+ *
+ * A publication with an `event` member is a VisitorTyping instead (docs/asyncapi.yaml): checked like a message
+ * (this session's conversation, open), stored nowhere, and relayed to the company's inbox channel at most once per
+ * session every `VISITOR_TYPING_RELAY_MS`; the extra ones are acknowledged and dropped.
  */
 export function createPublishHook(deps: PublishHookDeps) {
   return async ({ client, channel, data }: PublishContext): Promise<PublishDecision> => {
@@ -43,7 +52,9 @@ export function createPublishHook(deps: PublishHookDeps) {
       const storage = client.storage as Partial<ConnectionStorage>;
       const target = parseChannel(channel);
       if (!target || !meta || target.companyId !== meta.company_id) throw notFound();
-      const send = parseSendMessage(data, deps.config);
+      const typing = isTypingPublication(data);
+      const send = typing ? undefined : parseSendMessage(data, deps.config);
+      if (typing) parseVisitorTyping(data);
       // The connection's subject is a session, or a verified visitor on any of their devices (realtime/tokens.ts).
       const conversation = await deps.conversations.findForSession(
         {
@@ -54,6 +65,10 @@ export function createPublishHook(deps: PublishHookDeps) {
         target.conversationId,
       );
       if (!conversation) throw notFound();
+      if (!send) {
+        await relayTyping(deps, conversation, client.user);
+        return { skip: true };
+      }
       const retryAfter = await deps.limits.check([
         { key: `msg:s:${client.user}`, limit: deps.config.messagesPerMinutePerSession },
         { key: `msg:ip:${storage.ip ?? 'unknown'}`, limit: deps.config.messagesPerMinutePerIp },
@@ -89,6 +104,20 @@ export function createPublishHook(deps: PublishHookDeps) {
       throw forRealtime(err);
     }
   };
+}
+
+/** A closed conversation refuses typing like a message (409); within the session's relay window it is dropped. */
+async function relayTyping(
+  deps: PublishHookDeps,
+  conversation: Conversation,
+  sessionKey: string,
+): Promise<void> {
+  if (conversation.status === 'closed')
+    throw new PublishRefusal(PUBLISH_CODES.conversationClosed, 'conversation is closed');
+  const wait = await deps.limits.check([
+    { key: `typing:s:${sessionKey}`, limit: 1, windowMs: VISITOR_TYPING_RELAY_MS },
+  ]);
+  if (wait === undefined) await deps.inbox.visitorTyping(conversation);
 }
 
 const notFound = () =>

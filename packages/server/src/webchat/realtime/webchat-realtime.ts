@@ -32,6 +32,7 @@ import type { Broadcaster } from '../conversations/broadcaster.ts';
 import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
 import type { LiveSnapshots } from '../conversations/live-snapshots.ts';
+import type { InboxFeed } from '../inbox-feed/inbox-feed.ts';
 import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
 import { allowedOriginsOf, isOriginAllowed } from '../routes/sdk-session.ts';
@@ -76,6 +77,7 @@ export interface WebchatHooksDeps {
   engine: ConversationEngine;
   reads: ReadMarks;
   attachments: AttachmentsService;
+  inbox: Pick<InboxFeed, 'visitorTyping'>;
   /** A `realtime.publish` span per visitor publication (stored, queued for a reply). */
   tracing: Tracing;
 }
@@ -154,6 +156,7 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
     engine: deps.engine,
     limits: deps.limiter,
     attachments: deps.attachments,
+    inbox: deps.inbox,
     config: config.webchat,
   });
 
