@@ -181,8 +181,30 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
    */
   app.post('/inbox/realtime', { config: any }, async (request) => {
     const { user } = sessionOf(request);
+    return realtimeGrant(request, inboxChannelOf(user.companyId));
+  });
+
+  /**
+   * Connection + subscription tokens for watching one conversation live (the realtime engine checks both). The
+   * page's own origin, when it names the host this request was sent to, goes into the token's server-only meta:
+   * the engine admits exactly that origin for it, so the inbox is live whatever name the portal was opened under.
+   */
+  app.post(
+    '/inbox/conversations/:id/realtime',
+    { config: any, schema: { params: IdParams } },
+    async (request) => {
+      const conversation = await load(request);
+      return realtimeGrant(request, channelOf(conversation.companyId, conversation.id));
+    },
+  );
+
+  /**
+   * The signed-in agent's tokens for one channel of their company: a connection token (with the page's origin in
+   * its server-only meta when it names this request's host) and a subscription token for `channel`.
+   */
+  function realtimeGrant(request: FastifyRequest, channel: string) {
+    const { user } = sessionOf(request);
     const subject = realtimeSubject(user.id);
-    const channel = inboxChannelOf(user.companyId);
     const origin = sameHostOrigin(request);
     return {
       websocket_url: websocketUrlOf(webchat.publicUrlFor(request)),
@@ -196,33 +218,5 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
       subscription_expires_in: SUBSCRIPTION_TOKEN_TTL_SECONDS,
       channel,
     };
-  });
-
-  /**
-   * Connection + subscription tokens for watching one conversation live (the realtime engine checks both). The
-   * page's own origin, when it names the host this request was sent to, goes into the token's server-only meta:
-   * the engine admits exactly that origin for it, so the inbox is live whatever name the portal was opened under.
-   */
-  app.post(
-    '/inbox/conversations/:id/realtime',
-    { config: any, schema: { params: IdParams } },
-    async (request) => {
-      const conversation = await load(request);
-      const subject = realtimeSubject(sessionOf(request).user.id);
-      const channel = channelOf(conversation.companyId, conversation.id);
-      const origin = sameHostOrigin(request);
-      return {
-        websocket_url: websocketUrlOf(webchat.publicUrlFor(request)),
-        connection_token: webchat.signer.connectionToken(subject, {
-          company_id: conversation.companyId,
-          channel_id: null,
-          ...(origin ? { origin } : {}),
-        }),
-        connection_expires_in: CONNECTION_TOKEN_TTL_SECONDS,
-        subscription_token: webchat.signer.subscriptionToken(subject, channel),
-        subscription_expires_in: SUBSCRIPTION_TOKEN_TTL_SECONDS,
-        channel,
-      };
-    },
-  );
+  }
 }
