@@ -52,6 +52,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       conversationsPerMinutePerIp: int(env.PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_IP),
       messagesPerMinutePerSession: int(env.PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_SESSION),
       messagesPerMinutePerIp: int(env.PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_IP),
+      uploadsPerMinutePerSession: int(env.PARLEY_WEBCHAT_UPLOADS_PER_MINUTE_PER_SESSION),
+      uploadsPerMinutePerIp: int(env.PARLEY_WEBCHAT_UPLOADS_PER_MINUTE_PER_IP),
       streamFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_FLUSH_INTERVAL_MS),
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),

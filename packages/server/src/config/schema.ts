@@ -80,6 +80,9 @@ export const ConfigSchema = Type.Object(
       /** Messages one session / one IP may send per minute before the publish is refused (code 429). */
       messagesPerMinutePerSession: Type.Integer({ minimum: 1, default: 120 }),
       messagesPerMinutePerIp: Type.Integer({ minimum: 1, default: 1200 }),
+      /** Files one visitor session / one IP may upload per minute before 429 (each lands in the shared store). */
+      uploadsPerMinutePerSession: Type.Integer({ minimum: 1, default: 20 }),
+      uploadsPerMinutePerIp: Type.Integer({ minimum: 1, default: 200 }),
       /** Shortest time between two partial envelopes of one streamed reply (40 ms ≈ 25 updates/s). */
       streamFlushIntervalMs: Type.Integer({ minimum: 0, default: 40 }),
       /** How often a streaming reply's snapshot is written to the database (crash safety, other nodes' reads). */

@@ -156,6 +156,14 @@ export function registerSdkAttachmentRoutes(sdk: App, webchat: Webchat): void {
         const { id } = request.params as { id: string };
         const conversation = await ownConversation(webchat, request, id);
         const s = request.sdkSession!;
+        // Counted before a byte is read: every upload lands in the shared store (docs/config.md "Webchat").
+        await webchat.limiter.enforce(
+          [
+            { key: `upl:s:${s.sessionId}`, limit: webchat.config.uploadsPerMinutePerSession },
+            { key: `upl:ip:${request.ip}`, limit: webchat.config.uploadsPerMinutePerIp },
+          ],
+          'uploads',
+        );
         const uploadedBy = s.visitor ? `visitor:${s.visitor.key}` : `session:${s.sessionId}`;
         return reply.status(201).send(await receiveUpload(webchat, request, conversation, uploadedBy));
       },

@@ -31,6 +31,35 @@ describe('signed links expire (injected clock)', () => {
   });
 });
 
+describe('uploads are rate limited per visitor session', () => {
+  it('answers 429 rate_limited with Retry-After past the limit, and stores nothing more', async () => {
+    const server = await startTestServer({ config: { webchat: { uploadsPerMinutePerSession: 2 } } });
+    try {
+      const company = await server.ctx.companies.create('Flood Co');
+      const v = newVisitor(company.id);
+      const conversation = await createConversation(server, v);
+      const upload = () => sdkUpload(server, v, conversation.id, fileForm(pngOf(), 'a.png', 'image/png'));
+      assert.equal((await upload()).status, 201);
+      assert.equal((await upload()).status, 201);
+      const refused = await upload();
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.code, 'rate_limited');
+      assert.ok(Number(refused.headers.get('retry-after')) > 0);
+      const stored = await server.ctx.store.db.selectFrom('attachments').select('id').execute();
+      assert.equal(stored.length, 2);
+      // Another session of the same IP still may (the per-IP limit is higher).
+      const other = newVisitor(company.id);
+      const own = await createConversation(server, other);
+      assert.equal(
+        (await sdkUpload(server, other, own.id, fileForm(pngOf(), 'b.png', 'image/png'))).status,
+        201,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 for (const database of TEST_DATABASES) {
   describe(`attachments security (${database})`, () => {
     let server: TestServer;
