@@ -7,6 +7,7 @@ import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import { clockMs } from '../storage/db-clock.ts';
 import type { Database } from '../storage/schema.ts';
+import { DELIVERY_LOG_RETENTION_MS, pruneFinishedDeliveries } from './retention.ts';
 import { DISABLE_AFTER_MS, RETRY_WINDOW_MS, retryDelayMs } from './retry-schedule.ts';
 import { signatureHeader, signingKeyOf } from './signature.ts';
 import { webhookSecretAad } from './webhook-secret.ts';
@@ -75,6 +76,8 @@ export class WebhookDispatcher {
   private writes: Promise<void> = Promise.resolve();
   /** One controller per attempt in flight (a shared signal would collect one listener per request). */
   private readonly attempts = new Set<AbortController>();
+  /** When this node last pruned the delivery log (retention.ts); pruning runs at most hourly. */
+  private lastPruneMs = 0;
   /** Opened signing keys by sealed envelope (a rotation changes the envelope, so nothing stale is kept). */
   private readonly keyCache = new Map<string, Buffer>();
 
@@ -115,6 +118,7 @@ export class WebhookDispatcher {
 
   private async loop(): Promise<void> {
     while (this.running) {
+      this.pruneNowAndThen();
       const free = this.options.concurrency - this.inFlight;
       let claimed = 0;
       if (free >= this.refillAt()) {
@@ -138,6 +142,19 @@ export class WebhookDispatcher {
       });
       this.wake = undefined;
     }
+  }
+
+  /** Keeps the delivery log to its retention (finished deliveries older than 30 days go), hourly, in the background. */
+  private pruneNowAndThen(): void {
+    const now = this.nowMs();
+    if (now - this.lastPruneMs < PRUNE_EVERY_MS) return;
+    this.lastPruneMs = now;
+    pruneFinishedDeliveries(this.deps.db, now - DELIVERY_LOG_RETENTION_MS).catch((err: unknown) =>
+      this.deps.logger.warn(
+        { err: { message: (err as Error).message } },
+        'could not prune the webhook delivery log',
+      ),
+    );
   }
 
   /** Free slots worth a claim: half the concurrency (one query per many rows, never one per row under load). */
@@ -434,5 +451,7 @@ function groupIds(outcomes: Outcome[]): Map<number, string[]> {
 const endpointsOf = (outcomes: Outcome[]): string[] => [
   ...new Set(outcomes.map((o) => o.delivery.endpointId)),
 ];
+
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
