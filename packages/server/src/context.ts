@@ -15,7 +15,7 @@ import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
 import { LoginThrottle } from './portal-api/login-throttle.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
-import { openStore, type Store } from './storage/database.ts';
+import { type FinishedQuery, openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
 import { RecentErrors } from './system/recent-errors.ts';
 import { SystemView } from './system/system.service.ts';
@@ -86,10 +86,23 @@ export async function createContext(
 ): Promise<AppContext> {
   const metrics = new Metrics();
   const tracing = createTracing(config.otel);
-  const queryAttributes = (sql: string) => ({
-    'db.system.name': config.databaseUrl ? 'postgresql' : 'sqlite',
-    'db.query.text': sql,
-  });
+  const dbSystem = config.databaseUrl ? 'postgresql' : 'sqlite';
+  // Every statement passes here: while tracing is off (the default) only the metric is taken.
+  const onQuery = tracing.enabled
+    ? (query: FinishedQuery) => {
+        metrics.storeQuery(query);
+        tracing.recordSpan(
+          'db.query',
+          query.startedAt,
+          query.endedAt,
+          () => ({
+            'db.system.name': dbSystem,
+            'db.query.text': query.sql,
+          }),
+          query.failed,
+        );
+      }
+    : (query: FinishedQuery) => metrics.storeQuery(query);
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -98,16 +111,7 @@ export async function createContext(
     queryTimeoutMs: config.storeQueryTimeoutMs,
     onIdleError: (err) =>
       logger.warn({ err: { message: err.message } }, 'a pooled database connection failed'),
-    onQuery: (query) => {
-      metrics.storeQuery(query);
-      tracing.recordSpan(
-        'db.query',
-        query.startedAt,
-        query.endedAt,
-        queryAttributes(query.sql),
-        query.failed,
-      );
-    },
+    onQuery,
   });
   // Closed last (the list runs backwards): spans of the shutdown itself are still exported.
   const closers: Array<() => Promise<void> | void> = [() => tracing.shutdown(), () => store.close()];

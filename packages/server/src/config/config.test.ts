@@ -89,4 +89,16 @@ describe('config', () => {
       },
     );
   });
+
+  it('does not echo a metrics token that is too short', () => {
+    assert.throws(
+      () => loadConfig({ PARLEY_METRICS_TOKEN: 'sesame-123' }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /\/metrics\/token/);
+        assert.doesNotMatch(err.message, /sesame-123/);
+        return true;
+      },
+    );
+  });
 });

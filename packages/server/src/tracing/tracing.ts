@@ -38,8 +38,17 @@ export interface Tracing {
   readonly enabled: boolean;
   /** Runs `fn` in a new span, a child of the active one; the span ends when `fn` settles (an error marks it). */
   inSpan<T>(name: string, options: SpanOptions, fn: (span: Span | undefined) => Promise<T>): Promise<T>;
-  /** Records a span that already ended (a store statement whose duration is known afterwards). */
-  recordSpan(name: string, startedAt: number, endedAt: number, attributes: Attributes, failed: boolean): void;
+  /**
+   * Records a span that already ended (a store statement whose duration is known afterwards). `attributes` is read
+   * only when the span is recorded: it runs for every statement, and most have no span to belong to.
+   */
+  recordSpan(
+    name: string,
+    startedAt: number,
+    endedAt: number,
+    attributes: () => Attributes,
+    failed: boolean,
+  ): void;
   /** Starts a server span continuing the W3C `traceparent` of `headers` (RFC-less: W3C Trace Context §3). */
   startServerSpan(name: string, headers: Carrier, attributes: Attributes): Span | undefined;
   /** Runs `fn` with `span` active, so spans started inside (and across its awaits) are its children. */
@@ -106,7 +115,7 @@ class OtelTracing implements Tracing {
     name: string,
     startedAt: number,
     endedAt: number,
-    attributes: Attributes,
+    attributes: () => Attributes,
     failed: boolean,
   ): void {
     const active = this.contexts.active();
@@ -114,7 +123,7 @@ class OtelTracing implements Tracing {
     if (trace.getSpan(active) === undefined) return;
     const span = this.tracer.startSpan(
       name,
-      { kind: SpanKind.CLIENT, attributes, startTime: startedAt },
+      { kind: SpanKind.CLIENT, attributes: attributes(), startTime: startedAt },
       active,
     );
     if (failed) span.setStatus({ code: SpanStatusCode.ERROR });

@@ -1,19 +1,13 @@
 import { type Command, requireString } from '../cli/command.ts';
 import { EVENT_TYPES } from './events.ts';
-import type { Webhook } from './webhooks.service.ts';
+import { createdWebhookView, type Webhook } from './webhooks.service.ts';
 
 const CLI_ACTOR = { actor: 'cli' };
 
 /** Event types as one space- (or comma-) separated argument: `--events "message.created conversation.closed"`. */
 const eventsOf = (value: string): string[] => value.split(/[\s,]+/).filter(Boolean);
 
-const create: Command<{
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  secret: string;
-}> = {
+const create: Command<ReturnType<typeof createdWebhookView>> = {
   name: 'webhooks create',
   summary: 'create an event webhook; prints its signing secret once (it cannot be shown again)',
   options: {
@@ -25,7 +19,7 @@ const create: Command<{
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
     await ctx!.companies.get(companyId);
-    const { webhook, secret } = await ctx!.webhooks.service.create(
+    const created = await ctx!.webhooks.service.create(
       companyId,
       {
         url: requireString(options, 'url'),
@@ -34,13 +28,7 @@ const create: Command<{
       },
       CLI_ACTOR,
     );
-    return {
-      id: webhook.id,
-      url: webhook.url,
-      events: webhook.events,
-      description: webhook.description,
-      secret,
-    };
+    return createdWebhookView(created);
   },
   format: (r) =>
     [

@@ -15,7 +15,7 @@ import {
   WebhookIdParams,
   WebhookList,
 } from './webhooks.schemas.ts';
-import type { WebhookActor, WebhooksService } from './webhooks.service.ts';
+import { createdWebhookView, type WebhookActor, type WebhooksService } from './webhooks.service.ts';
 
 const docs = (summary: string, description?: string) => ({
   tags: ['webhooks'],
@@ -50,15 +50,9 @@ export async function registerWebhookRoutes(app: App, webhooks: WebhooksService)
       },
     },
     async (request, reply) => {
-      const { webhook, secret } = await webhooks.create(companyOf(request), request.body, actorOf(request));
+      const created = await webhooks.create(companyOf(request), request.body, actorOf(request));
       reply.status(201).header('cache-control', 'no-store');
-      return {
-        id: webhook.id,
-        url: webhook.url,
-        events: webhook.events,
-        description: webhook.description,
-        secret,
-      };
+      return createdWebhookView(created);
     },
   );
 

@@ -49,6 +49,15 @@ export interface Delivery {
 }
 
 /** Who acts, as the audit log names them: `client:<id>`, `user:<id>` or `cli`. */
+/** What creating a webhook answers, in the platform API and the CLI alike: the endpoint and, this once, its secret. */
+export const createdWebhookView = ({ webhook, secret }: { webhook: Webhook; secret: string }) => ({
+  id: webhook.id,
+  url: webhook.url,
+  events: webhook.events,
+  description: webhook.description,
+  secret,
+});
+
 export interface WebhookActor {
   actor: string;
   ip?: string;
@@ -60,13 +69,6 @@ export interface NewWebhook {
   description?: string | null;
 }
 
-/**
- * A company's webhook endpoints: create (the secret is shown once), list, delete, rotate the secret, list and
- * retry deliveries. Used alike by the platform API, the portal and the CLI; every change is audited in its own
- * transaction. The URL follows the connectors' outbound policy (integrations/connector-validation.ts, and with
- * PARLEY_OUTBOUND_BLOCK_PRIVATE an IP literal in a blocked range is refused here already; names are checked on
- * every call by the outbound client).
- */
 export interface WebhookBacklog {
   pending: number;
   oldest_pending_at: string | null;
@@ -74,6 +76,13 @@ export interface WebhookBacklog {
   disabled_endpoints: number;
 }
 
+/**
+ * A company's webhook endpoints: create (the secret is shown once), list, delete, rotate the secret, list and
+ * retry deliveries. Used alike by the platform API, the portal and the CLI; every change is audited in its own
+ * transaction. The URL follows the connectors' outbound policy (integrations/connector-validation.ts, and with
+ * PARLEY_OUTBOUND_BLOCK_PRIVATE an IP literal in a blocked range is refused here already; names are checked on
+ * every call by the outbound client).
+ */
 export class WebhooksService {
   constructor(
     private readonly db: Kysely<Database>,
