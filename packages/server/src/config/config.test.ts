@@ -101,4 +101,16 @@ describe('config', () => {
       },
     );
   });
+
+  it('does not echo a rejected collector endpoint, which may carry credentials', () => {
+    assert.throws(
+      () => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318@user:hunter2' }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /\/otel\/endpoint/);
+        assert.doesNotMatch(err.message, /hunter2/);
+        return true;
+      },
+    );
+  });
 });

@@ -127,8 +127,11 @@ function crossFieldProblems(config: Config): string[] {
   return problems;
 }
 
-/** Paths whose values a problem never quotes: keys, secrets, passwords, URLs (credentials) and tokens (`/metrics/token`). */
-const isSecretPath = (path: string) => /key|secret|password|url|token$/i.test(path);
+/**
+ * Paths whose values a problem never quotes: keys, secrets, passwords, URLs and endpoints (they may carry
+ * `user:pass@`) and tokens (`/metrics/token`).
+ */
+const isSecretPath = (path: string) => /key|secret|password|url|endpoint|token$/i.test(path);
 
 function stripUndefined<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
