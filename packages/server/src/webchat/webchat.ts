@@ -100,6 +100,9 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const messages = new MessageStore(store.db, deps.events);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(deps.rateLimiter, logger);
+  const webchatLogger = logger.child({ module: 'webchat' });
+  // One instance serves the inbox feed (CSAT on conversation rows) and the feedback routes.
+  const feedback = new FeedbackService(store.db, deps.events);
   const attachments = new AttachmentsService({
     db: store.db,
     blobs: new StoreBlobStore(store.db),
@@ -119,7 +122,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     db: store.db,
     publish: (channel, event) =>
       realtime.publish({ channel, rawData: JSON.stringify(event), skipHistory: true }).then(() => undefined),
-    logger: logger.child({ module: 'webchat' }),
+    logger: webchatLogger,
   });
   const queue = new ReplyQueue(store.db, store.dialect, {
     nodeId: randomBytes(9).toString('base64url'),
@@ -130,10 +133,10 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     db: store.db,
     conversations,
     reads,
-    feedback: new FeedbackService(store.db, deps.events),
+    feedback,
     publish: (channel, data) =>
       realtime.publish({ channel, rawData: data, skipHistory: true }).then(() => undefined),
-    logger: logger.child({ module: 'webchat' }),
+    logger: webchatLogger,
   });
   const engine = new ConversationEngine({
     conversations,
@@ -141,7 +144,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     broadcaster: timedBroadcaster(feedingInbox(realtimeBroadcaster(realtime, attachments), inbox), metrics),
     live,
     replies,
-    logger: logger.child({ module: 'webchat' }),
+    logger: webchatLogger,
     flushIntervalMs: config.webchat.streamFlushIntervalMs,
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
@@ -224,7 +227,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     }),
     visitors: new VisitorDirectory(conversations),
     reads,
-    feedback: new FeedbackService(store.db, deps.events),
+    feedback,
     inbox,
     audit: deps.audit,
     attachments,

@@ -91,8 +91,6 @@ const TEXT = {
 export class ConversationEngine {
   /** Per conversation: the reply streaming on this node now and how to stop it. */
   private readonly active = new Map<string, Slot>();
-  /** User messages this node stored and has not replied to yet: saves reading them back. */
-  private readonly stored = new Map<string, MessageSnapshot>();
   private readonly scheduler: ReplyScheduler;
   private orphanSweeper: NodeJS.Timeout | undefined;
 
@@ -188,7 +186,6 @@ export class ConversationEngine {
       if (winner) return { snapshot: winner, duplicate: true };
       throw err;
     }
-    if (queued) this.stored.set(snapshot.id, snapshot);
     try {
       await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
     } finally {
@@ -312,13 +309,13 @@ export class ConversationEngine {
 
   /** Runs one claimed reply job: answers its user message, or finishes the reply a dead node left partial. */
   private async runJob(job: ReplyJob): Promise<JobOutcome> {
-    const message = this.stored.get(job.messageId) ?? (await this.deps.store.find(job.messageId));
-    this.stored.delete(job.messageId);
     if (job.replyMessageId) {
       // The node that streamed this reply stopped renewing its lease: it is gone. Its message gets its end.
       await this.completeAbandoned(job.replyMessageId, TEXT.abandoned);
       return 'done';
     }
+    // Read back rather than cached at store time: any node of a cluster may run the job (reply-scheduler.ts).
+    const message = await this.deps.store.find(job.messageId);
     const conversation = await this.deps.conversations.find(job.conversationId);
     // Handed over or closed while the message waited: the digital employee stays silent.
     if (!message || conversation?.status !== 'open' || conversation.handledBy !== 'digital_employee')

@@ -47,11 +47,6 @@ export class ReplyQueue {
     private readonly options: ReplyQueueOptions,
   ) {}
 
-  get nodeId(): string {
-    return this.options.nodeId;
-  }
-
-  /** Puts a just-stored user message in line, inside the transaction that stores it. */
   /** Messages waiting for or getting a reply, every node's together (the queued-replies gauge). */
   async size(): Promise<number> {
     const row = await this.db
@@ -61,6 +56,7 @@ export class ReplyQueue {
     return Number(row.count);
   }
 
+  /** Puts a just-stored user message in line, inside the transaction that stores it. */
   async enqueue(
     trx: Transaction<Database>,
     job: { messageId: string; conversationId: string; position: number },

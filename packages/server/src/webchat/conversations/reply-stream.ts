@@ -74,23 +74,9 @@ export class ReplyStream {
     return this.snapshot.id;
   }
 
-  get text(): string {
-    return this.content;
-  }
-
   /** Whether the reply holds anything to show: text, or interactive blocks. */
   get hasContent(): boolean {
     return this.content.length > 0 || this.offers.length > 0;
-  }
-
-  /** Sequence of the latest envelope this stream published (or is publishing). */
-  get lastSequence(): number {
-    return this.sequence;
-  }
-
-  /** The snapshot as it is now (what the newest envelope carries). */
-  get current(): MessageSnapshot {
-    return this.snapshot;
   }
 
   /**
@@ -129,10 +115,7 @@ export class ReplyStream {
   append(delta: string): void {
     if (this.finished || delta.length === 0) return;
     this.content += delta;
-    this.dirty = true;
-    const wait = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
-    if (wait <= 0) this.flush();
-    else this.flushTimer ??= setTimeout(() => this.flush(), wait);
+    this.scheduleFlush();
   }
 
   /**
@@ -142,10 +125,7 @@ export class ReplyStream {
   offer(blocks: readonly InteractiveBlockInput[]): void {
     if (this.finished || blocks.length === 0) return;
     for (const block of blocks) this.offers.push({ id: randomUUID(), ...block });
-    this.dirty = true;
-    const wait = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
-    if (wait <= 0) this.flush();
-    else this.flushTimer ??= setTimeout(() => this.flush(), wait);
+    this.scheduleFlush();
   }
 
   /**
@@ -193,6 +173,14 @@ export class ReplyStream {
     this.chain = attempt.catch(() => {});
     await attempt;
     return snapshot;
+  }
+
+  /** Publishes now if the last partial is old enough, else at most one flush later (coalescing). */
+  private scheduleFlush(): void {
+    this.dirty = true;
+    const wait = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
+    if (wait <= 0) this.flush();
+    else this.flushTimer ??= setTimeout(() => this.flush(), wait);
   }
 
   private supersede(): void {
