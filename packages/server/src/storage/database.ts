@@ -64,8 +64,7 @@ export interface FinishedQuery {
 pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options) : openSqlite(options);
-  return options.onQuery ? timedReads(store, options.onQuery) : store;
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
 }
 
 /** Kysely's log hook: it measures every statement the query builder runs (it reports each query's duration and whether it failed). */
@@ -82,21 +81,25 @@ function queryLog(onQuery: StoreOptions['onQuery']): KyselyConfig['log'] {
   };
 }
 
-/** The compiled-statement reads bypass Kysely, so they are timed here. */
-function timedReads(store: Store, onQuery: NonNullable<StoreOptions['onQuery']>): Store {
-  const read = store.read.bind(store);
-  store.read = async <Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]> => {
-    const startedAt = epochMs();
-    let failed = true;
-    try {
-      const rows = await read<Row>(sql, parameters);
-      failed = false;
-      return rows;
-    } finally {
-      onQuery({ sql, startedAt, endedAt: epochMs(), failed });
-    }
-  };
-  return store;
+/**
+ * Times a compiled-statement read that bypasses Kysely (reads routed through Kysely are timed by `queryLog`, so each
+ * statement is reported once).
+ */
+async function timedRead<Row>(
+  onQuery: StoreOptions['onQuery'],
+  sql: string,
+  run: () => Row[] | Promise<Row[]>,
+): Promise<Row[]> {
+  if (onQuery === undefined) return run();
+  const startedAt = epochMs();
+  let failed = true;
+  try {
+    const rows = await run();
+    failed = false;
+    return rows;
+  } finally {
+    onQuery({ sql, startedAt, endedAt: epochMs(), failed });
+  }
 }
 
 function openSqlite(options: StoreOptions): Store {
@@ -123,7 +126,7 @@ function openSqlite(options: StoreOptions): Store {
       // run inside it, so it queues behind it like any other query instead.
       if (sqlite.inTransaction)
         return (await db.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows;
-      return statements.prepare(sql).all(parameters) as Row[];
+      return timedRead(options.onQuery, sql, () => statements.prepare(sql).all(parameters) as Row[]);
     },
     // A synchronous in-process database answers or throws at once; a hung SQLite is not a state we can observe.
     ping: async () => {
@@ -197,8 +200,8 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
     db,
     dialect: 'postgres',
     describe: `postgres://${parsed.host}${parsed.pathname}${schema ? ` (schema ${schema})` : ''}`,
-    read: async <Row>(sql: string, parameters: readonly unknown[]) =>
-      (await pool.query(sql, [...parameters])).rows as Row[],
+    read: <Row>(sql: string, parameters: readonly unknown[]) =>
+      timedRead(options.onQuery, sql, async () => (await pool.query(sql, [...parameters])).rows as Row[]),
     ping: async (timeoutMs) => {
       await pool.query({ text: 'select 1', query_timeout: timeoutMs } as pg.QueryConfig);
     },
