@@ -1,5 +1,5 @@
 import type { Attachment, Block, UploadProgress } from '@parley/webchat-sdk';
-import { builder } from './feedback-ui.ts';
+import { builder, icon } from './dom.ts';
 import type { WidgetStrings } from './strings.ts';
 
 /** Shown as a thumbnail (an `<img>` of the signed link); every other type is a file chip (a download link). */
@@ -172,14 +172,4 @@ function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-function icon(doc: Document, path: string): SVGSVGElement {
-  const svg = doc.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = doc.createElementNS('http://www.w3.org/2000/svg', 'path');
-  p.setAttribute('d', path);
-  svg.append(p);
-  return svg;
 }
