@@ -13,6 +13,20 @@ export function cpuMs(pid: number): number | undefined {
   }
 }
 
+/**
+ * CPU time in ms used so far by `pid` and every process below it (a server that forks workers), from /proc
+ * (Linux); a process that has exited counts 0.
+ */
+export function treeCpuMs(pid: number): number {
+  const own = cpuMs(pid);
+  if (own === undefined) return 0; // exited
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
+  return own + children.reduce((sum, child) => sum + treeCpuMs(Number(child)), 0);
+}
+
 /** A process's resident set size now, in MiB, from /proc/<pid>/status (`VmRSS`); undefined elsewhere. */
 export function rssMiB(pid: number): number | undefined {
   try {

@@ -6,7 +6,7 @@
 // Goal (issue "Run it in production"): with 2 workers, grants/s ≥ 1.6 × one worker's while CPU per grant stays
 // within 10 %. On a 2-core machine the load generator and PostgreSQL share the same two cores, which caps what a
 // second worker can add: the figure to read beside the ratio is the CPU per grant.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,6 +22,7 @@ import {
   startParleyProcess,
   stop,
 } from '../lib/parley-process.ts';
+import { treeCpuMs } from '../lib/proc-stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const ROUND_S = Number(process.env.BENCH_ROUND_SECONDS ?? 5);
@@ -29,23 +30,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BODY = 'grant_type=client_credentials&scope=connector%3Awrite';
-
-/** CPU ms (user + system) used so far by `pid` and every process below it, from /proc (Linux). */
-function treeCpuMs(pid: number): number {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return 0; // exited
-  }
-  const fields = stat.split(') ')[1]!.split(' ');
-  const own = ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter(Boolean);
-  return own + children.reduce((sum, child) => sum + treeCpuMs(Number(child)), 0);
-}
 
 interface Server {
   name: string;

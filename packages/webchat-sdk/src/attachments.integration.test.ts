@@ -4,40 +4,25 @@ import { after, before, describe, test } from 'node:test';
 import { TEST_DATABASES } from '../../server/src/testing/databases.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { pngOf } from '../../server/src/webchat/attachments/testing/attachment-fixtures.ts';
-import { memoryStorage } from './session-storage.ts';
-import { Wire, waitFor } from './testing/harness.ts';
+import { TestWebchats, waitFor } from './testing/harness.ts';
 import type { UploadProgress } from './uploads.ts';
-import { createWebchat, type Webchat } from './webchat.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`SDK attachments against a real server (${database})`, () => {
     let server: TestServer;
     let companyId: string;
-    const open: Webchat[] = [];
+    const webchats = new TestWebchats(() => ({ baseUrl: server.baseUrl, companyId }));
     before(async () => {
       server = await startTestServer({ database });
       companyId = (await server.ctx.companies.create('Acme')).id;
     });
     after(async () => {
-      for (const chat of open) chat.close();
+      webchats.closeAll();
       await server.close();
     });
 
-    const start = async () => {
-      const wire = new Wire();
-      const chat = await createWebchat({
-        baseUrl: server.baseUrl,
-        companyId,
-        storage: memoryStorage(),
-        websocket: wire.WebSocket,
-        fetch: wire.fetch,
-      });
-      open.push(chat);
-      return chat;
-    };
-
     test('uploadAttachment reports real progress and answers the attachment; send carries it', async () => {
-      const chat = await start();
+      const chat = await webchats.start();
       // Half a MiB behind a PNG signature (the server sniffs the signature), so the body goes out in many chunks.
       const png = Buffer.concat([pngOf(), randomBytes(512 * 1024)]);
       const progress: UploadProgress[] = [];
@@ -70,7 +55,7 @@ for (const database of TEST_DATABASES) {
     });
 
     test('a refused upload rejects with the server’s problem code', async () => {
-      const chat = await start();
+      const chat = await webchats.start();
       const html = new Blob(['<html><script>alert(1)</script></html>'], { type: 'image/png' });
       await assert.rejects(
         chat.uploadAttachment(html, { name: 'x.png' }),

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { memoryStorage } from './session-storage.ts';
-import { Wire, waitFor } from './testing/harness.ts';
-import { createWebchat, type Webchat } from './webchat.ts';
+import { TestWebchats, waitFor } from './testing/harness.ts';
 
 // The SDK's side of routing (docs/routing.md): ask for a person, learn whether agents are in.
 let server: TestServer;
 let companyId: string;
-const open: Webchat[] = [];
+const webchats = new TestWebchats(() => ({ baseUrl: server.baseUrl, companyId }));
 
 before(async () => {
   server = await startTestServer();
@@ -16,26 +14,13 @@ before(async () => {
 });
 
 after(async () => {
-  for (const chat of open) chat.close();
+  webchats.closeAll();
   await server.close();
 });
 
-const startWebchat = async (): Promise<Webchat> => {
-  const wire = new Wire();
-  const chat = await createWebchat({
-    baseUrl: server.baseUrl,
-    companyId,
-    storage: memoryStorage(),
-    websocket: wire.WebSocket,
-    fetch: wire.fetch,
-  });
-  open.push(chat);
-  return chat;
-};
-
 describe('request a person', () => {
   test('queues the conversation, updates it and shows the notice live', async () => {
-    const chat = await startWebchat();
+    const chat = await webchats.start();
     await chat.start();
     assert.deepEqual(await chat.businessHours(), { open: true, next_open_at: null, time_zone: null });
     const updated = new Promise((resolve) => chat.on('conversation:updated', resolve));
@@ -52,7 +37,7 @@ describe('request a person', () => {
     await server.ctx.webchat.routingSettings.update(companyId, {
       businessHours: { time_zone: 'UTC', weekly: {}, holidays: [] },
     });
-    const chat = await startWebchat();
+    const chat = await webchats.start();
     await chat.start();
     const hours = await chat.requestHuman();
     assert.deepEqual(hours, { open: false, next_open_at: null, time_zone: 'UTC' });

@@ -8,15 +8,19 @@ import {
 } from '../../server/src/webchat/identity/testing/identity-fixtures.ts';
 import { bearer, fetchPlatformToken } from '../../server/src/webchat/testing/webchat-fixtures.ts';
 import { memoryStorage } from './session-storage.ts';
-import { Wire, waitFor } from './testing/harness.ts';
-import { createWebchat, type Webchat, type WebchatOptions } from './webchat.ts';
+import { FAST_RECONNECT, TestWebchats, Wire, waitFor } from './testing/harness.ts';
 
 let server: TestServer;
 let companyId: string;
 let channelId: string;
 let secret: string;
 let platformToken: string;
-const open: Webchat[] = [];
+const webchats = new TestWebchats(() => ({
+  baseUrl: server.baseUrl,
+  companyId,
+  channelId,
+  centrifuge: FAST_RECONNECT,
+}));
 
 before(async () => {
   server = await startTestServer();
@@ -26,24 +30,9 @@ before(async () => {
 });
 
 after(async () => {
-  for (const chat of open) chat.close();
+  webchats.closeAll();
   await server.close();
 });
-
-async function startWebchat(wire: Wire, options: Partial<WebchatOptions> = {}): Promise<Webchat> {
-  const chat = await createWebchat({
-    baseUrl: server.baseUrl,
-    companyId,
-    channelId,
-    storage: memoryStorage(),
-    websocket: wire.WebSocket,
-    fetch: wire.fetch,
-    centrifuge: { minReconnectDelay: 50, maxReconnectDelay: 300 },
-    ...options,
-  });
-  open.push(chat);
-  return chat;
-}
 
 const agentPost = (conversationId: string, content: string) =>
   http(
@@ -55,7 +44,7 @@ describe('verified visitors', () => {
   test('getVisitorToken is asked before the first call, every call carries the token, and a second device shares the conversation', async () => {
     let asked = 0;
     const wire = new Wire();
-    const laptop = await startWebchat(wire, {
+    const laptop = await webchats.start(wire, {
       getVisitorToken: async () => {
         asked++;
         return signVisitorToken(secret, 'sdk-user-1', { claims: { name: 'Ada' } });
@@ -68,7 +57,7 @@ describe('verified visitors', () => {
     for (const call of rest) assert.match(call.headers?.['X-Visitor-Token'] ?? '', /^ey/, call.what);
 
     // Another device with nothing stored resumes the visitor's latest open conversation.
-    const phone = await startWebchat(new Wire(), {
+    const phone = await webchats.start(new Wire(), {
       visitorToken: await signVisitorToken(secret, 'sdk-user-1'),
     });
     assert.notEqual(phone.sessionId, laptop.sessionId, 'another device, another session');
@@ -90,21 +79,21 @@ describe('verified visitors', () => {
       await signVisitorToken(secret, 'sdk-user-2'),
     ];
     let asked = 0;
-    const chat = await startWebchat(new Wire(), { getVisitorToken: () => tokens[Math.min(asked++, 1)] });
+    const chat = await webchats.start(new Wire(), { getVisitorToken: () => tokens[Math.min(asked++, 1)] });
     assert.equal(asked, 2, 'asked again after visitor_token_invalid');
     assert.equal(chat.state, 'connected');
   });
 
   test('identify keeps the anonymous conversation and reconnects as the visitor; resetIdentity starts anew', async () => {
     const storage = memoryStorage();
-    const chat = await startWebchat(new Wire(), { storage });
+    const chat = await webchats.start(new Wire(), { storage });
     const anonymous = chat.conversation!.id;
     await chat.send('before signing in');
     await chat.identify(await signVisitorToken(secret, 'sdk-user-3'));
     assert.equal(chat.state, 'connected');
     assert.equal(chat.conversation!.id, anonymous, 'the same conversation, now the visitor’s');
     await waitFor('the earlier message', () => chat.messages.find((m) => m.text === 'before signing in'));
-    const elsewhere = await startWebchat(new Wire(), {
+    const elsewhere = await webchats.start(new Wire(), {
       visitorToken: await signVisitorToken(secret, 'sdk-user-3'),
     });
     assert.ok((await elsewhere.listConversations()).some((c) => c.id === anonymous));
@@ -120,7 +109,7 @@ describe('verified visitors', () => {
 
 describe('read state, feedback and CSAT', () => {
   test('unread count and markRead, "seen" when an agent reads, thumbs and CSAT after closing', async () => {
-    const chat = await startWebchat(new Wire(), {
+    const chat = await webchats.start(new Wire(), {
       visitorToken: await signVisitorToken(secret, 'sdk-user-4'),
     });
     const unread: number[] = [];

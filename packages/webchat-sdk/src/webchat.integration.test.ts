@@ -6,12 +6,12 @@ import { loadTokenSecret } from '../../server/src/webchat/realtime/token-secret.
 import { RealtimeTokenSigner } from '../../server/src/webchat/realtime/tokens.ts';
 import type { ChatMessage } from './message-store.ts';
 import { type KeyValueStorage, memoryStorage } from './session-storage.ts';
-import { Wire, waitFor } from './testing/harness.ts';
-import { createWebchat, type Webchat, type WebchatOptions } from './webchat.ts';
+import { FAST_RECONNECT, TestWebchats, Wire, waitFor } from './testing/harness.ts';
+import type { Webchat } from './webchat.ts';
 
 let server: TestServer;
 let companyId: string;
-const open: Webchat[] = [];
+const webchats = new TestWebchats(() => ({ baseUrl: server.baseUrl, companyId, centrifuge: FAST_RECONNECT }));
 
 before(async () => {
   server = await startTestServer();
@@ -19,24 +19,9 @@ before(async () => {
 });
 
 after(async () => {
-  for (const chat of open) chat.close();
+  webchats.closeAll();
   await server.close();
 });
-
-/** Fast reconnects so tests that drop connections stay quick; everything else is the SDK's defaults. */
-async function startWebchat(wire: Wire, options: Partial<WebchatOptions> = {}): Promise<Webchat> {
-  const chat = await createWebchat({
-    baseUrl: server.baseUrl,
-    companyId,
-    storage: memoryStorage(),
-    websocket: wire.WebSocket,
-    fetch: wire.fetch,
-    centrifuge: { minReconnectDelay: 50, maxReconnectDelay: 300 },
-    ...options,
-  });
-  open.push(chat);
-  return chat;
-}
 
 const replyAfter = (chat: Webchat, count: number) =>
   waitFor(`${count} completed digital-employee messages`, () => {
@@ -47,7 +32,7 @@ const replyAfter = (chat: Webchat, count: number) =>
 describe('setup order and session context', () => {
   test('creates the conversation, then connection token, connect, subscription token, subscribe', async () => {
     const wire = new Wire();
-    const chat = await startWebchat(wire);
+    const chat = await webchats.start(wire);
     const order = wire
       .timeline()
       .filter((step) =>
@@ -92,8 +77,8 @@ describe('setup order and session context', () => {
     });
     const storage = memoryStorage();
     const wire = new Wire();
-    const inChannel = await startWebchat(wire, { storage, channelId: channel.id });
-    const elsewhere = await startWebchat(new Wire(), { storage }); // same session, no channel
+    const inChannel = await webchats.start(wire, { storage, channelId: channel.id });
+    const elsewhere = await webchats.start(new Wire(), { storage }); // same session, no channel
     assert.equal(inChannel.sessionId, elsewhere.sessionId);
     for (const call of wire.events.filter((e) => e.kind === 'rest'))
       assert.equal(call.headers?.['X-Channel-Id'], channel.id);
@@ -105,14 +90,14 @@ describe('setup order and session context', () => {
 
   test('a reload (same storage) resumes the same session and conversation with its messages', async () => {
     const storage: KeyValueStorage = memoryStorage();
-    const first = await startWebchat(new Wire(), { storage });
+    const first = await webchats.start(new Wire(), { storage });
     await first.send('Who are you?');
     await replyAfter(first, 2); // greeting + answer
     const before = first.messages.map((m) => [m.id, m.role, m.text]);
     first.close();
 
     const wire = new Wire();
-    const second = await startWebchat(wire, { storage });
+    const second = await webchats.start(wire, { storage });
     assert.equal(second.sessionId, first.sessionId);
     assert.equal(second.conversation!.id, first.conversation!.id);
     assert.ok(!wire.rest().includes('POST /sdk/v1/conversations'), 'no new conversation on resume');
@@ -126,7 +111,7 @@ describe('setup order and session context', () => {
 describe('history', () => {
   test('loadOlder pages back to the first message, keeping one order', async () => {
     const storage = memoryStorage();
-    const first = await startWebchat(new Wire(), { storage });
+    const first = await webchats.start(new Wire(), { storage });
     await first.send('Who are you?');
     await replyAfter(first, 2);
     await first.send('What is Parley?');
@@ -135,7 +120,7 @@ describe('history', () => {
     assert.equal(all.length, 5);
     first.close();
 
-    const paged = await startWebchat(new Wire(), { storage, pageSize: 2 });
+    const paged = await webchats.start(new Wire(), { storage, pageSize: 2 });
     assert.deepEqual(
       paged.messages.map((m) => m.id),
       all.slice(3),
@@ -155,7 +140,7 @@ describe('history', () => {
   });
 
   test('switching conversations: a new one starts empty but greeted, the earlier one opens with its messages', async () => {
-    const chat = await startWebchat(new Wire());
+    const chat = await webchats.start(new Wire());
     await chat.send('Who are you?');
     await replyAfter(chat, 2);
     const firstId = chat.conversation!.id;
@@ -179,7 +164,7 @@ describe('history', () => {
 
 describe('streaming and events', () => {
   test('a reply shows typing, grows through partial snapshots, then completes once', async () => {
-    const chat = await startWebchat(new Wire());
+    const chat = await webchats.start(new Wire());
     await replyAfter(chat, 1); // the greeting
     const seen: Array<{ event: string; message: ChatMessage }> = [];
     const typing: boolean[] = [];
@@ -233,7 +218,7 @@ describe('token renewal', () => {
     const wire = new Wire();
     // Expired 100 s ago: the engine must refuse it with 109, which makes centrifuge call getToken again.
     backdateFirstConnectToken(wire, 1000);
-    const chat = await startWebchat(wire);
+    const chat = await webchats.start(wire);
     assert.equal(chat.state, 'connected');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
     assert.ok(
@@ -246,7 +231,7 @@ describe('token renewal', () => {
     const wire = new Wire();
     // Issued 898 s ago with the 900 s lifetime: it expires in 2 s, so the connect reply says ttl ≈ 2.
     backdateFirstConnectToken(wire, 898);
-    const chat = await startWebchat(wire);
+    const chat = await webchats.start(wire);
     await waitFor('a refresh command', () => wire.sent('refresh').length > 0);
     assert.equal(wire.sent('connect').length, 1, 'renewed without reconnecting');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
@@ -265,7 +250,7 @@ describe('token renewal', () => {
         subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(86_398)),
       };
     };
-    const chat = await startWebchat(wire);
+    const chat = await webchats.start(wire);
     await waitFor('a sub_refresh command', () => wire.sent('sub_refresh').length > 0);
     assert.equal(wire.sent('subscribe').length, 1, 'renewed without resubscribing');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 2);
@@ -281,7 +266,7 @@ describe('token renewal', () => {
         subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(90_000)),
       };
     };
-    const second = await startWebchat(expired);
+    const second = await webchats.start(expired);
     assert.equal(second.state, 'connected');
     assert.ok(
       expired.events.some((e) => e.kind === 'receive' && e.what === 'error:109'),
@@ -294,7 +279,7 @@ describe('token renewal', () => {
 describe('sending', () => {
   test('a send made while offline is pending at once and delivered once after reconnect', async () => {
     const wire = new Wire();
-    const chat = await startWebchat(wire);
+    const chat = await webchats.start(wire);
     await replyAfter(chat, 1);
     wire.offline = true;
     wire.dropConnections();
@@ -318,7 +303,7 @@ describe('sending', () => {
 
   test('a publish whose reply was lost is retried with the same client_message_id and stored once', async () => {
     const wire = new Wire();
-    const chat = await startWebchat(wire);
+    const chat = await webchats.start(wire);
     await replyAfter(chat, 1);
     let armed = true;
     // The publish reaches the server, then the connection dies before its reply arrives.
@@ -349,7 +334,7 @@ describe('sending', () => {
 
   test('a send answered 503 (temporary) for longer than a few attempts stays pending, then goes through once', async () => {
     const wire = new Wire();
-    const chat = await startWebchat(wire, { sendRetryDelayMs: 20 });
+    const chat = await webchats.start(wire, { sendRetryDelayMs: 20 });
     await replyAfter(chat, 1);
     // What a client sees while the server's broker is down: the message is stored, its broadcast never arrives,
     // and the publish is answered 503 temporary — here eight times in a row.
@@ -385,7 +370,7 @@ describe('sending', () => {
   });
 
   test('a send the server refuses is marked failed with an event, and retry() sends it again', async () => {
-    const chat = await startWebchat(new Wire());
+    const chat = await webchats.start(new Wire());
     const failures: ChatMessage[] = [];
     chat.on('send:failed', ({ message }) => failures.push(message));
     const tooLong = 'x'.repeat(server.config.webchat.maxMessageBytes + 1);
@@ -409,7 +394,7 @@ describe('reconciliation', () => {
     );
     const token = await fetchToken(server, client);
     const wire = new Wire();
-    const chat = await startWebchat(wire);
+    const chat = await webchats.start(wire);
     await replyAfter(chat, 1);
     const reconciled: Array<{ added: number }> = [];
     chat.on('reconciled', (counts) => reconciled.push(counts));
@@ -459,13 +444,13 @@ describe('reconciliation', () => {
 
 describe('transport fallback', () => {
   test('uses WebSocket when it opens, and says so', async () => {
-    const chat = await startWebchat(new Wire());
+    const chat = await webchats.start(new Wire());
     assert.equal(chat.transport, 'websocket');
   });
 
   test('falls back to HTTP-streaming when a WebSocket cannot be opened, and chats over it', async () => {
     const wire = new Wire();
-    const chat = await startWebchat(wire, {
+    const chat = await webchats.start(wire, {
       // Nothing listens there: the WebSocket fails to open, as behind a proxy that blocks it.
       realtimeUrl: 'ws://127.0.0.1:1/connection/websocket',
     });

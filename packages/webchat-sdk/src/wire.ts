@@ -30,8 +30,10 @@ export type {
   UnknownBlock,
   VisitorTyping,
 } from '@parley/webchat-protocol';
-/** The envelope protocol version this SDK understands; envelopes with any other version are ignored (spec, Events rule 2). */
-/** The choices a message offers for postbacks: quick reply options and card buttons without `url`. */
+/**
+ * The protocol helpers the SDK uses: `choicesOf` (the choices a message offers for postbacks), the envelope version
+ * this SDK understands (envelopes with any other version are ignored, spec Events rule 2) and `inFlightEnvelopes`.
+ */
 export {
   choicesOf,
   ENVELOPE_VERSION as SUPPORTED_ENVELOPE_VERSION,

@@ -1,5 +1,5 @@
-import type { Attachment, Block, UploadProgress } from '@parley/webchat-sdk';
-import { builder } from './feedback-ui.ts';
+import type { Attachment, AttachmentBlock, Block, UploadProgress } from '@parley/webchat-sdk';
+import { builder, icon } from './dom.ts';
 import type { WidgetStrings } from './strings.ts';
 
 /** Shown as a thumbnail (an `<img>` of the signed link); every other type is a file chip (a download link). */
@@ -8,6 +8,9 @@ const THUMBNAIL_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/
 /** Material Icons `attach_file`, drawn as an SVG path: no icon font needed. */
 const PAPERCLIP =
   'M16.5 6v11.5c0 2.21-1.79 4-4 4s-4-1.79-4-4V5c0-1.38 1.12-2.5 2.5-2.5s2.5 1.12 2.5 2.5v10.5c0 .55-.45 1-1 1s-1-.45-1-1V6H10v9.5c0 1.38 1.12 2.5 2.5 2.5s2.5-1.12 2.5-2.5V5c0-2.21-1.79-4-4-4S7 2.79 7 5v12.5c0 3.04 2.46 5.5 5.5 5.5s5.5-2.46 5.5-5.5V6h-1.5z';
+
+/** What a thumbnail or chip shows: an attachment block of a message, or an upload's answer still in the composer. */
+type ShownFile = Pick<AttachmentBlock, 'url' | 'name' | 'content_type' | 'size'>;
 
 type Upload = (file: File, onProgress: (progress: UploadProgress) => void) => Promise<Attachment>;
 
@@ -134,7 +137,7 @@ function refusalText(strings: WidgetStrings, problemCode: string | undefined): s
 
 /** The attachment blocks of a message: thumbnails for raster images, chips (download links) for other files. */
 export function renderAttachments(doc: Document, blocks: readonly Block[]): HTMLElement | undefined {
-  const attachments = blocks.filter((b) => b.type === 'attachment') as unknown as Attachment[];
+  const attachments = blocks.filter((b): b is AttachmentBlock => b.type === 'attachment');
   if (attachments.length === 0) return undefined;
   const list = builder(doc)('div', { class: 'attachments' });
   for (const a of attachments)
@@ -142,7 +145,7 @@ export function renderAttachments(doc: Document, blocks: readonly Block[]): HTML
   return list;
 }
 
-function thumbnail(doc: Document, attachment: Attachment): HTMLElement {
+function thumbnail(doc: Document, attachment: ShownFile): HTMLElement {
   const el = builder(doc);
   const link = el('a', {
     href: attachment.url,
@@ -155,7 +158,7 @@ function thumbnail(doc: Document, attachment: Attachment): HTMLElement {
   return link;
 }
 
-function attachmentChip(doc: Document, attachment: Attachment): HTMLElement {
+function attachmentChip(doc: Document, attachment: ShownFile): HTMLElement {
   const el = builder(doc);
   const chip = el('a', {
     href: attachment.url,
@@ -172,14 +175,4 @@ function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-function icon(doc: Document, path: string): SVGSVGElement {
-  const svg = doc.createElementNS('http://www.w3.org/2000/svg', 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('aria-hidden', 'true');
-  const p = doc.createElementNS('http://www.w3.org/2000/svg', 'path');
-  p.setAttribute('d', path);
-  svg.append(p);
-  return svg;
 }

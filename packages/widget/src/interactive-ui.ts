@@ -1,5 +1,5 @@
 import type { CardBlock, ChatMessage, OfferedChoice, QuickRepliesBlock } from '@parley/webchat-sdk';
-import { builder } from './feedback-ui.ts';
+import { builder } from './dom.ts';
 import { safeHref } from './markdown.ts';
 import type { WidgetStrings } from './strings.ts';
 

@@ -12,6 +12,7 @@ import {
   type WebchatOptions,
 } from '@parley/webchat-sdk';
 import { attachmentComposer, renderAttachments } from './attachments-ui.ts';
+import { builder, icon } from './dom.ts';
 import { csatPrompt, isRatable, thumbsFor } from './feedback-ui.ts';
 import { interactiveBlocksFor } from './interactive-ui.ts';
 import { hideUnclosedMarkers, renderMarkdown } from './markdown.ts';
@@ -152,16 +153,7 @@ class ChatWidget implements WidgetHandle {
 
   private build(shadow: ShadowRoot) {
     const s = this.strings;
-    const el = <K extends keyof HTMLElementTagNameMap>(
-      tag: K,
-      attrs: Record<string, string> = {},
-      text?: string,
-    ) => {
-      const node = this.doc.createElement(tag);
-      for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
-      if (text !== undefined) node.textContent = text;
-      return node;
-    };
+    const el = builder(this.doc);
     const style = el('style');
     style.textContent = widgetCss;
     const root = el('div', { class: 'root' });
@@ -257,16 +249,10 @@ class ChatWidget implements WidgetHandle {
       'aria-expanded': 'false',
       'aria-label': s.openChat,
     });
-    const svg = this.doc.createElementNS('http://www.w3.org/2000/svg', 'svg');
-    svg.setAttribute('viewBox', '0 0 24 24');
-    svg.setAttribute('aria-hidden', 'true');
-    const path = this.doc.createElementNS('http://www.w3.org/2000/svg', 'path');
-    path.setAttribute('d', CHAT_ICON);
-    svg.append(path);
     // Unread replies while the panel is closed (hidden from assistive tech: the launcher's label says it).
     const badge = el('span', { class: 'badge', 'aria-hidden': 'true' });
     badge.hidden = true;
-    launcher.append(svg, badge);
+    launcher.append(icon(this.doc, CHAT_ICON), badge);
     root.append(panel, launcher);
     shadow.append(style, root);
 

@@ -1,5 +1,7 @@
 import WebSocket from 'ws';
 import type { FetchLike } from '../rest-client.ts';
+import { memoryStorage } from '../session-storage.ts';
+import { createWebchat, type Webchat, type WebchatOptions } from '../webchat.ts';
 
 /**
  * Test-only observation of what the SDK does on the wire: a fetch that records each REST call (and lets a test
@@ -157,5 +159,37 @@ export async function waitFor<T>(
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Fast reconnects, so tests that drop connections stay quick (the SDK's defaults are seconds). */
+export const FAST_RECONNECT = { minReconnectDelay: 50, maxReconnectDelay: 300 } as const;
+
+/**
+ * The SDK sessions one test file opens against its test server: each starts over a recording {@link Wire} with
+ * in-memory session storage, and `closeAll` (in the file's `after`, before the server closes) ends them all.
+ * `defaults` is read at each start, because the server (its `baseUrl`) only exists once `before` ran.
+ */
+export class TestWebchats {
+  private readonly open: Webchat[] = [];
+
+  constructor(
+    private readonly defaults: () => Pick<WebchatOptions, 'baseUrl' | 'companyId'> & Partial<WebchatOptions>,
+  ) {}
+
+  async start(wire = new Wire(), options: Partial<WebchatOptions> = {}): Promise<Webchat> {
+    const chat = await createWebchat({
+      storage: memoryStorage(),
+      websocket: wire.WebSocket,
+      fetch: wire.fetch,
+      ...this.defaults(),
+      ...options,
+    });
+    this.open.push(chat);
+    return chat;
+  }
+
+  closeAll(): void {
+    for (const chat of this.open) chat.close();
   }
 }
