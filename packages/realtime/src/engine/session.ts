@@ -578,6 +578,32 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
   }
 }
 
+/** The open sessions of one acceptor (a set, or a map by session id): what a drain walks and empties. */
+interface SessionCollection {
+  readonly size: number;
+  values(): IterableIterator<ClientSession>;
+  clear(): void;
+}
+
+/**
+ * Closes every session with `code` (clients reconnect, typically to another node), waits up to `timeoutMs` for
+ * them to go (each acceptor forgets a session when its socket or response closes) and drops those still open then.
+ */
+export async function disconnectSessions(
+  sessions: SessionCollection,
+  code: number,
+  reason: string | undefined,
+  timeoutMs: number,
+): Promise<void> {
+  for (const session of [...sessions.values()]) session.disconnect(code, reason);
+  const deadline = Date.now() + timeoutMs;
+  while (sessions.size > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  for (const session of sessions.values()) session.terminate();
+  sessions.clear();
+}
+
 /** The metrics type of a queued frame: JSON text starting `{"id"` is a reply, `{}` a ping, other text a push. */
 function sentFrameType(frame: string | SharedPush): SentFrameType {
   if (frame instanceof SharedPush) return frame.kind;
