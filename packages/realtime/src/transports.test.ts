@@ -1,16 +1,15 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { Centrifuge, type Options } from 'centrifuge';
 import { Centrifuge as CentrifugeProtobuf } from 'centrifuge/build/protobuf';
 import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
-import { MemoryBroker, MemoryHub, MemoryPresenceManager } from './broker/memory.ts';
-import { RedisBroker, RedisPresenceManager } from './broker/redis.ts';
 import type { RealtimeEngineOptions } from './config/options.ts';
 import {
   closedAfterAll,
   connectionToken,
+  newMemoryBackend,
+  newRedisBackend,
   startTestServer,
   subscriptionToken,
   type TestServer,
@@ -25,7 +24,6 @@ import {
  */
 
 const cleanups = closedAfterAll();
-const REDIS_URL = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const NAMESPACES: RealtimeEngineOptions['namespaces'] = [
   {
     name: 'room',
@@ -53,20 +51,13 @@ interface Cluster {
 
 /** Two nodes on one broker: an in-process hub, or one Redis under a fresh prefix. */
 async function startCluster(broker: 'memory' | 'redis'): Promise<Cluster> {
-  const prefix = `test-transports-${randomUUID()}`;
-  const hub = new MemoryHub();
+  const backend = broker === 'memory' ? newMemoryBackend() : newRedisBackend('test-transports');
   const node = () =>
     startTestServer({
       namespaces: NAMESPACES,
       nodeHeartbeatIntervalMs: 200,
       hooks: { onRpc: ({ method, data }) => ({ method, data }) },
-      ...(broker === 'memory'
-        ? { broker: new MemoryBroker({ hub }), presenceManager: new MemoryPresenceManager({ hub }) }
-        : {
-            broker: new RedisBroker({ url: REDIS_URL, prefix }),
-            presenceManager: new RedisPresenceManager({ url: REDIS_URL, prefix }),
-            closeBroker: true,
-          }),
+      ...backend(),
     });
   const a = await node();
   cleanups.push(() => a.close());

@@ -4,12 +4,12 @@ import { before, describe, test } from 'node:test';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import { Centrifuge as CentrifugeProtobuf } from 'centrifuge/build/protobuf';
 import WebSocket from 'ws';
-import { RedisBroker, RedisPresenceManager } from '../broker/redis.ts';
 import type { NamespaceConfig } from '../config/namespaces.ts';
 import {
   closedAfterAll,
   connectionToken,
   connectRawClient,
+  newRedisBackend,
   startTestServer,
   type TestServer,
   waitFor,
@@ -182,15 +182,9 @@ describe('negotiation and publishing', () => {
 
 describe('across nodes (Redis)', () => {
   test('the delta flag travels through Redis: a publication on another node arrives as a delta', async () => {
-    const url = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-    const prefix = `test-delta-${randomUUID()}`;
+    const backend = newRedisBackend('test-delta');
     const node = async () => {
-      const s = await startTestServer({
-        namespaces: NAMESPACES,
-        broker: new RedisBroker({ url, prefix }),
-        presenceManager: new RedisPresenceManager({ url, prefix }),
-        closeBroker: true,
-      });
+      const s = await startTestServer({ namespaces: NAMESPACES, ...backend() });
       cleanups.push(() => s.close());
       return s;
     };

@@ -1,7 +1,11 @@
 import { createDelta } from 'fossil-delta';
 import type { Publication } from '../broker/types.ts';
 import { encodePublicationPush } from '../protocol/codec.ts';
-import { encodeProtobufReply, protoPublication } from '../protocol/protobuf.ts';
+import {
+  encodeProtobufPublicationPush,
+  encodeProtobufReply,
+  protoPublication,
+} from '../protocol/protobuf.ts';
 import { SharedPush } from './shared-push.ts';
 
 /**
@@ -31,10 +35,7 @@ export class DeltaPushes {
     const { channel, publication } = this;
     this.fullPush ??= new SharedPush(
       () => encodePublicationPush(channel, publication, JSON.stringify(publication.data)),
-      () =>
-        encodeProtobufReply({
-          push: { channel, pub: protoPublication(publication, Buffer.from(publication.data)) },
-        }),
+      () => encodeProtobufPublicationPush(channel, publication),
     );
     return this.fullPush;
   }

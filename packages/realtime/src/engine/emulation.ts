@@ -3,8 +3,8 @@ import { decodeProtobufEmulationRequest, ProtobufDecodeError } from '../protocol
 import { JSON_CODEC, PROTOBUF_CODEC, type SessionCodec } from './codecs.ts';
 import { dispatchCommand } from './commands.ts';
 import { HttpStreamTransport, SseTransport } from './http-transports.ts';
-import { compileOriginPatterns, isOriginAllowed } from './origin.ts';
-import { ClientSession } from './session.ts';
+import { OriginPolicy } from './origin.ts';
+import { ClientSession, disconnectSessions } from './session.ts';
 import type { SessionHost } from './session-host.ts';
 import type { SessionTransport } from './transport.ts';
 
@@ -57,7 +57,7 @@ function status(response: ServerResponse, code: number): void {
 export class EmulationAcceptor {
   /** Open emulation sessions by session id (`ConnectResult.session`). */
   readonly sessions = new Map<string, ClientSession>();
-  private readonly originPatterns: RegExp[];
+  private readonly originPolicy: OriginPolicy;
 
   constructor(
     private readonly host: SessionHost,
@@ -65,7 +65,7 @@ export class EmulationAcceptor {
     private readonly accepting: () => boolean,
     private readonly remote: RemoteEmulation,
   ) {
-    this.originPatterns = compileOriginPatterns(host.options.allowedOrigins);
+    this.originPolicy = new OriginPolicy(host.options.allowedOrigins, host.hooks, host.logger);
   }
 
   /** Serves one of the emulation paths; false when the request is for something else. */
@@ -90,14 +90,8 @@ export class EmulationAcceptor {
   }
 
   /** Closes every emulation connection with `code`, then drops those still open after `timeoutMs`. */
-  async disconnectAll(code: number, reason: string | undefined, timeoutMs: number): Promise<void> {
-    for (const session of [...this.sessions.values()]) session.disconnect(code, reason);
-    const deadline = Date.now() + timeoutMs;
-    while (this.sessions.size > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    for (const session of this.sessions.values()) session.terminate();
-    this.sessions.clear();
+  disconnectAll(code: number, reason: string | undefined, timeoutMs: number): Promise<void> {
+    return disconnectSessions(this.sessions, code, reason, timeoutMs);
   }
 
   /**
@@ -105,25 +99,14 @@ export class EmulationAcceptor {
    * here. Returns false (403 sent) when the origin is refused.
    */
   private async admitOrigin(request: IncomingMessage, response: ServerResponse): Promise<boolean> {
-    const origin = typeof request.headers.origin === 'string' ? request.headers.origin : undefined;
-    const check = this.host.hooks.checkOrigin;
-    let allowed: boolean;
-    try {
-      allowed =
-        check !== undefined
-          ? (await check(origin, request)) === true
-          : isOriginAllowed(origin, request, this.originPatterns);
-    } catch (error) {
-      this.host.logger.error({ error: String(error) }, 'checkOrigin failed');
-      allowed = false;
-    }
-    if (!allowed) {
-      this.host.logger.info({ origin }, 'emulation origin refused');
+    if (!(await this.originPolicy.admits(request))) {
+      this.host.logger.info({ origin: request.headers.origin }, 'emulation origin refused');
       response.writeHead(403, { 'Content-Type': 'text/plain' });
       response.end('request origin is not authorized');
       return false;
     }
-    if (origin !== undefined) {
+    const origin = request.headers.origin;
+    if (typeof origin === 'string') {
       response.setHeader('Access-Control-Allow-Origin', origin);
       response.setHeader('Access-Control-Allow-Credentials', 'true');
       response.setHeader('Vary', 'Origin');

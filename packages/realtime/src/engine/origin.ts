@@ -1,4 +1,6 @@
 import type { IncomingMessage } from 'node:http';
+import type { RealtimeHooks } from './hooks.ts';
+import type { Logger } from './logger.ts';
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -27,4 +29,36 @@ export function isOriginAllowed(
     }
   }
   return patterns.some((pattern) => pattern.test(origin));
+}
+
+/**
+ * The Origin policy of every client transport (WebSocket upgrades, HTTP-streaming and SSE streams, `/emulation`):
+ * the `checkOrigin` hook decides when set (a hook that throws refuses, and is logged), otherwise the configured
+ * patterns. Answers synchronously when there is no hook, so a WebSocket upgrade needs no extra turn.
+ */
+export class OriginPolicy {
+  private readonly patterns: RegExp[];
+
+  constructor(
+    allowedOrigins: readonly string[],
+    private readonly hooks: Pick<RealtimeHooks, 'checkOrigin'>,
+    private readonly logger: Logger,
+  ) {
+    this.patterns = compileOriginPatterns(allowedOrigins);
+  }
+
+  admits(request: IncomingMessage): boolean | Promise<boolean> {
+    const origin = typeof request.headers.origin === 'string' ? request.headers.origin : undefined;
+    const check = this.hooks.checkOrigin;
+    if (check === undefined) return isOriginAllowed(origin, request, this.patterns);
+    return Promise.resolve()
+      .then(() => check(origin, request))
+      .then(
+        (allowed) => allowed === true,
+        (error: unknown) => {
+          this.logger.error({ error: String(error) }, 'checkOrigin failed');
+          return false;
+        },
+      );
+  }
 }

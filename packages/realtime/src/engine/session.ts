@@ -51,6 +51,12 @@ export type CommandDispatcher = (
   command: Command,
 ) => Promise<void>;
 
+/** A command in the session's queue; pongs never get there (`onFrame` takes them). */
+interface QueuedCommand {
+  command: Command;
+  method: CommandMethod | undefined;
+}
+
 /**
  * One client connection, whatever its transport (WebSocket, HTTP-streaming, SSE) and format (JSON, Protobuf): the
  * protocol state machine (connecting → connected → closed), its subscriptions, the ordered command queue, output
@@ -92,7 +98,8 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
   private presenceRefreshAt = 0;
   private rejectedInARow = 0;
   private storageValue: Record<string, unknown> | undefined;
-  private queue: Command[] = [];
+  /** Commands waiting their turn, each with the method `onFrame` already read from it. */
+  private queue: QueuedCommand[] = [];
   /** Channels whose subscription the server ended with 2500 (insufficient state), by when: see isResubscribing. */
   private readonly resubscribeAsked = new Map<string, number>();
   private processing = false;
@@ -180,7 +187,7 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
         continue;
       }
       this.rejectedInARow = 0;
-      this.queue.push(command);
+      this.queue.push({ command, method });
     }
     if (this.queue.length > PAUSE_QUEUE_LENGTH && !this.paused) {
       this.paused = true;
@@ -193,8 +200,8 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
     this.processing = true;
     try {
       while (this.queue.length > 0 && this.state !== SessionState.Closed && !this.connectFailed) {
-        const command = this.queue.shift()!;
-        await this.dispatch(command);
+        const { command, method } = this.queue.shift()!;
+        await this.dispatch(command, method);
       }
     } finally {
       this.processing = false;
@@ -209,10 +216,9 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
     this.transport.resumeInput();
   }
 
-  private async dispatch(command: Command): Promise<void> {
-    const method = commandMethod(command);
+  private async dispatch(command: Command, method: CommandMethod | undefined): Promise<void> {
     // Connect must come first and only once; anything else is a protocol violation → 3501 (LIB dispatchCommand).
-    if (method === undefined || method === 'pong') return this.disconnect(DisconnectCode.badRequest);
+    if (method === undefined) return this.disconnect(DisconnectCode.badRequest);
     if ((this.state === SessionState.Connecting) !== (method === 'connect')) {
       return this.disconnect(DisconnectCode.badRequest);
     }
@@ -576,6 +582,32 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
     }
     this.presenceRefreshAt = any ? now + this.host.options.presenceUpdateIntervalMs : 0;
   }
+}
+
+/** The open sessions of one acceptor (a set, or a map by session id): what a drain walks and empties. */
+interface SessionCollection {
+  readonly size: number;
+  values(): IterableIterator<ClientSession>;
+  clear(): void;
+}
+
+/**
+ * Closes every session with `code` (clients reconnect, typically to another node), waits up to `timeoutMs` for
+ * them to go (each acceptor forgets a session when its socket or response closes) and drops those still open then.
+ */
+export async function disconnectSessions(
+  sessions: SessionCollection,
+  code: number,
+  reason: string | undefined,
+  timeoutMs: number,
+): Promise<void> {
+  for (const session of [...sessions.values()]) session.disconnect(code, reason);
+  const deadline = Date.now() + timeoutMs;
+  while (sessions.size > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  for (const session of sessions.values()) session.terminate();
+  sessions.clear();
 }
 
 /** The metrics type of a queued frame: JSON text starting `{"id"` is a reply, `{}` a ping, other text a push. */

@@ -3,11 +3,11 @@ import type { Duplex } from 'node:stream';
 import { type RawData, type ServerOptions, type WebSocket, WebSocketServer } from 'ws';
 import { JSON_CODEC, PROTOBUF_CODEC, type SessionCodec } from './codecs.ts';
 import { dispatchCommand } from './commands.ts';
-import { compileOriginPatterns, isOriginAllowed } from './origin.ts';
-import { type PreframedMessage, sendPreframed } from './preframed.ts';
-import { ClientSession, SessionState } from './session.ts';
+import { OriginPolicy } from './origin.ts';
+import { sendPreframed } from './preframed.ts';
+import { ClientSession, disconnectSessions, SessionState } from './session.ts';
 import type { SessionHost } from './session-host.ts';
-import type { EncodedFrame, SessionTransport } from './transport.ts';
+import { type EncodedFrame, frameBytes, type SessionTransport } from './transport.ts';
 
 const SESSION = Symbol('realtime.session');
 type SocketWithSession = WebSocket & { [SESSION]?: ClientSession };
@@ -87,8 +87,7 @@ class WebSocketTransport implements SessionTransport {
     for (const frame of frames) {
       // JSON lines are separated by one newline; Protobuf messages carry their own length.
       if (!this.binary && parts.length > 0) parts.push(NEWLINE);
-      if (typeof frame === 'string') parts.push(Buffer.from(frame));
-      else parts.push(Buffer.isBuffer(frame) ? frame : (frame as PreframedMessage).payload);
+      parts.push(frameBytes(frame));
     }
     ws.send(Buffer.concat(parts), { binary: this.binary });
   }
@@ -124,7 +123,7 @@ export class WebSocketAcceptor {
   /** Open sockets' sessions, from the upgrade until the socket closes. */
   readonly sessions = new Set<ClientSession>();
   private readonly wss: WebSocketServer;
-  private readonly originPatterns: RegExp[];
+  private readonly originPolicy: OriginPolicy;
   /** One close listener for every socket of this acceptor: forgets the session. */
   private readonly onSocketClose: (this: WebSocket, code: number, reason: Buffer) => void;
 
@@ -140,7 +139,7 @@ export class WebSocketAcceptor {
       session.onSocketClose(code, reason.toString('utf8'));
       sessions.delete(session);
     };
-    this.originPatterns = compileOriginPatterns(host.options.allowedOrigins);
+    this.originPolicy = new OriginPolicy(host.options.allowedOrigins, host.hooks, host.logger);
     // ws (the ^8.23 this package pins) accepts `closeTimeout`; @types/ws 8.18 does not declare it yet.
     const options: ServerOptions & { closeTimeout: number } = {
       noServer: true,
@@ -159,21 +158,12 @@ export class WebSocketAcceptor {
       rejectUpgrade(socket, 503, 'server is shutting down');
       return;
     }
-    const origin = typeof request.headers.origin === 'string' ? request.headers.origin : undefined;
-    const check = this.host.hooks.checkOrigin;
-    if (check === undefined) {
-      this.complete(isOriginAllowed(origin, request, this.originPatterns), request, socket, head);
+    const admitted = this.originPolicy.admits(request);
+    if (typeof admitted === 'boolean') {
+      this.complete(admitted, request, socket, head);
       return;
     }
-    Promise.resolve()
-      .then(() => check(origin, request))
-      .then(
-        (allowed) => this.complete(allowed === true, request, socket, head),
-        (error: unknown) => {
-          this.host.logger.error({ error: String(error) }, 'checkOrigin failed');
-          this.complete(false, request, socket, head);
-        },
-      );
+    void admitted.then((allowed) => this.complete(allowed, request, socket, head));
   }
 
   attach(server: Server, path: string): void {
@@ -188,14 +178,8 @@ export class WebSocketAcceptor {
    * Closes every connection with `code` (clients reconnect, typically to another node), waits up to
    * `timeoutMs` for the close handshakes and destroys the sockets still open then.
    */
-  async disconnectAll(code: number, reason: string | undefined, timeoutMs: number): Promise<void> {
-    for (const session of [...this.sessions]) session.disconnect(code, reason);
-    const deadline = Date.now() + timeoutMs;
-    while (this.sessions.size > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    for (const session of this.sessions) session.terminate();
-    this.sessions.clear();
+  disconnectAll(code: number, reason: string | undefined, timeoutMs: number): Promise<void> {
+    return disconnectSessions(this.sessions, code, reason, timeoutMs);
   }
 
   private complete(allowed: boolean, request: IncomingMessage, socket: Duplex, head: Buffer): void {

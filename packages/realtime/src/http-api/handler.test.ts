@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Centrifuge, Subscription } from 'centrifuge';
-import { MemoryBroker, MemoryHub, MemoryPresenceManager } from '../broker/memory.ts';
 import type { NamespaceConfig } from '../config/namespaces.ts';
 import {
   closedAfterAll,
   connectionToken,
+  type NodeBackend,
   newClient,
+  newMemoryBackend,
   startTestServer,
   subscriptionToken,
   type TestServer,
@@ -189,22 +190,22 @@ describe('one node', () => {
   });
 });
 
+/** A node of a cluster on `backend`, heartbeating every 200 ms so the nodes soon see each other. */
+async function startNodeOn(backend: NodeBackend): Promise<TestServer> {
+  const server = await startTestServer({
+    namespaces: NAMESPACES,
+    nodeHeartbeatIntervalMs: 200,
+    ...backend(),
+  });
+  cleanups.push(() => server.close());
+  return server;
+}
+
 describe('several nodes sharing a broker', () => {
   test('disconnect, unsubscribe, channels and info work across nodes', async () => {
-    const hub = new MemoryHub();
-    const node = async () => {
-      const server = await startTestServer({
-        namespaces: NAMESPACES,
-        broker: new MemoryBroker({ hub }),
-        presenceManager: new MemoryPresenceManager({ hub }),
-        closeBroker: true,
-        nodeHeartbeatIntervalMs: 200,
-      });
-      cleanups.push(() => server.close());
-      return server;
-    };
-    const a = await node();
-    const b = await node();
+    const backend = newMemoryBackend();
+    const a = await startNodeOn(backend);
+    const b = await startNodeOn(backend);
     const { client, sub } = await connectSubscriber(b, 'remote', 'chat:cluster');
     await connectSubscriber(a, 'local', 'chat:cluster');
     await waitFor('nodes to see each other', () => a.engine.info().nodes.length === 2, 5000);
@@ -230,20 +231,9 @@ describe('several nodes sharing a broker', () => {
 
 describe('subscribe, refresh, batch and rpc (Centrifugo v6 methods)', () => {
   test('subscribe makes a server-side subscription on every node; it receives publications and recovers', async () => {
-    const hub = new MemoryHub();
-    const node = async () => {
-      const server = await startTestServer({
-        namespaces: NAMESPACES,
-        broker: new MemoryBroker({ hub }),
-        presenceManager: new MemoryPresenceManager({ hub }),
-        closeBroker: true,
-        nodeHeartbeatIntervalMs: 200,
-      });
-      cleanups.push(() => server.close());
-      return server;
-    };
-    const a = await node();
-    const b = await node();
+    const backend = newMemoryBackend();
+    const a = await startNodeOn(backend);
+    const b = await startNodeOn(backend);
     const client = newClient(b.wsUrl, { token: connectionToken('served') });
     cleanups.push(() => client.disconnect());
     client.connect();

@@ -18,26 +18,35 @@ export class ProtobufDecodeError extends Error {
   readonly code = 'realtime_protobuf_malformed' as const;
 }
 
+/** How `convertMessage` turns the value of one `bytes` field (or one item of a repeated or map one). */
+type BytesConversion = (item: unknown) => unknown;
+
 /**
- * A JSON value (parsed) as the Protobuf object protobufjs encodes: embedded JSON in `bytes` fields becomes its
- * UTF-8 bytes, fields the schema does not know are dropped.
+ * A message's known fields with every `bytes` value converted, recursing into nested messages: the one walk over
+ * the schema behind both directions (embedded JSON → UTF-8 bytes when encoding, bytes → parsed JSON when decoding).
+ * Fields the schema does not know, and absent (null/undefined) values, are dropped.
  */
-function toProtoObject(type: protobuf.Type, value: Record<string, unknown>): Record<string, unknown> {
+function convertMessage(
+  type: protobuf.Type,
+  value: Record<string, unknown>,
+  bytes: BytesConversion,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key in value) {
     const field = type.fields[key];
     const item = value[key];
     if (field === undefined || item === undefined || item === null) continue;
-    out[key] = toProtoValue(field, item);
+    out[key] = convertField(field, item, bytes);
   }
   return out;
 }
 
-function toProtoValue(field: protobuf.Field, value: unknown): unknown {
+function convertField(field: protobuf.Field, value: unknown, bytes: BytesConversion): unknown {
   const convert = (item: unknown): unknown => {
-    if (field.type === 'bytes') return Buffer.from(JSON.stringify(item));
+    if (field.type === 'bytes') return bytes(item);
     const nested = field.resolvedType;
-    if (nested instanceof protobuf.Type) return toProtoObject(nested, item as Record<string, unknown>);
+    if (nested instanceof protobuf.Type)
+      return convertMessage(nested, item as Record<string, unknown>, bytes);
     return item;
   };
   if (field instanceof protobuf.MapField) {
@@ -49,10 +58,15 @@ function toProtoValue(field: protobuf.Field, value: unknown): unknown {
   return convert(value);
 }
 
+/** Embedded JSON (a parsed value) as the UTF-8 bytes of its text. */
+function jsonToBytes(item: unknown): Buffer {
+  return Buffer.from(JSON.stringify(item));
+}
+
 /** One reply (or push, or ping) built as JSON text, as a length-delimited Protobuf `Reply`. */
 export function jsonReplyToProtobuf(json: string): Buffer {
   const value = JSON.parse(json) as Record<string, unknown>;
-  return Buffer.from(REPLY.encodeDelimited(toProtoObject(REPLY, value)).finish());
+  return Buffer.from(REPLY.encodeDelimited(convertMessage(REPLY, value, jsonToBytes)).finish());
 }
 
 /** A `Reply` object (Protobuf shape: `bytes` fields already bytes), length-delimited. */
@@ -91,38 +105,6 @@ export function encodeProtobufPublicationPush(channel: string, publication: Publ
   });
 }
 
-/**
- * Decoded Protobuf messages in the shape the JSON decoder produces: numbers for 64-bit integers, and `bytes` fields
- * parsed as JSON (an empty one left out). Bytes that are not UTF-8 JSON become `InvalidData`, which the handlers
- * answer with 107: publications are shared with JSON subscribers, which can only embed JSON
- * (docs/protocol.md "Protobuf").
- */
-function fromProtoObject(type: protobuf.Type, value: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key in value) {
-    const field = type.fields[key];
-    if (field === undefined) continue;
-    out[key] = fromProtoValue(field, value[key]);
-  }
-  return out;
-}
-
-function fromProtoValue(field: protobuf.Field, value: unknown): unknown {
-  const convert = (item: unknown): unknown => {
-    if (field.type === 'bytes') return parseJsonBytes(item as Uint8Array);
-    const nested = field.resolvedType;
-    if (nested instanceof protobuf.Type) return fromProtoObject(nested, item as Record<string, unknown>);
-    return item;
-  };
-  if (field instanceof protobuf.MapField) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = convert(v);
-    return out;
-  }
-  if (field.repeated) return (value as unknown[]).map(convert);
-  return convert(value);
-}
-
 /** `bytes` that are not UTF-8 JSON: kept so the handler can refuse them (107) instead of guessing. */
 export class InvalidData {
   constructor(readonly bytes: Uint8Array) {}
@@ -130,7 +112,13 @@ export class InvalidData {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-function parseJsonBytes(bytes: Uint8Array): unknown {
+/**
+ * A decoded `bytes` field in the shape the JSON decoder produces: parsed as JSON, an empty one left out. Bytes that
+ * are not UTF-8 JSON become `InvalidData`, which the handlers answer with 107: publications are shared with JSON
+ * subscribers, which can only embed JSON (docs/protocol.md "Protobuf"). 64-bit integers read as numbers (TO_OBJECT).
+ */
+function parseJsonBytes(item: unknown): unknown {
+  const bytes = item as Uint8Array;
   if (bytes.length === 0) return undefined;
   try {
     return JSON.parse(UTF8.decode(bytes));
@@ -148,7 +136,7 @@ export function decodeProtobufCommands(data: Uint8Array): Command[] {
   try {
     while (reader.pos < reader.len) {
       const message = COMMAND.decodeDelimited(reader);
-      commands.push(fromProtoObject(COMMAND, COMMAND.toObject(message, TO_OBJECT)) as Command);
+      commands.push(convertMessage(COMMAND, COMMAND.toObject(message, TO_OBJECT), parseJsonBytes) as Command);
     }
   } catch (error) {
     throw new ProtobufDecodeError(`malformed protobuf command: ${(error as Error).message}`);

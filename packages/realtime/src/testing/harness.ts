@@ -1,12 +1,15 @@
 // Test helper names, the same in every package, faults/ and bench/ (README "Development"): start… runs what must
 // be closed; new… builds a client, subscription or broker not yet connected; connect…/subscribe… return one
 // connected/subscribed; create… stores a record; waitFor… waits and throws on timeout.
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after } from 'node:test';
 import { Centrifuge, type Options as CentrifugeOptions } from 'centrifuge';
 import WebSocket from 'ws';
+import { MemoryBroker, MemoryHub, MemoryPresenceManager } from '../broker/memory.ts';
+import { RedisBroker, RedisPresenceManager } from '../broker/redis.ts';
 import type { RealtimeEngineOptions } from '../config/options.ts';
 import type { RealtimeEngine } from '../engine/engine.ts';
 import { silentLogger } from '../engine/logger.ts';
@@ -69,6 +72,34 @@ export async function startTestServer(options: RealtimeEngineOptions = {}, port 
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The broker and presence manager of one test node (spread into `startTestServer`'s options); every node built by
+ * the same backend shares its publications, presence and control messages, as the nodes of one cluster do. Each
+ * node closes its own broker and presence manager.
+ */
+export type NodeBackend = () => Pick<RealtimeEngineOptions, 'broker' | 'presenceManager' | 'closeBroker'>;
+
+/** Nodes on one in-process hub. */
+export function newMemoryBackend(): NodeBackend {
+  const hub = new MemoryHub();
+  return () => ({
+    broker: new MemoryBroker({ hub }),
+    presenceManager: new MemoryPresenceManager({ hub }),
+    closeBroker: true,
+  });
+}
+
+/** Nodes on the test Redis under a fresh key prefix (`name-<uuid>`), so runs never see each other's keys. */
+export function newRedisBackend(name: string): NodeBackend {
+  const url = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = `${name}-${randomUUID()}`;
+  return () => ({
+    broker: new RedisBroker({ url, prefix }),
+    presenceManager: new RedisPresenceManager({ url, prefix }),
+    closeBroker: true,
+  });
 }
 
 /**
