@@ -126,11 +126,12 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     leaseMs: config.webchat.replyLeaseMs,
     stallMs: config.webchat.replyLeaseMs,
   });
+  const feedback = new FeedbackService(store.db, deps.events);
   const inbox = new InboxFeed({
     db: store.db,
     conversations,
     reads,
-    feedback: new FeedbackService(store.db, deps.events),
+    feedback,
     publish: (channel, data) =>
       realtime.publish({ channel, rawData: data, skipHistory: true }).then(() => undefined),
     logger: logger.child({ module: 'webchat' }),
@@ -224,7 +225,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     }),
     visitors: new VisitorDirectory(conversations),
     reads,
-    feedback: new FeedbackService(store.db, deps.events),
+    feedback,
     inbox,
     audit: deps.audit,
     attachments,
