@@ -2,8 +2,9 @@ import { api, type Page, pageQuery } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
-import { copyable, copyButton } from '../components/widgets.ts';
-import { formatTime, h, replaceChildren } from '../dom.ts';
+import { showSecretOnce } from '../components/secret-once.ts';
+import { copyable } from '../components/widgets.ts';
+import { formatTime, h } from '../dom.ts';
 
 interface ApiClientRow {
   client_id: string;
@@ -86,7 +87,18 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
         name: values.name,
         scopes: values.scopes,
       });
-      showSecretOnce(secretSlot, created);
+      showSecretOnce(secretSlot, {
+        title: `Secret for “${created.name}”: copy it now`,
+        usage: 'Parley stores only a digest of it; if you lose it, delete this client and create a new one.',
+        secret: created.client_secret,
+        testId: 'client-secret',
+        details: h(
+          'dl',
+          { class: 'pairs' },
+          h('dt', {}, 'Client ID'),
+          h('dd', {}, copyable(created.client_id, 'Copy ID')),
+        ),
+      });
       await table.reload();
     },
   });
@@ -104,36 +116,4 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
     titledSection('client-list', 'Your API clients', table.el),
   );
   await table.reload();
-}
-
-function showSecretOnce(slot: HTMLElement, created: ApiClientRow & { client_secret: string }): void {
-  const dismiss = h('button', { type: 'button', class: 'secondary' }, 'I have stored the secret');
-  const box = h(
-    'section',
-    { class: 'notice warning secret-once', role: 'alert', 'aria-labelledby': 'secret-title', tabindex: '-1' },
-    h('h2', { id: 'secret-title' }, `Secret for “${created.name}”: copy it now`),
-    h(
-      'p',
-      {},
-      h('strong', {}, 'This is the only time the secret is shown. '),
-      'Parley stores only a digest of it; if you lose it, delete this client and create a new one.',
-    ),
-    h(
-      'dl',
-      { class: 'pairs' },
-      h('dt', {}, 'Client ID'),
-      h('dd', {}, copyable(created.client_id, 'Copy ID')),
-      h('dt', {}, 'Client secret'),
-      h(
-        'dd',
-        {},
-        h('code', { class: 'secret', 'data-testid': 'client-secret' }, created.client_secret),
-        copyButton(created.client_secret, 'Copy secret'),
-      ),
-    ),
-    h('div', { class: 'actions' }, dismiss),
-  );
-  dismiss.addEventListener('click', () => box.remove());
-  replaceChildren(slot, box);
-  box.focus();
 }

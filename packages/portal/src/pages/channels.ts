@@ -2,6 +2,7 @@ import { api, type Page, pageQuery } from '../api.ts';
 import { createForm, splitList } from '../components/form.ts';
 import { pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
+import { showSecretOnce } from '../components/secret-once.ts';
 import { copyable, copyButton, formDialog } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
@@ -133,7 +134,14 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
               rotate_secret: values.rotate_secret === 'true',
             });
             close();
-            if (result.identity_secret) showIdentitySecretOnce(secretSlot, c.name, result.identity_secret);
+            if (result.identity_secret)
+              showSecretOnce(secretSlot, {
+                title: `Identity secret for “${c.name}”: copy it now`,
+                usage:
+                  'Store it in your backend, which signs visitor tokens with it (HS256). If you lose it, rotate it.',
+                secret: result.identity_secret,
+                testId: 'identity-secret',
+              });
             else status.say('success', `Visitor identity of “${c.name}” is ${result.identity}.`);
             await table.reload();
           },
@@ -199,39 +207,4 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
     titledSection('create-channel', 'New channel', form.el),
   );
   await table.reload();
-}
-
-/**
- * The identity secret, shown once: it lives only in this page's DOM (navigating away or reloading drops it; the
- * server keeps it sealed and never shows it again).
- */
-function showIdentitySecretOnce(slot: HTMLElement, channelName: string, secret: string): void {
-  const dismiss = h('button', { type: 'button', class: 'secondary' }, 'I have stored the secret');
-  const box = h(
-    'section',
-    {
-      class: 'notice warning secret-once',
-      role: 'alert',
-      'aria-labelledby': 'identity-secret-title',
-      tabindex: '-1',
-    },
-    h('h2', { id: 'identity-secret-title' }, `Identity secret for “${channelName}”: copy it now`),
-    h(
-      'p',
-      {},
-      h('strong', {}, 'This is the only time the secret is shown. '),
-      'Store it in your backend, which signs visitor tokens with it (HS256). If you lose it, rotate it.',
-    ),
-    h(
-      'p',
-      {},
-      h('code', { class: 'secret', 'data-testid': 'identity-secret' }, secret),
-      ' ',
-      copyButton(secret, 'Copy secret'),
-    ),
-    h('div', { class: 'actions' }, dismiss),
-  );
-  dismiss.addEventListener('click', () => box.remove());
-  replaceChildren(slot, box);
-  box.focus();
 }

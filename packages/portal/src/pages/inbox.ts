@@ -60,6 +60,20 @@ interface RealtimeGrant {
   channel: string;
 }
 
+/**
+ * A subscription to the channel a grant names, on the page's one client; when its token expires a fresh grant
+ * renews it (the inbox channel and a transcript's channel alike).
+ */
+const subscribeGranted = (
+  client: Centrifuge,
+  g: RealtimeGrant,
+  grant: () => Promise<RealtimeGrant>,
+): Subscription =>
+  client.newSubscription(g.channel, {
+    token: g.subscription_token,
+    getToken: async () => (await grant()).subscription_token,
+  });
+
 const ROLE_LABEL: Record<MessageRole, string> = {
   user: 'Visitor',
   digital_employee: 'Digital employee',
@@ -283,10 +297,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       token: g.connection_token,
       getToken: async () => (await grant()).connection_token,
     });
-    const sub = client.newSubscription(g.channel, {
-      token: g.subscription_token,
-      getToken: async () => (await grant()).subscription_token,
-    });
+    const sub = subscribeGranted(client, g, grant);
     sub.on('publication', (ctx) => {
       // The page was left: this client follows nothing anyone sees.
       if (!main.isConnected) return client.disconnect();
@@ -540,10 +551,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
         const old = c.getSubscription(g.channel);
         old?.unsubscribe();
         if (old) c.removeSubscription(old);
-        const sub = c.newSubscription(g.channel, {
-          token: g.subscription_token,
-          getToken: async () => (await grant()).subscription_token,
-        });
+        const sub = subscribeGranted(c, g, grant);
         const current = () => live?.sub === sub;
         onConnectionTrouble = liveOff;
         sub.on('unsubscribed', ({ code, reason }) => {

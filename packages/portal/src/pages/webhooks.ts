@@ -2,7 +2,7 @@ import { api, type Page, pageQuery } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
-import { copyButton } from '../components/widgets.ts';
+import { showSecretOnce } from '../components/secret-once.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
 interface WebhookRow {
@@ -69,12 +69,13 @@ export async function renderWebhooks(main: HTMLElement): Promise<void> {
   const rotate = async (w: WebhookRow) => {
     try {
       const { secret } = await api<{ secret: string }>('POST', `/webhooks/${w.id}/secret`);
-      showSecretOnce(
-        secretSlot,
-        `New secret for ${w.url}: copy it now`,
+      showSecretOnce(secretSlot, {
+        title: `New secret for ${w.url}: copy it now`,
+        usage:
+          'The previous secret keeps signing beside it for 24 hours, so receivers can switch in their own time.',
         secret,
-        'The previous secret keeps signing beside it for 24 hours, so receivers can switch in their own time.',
-      );
+        testId: 'webhook-secret',
+      });
     } catch (err) {
       say('error', err instanceof Error ? err.message : 'The secret could not be rotated.');
     }
@@ -194,12 +195,12 @@ export async function renderWebhooks(main: HTMLElement): Promise<void> {
         events: values.events,
         ...(values.description ? { description: values.description } : {}),
       });
-      showSecretOnce(
-        secretSlot,
-        `Signing secret for ${created.url}: copy it now`,
-        created.secret,
-        'Receivers verify each delivery’s webhook-signature header with it (Standard Webhooks).',
-      );
+      showSecretOnce(secretSlot, {
+        title: `Signing secret for ${created.url}: copy it now`,
+        usage: 'Receivers verify each delivery’s webhook-signature header with it (Standard Webhooks).',
+        secret: created.secret,
+        testId: 'webhook-secret',
+      });
       await table.reload();
     },
   });
@@ -218,24 +219,4 @@ export async function renderWebhooks(main: HTMLElement): Promise<void> {
     titledSection('create-webhook', 'New webhook', form.el),
   );
   await table.reload();
-}
-
-function showSecretOnce(slot: HTMLElement, title: string, secret: string, usage: string): void {
-  const dismiss = h('button', { type: 'button', class: 'secondary' }, 'I have stored the secret');
-  const box = h(
-    'section',
-    { class: 'notice warning secret-once', role: 'alert', 'aria-labelledby': 'secret-title', tabindex: '-1' },
-    h('h2', { id: 'secret-title' }, title),
-    h('p', {}, h('strong', {}, 'This is the only time the secret is shown. '), usage),
-    h(
-      'p',
-      {},
-      h('code', { class: 'secret', 'data-testid': 'webhook-secret' }, secret),
-      copyButton(secret, 'Copy secret'),
-    ),
-    h('div', { class: 'actions' }, dismiss),
-  );
-  dismiss.addEventListener('click', () => box.remove());
-  replaceChildren(slot, box);
-  box.focus();
 }

@@ -14,6 +14,7 @@ import type { AgentMessageInput } from '../webchat/conversations/conversation-co
 import type { MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
+import { agentDisplayName } from '../webchat/routing/routing.service.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
 import { pageLimit } from './pagination.ts';
 import { actorOf, sessionOf } from './portal-auth.ts';
@@ -76,10 +77,10 @@ const ReadBody = Type.Optional(
 /** Realtime subjects of portal users are namespaced so they can never equal a visitor's X-Session-Id. */
 const realtimeSubject = (userId: string) => `portal-user:${userId}`;
 
-/** The name visitors see on an agent's messages: the part of the email before the @. */
+/** The agent as visitors see them on their messages: the same display name routing gives the agent. */
 const agentAuthor = (user: { id: string; email: string }): MessageAuthor => ({
   id: `user:${user.id}`,
-  name: user.email.split('@')[0]!,
+  name: agentDisplayName(user.email),
 });
 
 /**
@@ -100,7 +101,7 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
 
   app.get('/inbox/conversations', { config: any, schema: { querystring: ListQuery } }, async (request) => {
     const page = await keysetPage(pageLimit(request.query.limit), request.query.cursor, (query) =>
-      webchat.conversations.listForCompany(sessionOf(request).user.companyId, {
+      webchat.conversations.listForCompany(companyOf(request), {
         ...query,
         status: request.query.status,
       }),
@@ -127,7 +128,7 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
     '/inbox/conversations/:id/handover',
     { config: any, schema: { params: IdParams } },
     async (request) => {
-      const agentName = agentAuthor(sessionOf(request).user).name;
+      const agentName = agentDisplayName(sessionOf(request).user.email);
       return platformConversationView(
         await webchat.commands.handover(companyOf(request), request.params.id, agentName, actor(request)),
       );

@@ -62,7 +62,7 @@ export class RoutingService {
 
   /** Every portal user of the company with availability and load, available first, then by name. */
   async agents(companyId: string): Promise<AgentState[]> {
-    const rows = await this.agentRows(this.deps.db, companyId, false);
+    const rows = await this.agentRows(this.deps.db, companyId);
     return rows.sort(
       (a, b) =>
         Number(b.availability === 'available') - Number(a.availability === 'available') ||
@@ -155,8 +155,7 @@ export class RoutingService {
   }
 
   private async member(db: Db, companyId: string, userId: string): Promise<AgentState> {
-    const rows = await this.agentRows(db, companyId, false);
-    const agent = rows.find((a) => a.userId === userId);
+    const [agent] = await this.agentRows(db, companyId, { userId });
     if (!agent) throw agentNotFound();
     return agent;
   }
@@ -173,7 +172,7 @@ export class RoutingService {
   }
 
   private async nextAgent(db: Db, companyId: string, agentCapacity: number): Promise<AgentState | undefined> {
-    const available = await this.agentRows(db, companyId, true);
+    const available = await this.agentRows(db, companyId, { onlyAvailable: true });
     return available
       .filter((a) => a.load < agentCapacity)
       .sort(
@@ -182,7 +181,12 @@ export class RoutingService {
       )[0];
   }
 
-  private async agentRows(db: Db, companyId: string, onlyAvailable: boolean): Promise<AgentState[]> {
+  /** The company's portal users with their routing state: all, only the available ones, or the one `userId`. */
+  private async agentRows(
+    db: Db,
+    companyId: string,
+    only: { onlyAvailable?: boolean; userId?: string } = {},
+  ): Promise<AgentState[]> {
     let query = db
       .selectFrom('portal_users as u')
       .leftJoin('agent_availability as a', 'a.user_id', 'u.id')
@@ -200,7 +204,8 @@ export class RoutingService {
           .as('load'),
       ])
       .where('u.company_id', '=', companyId);
-    if (onlyAvailable) query = query.where('a.availability', '=', 'available');
+    if (only.onlyAvailable) query = query.where('a.availability', '=', 'available');
+    if (only.userId !== undefined) query = query.where('u.id', '=', only.userId);
     const rows = await query.execute();
     return rows.map((r) => ({
       userId: r.id,

@@ -61,7 +61,12 @@ for (const database of TEST_DATABASES) {
       const res = await world.agent.get(`/inbox/search?q=${encodeURIComponent(q)}${extra}`);
       assert.equal(res.status, 200, res.text);
       return res.body as {
-        items: Array<{ id: string; match: { role: string; excerpt: string } | null }>;
+        items: Array<{
+          id: string;
+          match: { role: string; excerpt: string } | null;
+          unread_count: number;
+          last_message: { role: string; text: string } | null;
+        }>;
         next_cursor: string | null;
       };
     };
@@ -78,6 +83,12 @@ for (const database of TEST_DATABASES) {
       const [hit] = (await search('broken')).items;
       assert.equal(hit!.match!.role, 'user');
       assert.match(hit!.match!.excerpt, /parcel arrived broken/);
+      // A hit is the conversation's inbox entry, so the list shows its preview and unread count as it does live.
+      assert.equal(typeof hit!.unread_count, 'number');
+      assert.deepEqual(
+        { role: hit!.last_message!.role, text: hit!.last_message!.text },
+        { role: 'user', text: 'I would like a refund for order 4711, the parcel arrived broken.' },
+      );
     });
 
     it('finds the visitor by name, email and id, and the conversation by its short id', async () => {

@@ -1,5 +1,6 @@
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
+import { platformConversationView } from '../conversations/conversation.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { SearchQuery, searchPage } from './search.schemas.ts';
 
@@ -18,7 +19,12 @@ export function registerPlatformSearchRoutes(app: App, webchat: Webchat): void {
       },
     },
     async (request) => {
-      const { items, next_cursor } = await searchPage(webchat, principalOf(request).companyId, request.query);
+      const { items, next_cursor } = await searchPage(
+        webchat,
+        principalOf(request).companyId,
+        request.query,
+        async (conversations) => conversations.map(platformConversationView),
+      );
       return { conversations: items, next_cursor };
     },
   );

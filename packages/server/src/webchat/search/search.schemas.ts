@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { keysetPage } from '../../http/keyset-cursor.ts';
-import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversations/conversation.ts';
 import type { Webchat } from '../webchat-services.ts';
 
 export const SearchQuery = Type.Object(
@@ -13,15 +13,15 @@ export const SearchQuery = Type.Object(
 );
 
 /**
- * One page of search hits as the platform and the portal answer it: each conversation's agent view with `match`,
- * the latest message holding the query's words (null when only the visitor or the id matched).
+ * One page of search hits as the platform and the portal answer it: each conversation as `viewsOf` shows it (the
+ * platform view, or the inbox entry) with `match`, the latest message holding the query's words (null when only the
+ * visitor or the id matched).
  */
-export async function searchPage(
+export async function searchPage<View extends object>(
   webchat: Webchat,
   companyId: string,
   query: { q: string; limit?: string; cursor?: string },
-  decorate: (conversations: Conversation[]) => Promise<Array<Record<string, unknown>>> = async (cs) =>
-    cs.map(platformConversationView) as unknown as Array<Record<string, unknown>>,
+  viewsOf: (conversations: Conversation[]) => Promise<View[]>,
 ) {
   const limit = Math.min(Math.max(Number(query.limit ?? 20), 1), 100);
   const page = await keysetPage(limit, query.cursor, (position) =>
@@ -31,7 +31,7 @@ export async function searchPage(
     page.items.map((c) => c.id),
     query.q,
   );
-  const views = await decorate(page.items);
+  const views = await viewsOf(page.items);
   return {
     items: views.map((view, i) => ({ ...view, match: matches.get(page.items[i]!.id) ?? null })),
     next_cursor: page.nextCursor,
