@@ -195,17 +195,18 @@ export class ConversationEngine {
     return { snapshot, duplicate: false };
   }
 
-  /** Posts the digital employee's greeting (when it has one) as the first message of a new conversation. */
-  async postGreeting(conversation: Conversation): Promise<void> {
+  /** Posts the digital employee's greeting (when it has one) as the first message of a new conversation; whether it did. */
+  async postGreeting(conversation: Conversation): Promise<boolean> {
     const employee = await this.deps.replies.findEmployee(
       conversation.companyId,
       conversation.digitalEmployeeId,
     );
     const greeting = employee && this.deps.replies.greetingFor(employee);
-    if (!employee || !greeting) return;
+    if (!employee || !greeting) return false;
     await this.post(conversation, 'digital_employee', { id: employee.id, name: employee.name }, [
       { id: randomUUID(), type: 'markdown', content: greeting },
     ]);
+    return true;
   }
 
   /** An agent's message; takes the conversation over first if the digital employee still handles it. */

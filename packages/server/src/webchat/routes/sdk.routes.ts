@@ -120,9 +120,8 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
             s.channel?.digitalEmployeeId ??
             (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
           const conversation = await webchat.conversations.create(scopeOf(s), employeeId, s.visitor);
-          await webchat.engine.postGreeting(conversation);
-          // Without a greeting no message announces it: the agents' inbox learns of it here.
-          void webchat.inbox.changed(conversation.id);
+          // A greeting's announcement feeds the agents' inbox; without one, the inbox learns of it here.
+          if (!(await webchat.engine.postGreeting(conversation))) void webchat.inbox.changed(conversation.id);
           return reply.status(201).send(conversationView(conversation));
         },
       );
