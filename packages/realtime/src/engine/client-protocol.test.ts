@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Centrifuge, Subscription } from 'centrifuge';
+import WebSocket from 'ws';
 import { ClientError } from '../protocol/errors.ts';
 import {
   connectionToken,
@@ -374,6 +375,45 @@ describe('hooks installed after construction', () => {
       client.connect();
       assert.deepEqual((await connected).data, { installed: 'late' });
       client.disconnect();
+    } finally {
+      await engine.close({ timeoutMs: 500 });
+      server.close();
+    }
+  });
+
+  test('a checkOrigin hook installed with setHooks decides the WebSocket upgrade', async () => {
+    const engine = new RealtimeEngine({
+      token: { hmacSecretKeys: ['a-secret-that-is-long-enough-1234'] },
+      logger: silentLogger,
+    });
+    const seen: Array<string | undefined> = [];
+    engine.setHooks({
+      checkOrigin: (origin) => {
+        seen.push(origin);
+        return origin === 'http://any-page.example';
+      },
+    });
+    const server = createServer();
+    engine.attach(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      await engine.start();
+      const { port } = server.address() as AddressInfo;
+      const upgrade = (origin: string) =>
+        new Promise<number>((resolve) => {
+          const socket = new WebSocket(`ws://127.0.0.1:${port}/connection/websocket`, { origin });
+          socket.on('open', () => {
+            socket.close();
+            resolve(101);
+          });
+          socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+          socket.on('error', () => undefined);
+        });
+      // Not same-origin, so only the hook can admit it; the hook refuses the other.
+      assert.equal(await upgrade('http://any-page.example'), 101);
+      assert.equal(await upgrade('http://elsewhere.example'), 403);
+      assert.deepEqual(seen, ['http://any-page.example', 'http://elsewhere.example']);
     } finally {
       await engine.close({ timeoutMs: 500 });
       server.close();

@@ -65,7 +65,7 @@ export class EmulationAcceptor {
     private readonly accepting: () => boolean,
     private readonly remote: RemoteEmulation,
   ) {
-    this.originPolicy = new OriginPolicy(host.options.allowedOrigins, host.hooks, host.logger);
+    this.originPolicy = new OriginPolicy(host.options.allowedOrigins, host, host.logger);
   }
 
   /** Serves one of the emulation paths; false when the request is for something else. */

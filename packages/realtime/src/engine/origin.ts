@@ -39,9 +39,13 @@ export function isOriginAllowed(
 export class OriginPolicy {
   private readonly patterns: RegExp[];
 
+  /**
+   * `host.hooks` is read at every check, not kept: an embedder installs its hooks after the transports are built
+   * (`RealtimeEngine.setHooks`, before start), and the check must be theirs.
+   */
   constructor(
     allowedOrigins: readonly string[],
-    private readonly hooks: Pick<RealtimeHooks, 'checkOrigin'>,
+    private readonly host: { readonly hooks: Pick<RealtimeHooks, 'checkOrigin'> },
     private readonly logger: Logger,
   ) {
     this.patterns = compileOriginPatterns(allowedOrigins);
@@ -49,7 +53,7 @@ export class OriginPolicy {
 
   admits(request: IncomingMessage): boolean | Promise<boolean> {
     const origin = typeof request.headers.origin === 'string' ? request.headers.origin : undefined;
-    const check = this.hooks.checkOrigin;
+    const check = this.host.hooks.checkOrigin;
     if (check === undefined) return isOriginAllowed(origin, request, this.patterns);
     return Promise.resolve()
       .then(() => check(origin, request))

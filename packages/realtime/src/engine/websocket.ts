@@ -139,7 +139,7 @@ export class WebSocketAcceptor {
       session.onSocketClose(code, reason.toString('utf8'));
       sessions.delete(session);
     };
-    this.originPolicy = new OriginPolicy(host.options.allowedOrigins, host.hooks, host.logger);
+    this.originPolicy = new OriginPolicy(host.options.allowedOrigins, host, host.logger);
     // ws (the ^8.23 this package pins) accepts `closeTimeout`; @types/ws 8.18 does not declare it yet.
     const options: ServerOptions & { closeTimeout: number } = {
       noServer: true,
