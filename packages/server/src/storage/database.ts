@@ -11,6 +11,7 @@ import {
   SqliteDialect,
 } from 'kysely';
 import pg from 'pg';
+import { GroupCommit } from './group-commit.ts';
 import type { Database } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -25,6 +26,8 @@ export interface Store {
    * executor: for lookups on the hottest paths (the token endpoint's client lookup). Everything else uses `db`.
    */
   read<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
+  /** Small write transactions on the hot paths, sharing commits on SQLite (group-commit.ts). */
+  writes: GroupCommit;
   /** Resolves when the store answers a trivial query within `timeoutMs`, rejects otherwise (readiness). */
   ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -121,6 +124,7 @@ function openSqlite(options: StoreOptions): Store {
     db,
     dialect: 'sqlite',
     describe: `sqlite:${file}`,
+    writes: new GroupCommit(db, 'sqlite'),
     read: async <Row>(sql: string, parameters: readonly unknown[]) => {
       // Kysely serialises use of the one connection; while one of its transactions is open, a direct read would
       // run inside it, so it queues behind it like any other query instead.
@@ -199,6 +203,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
   return {
     db,
     dialect: 'postgres',
+    writes: new GroupCommit(db, 'postgres'),
     describe: `postgres://${parsed.host}${parsed.pathname}${schema ? ` (schema ${schema})` : ''}`,
     read: <Row>(sql: string, parameters: readonly unknown[]) =>
       timedRead(options.onQuery, sql, async () => (await pool.query(sql, [...parameters])).rows as Row[]),

@@ -51,7 +51,7 @@ describe('webchat restart', () => {
     const v = newVisitor(company.id);
     const conversation = await createConversation(first, v);
     // What a crash mid-stream leaves behind: a digital-employee message stored as partial, with streamed text.
-    const stuck = await new MessageStore(first.ctx.store.db, first.ctx.events).insert({
+    const stuck = await new MessageStore(first.ctx.store, first.ctx.events).insert({
       conversationId: conversation.id,
       role: 'digital_employee',
       author: { id: randomUUID(), name: 'Ava' },

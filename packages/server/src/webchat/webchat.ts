@@ -97,7 +97,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   }
   const conversations = new ConversationsService(store.db, deps.events);
   const channels = new ChannelsService(store.db);
-  const messages = new MessageStore(store.db, deps.events);
+  const messages = new MessageStore(store, deps.events);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(deps.rateLimiter, logger);
   const webchatLogger = logger.child({ module: 'webchat' });
@@ -124,7 +124,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       realtime.publish({ channel, rawData: JSON.stringify(event), skipHistory: true }).then(() => undefined),
     logger: webchatLogger,
   });
-  const queue = new ReplyQueue(store.db, store.dialect, {
+  const queue = new ReplyQueue(store, {
     nodeId: randomBytes(9).toString('base64url'),
     leaseMs: config.webchat.replyLeaseMs,
     stallMs: config.webchat.replyLeaseMs,

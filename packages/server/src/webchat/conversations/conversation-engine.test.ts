@@ -45,7 +45,7 @@ describe('conversation engine failure paths', () => {
   before(async () => {
     server = await startTestServer();
     conversations = new ConversationsService(server.ctx.store.db, server.ctx.events);
-    store = new MessageStore(server.ctx.store.db, server.ctx.events);
+    store = new MessageStore(server.ctx.store, server.ctx.events);
   });
   after(() => server.close());
 
@@ -74,7 +74,7 @@ describe('conversation engine failure paths', () => {
       flushIntervalMs: 0,
       persistIntervalMs: 0,
       responderTimeoutMs: 5_000,
-      queue: new ReplyQueue(server.ctx.store.db, server.ctx.store.dialect, {
+      queue: new ReplyQueue(server.ctx.store, {
         nodeId: randomUUID(),
         leaseMs: 5_000,
         stallMs: 5_000,
@@ -152,11 +152,11 @@ describe('conversation engine failure paths', () => {
     const broadcaster = new RecordingBroadcaster();
     // The real store, whose first write of a complete snapshot fails, as in a database hiccup.
     let failures = 1;
-    const flaky = new MessageStore(server.ctx.store.db, server.ctx.events);
+    const flaky = new MessageStore(server.ctx.store, server.ctx.events);
     const complete = flaky.complete.bind(flaky);
-    flaky.complete = async (snapshot, sequence) => {
+    flaky.complete = async (snapshot, sequence, companyId) => {
       if (failures-- > 0) throw new Error('database is locked');
-      return complete(snapshot, sequence);
+      return complete(snapshot, sequence, companyId);
     };
     const { engine, conversation } = await engineWith(broadcaster, undefined, flaky);
     try {
@@ -167,6 +167,103 @@ describe('conversation engine failure paths', () => {
       const stored = messages.find((m) => m.id === reply.message_snapshot.id);
       assert.equal(stored?.status, 'complete');
     } finally {
+      await engine.shutdown();
+    }
+  });
+
+  /** A responder that answers `text` once `release()` is called, and ends (aborted) when its signal fires. */
+  function heldResponder(text: string) {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const responder: Responder = {
+      historyLimit: 0,
+      async *respond({ signal }) {
+        await Promise.race([
+          released,
+          new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+        ]);
+        yield text;
+      },
+    };
+    return { responder, release: () => release() };
+  }
+
+  const jobsOf = (conversationId: string) =>
+    server.ctx.store.db
+      .selectFrom('reply_jobs')
+      .select(['message_id', 'state', 'reply_message_id'])
+      .where('conversation_id', '=', conversationId)
+      .orderBy('position')
+      .execute();
+
+  it("stores the reply's start with the message when the line is empty; behind a running reply, a message waits", async () => {
+    const broadcaster = new RecordingBroadcaster();
+    const held = heldResponder('Answered.');
+    const { engine, conversation } = await engineWith(broadcaster, held.responder);
+    try {
+      const first = await engine.postUserMessage(conversation, send('first'));
+      // Read before the reply has had a turn to run: the message's own transaction wrote all of this.
+      const { messages } = await store.page(conversation.id, {});
+      const reply = messages.find((m) => m.role === 'digital_employee');
+      assert.equal(reply?.status, 'partial');
+      assert.equal(reply?.position, first.snapshot.position + 1, 'right after the message it answers');
+      assert.deepEqual(
+        reply?.blocks.map((b) => b.type),
+        ['typing'],
+      );
+      assert.deepEqual(await jobsOf(conversation.id), [
+        { message_id: first.snapshot.id, state: 'running', reply_message_id: reply!.id },
+      ]);
+      await broadcaster.waitFor((e) => e.some((x) => x.message_snapshot.id === reply!.id));
+      const second = await engine.postUserMessage(conversation, send('second'));
+      const jobs = await jobsOf(conversation.id);
+      assert.deepEqual(jobs[1], { message_id: second.snapshot.id, state: 'queued', reply_message_id: null });
+      assert.equal(
+        (await store.page(conversation.id, {})).messages.filter((m) => m.role === 'digital_employee').length,
+        1,
+        'no second reply started while the first runs',
+      );
+      held.release();
+      await broadcaster.waitFor((e) => e.filter((x) => x === replyCompleted([x])).length === 2);
+      const completes = broadcaster.envelopes.filter((e) => replyCompleted([e]));
+      assert.equal(completes[0]!.message_snapshot.id, reply!.id);
+      assert.ok(completes[1]!.message_snapshot.position > second.snapshot.position, 'answered in order');
+      await engine.shutdown();
+      assert.deepEqual(await jobsOf(conversation.id), [], 'both jobs left the line');
+    } finally {
+      await engine.shutdown();
+    }
+  });
+
+  it('a reply stored with its message can be stopped at once, even while the message is still being announced', async () => {
+    let announced!: () => void;
+    const announcing = new Promise<void>((resolve) => {
+      announced = resolve;
+    });
+    const recorder = new RecordingBroadcaster();
+    // The user message's broadcast hangs (a slow broker) until the test lets it through.
+    const broadcaster: Broadcaster = {
+      publish: async (channel, envelope) => {
+        if (envelope.message_snapshot.role === 'user') await announcing;
+        await recorder.publish(channel, envelope);
+      },
+    };
+    const held = heldResponder('Never shown.');
+    const { engine, conversation } = await engineWith(broadcaster, held.responder);
+    try {
+      const posting = engine.postUserMessage(conversation, send('hello'));
+      for (let i = 0; i < 200 && (await jobsOf(conversation.id)).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 5));
+      // Stored with its reply's start, not yet announced: a handover now must still stop that reply.
+      engine.stopReply(conversation.id, 'handover');
+      announced();
+      await posting;
+      const reply = replyCompleted(await recorder.waitFor((e) => replyCompleted(e) !== undefined))!;
+      assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
+    } finally {
+      held.release();
       await engine.shutdown();
     }
   });

@@ -16,7 +16,7 @@ import type { LiveSnapshots } from './live-snapshots.ts';
 import { LeaseLost, type ReplyJob, type ReplyQueue } from './reply-queue.ts';
 import { type JobOutcome, ReplyScheduler } from './reply-scheduler.ts';
 import type { InterruptReason, ReplySignals } from './reply-signals.ts';
-import { ReplyStream } from './reply-stream.ts';
+import { ReplyStream, typingMessage } from './reply-stream.ts';
 
 /** Where replies come from: the digital-employees capability (responders behind one interface). */
 export interface ReplySource {
@@ -66,6 +66,14 @@ export const ABANDONED_REPLY_MARGIN_MS = 30_000;
 
 type Slot = { controller: AbortController; stream?: ReplyStream };
 
+/** A reply job this node claimed, and the reply it started, in the transaction that stored the user message. */
+interface ClaimedHere {
+  job: ReplyJob;
+  conversation: Conversation;
+  employee: DigitalEmployee;
+  reply: MessageSnapshot;
+}
+
 /** Visitor-facing texts of failures (codes in docs/errors.md "Webchat"). */
 const TEXT = {
   failed: 'The digital employee could not answer. Please try again, or ask for a human agent.',
@@ -92,6 +100,8 @@ export class ConversationEngine {
   /** Per conversation: the reply streaming on this node now and how to stop it. */
   private readonly active = new Map<string, Slot>();
   private readonly scheduler: ReplyScheduler;
+  /** Jobs this node claimed as it stored their message, by message id: what `runJob` would otherwise read back. */
+  private readonly claimedHere = new Map<string, ClaimedHere & { message: MessageSnapshot; slot: Slot }>();
   private orphanSweeper: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ConversationEngineDeps) {
@@ -143,17 +153,23 @@ export class ConversationEngine {
     author: MessageAuthor | null = null,
     resolved?: Block[],
   ): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
-    const existing = await this.deps.store.findByClientMessageId(conversation.id, send.client_message_id);
-    if (existing) {
-      // The first attempt's broadcast may have failed (that is why the client retries): announce it again; the
-      // idempotency key makes this a no-op where the first one got through.
-      await announce(this.deps.broadcaster, conversation.companyId, existing, 1);
-      return { snapshot: existing, duplicate: true };
+    // A retry is usually caught by the unique index on the insert (below), which saves a lookup on every message.
+    // Two cases look first: on a closed conversation a retry is still answered as a duplicate, and a postback's
+    // retry must not be checked against the offers made since its first attempt was stored.
+    if (conversation.status === 'closed' || send.blocks.some((b) => b.type === 'postback')) {
+      const existing = await this.deps.store.findByClientMessageId(conversation.id, send.client_message_id);
+      if (existing) return this.repeat(conversation, existing);
+      if (conversation.status === 'closed') throw conversationClosed();
     }
-    if (conversation.status === 'closed') throw conversationClosed();
     const blocks = resolved ?? (await storedUserBlocks(this.deps.store, conversation.id, send));
+    // Who will answer, known before the transaction so that it can store the reply's start with the message.
+    const employee =
+      conversation.handledBy === 'digital_employee' && !this.scheduler.isDraining
+        ? await this.deps.replies.findEmployee(conversation.companyId, conversation.digitalEmployeeId)
+        : undefined;
     let snapshot: MessageSnapshot;
     let queued = false;
+    let claimed: ClaimedHere | undefined;
     try {
       ({ snapshot } = await this.deps.store.insertAt(
         {
@@ -170,29 +186,64 @@ export class ConversationEngine {
           if (at.conversationStatus === 'closed') throw conversationClosed();
           await this.deps.reads?.visitorSent(trx, conversation.id, at.position);
           if (at.handledBy !== 'digital_employee') return;
-          await this.deps.queue.enqueue(trx, {
-            messageId: at.id,
-            conversationId: conversation.id,
-            position: at.position,
-          });
           queued = true;
+          // When the line is empty, this node takes the job at once and stores the reply's start (its typing
+          // message) in the same transaction: one commit, and the reply's envelope 1 can follow the message's.
+          const job = await this.deps.queue.enqueue(
+            trx,
+            { messageId: at.id, conversationId: conversation.id, position: at.position },
+            { claim: employee !== undefined },
+          );
+          if (!job || !employee) return;
+          const author = { id: employee.id, name: employee.name };
+          const { snapshot: reply } = await this.deps.store.insertIn(
+            trx,
+            typingMessage(conversation.id, author),
+          );
+          await this.deps.queue.attachReply(trx, job, reply.id);
+          const current = {
+            ...conversation,
+            status: 'open' as const,
+            handledBy: 'digital_employee' as const,
+          };
+          claimed = { job, conversation: current, employee, reply };
         },
       ));
     } catch (err) {
-      // Two copies raced past the lookup; the unique index let one in. The other is the retry.
+      // A retry (or two copies racing): the unique index on client_message_id let the first one in.
       const winner = await this.deps.store
         .findByClientMessageId(conversation.id, send.client_message_id)
         .catch(() => undefined);
-      if (winner) return { snapshot: winner, duplicate: true };
+      if (winner) return this.repeat(conversation, winner);
       throw err;
+    }
+    const job = claimed?.job;
+    if (claimed) {
+      // The reply is stored: from now on a handover or close must be able to interrupt it (stopReply).
+      const slot: Slot = { controller: new AbortController() };
+      this.active.set(conversation.id, slot);
+      this.claimedHere.set(claimed.job.messageId, { ...claimed, message: snapshot, slot });
     }
     try {
       await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
     } finally {
       // Stored means answered, even if the broadcast failed: the client's retry is a duplicate, queues nothing.
-      if (queued) this.scheduler.kick(conversation.id);
+      if (job) this.scheduler.runClaimed(job);
+      else if (queued) this.scheduler.kick(conversation.id);
     }
     return { snapshot, duplicate: false };
+  }
+
+  /**
+   * A retried message, already stored: announced again, since the first attempt's broadcast may have failed (that is
+   * why the client retries); the idempotency key makes this a no-op where it got through. Queues nothing.
+   */
+  private async repeat(
+    conversation: Conversation,
+    existing: MessageSnapshot,
+  ): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
+    await announce(this.deps.broadcaster, conversation.companyId, existing, 1);
+    return { snapshot: existing, duplicate: true };
   }
 
   /** Posts the digital employee's greeting (when it has one) as the first message of a new conversation; whether it did. */
@@ -306,6 +357,7 @@ export class ConversationEngine {
       for (const { controller } of this.active.values()) controller.abort('shutdown');
     });
     await this.deps.signals.close();
+    this.claimedHere.clear();
   }
 
   /** Runs one claimed reply job: answers its user message, or finishes the reply a dead node left partial. */
@@ -315,25 +367,45 @@ export class ConversationEngine {
       await this.completeAbandoned(job.replyMessageId, TEXT.abandoned);
       return 'done';
     }
-    // Read back rather than cached at store time: any node of a cluster may run the job (reply-scheduler.ts).
+    // Read back unless this node claimed the job as it stored the message: any node of a cluster may run a job.
+    const known = this.claimedHere.get(job.messageId);
+    if (known) {
+      this.claimedHere.delete(job.messageId);
+      // A handover or close since then has aborted its slot: the reply then ends at once, interrupted.
+      return this.runReply(known.conversation, known.employee, known.message, job, known);
+    }
     const message = await this.deps.store.find(job.messageId);
     const conversation = await this.deps.conversations.find(job.conversationId);
     // Handed over or closed while the message waited: the digital employee stays silent.
     if (!message || conversation?.status !== 'open' || conversation.handledBy !== 'digital_employee')
       return 'done';
-    const controller = new AbortController();
-    const slot: Slot = { controller };
+    const employee = await this.deps.replies.findEmployee(
+      conversation.companyId,
+      conversation.digitalEmployeeId,
+    );
+    return this.runReply(conversation, employee, message, job);
+  }
+
+  /**
+   * Streams the reply to `message` under the responder timeout; `claimed` when its start was stored with the message
+   * (its slot is registered since then).
+   */
+  private async runReply(
+    conversation: Conversation,
+    employee: DigitalEmployee | undefined,
+    message: MessageSnapshot,
+    job: ReplyJob,
+    claimed?: { slot: Slot; reply: MessageSnapshot },
+  ): Promise<JobOutcome> {
+    const slot: Slot = claimed?.slot ?? { controller: new AbortController() };
+    const { controller } = slot;
     this.active.set(conversation.id, slot);
     const timeout = setTimeout(() => controller.abort('timeout'), this.deps.responderTimeoutMs);
     try {
-      const employee = await this.deps.replies.findEmployee(
-        conversation.companyId,
-        conversation.digitalEmployeeId,
-      );
       const tracing = this.deps.tracing ?? DISABLED;
       const attributes = { 'parley.conversation.id': conversation.id, 'parley.message.id': message.id };
       return await tracing.inSpan('webchat.reply', { attributes }, () =>
-        this.replyWith(conversation, employee, message, slot, job),
+        this.replyWith(conversation, employee, message, slot, job, claimed?.reply),
       );
     } finally {
       clearTimeout(timeout);
@@ -347,6 +419,7 @@ export class ConversationEngine {
     message: MessageSnapshot,
     slot: Slot,
     job: ReplyJob,
+    stored?: MessageSnapshot,
   ): Promise<JobOutcome> {
     const { controller } = slot;
     if (!employee) {
@@ -371,7 +444,8 @@ export class ConversationEngine {
     let started = performance.now();
     let outcome: string | undefined;
     try {
-      await stream.start((trx, inserted) => this.deps.queue.attachReply(trx, job, inserted.id));
+      if (stored) await stream.begin(stored);
+      else await stream.start((trx, inserted) => this.deps.queue.attachReply(trx, job, inserted.id));
     } catch (err) {
       if (err instanceof LeaseLost) return 'done';
       throw err;

@@ -188,6 +188,14 @@ export class ConversationsService {
     return rows[0] && toConversation(rows[0]);
   }
 
+  /** Several conversations by id in one statement (unknown ids are left out; order not kept). */
+  async findMany(ids: readonly string[]): Promise<Conversation[]> {
+    const valid = ids.filter(isUuid);
+    if (valid.length === 0) return [];
+    const rows = await this.db.selectFrom('conversations').selectAll().where('id', 'in', valid).execute();
+    return rows.map(toConversation);
+  }
+
   async findInCompany(companyId: string, id: string): Promise<Conversation | undefined> {
     const conversation = await this.find(id);
     return conversation?.companyId === companyId ? conversation : undefined;

@@ -6,7 +6,7 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import { ConversationsService } from './conversations.service.ts';
-import { LeaseLost, ReplyQueue } from './reply-queue.ts';
+import { LeaseLost, type ReplyJob, ReplyQueue } from './reply-queue.ts';
 
 // The durable reply line is shared by every node through the store: the same rules on SQLite and PostgreSQL.
 for (const database of TEST_DATABASES) {
@@ -18,13 +18,13 @@ for (const database of TEST_DATABASES) {
       // The server's own reply scheduler works the same table: with a 10-minute lease it sweeps every ~3 minutes,
       // so it does not take over the jobs these tests leave lapsing on purpose.
       server = await startTestServer({ database, config: { webchat: { replyLeaseMs: 600_000 } } });
-      messages = new MessageStore(server.ctx.store.db, server.ctx.events);
+      messages = new MessageStore(server.ctx.store, server.ctx.events);
       conversations = new ConversationsService(server.ctx.store.db, server.ctx.events);
     });
     after(() => server.close());
 
     const node = (leaseMs = 60_000, stallMs = 60_000) =>
-      new ReplyQueue(server.ctx.store.db, server.ctx.store.dialect, {
+      new ReplyQueue(server.ctx.store, {
         nodeId: randomUUID(),
         leaseMs,
         stallMs,
@@ -38,11 +38,20 @@ for (const database of TEST_DATABASES) {
 
     /** Stores a user message and, in the same transaction, its place in `queue`'s line. */
     async function userMessage(queue: ReplyQueue, conversationId: string): Promise<string> {
+      return (await storeAndClaim(queue, conversationId, false)).messageId;
+    }
+
+    /** Stores a user message whose place in line `queue` may take at once (`claim`): what it got back. */
+    async function storeAndClaim(queue: ReplyQueue, conversationId: string, claim = true) {
+      let claimed: ReplyJob | undefined;
       const { snapshot } = await messages.insertAt(
         { conversationId, role: 'user', author: null, status: 'complete', blocks: [] },
-        (trx, at) => queue.enqueue(trx, { messageId: at.id, conversationId, position: at.position }),
+        async (trx, at) => {
+          const job = { messageId: at.id, conversationId, position: at.position };
+          claimed = await queue.enqueue(trx, job, { claim });
+        },
       );
-      return snapshot.id;
+      return { messageId: snapshot.id, claimed };
     }
 
     it('hands out a conversation’s jobs one at a time, in position order, to whichever node asks', async () => {
@@ -61,6 +70,29 @@ for (const database of TEST_DATABASES) {
       assert.equal(next?.messageId, second);
       await a.finish(next!);
       assert.equal(await a.claimNext(c), undefined, 'the line is empty');
+    });
+
+    it('a message stored into an empty line is claimed in its own transaction; behind another job it waits', async () => {
+      const a = node();
+      const b = node();
+      const c = await conversation();
+      const first = await storeAndClaim(a, c);
+      assert.equal(first.claimed?.messageId, first.messageId, 'nothing ahead: taken at once');
+      assert.equal(first.claimed?.takenOver, false);
+      assert.equal(await b.claimNext(c), undefined, 'the claim holds a live lease like any other');
+      const second = await storeAndClaim(b, c);
+      assert.equal(second.claimed, undefined, 'a job is in line: this one queues behind it');
+      assert.equal(await b.claimNext(c), undefined, 'the first is still running');
+      // The first job leaves the line in the transaction that claims the next one.
+      const next = await a.claimNext(c, first.claimed);
+      assert.equal(next?.messageId, second.messageId);
+      assert.equal(await a.claimNext(c, next), undefined, 'the line is empty');
+      const rows = await server.ctx.store.db
+        .selectFrom('reply_jobs')
+        .select('message_id')
+        .where('conversation_id', '=', c)
+        .execute();
+      assert.deepEqual(rows, [], 'both jobs left the line');
     });
 
     it('never leaves a stored message without its place: a failed transaction takes both back', async () => {

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Dialect } from '../../storage/database.ts';
+import type { Dialect, Store } from '../../storage/database.ts';
 import { clockMs } from '../../storage/db-clock.ts';
+import type { GroupCommit } from '../../storage/group-commit.ts';
 import type { Database } from '../../storage/schema.ts';
 
 /** A user message whose reply this node now owns. */
@@ -41,11 +42,19 @@ type JobRow = Database['reply_jobs'] & { now: number };
  * node's `claimNext` takes the job over — seconds after the death, not after the responder timeout.
  */
 export class ReplyQueue {
+  private readonly db: Kysely<Database>;
+  private readonly dialect: Dialect;
+  /** Claims share commits with the other writes of their event-loop turn on SQLite (storage/group-commit.ts). */
+  private readonly writes: GroupCommit;
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
+    store: Pick<Store, 'db' | 'dialect' | 'writes'>,
     private readonly options: ReplyQueueOptions,
-  ) {}
+  ) {
+    this.db = store.db;
+    this.dialect = store.dialect;
+    this.writes = store.writes;
+  }
 
   /** Messages waiting for or getting a reply, every node's together (the queued-replies gauge). */
   async size(): Promise<number> {
@@ -56,32 +65,48 @@ export class ReplyQueue {
     return Number(row.count);
   }
 
-  /** Puts a just-stored user message in line, inside the transaction that stores it. */
+  /**
+   * Puts a just-stored user message in line, inside the transaction that stores it (which holds the conversation's
+   * row lock, like `claimNext`). With `claim`, when nothing else is in the conversation's line, this node takes the
+   * job at once and gets it back: the claim costs no transaction of its own.
+   */
   async enqueue(
     trx: Transaction<Database>,
     job: { messageId: string; conversationId: string; position: number },
-  ): Promise<void> {
+    options: { claim: boolean } = { claim: false },
+  ): Promise<ReplyJob | undefined> {
+    const claim =
+      options.claim &&
+      (await trx
+        .selectFrom('reply_jobs')
+        .select('message_id')
+        .where('conversation_id', '=', job.conversationId)
+        .limit(1)
+        .executeTakeFirst()) === undefined;
     await trx
       .insertInto('reply_jobs')
       .values({
         message_id: job.messageId,
         conversation_id: job.conversationId,
         position: job.position,
-        state: 'queued',
-        node_id: null,
+        state: claim ? 'running' : 'queued',
+        node_id: claim ? this.options.nodeId : null,
         reply_message_id: null,
-        lease_expires_at: null,
+        lease_expires_at: claim ? clockMs(this.dialect, this.options.leaseMs) : null,
         queued_at: clockMs(this.dialect),
       })
       .execute();
+    return claim ? { ...job, replyMessageId: null, takenOver: false } : undefined;
   }
 
   /**
    * Takes the conversation's next job for this node, or `undefined` when its line is empty or a live node is
-   * running one. A running job whose lease lapsed is taken over (`takenOver`): its node is gone.
+   * running one. A running job whose lease lapsed is taken over (`takenOver`): its node is gone. `finished` is the
+   * job this node just ended: it leaves the line in the same transaction (see `finish`).
    */
-  async claimNext(conversationId: string): Promise<ReplyJob | undefined> {
-    return this.db.transaction().execute(async (trx) => {
+  async claimNext(conversationId: string, finished?: ReplyJob): Promise<ReplyJob | undefined> {
+    return this.writes.run(async (trx) => {
+      if (finished) await this.finishIn(trx, finished);
       // Claims and message inserts of one conversation queue behind its row lock (SQLite: one writer anyway).
       if (this.dialect === 'postgres') {
         await trx
@@ -126,7 +151,11 @@ export class ReplyQueue {
 
   /** The job is done (answered, or nothing to answer): it leaves the line if this node still owns it. */
   async finish(job: ReplyJob): Promise<void> {
-    await this.db
+    await this.finishIn(this.db, job);
+  }
+
+  private async finishIn(db: Kysely<Database>, job: ReplyJob): Promise<void> {
+    await db
       .deleteFrom('reply_jobs')
       .where('message_id', '=', job.messageId)
       .where('node_id', '=', this.options.nodeId)

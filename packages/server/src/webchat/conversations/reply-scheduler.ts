@@ -57,10 +57,26 @@ export class ReplyScheduler {
       this.kickedAgain.add(conversationId);
       return;
     }
-    const loop = this.work(conversationId)
+    this.startLoop(conversationId, () => this.work(conversationId));
+  }
+
+  private startLoop(conversationId: string, work: () => Promise<void>): void {
+    const loop: Promise<void> = work()
       .catch((err) => this.deps.logger.warn({ err, conversationId }, 'reply line could not be worked'))
-      .finally(() => this.loops.delete(conversationId));
+      .finally(() => {
+        if (this.loops.get(conversationId) === loop) this.loops.delete(conversationId);
+      });
     this.loops.set(conversationId, loop);
+  }
+
+  /**
+   * Runs a job this node claimed as its message was stored (reply-queue.ts `enqueue`), then goes on with the
+   * conversation's line like `kick`. A loop still ending here (its last job just left the line) goes first.
+   */
+  runClaimed(job: ReplyJob): void {
+    const conversationId = job.conversationId;
+    const previous = this.loops.get(conversationId) ?? Promise.resolve();
+    this.startLoop(conversationId, () => previous.then(() => this.work(conversationId, job)));
   }
 
   /** Sweeps once now (at start-up, and in tests). */
@@ -92,10 +108,16 @@ export class ReplyScheduler {
     clearInterval(this.renewTimer);
   }
 
-  private async work(conversationId: string): Promise<void> {
+  /** Works the line from `first` (a job already claimed) or from its head, one job after another. */
+  private async work(conversationId: string, first?: ReplyJob): Promise<void> {
+    let next = first;
+    let finished: ReplyJob | undefined;
     for (;;) {
       this.kickedAgain.delete(conversationId);
-      const job = await this.deps.queue.claimNext(conversationId);
+      // The job just done leaves the line in the transaction that claims the next one.
+      const job = next ?? (await this.deps.queue.claimNext(conversationId, finished));
+      next = undefined;
+      finished = undefined;
       if (!job) {
         if (this.kickedAgain.has(conversationId) && !this.draining) continue;
         return;
@@ -106,29 +128,33 @@ export class ReplyScheduler {
       }
       if ((await this.runOne(job)) === 'unfinished') return;
       if (this.draining) {
+        await this.finish(job);
         // More may wait in this line; another node takes it now rather than at its next sweep.
         await this.deps.signals.send({ kind: 'wake', conversationId });
         return;
       }
+      finished = job;
     }
   }
 
   private async runOne(job: ReplyJob): Promise<JobOutcome> {
     this.running.add(job.messageId);
     try {
-      const outcome = await this.deps.run(job).catch((err) => {
+      return await this.deps.run(job).catch((err) => {
+        // An unfinished job keeps its row; its lease is no longer renewed, so a sweep takes it over once it lapses.
         this.deps.logger.warn({ err, messageId: job.messageId }, 'reply job left for another node');
         return 'unfinished' as const;
       });
-      // An unfinished job keeps its row; its lease is no longer renewed, so a sweep takes it over once it lapses.
-      if (outcome === 'done') await this.deps.queue.finish(job);
-      return outcome;
-    } catch (err) {
-      this.warnThrottled(err, 'could not finish a reply job; it will be taken over');
-      return 'unfinished';
     } finally {
       this.running.delete(job.messageId);
     }
+  }
+
+  /** A done job leaves the line; if the store fails now, its lapsed lease brings a node that finds it answered. */
+  private async finish(job: ReplyJob): Promise<void> {
+    await this.deps.queue.finish(job).catch((err) => {
+      this.warnThrottled(err, 'could not finish a reply job; it will be taken over');
+    });
   }
 
   private async handOver(job: ReplyJob): Promise<void> {

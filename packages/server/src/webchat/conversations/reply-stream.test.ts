@@ -58,7 +58,7 @@ for (const database of TEST_DATABASES) {
     }
 
     it('puts only the complete in history, and finishing for a dead node lands above every published sequence', async () => {
-      const store = new MessageStore(server.ctx.store.db, server.ctx.events);
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();
       const s = stream(store, recorder);
       const { id } = await s.start();
@@ -82,7 +82,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('never publishes past a reservation it could not write', async () => {
-      const store = new MessageStore(server.ctx.store.db, server.ctx.events);
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
       store.persistPartial = async () => {
         throw new Error('connection terminated');
       };
@@ -98,7 +98,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('a stream whose message another node completed stops: no late partial, no second complete', async () => {
-      const store = new MessageStore(server.ctx.store.db, server.ctx.events);
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();
       let superseded = 0;
       const s = stream(store, recorder, () => superseded++);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { InteractiveBlockInput } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
 import type { Block, ErrorBlock, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
-import type { AlsoInTransaction, MessageStore } from '../messages/message-store.ts';
+import type { AlsoInTransaction, MessageStore, NewMessage } from '../messages/message-store.ts';
 import { announce, announceUntilDelivered, type Broadcaster } from './broadcaster.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
 
@@ -23,6 +23,21 @@ export interface ReplyStreamDeps {
  * At most one extra write per this many partials (the once-a-second persist usually renews it first).
  */
 export const RESERVED_SEQUENCES = 64;
+
+/** The reservation stored with a new reply: its envelope 1 and the next RESERVED_SEQUENCES. */
+const FIRST_RESERVATION = 1 + RESERVED_SEQUENCES;
+
+/** A reply as first stored: partial, a typing block, its first sequences reserved (see ReplyStream). */
+export function typingMessage(conversationId: string, author: MessageAuthor): NewMessage {
+  return {
+    conversationId,
+    role: 'digital_employee',
+    author,
+    status: 'partial',
+    blocks: [{ id: randomUUID(), type: 'typing', typing: true }],
+    sequence: FIRST_RESERVATION,
+  };
+}
 
 /**
  * One streamed message on its way out (docs/asyncapi.yaml "MessageEnvelope"): sequence 1 is a partial snapshot
@@ -81,25 +96,25 @@ export class ReplyStream {
 
   /**
    * Stores the message (status partial, a typing block; `also` joins the insert's transaction) and publishes
-   * envelope 1. A failed publication is as harmless as a lost partial: the reply goes on, so the stored message
-   * still gets its `complete` rather than staying partial.
+   * envelope 1 (see `begin`).
    */
   async start(also?: AlsoInTransaction): Promise<MessageSnapshot> {
-    const reserved = 1 + RESERVED_SEQUENCES;
     const { snapshot } = await this.deps.store.insertAt(
-      {
-        conversationId: this.conversationId,
-        role: 'digital_employee',
-        author: this.author,
-        status: 'partial',
-        blocks: [{ id: randomUUID(), type: 'typing', typing: true }],
-        sequence: reserved,
-      },
+      typingMessage(this.conversationId, this.author),
       also,
     );
+    return this.begin(snapshot);
+  }
+
+  /**
+   * Publishes envelope 1 of a message already stored as `typingMessage` gave it (the engine stores it with the user
+   * message it answers). A failed publication is as harmless as a lost partial: the reply goes on, so the stored
+   * message still gets its `complete` rather than staying partial.
+   */
+  async begin(snapshot: MessageSnapshot): Promise<MessageSnapshot> {
     this.snapshot = snapshot;
     this.sequence = 1;
-    this.reserved = reserved;
+    this.reserved = FIRST_RESERVATION;
     this.deps.live.set(this.snapshot, this.sequence);
     this.lastFlushAt = Date.now();
     this.lastPersistAt = this.lastFlushAt;
@@ -154,7 +169,7 @@ export class ReplyStream {
     this.snapshot = snapshot;
     // The completed message must be durable before anyone is told it is complete.
     const attempt = this.chain.then(async () => {
-      const stored = await this.deps.store.complete(snapshot, sequence);
+      const stored = await this.deps.store.complete(snapshot, sequence, this.companyId);
       this.completed = true;
       this.deps.live.delete(snapshot.id);
       if (!stored) {

@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InboxEvent } from '@parley/webchat-protocol';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
+import { createLogger } from '../../logging/logger.ts';
 import { type PortalWorld, startPortalWorld } from '../../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
+import { ConversationsService } from '../conversations/conversations.service.ts';
 import {
   connectVisitor,
   createConversation,
@@ -13,7 +17,7 @@ import {
   sdkPost,
   sendMessage,
 } from '../testing/webchat-fixtures.ts';
-import { previewOf } from './inbox-feed.ts';
+import { InboxFeed, previewOf } from './inbox-feed.ts';
 
 // The live inbox (docs/routing.md "Live inbox"): agents follow their company's inbox channel; every change of a
 // conversation arrives as its new list entry, and no other company's ever does.
@@ -122,5 +126,51 @@ describe('inbox previews', () => {
     );
     assert.equal(previewOf(blocks([{ type: 'attachment', name: 'invoice.pdf' }])), '📎 invoice.pdf');
     assert.equal(previewOf(blocks([{ type: 'markdown', content: 'x'.repeat(300) }])).length, 140);
+  });
+});
+
+describe('inbox entries published in batches', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('reads the entries of every conversation changed within the window once, and publishes each latest entry once', async () => {
+    const conversations = new ConversationsService(server.ctx.store.db, server.ctx.events);
+    const reads: string[][] = [];
+    const published: Array<{ channel: string; event: InboxEvent }> = [];
+    const feed = new InboxFeed({
+      db: server.ctx.store.db,
+      conversations: Object.assign(Object.create(conversations), {
+        findMany: (ids: string[]) => {
+          reads.push([...ids]);
+          return conversations.findMany(ids);
+        },
+      }),
+      reads: { unreadCounts: async (_side, ids) => new Map(ids.map((id) => [id, 0])) },
+      feedback: { csatOf: async () => new Map() },
+      publish: async (channel, data) => {
+        published.push({ channel, event: JSON.parse(data) as InboxEvent });
+      },
+      logger: createLogger('silent'),
+    });
+    const company = await server.ctx.companies.create('Batch Co');
+    const employee = (await server.ctx.digitalEmployees.list(company.id))[0]!;
+    const created = await Promise.all(
+      [1, 2, 3].map(() =>
+        conversations.create({ companyId: company.id, sessionId: randomUUID() }, employee.id),
+      ),
+    );
+    const ids = created.map((c) => c.id);
+    // A burst: every conversation changes twice, the last change (a close) after the first calls.
+    const first = ids.map((id) => feed.changed(id));
+    await conversations.close(ids[2]!);
+    await Promise.all([...first, ...ids.map((id) => feed.changed(id))]);
+    assert.deepEqual(reads, [ids], 'one read of the three entries');
+    assert.equal(published.length, 3, 'one entry per conversation');
+    assert.ok(published.every((p) => p.channel === `inbox:companies.${company.id}`));
+    const closed = published.find((p) => p.event.conversation.id === ids[2]);
+    assert.equal(closed?.event.conversation.status, 'closed', 'the entry as it stands after the last change');
   });
 });

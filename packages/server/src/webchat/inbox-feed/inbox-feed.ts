@@ -17,6 +17,11 @@ import type { FeedbackService } from '../feedback/feedback.service.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
 
 const PREVIEW_CHARS = 140;
+/** Conversations read in one statement (well under every store's limit on bound parameters). */
+const MAX_BATCH = 200;
+/** How long changes gather before their entries are read and published: unnoticeable in a list, and a burst of
+ * messages costs a few reads instead of four per message. */
+const BATCH_WINDOW_MS = 50;
 
 export interface InboxFeedDeps {
   db: Kysely<Database>;
@@ -38,18 +43,45 @@ export interface InboxFeedDeps {
 export class InboxFeed {
   constructor(private readonly deps: InboxFeedDeps) {}
 
-  /** Publishes the conversation's current list entry; a failure is logged (the list catches up on its next load). */
-  async changed(conversationId: string): Promise<void> {
+  /** Conversations changed since the last batch, published together when the batch window ends. */
+  private pending = new Set<string>();
+  private batch: Promise<void> | undefined;
+
+  /**
+   * Publishes the conversation's current list entry soon (within BATCH_WINDOW_MS, with every other conversation
+   * that changed meanwhile: one read of their entries instead of four statements per message). Each entry is read
+   * after the change that caused it, so the list shows the latest state. A failure is logged (the list catches up on
+   * its next load). Resolves once the entry is published.
+   */
+  changed(conversationId: string): Promise<void> {
+    this.pending.add(conversationId);
+    this.batch ??= new Promise<void>((resolve) => setTimeout(resolve, BATCH_WINDOW_MS)).then(() =>
+      this.publishPending(),
+    );
+    return this.batch;
+  }
+
+  private async publishPending(): Promise<void> {
+    const ids = [...this.pending];
+    this.pending = new Set();
+    this.batch = undefined;
+    for (let i = 0; i < ids.length; i += MAX_BATCH) await this.publishEntries(ids.slice(i, i + MAX_BATCH));
+  }
+
+  private async publishEntries(ids: string[]): Promise<void> {
     try {
-      const conversation = await this.deps.conversations.find(conversationId);
-      if (!conversation) return;
-      const [view] = await this.views([conversation]);
-      const event: InboxEvent = { version: 1, type: 'conversation', conversation: view! };
-      await this.deps.publish(inboxChannelOf(conversation.companyId), JSON.stringify(event));
+      const conversations = await this.deps.conversations.findMany(ids);
+      const views = await this.views(conversations);
+      await Promise.all(
+        conversations.map((conversation, i) => {
+          const event: InboxEvent = { version: 1, type: 'conversation', conversation: views[i]! };
+          return this.deps.publish(inboxChannelOf(conversation.companyId), JSON.stringify(event));
+        }),
+      );
     } catch (err) {
       this.deps.logger.warn(
-        { conversationId, err: err instanceof Error ? err.message : String(err) },
-        'could not publish an inbox update',
+        { conversations: ids.length, err: err instanceof Error ? err.message : String(err) },
+        'could not publish inbox updates',
       );
     }
   }

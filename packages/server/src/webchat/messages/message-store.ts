@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
+import type { Store } from '../../storage/database.ts';
+import type { GroupCommit } from '../../storage/group-commit.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { EventRecorder } from '../../webhooks/events.ts';
 import type { MessagesTable } from '../webchat.tables.ts';
@@ -56,10 +58,17 @@ export class MessageStore {
   private readonly byClientMessageId;
   private readonly companyOfConversation;
 
+  private readonly db: Kysely<Database>;
+  /** Message writes share commits with others arriving in the same turn on SQLite (storage/group-commit.ts). */
+  private readonly writes: GroupCommit;
+
   constructor(
-    private readonly db: Kysely<Database>,
+    store: Pick<Store, 'db' | 'writes'>,
     private readonly events: EventRecorder,
   ) {
+    const db = store.db;
+    this.db = db;
+    this.writes = store.writes;
     this.takePosition = compileOnce<{ id: string; at: string }>((arg) =>
       db
         .updateTable('conversations')
@@ -138,51 +147,60 @@ export class MessageStore {
     input: NewMessage,
     also?: AlsoInTransaction,
   ): Promise<{ snapshot: MessageSnapshot; inserted: InsertedAt }> {
-    const at = now();
-    const id = randomUUID();
-    return this.db.transaction().execute(async (trx) => {
-      const taken = await trx.executeQuery<{
-        last_position: number;
-        status: string;
-        handled_by: string;
-        company_id: string;
-      }>(this.takePosition({ id: input.conversationId, at }));
-      const row = taken.rows[0];
-      if (row === undefined) throw new Error(`conversation ${input.conversationId} does not exist`);
-      const position = row.last_position;
-      await trx.executeQuery(
-        this.insertRow({
-          id,
-          conversation_id: input.conversationId,
-          position,
-          role: input.role,
-          author_id: input.author?.id ?? null,
-          author_name: input.author?.name ?? null,
-          status: input.status,
-          blocks: JSON.stringify(input.blocks),
-          client_message_id: input.clientMessageId ?? null,
-          sequence: input.sequence ?? 1,
-          created_at: at,
-          updated_at: at,
-        }),
-      );
-      const inserted: InsertedAt = { position, conversationStatus: row.status, handledBy: row.handled_by };
-      await also?.(trx, { ...inserted, id });
-      const snapshot: MessageSnapshot = {
-        id,
-        conversation_id: input.conversationId,
-        role: input.role,
-        author: input.author,
-        status: input.status,
-        blocks: input.blocks,
-        client_message_id: input.clientMessageId ?? null,
-        position,
-        created_at: at,
-        updated_at: at,
-      };
-      if (snapshot.status === 'complete') await this.recordCreated(trx, row.company_id, snapshot);
+    return this.writes.run(async (trx) => {
+      const { snapshot, inserted } = await this.insertIn(trx, input);
+      await also?.(trx, { ...inserted, id: snapshot.id });
       return { snapshot, inserted };
     });
+  }
+
+  /** Inserts a message inside a transaction the caller holds (e.g. a reply started with the message it answers). */
+  async insertIn(
+    trx: Transaction<Database>,
+    input: NewMessage,
+  ): Promise<{ snapshot: MessageSnapshot; inserted: InsertedAt }> {
+    const at = now();
+    const id = randomUUID();
+    const taken = await trx.executeQuery<{
+      last_position: number;
+      status: string;
+      handled_by: string;
+      company_id: string;
+    }>(this.takePosition({ id: input.conversationId, at }));
+    const row = taken.rows[0];
+    if (row === undefined) throw new Error(`conversation ${input.conversationId} does not exist`);
+    const position = row.last_position;
+    await trx.executeQuery(
+      this.insertRow({
+        id,
+        conversation_id: input.conversationId,
+        position,
+        role: input.role,
+        author_id: input.author?.id ?? null,
+        author_name: input.author?.name ?? null,
+        status: input.status,
+        blocks: JSON.stringify(input.blocks),
+        client_message_id: input.clientMessageId ?? null,
+        sequence: input.sequence ?? 1,
+        created_at: at,
+        updated_at: at,
+      }),
+    );
+    const inserted: InsertedAt = { position, conversationStatus: row.status, handledBy: row.handled_by };
+    const snapshot: MessageSnapshot = {
+      id,
+      conversation_id: input.conversationId,
+      role: input.role,
+      author: input.author,
+      status: input.status,
+      blocks: input.blocks,
+      client_message_id: input.clientMessageId ?? null,
+      position,
+      created_at: at,
+      updated_at: at,
+    };
+    if (snapshot.status === 'complete') await this.recordCreated(trx, row.company_id, snapshot);
+    return { snapshot, inserted };
   }
 
   /** The `message.created` webhook event of a message that just became complete, in the same transaction. */
@@ -211,23 +229,23 @@ export class MessageStore {
    * may use from now on. False when the message is no longer partial (someone completed it): stop streaming.
    */
   async persistPartial(snapshot: MessageSnapshot, reservedSequence: number): Promise<boolean> {
-    const result = await this.db.executeQuery(
-      this.persistPartialRow({
-        id: snapshot.id,
-        blocks: JSON.stringify(snapshot.blocks),
-        sequence: reservedSequence,
-        updated_at: snapshot.updated_at,
-      }),
-    );
+    const row = {
+      id: snapshot.id,
+      blocks: JSON.stringify(snapshot.blocks),
+      sequence: reservedSequence,
+      updated_at: snapshot.updated_at,
+    };
+    const result = await this.writes.run((trx) => trx.executeQuery(this.persistPartialRow(row)));
     return Number(result.numAffectedRows ?? 0) > 0;
   }
 
   /**
    * Stores the final snapshot of a partial message with the sequence of its `complete` envelope. False when it was
-   * already complete (another node finished it first): the caller must not announce anything.
+   * already complete (another node finished it first): the caller must not announce anything. `companyId` (the
+   * conversation's) saves looking it up for the webhook event.
    */
-  async complete(snapshot: MessageSnapshot, sequence: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+  async complete(snapshot: MessageSnapshot, sequence: number, companyId?: string): Promise<boolean> {
+    return this.writes.run(async (trx) => {
       const result = await trx.executeQuery(
         this.completeRow({
           id: snapshot.id,
@@ -237,7 +255,7 @@ export class MessageStore {
         }),
       );
       if (Number(result.numAffectedRows ?? 0) === 0) return false;
-      await this.recordCreated(trx, undefined, snapshot);
+      await this.recordCreated(trx, companyId, snapshot);
       return true;
     });
   }

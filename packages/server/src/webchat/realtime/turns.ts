@@ -2,8 +2,9 @@
  * Spreads bursts of heavy tasks over event-loop turns: at most `perTurn` tasks start in one turn; the others wait
  * for the next turns (`setImmediate`, which runs after the current turn's I/O and before the next turn's timers).
  *
- * Why: with SQLite (better-sqlite3 is synchronous) a visitor publication runs validate → store → broadcast → reply
- * start without ever leaving the turn it arrived in. A thousand publications arriving together (a load test, every
+ * Why: with SQLite (better-sqlite3 is synchronous) all of a visitor publication's work — validate → store → broadcast
+ * → reply start — is CPU on the one thread (its writes wait only for the turn's group commit,
+ * packages/server/src/storage/group-commit.ts). A thousand publications arriving together (a load test, every
  * widget of a busy page reconnecting after a deploy) would hold the loop for most of a second, and every reply
  * already streaming would stall that long, because the timers of its word-by-word stream and its coalescing flush
  * cannot run. Capping the work per turn lets them run between the slices: the burst takes as long as before, the

@@ -1,0 +1,97 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Dialect } from './database.ts';
+import type { Database } from './schema.ts';
+
+/** Statements of one write: they run in a transaction and must touch nothing but `trx` (no network, no timers). */
+export type WriteUnit<T> = (trx: Transaction<Database>) => Promise<T>;
+
+interface Pending {
+  work: WriteUnit<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** At most this many writes share one commit (one event-loop turn rarely brings more). */
+const MAX_GROUP = 64;
+
+/**
+ * Runs small write transactions, sharing one commit between those that arrive in the same event-loop turn (SQLite).
+ *
+ * Why: SQLite has one writer, and with WAL most of a short transaction's cost is its commit, which appends every page
+ * it changed to the log (profiled on a burst of visitor messages: 14 % of the server's CPU went to commits). Writes
+ * that arrive together — a thousand visitors sending at once, their replies starting, streams completing — touch the
+ * same pages (the conversations table, the messages index, the reply line), so one commit for the group writes each
+ * page once. Each write keeps its own all-or-nothing: it runs inside a SAVEPOINT, and one that fails is rolled back
+ * to it alone while the others go on. Every caller's promise settles only after the shared commit, so whatever it
+ * acknowledges afterwards (a publish reply, a `complete` envelope) is as durable as with a transaction of its own.
+ *
+ * PostgreSQL runs each write in a transaction of its own at once: its writers work in parallel on pooled
+ * connections and take row locks, so waiting for a turn would only add latency.
+ */
+export class GroupCommit {
+  private pending: Pending[] = [];
+  private scheduled = false;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /** Runs `work` in a transaction (shared on SQLite, see above); settles once its writes are committed or undone. */
+  run<T>(work: WriteUnit<T>): Promise<T> {
+    if (this.dialect !== 'sqlite') return this.db.transaction().execute(work);
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => void this.commitPending());
+    });
+  }
+
+  private async commitPending(): Promise<void> {
+    this.scheduled = false;
+    const groups: Pending[][] = [];
+    for (let i = 0; i < this.pending.length; i += MAX_GROUP)
+      groups.push(this.pending.slice(i, i + MAX_GROUP));
+    this.pending = [];
+    for (const group of groups) await this.commit(group);
+  }
+
+  private async commit(group: Pending[]): Promise<void> {
+    if (group.length === 1) {
+      const [only] = group as [Pending];
+      await this.db.transaction().execute(only.work).then(only.resolve, only.reject);
+      return;
+    }
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        for (const { work } of group) {
+          await sql`savepoint grouped_write`.execute(trx);
+          try {
+            const value = await work(trx);
+            await sql`release savepoint grouped_write`.execute(trx);
+            outcomes.push({ ok: true, value });
+          } catch (error) {
+            // Undo this write only; the savepoint is released so the next one starts from a clean stack.
+            await sql`rollback to savepoint grouped_write`.execute(trx);
+            await sql`release savepoint grouped_write`.execute(trx);
+            outcomes.push({ ok: false, error });
+          }
+        }
+      });
+    } catch (error) {
+      // The commit itself (or a rollback to a savepoint) failed: nothing of the group is stored.
+      group.forEach((unit, i) => {
+        const outcome = outcomes[i];
+        unit.reject(outcome && !outcome.ok ? outcome.error : error);
+      });
+      return;
+    }
+    group.forEach((unit, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) unit.resolve(outcome.value);
+      else unit.reject(outcome.error);
+    });
+  }
+}
