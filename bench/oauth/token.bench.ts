@@ -33,10 +33,13 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const ROUND_S = Number(process.env.BENCH_ROUND_SECONDS ?? 5);
 const HALF_S = Number(process.env.BENCH_HALF_SECONDS ?? 10);
 /**
- * oidc-provider writes no per-request log line, so Parley runs at `warn` (no access log) for a like-for-like
- * comparison; set BENCH_PARLEY_LOG_LEVEL=info to include its two JSON access-log lines per request.
+ * oidc-provider writes no per-request log line, so the row compared with it runs Parley at `warn` (no access log);
+ * a second Parley, measured in the same alternating rounds, runs with its default settings (`info`: one access-log
+ * line per request) for the goal against the floor server.
  */
 const PARLEY_LOG_LEVEL = process.env.BENCH_PARLEY_LOG_LEVEL ?? 'warn';
+/** Goal: CPU per grant of Parley with its default settings, at most this many times the floor's. */
+const DEFAULT_SETTINGS_CPU_GOAL = 1.25;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BODY = 'grant_type=client_credentials&scope=connector%3Awrite';
 
@@ -121,18 +124,23 @@ function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
   };
 }
 
-async function startParley(): Promise<{ target: Target; stop: () => Promise<void> }> {
+async function startParley(
+  name: string,
+  logLevel: string | undefined,
+): Promise<{ target: Target; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const port = await freePort();
   const env = parleyEnv(port, dataDir, {
     PARLEY_TOKENS_PER_MINUTE: String(1_000_000_000),
-    LOG_LEVEL: PARLEY_LOG_LEVEL,
+    ...(logLevel ? { LOG_LEVEL: logLevel } : {}),
   });
+  // Default settings: no LOG_LEVEL at all (stdout is a pipe here, so the format is JSON, as in production).
+  if (!logLevel) delete env.LOG_LEVEL;
   const { client } = await createBenchClient({ ...env, LOG_LEVEL: 'error' });
   const child = await startParleyProcess(env, port);
   return {
     target: {
-      name: 'parley',
+      name,
       pid: child.pid!,
       url: `http://127.0.0.1:${port}/platform/v1/auth/token/client-credentials`,
       authorization: basicAuth(client.client_id!, client.client_secret!),
@@ -181,8 +189,9 @@ const started: Array<{ target: Target; stop: () => Promise<void> }> = [];
 let peaks: Map<string, Summary>;
 let half: LoadResult;
 try {
-  const parley = await startParley();
+  const parley = await startParley('parley', PARLEY_LOG_LEVEL);
   started.push(parley);
+  started.push(await startParley('parley-default', undefined));
   started.push(
     await startScriptServer('oidc-provider', 'oidc-provider-server.mjs', { ready: '/jwks', token: '/token' }),
   );
@@ -201,6 +210,8 @@ try {
 const ours = peaks.get('parley')!;
 const theirs = peaks.get('oidc-provider')!;
 const bare = peaks.get('floor')!;
+const defaults = peaks.get('parley-default')!;
+const defaultCpuRatio = defaults.cpuPerGrant / bare.cpuPerGrant;
 const ratio = ours.rate / theirs.rate;
 const halfP99 = half.latency.p99;
 const oidcVersion = (await import('oidc-provider/package.json', { with: { type: 'json' } })).default.version;
@@ -219,6 +230,9 @@ console.log(
   `| oidc-provider ${oidcVersion.padEnd(7)} (memory adapter)   | ${fmt(theirs.rate, 0)} | ${fmt(theirs.p50)} | ${fmt(theirs.p99)} |    ${us(theirs.cpuPerGrant)} |`,
 );
 console.log(
+  `| parley, default settings (info logs)    | ${fmt(defaults.rate, 0)} | ${fmt(defaults.p50)} | ${fmt(defaults.p99)} |    ${us(defaults.cpuPerGrant)} |`,
+);
+console.log(
   `| floor: raw node:http, essential work    | ${fmt(bare.rate, 0)} | ${fmt(bare.p50)} | ${fmt(bare.p99)} |    ${us(bare.cpuPerGrant)} |`,
 );
 console.log(
@@ -227,6 +241,10 @@ console.log(
 console.log(
   `\nparley / oidc-provider grants/s: ${ratio.toFixed(2)}x   goal >= 3x   ${ratio >= 3 ? 'MET' : 'MISSED'}`,
 );
+if (!Number.isNaN(defaultCpuRatio))
+  console.log(
+    `parley (default settings) / floor CPU per grant: ${defaultCpuRatio.toFixed(2)}x   goal <= ${DEFAULT_SETTINGS_CPU_GOAL}x   ${defaultCpuRatio <= DEFAULT_SETTINGS_CPU_GOAL ? 'MET' : 'MISSED'}`,
+  );
 console.log(`parley p99 at half peak: ${halfP99} ms   goal < 20 ms   ${halfP99 < 20 ? 'MET' : 'MISSED'}`);
 if (!Number.isNaN(cpuRatio))
   console.log(`oidc-provider / parley CPU per grant: ${cpuRatio.toFixed(2)}x (grants per CPU-second)`);

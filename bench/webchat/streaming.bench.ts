@@ -19,7 +19,11 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import WebSocket, { WebSocketServer } from 'ws';
 import { percentile } from '../lib/stats.ts';
 
-const GOAL = '1,000 concurrent streaming conversations on one node with p99 inter-envelope gap < 100 ms';
+/** The goals of a burst of 1,000 (docs/operations.md "Capacity"): the first is absolute, the second relative to the floor. */
+const GOAL =
+  'a burst of 1,000 messages on one node: first envelope p99 <= 300 ms, p99 gap between envelopes <= 1.3x the floor';
+const FIRST_P99_GOAL_MS = 300;
+const GAP_P99_GOAL_RATIO = 1.3;
 
 interface Target {
   channel: string;
@@ -292,11 +296,8 @@ function report(
       2,
     ),
   );
-  const met = !result.timedOut && o.conversations >= 1000 && f.gap.p99 < 100;
-  console.log(`goal: ${GOAL}`);
-  console.log(
-    `result: ${f.completed}/${o.conversations} conversations streamed, p99 gap ${f.gap.p99} ms → ${met ? 'MET' : 'NOT MET'}`,
-  );
+  if (result.timedOut || f.completed < o.conversations)
+    console.log(`result: only ${f.completed}/${o.conversations} conversations streamed to their end`);
   return f;
 }
 
@@ -312,6 +313,13 @@ function printComparison(parley: Figures, floor: Figures): void {
   );
   console.log(row('parley (SQLite, memory broker, full protocol)', parley));
   console.log(row('floor: bare ws + timers (no storage/protocol)', floor));
+  const gapRatio = Math.round((100 * parley.gap.p99) / floor.gap.p99) / 100;
+  const firstMet = parley.first.p99 <= FIRST_P99_GOAL_MS;
+  const gapMet = gapRatio <= GAP_P99_GOAL_RATIO;
+  console.log(`\ngoal: ${GOAL}`);
+  console.log(
+    `result: first envelope p99 ${parley.first.p99} ms (${firstMet ? 'MET' : 'NOT MET'}); gap p99 ${gapRatio}x the floor's (${gapMet ? 'MET' : 'NOT MET'})`,
+  );
 }
 
 async function setUpConversation(baseUrl: string, companyId: string): Promise<Target> {

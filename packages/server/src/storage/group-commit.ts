@@ -2,7 +2,10 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Dialect } from './database.ts';
 import type { Database } from './schema.ts';
 
-/** Statements of one write: they run in a transaction and must touch nothing but `trx` (no network, no timers). */
+/**
+ * Statements of one write: they run in a transaction and must touch nothing but `trx` — no network, no timers, and
+ * never `db` or another `run` (SQLite has one connection: a query outside `trx` would wait for this very transaction).
+ */
 export type WriteUnit<T> = (trx: Transaction<Database>) => Promise<T>;
 
 interface Pending {
@@ -73,10 +76,12 @@ export class GroupCommit {
             await sql`release savepoint grouped_write`.execute(trx);
             outcomes.push({ ok: true, value });
           } catch (error) {
+            // Recorded first: if SQLite already rolled the whole transaction back (I/O error, disk full), the
+            // rollback below throws, and this write must still be rejected with its own error.
+            outcomes.push({ ok: false, error });
             // Undo this write only; the savepoint is released so the next one starts from a clean stack.
             await sql`rollback to savepoint grouped_write`.execute(trx);
             await sql`release savepoint grouped_write`.execute(trx);
-            outcomes.push({ ok: false, error });
           }
         }
       });

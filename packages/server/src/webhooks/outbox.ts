@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
+import { compileOnce } from '../storage/compiled.ts';
 import type { Dialect } from '../storage/database.ts';
 import { clockMs } from '../storage/db-clock.ts';
 import type { Database } from '../storage/schema.ts';
@@ -26,15 +27,22 @@ export function eventBody(id: string, event: DomainEvent, createdAt: string): st
  * finds the deliveries in the store). An event no endpoint subscribes to is not stored: nothing would read it.
  */
 export class WebhookOutbox implements EventRecorder {
+  private enabledEndpoints: ((args: { company_id: string }) => CompiledQuery) | undefined;
+
   constructor(private readonly dialect: Dialect) {}
 
   async record(trx: Kysely<Database>, event: DomainEvent): Promise<void> {
-    const endpoints = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['id', 'events'])
-      .where('company_id', '=', event.companyId)
-      .where('enabled', '=', 1)
-      .execute();
+    // Compiled once (storage/compiled.ts): this runs with every message and every completed reply.
+    this.enabledEndpoints ??= compileOnce<{ company_id: string }>((arg) =>
+      trx
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'events'])
+        .where('company_id', '=', arg('company_id'))
+        .where('enabled', '=', 1),
+    );
+    const { rows: endpoints } = await trx.executeQuery<{ id: string; events: string }>(
+      this.enabledEndpoints({ company_id: event.companyId }),
+    );
     const subscribed = endpoints.filter((e) => (JSON.parse(e.events) as string[]).includes(event.type));
     if (subscribed.length === 0) return;
     const id = newEventId();

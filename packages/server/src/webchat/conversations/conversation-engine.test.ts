@@ -50,7 +50,17 @@ describe('conversation engine failure paths', () => {
   after(() => server.close());
 
   /** An engine on the test server's database publishing to `broadcaster`; `responder` replaces the builtin. */
-  async function engineWith(broadcaster: Broadcaster, responder?: Responder, messages: MessageStore = store) {
+  async function engineWith(
+    broadcaster: Broadcaster,
+    options: {
+      responder?: Responder;
+      messages?: MessageStore;
+      leaseMs?: number;
+      /** Runs as the engine looks up the digital employee (before it stores a visitor message). */
+      onLookup?: () => void;
+    } = {},
+  ) {
+    const { responder, messages = store, leaseMs = 5_000 } = options;
     const company = await server.ctx.companies.create(`Engine ${randomUUID().slice(0, 8)}`);
     const employee = await server.ctx.digitalEmployees.create({
       companyId: company.id,
@@ -65,7 +75,10 @@ describe('conversation engine failure paths', () => {
       broadcaster,
       live: new LiveSnapshots(),
       replies: {
-        findEmployee: (companyId, id) => server.ctx.digitalEmployees.find(companyId, id),
+        findEmployee: (companyId, id) => {
+          options.onLookup?.();
+          return server.ctx.digitalEmployees.find(companyId, id);
+        },
         responderFor: (e: DigitalEmployee) =>
           responder ?? createResponder(e, { connectors: server.ctx.connectorCaller }),
         greetingFor: () => null,
@@ -74,13 +87,9 @@ describe('conversation engine failure paths', () => {
       flushIntervalMs: 0,
       persistIntervalMs: 0,
       responderTimeoutMs: 5_000,
-      queue: new ReplyQueue(server.ctx.store, {
-        nodeId: randomUUID(),
-        leaseMs: 5_000,
-        stallMs: 5_000,
-      }),
+      queue: new ReplyQueue(server.ctx.store, { nodeId: randomUUID(), leaseMs, stallMs: leaseMs }),
       signals: LOCAL_REPLY_SIGNALS,
-      leaseMs: 5_000,
+      leaseMs,
     });
     const conversation = await conversations.create(
       { companyId: company.id, sessionId: randomUUID() },
@@ -136,7 +145,7 @@ describe('conversation engine failure paths', () => {
         throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
       },
     };
-    const { engine, conversation } = await engineWith(broadcaster, failing);
+    const { engine, conversation } = await engineWith(broadcaster, { responder: failing });
     try {
       await engine.postUserMessage(conversation, send('hello'));
       const reply = replyCompleted(await broadcaster.waitFor((e) => replyCompleted(e) !== undefined))!;
@@ -158,7 +167,7 @@ describe('conversation engine failure paths', () => {
       if (failures-- > 0) throw new Error('database is locked');
       return complete(snapshot, sequence, companyId);
     };
-    const { engine, conversation } = await engineWith(broadcaster, undefined, flaky);
+    const { engine, conversation } = await engineWith(broadcaster, { messages: flaky });
     try {
       await engine.postUserMessage(conversation, send('hello'));
       const reply = replyCompleted(await broadcaster.waitFor((e) => replyCompleted(e) !== undefined))!;
@@ -201,7 +210,7 @@ describe('conversation engine failure paths', () => {
   it("stores the reply's start with the message when the line is empty; behind a running reply, a message waits", async () => {
     const broadcaster = new RecordingBroadcaster();
     const held = heldResponder('Answered.');
-    const { engine, conversation } = await engineWith(broadcaster, held.responder);
+    const { engine, conversation } = await engineWith(broadcaster, { responder: held.responder });
     try {
       const first = await engine.postUserMessage(conversation, send('first'));
       // Read before the reply has had a turn to run: the message's own transaction wrote all of this.
@@ -251,7 +260,7 @@ describe('conversation engine failure paths', () => {
       },
     };
     const held = heldResponder('Never shown.');
-    const { engine, conversation } = await engineWith(broadcaster, held.responder);
+    const { engine, conversation } = await engineWith(broadcaster, { responder: held.responder });
     try {
       const posting = engine.postUserMessage(conversation, send('hello'));
       for (let i = 0; i < 200 && (await jobsOf(conversation.id)).length === 0; i++)
@@ -261,6 +270,63 @@ describe('conversation engine failure paths', () => {
       announced();
       await posting;
       const reply = replyCompleted(await recorder.waitFor((e) => replyCompleted(e) !== undefined))!;
+      assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
+    } finally {
+      held.release();
+      await engine.shutdown();
+    }
+  });
+
+  it('keeps renewing the lease of a job claimed with its message while the message is still being announced', async () => {
+    const recorder = new RecordingBroadcaster();
+    // The broker takes three leases' time to take the user message; the node must not take its own job over.
+    const broadcaster: Broadcaster = {
+      publish: async (channel, envelope) => {
+        if (envelope.message_snapshot.role === 'user') await new Promise((r) => setTimeout(r, 900));
+        await recorder.publish(channel, envelope);
+      },
+    };
+    const { engine, conversation } = await engineWith(broadcaster, { leaseMs: 300 });
+    await engine.start({ alone: false }); // renews leases and sweeps for lapsed ones, as a node does
+    try {
+      await engine.postUserMessage(conversation, send('hello'));
+      const reply = replyCompleted(await recorder.waitFor((e) => replyCompleted(e) !== undefined))!;
+      assert.equal(reply.message_snapshot.blocks.at(-1)!.type, 'markdown', 'answered, not taken over');
+      const replies = new Set(
+        recorder.envelopes
+          .filter((e) => e.message_snapshot.role === 'digital_employee')
+          .map((e) => e.message_snapshot.id),
+      );
+      assert.equal(replies.size, 1);
+      assert.equal(
+        recorder.envelopes[0]!.message_snapshot.role,
+        'user',
+        'the message is announced before its reply',
+      );
+    } finally {
+      await engine.shutdown();
+    }
+  });
+
+  it('an interrupt that arrives while a message is stored with its reply, before that reply is registered, stops it', async () => {
+    const broadcaster = new RecordingBroadcaster();
+    const held = heldResponder('Never shown.');
+    let engine!: ConversationEngine;
+    let conversationId = '';
+    // Another node's handover signal handled here before this node has registered the reply it just stored.
+    let interrupt = false;
+    const built = await engineWith(broadcaster, {
+      responder: held.responder,
+      onLookup: () => {
+        if (interrupt) engine.stopReply(conversationId, 'handover');
+      },
+    });
+    engine = built.engine;
+    conversationId = built.conversation.id;
+    try {
+      interrupt = true;
+      await engine.postUserMessage(built.conversation, send('hello'));
+      const reply = replyCompleted(await broadcaster.waitFor((e) => replyCompleted(e) !== undefined))!;
       assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
     } finally {
       held.release();

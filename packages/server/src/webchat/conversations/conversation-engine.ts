@@ -61,6 +61,9 @@ export interface ReplyObserver {
   finished(seconds: number, outcome: string): void;
 }
 
+/** How long an interrupt that found no reply is remembered (far longer than a commit takes to be answered). */
+const INTERRUPT_MEMORY_MS = 10_000;
+
 /** Slack on top of the responder timeout before a partial message without a reply job counts as abandoned. */
 export const ABANDONED_REPLY_MARGIN_MS = 30_000;
 
@@ -100,6 +103,8 @@ export class ConversationEngine {
   /** Per conversation: the reply streaming on this node now and how to stop it. */
   private readonly active = new Map<string, Slot>();
   private readonly scheduler: ReplyScheduler;
+  /** Interrupts that found no reply here (see stopReply), by conversation: when they came. */
+  private readonly interruptedWithoutReply = new Map<string, { reason: InterruptReason; at: number }>();
   /** Jobs this node claimed as it stored their message, by message id: what `runJob` would otherwise read back. */
   private readonly claimedHere = new Map<string, ClaimedHere & { message: MessageSnapshot; slot: Slot }>();
   private orphanSweeper: NodeJS.Timeout | undefined;
@@ -162,6 +167,8 @@ export class ConversationEngine {
       if (conversation.status === 'closed') throw conversationClosed();
     }
     const blocks = resolved ?? (await storedUserBlocks(this.deps.store, conversation.id, send));
+    // When this message began to be stored: an interrupt from then on may concern the reply stored with it.
+    const storing = performance.now();
     // Who will answer, known before the transaction so that it can store the reply's start with the message.
     const employee =
       conversation.handledBy === 'digital_employee' && !this.scheduler.isDraining
@@ -192,7 +199,8 @@ export class ConversationEngine {
           const job = await this.deps.queue.enqueue(
             trx,
             { messageId: at.id, conversationId: conversation.id, position: at.position },
-            { claim: employee !== undefined },
+            // Checked again here: a drain that began since the lookup leaves the job to the line.
+            { claim: employee !== undefined && !this.scheduler.isDraining },
           );
           if (!job || !employee) return;
           const author = { id: employee.id, name: employee.name };
@@ -219,10 +227,14 @@ export class ConversationEngine {
     }
     const job = claimed?.job;
     if (claimed) {
-      // The reply is stored: from now on a handover or close must be able to interrupt it (stopReply).
+      // The reply is stored: from now on a handover or close must be able to interrupt it (stopReply), and its lease
+      // is renewed while the message is announced.
       const slot: Slot = { controller: new AbortController() };
       this.active.set(conversation.id, slot);
+      const missed = this.interruptedWithoutReply.get(conversation.id);
+      if (missed && missed.at >= storing) slot.controller.abort(missed.reason);
       this.claimedHere.set(claimed.job.messageId, { ...claimed, message: snapshot, slot });
+      this.scheduler.hold(claimed.job);
     }
     try {
       await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
@@ -342,9 +354,24 @@ export class ConversationEngine {
     await this.deps.signals.send({ kind: 'interrupt', conversationId, reason });
   }
 
-  /** Aborts this node's reply in the conversation, if any: it ends with an error block (see endFailedReply). */
+  /**
+   * Aborts this node's reply in the conversation, if any: it ends with an error block (see endFailedReply). With
+   * none, the interrupt is remembered for a moment: on PostgreSQL another node's handover can commit right after
+   * this node stored a message and its reply's start, and its signal can be handled here before this node has
+   * registered that reply (postUserMessage checks).
+   */
   stopReply(conversationId: string, reason: InterruptReason): void {
-    this.active.get(conversationId)?.controller.abort(reason);
+    const slot = this.active.get(conversationId);
+    if (slot) {
+      slot.controller.abort(reason);
+      return;
+    }
+    const now = performance.now();
+    if (this.interruptedWithoutReply.size >= 1_000) {
+      for (const [id, { at }] of this.interruptedWithoutReply)
+        if (now - at > INTERRUPT_MEMORY_MS) this.interruptedWithoutReply.delete(id);
+    }
+    this.interruptedWithoutReply.set(conversationId, { reason, at: now });
   }
 
   /**

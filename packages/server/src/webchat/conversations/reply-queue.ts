@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
+import { compileOnce } from '../../storage/compiled.ts';
 import type { Dialect, Store } from '../../storage/database.ts';
 import { clockMs } from '../../storage/db-clock.ts';
 import type { GroupCommit } from '../../storage/group-commit.ts';
@@ -54,7 +55,27 @@ export class ReplyQueue {
     this.db = store.db;
     this.dialect = store.dialect;
     this.writes = store.writes;
+    this.anyJobOf = compileOnce<{ conversation_id: string }>((arg) =>
+      this.db
+        .selectFrom('reply_jobs')
+        .select('message_id')
+        .where('conversation_id', '=', arg('conversation_id'))
+        .limit(1),
+    );
+    this.setReplyMessage = compileOnce<{ reply_message_id: string; message_id: string; node_id: string }>(
+      (arg) =>
+        this.db
+          .updateTable('reply_jobs')
+          .set({ reply_message_id: arg('reply_message_id') })
+          .where('message_id', '=', arg('message_id'))
+          .where('node_id', '=', arg('node_id'))
+          .where('state', '=', 'running'),
+    );
   }
+
+  // Statements of every visitor message, compiled once (storage/compiled.ts).
+  private readonly anyJobOf;
+  private readonly setReplyMessage;
 
   /** Messages waiting for or getting a reply, every node's together (the queued-replies gauge). */
   async size(): Promise<number> {
@@ -77,12 +98,7 @@ export class ReplyQueue {
   ): Promise<ReplyJob | undefined> {
     const claim =
       options.claim &&
-      (await trx
-        .selectFrom('reply_jobs')
-        .select('message_id')
-        .where('conversation_id', '=', job.conversationId)
-        .limit(1)
-        .executeTakeFirst()) === undefined;
+      (await trx.executeQuery(this.anyJobOf({ conversation_id: job.conversationId }))).rows.length === 0;
     await trx
       .insertInto('reply_jobs')
       .values({
@@ -106,8 +122,8 @@ export class ReplyQueue {
    */
   async claimNext(conversationId: string, finished?: ReplyJob): Promise<ReplyJob | undefined> {
     return this.writes.run(async (trx) => {
-      if (finished) await this.finishIn(trx, finished);
-      // Claims and message inserts of one conversation queue behind its row lock (SQLite: one writer anyway).
+      // Claims and message inserts of one conversation queue behind its row lock (SQLite: one writer anyway). Taken
+      // first, as every claim does, so two claims never lock rows in opposite orders.
       if (this.dialect === 'postgres') {
         await trx
           .selectFrom('conversations')
@@ -116,6 +132,7 @@ export class ReplyQueue {
           .forUpdate()
           .execute();
       }
+      if (finished) await this.finishIn(trx, finished);
       const rows = (await trx
         .selectFrom('reply_jobs')
         .selectAll()
@@ -139,14 +156,14 @@ export class ReplyQueue {
 
   /** Records the reply message a job streams, with its insert; throws `LeaseLost` (rolling it back) if not ours. */
   async attachReply(trx: Transaction<Database>, job: ReplyJob, replyMessageId: string): Promise<void> {
-    const result = await trx
-      .updateTable('reply_jobs')
-      .set({ reply_message_id: replyMessageId })
-      .where('message_id', '=', job.messageId)
-      .where('node_id', '=', this.options.nodeId)
-      .where('state', '=', 'running')
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw new LeaseLost(job.messageId);
+    const result = await trx.executeQuery(
+      this.setReplyMessage({
+        reply_message_id: replyMessageId,
+        message_id: job.messageId,
+        node_id: this.options.nodeId,
+      }),
+    );
+    if (Number(result.numAffectedRows ?? 0) === 0) throw new LeaseLost(job.messageId);
   }
 
   /** The job is done (answered, or nothing to answer): it leaves the line if this node still owns it. */

@@ -20,8 +20,9 @@ export interface ReplySchedulerDeps {
 /**
  * Works the durable reply line (reply-queue.ts) on this node. `kick(conversation)` after a user message is stored
  * starts a loop that claims the conversation's jobs one after another until its line is empty or another node
- * holds it; the node that finishes a reply thus also answers the messages that queued behind it, whichever node
- * stored them. While jobs run, their leases are renewed; a sweep finds lines that nobody works on (a node died,
+ * holds it; `runClaimed(job)` does the same from a job claimed with its message (`hold` it first, so its lease is
+ * renewed from the moment it is claimed). The node that finishes a reply thus also answers the messages that queued
+ * behind it, whichever node stored them. While jobs run, their leases are renewed; a sweep finds lines that nobody works on (a node died,
  * or two nodes raced past each other) and kicks them. `drain` stops taking work and tells the other nodes.
  */
 export class ReplyScheduler {
@@ -70,10 +71,19 @@ export class ReplyScheduler {
   }
 
   /**
+   * Renews the lease of a job this node claimed as its message was stored, until it has run: the claim's lease runs
+   * from its commit, and the message is announced before the job runs (a slow broker must not let it lapse).
+   */
+  hold(job: ReplyJob): void {
+    this.running.add(job.messageId);
+  }
+
+  /**
    * Runs a job this node claimed as its message was stored (reply-queue.ts `enqueue`), then goes on with the
    * conversation's line like `kick`. A loop still ending here (its last job just left the line) goes first.
    */
   runClaimed(job: ReplyJob): void {
+    this.hold(job);
     const conversationId = job.conversationId;
     const previous = this.loops.get(conversationId) ?? Promise.resolve();
     this.startLoop(conversationId, () => previous.then(() => this.work(conversationId, job)));
@@ -99,13 +109,18 @@ export class ReplyScheduler {
   async drain(timeoutMs: number, abortRunning: () => void): Promise<void> {
     this.draining = true;
     clearInterval(this.sweepTimer);
-    const settled = Promise.allSettled([...this.loops.values()]);
+    const settled = this.allLoopsSettled();
     const timer = new Promise<'timeout'>((resolve) => setTimeout(resolve, timeoutMs, 'timeout').unref());
     if ((await Promise.race([settled, timer])) === 'timeout') {
       abortRunning();
       await settled;
     }
     clearInterval(this.renewTimer);
+  }
+
+  /** Resolves once no loop runs here, including loops started meanwhile (a job claimed with its message). */
+  private async allLoopsSettled(): Promise<void> {
+    while (this.loops.size > 0) await Promise.allSettled([...this.loops.values()]);
   }
 
   /** Works the line from `first` (a job already claimed) or from its head, one job after another. */
@@ -122,7 +137,9 @@ export class ReplyScheduler {
         if (this.kickedAgain.has(conversationId) && !this.draining) continue;
         return;
       }
-      if (this.draining) {
+      // A job claimed with its message has its reply stored already: it runs even on a draining node (drain waits
+      // for it), since only a job whose reply has not started can be given back.
+      if (this.draining && job !== first) {
         await this.handOver(job);
         return;
       }
@@ -150,7 +167,11 @@ export class ReplyScheduler {
     }
   }
 
-  /** A done job leaves the line; if the store fails now, its lapsed lease brings a node that finds it answered. */
+  /**
+   * A done job leaves the line. If the store fails now, its lease lapses and another node takes it over: one whose
+   * reply was stored finds it complete; one that ended without a reply (handed over meanwhile, no digital employee)
+   * runs again, which answers nothing new or posts its system notice a second time.
+   */
   private async finish(job: ReplyJob): Promise<void> {
     await this.deps.queue.finish(job).catch((err) => {
       this.warnThrottled(err, 'could not finish a reply job; it will be taken over');

@@ -55,7 +55,7 @@ export class InboxFeed {
    */
   changed(conversationId: string): Promise<void> {
     this.pending.add(conversationId);
-    this.batch ??= new Promise<void>((resolve) => setTimeout(resolve, BATCH_WINDOW_MS)).then(() =>
+    this.batch ??= new Promise<void>((resolve) => setTimeout(resolve, BATCH_WINDOW_MS).unref()).then(() =>
       this.publishPending(),
     );
     return this.batch;

@@ -5,9 +5,10 @@ import {
   type ReadMarks as ReadMarksData,
   type ReadSide,
 } from '@parley/webchat-protocol';
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { now } from '../../storage/columns.ts';
+import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { Conversation } from '../conversations/conversation.ts';
 import { messageNotFound } from '../webchat.errors.ts';
@@ -35,7 +36,20 @@ export interface ReadMarksDeps {
  * history keeps exactly one entry per message (docs/architecture.md "Flow of a message", step 8).
  */
 export class ReadMarks {
-  constructor(private readonly deps: ReadMarksDeps) {}
+  /** Moves one side's mark forward, compiled once per side: the visitor's runs with every message it sends. */
+  private readonly advanceMark: Record<ReadSide, (args: { id: string; position: number }) => CompiledQuery>;
+
+  constructor(private readonly deps: ReadMarksDeps) {
+    const advance = (side: ReadSide) =>
+      compileOnce<{ id: string; position: number }>((arg) =>
+        deps.db
+          .updateTable('conversations')
+          .set({ [MARK_COLUMN[side]]: arg('position') })
+          .where('id', '=', arg('id'))
+          .where(MARK_COLUMN[side], '<', arg('position')),
+      );
+    this.advanceMark = { visitor: advance('visitor'), agent: advance('agent') };
+  }
 
   /** The visitor read up to `messageId` (a message of this conversation; else `message_not_found`). */
   async markVisitorRead(conversation: Conversation, messageId: string): Promise<void> {
@@ -114,14 +128,8 @@ export class ReadMarks {
     side: ReadSide,
     position: number,
   ): Promise<boolean> {
-    const column = MARK_COLUMN[side];
-    const result = await db
-      .updateTable('conversations')
-      .set({ [column]: position })
-      .where('id', '=', conversationId)
-      .where(column, '<', position)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    const result = await db.executeQuery(this.advanceMark[side]({ id: conversationId, position }));
+    return Number(result.numAffectedRows ?? 0) > 0;
   }
 
   private async positionOf(conversationId: string, messageId: string): Promise<number | undefined> {
