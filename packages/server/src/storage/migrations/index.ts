@@ -13,6 +13,7 @@ import * as m050 from './050_webhooks.ts';
 import * as m060 from './060_routing.ts';
 import * as m061 from './061_canned_responses.ts';
 import * as m062 from './062_message_search.ts';
+import * as m063 from './063_message_search_complete.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '060_routing': m060,
   '061_canned_responses': m061,
   '062_message_search': m062,
+  '063_message_search_complete': m063,
 };

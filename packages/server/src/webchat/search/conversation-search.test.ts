@@ -116,6 +116,36 @@ for (const database of TEST_DATABASES) {
       assert.equal(empty.body.code, 'validation_failed');
     });
 
+    it('indexes a message once complete: a streaming snapshot is never found, its final text is', async () => {
+      const { server, acmeId } = world;
+      const store = server.ctx.webchat.store;
+      const employee = await server.ctx.webchat.conversations.defaultDigitalEmployee(acmeId);
+      const conversation = await server.ctx.webchat.conversations.create(
+        { companyId: acmeId, sessionId: randomUUID() },
+        employee.id,
+      );
+      const partial = await store.insert({
+        conversationId: conversation.id,
+        role: 'digital_employee',
+        author: null,
+        status: 'partial',
+        blocks: [{ id: randomUUID(), type: 'markdown', content: 'quokkadraft half written' }],
+      });
+      await store.persistPartial(
+        {
+          ...partial,
+          blocks: [{ id: randomUUID(), type: 'markdown', content: 'quokkadraft still streaming' }],
+        },
+        99,
+      );
+      assert.deepEqual(await hitIds('quokkadraft'), [], 'partial snapshots are not in the index');
+      const final = { ...partial, status: 'complete' as const };
+      final.blocks = [{ id: randomUUID(), type: 'markdown', content: 'quokkafinal answer' }];
+      assert.equal(await store.complete(final, 100), true);
+      assert.deepEqual(await hitIds('quokkafinal'), [conversation.id]);
+      assert.deepEqual(await hitIds('quokkadraft'), []);
+    });
+
     it('finds a streamed digital-employee reply once complete, and answers on the platform API too', async () => {
       const { server, acmeId } = world;
       const v = newVisitor(acmeId);

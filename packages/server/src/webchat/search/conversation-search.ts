@@ -23,10 +23,10 @@ export const termsOf = (query: string): string[] =>
 
 /**
  * Search over a company's conversations (docs/routing.md "Search"), one interface for both stores: a conversation
- * is a hit when its visitor's name, email or id, or its id, contains the query, or when one of its messages holds
- * every word of the query (each as a prefix, so results follow the agent's typing). Message text is matched by the
- * store's full-text index — PostgreSQL `tsvector` @@ `tsquery` on a GIN index, SQLite FTS5 `MATCH` (migration 062)
- * — and nothing else differs between the two.
+ * is a hit when its visitor's name, email or id, or its id, contains the query, or when one of its complete messages
+ * holds every word of the query (each as a prefix, so results follow the agent's typing; a reply is found once it
+ * completes). Message text is matched by the store's full-text index — PostgreSQL `tsvector` @@ `tsquery` on a
+ * partial GIN index, SQLite FTS5 `MATCH` (migrations 062 and 063) — and nothing else differs between the two.
  */
 export class ConversationSearch {
   constructor(
@@ -101,14 +101,14 @@ export class ConversationSearch {
 
   private conversationsWithText(terms: string[]): Expression<string> {
     if (this.dialect === 'postgres') {
-      return sql<string>`(select conversation_id from messages where ${sql.raw(POSTGRES_DOCUMENT)} @@ to_tsquery('simple', ${postgresQuery(terms)}))`;
+      return sql<string>`(select conversation_id from messages where status = 'complete' and ${sql.raw(POSTGRES_DOCUMENT)} @@ to_tsquery('simple', ${postgresQuery(terms)}))`;
     }
     return sql<string>`(select conversation_id from message_search where message_search match ${ftsQuery(terms)})`;
   }
 
   private messagesWithText(terms: string[]): Expression<string> {
     if (this.dialect === 'postgres') {
-      return sql<string>`(select id from messages where ${sql.raw(POSTGRES_DOCUMENT)} @@ to_tsquery('simple', ${postgresQuery(terms)}))`;
+      return sql<string>`(select id from messages where status = 'complete' and ${sql.raw(POSTGRES_DOCUMENT)} @@ to_tsquery('simple', ${postgresQuery(terms)}))`;
     }
     return sql<string>`(select m.id from messages m where m.rowid in (select rowid from message_search where message_search match ${ftsQuery(terms)}))`;
   }
