@@ -15,20 +15,36 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create virtual table message_search using fts5(content, conversation_id unindexed, tokenize = 'unicode61 remove_diacritics 0')`.execute(
     db,
   );
-  const text = (row: string) =>
-    sql.raw(`(select group_concat(json_extract(value, '$.content'), ' ') from json_each(${row}.blocks))`);
-  await sql`create trigger message_search_insert after insert on messages begin
-    insert into message_search (rowid, content, conversation_id) values (new.rowid, ${text('new')}, new.conversation_id);
-  end`.execute(db);
-  await sql`create trigger message_search_update after update of blocks on messages begin
-    delete from message_search where rowid = old.rowid;
-    insert into message_search (rowid, content, conversation_id) values (new.rowid, ${text('new')}, new.conversation_id);
-  end`.execute(db);
+  await createSearchTriggers(db, { completeOnly: false });
   await sql`create trigger message_search_delete after delete on messages begin
     delete from message_search where rowid = old.rowid;
   end`.execute(db);
   await sql`insert into message_search (rowid, content, conversation_id)
-    select rowid, ${text('messages')}, conversation_id from messages`.execute(db);
+    select rowid, ${searchedText('messages')}, conversation_id from messages`.execute(db);
+}
+
+/** SQLite: the searched text of a `messages` row — its blocks' `content`, space-separated. */
+export const searchedText = (row: string) =>
+  sql.raw(`(select group_concat(json_extract(value, '$.content'), ' ') from json_each(${row}.blocks))`);
+
+/**
+ * SQLite: the triggers that keep `message_search` in step with inserted and updated messages — every one (062), or
+ * complete ones only (063).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see up().
+export async function createSearchTriggers(
+  db: Kysely<any>,
+  options: { completeOnly: boolean },
+): Promise<void> {
+  const when = sql.raw(options.completeOnly ? "when new.status = 'complete' " : '');
+  const columns = sql.raw(options.completeOnly ? 'blocks, status' : 'blocks');
+  await sql`create trigger message_search_insert after insert on messages ${when}begin
+    insert into message_search (rowid, content, conversation_id) values (new.rowid, ${searchedText('new')}, new.conversation_id);
+  end`.execute(db);
+  await sql`create trigger message_search_update after update of ${columns} on messages ${when}begin
+    delete from message_search where rowid = old.rowid;
+    insert into message_search (rowid, content, conversation_id) values (new.rowid, ${searchedText('new')}, new.conversation_id);
+  end`.execute(db);
 }
 
 /** The indexed document of a message on PostgreSQL; queries must use exactly this expression to use the index. */

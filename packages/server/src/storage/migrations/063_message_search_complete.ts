@@ -1,5 +1,5 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
-import { POSTGRES_DOCUMENT } from './062_message_search.ts';
+import { createSearchTriggers, POSTGRES_DOCUMENT, searchedText } from './062_message_search.ts';
 
 /**
  * Only complete messages are searched (webchat/search/), so only they are indexed. Migration 062 indexed every
@@ -17,17 +17,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     return;
   }
-  await sql`drop trigger message_search_insert`.execute(db);
-  await sql`drop trigger message_search_update`.execute(db);
-  const text = (row: string) =>
-    sql.raw(`(select group_concat(json_extract(value, '$.content'), ' ') from json_each(${row}.blocks))`);
-  await sql`create trigger message_search_insert after insert on messages when new.status = 'complete' begin
-    insert into message_search (rowid, content, conversation_id) values (new.rowid, ${text('new')}, new.conversation_id);
-  end`.execute(db);
-  await sql`create trigger message_search_update after update of blocks, status on messages when new.status = 'complete' begin
-    delete from message_search where rowid = old.rowid;
-    insert into message_search (rowid, content, conversation_id) values (new.rowid, ${text('new')}, new.conversation_id);
-  end`.execute(db);
+  await dropSearchTriggers(db);
+  await createSearchTriggers(db, { completeOnly: true });
   await sql`delete from message_search where rowid in (select rowid from messages where status <> 'complete')`.execute(
     db,
   );
@@ -40,17 +31,16 @@ export async function down(db: Kysely<any>): Promise<void> {
     await sql`create index messages_search on messages using gin (${sql.raw(POSTGRES_DOCUMENT)})`.execute(db);
     return;
   }
+  await dropSearchTriggers(db);
+  await createSearchTriggers(db, { completeOnly: false });
+  await sql`insert into message_search (rowid, content, conversation_id)
+    select rowid, ${searchedText('messages')}, conversation_id from messages where status <> 'complete'`.execute(
+    db,
+  );
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: see up().
+async function dropSearchTriggers(db: Kysely<any>): Promise<void> {
   await sql`drop trigger message_search_insert`.execute(db);
   await sql`drop trigger message_search_update`.execute(db);
-  const text = (row: string) =>
-    sql.raw(`(select group_concat(json_extract(value, '$.content'), ' ') from json_each(${row}.blocks))`);
-  await sql`create trigger message_search_insert after insert on messages begin
-    insert into message_search (rowid, content, conversation_id) values (new.rowid, ${text('new')}, new.conversation_id);
-  end`.execute(db);
-  await sql`create trigger message_search_update after update of blocks on messages begin
-    delete from message_search where rowid = old.rowid;
-    insert into message_search (rowid, content, conversation_id) values (new.rowid, ${text('new')}, new.conversation_id);
-  end`.execute(db);
-  await sql`insert into message_search (rowid, content, conversation_id)
-    select rowid, ${text('messages')}, conversation_id from messages where status <> 'complete'`.execute(db);
 }
