@@ -19,10 +19,15 @@ export class BuiltinResponder implements Responder {
     const text = textOf(input.message);
     const reply = replyFor(this.employee, text);
     const delayMs = this.employee.settings.word_delay_ms ?? SETTINGS_DEFAULTS.wordDelayMs;
-    for (const piece of wordPieces(reply)) {
-      if (input.signal.aborted) throw new ResponderAbortedError();
-      yield piece;
-      if (delayMs > 0) await pause(delayMs, input.signal);
+    const pauses = new Pauses(input.signal);
+    try {
+      for (const piece of wordPieces(reply)) {
+        if (input.signal.aborted) throw new ResponderAbortedError();
+        yield piece;
+        if (delayMs > 0) await pauses.next(delayMs);
+      }
+    } finally {
+      pauses.close();
     }
     const options = bestAnswer(this.employee.settings.answers ?? [], text)?.quick_replies;
     if (options) yield { blocks: [{ type: 'quick_replies', options }] };
@@ -70,16 +75,39 @@ export function wordPieces(reply: string): string[] {
   return reply.match(/\s*\S+\s*/g) ?? (reply ? [reply] : []);
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new ResponderAbortedError());
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+/**
+ * The pauses between the words of one reply, ended at once by the reply's signal. One abort listener serves the
+ * whole reply rather than one per word: with a thousand replies streaming, adding and removing a listener for every
+ * word was a noticeable share of the server's time.
+ */
+class Pauses {
+  private pending: { timer: NodeJS.Timeout; reject: (error: Error) => void } | undefined;
+  private readonly onAbort = () => {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    pending.reject(new ResponderAbortedError());
+  };
+
+  constructor(private readonly signal: AbortSignal) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  next(ms: number): Promise<void> {
+    if (this.signal.aborted) return Promise.reject(new ResponderAbortedError());
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined;
+        resolve();
+      }, ms);
+      this.pending = { timer, reject };
+    });
+  }
+
+  close(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+    if (this.pending) clearTimeout(this.pending.timer);
+    this.pending = undefined;
+  }
 }
