@@ -31,8 +31,8 @@ export const searchedText = (row: string) =>
  * SQLite: the triggers that keep `message_search` in step with inserted and updated messages — every one (062), or
  * complete ones only (063).
  */
-// biome-ignore lint/suspicious/noExplicitAny: see up().
 export async function createSearchTriggers(
+  // biome-ignore lint/suspicious/noExplicitAny: see up().
   db: Kysely<any>,
   options: { completeOnly: boolean },
 ): Promise<void> {
