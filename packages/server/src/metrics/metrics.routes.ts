@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AggregatorRegistry } from 'prom-client';
+import { AggregatorRegistry, type Counter, type Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { sendProblem } from '../errors/problem.ts';
@@ -44,19 +44,24 @@ export async function registerMetricsEndpoint(app: App, metrics: Metrics, config
  * it runs on every request, the token endpoint's hot path included.
  */
 export function registerRequestMetrics(app: App, metrics: Metrics): void {
-  const children = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
+  // prom-client's `labels()` builds a label object and bound functions at every call: they are kept, one per key.
+  const children = new Map<
+    string,
+    { counter: Counter.Internal; histogram: Histogram.Internal<'method' | 'route'> }
+  >();
   app.addHook('onResponse', (request, reply, done) => {
     const route = routeTemplateOf(request);
     const key = `${request.method} ${reply.statusCode} ${route}`;
     let child = children.get(key);
     if (child === undefined) {
-      const counter = metrics.httpRequests.labels(request.method, route, String(reply.statusCode));
-      const histogram = metrics.httpDuration.labels(request.method, route);
-      child = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+      child = {
+        counter: metrics.httpRequests.labels(request.method, route, String(reply.statusCode)),
+        histogram: metrics.httpDuration.labels(request.method, route),
+      };
       children.set(key, child);
     }
-    child.count();
-    child.observe(reply.elapsedTime / 1000);
+    child.counter.inc();
+    child.histogram.observe(reply.elapsedTime / 1000);
     done();
   });
 }
