@@ -14,22 +14,12 @@ const REDIS_DOWN_MESSAGES = [
   'connect ECONNREFUSED',
 ];
 
-/** The store (SQLite or PostgreSQL) cannot be reached right now: 503 with Retry-After; nothing was half-written. */
-export const storeUnavailable = (): AppError =>
+/** A dependency is down: 503, with the wait before a retry as the `retry_after` member and the Retry-After header. */
+const unavailable = (code: 'store_unavailable' | 'broker_unavailable', detail: string): AppError =>
   new AppError(
     503,
-    'store_unavailable',
-    'The database is unavailable right now; retry shortly.',
-    { retry_after: RETRY_AFTER_SECONDS },
-    { 'retry-after': String(RETRY_AFTER_SECONDS) },
-  );
-
-/** The broker (Redis) cannot be reached right now: 503 with Retry-After. */
-export const brokerUnavailable = (): AppError =>
-  new AppError(
-    503,
-    'broker_unavailable',
-    'The message broker is unavailable right now; retry shortly.',
+    code,
+    detail,
     { retry_after: RETRY_AFTER_SECONDS },
     { 'retry-after': String(RETRY_AFTER_SECONDS) },
   );
@@ -51,7 +41,10 @@ function isBrokerUnavailable(error: unknown): boolean {
  */
 export function dependencyUnavailable(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error.status === 503 ? error : undefined;
-  if (isStoreUnavailable(error)) return storeUnavailable();
-  if (isBrokerUnavailable(error)) return brokerUnavailable();
+  // The store (SQLite or PostgreSQL) or the broker (Redis) cannot be reached right now.
+  if (isStoreUnavailable(error))
+    return unavailable('store_unavailable', 'The database is unavailable right now; retry shortly.');
+  if (isBrokerUnavailable(error))
+    return unavailable('broker_unavailable', 'The message broker is unavailable right now; retry shortly.');
   return undefined;
 }
