@@ -7,8 +7,30 @@ import { CENTRIFUGO_NAMES, PARLEY_REALTIME_NAMES, registerRealtimeMetrics } from
  * Metrics of `parley realtime` (the stand-alone Centrifugo mode), served on its port at `/metrics` when the config
  * sets `prometheus.enabled` as Centrifugo does: the engine's figures under Centrifugo's own names (so Centrifugo
  * dashboards and alerts keep working) and under Parley's, plus the process figures.
+ *
+ * Built on first use. The command hands this over before the config file is read, and with `prometheus.enabled`
+ * off the engine never touches it (packages/realtime/src/standalone/run.ts): the process collectors — an
+ * event-loop-delay monitor sampling every few milliseconds, a GC observer — then never start.
  */
 export function standaloneMetrics(): StandaloneMetrics {
+  let built: StandaloneMetrics | undefined;
+  return {
+    get observer() {
+      built ??= buildStandaloneMetrics();
+      return built.observer;
+    },
+    watch: (engine) => {
+      built ??= buildStandaloneMetrics();
+      built.watch(engine);
+    },
+    serve: (request, response) => {
+      built ??= buildStandaloneMetrics();
+      built.serve(request, response);
+    },
+  };
+}
+
+function buildStandaloneMetrics(): StandaloneMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: PROCESS_PREFIX });
   const families = [
