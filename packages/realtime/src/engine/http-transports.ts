@@ -23,9 +23,9 @@ abstract class ResponseTransport implements SessionTransport {
   abstract write(frames: EncodedFrame[]): void;
 
   /** The disconnect push goes out as the last data, then the response ends (the client reads the code from it). */
-  close(_code: number, _reason: string, push: EncodedFrame): void {
+  close(_code: number, _reason: string, push: () => EncodedFrame): void {
     if (!this.isOpen()) return;
-    this.write([push]);
+    this.write([push()]);
     this.response.end();
   }
 

@@ -70,6 +70,9 @@ function frameOptions(opcode: number): FrameOptions {
 }
 const TEXT_FRAME_OPTIONS = frameOptions(TEXT_OPCODE);
 const BINARY_FRAME_OPTIONS = frameOptions(BINARY_OPCODE);
+/** `ws.send` options of the fallback path, shared rather than built per message. */
+const TEXT_MESSAGE = { binary: false } as const;
+const BINARY_MESSAGE = { binary: true } as const;
 
 /**
  * One message with its payload (for batching with other output, or for a transport other than WebSocket) and,
@@ -122,5 +125,5 @@ export function sendPreframed(ws: WebSocket, message: PreframedMessage): void {
     (ws as unknown as WebSocketInternals)._sender!.sendFrame([message.frame]);
     return;
   }
-  ws.send(message.payload, { binary: message.binary });
+  ws.send(message.payload, message.binary ? BINARY_MESSAGE : TEXT_MESSAGE);
 }

@@ -334,7 +334,7 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
     // timeout; the queue is gone now, so reading again is harmless (`onFrame` ignores a closed session).
     this.resumeReading();
     try {
-      this.transport.close(code, text, this.codec.encode(encodeDisconnectPush(code, text)));
+      this.transport.close(code, text, () => this.codec.encode(encodeDisconnectPush(code, text)));
     } catch {
       this.transport.terminate();
     }

@@ -25,9 +25,10 @@ export interface SessionTransport {
   bufferedAmount(): number;
   /**
    * Ends the connection with a disconnect code: a WebSocket close frame, or for emulation the disconnect push
-   * (`push` already encoded) and the end of the response.
+   * (`push` encodes it) and the end of the response. The push is built only by the transports that send it, so a
+   * WebSocket close (the code travels in the close frame) encodes nothing.
    */
-  close(code: number, reason: string, push: EncodedFrame): void;
+  close(code: number, reason: string, push: () => EncodedFrame): void;
   /** Drops the connection without a goodbye. */
   terminate(): void;
   /** Back-pressure on incoming commands (WebSocket only; emulation requests are bounded by their body size). */

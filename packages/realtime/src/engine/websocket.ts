@@ -52,6 +52,9 @@ function closeReason(reason: string): string {
 }
 
 const NEWLINE = Buffer.from('\n');
+/** `ws.send` options, shared rather than built for every message a session writes. */
+const TEXT_MESSAGE = { binary: false } as const;
+const BINARY_MESSAGE = { binary: true } as const;
 
 /**
  * A session's WebSocket: one message per event-loop turn, text lines for JSON, concatenated length-delimited
@@ -61,10 +64,14 @@ class WebSocketTransport implements SessionTransport {
   readonly name = 'websocket' as const;
   readonly emulation = false;
 
+  private readonly sendOptions: typeof TEXT_MESSAGE | typeof BINARY_MESSAGE;
+
   constructor(
     readonly ws: WebSocket,
     private readonly binary: boolean,
-  ) {}
+  ) {
+    this.sendOptions = binary ? BINARY_MESSAGE : TEXT_MESSAGE;
+  }
 
   isOpen(): boolean {
     return this.ws.readyState === 1;
@@ -75,12 +82,12 @@ class WebSocketTransport implements SessionTransport {
     if (frames.length === 1) {
       const only = frames[0]!;
       // The common fan-out case: a lone publication push goes out as the frame the hub built once for everyone.
-      if (typeof only === 'string' || Buffer.isBuffer(only)) ws.send(only, { binary: this.binary });
+      if (typeof only === 'string' || Buffer.isBuffer(only)) ws.send(only, this.sendOptions);
       else sendPreframed(ws, only);
       return;
     }
     if (!this.binary && frames.every((f) => typeof f === 'string')) {
-      ws.send(frames.join('\n'), { binary: false });
+      ws.send(frames.join('\n'), TEXT_MESSAGE);
       return;
     }
     const parts: Buffer[] = [];
@@ -89,7 +96,7 @@ class WebSocketTransport implements SessionTransport {
       if (!this.binary && parts.length > 0) parts.push(NEWLINE);
       parts.push(frameBytes(frame));
     }
-    ws.send(Buffer.concat(parts), { binary: this.binary });
+    ws.send(Buffer.concat(parts), this.sendOptions);
   }
 
   bufferedAmount(): number {

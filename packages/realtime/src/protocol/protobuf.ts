@@ -1,6 +1,8 @@
 import protobuf from 'protobufjs';
 import type { ClientInfo, Publication } from '../broker/types.ts';
 import type { Command } from './codec.ts';
+import { ErrorCode } from './codes.ts';
+import { ClientError } from './errors.ts';
 import { protocolType } from './schema.ts';
 
 /**
@@ -105,9 +107,17 @@ export function encodeProtobufPublicationPush(channel: string, publication: Publ
   });
 }
 
-/** `bytes` that are not UTF-8 JSON: kept so the handler can refuse them (107) instead of guessing. */
-export class InvalidData {
+/**
+ * `bytes` that are not UTF-8 JSON: kept so the handler can refuse them (107) instead of guessing. Every handler
+ * serialises a command's data with `JSON.stringify`, which calls `toJSON`: refusing there covers them all, where the
+ * default serialisation would turn the bytes into a `{"bytes":{…}}` object that passes for JSON.
+ */
+class InvalidData {
   constructor(readonly bytes: Uint8Array) {}
+
+  toJSON(): never {
+    throw new ClientError(ErrorCode.badRequest);
+  }
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });

@@ -49,6 +49,20 @@ function call(
   return callProxy(endpoint, connection.proxyHeaders, body);
 }
 
+/** The subscribe and publish proxies' request: the channel and the client's data; an empty result reads as `{}`. */
+async function callForChannel(
+  endpoint: ResolvedProxyEndpoint,
+  connection: ProxiedConnection,
+  request: { channel: string; data: string | undefined },
+): Promise<Record<string, unknown>> {
+  const result = await call(endpoint, connection, {
+    ...base(connection, endpoint),
+    channel: request.channel,
+    ...payloadField(endpoint, 'data', request.data),
+  });
+  return result ?? {};
+}
+
 const int = (value: unknown): number => (typeof value === 'number' && Number.isInteger(value) ? value : 0);
 
 function override(value: unknown): SubscriptionOverride | undefined {
@@ -154,12 +168,7 @@ export async function proxySubscribe(
   connection: ProxiedConnection,
   request: { channel: string; data: string | undefined },
 ): Promise<ProxiedSubscribe> {
-  const result =
-    (await call(endpoint, connection, {
-      ...base(connection, endpoint),
-      channel: request.channel,
-      ...payloadField(endpoint, 'data', request.data),
-    })) ?? {};
+  const result = await callForChannel(endpoint, connection, request);
   return {
     info: rawJsonField(result, 'info'),
     data: rawJsonField(result, 'data'),
@@ -183,12 +192,7 @@ export async function proxyPublish(
   connection: ProxiedConnection,
   request: { channel: string; data: string },
 ): Promise<ProxiedPublish> {
-  const result =
-    (await call(endpoint, connection, {
-      ...base(connection, endpoint),
-      channel: request.channel,
-      ...payloadField(endpoint, 'data', request.data),
-    })) ?? {};
+  const result = await callForChannel(endpoint, connection, request);
   const tags = result.tags;
   return {
     data: rawJsonField(result, 'data'),

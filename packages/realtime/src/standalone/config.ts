@@ -220,7 +220,7 @@ export class Reader {
   }
 }
 
-export function join(path: string, key: string): string {
+function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key;
 }
 
