@@ -83,6 +83,7 @@ export {
 } from './interactive-blocks.ts';
 export {
   type AttachmentBlock,
+  type AttachmentView,
   type Block,
   type BlockType,
   type ErrorBlock,
