@@ -19,6 +19,7 @@ export {
   WEBSOCKET_PATH,
 } from './channels.ts';
 export type {
+  BusinessHoursStatus,
   ConversationHandler,
   ConversationStatus,
   ConversationView,
