@@ -93,6 +93,7 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  RASTER_IMAGE_TYPES,
   type ReceivedBlock,
   type ReceivedSnapshot,
   type TypingBlock,

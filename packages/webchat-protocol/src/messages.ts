@@ -56,6 +56,17 @@ export interface AttachmentBlock {
 }
 
 /**
+ * The attachment types an `<img>` can show: the server serves them inline, clients show them as thumbnails; every
+ * other type is a file to download.
+ */
+export const RASTER_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+]);
+
+/**
  * An uploaded attachment, as `POST /sdk/v1/conversations/{id}/attachments` answers (docs/design.md "Attachments");
  * a SendMessage's attachment block names it by `id`.
  */
