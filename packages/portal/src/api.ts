@@ -39,17 +39,19 @@ export function onSessionLost(fn: () => void): void {
 
 /**
  * Every portal API call. State-changing methods carry the session's CSRF token in `X-CSRF-Token` (the server's
- * synchronizer-token check); the session cookie itself is httpOnly and travels on its own.
+ * synchronizer-token check); the session cookie itself is httpOnly and travels on its own. A `FormData` body goes
+ * as `multipart/form-data` (fetch sets the boundary), any other body as JSON.
  */
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  const multipart = body instanceof FormData;
+  if (body !== undefined && !multipart) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   const response = await fetch(`/portal/api${path}`, {
     method,
     headers,
     credentials: 'same-origin',
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? undefined : multipart ? body : JSON.stringify(body),
   });
   if (response.status === 204) return undefined as T;
   const text = await response.text();
@@ -74,28 +76,13 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
 }
 
 /**
- * Uploads one file as `multipart/form-data` (part `file`) with the CSRF token, answering like `api`: the parsed body,
- * or an ApiError with the problem's code (e.g. `attachment_too_large`, `attachment_type_not_allowed`).
+ * Uploads one file as `multipart/form-data` (part `file`) through `api`: the parsed body, or an ApiError with the
+ * problem's code (e.g. `attachment_too_large`, `attachment_type_not_allowed`); a lost session signs out as anywhere.
  */
-export async function upload<T = unknown>(path: string, file: File): Promise<T> {
+export function upload<T = unknown>(path: string, file: File): Promise<T> {
   const form = new FormData();
   form.append('file', file, file.name);
-  const response = await fetch(`/portal/api${path}`, {
-    method: 'POST',
-    headers: { accept: 'application/json', ...(csrfToken ? { 'x-csrf-token': csrfToken } : {}) },
-    credentials: 'same-origin',
-    body: form,
-  });
-  const data = (await response.json().catch(() => undefined)) as
-    | (Record<string, unknown> & { code?: string; detail?: string })
-    | undefined;
-  if (!response.ok)
-    throw new ApiError(
-      response.status,
-      data?.code ?? 'http_error',
-      data?.detail ?? `The server answered ${response.status}.`,
-    );
-  return data as T;
+  return api<T>('POST', path, form);
 }
 
 export const pageQuery = (offset: number, limit: number): string => `limit=${limit}&offset=${offset}`;

@@ -82,3 +82,14 @@ export interface CsatView extends Csat {
   conversation_id: string;
   updated_at: string;
 }
+
+/**
+ * Whether the company's agents are in now and when they are next (docs/routing.md): `business_hours` of
+ * `GET /sdk/v1/config` and of `request-human`, and the portal's routing settings (`opening`).
+ */
+export interface BusinessHoursStatus {
+  open: boolean;
+  /** When closed: ISO-8601 instant agents are next in; null when open or never. */
+  next_open_at: string | null;
+  time_zone: string | null;
+}

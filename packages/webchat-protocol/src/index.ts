@@ -19,6 +19,7 @@ export {
   WEBSOCKET_PATH,
 } from './channels.ts';
 export type {
+  BusinessHoursStatus,
   ConversationHandler,
   ConversationStatus,
   ConversationView,
@@ -83,6 +84,7 @@ export {
 } from './interactive-blocks.ts';
 export {
   type AttachmentBlock,
+  type AttachmentView,
   type Block,
   type BlockType,
   type ErrorBlock,
@@ -91,6 +93,7 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  RASTER_IMAGE_TYPES,
   type ReceivedBlock,
   type ReceivedSnapshot,
   type TypingBlock,

@@ -55,6 +55,34 @@ export interface AttachmentBlock {
   url: string;
 }
 
+/**
+ * The attachment types an `<img>` can show: the server serves them inline, clients show them as thumbnails; every
+ * other type is a file to download.
+ */
+export const RASTER_IMAGE_TYPES: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+]);
+
+/**
+ * An uploaded attachment, as `POST /sdk/v1/conversations/{id}/attachments` answers (docs/design.md "Attachments");
+ * a SendMessage's attachment block names it by `id`.
+ */
+export interface AttachmentView {
+  id: string;
+  /** The file name as the server cleaned it. */
+  name: string;
+  /** Detected by the server from the bytes. */
+  content_type: string;
+  size: number;
+  /** Lowercase hex SHA-256 of the bytes. */
+  sha256: string;
+  /** Signed download link, valid for 1 hour, needs no headers (an `<img src>` can use it). */
+  url: string;
+}
+
 /** Every block type this protocol version defines; what a server of this version sends. */
 export type Block =
   | TypingBlock

@@ -1,4 +1,9 @@
-import type { CsatView, FeedbackRating, MessageFeedbackView } from '@parley/webchat-protocol';
+import type {
+  BusinessHoursStatus,
+  CsatView,
+  FeedbackRating,
+  MessageFeedbackView,
+} from '@parley/webchat-protocol';
 import { WebchatError } from './errors.ts';
 import { type Attachment, sendUpload, type UploadOptions } from './uploads.ts';
 import type { VisitorTokens } from './visitor-tokens.ts';
@@ -16,13 +21,8 @@ export interface RealtimeConfig {
   business_hours?: BusinessHoursStatus;
 }
 
-/** Business hours as `GET /sdk/v1/config` and `request-human` say them (docs/routing.md). */
-export interface BusinessHoursStatus {
-  open: boolean;
-  /** When closed: ISO-8601 instant agents are next in; null when open or never. */
-  next_open_at: string | null;
-  time_zone: string | null;
-}
+/** Business hours as `GET /sdk/v1/config` and `request-human` say them (the protocol's shape). */
+export type { BusinessHoursStatus };
 
 export interface RestClientOptions {
   baseUrl: string;

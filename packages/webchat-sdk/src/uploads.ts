@@ -1,19 +1,9 @@
+import type { AttachmentView } from '@parley/webchat-protocol';
 import { WebchatError } from './errors.ts';
 import type { FetchLike } from './rest-client.ts';
 
-/** An uploaded attachment, as `POST /sdk/v1/conversations/{id}/attachments` answers (docs/design.md "Attachments"). */
-export interface Attachment {
-  id: string;
-  /** The file name as the server cleaned it. */
-  name: string;
-  /** Detected by the server from the bytes. */
-  content_type: string;
-  size: number;
-  /** Lowercase hex SHA-256 of the bytes. */
-  sha256: string;
-  /** Signed download link, valid for 1 hour, needs no headers (an `<img src>` can use it). */
-  url: string;
-}
+/** An uploaded attachment, as the server answers an upload (the protocol's `AttachmentView`). */
+export type Attachment = AttachmentView;
 
 /** Upload progress: bytes of the file's request body sent so far, of `total`. */
 export interface UploadProgress {

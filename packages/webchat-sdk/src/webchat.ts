@@ -450,15 +450,7 @@ export class Webchat extends Emitter<WebchatEvents> {
     const attachments = options.attachments ?? [];
     if (content.length === 0 && attachments.length === 0)
       throw new WebchatError('empty_message', 'a message needs text or an attachment');
-    const clientMessageId = randomId();
-    const promise = new Promise<ChatMessage>((resolve, reject) => {
-      this.waiters.set(clientMessageId, { resolve, reject, attempts: 0 });
-    });
-    const message = store.addPending(clientMessageId, content, attachments);
-    this.emit('message:added', message);
-    this.emitList();
-    void this.flushOutbox();
-    return promise;
+    return this.enqueue(store, content, attachments);
   }
 
   /**
@@ -478,11 +470,21 @@ export class Webchat extends Emitter<WebchatEvents> {
     const store = this.requireStore();
     if (!choice.id || !choice.label.trim())
       throw new WebchatError('empty_message', 'a choice needs an id and a label');
+    return this.enqueue(store, choice.label, [], choice);
+  }
+
+  /** Shows a new visitor message as `pending` and hands it to the outbox; resolves once the server stored it. */
+  private enqueue(
+    store: MessageStore,
+    text: string,
+    attachments: readonly Attachment[],
+    choice?: OfferedChoice,
+  ): Promise<ChatMessage> {
     const clientMessageId = randomId();
     const promise = new Promise<ChatMessage>((resolve, reject) => {
       this.waiters.set(clientMessageId, { resolve, reject, attempts: 0 });
     });
-    const message = store.addPending(clientMessageId, choice.label, [], undefined, choice);
+    const message = store.addPending(clientMessageId, text, attachments, undefined, choice);
     this.emit('message:added', message);
     this.emitList();
     void this.flushOutbox();

@@ -1,9 +1,7 @@
+import { RASTER_IMAGE_TYPES } from '@parley/webchat-protocol';
 import type { Attachment, AttachmentBlock, Block, UploadProgress } from '@parley/webchat-sdk';
 import { builder, icon } from './dom.ts';
 import type { WidgetStrings } from './strings.ts';
-
-/** Shown as a thumbnail (an `<img>` of the signed link); every other type is a file chip (a download link). */
-const THUMBNAIL_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 /** Material Icons `attach_file`, drawn as an SVG path: no icon font needed. */
 const PAPERCLIP =
@@ -141,7 +139,7 @@ export function renderAttachments(doc: Document, blocks: readonly Block[]): HTML
   if (attachments.length === 0) return undefined;
   const list = builder(doc)('div', { class: 'attachments' });
   for (const a of attachments)
-    list.append(THUMBNAIL_TYPES.has(a.content_type) ? thumbnail(doc, a) : attachmentChip(doc, a));
+    list.append(RASTER_IMAGE_TYPES.has(a.content_type) ? thumbnail(doc, a) : attachmentChip(doc, a));
   return list;
 }
 

@@ -1,3 +1,4 @@
+import type { BusinessHoursStatus } from '@parley/webchat-protocol';
 import { api } from '../api.ts';
 import { createForm, type FieldSpec } from '../components/form.ts';
 import { titledSection } from '../components/page-parts.ts';
@@ -27,7 +28,7 @@ interface BusinessHours {
 interface RoutingSettings {
   agent_capacity: number;
   business_hours: BusinessHours | null;
-  opening: { open: boolean; next_open_at: string | null; time_zone: string | null };
+  opening: BusinessHoursStatus;
 }
 
 interface CannedResponse {

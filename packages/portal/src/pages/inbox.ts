@@ -12,6 +12,7 @@ import {
   type PlatformConversationView,
   type PostbackBlock,
   type QuickRepliesBlock,
+  RASTER_IMAGE_TYPES,
   type ReceivedBlock,
   type ReceivedSnapshot,
   readEnvelope,
@@ -723,8 +724,6 @@ function interactiveElement(b: ReceivedBlock): HTMLElement[] {
   return [];
 }
 
-const THUMBNAIL_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
-
 /**
  * A message's attachments (docs/design.md "Attachments"): raster images as thumbnails, other files as chips, each
  * linking to its signed `url` (fresh in every read and envelope; it needs no headers).
@@ -736,7 +735,7 @@ function attachmentsElement(m: ReceivedSnapshot): HTMLElement | null {
     'span',
     { class: 'attachments' },
     ...attachments.map((a) =>
-      THUMBNAIL_TYPES.has(a.content_type)
+      RASTER_IMAGE_TYPES.has(a.content_type)
         ? h(
             'a',
             { href: a.url, target: '_blank', rel: 'noopener noreferrer', class: 'attachment-thumb' },

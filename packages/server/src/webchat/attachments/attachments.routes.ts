@@ -1,4 +1,5 @@
 import multipart, { type MultipartFile } from '@fastify/multipart';
+import type { AttachmentView } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.ts';
@@ -8,7 +9,6 @@ import { ownConversation } from '../routes/sdk-session.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { DOWNLOAD_PATH_PREFIX } from './attachment-links.ts';
 import { AttachmentError, attachmentRequired, attachmentTooLarge } from './attachments.errors.ts';
-import type { AttachmentView } from './attachments.service.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { pipeline, type Readable } from 'node:stream';
+import type { AttachmentView } from '@parley/webchat-protocol';
 import type { Kysely } from 'kysely';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -17,16 +18,6 @@ import { UploadInspector } from './upload-inspector.ts';
 export interface AttachmentSettings {
   maxAttachmentBytes: number;
   allowedTypes: AttachmentType[];
-}
-
-/** What an upload answers (docs/design.md "Attachments"). */
-export interface AttachmentView {
-  id: string;
-  name: string;
-  content_type: string;
-  size: number;
-  sha256: string;
-  url: string;
 }
 
 /** One file part of a multipart upload, as it streams in. */

@@ -1,3 +1,4 @@
+import type { BusinessHoursStatus } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import { openingAt } from './business-hours.ts';
 import type { AgentState } from './routing.service.ts';
@@ -44,7 +45,7 @@ export const AvailabilityBody = Type.Object(
 );
 
 /** Whether agents are in now, and when they are next (null: in now, or no schedule that ever opens). */
-export function openingView(settings: RoutingSettings, at = new Date()) {
+export function openingView(settings: RoutingSettings, at = new Date()): BusinessHoursStatus {
   const { open, nextOpenAt } = openingAt(settings.businessHours, at);
   return {
     open,
