@@ -46,7 +46,7 @@ import { TurnTaker } from './turns.ts';
  * The `messages` namespace: 100 publications kept for 1 hour with recovery, publish by subscribers. Only `complete`
  * envelopes enter history, one per message, so this is the spec's "100 messages retained for 1 hour".
  */
-export const MESSAGES_NAMESPACE = {
+const MESSAGES_NAMESPACE = {
   name: MESSAGES_NAMESPACE_NAME,
   history_size: 100,
   history_ttl: '1h',
@@ -60,10 +60,10 @@ export const MESSAGES_NAMESPACE = {
  * The `inbox` namespace (inbox-feed/): one channel per company for its agents, server publishes only, nothing kept
  * (the inbox reads its list over REST, then follows the channel).
  */
-export const INBOX_NAMESPACE = { name: INBOX_NAMESPACE_NAME };
+const INBOX_NAMESPACE = { name: INBOX_NAMESPACE_NAME };
 
 /** Terminal application close code (4500–4999, docs/protocol.md "Disconnect codes"): the browser origin is refused. */
-export const ORIGIN_REFUSED_CLOSE = 4503;
+const ORIGIN_REFUSED_CLOSE = 4503;
 
 /** What the webchat's realtime hooks work with. */
 export interface WebchatHooksDeps {
