@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { newVisitor } from '../webchat/testing/webchat-fixtures.ts';
+import { waitForSettled } from '../testing/wait.ts';
+import { newCentrifugeClient, newVisitor, sdkPost } from '../webchat/testing/webchat-fixtures.ts';
 
 /** A GET with a chosen Host header (fetch always sends the URL's own), as a browser at another name sends it. */
 function getWithHost(
@@ -74,6 +76,27 @@ describe('URLs handed to browsers (PARLEY_PUBLIC_URL)', () => {
       });
       assert.equal(other.status, 403);
       assert.equal(JSON.parse(other.text).code, 'origin_not_allowed');
+    });
+
+    it("admits a WebSocket from a page this server served under the upgrade's own name, and no other", async () => {
+      const company = (await server.ctx.companies.create('Globex Realtime')).id;
+      const token = (await sdkPost(server, newVisitor(company), '/auth/connect-token')).body.connection_token;
+      const outcomeFrom = (origin: string) => {
+        class PageSocket extends WebSocket {
+          constructor(url: string, protocols?: string | string[]) {
+            super(url, protocols, { origin });
+          }
+        }
+        const client = newCentrifugeClient(server, token, PageSocket);
+        const outcome = new Promise<string | number>((resolve) => {
+          client.on('connected', () => resolve('connected'));
+          client.on('disconnected', (ctx) => resolve(ctx.code));
+        });
+        client.connect();
+        return waitForSettled(outcome, 15_000, origin).finally(() => client.disconnect());
+      };
+      assert.equal(await outcomeFrom(`http://127.0.0.1:${port}`), 'connected');
+      assert.equal(await outcomeFrom('http://elsewhere.example'), 4503);
     });
 
     it('writes the embed snippet of /demo with the name the page was opened under', async () => {

@@ -22,7 +22,7 @@ export function sameHostOrigin(request: FastifyRequest): string | undefined {
 }
 
 /** The same test on a raw request (the WebSocket upgrade), trusting X-Forwarded-Host only behind a proxy. */
-export function sameHostOriginOfUpgrade(
+function sameHostOriginOfUpgrade(
   origin: string | undefined,
   headers: IncomingHttpHeaders,
   trustProxy: boolean,
@@ -44,9 +44,23 @@ export function publicUrlFor(config: PublicUrlConfig, request: FastifyRequest): 
 
 /** The browser origins that count as Parley's own for this request: the public URL's, and in development its Host's. */
 export function ownOriginsFor(config: PublicUrlConfig, request: FastifyRequest): string[] {
+  return ownOrigins(config, () => sameHostOrigin(request));
+}
+
+/** `ownOriginsFor` of a WebSocket upgrade (a raw request: X-Forwarded-Host counts only with `trustProxy`). */
+export function ownOriginsOfUpgrade(
+  config: PublicUrlConfig & Pick<Config, 'trustProxy'>,
+  origin: string | undefined,
+  headers: IncomingHttpHeaders,
+): string[] {
+  return ownOrigins(config, () => sameHostOriginOfUpgrade(origin, headers, config.trustProxy));
+}
+
+/** The public URL's origin and, without PARLEY_PUBLIC_URL (development), `sameHost` when it names another. */
+function ownOrigins(config: PublicUrlConfig, sameHost: () => string | undefined): string[] {
   const own = new URL(config.publicUrl).origin;
-  const sameHost = config.publicUrlConfigured ? undefined : sameHostOrigin(request);
-  return sameHost && sameHost !== own ? [own, sameHost] : [own];
+  const same = config.publicUrlConfigured ? undefined : sameHost();
+  return same && same !== own ? [own, same] : [own];
 }
 
 /** The realtime endpoint under a base URL (`http` → `ws`, `https` → `wss`). */

@@ -118,10 +118,12 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const { metrics } = deps;
   const realtime = createWebchatRealtime(config, logger, secret.secret, metrics.realtime.observer);
   metrics.realtime.watch(realtime);
+  // Read events and inbox entries are live only: clients read their state over REST or in subscribe results.
+  const publishLive = (channel: string, rawData: string) =>
+    realtime.publish({ channel, rawData, skipHistory: true }).then(() => undefined);
   const reads = new ReadMarks({
     db: store.db,
-    publish: (channel, event) =>
-      realtime.publish({ channel, rawData: JSON.stringify(event), skipHistory: true }).then(() => undefined),
+    publish: (channel, event) => publishLive(channel, JSON.stringify(event)),
     logger: webchatLogger,
   });
   const queue = new ReplyQueue(store, {
@@ -134,8 +136,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     conversations,
     reads,
     feedback,
-    publish: (channel, data) =>
-      realtime.publish({ channel, rawData: data, skipHistory: true }).then(() => undefined),
+    publish: publishLive,
     logger: webchatLogger,
   });
   const engine = new ConversationEngine({
@@ -149,7 +150,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
     queue,
-    signals: replySignalsFor(deps),
+    signals: replySignalsFor(deps, webchatLogger),
     leaseMs: config.webchat.replyLeaseMs,
     reads,
     present: (snapshot) => attachments.present(snapshot),
@@ -271,13 +272,13 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
 }
 
 /** Hints between the nodes of a cluster over Redis, on a connection of their own; nothing on one node. */
-function replySignalsFor(deps: WebchatDeps): ReplySignals {
+function replySignalsFor(deps: WebchatDeps, logger: Logger): ReplySignals {
   const { redisUrl, webchat } = deps.config;
   if (!redisUrl) return LOCAL_REPLY_SIGNALS;
   const redis = connectRedis(redisUrl);
   const signals = new RedisReplySignals(redis, {
     prefix: `${webchat.realtimeRedisPrefix}:`,
-    logger: deps.logger.child({ module: 'webchat' }),
+    logger,
   });
   deps.onClose(async () => {
     await signals.close();

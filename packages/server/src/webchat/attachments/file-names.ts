@@ -1,5 +1,5 @@
 /** Longest stored file name, in characters (extension kept when a longer one is cut). */
-export const MAX_FILE_NAME_LENGTH = 200;
+const MAX_FILE_NAME_LENGTH = 200;
 
 const FALLBACK_NAME: Record<string, string> = {
   'image/png': 'image.png',

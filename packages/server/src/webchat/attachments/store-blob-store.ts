@@ -4,7 +4,7 @@ import type { Database } from '../../storage/schema.ts';
 import type { BlobStore } from './blob-store.ts';
 
 /** Bytes per chunk row: what is held in memory per upload or download at most (plus one stream buffer). */
-export const BLOB_CHUNK_BYTES = 256 * 1024;
+const BLOB_CHUNK_BYTES = 256 * 1024;
 
 /**
  * The default BlobStore: blobs in the database (SQLite or PostgreSQL), as rows of at most BLOB_CHUNK_BYTES, so every

@@ -24,7 +24,7 @@ export interface CannedResponseInput {
 /** How a shortcut is written after `/`: lower-case letters, digits, `-` and `_`, 1–32 characters. */
 export const SHORTCUT_PATTERN = '^[a-z0-9][a-z0-9_-]{0,31}$';
 
-export const cannedResponseNotFound = () =>
+const cannedResponseNotFound = () =>
   new NotFoundError('canned_response_not_found', 'No canned response of this company has that id.');
 const shortcutTaken = () =>
   new ConflictError('shortcut_taken', 'Another canned response of this company uses this shortcut.');

@@ -251,7 +251,7 @@ function interactiveOf(input: AgentMessageInput['blocks']): InteractiveBlockInpu
 }
 
 /** What the visitor reads on joining the queue: within business hours a person comes soon, else when they are back. */
-export function queueNotice(hours: BusinessHours | null, at: Date): string {
+function queueNotice(hours: BusinessHours | null, at: Date): string {
   const { open, nextOpenAt } = openingAt(hours, at);
   if (open || !hours) return 'You asked for a person: someone from our team will join shortly.';
   if (!nextOpenAt)

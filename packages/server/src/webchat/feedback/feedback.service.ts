@@ -6,6 +6,7 @@ import type {
   MessageFeedbackView,
 } from '@parley/webchat-protocol';
 import type { Kysely } from 'kysely';
+import { isUuid } from '../../companies/companies.service.ts';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { EventRecorder } from '../../webhooks/events.ts';
@@ -47,7 +48,7 @@ export class FeedbackService {
     const comment = cleanComment(input.comment);
     const at = now();
     return this.db.transaction().execute(async (trx) => {
-      const message = /^[0-9a-f-]{36}$/i.test(messageId)
+      const message = isUuid(messageId)
         ? await trx
             .selectFrom('messages')
             .select(['id', 'role', 'status'])

@@ -11,7 +11,7 @@ import { type Visitor, visitorKeyOf } from './visitor.ts';
 import { VisitorTokenRefusal, verifyVisitorToken } from './visitor-token.ts';
 
 /** After a rotation the previous secret keeps verifying tokens this long, so integrators can roll over. */
-export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000;
+const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000;
 
 /** What `parley channels identity` and the portal answer (docs/design.md "Visitor identity"). */
 export interface IdentitySettings {

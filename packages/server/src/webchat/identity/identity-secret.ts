@@ -5,7 +5,7 @@ import { randomBase62 } from '../../oauth/credentials.ts';
  * people recognise one; base62 keeps it the same in every config format and HTTP header. Integrators sign visitor
  * tokens with the string's UTF-8 bytes as the HS256 key.
  */
-export const IDENTITY_SECRET_PREFIX = 'pvi_';
+const IDENTITY_SECRET_PREFIX = 'pvi_';
 
 export const generateIdentitySecret = (): string => IDENTITY_SECRET_PREFIX + randomBase62(43);
 

@@ -3,9 +3,9 @@ import { isUnsafeString } from '../../http/unsafe-text.ts';
 import type { VerifiedVisitor } from './visitor.ts';
 
 /** The longest life a visitor token may claim: `exp` at most this far ahead (plus the clock tolerance). */
-export const MAX_VISITOR_TOKEN_LIFETIME_SECONDS = 24 * 3600;
+const MAX_VISITOR_TOKEN_LIFETIME_SECONDS = 24 * 3600;
 /** `sub` is the integrator's user id, at most this many characters (Unicode code points). */
-export const MAX_VISITOR_ID_LENGTH = 255;
+const MAX_VISITOR_ID_LENGTH = 255;
 const MAX_NAME_LENGTH = 200;
 const MAX_EMAIL_LENGTH = 320;
 /** No honest visitor token is near this long; a longer one is refused before it is decoded. */

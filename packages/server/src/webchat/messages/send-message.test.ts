@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { connectToNewConversation, listMessages, newVisitor } from '../testing/webchat-fixtures.ts';
-import { PUBLISH_CODES } from './send-message.ts';
+import { PUBLISH_CODES, PublishRefusal, parseSendMessage } from './send-message.ts';
 
 // The HTTP edge's text rule (src/http/unsafe-text.ts) holds on the realtime boundary too, with the official client.
 for (const database of TEST_DATABASES) {
@@ -55,3 +55,60 @@ for (const database of TEST_DATABASES) {
     });
   });
 }
+
+// docs/asyncapi.yaml closes SendMessage and each of its blocks: a member the schema does not name is refused, not
+// ignored (a client that thinks it sent something the server dropped would be wrong about what was stored).
+describe('SendMessage unknown members', () => {
+  const limits = { maxMessageBytes: 16_384, maxBlocks: 20 };
+  const refusalOf = (data: unknown): PublishRefusal => {
+    try {
+      parseSendMessage(data, limits);
+    } catch (err) {
+      if (err instanceof PublishRefusal) return err;
+      throw err;
+    }
+    assert.fail('expected a refusal');
+  };
+  const message = (blocks: unknown[], extra: object = {}) => ({
+    version: 1,
+    client_message_id: randomUUID(),
+    blocks,
+    ...extra,
+  });
+
+  it('refuses an unknown member of the message or of any block kind, naming it', () => {
+    const cases: Array<[unknown, string]> = [
+      [
+        message([{ type: 'markdown', content: 'x' }], { colour: 'red' }),
+        'invalid SendMessage: unknown field "colour"',
+      ],
+      [
+        message([{ type: 'markdown', content: 'x', bold: true }]),
+        'invalid SendMessage: blocks[0] has unknown field "bold"',
+      ],
+      [
+        message([{ type: 'attachment', attachment_id: randomUUID(), name: 'a.png' }]),
+        'invalid SendMessage: blocks[0] has unknown field "name"',
+      ],
+      [
+        message([{ type: 'postback', option_id: 'yes', label: 'Yes', value: 1 }]),
+        'invalid SendMessage: blocks[0] has unknown field "value"',
+      ],
+    ];
+    for (const [data, text] of cases) {
+      const refusal = refusalOf(data);
+      assert.equal(refusal.code, PUBLISH_CODES.invalidMessage);
+      assert.equal(refusal.message, text);
+    }
+  });
+
+  it('accepts each block kind with exactly its members', () => {
+    for (const block of [
+      { type: 'markdown', content: 'x' },
+      { type: 'attachment', attachment_id: randomUUID() },
+      { type: 'postback', option_id: 'yes', label: 'Yes' },
+    ]) {
+      assert.equal(parseSendMessage(message([block]), limits).blocks.length, 1);
+    }
+  });
+});

@@ -54,8 +54,8 @@ const invalid = (why: string) =>
 function attachmentBlockOf(b: Record<string, unknown>, i: number): SendMessageBlock {
   if (typeof b.attachment_id !== 'string' || !isUuid(b.attachment_id))
     throw invalid(`blocks[${i}].attachment_id must be a UUID`);
-  for (const key of Object.keys(b))
-    if (key !== 'type' && key !== 'attachment_id') throw invalid(`blocks[${i}] has unknown field "${key}"`);
+  const extra = unknownFieldOf(b, ATTACHMENT_FIELDS);
+  if (extra !== undefined) throw invalid(`blocks[${i}] has unknown field "${extra}"`);
   return { type: 'attachment', attachment_id: b.attachment_id.toLowerCase() };
 }
 
@@ -72,10 +72,8 @@ export function parseSendMessage(data: unknown, limits: SendMessageLimits): Send
       `unsupported SendMessage version (this server speaks ${ENVELOPE_VERSION})`,
     );
   }
-  for (const key of Object.keys(input)) {
-    if (key !== 'version' && key !== 'client_message_id' && key !== 'blocks')
-      throw invalid(`unknown field "${key}"`);
-  }
+  const extra = unknownFieldOf(input, SEND_MESSAGE_FIELDS);
+  if (extra !== undefined) throw invalid(`unknown field "${extra}"`);
   if (typeof input.client_message_id !== 'string' || !isUuid(input.client_message_id))
     throw invalid('client_message_id must be a UUID');
   if (!Array.isArray(input.blocks) || input.blocks.length === 0)
@@ -103,9 +101,9 @@ export function parseVisitorTyping(data: unknown): VisitorTyping {
   }
   if (input.event !== 'typing')
     throw new PublishRefusal(PUBLISH_CODES.invalidMessage, 'invalid publication: event must be "typing"');
-  for (const key of Object.keys(input))
-    if (key !== 'version' && key !== 'event')
-      throw new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid VisitorTyping: unknown field "${key}"`);
+  const extra = unknownFieldOf(input, TYPING_FIELDS);
+  if (extra !== undefined)
+    throw new PublishRefusal(PUBLISH_CODES.invalidMessage, `invalid VisitorTyping: unknown field "${extra}"`);
   return { version: ENVELOPE_VERSION, event: 'typing' };
 }
 
@@ -123,8 +121,8 @@ function readSendBlock(block: unknown, i: number): SendMessageBlock {
     throw invalid(`blocks[${i}].type must be "markdown", "attachment" or "postback"`);
   if (typeof b.content !== 'string' || b.content.trim().length === 0)
     throw invalid(`blocks[${i}].content must be non-empty text`);
-  for (const key of Object.keys(b))
-    if (key !== 'type' && key !== 'content') throw invalid(`blocks[${i}] has unknown field "${key}"`);
+  const extra = unknownFieldOf(b, MARKDOWN_FIELDS);
+  if (extra !== undefined) throw invalid(`blocks[${i}] has unknown field "${extra}"`);
   return { type: 'markdown', content: b.content };
 }
 
@@ -133,9 +131,8 @@ function readSendBlock(block: unknown, i: number): SendMessageBlock {
  * The client's `label` is checked like an offered one but never stored: the server takes the offer's.
  */
 function readPostback(b: Record<string, unknown>, i: number): SendMessageBlock {
-  for (const key of Object.keys(b))
-    if (key !== 'type' && key !== 'option_id' && key !== 'label')
-      throw invalid(`blocks[${i}] has unknown field "${key}"`);
+  const extra = unknownFieldOf(b, POSTBACK_FIELDS);
+  if (extra !== undefined) throw invalid(`blocks[${i}] has unknown field "${extra}"`);
   if (!isBoundedText(b.option_id, INTERACTIVE_LIMITS.idLength))
     throw invalid(
       `blocks[${i}].option_id must be non-empty text of at most ${INTERACTIVE_LIMITS.idLength} characters`,
@@ -146,6 +143,17 @@ function readPostback(b: Record<string, unknown>, i: number): SendMessageBlock {
     );
   return { type: 'postback', option_id: b.option_id, label: b.label };
 }
+
+/** The members each publication and block may have (docs/asyncapi.yaml): any other is refused, not ignored. */
+const SEND_MESSAGE_FIELDS = ['version', 'client_message_id', 'blocks'];
+const TYPING_FIELDS = ['version', 'event'];
+const MARKDOWN_FIELDS = ['type', 'content'];
+const ATTACHMENT_FIELDS = ['type', 'attachment_id'];
+const POSTBACK_FIELDS = ['type', 'option_id', 'label'];
+
+/** The first member of `input` not in `allowed`, if any. */
+const unknownFieldOf = (input: object, allowed: readonly string[]): string | undefined =>
+  Object.keys(input).find((key) => !allowed.includes(key));
 
 const isBoundedText = (value: unknown, max: number): value is string =>
   typeof value === 'string' && value.trim().length > 0 && value.length <= max;

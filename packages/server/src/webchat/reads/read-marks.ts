@@ -7,6 +7,7 @@ import {
 } from '@parley/webchat-protocol';
 import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import { isUuid } from '../../companies/companies.service.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -53,9 +54,9 @@ export class ReadMarks {
 
   /** The visitor read up to `messageId` (a message of this conversation; else `message_not_found`). */
   async markVisitorRead(conversation: Conversation, messageId: string): Promise<void> {
-    const position = await this.positionOf(conversation.id, messageId);
-    if (position === undefined) throw messageNotFound();
-    await this.advance(this.deps.db, conversation.id, 'visitor', position);
+    const target = await this.messageAt(conversation.id, messageId);
+    if (!target) throw messageNotFound();
+    await this.advance(this.deps.db, conversation.id, 'visitor', target.position);
   }
 
   /**
@@ -132,12 +133,8 @@ export class ReadMarks {
     return Number(result.numAffectedRows ?? 0) > 0;
   }
 
-  private async positionOf(conversationId: string, messageId: string): Promise<number | undefined> {
-    return (await this.messageAt(conversationId, messageId))?.position;
-  }
-
   private async messageAt(conversationId: string, messageId: string) {
-    if (!/^[0-9a-f-]{36}$/i.test(messageId)) return undefined;
+    if (!isUuid(messageId)) return undefined;
     return this.deps.db
       .selectFrom('messages')
       .select(['id', 'position'])

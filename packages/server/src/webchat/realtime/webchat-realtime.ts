@@ -22,7 +22,7 @@ import {
 import type { Logger } from 'pino';
 import type { CompaniesService } from '../../companies/companies.service.ts';
 import type { Config } from '../../config/schema.ts';
-import { sameHostOriginOfUpgrade } from '../../http/public-url.ts';
+import { ownOriginsOfUpgrade } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
 import { SpanKind, type Tracing } from '../../tracing/tracing.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
@@ -46,7 +46,7 @@ import { TurnTaker } from './turns.ts';
  * The `messages` namespace: 100 publications kept for 1 hour with recovery, publish by subscribers. Only `complete`
  * envelopes enter history, one per message, so this is the spec's "100 messages retained for 1 hour".
  */
-export const MESSAGES_NAMESPACE = {
+const MESSAGES_NAMESPACE = {
   name: MESSAGES_NAMESPACE_NAME,
   history_size: 100,
   history_ttl: '1h',
@@ -60,10 +60,10 @@ export const MESSAGES_NAMESPACE = {
  * The `inbox` namespace (inbox-feed/): one channel per company for its agents, server publishes only, nothing kept
  * (the inbox reads its list over REST, then follows the channel).
  */
-export const INBOX_NAMESPACE = { name: INBOX_NAMESPACE_NAME };
+const INBOX_NAMESPACE = { name: INBOX_NAMESPACE_NAME };
 
 /** Terminal application close code (4500–4999, docs/protocol.md "Disconnect codes"): the browser origin is refused. */
-export const ORIGIN_REFUSED_CLOSE = 4503;
+const ORIGIN_REFUSED_CLOSE = 4503;
 
 /** What the webchat's realtime hooks work with. */
 export interface WebchatHooksDeps {
@@ -162,18 +162,6 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
     config: config.webchat,
   });
 
-  /**
-   * Parley's own origins for this upgrade: the public URL's and, in development (no PARLEY_PUBLIC_URL), the origin
-   * of a page this server served under the name the upgrade was sent to (docs/config.md, PARLEY_PUBLIC_URL).
-   */
-  const ownOrigins = (context: ConnectingContext): string[] => {
-    const own = new URL(config.publicUrl).origin;
-    const sameHost = config.publicUrlConfigured
-      ? undefined
-      : sameHostOriginOfUpgrade(context.origin, context.request.headers, config.trustProxy);
-    return sameHost ? [own, sameHost] : [own];
-  };
-
   /** The Origin policy of the company or channel the connection token names; keeps the client IP for limits. */
   const admitConnection = async (context: ConnectingContext) => {
     const meta = context.token?.meta as ConnectionMeta | undefined;
@@ -185,7 +173,14 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
         : undefined;
       if (
         !company ||
-        !isOriginAllowed(context.origin, allowedOriginsOf({ company, channel }, ownOrigins(context)))
+        !isOriginAllowed(
+          context.origin,
+          allowedOriginsOf(
+            { company, channel },
+            // Parley's own: in development also a page this server served under the upgrade's host name.
+            ownOriginsOfUpgrade(config, context.origin, context.request.headers),
+          ),
+        )
       ) {
         throw new DisconnectError(ORIGIN_REFUSED_CLOSE, 'origin not allowed');
       }

@@ -5,7 +5,7 @@ import { UUID_PATTERN } from './message-page.ts';
 import { ownConversation } from './sdk-session.ts';
 
 /** Longest feedback or CSAT comment, in characters. */
-export const MAX_COMMENT_LENGTH = 2000;
+const MAX_COMMENT_LENGTH = 2000;
 
 const Comment = Type.Optional(Type.Union([Type.String({ maxLength: MAX_COMMENT_LENGTH }), Type.Null()]));
 const ConversationParams = Type.Object({ id: Type.String() });

@@ -216,6 +216,23 @@ for (const database of TEST_DATABASES) {
       assert.equal((await sdkPost(server, newVisitor(company.id), '/conversations')).status, 201);
     });
 
+    it('lets a browser read an error when some company or channel admits its origin, and no other', async () => {
+      const company = await server.ctx.companies.create('Cors Errors Co');
+      await newChannel(company.id, 'https://errors.example');
+      // A header the session resolution refuses: the browser on an admitted origin can read why.
+      const badSession = (origin: string) =>
+        http(`${server.baseUrl}/sdk/v1/conversations`, {
+          method: 'POST',
+          headers: { origin, 'x-session-id': 'not-a-uuid', 'x-company': company.id },
+        });
+      const known = await badSession('https://errors.example');
+      assert.equal(known.status, 400);
+      assert.equal(known.headers.get('access-control-allow-origin'), 'https://errors.example');
+      const unknown = await badSession('https://nowhere.example');
+      assert.equal(unknown.status, 400);
+      assert.equal(unknown.headers.get('access-control-allow-origin'), null);
+    });
+
     it('rate-limits conversation creation per session with 429 and Retry-After', async () => {
       const company = await server.ctx.companies.create('Limits Co');
       const v = newVisitor(company.id);

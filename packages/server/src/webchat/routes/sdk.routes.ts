@@ -70,8 +70,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
       // the real request is then checked against that company's or channel's own list.
       sdk.options('/*', async (request, reply) => {
         const origin = request.headers.origin;
-        const own = webchat.ownOriginsFor(request);
-        if (!origin || !(own.includes(origin) || (await webchat.channels.isKnownOrigin(origin)))) {
+        if (!origin || !(await admitsSomewhere(request, webchat, origin))) {
           return sendProblem(
             reply,
             new AppError(403, 'origin_not_allowed', 'This Origin is not allowed to use the webchat API.'),
@@ -93,7 +92,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
           if (visitor) s.visitor = await webchat.visitors.remember(s.company.id, s.sessionId, visitor);
           request.sdkSession = s;
         } catch (err) {
-          await exposeErrorToKnownOrigin(request, reply, webchat, webchat.ownOriginsFor(request), err);
+          await exposeErrorToKnownOrigin(request, reply, webchat, err);
           throw err;
         }
       });
@@ -245,11 +244,14 @@ async function exposeErrorToKnownOrigin(
   request: FastifyRequest,
   reply: FastifyReply,
   webchat: Webchat,
-  ownOrigins: string[],
   err: unknown,
 ): Promise<void> {
   const origin = request.headers.origin;
   if (!origin || (err as { code?: string }).code === 'origin_not_allowed') return;
-  if (ownOrigins.includes(origin) || (await webchat.channels.isKnownOrigin(origin)))
-    setCorsHeaders(reply, origin);
+  if (await admitsSomewhere(request, webchat, origin)) setCorsHeaders(reply, origin);
+}
+
+/** Whether this server's own origin or some company's or channel's list admits `origin` (preflight and errors). */
+async function admitsSomewhere(request: FastifyRequest, webchat: Webchat, origin: string): Promise<boolean> {
+  return webchat.ownOriginsFor(request).includes(origin) || webchat.channels.isKnownOrigin(origin);
 }

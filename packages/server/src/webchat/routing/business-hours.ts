@@ -111,7 +111,7 @@ export function isKnownTimeZone(timeZone: string): boolean {
   }
 }
 
-export function wallClockOf(timeZone: string, at: Date): WallClock {
+function wallClockOf(timeZone: string, at: Date): WallClock {
   const parts: Record<string, number> = {};
   for (const p of formatterFor(timeZone).formatToParts(at))
     if (p.type !== 'literal') parts[p.type] = Number(p.value);

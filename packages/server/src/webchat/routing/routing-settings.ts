@@ -5,7 +5,7 @@ import type { Database } from '../../storage/schema.ts';
 import { type BusinessHours, isKnownTimeZone, minutesOf, WEEKDAYS } from './business-hours.ts';
 
 /** How many open conversations an agent holds at most before round-robin passes them by (docs/routing.md). */
-export const DEFAULT_AGENT_CAPACITY = 3;
+const DEFAULT_AGENT_CAPACITY = 3;
 
 export interface RoutingSettings {
   agentCapacity: number;

@@ -29,7 +29,7 @@ export interface Assignment {
   name: string;
 }
 
-export const agentNotFound = () =>
+const agentNotFound = () =>
   new NotFoundError('agent_not_found', 'No portal user of this company has that id.');
 
 type Db = Kysely<Database> | Transaction<Database>;

@@ -18,7 +18,7 @@ const MAX_TERMS = 8;
 const EXCERPT_CHARS = 140;
 
 /** The words of a query as the full-text indexes see them: letters and digits, lower-cased. */
-export const termsOf = (query: string): string[] =>
+const termsOf = (query: string): string[] =>
   (query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, MAX_TERMS);
 
 /**
@@ -133,7 +133,7 @@ function textOf(blocks: string): string {
 }
 
 /** About EXCERPT_CHARS characters of `text` around the first term found (whole text when short). */
-export function excerptOf(text: string, terms: string[]): string {
+function excerptOf(text: string, terms: string[]): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (flat.length <= EXCERPT_CHARS) return flat;
   const lower = flat.toLowerCase();
