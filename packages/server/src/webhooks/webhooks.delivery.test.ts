@@ -408,6 +408,27 @@ for (const database of TEST_DATABASES) {
       }
     });
 
+    it('deleting a webhook drops its pending deliveries, so nothing more is sent', async () => {
+      const failing = await startWebhookSink();
+      failing.answer = () => 500;
+      try {
+        const { tenant, webhook, rotate } = await subscribed(failing.url);
+        await rotate();
+        await waitFor('the first attempt', () => failing.received.length >= 1);
+        const pending = () =>
+          server.ctx.store.db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('endpoint_id', '=', webhook.id)
+            .execute();
+        assert.equal((await pending()).length, 1, 'pending, its retry due in 5 s');
+        assert.equal((await api(server, tenant.auth, 'DELETE', `/${webhook.id}`)).status, 204);
+        assert.deepEqual(await pending(), []);
+      } finally {
+        await failing.close();
+      }
+    });
+
     it('a manual retry sends a delivered event again with the same webhook-id (202)', async () => {
       const own = await startWebhookSink();
       try {
