@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs every *.test.ts in the workspace (packages/, and scripts/ for checks of the repository as a whole) with
-// node's test runner (its closing "# pass / # fail" lines are what CI reads). Files are listed explicitly because
+// Runs every *.test.ts in the workspace (packages/, scripts/ for checks of the repository as a whole, and the fault
+// instrument's own unit tests in faults/lib/, which need no fault cluster; the scenarios are `npm run test:faults`)
+// with node's test runner (its closing "# pass / # fail" lines are what CI reads). Files are listed explicitly because
 // `node --test` on Node 20 does not expand globs.
 //
 // PostgreSQL and Redis suites are part of "every test": when DATABASE_URL / REDIS_URL are not set we point them at
@@ -22,7 +23,11 @@ function findTests(dir, out = []) {
   return out;
 }
 
-const files = [...findTests(join(root, 'packages')), ...findTests(join(root, 'scripts'))]
+const files = [
+  ...findTests(join(root, 'packages')),
+  ...findTests(join(root, 'scripts')),
+  ...findTests(join(root, 'faults/lib')),
+]
   .filter((f) => !f.includes('/e2e/'))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();

@@ -12,11 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../../packages/server/src/config/load.ts';
 import { type AppContext, createContext } from '../../packages/server/src/context.ts';
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
-import { uniqueSchema } from '../../packages/server/src/testing/databases.ts';
+import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
 import { percentile } from '../lib/stats.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
@@ -88,16 +87,6 @@ async function produce(ctx: AppContext, companyId: string, rate: number): Promis
   return committed;
 }
 
-async function dropSchema(url: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  } finally {
-    await client.end();
-  }
-}
-
 async function run(label: string, failureShare: number, rate: number): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-webhooks-'));
   const databaseUrl = process.env.BENCH_DATABASE_URL;
@@ -157,7 +146,7 @@ async function run(label: string, failureShare: number, rate: number): Promise<v
     await ctx.close();
     sink.close();
     rmSync(dataDir, { recursive: true, force: true });
-    if (schema && databaseUrl) await dropSchema(databaseUrl, schema);
+    if (schema && databaseUrl) await dropTestSchema(schema, databaseUrl);
   }
 }
 

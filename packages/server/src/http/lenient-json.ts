@@ -1,4 +1,5 @@
-import { AppError } from '../errors/app-error.ts';
+import type { FastifyRequest } from 'fastify';
+import { AppError, UnsupportedMediaTypeError } from '../errors/app-error.ts';
 import type { App } from './types.ts';
 
 /**
@@ -16,4 +17,10 @@ export function acceptEmptyJsonBodies(scope: App): void {
       done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
     }
   });
+}
+
+/** 415 for anything but `application/json` (parameters such as charset allowed), before the body is validated. */
+export async function requireJson(request: FastifyRequest): Promise<void> {
+  const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') throw new UnsupportedMediaTypeError('application/json');
 }

@@ -16,8 +16,10 @@ export const connectorKeyAad = (companyId: string, connectorId: string, keyVersi
 
 const secretAad = (name: string): string => `integration-secret|${name}`;
 
-// Both sealed columns of this capability take part in master-key rotation (crypto/sealed-columns.ts).
-/** Connector keys and the fingerprint secret take part in master-key rotation (listed by the composition root). */
+/**
+ * Connector keys and the fingerprint secret take part in master-key rotation (crypto/sealed-columns.ts; listed by
+ * the composition root, context.ts).
+ */
 export const CONNECTOR_SEALED_COLUMNS: SealedColumn[] = [
   {
     table: 'connectors',

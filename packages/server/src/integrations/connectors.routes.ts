@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
-import { UnsupportedMediaTypeError } from '../errors/app-error.ts';
-import { acceptEmptyJsonBodies } from '../http/lenient-json.ts';
+import { acceptEmptyJsonBodies, requireJson } from '../http/lenient-json.ts';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
 import { type Principal, principalOf } from '../oauth/principal.ts';
@@ -115,12 +114,6 @@ const actorOf = (request: FastifyRequest, principal: Principal): Actor => ({
   tokenId: principal.tokenId,
   ip: request.ip,
 });
-
-/** 415 for anything but `application/json` (parameters such as charset allowed), before the body is validated. */
-async function requireJson(request: FastifyRequest): Promise<void> {
-  const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
-  if (type !== 'application/json') throw new UnsupportedMediaTypeError('application/json');
-}
 
 /**
  * RFC 9110 §13.1.1: `If-Match: *` or a list of entity tags compared strongly (a weak `W/"…"` tag never matches);

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
 import { SHORTCUT_PATTERN } from '../webchat/canned-responses/canned-responses.service.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
-import { actorOf, sessionOf } from './portal-auth.ts';
+import { actorOf, companyOf } from './portal-auth.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const Body = Type.Object(
@@ -24,7 +24,6 @@ const ListQuery = Type.Object(
  * `/` menu), admins write them. Each write is audited.
  */
 export function registerCannedResponseRoutes(app: App, webchat: Webchat): void {
-  const companyOf = (request: FastifyRequest) => sessionOf(request).user.companyId;
   const audit = (request: FastifyRequest, type: string, subject: string) =>
     webchat.audit.record({
       type,

@@ -17,7 +17,7 @@ import { readMessagePage } from '../webchat/routes/message-page.ts';
 import { agentDisplayName } from '../webchat/routing/routing.service.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
 import { pageLimit } from './pagination.ts';
-import { actorOf, sessionOf } from './portal-auth.ts';
+import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const ListQuery = Type.Object(
@@ -92,8 +92,7 @@ const agentAuthor = (user: { id: string; email: string }): MessageAuthor => ({
 export function registerInboxRoutes(app: App, webchat: Webchat): void {
   const any = { portalAccess: 'any' as const };
   const load = (request: FastifyRequest<{ Params: { id: string } }>): Promise<Conversation> =>
-    webchat.commands.find(sessionOf(request).user.companyId, request.params.id);
-  const companyOf = (request: FastifyRequest) => sessionOf(request).user.companyId;
+    webchat.commands.find(companyOf(request), request.params.id);
   const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
 
   /** The agents' view: the visitor, unread count, CSAT and last message (one place: the live inbox's events too). */

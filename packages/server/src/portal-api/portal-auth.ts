@@ -63,6 +63,9 @@ export function sessionOf(request: FastifyRequest): PortalSession {
   return request.portalSession;
 }
 
+/** The signed-in user's company: the only one a portal route reads or changes. */
+export const companyOf = (request: FastifyRequest): string => sessionOf(request).user.companyId;
+
 /** `user:<id>` — the audit actor for portal actions. */
 export const actorOf = (request: FastifyRequest): string => `user:${sessionOf(request).user.id}`;
 

@@ -10,7 +10,7 @@ import {
   routingSettingsView,
 } from '../webchat/routing/routing.schemas.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
-import { actorOf, sessionOf } from './portal-auth.ts';
+import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
@@ -20,7 +20,6 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
  */
 export function registerRoutingRoutes(app: App, webchat: Webchat): void {
   const any = { portalAccess: 'any' as const };
-  const companyOf = (request: FastifyRequest) => sessionOf(request).user.companyId;
   const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
 
   app.get('/inbox/agents', { config: any }, async (request) => ({

@@ -4,7 +4,7 @@ import type { App } from '../http/types.ts';
 import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { WebhookActor } from '../webhooks/webhooks.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
-import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+import { actorOf, companyOf, type PortalDeps } from './portal-auth.ts';
 
 // Rules are checked by the webhooks service (its codes and messages); these bounds only stop absurd bodies.
 const CreateWebhook = Type.Object(
@@ -29,15 +29,14 @@ const actor = (request: FastifyRequest): WebhookActor => ({ actor: actorOf(reque
  */
 export function registerWebhookRoutes(app: App, { ctx }: PortalDeps): void {
   const webhooks = ctx.webhooks.service;
-  const company = (request: FastifyRequest) => sessionOf(request).user.companyId;
 
   app.get('/webhooks', { schema: { querystring: PageQuery } }, async (request) => ({
-    ...pageOf(await webhooks.list(company(request)), request.query),
+    ...pageOf(await webhooks.list(companyOf(request)), request.query),
     event_types: EVENT_TYPES,
   }));
 
   app.post('/webhooks', { schema: { body: CreateWebhook } }, async (request, reply) => {
-    const { webhook, secret } = await webhooks.create(company(request), request.body, actor(request));
+    const { webhook, secret } = await webhooks.create(companyOf(request), request.body, actor(request));
     return reply
       .status(201)
       .header('cache-control', 'no-store')
@@ -45,24 +44,24 @@ export function registerWebhookRoutes(app: App, { ctx }: PortalDeps): void {
   });
 
   app.delete('/webhooks/:id', { schema: { params: IdParams } }, async (request, reply) => {
-    await webhooks.delete(company(request), request.params.id, actor(request));
+    await webhooks.delete(companyOf(request), request.params.id, actor(request));
     return reply.status(204).send();
   });
 
   app.post('/webhooks/:id/secret', { schema: { params: IdParams } }, async (request, reply) => {
-    const secret = await webhooks.rotateSecret(company(request), request.params.id, actor(request));
+    const secret = await webhooks.rotateSecret(companyOf(request), request.params.id, actor(request));
     return reply.header('cache-control', 'no-store').send({ secret });
   });
 
   app.get('/webhooks/:id/deliveries', { schema: { params: IdParams } }, async (request) => ({
-    deliveries: await webhooks.deliveries(company(request), request.params.id),
+    deliveries: await webhooks.deliveries(companyOf(request), request.params.id),
   }));
 
   app.post(
     '/webhooks/:id/deliveries/:deliveryId/retry',
     { schema: { params: DeliveryParams } },
     async (request, reply) => {
-      await webhooks.retry(company(request), request.params.id, request.params.deliveryId);
+      await webhooks.retry(companyOf(request), request.params.id, request.params.deliveryId);
       return reply.status(202).send();
     },
   );

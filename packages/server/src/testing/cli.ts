@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { sql } from 'kysely';
 import { runCli } from '../cli/main.ts';
 import { testPostgresUrl } from './databases.ts';
 import { PARLEY_CLI } from './process.ts';
@@ -46,13 +45,7 @@ export async function runParley(
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
+      resolve({ code, stdout, stderr, json: jsonOf(stdout) });
     });
   });
 }
@@ -71,27 +64,24 @@ export async function runParleyInProcess(
     env: { ...(await cliEnvFor(server)), ...env },
   });
   const stdout = lines.join('\n');
-  let json: unknown;
+  return { code, stdout, stderr: '', json: jsonOf(stdout) };
+}
+
+/** The one JSON object `--json` prints, or undefined for any other output. */
+function jsonOf(stdout: string): unknown {
   try {
-    json = JSON.parse(stdout);
+    return JSON.parse(stdout);
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { code, stdout, stderr: '', json };
 }
 
 /** The environment a CLI beside `server` has: its data folder and, on PostgreSQL, its database and schema. */
 export async function cliEnvFor(server: TestServer): Promise<Record<string, string>> {
   const env: Record<string, string> = { PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
-  if (server.ctx.store.dialect === 'postgres') {
-    env.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${await currentSchema(server)}`)}`;
+  // The schema the test server runs in (its search path; storage/database.ts): known, so not asked of the database.
+  if (server.schema !== undefined) {
+    env.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${server.schema}`)}`;
   }
   return env;
-}
-
-async function currentSchema(server: TestServer): Promise<string> {
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
-    server.ctx.store.db,
-  );
-  return rows[0]!.schema;
 }

@@ -23,9 +23,12 @@ export function testRedisUrl(): string {
 /** A PostgreSQL schema name unique to one test server, so parallel test files never see each other's rows. */
 export const uniqueSchema = (): string => `t_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 
-/** Drops a schema made with `uniqueSchema` and all it holds, once its test server is closed. */
-export async function dropTestSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: testPostgresUrl() });
+/**
+ * Drops a schema made with `uniqueSchema` and all it holds, once its test server (or bench run) is done; `url` names
+ * the database, the tests' by default.
+ */
+export async function dropTestSchema(schema: string, url = testPostgresUrl()): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

@@ -78,7 +78,11 @@ export class WebhookDispatcher {
   private readonly attempts = new Set<AbortController>();
   /** When this node last pruned the delivery log (retention.ts); pruning runs at most hourly. */
   private lastPruneMs = 0;
-  /** Opened signing keys by sealed envelope (a rotation changes the envelope, so nothing stale is kept). */
+  /**
+   * Opened signing keys by associated data and sealed envelope (a rotation changes the envelope, so nothing stale is
+   * kept). The associated data is part of the key: an envelope moved to another endpoint or version must fail to
+   * open there (webhook-secret.ts), not find the key it opened to elsewhere.
+   */
   private readonly keyCache = new Map<string, Buffer>();
 
   constructor(
@@ -414,11 +418,12 @@ export class WebhookDispatcher {
   }
 
   private key(sealed: string, associatedData: string): Buffer {
-    let key = this.keyCache.get(sealed);
+    const cacheKey = `${associatedData}\n${sealed}`;
+    let key = this.keyCache.get(cacheKey);
     if (!key) {
       key = signingKeyOf(this.deps.sealer.open(sealed, associatedData));
       if (this.keyCache.size >= 1000) this.keyCache.delete(this.keyCache.keys().next().value!);
-      this.keyCache.set(sealed, key);
+      this.keyCache.set(cacheKey, key);
     }
     return key;
   }

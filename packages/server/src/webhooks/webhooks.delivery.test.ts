@@ -152,6 +152,46 @@ for (const database of TEST_DATABASES) {
       }
     });
 
+    it('never sends with a stored secret moved from another endpoint; the log names the webhook, not a secret', async () => {
+      const ownA = await startWebhookSink();
+      const ownB = await startWebhookSink();
+      try {
+        const a = await subscribed(ownA.url);
+        const b = await subscribed(ownB.url);
+        // B's secret signs a delivery first, so this process has opened its envelope once already.
+        await b.rotate();
+        await waitFor("B's delivery", () => ownB.received.length >= 1);
+        const { secret_sealed } = await server.ctx.store.db
+          .selectFrom('webhook_endpoints')
+          .select('secret_sealed')
+          .where('id', '=', b.webhook.id)
+          .executeTakeFirstOrThrow();
+        // Both are at secret version 1: only the endpoint in the associated data tells the envelopes apart.
+        await server.ctx.store.db
+          .updateTable('webhook_endpoints')
+          .set({ secret_sealed })
+          .where('id', '=', a.webhook.id)
+          .execute();
+        await a.rotate();
+        const [delivery] = await waitFor('the failed attempt', async () => {
+          const found = await server.ctx.webhooks.service.deliveries(a.tenant.companyId, a.webhook.id);
+          return found[0]?.attempts === 1 && found;
+        });
+        assert.equal(delivery!.status, 'pending', 'retried, as the stored secret may be repaired');
+        assert.equal(delivery!.last_status_code, 0);
+        assert.equal(ownA.received.length, 0, "nothing is sent signed with another endpoint's key");
+        const logged = server.logs.filter((line) => line.includes('failed its integrity check'));
+        assert.ok(logged.some((line) => line.includes(a.webhook.id)));
+        for (const secret of [a.webhook.secret, b.webhook.secret]) {
+          const key = secret.slice('whsec_'.length);
+          assert.ok(!server.logs.some((line) => line.includes(key)), 'no secret in the logs');
+        }
+      } finally {
+        await ownA.close();
+        await ownB.close();
+      }
+    });
+
     it('reports conversation and message changes, each once, with the message snapshot', async () => {
       const own = await startWebhookSink();
       try {
@@ -365,6 +405,27 @@ for (const database of TEST_DATABASES) {
         await survivor.stop();
         await hanging.close();
         await server.ctx.webhooks.serve();
+      }
+    });
+
+    it('deleting a webhook drops its pending deliveries, so nothing more is sent', async () => {
+      const failing = await startWebhookSink();
+      failing.answer = () => 500;
+      try {
+        const { tenant, webhook, rotate } = await subscribed(failing.url);
+        await rotate();
+        await waitFor('the first attempt', () => failing.received.length >= 1);
+        const pending = () =>
+          server.ctx.store.db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('endpoint_id', '=', webhook.id)
+            .execute();
+        assert.equal((await pending()).length, 1, 'pending, its retry due in 5 s');
+        assert.equal((await api(server, tenant.auth, 'DELETE', `/${webhook.id}`)).status, 204);
+        assert.deepEqual(await pending(), []);
+      } finally {
+        await failing.close();
       }
     });
 

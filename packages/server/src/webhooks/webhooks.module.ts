@@ -10,7 +10,6 @@ import { WebhooksService } from './webhooks.service.ts';
 
 export interface Webhooks {
   service: WebhooksService;
-  dispatcher: WebhookDispatcher;
   /** Starts sending (a serving process only; CLI commands never send). */
   serve(): Promise<void>;
   /** Stops claiming and lets attempts in flight finish for up to `graceMs`. */
@@ -58,7 +57,6 @@ export function createWebhooks(deps: {
   );
   return {
     service,
-    dispatcher,
     // SQLite serves one process: whatever a previous process had claimed is due again at once.
     serve: () => dispatcher.start({ alone: store.dialect === 'sqlite' }),
     drain: (graceMs) => dispatcher.stop(graceMs),

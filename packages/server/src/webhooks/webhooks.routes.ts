@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { UnsupportedMediaTypeError } from '../errors/app-error.ts';
-import { acceptEmptyJsonBodies } from '../http/lenient-json.ts';
+import { acceptEmptyJsonBodies, requireJson } from '../http/lenient-json.ts';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
 import { principalOf } from '../oauth/principal.ts';
@@ -150,10 +149,4 @@ export async function registerWebhookRoutes(app: App, webhooks: WebhooksService)
       },
     );
   });
-}
-
-/** 415 for anything but `application/json` (parameters such as charset allowed), before the body is validated. */
-async function requireJson(request: FastifyRequest): Promise<void> {
-  const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
-  if (type !== 'application/json') throw new UnsupportedMediaTypeError('application/json');
 }

@@ -48,7 +48,6 @@ export interface Delivery {
   next_attempt_at: string | null;
 }
 
-/** Who acts, as the audit log names them: `client:<id>`, `user:<id>` or `cli`. */
 /** What creating a webhook answers, in the platform API and the CLI alike: the endpoint and, this once, its secret. */
 export const createdWebhookView = ({ webhook, secret }: { webhook: Webhook; secret: string }) => ({
   id: webhook.id,
@@ -58,6 +57,7 @@ export const createdWebhookView = ({ webhook, secret }: { webhook: Webhook; secr
   secret,
 });
 
+/** Who acts, as the audit log names them: `client:<id>`, `user:<id>` or `cli`. */
 export interface WebhookActor {
   actor: string;
   ip?: string;
@@ -143,10 +143,6 @@ export class WebhooksService {
       .orderBy('id')
       .execute();
     return rows.map(toWebhook);
-  }
-
-  async get(companyId: string, id: string): Promise<Webhook> {
-    return toWebhook(await this.row(companyId, id));
   }
 
   /** Deletes the endpoint with its deliveries (nothing more is sent, even an attempt already due). */
