@@ -74,6 +74,10 @@ async function receiveUpload(
     [Symbol.asyncIterator]();
   const part = await nextPart(parts);
   if (part?.fieldname !== 'file') throw attachmentRequired();
+  // A body that ended inside the file (no closing boundary) while the handler was still awaiting the store: busboy
+  // has already ended and destroyed the part before anything read it, and Node's pipeline never settles for such a
+  // stream (it waits for an `end` that cannot come) — so the upload would never be answered.
+  if (part.file.destroyed) throw attachmentRequired();
   try {
     return await webchat.attachments.upload(
       conversation,
