@@ -38,6 +38,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logFormat: str(env.PARLEY_LOG_FORMAT),
     trustProxy: bool(env.PARLEY_TRUST_PROXY),
     shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
+    http: {
+      headersTimeoutMs: int(env.PARLEY_HEADERS_TIMEOUT_MS),
+      bodyTimeoutMs: int(env.PARLEY_BODY_TIMEOUT_MS),
+      keepAliveTimeoutMs: int(env.PARLEY_KEEP_ALIVE_TIMEOUT_MS),
+      maxConnectionsPerAddress: int(env.PARLEY_MAX_CONNECTIONS_PER_ADDRESS),
+    },
     storeConnectTimeoutMs: int(env.PARLEY_STORE_CONNECT_TIMEOUT_MS),
     storeQueryTimeoutMs: int(env.PARLEY_STORE_QUERY_TIMEOUT_MS),
     masterKeys: str(env.PARLEY_MASTER_KEYS),

@@ -31,6 +31,26 @@ export const ConfigSchema = Type.Object(
     /** Trust X-Forwarded-For from a reverse proxy when computing client IPs (rate limits, audit). */
     trustProxy: Type.Boolean({ default: false }),
     /**
+     * The HTTP edge's limits on slow and numerous connections (docs/config.md "HTTP edge"). Node's own time-outs
+     * where they exist; the body time-out runs from the moment the headers are complete (http/time-limits.ts).
+     */
+    http: Type.Object(
+      {
+        /** The request line and headers must be complete this long after the request's first byte → 408. */
+        headersTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+        /** The body must be complete this long after its headers → 408 and the connection closes. */
+        bodyTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+        /** A kept-alive connection idle (between requests) this long is closed. */
+        keepAliveTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 72_000 }),
+        /**
+         * Connections one client address may hold open at once (the next is answered 503 and closed): the socket's
+         * address, or with trustProxy the forwarded one per request (http/connection-limits.ts).
+         */
+        maxConnectionsPerAddress: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 256 }),
+      },
+      { default: {} },
+    ),
+    /**
      * How long a graceful shutdown may take before the process exits anyway. Replies still streaming get most of it
      * to finish (the rest is for closing connections); what cannot finish ends with a `reply_interrupted` block.
      */

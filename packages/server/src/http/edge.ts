@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type {
   FastifyError,
   FastifyReply,
@@ -6,20 +10,32 @@ import type {
   RawServerDefault,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import {
   malformedUrl,
   methodNotAllowed,
   type RequestPart,
+  requestTimedOut,
   routeNotFound,
   sendProblem,
   toAppError,
   unsafeText,
 } from '../errors/problem.ts';
 import { AccessLogController } from './access-log.ts';
-import { createClientErrorHandler } from './client-errors.ts';
-import { genReqId, REQUEST_ID_HEADER } from './request-id.ts';
+import { parseBodyText } from './body-text.ts';
+import { clientAddressOf } from './client-address.ts';
+import { answerAndClose, closeAfterLinger, createClientErrorHandler } from './client-errors.ts';
+import {
+  AddressCounts,
+  addressKey,
+  capConnections,
+  capForwardedUpgrades,
+  tooManyConnections,
+} from './connection-limits.ts';
+import { genReqId, REQUEST_ID_HEADER, requestIdOf } from './request-id.ts';
 import { ROUTER_OPTIONS, RouteMethods } from './route-methods.ts';
+import { type TimeLimitOptions, timeLimitOptions, watchBodies } from './time-limits.ts';
 import type { App } from './types.ts';
 import { findUnsafeText } from './unsafe-text.ts';
 
@@ -28,8 +44,13 @@ import { findUnsafeText } from './unsafe-text.ts';
  * every route —
  * - every response carries `X-Request-Id`, and every log line about the request carries it as `request_id`;
  * - text with U+0000 or an unpaired surrogate is refused as `validation_failed` (src/http/unsafe-text.ts);
+ * - text bodies are read onto V8's heap, never kept as socket chunks (body-text.ts);
  * - errors raised before routing (bad percent-encoding, over-long parameters, malformed HTTP) are problems;
- * - a path that exists without the request's method answers 405 with `Allow`; `OPTIONS` answers 204 with `Allow`.
+ * - a path that exists without the request's method answers 405 with `Allow`; `OPTIONS` answers 204 with `Allow`;
+ * - headers and bodies that do not arrive in time are answered 408 `request_timeout` and their connection closed,
+ *   idle kept-alive connections close (time-limits.ts);
+ * - a client address holds at most `maxConnectionsPerAddress` connections; the next is answered 503
+ *   `too_many_connections` and closed (connection-limits.ts).
  */
 export interface Edge {
   /** Options for `Fastify(…)`: request ids, the access log, router limits and the pre-routing error handlers. */
@@ -41,16 +62,42 @@ export interface Edge {
     | 'routerOptions'
     | 'frameworkErrors'
     | 'clientErrorHandler'
-  >;
+  > &
+    TimeLimitOptions;
   /** Installs the hooks and the not-found handler; call before any route is registered. */
   register(app: App): void;
 }
 
-export function createEdge(logger: Logger): Edge {
+/** The settings the edge enforces (docs/config.md "HTTP edge"). */
+export type EdgeSettings = Pick<Config, 'http' | 'trustProxy'>;
+
+/** What the edge reports of the connections it refuses or cuts (metrics). */
+export interface EdgeEvents {
+  refused(reason: 'too_many_connections' | 'request_timeout'): void;
+}
+
+export function createEdge(logger: Logger, settings: EdgeSettings, events?: EdgeEvents): Edge {
   const routes = new RouteMethods();
   const accessLog = new AccessLogController(logger);
+  const counts = new AddressCounts(settings.http.maxConnectionsPerAddress);
+  // An upgrade's Duplex is the request's net.Socket (Node hands the socket itself to `upgrade` listeners).
+  const refuseConnection = (socket: Duplex) => {
+    events?.refused('too_many_connections');
+    answerAndClose(socket as Socket, tooManyConnections(counts.max), randomUUID());
+  };
+  const bodyTimedOut = (request: IncomingMessage, response: ServerResponse) => {
+    events?.refused('request_timeout');
+    const requestId = requestIdOf(request.headers[REQUEST_ID_HEADER]);
+    logger
+      .child({ request_id: requestId })
+      .info({ req: { method: request.method, url: request.url } }, 'request body did not arrive in time');
+    // An answer already under way cannot become a 408; the connection is closed all the same.
+    if (response.headersSent) return closeAfterLinger(request.socket);
+    answerAndClose(request.socket, requestTimedOut(), requestId);
+  };
   return {
     serverOptions: {
+      ...timeLimitOptions(settings.http),
       genReqId,
       // Ids come from genReqId, which accepts the caller's X-Request-Id only when it is sane.
       requestIdHeader: false,
@@ -68,6 +115,31 @@ export function createEdge(logger: Logger): Edge {
     },
     register(app) {
       app.addHook('onRoute', (route) => routes.record(route));
+      watchBodies(app.server, settings.http.bodyTimeoutMs, bodyTimedOut);
+      // Text bodies are held on V8's heap while they arrive (body-text.ts): JSON through Fastify's own parser
+      // (`__proto__` and `constructor` keys refused), plain text as it is.
+      app.removeContentTypeParser(['application/json', 'text/plain']);
+      app.addContentTypeParser('application/json', parseBodyText(app.getDefaultJsonParser('error', 'error')));
+      app.addContentTypeParser(
+        'text/plain',
+        parseBodyText((_request, body, done) => done(null, body)),
+      );
+      if (!settings.trustProxy) {
+        capConnections(app.server, counts, refuseConnection);
+      } else {
+        // Behind a proxy the sockets are the proxy's: the cap follows the forwarded address of each request …
+        app.addHook('onRequest', (request, reply, done) => {
+          const address = addressKey(request.ip);
+          if (!counts.acquire(address)) return done(tooManyConnections(counts.max));
+          reply.raw.once('close', () => counts.release(address));
+          done();
+        });
+        // … and of each WebSocket, once the realtime engine's upgrade listener is registered.
+        app.addHook('onReady', (done) => {
+          capForwardedUpgrades(app.server, counts, (r) => clientAddressOf(r, true), refuseConnection);
+          done();
+        });
+      }
       // Callback-style hooks: they run on every request, the token endpoint's hot path included, and a callback
       // costs less than a promise.
       app.addHook('onRequest', (request, reply, done) => {

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError, UnsupportedMediaTypeError } from '../errors/app-error.ts';
+import { parseBodyText } from './body-text.ts';
 import type { App } from './types.ts';
 
 /**
@@ -9,14 +10,17 @@ import type { App } from './types.ts';
  */
 export function acceptEmptyJsonBodies(scope: App): void {
   scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
-    }
-  });
+  scope.addContentTypeParser(
+    'application/json',
+    parseBodyText((_request, body, done) => {
+      if (body === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(body));
+      } catch {
+        done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
+      }
+    }),
+  );
 }
 
 /** 415 for anything but `application/json` (parameters such as charset allowed), before the body is validated. */

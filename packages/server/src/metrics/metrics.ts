@@ -29,6 +29,12 @@ export class Metrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  readonly httpRefused = new Counter({
+    name: 'parley_http_connections_refused_total',
+    help: 'Connections the HTTP edge refused or cut: too_many_connections (per-address cap), request_timeout (a body that did not arrive in time).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly tokenGrants = new Counter({
     name: 'parley_oauth_token_grants_total',
     help: 'Access tokens issued by the token endpoint.',
