@@ -103,6 +103,11 @@ export const ConfigSchema = Type.Object(
       /** Files one visitor session / one IP may upload per minute before 429 (each lands in the shared store). */
       uploadsPerMinutePerSession: Type.Integer({ minimum: 1, default: 20 }),
       uploadsPerMinutePerIp: Type.Integer({ minimum: 1, default: 200 }),
+      /** Bytes of uploads one visitor session / one IP may send per hour before 429 (webchat/attachments/upload-quota.ts). */
+      uploadBytesPerHourPerSession: Type.Integer({ minimum: 1, default: 200 * 1024 * 1024 }),
+      uploadBytesPerHourPerIp: Type.Integer({ minimum: 1, default: 1024 * 1024 * 1024 }),
+      /** An upload no message refers to this long after it was made is deleted with its bytes (attachment sweeper). */
+      unsentAttachmentTtlMs: Type.Integer({ minimum: 1000, default: 24 * 60 * 60 * 1000 }),
       /** Shortest time between two partial envelopes of one streamed reply (40 ms ≈ 25 updates/s). */
       streamFlushIntervalMs: Type.Integer({ minimum: 0, default: 40 }),
       /** How often a streaming reply's snapshot is written to the database (crash safety, other nodes' reads). */

@@ -325,3 +325,23 @@ describe('HTTP edge: connections per address', () => {
     });
   });
 });
+
+describe('HTTP edge: closing', () => {
+  it('closes a kept-alive connection whose response ends after the server began closing, without waiting for its idle time-out', async () => {
+    const server = await startTestServer();
+    const client = await openRaw(server);
+    // A request in flight when the close begins: its body is half there.
+    client.socket.write(
+      'POST /no-such-route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{',
+    );
+    await sleep(100);
+    const closing = server.close();
+    await sleep(100);
+    client.socket.write('}');
+    // Answered (kept alive: the client did not ask to close), then closed by the server long before the 72 s of
+    // PARLEY_KEEP_ALIVE_TIMEOUT_MS.
+    await waitForSettled(client.closed, 10_000, 'the connection to close');
+    assert.match(client.received(), /^HTTP\/1\.1 404/);
+    await waitForSettled(closing, 10_000, 'the server to close');
+  });
+});

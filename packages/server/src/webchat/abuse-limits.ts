@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { TooManyRequestsError } from '../errors/app-error.ts';
-import type { RateLimiter } from '../ratelimit/index.ts';
+import type { RateLimiter, RateLimitState } from '../ratelimit/index.ts';
 
 export interface LimitCheck {
   key: string;
@@ -12,8 +12,8 @@ export interface LimitCheck {
 const WINDOW_MS = 60_000;
 
 /**
- * The webchat's abuse limits (conversations created, messages sent; per session and per IP) on the shared rate
- * limiter: Redis-backed and shared by all nodes when REDIS_URL is set (docs/config.md "Webchat").
+ * The webchat's abuse limits (conversations created, messages sent, uploads and their bytes; per session and per IP)
+ * on the shared rate limiter: Redis-backed and shared by all nodes when REDIS_URL is set (docs/config.md "Webchat").
  */
 export class AbuseLimits {
   constructor(
@@ -21,12 +21,15 @@ export class AbuseLimits {
     private readonly logger: Logger,
   ) {}
 
-  /** Counts one event on every key; the seconds to wait when any is over its limit, `undefined` when allowed. */
-  async check(checks: LimitCheck[]): Promise<number | undefined> {
+  /**
+   * Counts `cost` (one event by default; bytes for upload quotas) on every key; the seconds to wait when any is over
+   * its limit, `undefined` when allowed.
+   */
+  async check(checks: LimitCheck[], cost = 1): Promise<number | undefined> {
     try {
       const states = await Promise.all(
         checks.map((c) =>
-          this.limiter.hit(`webchat:${c.key}`, { limit: c.limit, windowMs: c.windowMs ?? WINDOW_MS }),
+          this.limiter.hit(`webchat:${c.key}`, { limit: c.limit, windowMs: c.windowMs ?? WINDOW_MS }, cost),
         ),
       );
       const denied = states.filter((s) => !s.allowed);
@@ -39,9 +42,31 @@ export class AbuseLimits {
   }
 
   /** Like `check`, throwing the 429 problem with Retry-After (RFC 6585 §4). */
-  async enforce(checks: LimitCheck[], what: string): Promise<void> {
-    const retryAfter = await this.check(checks);
+  async enforce(checks: LimitCheck[], what: string, cost = 1): Promise<void> {
+    const retryAfter = await this.check(checks, cost);
     if (retryAfter !== undefined)
       throw new TooManyRequestsError(retryAfter, `Too many ${what}; retry in ${retryAfter} s.`);
+  }
+
+  /**
+   * Counts nothing: throws the 429 problem when `cost` more would not fit within every key's limit (a key already
+   * at its limit has no room for anything).
+   */
+  async enforceRoom(checks: LimitCheck[], what: string, cost = 1): Promise<void> {
+    let states: RateLimitState[];
+    try {
+      states = await Promise.all(
+        checks.map((c) =>
+          this.limiter.peek(`webchat:${c.key}`, { limit: c.limit, windowMs: c.windowMs ?? WINDOW_MS }),
+        ),
+      );
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'webchat rate limiter unavailable; allowing');
+      return;
+    }
+    const full = states.filter((s) => s.remaining < Math.max(1, cost));
+    if (full.length === 0) return;
+    const retryAfter = Math.max(1, ...full.map((s) => s.retryAfterSeconds));
+    throw new TooManyRequestsError(retryAfter, `Too many ${what}; retry in ${retryAfter} s.`);
   }
 }

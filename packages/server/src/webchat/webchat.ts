@@ -25,6 +25,7 @@ import {
 } from './attachments/attachments.routes.ts';
 import { AttachmentsService } from './attachments/attachments.service.ts';
 import { StoreBlobStore } from './attachments/store-blob-store.ts';
+import { UploadQuota } from './attachments/upload-quota.ts';
 import { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
@@ -232,6 +233,10 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     inbox,
     audit: deps.audit,
     attachments,
+    uploadQuota: new UploadQuota(limiter, {
+      bytesPerHourPerSession: config.webchat.uploadBytesPerHourPerSession,
+      bytesPerHourPerIp: config.webchat.uploadBytesPerHourPerIp,
+    }),
     routing,
     routingSettings,
     cannedResponses: new CannedResponsesService(store.db),
