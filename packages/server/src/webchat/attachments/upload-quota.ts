@@ -61,8 +61,8 @@ class QuotaMeter extends Transform {
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.uncounted += chunk.length;
-    if (this.uncounted < CHARGE_BATCH_BYTES) return done(null, chunk);
-    this.charge().then(() => done(null, chunk), done);
+    if (this.uncounted < CHARGE_BATCH_BYTES) done(null, chunk);
+    else this.charge().then(() => done(null, chunk), done);
   }
 
   override _flush(done: TransformCallback): void {
