@@ -294,7 +294,11 @@ describe('a server whose public URL is https (production) refuses private destin
     assert.equal(server.config.integrations.outboundBlockPrivate, true);
     const tenant = await createTenant(server);
     const port = new URL(recorder.url).port;
-    for (const url of [`http://127.0.0.1:${port}/x`, `http://localhost:${port}/y`, `http://[::1]:${port}/z`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/x`,
+      `http://localhost:${port}/y`,
+      `http://[::1]:${port}/z`,
+    ]) {
       const c = await server.ctx.connectors.create(
         { companyId: tenant.companyId, name: url, type: 'webhook', url, apiKey: testKey() },
         CLI,
