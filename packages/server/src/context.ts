@@ -176,7 +176,14 @@ export async function createContext(
       tracing,
       onClose: (fn) => closers.push(fn),
     });
-    const webhooks = createWebhooks({ config, store, sealer, audit, logger, fetch: integrations.fetch });
+    const webhooks = createWebhooks({
+      store,
+      sealer,
+      audit,
+      logger,
+      fetch: integrations.fetch,
+      destinations: integrations.destinations,
+    });
     closers.push(() => webhooks.drain(0));
     return {
       config,
