@@ -10,22 +10,31 @@ import { type Subscription, SubscriptionState } from './subscription.ts';
  */
 export class PositionChecker {
   private running = false;
+  /** A round over every positioned channel was asked for and has not started yet. */
+  private everyChannelAsked = false;
 
   constructor(private readonly core: EngineCore) {}
 
-  async run(): Promise<void> {
+  /**
+   * One round over the quiet channels, or with `everyChannel` over all positioned channels, quiet or not: after
+   * the broker lost its connection (`BrokerEventHandler.onRestored`), publications of any channel may have been
+   * lost on the way to this node, and a busy channel's next publication may be long enough away. A round asked
+   * for while one runs follows it.
+   */
+  async run(options: { everyChannel?: boolean } = {}): Promise<void> {
+    if (options.everyChannel) this.everyChannelAsked = true;
     // Nothing to compare against while the broker is unreachable; the first round after it returns notices
     // whatever changed meanwhile (a Redis restarted without persistence starts every stream with a new epoch).
     if (this.running || !this.core.broker.healthy()) return;
     this.running = true;
     try {
-      const { hub } = this.core;
-      for (const channel of hub.quietPositionedChannels(
-        Date.now(),
-        this.core.options.channelPositionCheckDelayMs,
-      )) {
-        await this.checkChannel(channel);
-      }
+      do {
+        const quietMs = this.everyChannelAsked ? 0 : this.core.options.channelPositionCheckDelayMs;
+        this.everyChannelAsked = false;
+        for (const channel of this.core.hub.quietPositionedChannels(Date.now(), quietMs)) {
+          await this.checkChannel(channel);
+        }
+      } while (this.everyChannelAsked && this.core.broker.healthy());
     } finally {
       this.running = false;
     }
