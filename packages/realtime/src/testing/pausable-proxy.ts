@@ -12,9 +12,11 @@ interface Link {
  * A TCP proxy on 127.0.0.1 in front of one port (a Redis) that can be cut off like a network partition, for the
  * outage tests and the fault suite. `pause()` is a blackhole, not a clean close: nothing crosses in either
  * direction, no side learns that the other one closed, and new connections are accepted but go nowhere — as when
- * packets are dropped. What was sent meanwhile waits in the socket buffers and flows on `resume()` (TCP delivers
- * it once the path is back), connections opened meanwhile reach the target then, and connections one side gave
- * up meanwhile are closed on the other side then.
+ * packets are dropped. On `resume()` what was sent meanwhile flows (TCP delivers it once the path is back),
+ * connections opened meanwhile reach the target, and connections one side gave up meanwhile are closed on the
+ * other side. `resume({ reset: true })` is a partition the connections did not survive (TCP gave up, a NAT or
+ * firewall forgot them): every connection of before the partition is closed on both sides, nothing it buffered
+ * is delivered.
  */
 export class PausableProxy {
   private readonly server: Server;
@@ -62,12 +64,16 @@ export class PausableProxy {
     for (const link of this.links) this.stopFlow(link);
   }
 
-  /** Lets everything through again: buffered bytes first, then new ones; held connections reach the target. */
-  resume(): void {
+  /**
+   * Lets everything through again: buffered bytes first, then new ones; held connections reach the target. With
+   * `reset`, the connections that were connected before the partition are closed instead.
+   */
+  resume(options: { reset?: boolean } = {}): void {
     if (!this.paused) return;
     this.paused = false;
     for (const link of [...this.links]) {
       if (link.upstream === null) this.connectUpstream(link);
+      else if (options.reset) this.reset(link);
       else this.startFlow(link);
     }
   }
@@ -122,6 +128,12 @@ export class PausableProxy {
       upstream.unpipe();
       upstream.pause();
     }
+  }
+
+  private reset(link: Link): void {
+    this.links.delete(link);
+    link.client.resetAndDestroy();
+    link.upstream?.resetAndDestroy();
   }
 
   /** One side ended or failed: closed on the other side now, or once the partition is over. */
