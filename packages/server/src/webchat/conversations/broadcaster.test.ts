@@ -49,16 +49,16 @@ describe('pending announcements', () => {
       await pending.announce(companyId, a, 3);
       await pending.announce(companyId, b, 2);
       await pending.announce(companyId, c, 5);
-      await pending.announce(companyId, a, 4); // a later sequence of a replaces the kept one
+      await pending.announce(companyId, a, 4); // a later sequence of a replaces the kept one, in its place
       assert.equal(pending.size, 3);
       assert.deepEqual(broker.published, []);
 
       broker.available = true;
       await pending.announceAgain();
       assert.deepEqual(broker.published, [
+        { id: a.id, sequence: 4 },
         { id: b.id, sequence: 2 },
         { id: c.id, sequence: 5 },
-        { id: a.id, sequence: 4 },
       ]);
       assert.equal(pending.size, 0);
       await pending.announceAgain();

@@ -49,9 +49,9 @@ interface PendingAnnouncement {
  * announce them again as soon as it can: at once when the realtime engine says the broker is back
  * (`announceAgain`, called from the `onBrokerRestored` hook), else on a one-second retry. The messages are
  * durable; clients that follow them must see them complete rather than stay on a partial, and within moments of
- * the broker's return (docs/architecture.md "Broker outages"). Kept in the order they were stored, one entry per
- * message (a later sequence replaces an earlier one), at most `MAX_PENDING_ANNOUNCEMENTS` per node: clients get
- * anything given up when they next load the conversation over REST.
+ * the broker's return (docs/architecture.md "Broker outages"). Kept in the order they were first kept, one entry
+ * per message (a later sequence replaces an earlier one in its place), at most `MAX_PENDING_ANNOUNCEMENTS` per
+ * node: clients get anything given up when they next load the conversation over REST.
  */
 export class PendingAnnouncements {
   private readonly pending = new Map<string, PendingAnnouncement>();
@@ -121,7 +121,8 @@ export class PendingAnnouncements {
   }
 
   private keep(entry: PendingAnnouncement): void {
-    this.pending.delete(entry.snapshot.id);
+    // A message kept already keeps its place (a Map keeps the order of first insertion): a visitor retrying its
+    // refused message must not move it behind the reply to it.
     this.pending.set(entry.snapshot.id, entry);
     if (this.pending.size > this.maxPending) {
       const oldest = this.pending.keys().next().value as string;
