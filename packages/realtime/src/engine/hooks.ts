@@ -143,7 +143,7 @@ export interface RealtimeHooks {
   onUnsubscribe?(client: ClientHandle, channel: string, info: DisconnectInfo): void;
   /**
    * The broker is healthy again after it lost its connection (a Redis outage or partition). Publishes that failed
-   * meanwhile can be made again now; subscribers that missed publications have already been told to recover.
+   * meanwhile can be made again now; subscribers that missed publications are being told to recover (2500).
    */
   onBrokerRestored?(): void;
 }

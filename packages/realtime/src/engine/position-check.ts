@@ -3,6 +3,13 @@ import type { EngineCore } from './core.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 
 /**
+ * Stream reads in flight at once during a round: a round after the broker came back covers every positioned
+ * channel of the node, and the reads are pipelined on one Redis connection (LIB bounds its own check the same way,
+ * `clientPositionCheckConcurrency`).
+ */
+const CHECK_CONCURRENCY = 32;
+
+/**
  * Periodic position check (docs/protocol.md "Positioning", LIB `checkPosition`): for channels with positioned
  * subscribers and no publication for `channelPositionCheckDelayMs`, compare each subscriber's position with
  * the stream top, so a publication lost in the broker is noticed even when nothing else is published. One
@@ -31,9 +38,12 @@ export class PositionChecker {
       do {
         const quietMs = this.everyChannelAsked ? 0 : this.core.options.channelPositionCheckDelayMs;
         this.everyChannelAsked = false;
-        for (const channel of this.core.hub.quietPositionedChannels(Date.now(), quietMs)) {
-          await this.checkChannel(channel);
-        }
+        const channels = this.core.hub.quietPositionedChannels(Date.now(), quietMs);
+        let next = 0;
+        const worker = async (): Promise<void> => {
+          while (next < channels.length) await this.checkChannel(channels[next++]!);
+        };
+        await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, channels.length) }, worker));
       } while (this.everyChannelAsked && this.core.broker.healthy());
     } finally {
       this.running = false;
