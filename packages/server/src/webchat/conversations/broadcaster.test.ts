@@ -124,9 +124,9 @@ describe('pending announcements', () => {
     }
   });
 
-  it('keeps at most its bound, giving up the oldest first; a caller that must know still hears of the outage', async () => {
+  it('keeps at most its bound of messages, giving up the oldest first; a caller that must know still hears of the outage', async () => {
     const broker = new SwitchedBroadcaster();
-    const pending = new PendingAnnouncements(broker, logger, 2);
+    const pending = new PendingAnnouncements(broker, logger, { messages: 2, bytes: 1024 * 1024 });
     try {
       broker.available = false;
       const [first, second, third] = [complete(), complete(), complete()];
@@ -142,6 +142,28 @@ describe('pending announcements', () => {
       assert.deepEqual(
         broker.published.map((p) => p.id),
         [second.id, third.id],
+      );
+    } finally {
+      pending.close();
+    }
+  });
+
+  it('keeps at most its bound of bytes, giving up the oldest first', async () => {
+    const broker = new SwitchedBroadcaster();
+    const size = Buffer.byteLength(JSON.stringify(complete()));
+    const pending = new PendingAnnouncements(broker, logger, { messages: 100, bytes: size * 2 + size / 2 });
+    try {
+      broker.available = false;
+      const kept = [complete(), complete(), complete()];
+      for (const snapshot of kept) await pending.announce(companyId, snapshot, 1);
+      // The same message kept again is counted once.
+      await pending.announce(companyId, kept[2]!, 2);
+      assert.equal(pending.size, 2);
+      broker.available = true;
+      await pending.announceAgain();
+      assert.deepEqual(
+        broker.published.map((p) => p.id),
+        [kept[1]!.id, kept[2]!.id],
       );
     } finally {
       pending.close();

@@ -33,8 +33,8 @@ export function announce(
   });
 }
 
-/** Completes kept for a broker that cannot take them, per node; beyond that the oldest are given up. */
-export const MAX_PENDING_ANNOUNCEMENTS = 10_000;
+/** Completes kept for a broker that cannot take them, per node; beyond either bound the oldest are given up. */
+export const MAX_PENDING_ANNOUNCEMENTS = { messages: 10_000, bytes: 32 * 1024 * 1024 };
 /** While some are kept, how often they are tried again when no "broker restored" arrives first. */
 const RETRY_EVERY_MS = 1_000;
 
@@ -42,6 +42,8 @@ interface PendingAnnouncement {
   companyId: string;
   snapshot: MessageSnapshot;
   sequence: number;
+  /** Size of the snapshot as JSON: what keeping it costs. */
+  bytes?: number;
 }
 
 /**
@@ -51,10 +53,11 @@ interface PendingAnnouncement {
  * durable; clients that follow them must see them complete rather than stay on a partial, and within moments of
  * the broker's return (docs/architecture.md "Broker outages"). Kept in the order they were first kept, one entry
  * per message (a later sequence replaces an earlier one in its place), at most `MAX_PENDING_ANNOUNCEMENTS` per
- * node: clients get anything given up when they next load the conversation over REST.
+ * node (10,000 messages, 32 MiB): clients get anything given up when they next load the conversation over REST.
  */
 export class PendingAnnouncements {
   private readonly pending = new Map<string, PendingAnnouncement>();
+  private keptBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private flushAgain = false;
@@ -63,7 +66,7 @@ export class PendingAnnouncements {
   constructor(
     private readonly broadcaster: Broadcaster,
     private readonly logger: Logger,
-    private readonly maxPending = MAX_PENDING_ANNOUNCEMENTS,
+    private readonly bounds = MAX_PENDING_ANNOUNCEMENTS,
   ) {}
 
   /** Messages waiting for the broker. */
@@ -121,18 +124,29 @@ export class PendingAnnouncements {
   }
 
   private keep(entry: PendingAnnouncement): void {
+    entry.bytes = Buffer.byteLength(JSON.stringify(entry.snapshot));
     // A message kept already keeps its place (a Map keeps the order of first insertion): a visitor retrying its
     // refused message must not move it behind the reply to it.
+    this.forget(entry.snapshot.id);
     this.pending.set(entry.snapshot.id, entry);
-    if (this.pending.size > this.maxPending) {
+    this.keptBytes += entry.bytes;
+    while (this.pending.size > this.bounds.messages || this.keptBytes > this.bounds.bytes) {
       const oldest = this.pending.keys().next().value as string;
-      this.pending.delete(oldest);
+      this.forget(oldest, true);
       this.logger.warn(
-        { messageId: oldest, kept: this.maxPending },
+        { messageId: oldest, kept: this.pending.size },
         'gave up announcing a stored message; clients see it on their next load',
       );
     }
     this.scheduleRetry();
+  }
+
+  /** Drops `id`'s entry from the byte count, and with `remove` from the map (else its place stays for a new one). */
+  private forget(id: string, remove = false): void {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.keptBytes -= entry.bytes ?? 0;
+    if (remove) this.pending.delete(id);
   }
 
   private async flush(): Promise<void> {
@@ -143,7 +157,7 @@ export class PendingAnnouncements {
         if (this.isOutage(err, id)) return;
       }
       // A later sequence of the same message may have replaced it while it was being announced.
-      if (this.pending.get(id) === entry) this.pending.delete(id);
+      if (this.pending.get(id) === entry) this.forget(id, true);
     }
   }
 
