@@ -68,7 +68,29 @@ describe('pending announcements', () => {
     }
   });
 
-  it('stops at the first outage and keeps the rest, in order', async () => {
+  it('forgets a kept sequence once a later one of the same message got through, and never keeps an older one', async () => {
+    const broker = new SwitchedBroadcaster();
+    const pending = new PendingAnnouncements(broker, logger);
+    try {
+      const [a, b] = [complete(), complete()];
+      broker.available = false;
+      await pending.announce(companyId, a, 3);
+      await pending.announce(companyId, b, 5);
+      await pending.announce(companyId, b, 4); // older than the one kept: ignored
+      broker.available = true;
+      await pending.announce(companyId, a, 7);
+      assert.equal(pending.size, 1, 'only b is still waiting');
+      await pending.announceAgain();
+      assert.deepEqual(broker.published, [
+        { id: a.id, sequence: 7 },
+        { id: b.id, sequence: 5 },
+      ]);
+    } finally {
+      pending.close();
+    }
+  });
+
+  it('keeps everything, in order, while the broker is still away', async () => {
     const broker = new SwitchedBroadcaster();
     const pending = new PendingAnnouncements(broker, logger);
     try {

@@ -37,6 +37,8 @@ export function announce(
 export const MAX_PENDING_ANNOUNCEMENTS = { messages: 10_000, bytes: 32 * 1024 * 1024 };
 /** While some are kept, how often they are tried again when no "broker restored" arrives first. */
 const RETRY_EVERY_MS = 1_000;
+/** Kept announcements sent together when the broker is back (see `flush`). */
+const FLUSH_BATCH = 256;
 
 interface PendingAnnouncement {
   companyId: string;
@@ -88,6 +90,9 @@ export class PendingAnnouncements {
   ): Promise<void> {
     try {
       await announce(this.broadcaster, companyId, snapshot, sequence);
+      // An older sequence of it kept from before is not worth announcing any more.
+      if ((this.pending.get(snapshot.id)?.sequence ?? Number.POSITIVE_INFINITY) <= sequence)
+        this.forget(snapshot.id, true);
     } catch (err) {
       if (this.isOutage(err, snapshot.id)) {
         this.logger.warn(
@@ -124,6 +129,7 @@ export class PendingAnnouncements {
   }
 
   private keep(entry: PendingAnnouncement): void {
+    if ((this.pending.get(entry.snapshot.id)?.sequence ?? 0) > entry.sequence) return;
     entry.bytes = Buffer.byteLength(JSON.stringify(entry.snapshot));
     // A message kept already keeps its place (a Map keeps the order of first insertion): a visitor retrying its
     // refused message must not move it behind the reply to it.
@@ -149,15 +155,27 @@ export class PendingAnnouncements {
     if (remove) this.pending.delete(id);
   }
 
+  /**
+   * Announces what is kept, oldest first, a batch at a time: the publishes of a batch are sent together and reach
+   * Redis in this order on one pipelined connection, so a backlog goes out in a few round trips instead of one per
+   * message. Stops after a batch in which the broker was still away.
+   */
   private async flush(): Promise<void> {
-    for (const [id, entry] of this.pending) {
-      try {
-        await announce(this.broadcaster, entry.companyId, entry.snapshot, entry.sequence);
-      } catch (err) {
-        if (this.isOutage(err, id)) return;
-      }
-      // A later sequence of the same message may have replaced it while it was being announced.
-      if (this.pending.get(id) === entry) this.forget(id, true);
+    while (this.pending.size > 0) {
+      const batch = [...this.pending].slice(0, FLUSH_BATCH);
+      const outcomes = await Promise.all(
+        batch.map(([id, entry]) =>
+          announce(this.broadcaster, entry.companyId, entry.snapshot, entry.sequence).then(
+            () => 'sent' as const,
+            (err: unknown) => (this.isOutage(err, id) ? ('kept' as const) : ('dropped' as const)),
+          ),
+        ),
+      );
+      batch.forEach(([id, entry], i) => {
+        // A later sequence of the same message may have replaced it while it was being announced.
+        if (outcomes[i] !== 'kept' && this.pending.get(id) === entry) this.forget(id, true);
+      });
+      if (outcomes.includes('kept')) return;
     }
   }
 
