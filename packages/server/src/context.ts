@@ -152,7 +152,7 @@ export async function createContext(
           }),
     );
     const audit = new AuditLog(store.db);
-    const rateLimiter = createRateLimiter(config.redisUrl, config.rateLimit.keyPrefix);
+    const rateLimiter = createRateLimiter(config.redisUrl, config.rateLimit.keyPrefix, logger);
     closers.push(() => rateLimiter.close());
     const users = new UsersService(store.db);
     const events = new WebhookOutbox(store.dialect);

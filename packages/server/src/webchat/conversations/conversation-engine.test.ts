@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { BrokerError } from '@parley/realtime';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import { createResponder } from '../../digital-employees/responders/create-responder.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
@@ -23,7 +24,7 @@ class RecordingBroadcaster implements Broadcaster {
   async publish(_channel: string, envelope: MessageEnvelope): Promise<void> {
     if (envelope.message_snapshot.role === this.failFirst) {
       this.failFirst = undefined;
-      throw new Error('broker unavailable');
+      throw new BrokerError('broker_unavailable', 'broker unavailable');
     }
     this.envelopes.push(envelope);
   }

@@ -6,7 +6,7 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import type { MessageEnvelope } from '../messages/message.ts';
 import { MessageStore } from '../messages/message-store.ts';
-import type { Broadcaster } from './broadcaster.ts';
+import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { LiveSnapshots } from './live-snapshots.ts';
 import { RESERVED_SEQUENCES, ReplyStream } from './reply-stream.ts';
@@ -41,12 +41,14 @@ for (const database of TEST_DATABASES) {
     after(() => server.close());
 
     function stream(store: MessageStore, broadcaster: Broadcaster, onSuperseded = () => {}) {
+      const logger = createLogger('silent');
       return new ReplyStream(
         {
           store,
           broadcaster,
+          announcements: new PendingAnnouncements(broadcaster, logger),
           live: new LiveSnapshots(),
-          logger: createLogger('silent'),
+          logger,
           flushIntervalMs: 0,
           persistIntervalMs: 60_000,
         },
