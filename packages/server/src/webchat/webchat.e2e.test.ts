@@ -532,7 +532,10 @@ describe('webchat abuse limits and WebSocket origins', () => {
     const client = newCentrifugeClient(server, token, EvilSocket);
     const outcome = new Promise<number>((resolve) => client.on('disconnected', (ctx) => resolve(ctx.code)));
     client.connect();
-    assert.equal(await waitForSettled(outcome, 15_000, 'refusal'), 4503);
-    client.disconnect();
+    try {
+      assert.equal(await waitForSettled(outcome, 15_000, 'refusal'), 4503);
+    } finally {
+      client.disconnect();
+    }
   });
 });
