@@ -106,7 +106,8 @@ for (const database of TEST_DATABASES) {
       const urls = Array.from({ length: 1000 }, (_, i) =>
         i % 2 ? `${server.baseUrl}/sdk/v1/conversations/${randomUUID()}` : `${server.baseUrl}/x/${i}`,
       );
-      for (let i = 0; i < urls.length; i += 50) await Promise.all(urls.slice(i, i + 50).map((url) => http(url)));
+      for (let i = 0; i < urls.length; i += 50)
+        await Promise.all(urls.slice(i, i + 50).map((url) => http(url)));
       const samples = await scrape(server);
       assert.deepEqual(
         seriesOf(samples).filter((s) => !before.has(s)),
