@@ -46,6 +46,8 @@ export interface TestServerOptions {
    * still reach the server at `baseUrl` (127.0.0.1): what a new user who opens http://127.0.0.1:8080 meets.
    */
   defaultPublicUrl?: boolean;
+  /** The clock of session expiry and in-memory rate limits (see ContextOptions.clock), e.g. a TestClock's `now`. */
+  clock?: () => number;
 }
 
 /**
@@ -82,7 +84,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   // As main.ts wires it: warnings and errors also reach the portal's system view.
   const recentErrors = new RecentErrors();
   const logger = createLogger(config.logLevel, sink, 'json', (line) => recentErrors.recordLine(line));
-  const ctx = await createContext(config, logger, { schema, recentErrors });
+  const ctx = await createContext(config, logger, { schema, recentErrors, clock: options.clock });
   let built: Awaited<ReturnType<typeof buildApp>> | undefined;
   let address: ReturnType<App['server']['address']>;
   try {

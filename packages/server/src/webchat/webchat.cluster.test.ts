@@ -70,7 +70,9 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
       // A later message through the same node reaches tab A after any copy of the retry would have (one channel,
       // in order): then only the two distinct messages have been broadcast.
       await sendMessage(tabB.sub, 'one more');
-      await tabA.log.waitFor((e) => e.some((x) => x.operation === 'complete' && markdownOf(x) === 'one more'));
+      await tabA.log.waitFor((e) =>
+        e.some((x) => x.operation === 'complete' && markdownOf(x) === 'one more'),
+      );
       assert.deepEqual(tabA.log.completed('user').map(markdownOf), ['thanks', 'one more']);
       const res = await listMessages(nodeB, v, conversation.id);
       assert.equal(res.body.messages.filter((m: { role: string }) => m.role === 'user').length, 2);

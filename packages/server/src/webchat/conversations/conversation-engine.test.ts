@@ -6,6 +6,7 @@ import { createResponder } from '../../digital-employees/responders/create-respo
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { createLogger } from '../../logging/logger.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { waitFor } from '../../testing/wait.ts';
 import type { MessageEnvelope, MessageRole } from '../messages/message.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import type { Broadcaster } from './broadcaster.ts';
@@ -14,7 +15,6 @@ import { ConversationsService } from './conversations.service.ts';
 import { LiveSnapshots } from './live-snapshots.ts';
 import { ReplyQueue } from './reply-queue.ts';
 import { LOCAL_REPLY_SIGNALS } from './reply-signals.ts';
-import { waitFor } from '../../testing/wait.ts';
 
 /** Records what the engine publishes; the first publication of role `failFirst` fails, as in a broker outage. */
 class RecordingBroadcaster implements Broadcaster {
@@ -267,7 +267,12 @@ describe('conversation engine failure paths', () => {
     const { engine, conversation } = await engineWith(broadcaster, { responder: held.responder });
     try {
       const posting = engine.postUserMessage(conversation, send('hello'));
-      await waitFor('the reply job stored', async () => (await jobsOf(conversation.id)).length > 0, 15_000, 5);
+      await waitFor(
+        'the reply job stored',
+        async () => (await jobsOf(conversation.id)).length > 0,
+        15_000,
+        5,
+      );
       // Stored with its reply's start, not yet announced: a handover now must still stop that reply.
       engine.stopReply(conversation.id, 'handover');
       announced();

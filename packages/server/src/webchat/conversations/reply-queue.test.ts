@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { waitFor } from '../../testing/wait.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { LeaseLost, type ReplyJob, ReplyQueue } from './reply-queue.ts';
-import { waitFor } from '../../testing/wait.ts';
 
 // The durable reply line is shared by every node through the store: the same rules on SQLite and PostgreSQL.
 for (const database of TEST_DATABASES) {
