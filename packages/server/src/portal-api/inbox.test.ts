@@ -105,8 +105,8 @@ for (const database of TEST_DATABASES) {
             'user message seen by agent',
           )
         ).find((e) => e.message_snapshot.role === 'user' && markdown(e) === 'are you human?')!;
-        // A reply is queued in the same transaction as the message it answers (conversations/conversation-engine.ts),
-        // so none queued now means none will come.
+        // A reply is queued in the same transaction as the message it answers
+        // (webchat/conversations/conversation-engine.ts), so none queued now means none will come.
         const jobs = await server.ctx.store.db
           .selectFrom('reply_jobs')
           .select('message_id')
