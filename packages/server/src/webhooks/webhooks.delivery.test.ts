@@ -378,9 +378,10 @@ for (const database of TEST_DATABASES) {
         assert.equal(retry.status, 409);
         assert.equal(retry.body.code, 'webhook_disabled');
         await rotate();
-        // A disabled endpoint gets no delivery for a new event, so there is nothing to send; with the dispatcher
-        // stopped (attempts in flight finished), nothing more reached it.
-        const deliveries = (await api(server, tenant.auth, 'GET', `/${webhook.id}/deliveries`)).body.deliveries;
+        // A disabled endpoint gets no delivery for a new event, so there is nothing to send; with the
+        // dispatcher stopped (attempts in flight finished), nothing more reached it.
+        const deliveries = (await api(server, tenant.auth, 'GET', `/${webhook.id}/deliveries`)).body
+          .deliveries;
         assert.deepEqual(
           deliveries.map((d: { id: string }) => d.id),
           [delivery.id],
