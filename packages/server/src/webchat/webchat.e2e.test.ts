@@ -200,12 +200,14 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     }
   });
 
-  it('isolates sessions, companies and channels: every attempt is refused', async () => {
+  it('isolates sessions, companies and channels: every attempt is refused', async (t) => {
     const acme = await server.ctx.companies.create('Acme');
     const globex = await server.ctx.companies.create('Globex');
     const owner = newVisitor(acme.id);
     const conversation = await createConversation(server, owner);
     const ownerClient = await connectVisitor(server, owner, conversation);
+    // Closed also when an assertion fails: a client left reconnecting would keep the file's process alive.
+    t.after(() => ownerClient.close());
 
     // Another session of the same company: no subscribe token, not in its list, no message read.
     const stranger = newVisitor(acme.id);
@@ -230,6 +232,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: own.id })
     ).body.subscription_token;
     const client = newCentrifugeClient(server, strangerToken);
+    t.after(() => client.disconnect());
     const received: unknown[] = [];
     const refused = new Promise<string>((resolve) => {
       client.on('disconnected', (ctx) => resolve(`disconnected ${ctx.code}`));
@@ -243,6 +246,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     assert.match(outcome, /^(disconnected 3500|unsubscribed 103)$/);
     // Publishing without a subscription is refused too (permission denied).
     const publisher = newCentrifugeClient(server, strangerToken);
+    t.after(() => publisher.disconnect());
     publisher.connect();
     await waitForSettled(publisher.ready(), 10_000, 'connect');
     await assert.rejects(
@@ -256,9 +260,6 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     await sendMessage(ownerClient.sub, 'thanks');
     await ownerClient.log.waitFor((e) => deComplete(e).length === 1);
     assert.equal(received.length, 0);
-    client.disconnect();
-    publisher.disconnect();
-    ownerClient.close();
   });
 
   it('recovers every completed message after a reconnect mid-stream', async () => {
