@@ -17,6 +17,8 @@ export interface FallbackRateLimiterOptions {
   /** How long a check waits for Redis before counting here (default `SHARED_ANSWER_BUDGET_MS`). */
   answerWithinMs?: number;
   logger?: Pick<Logger, 'warn' | 'info'>;
+  /** The per-node counts' clock (tests move it); the shared counts run on Redis's own. */
+  clock?: () => number;
 }
 
 /**
@@ -29,7 +31,7 @@ export interface FallbackRateLimiterOptions {
  */
 export class FallbackRateLimiter implements RateLimiter {
   readonly kind = 'redis';
-  private readonly local = new MemoryRateLimiter();
+  private readonly local: MemoryRateLimiter;
   private readonly answerWithinMs: number;
   private countingLocally = false;
 
@@ -38,6 +40,7 @@ export class FallbackRateLimiter implements RateLimiter {
     private readonly options: FallbackRateLimiterOptions = {},
   ) {
     this.answerWithinMs = options.answerWithinMs ?? SHARED_ANSWER_BUDGET_MS;
+    this.local = new MemoryRateLimiter(undefined, options.clock);
   }
 
   hit(key: string, rule: RateLimitRule, cost?: number): Promise<RateLimitState> {

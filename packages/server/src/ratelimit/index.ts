@@ -13,17 +13,19 @@ export { RedisRateLimiter } from './redis-rate-limiter.ts';
 /**
  * The process's rate limiter (the composition root builds one; every capability uses it): Redis-backed, shared by
  * all nodes, when `REDIS_URL` is set — counting per node while Redis cannot answer (FallbackRateLimiter); in memory
- * otherwise.
+ * otherwise. `clock` is the memory counts' (Redis counts on its own clock, `TIME`).
  */
 export function createRateLimiter(
   redisUrl: string | undefined,
   keyPrefix: string,
-  logger?: Pick<Logger, 'warn' | 'info'>,
+  options: { logger?: Pick<Logger, 'warn' | 'info'>; clock?: () => number } = {},
 ): RateLimiter {
-  if (!redisUrl) return new MemoryRateLimiter();
+  const clock = options.clock ?? Date.now;
+  if (!redisUrl) return new MemoryRateLimiter(undefined, clock);
   const { redis, ready } = connectFailFastRedis(redisUrl);
   return new FallbackRateLimiter(new RedisRateLimiter(redis, { keyPrefix, ownsConnection: true }), {
     ready,
-    ...(logger ? { logger } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    clock,
   });
 }

@@ -186,6 +186,11 @@ export class ReplyStream {
     return snapshot;
   }
 
+  /** Resolves once every partial flushed so far has been stored and published, or given up on. */
+  idle(): Promise<void> {
+    return this.chain;
+  }
+
   /** Publishes now if the last partial is old enough, else at most one flush later (coalescing). */
   private scheduleFlush(): void {
     this.dirty = true;
