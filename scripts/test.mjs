@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // Runs every *.test.ts in the workspace (packages/, scripts/ for checks of the repository as a whole, and the fault
-// instrument's own unit tests in faults/lib/, which need no fault cluster; the scenarios are `npm run test:faults`)
-// with node's test runner (its closing "# pass / # fail" lines are what CI reads). Files are listed explicitly because
-// `node --test` on Node 20 does not expand globs.
+// instrument's own unit tests in faults/lib/, which need no fault cluster; the scenarios are `npm run test:faults`),
+// each file in its own process with node's test runner (scripts/test-runner.mjs): a pool of TEST_CONCURRENCY files
+// (default 3), a time-out per file (TEST_FILE_TIMEOUT seconds, default 300) that fails the file and names the test
+// that was running, a file whose tests ended but whose process stays up (something left open) failed after 10 s, and
+// a closing `N passed, N failed, N skipped` line that CI reads, printed also when a file crashes or hangs and when
+// the run is interrupted (Ctrl-C, SIGTERM).
+// `npm test -- <path substring> …` runs the files whose path contains one of the substrings.
 //
 // PostgreSQL and Redis suites are part of "every test": when DATABASE_URL / REDIS_URL are not set we point them at
 // the services the development machines run on 127.0.0.1, and a suite whose service does not answer fails loudly.
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { runMain } from './test-runner.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -46,28 +50,22 @@ const env = {
 delete env.DATABASE_URL;
 delete env.REDIS_URL;
 
-const concurrency = process.env.TEST_CONCURRENCY ?? '3';
-mkdirSync(join(root, 'test-artifacts'), { recursive: true });
-const tapFile = join(root, 'test-artifacts', `results-${process.pid}.tap`);
-const result = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    '--test-reporter=tap',
-    `--test-reporter-destination=${tapFile}`,
-    ...files,
-  ],
-  { cwd: root, env, stdio: 'inherit' },
-);
-// One unambiguous closing line, whatever the reporter above printed.
-const tap = readFileSync(tapFile, 'utf8');
-const count = (name) => Number(tap.match(new RegExp(`^# ${name} (\\d+)$`, 'm'))?.[1] ?? 0);
-console.log(
-  `\n${count('pass')} passed, ${count('fail') + count('cancelled')} failed, ${count('skipped')} skipped`,
-);
-process.exit(result.status ?? 1);
+const seconds = (name, fallback) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(value) || value <= 0) {
+    console.error(`${name} must be a positive number of seconds`);
+    process.exit(1);
+  }
+  return value * 1000;
+};
+
+const artifacts = join(root, 'test-artifacts');
+process.exitCode = await runMain(files, {
+  root,
+  env,
+  concurrency: Number(process.env.TEST_CONCURRENCY ?? 3),
+  fileTimeoutMs: seconds('TEST_FILE_TIMEOUT', 300),
+  exitGraceMs: 10_000,
+  eventsDir: join(artifacts, `test-events-${process.pid}`),
+  durationsFile: join(artifacts, 'test-durations.json'),
+});

@@ -61,6 +61,11 @@ export class CentrifugeVisitor implements Visitor {
     this.session = { baseUrl, companyId, sessionId: randomUUID() };
   }
 
+  /** The visitor's session (`X-Session-Id`): another client of the same session may follow its conversation. */
+  get sessionId(): string {
+    return this.session.sessionId;
+  }
+
   get conversationId(): string {
     if (!this.conversation) throw new Error(`${this.label} has no conversation yet`);
     return this.conversation.id;
@@ -163,6 +168,9 @@ export class CentrifugeVisitor implements Visitor {
     let pause = 250;
     for (;;) {
       record.attempts++;
+      const at = Date.now();
+      record.answers ??= [];
+      const answers = record.answers;
       try {
         await this.subscription!.publish({
           version: 1,
@@ -170,10 +178,12 @@ export class CentrifugeVisitor implements Visitor {
           blocks: [{ type: 'markdown', content: record.content }],
         });
         record.ackedAt = Date.now();
+        answers.push({ at, ms: record.ackedAt - at });
         return;
       } catch (raw) {
         const err = raw as PublishError;
         const reason = `${err.code ?? '?'} ${err.message ?? ''}`.trim();
+        answers.push({ at, ms: Date.now() - at, error: reason });
         if (!isRetryable(err) || this.closed || Date.now() + pause > deadline) {
           record.gaveUp = reason;
           return;

@@ -12,6 +12,8 @@ export interface ViewedMessage {
   errorCodes: string[];
   /** Sequence of the last envelope applied (a REST snapshot carries none and keeps it). */
   sequence: number;
+  /** When (epoch ms) this client first showed the message complete. */
+  completedAt?: number;
 }
 
 /** Markdown of a snapshot's blocks, and the codes of its error blocks. */
@@ -83,6 +85,7 @@ export class ClientView {
       clientMessageId: snapshot.client_message_id ?? null,
       ...contentOf(snapshot),
       sequence,
+      ...(snapshot.status === 'complete' ? { completedAt: Date.now() } : {}),
     };
     if (current?.status === 'complete') {
       if (next.status === 'complete' && finalContent(next) !== finalContent(current))

@@ -31,6 +31,8 @@ export interface ClusterOptions {
   nodes?: number;
   /** Soak: nodes report their figures to files in the artifacts folder every `intervalMs`. */
   report?: { intervalMs: number };
+  /** The Redis URL node `index` gets (default the private Redis's), e.g. a proxy the scenario can cut. */
+  nodeRedisUrl?: (index: number, redis: PrivateRedis) => Promise<string>;
 }
 
 /** A temporary folder (a node's data dir) removed at cleanup. */
@@ -54,11 +56,11 @@ export async function startCluster(options: ClusterOptions): Promise<FaultCluste
     PARLEY_REALTIME_TOKEN_SECRET: randomBytes(32).toString('hex'),
     PARLEY_MASTER_KEYS: `1:${randomBytes(32).toString('base64')}`,
   };
-  const env = (dataDir: string) =>
+  const env = (dataDir: string, redisUrl = redis.url) =>
     childEnv({
       HOST: '127.0.0.1',
       DATABASE_URL: pg.url,
-      REDIS_URL: redis.url,
+      REDIS_URL: redisUrl,
       PARLEY_PUBLIC_URL: balancer.url,
       PARLEY_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
@@ -69,12 +71,15 @@ export async function startCluster(options: ClusterOptions): Promise<FaultCluste
       PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_IP: '1000000',
     });
   const seeded = await seed(env(tempDir('parley-fault-cli-')));
+  const redisUrls = await Promise.all(
+    ports.map((_, i) => options.nodeRedisUrl?.(i, redis) ?? Promise.resolve(redis.url)),
+  );
   const nodes = ports.map((port, i) => {
     const name = `node-${String.fromCharCode(97 + i)}`;
     return new ParleyNode({
       name,
       port,
-      env: env(tempDir('parley-fault-node-')),
+      env: env(tempDir('parley-fault-node-'), redisUrls[i]),
       logFile: join(artifacts, `${name}.log`),
       report: options.report && {
         file: join(artifacts, `${name}.samples.jsonl`),

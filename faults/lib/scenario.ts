@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CentrifugeVisitor } from './centrifuge-visitor.ts';
 import { cleanupAll, installCleanupHandlers } from './cleanup.ts';
-import { type FaultCluster, startCluster } from './cluster.ts';
+import { type ClusterOptions, type FaultCluster, startCluster } from './cluster.ts';
 import type { Figures } from './figures.ts';
 import { answersAgain } from './probe.ts';
 import { type Verdict, verdictLines } from './report.ts';
@@ -50,6 +50,8 @@ export interface ScenarioDefinition {
   name: string;
   /** Centrifuge and SDK visitors chatting throughout (default 4 + 4). */
   visitors?: { centrifuge: number; sdk: number };
+  /** How the cluster is built, beyond the defaults (e.g. a node's Redis behind a proxy the fault cuts). */
+  cluster?: Omit<ClusterOptions, 'run'>;
   fault(ctx: ScenarioContext): Promise<void>;
 }
 
@@ -88,7 +90,7 @@ async function execute(
   visitors: Visitor[],
   log: (text: string) => void,
 ): Promise<Verdict> {
-  const cluster = await startCluster({ run: definition.name });
+  const cluster = await startCluster({ ...definition.cluster, run: definition.name });
   log(
     `cluster up: ${cluster.nodes.map((n) => `${n.name}:${n.port}`).join(' ')}, balancer ${cluster.balancer.url}`,
   );

@@ -12,6 +12,14 @@ export interface SendRecord {
   /** Why the visitor gave up on it (a permanent error, or the retry window ran out). */
   gaveUp?: string;
   lastError?: string;
+  /** Each attempt (centrifuge visitors): when it was sent, how long the answer took, the error if it failed. */
+  answers?: PublishAnswer[];
+}
+
+export interface PublishAnswer {
+  at: number;
+  ms: number;
+  error?: string;
 }
 
 /** A message as the client shows it at the end. */

@@ -13,6 +13,7 @@ import {
   startTestServer,
   subscriptionToken,
   type TestServer,
+  waitFor,
   waitForEvent,
 } from './testing/harness.ts';
 
@@ -68,12 +69,12 @@ async function startCluster(broker: 'memory' | 'redis'): Promise<Cluster> {
   return { a, b };
 }
 
-async function waitForNodes(...servers: TestServer[]): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (servers.some((s) => s.engine.info().nodes.length < servers.length)) {
-    if (Date.now() > deadline) throw new Error('nodes did not see each other');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function waitForNodes(...servers: TestServer[]): Promise<void> {
+  return waitFor(
+    'the nodes to see each other',
+    () => servers.every((s) => s.engine.info().nodes.length >= servers.length),
+    10_000,
+  );
 }
 
 function clientFor(cluster: Cluster, transport: TransportName, format: Format, user: string): Centrifuge {

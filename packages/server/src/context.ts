@@ -77,6 +77,11 @@ export interface ContextOptions {
   schema?: string;
   /** Where the logger's warnings and errors are kept for the system view (main.ts feeds it from the log stream). */
   recentErrors?: RecentErrors;
+  /**
+   * Milliseconds since the epoch for portal session expiry and the in-memory rate limits (Date.now); tests pass a
+   * clock they move instead of waiting for time to pass.
+   */
+  clock?: () => number;
 }
 
 export async function createContext(
@@ -152,7 +157,10 @@ export async function createContext(
           }),
     );
     const audit = new AuditLog(store.db);
-    const rateLimiter = createRateLimiter(config.redisUrl, config.rateLimit.keyPrefix);
+    const rateLimiter = createRateLimiter(config.redisUrl, config.rateLimit.keyPrefix, {
+      logger,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
     closers.push(() => rateLimiter.close());
     const users = new UsersService(store.db);
     const events = new WebhookOutbox(store.dialect);
@@ -176,7 +184,14 @@ export async function createContext(
       tracing,
       onClose: (fn) => closers.push(fn),
     });
-    const webhooks = createWebhooks({ config, store, sealer, audit, logger, fetch: integrations.fetch });
+    const webhooks = createWebhooks({
+      store,
+      sealer,
+      audit,
+      logger,
+      fetch: integrations.fetch,
+      destinations: integrations.destinations,
+    });
     closers.push(() => webhooks.drain(0));
     return {
       config,
@@ -194,10 +209,15 @@ export async function createContext(
       companies,
       users,
       portal: {
-        sessions: new SessionsService(store.db, users, {
-          ttlSeconds: config.portal.sessionTtlSeconds,
-          idleSeconds: config.portal.sessionIdleSeconds,
-        }),
+        sessions: new SessionsService(
+          store.db,
+          users,
+          {
+            ttlSeconds: config.portal.sessionTtlSeconds,
+            idleSeconds: config.portal.sessionIdleSeconds,
+          },
+          options.clock,
+        ),
         throttle: new LoginThrottle(rateLimiter, {
           perEmail: config.portal.loginFailuresPerEmail,
           perIp: config.portal.loginFailuresPerIp,

@@ -192,6 +192,39 @@ describe('streaming and events', () => {
   });
 });
 
+describe('typing', () => {
+  const typingFrames = (wire: Wire) =>
+    wire
+      .sent('publish')
+      .filter((frame) => (frame.publish as { data?: { event?: string } }).data?.event === 'typing');
+
+  test('typing() publishes once however often it is called, and nothing while not connected (nor later)', async () => {
+    const wire = new Wire();
+    const chat = await webchats.start(wire);
+    wire.offline = true;
+    wire.dropConnections();
+    await waitFor('the connection to drop', () => chat.state !== 'connected');
+    assert.doesNotThrow(() => {
+      for (let i = 0; i < 5; i++) chat.typing();
+    });
+    wire.offline = false;
+    await waitFor('the reconnect', () => chat.state === 'connected');
+    // A message sent after reconnecting goes out after anything queued while offline would have.
+    await chat.send('back online');
+    assert.deepEqual(typingFrames(wire), [], 'typing while offline is dropped, not queued');
+
+    for (let i = 0; i < 10; i++) chat.typing();
+    await chat.send('after typing');
+    const publishes = wire.sent('publish').map((frame) => frame.publish as { data: { event?: string } });
+    assert.equal(typingFrames(wire).length, 1, 'ten calls within 3 s publish one typing');
+    assert.equal(publishes.at(-2)?.data.event, 'typing', 'published at the first call, before the message');
+
+    chat.close();
+    assert.doesNotThrow(() => chat.typing());
+    assert.equal(typingFrames(wire).length, 1, 'nothing after close');
+  });
+});
+
 describe('token renewal', () => {
   const signer = () =>
     new RealtimeTokenSigner(loadTokenSecret(server.config.webchat.tokenSecret, server.dataDir).secret);
@@ -288,7 +321,9 @@ describe('sending', () => {
     const pending = chat.messages.at(-1)!;
     assert.equal(pending.status, 'pending');
     assert.equal(pending.text, 'sent while offline');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A reconnect attempt failed with the send waiting on it: the send is still pending, not failed.
+    const attempts = wire.offlineAttempts;
+    await waitFor('a failed reconnect attempt', () => wire.offlineAttempts > attempts);
     assert.equal(chat.messages.at(-1)!.status, 'pending', 'still pending while offline, not failed');
     wire.offline = false;
     const sent = await sending;

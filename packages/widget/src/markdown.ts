@@ -1,18 +1,15 @@
 /**
  * A deliberately tiny markdown subset for chat bubbles: paragraphs, line breaks, `-`/`*`/`1.` lists, fenced code,
- * `# headings`, **bold**, *italic* or _italic_, `code` and [links](https://…). It parses to a small tree, and
+ * `# headings`, **bold**, *italic* or _italic_, `code`, [links](https://…) and bare http(s) URLs. It parses to a
+ * small tree in time linear in the text (lines here, inline syntax in markdown-inline.ts), and
  * {@link renderMarkdown} builds DOM nodes from that tree with `textContent` and `setAttribute` only — message text is
  * never handed to an HTML parser, so markup such as `<img src=x onerror=…>` shows as the literal characters.
  * Anything it does not understand (including half-streamed syntax such as an unclosed `**`) stays literal text.
  */
 
-export type Inline =
-  | { type: 'text'; text: string }
-  | { type: 'strong'; children: Inline[] }
-  | { type: 'em'; children: Inline[] }
-  | { type: 'code'; text: string }
-  | { type: 'link'; href: string; children: Inline[] }
-  | { type: 'br' };
+import { type Inline, parseInline } from './markdown-inline.ts';
+
+export { type Inline, parseInline, safeHref } from './markdown-inline.ts';
 
 export type BlockNode =
   | { type: 'paragraph'; children: Inline[] }
@@ -76,79 +73,9 @@ function parseInlineLines(lines: string[]): Inline[] {
   const out: Inline[] = [];
   lines.forEach((line, index) => {
     if (index > 0) out.push({ type: 'br' });
-    out.push(...parseInline(line.trim()));
+    for (const node of parseInline(line.trim())) out.push(node);
   });
   return out;
-}
-
-/** Parses inline syntax. Delimiters without a closing partner stay literal. */
-export function parseInline(text: string): Inline[] {
-  const out: Inline[] = [];
-  let plain = '';
-  const pushPlain = () => {
-    if (plain) out.push({ type: 'text', text: plain });
-    plain = '';
-  };
-  let i = 0;
-  while (i < text.length) {
-    const rest = text.slice(i);
-    const code = /^`([^`]+)`/.exec(rest);
-    if (code) {
-      pushPlain();
-      out.push({ type: 'code', text: code[1]! });
-      i += code[0].length;
-      continue;
-    }
-    const link = /^\[([^\]]+)\]\(([^)\s]+)\)/.exec(rest);
-    if (link) {
-      const href = safeHref(link[2]!);
-      if (href) {
-        pushPlain();
-        out.push({ type: 'link', href, children: parseInline(link[1]!) });
-        i += link[0].length;
-        continue;
-      }
-    }
-    // Underscore runs neither open after nor close before a word character (CommonMark §6.2), so
-    // snake_case and `window.__name` stay literal.
-    const strong = /^(\*\*)(?=\S)([\s\S]*?\S)\*\*/.exec(rest) ?? /^(__)(?=\S)([\s\S]*?\S)__(?!\w)/.exec(rest);
-    if (strong && !(strong[1] === '__' && /\w/.test(text[i - 1] ?? ''))) {
-      pushPlain();
-      out.push({ type: 'strong', children: parseInline(strong[2]!) });
-      i += strong[0].length;
-      continue;
-    }
-    const em = /^(\*)(?=\S)([\s\S]*?\S)\*/.exec(rest) ?? /^(_)(?=\S)([\s\S]*?\S)_(?!\w)/.exec(rest);
-    if (em && !(em[1] === '_' && /\w/.test(text[i - 1] ?? ''))) {
-      pushPlain();
-      out.push({ type: 'em', children: parseInline(em[2]!) });
-      i += em[0].length;
-      continue;
-    }
-    const autolink = /^https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"]/.exec(rest);
-    if (autolink && !/\w/.test(text[i - 1] ?? '')) {
-      pushPlain();
-      out.push({ type: 'link', href: autolink[0], children: [{ type: 'text', text: autolink[0] }] });
-      i += autolink[0].length;
-      continue;
-    }
-    plain += text[i];
-    i++;
-  }
-  pushPlain();
-  return out;
-}
-
-/** Only web and mail links; `javascript:`, `data:` and the like are refused (the text stays literal). */
-export function safeHref(raw: string): string | null {
-  try {
-    const url = new URL(raw);
-    return url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'mailto:'
-      ? url.href
-      : null;
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -168,6 +95,32 @@ export function hideUnclosedMarkers(text: string): string {
     out = out.slice(0, at) + out.slice(at + 1);
   }
   return out;
+}
+
+/**
+ * The text a reader of the rendered markdown sees, without its markup (`# Title` → `Title`, a link → its text,
+ * `Order #42` unchanged): blocks and line breaks become single spaces. For one-line previews.
+ */
+export function markdownPlainText(source: string): string {
+  const parts: string[] = [];
+  const inline = (nodes: Inline[]) => {
+    for (const node of nodes) {
+      if (node.type === 'text' || node.type === 'code') parts.push(node.text);
+      else if (node.type === 'br') parts.push(' ');
+      else inline(node.children);
+    }
+  };
+  for (const block of parseMarkdown(source)) {
+    if (parts.length > 0) parts.push(' ');
+    if (block.type === 'code') parts.push(block.text);
+    else if (block.type === 'list') {
+      block.items.forEach((item, index) => {
+        if (index > 0) parts.push(' ');
+        inline(item);
+      });
+    } else inline(block.children);
+  }
+  return parts.join('').replace(/\s+/g, ' ').trim();
 }
 
 /** Builds DOM nodes for markdown text. Never uses innerHTML: every piece of text goes through `textContent`. */

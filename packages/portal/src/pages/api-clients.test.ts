@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { requestToken } from '../../../server/src/portal-api/testing/portal-fixtures.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: API clients page', () => {
@@ -33,8 +33,7 @@ describe('portal in a browser: API clients page', () => {
     await screenshot(page, 'api-clients-secret-once');
 
     await page.getByRole('button', { name: 'Copy secret' }).click();
-    await page.getByRole('button', { name: 'Copied' }).waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+    await waitForClipboard(page, secret);
 
     const row = page.getByRole('row').filter({ hasText: 'CI bot' });
     await row.waitFor();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { openSection, screenshot, type TestBrowser } from '../testing/browser.ts';
+import { openSection, screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: audit log page', () => {
@@ -100,6 +100,6 @@ describe('portal in a browser: audit log page', () => {
     assert.equal(await subject.locator('code').textContent(), `${clientId.slice(0, 12)}…`);
     assert.equal(await subject.locator('code').getAttribute('title'), clientId);
     await subject.getByRole('button', { name: 'Copy' }).click();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), clientId);
+    await waitForClipboard(page, clientId);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: channels page', () => {
@@ -45,7 +45,7 @@ describe('portal in a browser: channels page', () => {
     const snippet = page.getByTestId('widget-snippet');
     assert.equal((await snippet.textContent())!.trim(), expected);
     await page.getByRole('button', { name: 'Copy snippet' }).click();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), expected);
+    await waitForClipboard(page, expected);
     await screenshot(page, 'channels-snippet');
   });
 });

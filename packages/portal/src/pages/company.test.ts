@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: company page', () => {
@@ -16,7 +16,7 @@ describe('portal in a browser: company page', () => {
   it('shows the company ID to copy and edits the allowed origins with inline errors', async () => {
     const { page } = browser;
     await page.getByRole('button', { name: 'Copy company ID' }).click();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), companyId);
+    await waitForClipboard(page, companyId);
 
     await page.getByRole('textbox', { name: 'Allowed origins' }).fill('https://shop.example/checkout');
     await page.getByRole('button', { name: 'Save allowed origins' }).click();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: connectors page', () => {
@@ -48,7 +48,7 @@ describe('portal in a browser: connectors page', () => {
     const id = (await row.locator('code').first().textContent())!.trim();
     assert.match(id, /^[0-9a-f-]{36}$/);
     await row.getByRole('button', { name: 'Copy ID' }).click();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), id);
+    await waitForClipboard(page, id);
 
     await row.getByRole('button', { name: 'Rotate key of Bot hook' }).click();
     const dialog = page.getByRole('dialog');

@@ -16,7 +16,7 @@ import {
   sendMessage,
   type Visitor,
 } from '../../../server/src/webchat/testing/webchat-fixtures.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
+import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 describe('portal in a browser: visitor identity, unread counts and ratings', () => {
@@ -82,7 +82,7 @@ describe('portal in a browser: visitor identity, unread counts and ratings', () 
     const value = (await secret.textContent())!.trim();
     assert.match(value, /^pvi_[0-9A-Za-z]{43}$/);
     await page.getByRole('button', { name: 'Copy secret' }).click();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), value);
+    await waitForClipboard(page, value);
     await row.locator('.badge.identity-required').waitFor();
     await screenshot(page, 'channels-identity-secret');
 

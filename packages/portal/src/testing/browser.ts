@@ -1,8 +1,10 @@
+import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { startChromium, type TestBrowser } from '../../../server/src/testing/browser.ts';
+import { waitFor } from '../../../server/src/testing/wait.ts';
 
 export type { TestBrowser };
 
@@ -39,3 +41,19 @@ export async function openSection(page: Page, name: string): Promise<void> {
 
 export const screenshot = (page: Page, name: string) =>
   page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+/**
+ * Waits until the clipboard holds `expected` (a copy button writes it asynchronously after the click, and says
+ * "Copied" only for 2 s, too short to wait on when the machine is busy); throws with what it held last.
+ */
+export async function waitForClipboard(page: Page, expected: string): Promise<void> {
+  let last = '';
+  try {
+    await waitFor('the clipboard', async () => {
+      last = await page.evaluate(() => navigator.clipboard.readText());
+      return last === expected;
+    });
+  } catch {
+    assert.equal(last, expected, 'the clipboard');
+  }
+}

@@ -14,4 +14,8 @@ export {
   RedisPresenceManager,
   type RedisPresenceManagerOptions,
 } from './redis.ts';
+export {
+  keepAlive as keepRedisAlive,
+  outageAwareOptions as outageAwareRedisOptions,
+} from './redis-connection.ts';
 export type * from './types.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from '../testing/harness.ts';
 import { runBrokerContract } from './contract/broker.test-suite.ts';
 import type { BrokerFactory } from './contract/support.ts';
 import { MemoryBroker, MemoryHub, MemoryPresenceManager } from './memory.ts';
@@ -28,8 +28,7 @@ describe('memory: shared sweep timer', () => {
     const retention = { size: 10, ttlMs: 50, metaTtlMs: 80 };
     for (let i = 0; i < 100; i++) await broker.publish({ channel: `c${i}`, data: '1', history: retention });
     assert.equal(hub.streams.size, 100);
-    for (let i = 0; i < 100 && hub.streams.size > 0; i++) await sleep(20);
-    assert.equal(hub.streams.size, 0);
+    await waitFor('the sweep to reclaim every stream', () => hub.streams.size === 0, 5_000);
     await broker.close();
   });
 

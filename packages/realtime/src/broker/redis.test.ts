@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { waitFor } from '../testing/harness.ts';
 import { runBrokerContract } from './contract/broker.test-suite.ts';
 import type { BrokerFactory } from './contract/support.ts';
 import { BrokerError } from './errors.ts';
@@ -73,7 +74,8 @@ describe('redis: broker specifics', () => {
     assert.equal(ours.length, 1, 'exactly one connection holds the 701 subscriptions');
     await admin.client('KILL', 'ID', ours[0]!);
 
-    // Publish until the resubscribed connection delivers both a control message and channel publications.
+    // Publish until the resubscribed connection delivers both a control message and channel publications: a retry
+    // every 20 ms, bounded (10 s), since what was published before the resubscription is lost by design.
     for (let i = 0; i < 500 && !(controls.includes('after') && received.length >= 2); i++) {
       await publisher.publishControl('after');
       await publisher.publish({ channel: 'resub:0', data: '"a"', history: retention });
@@ -110,7 +112,7 @@ describe('redis: broker specifics', () => {
     const marker = randomUUID();
     await publisher.publishControl(marker);
     // Every listener of one message runs in the same emit, so a duplicate would be there as soon as the first is.
-    for (let i = 0; i < 500 && !controls.includes(marker); i++) await sleep(10);
+    await waitFor('the marker', () => controls.includes(marker), 5_000);
     assert.deepEqual(
       controls.filter((m) => m === marker),
       [marker],

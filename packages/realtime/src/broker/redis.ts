@@ -13,6 +13,8 @@ import {
 import {
   assertConnected,
   DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_KEEP_ALIVE_MS,
+  keepAlive,
   MAX_RECONNECT_DELAY_MS,
   outageAwareOptions,
   quit,
@@ -51,8 +53,16 @@ export interface RedisBrokerOptions {
    * `broker_unavailable` meanwhile, and the connections come back by themselves. Default: ignored.
    */
   onError?: (error: Error) => void;
-  /** A Redis command that takes longer fails with `broker_unavailable`. Default 1000 ms. */
+  /**
+   * A Redis command that takes longer fails with `broker_unavailable`, and its connection is dropped and made
+   * again (so the next commands fail at once instead of waiting as long). Default 1000 ms.
+   */
   commandTimeoutMs?: number;
+  /**
+   * Both connections are PINGed this often while idle, so a Redis that stopped answering (a partition: nothing
+   * is closed, nothing arrives) is noticed within about this plus `commandTimeoutMs`. Default 1000 ms.
+   */
+  keepAliveMs?: number;
   /** Exceptions thrown by the event handler while a message is delivered. Default: `process.emitWarning`. */
   onHandlerError?: (error: unknown) => void;
 }
@@ -133,19 +143,19 @@ export class RedisBroker implements Broker {
   private subscriberGeneration = 0;
   /** The subscriber connection holds the control channel and every wanted channel. */
   private subscriptionsRestored = false;
+  /** A connection dropped since the broker last was healthy: PUB/SUB messages may have been lost meanwhile. */
+  private interrupted = false;
+  private readonly keepAliveMs: number;
+  private readonly stopKeepAlive: Array<() => void> = [];
 
   constructor(options: RedisBrokerOptions) {
     this.keys = new RedisKeys(options.prefix ?? DEFAULT_PREFIX);
     this.batchSize = options.subscribeBatchSize ?? 512;
     this.onHandlerError = options.onHandlerError ?? reportHandlerErrorAsWarning;
     this.onError = options.onError ?? (() => {});
+    this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     const connection = outageAwareOptions(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
-    this.commands = new Redis(options.url, {
-      ...connection,
-      enableAutoPipelining: true,
-      // A connection that stops answering altogether is dropped and reconnected, so `healthy()` tells the truth.
-      socketTimeout: 2 * (connection.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT_MS),
-    });
+    this.commands = new Redis(options.url, { ...connection, enableAutoPipelining: true });
     // We resubscribe ourselves after a reconnect, from our own set of wanted channels (see `restoreSubscriptions`).
     this.subscriber = new Redis(options.url, { ...connection, autoResubscribe: false });
     // Every connection has an 'error' listener: without one ioredis reports each failed reconnect on stderr.
@@ -159,7 +169,10 @@ export class RedisBroker implements Broker {
     this.subscriber.on('close', () => {
       this.subscriberGeneration += 1;
       this.subscriptionsRestored = false;
+      this.noteInterruption();
     });
+    this.commands.on('close', () => this.noteInterruption());
+    this.commands.on('ready', () => this.noteRestored());
   }
 
   /** Connects both connections and subscribes the control channel; `broker_unavailable` when Redis is away. */
@@ -302,6 +315,7 @@ export class RedisBroker implements Broker {
     this.state = 'closed';
     this.channels.clear();
     this.handler = undefined;
+    for (const stop of this.stopKeepAlive.splice(0)) stop();
     this.subscriber.removeAllListeners('ready');
     await Promise.all([quit(this.subscriber), quit(this.commands)]);
   }
@@ -312,6 +326,10 @@ export class RedisBroker implements Broker {
       this.assertOpen();
       // From here on every 'ready' of the subscriber restores the subscriptions by itself.
       this.state = 'running';
+      if (this.stopKeepAlive.length === 0) {
+        this.stopKeepAlive.push(keepAlive(this.commands, this.keepAliveMs));
+        this.stopKeepAlive.push(keepAlive(this.subscriber, this.keepAliveMs));
+      }
       await this.restoreSubscriptions();
     } catch (error) {
       if (this.state === 'running') this.state = 'new';
@@ -337,6 +355,7 @@ export class RedisBroker implements Broker {
       if (this.state !== 'running' || generation !== this.subscriberGeneration) return;
       try {
         await this.restoreSubscriptions();
+        this.noteRestored();
         return;
       } catch (error) {
         this.onError(unavailable(error));
@@ -355,6 +374,25 @@ export class RedisBroker implements Broker {
       [...batches(wanted, this.batchSize)].map((batch) => this.subscriber.subscribe(...batch)),
     );
     if (generation === this.subscriberGeneration) this.subscriptionsRestored = true;
+  }
+
+  /** A connection of a running broker dropped: whatever PUB/SUB delivered meanwhile is lost to this node. */
+  private noteInterruption(): void {
+    if (this.state === 'running') this.interrupted = true;
+  }
+
+  /**
+   * Healthy again after an interruption: the engine is told (`onRestored`), so it can check its subscribers'
+   * positions at once instead of waiting for a quiet channel's periodic check (docs/protocol.md "Positioning").
+   */
+  private noteRestored(): void {
+    if (!this.interrupted || !this.healthy()) return;
+    this.interrupted = false;
+    try {
+      this.handler?.onRestored?.();
+    } catch (error) {
+      this.onHandlerError(error);
+    }
   }
 
   private async publishRaw(pubsubChannel: string, message: string): Promise<void> {
@@ -413,8 +451,10 @@ export interface RedisPresenceManagerOptions {
   prefix?: string;
   /** Connection errors; calls fail at once with `broker_unavailable` meanwhile. Default: ignored. */
   onError?: (error: Error) => void;
-  /** A Redis command that takes longer fails with `broker_unavailable`. Default 1000 ms. */
+  /** A Redis command that takes longer fails with `broker_unavailable` (and drops its connection). Default 1000 ms. */
   commandTimeoutMs?: number;
+  /** The connection is PINGed this often while idle, so a Redis that stopped answering is noticed. Default 1000 ms. */
+  keepAliveMs?: number;
 }
 
 /**
@@ -426,17 +466,15 @@ export class RedisPresenceManager implements PresenceManager {
   private readonly redis: Redis;
   /** Settles after the first connection attempt; calls made before it wait for it instead of failing. */
   private readonly firstConnection: Promise<void>;
+  private readonly stopKeepAlive: () => void;
   private closed = false;
 
   constructor(options: RedisPresenceManagerOptions) {
     this.keys = new RedisKeys(options.prefix ?? DEFAULT_PREFIX);
     const connection = outageAwareOptions(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
-    this.redis = new Redis(options.url, {
-      ...connection,
-      enableAutoPipelining: true,
-      socketTimeout: 2 * (connection.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT_MS),
-    });
+    this.redis = new Redis(options.url, { ...connection, enableAutoPipelining: true });
     this.redis.on('error', options.onError ?? (() => {}));
+    this.stopKeepAlive = keepAlive(this.redis, options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS);
     // Connected from the start (there is no `run`), so `healthy()` is true as soon as Redis answers. A failed
     // first attempt is reported through 'error' and retried by ioredis.
     this.firstConnection = this.redis.connect().catch(() => undefined);
@@ -473,6 +511,7 @@ export class RedisPresenceManager implements PresenceManager {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopKeepAlive();
     await quit(this.redis);
   }
 

@@ -102,6 +102,12 @@ export interface BrokerEventHandler {
   onLeave(channel: string, info: ClientInfo): void;
   /** An opaque control message published by any node (including this one) with `publishControl`. */
   onControl(message: string): void;
+  /**
+   * The broker is healthy again after it lost a connection (an outage, a partition): publications delivered
+   * meanwhile may never have reached this node, and publishes made meanwhile failed. Brokers that never lose
+   * anything (memory) never call it.
+   */
+  onRestored?(): void;
 }
 
 export interface Broker {

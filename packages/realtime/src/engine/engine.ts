@@ -94,6 +94,7 @@ export class RealtimeEngine {
       onJoin: (channel, info) => hub.broadcastJoinLeave(channel, info, true),
       onLeave: (channel, info) => hub.broadcastJoinLeave(channel, info, false),
       onControl: (message) => this.cluster.onControl(message),
+      onRestored: () => this.onBrokerRestored(),
     };
     await this.broker.run(handler);
     this.running = true;
@@ -110,6 +111,18 @@ export class RealtimeEngine {
     );
     every(options.nodeHeartbeatIntervalMs, () => void this.cluster.heartbeat());
     await this.cluster.heartbeat();
+  }
+
+  /**
+   * The broker is back after losing its connection (README "Redis outages"): every positioned subscriber is
+   * checked against its stream at once, and told to resubscribe and recover (2500) when it missed anything, so
+   * what other nodes published meanwhile reaches clients within moments; then the application hears of it
+   * (`onBrokerRestored`), to publish again what failed meanwhile.
+   */
+  private onBrokerRestored(): void {
+    this.core.logger.info({}, 'broker restored; checking subscriber positions');
+    void this.positions.run({ everyChannel: true });
+    this.core.emitEvent('onBrokerRestored');
   }
 
   // ---- WebSocket ---------------------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ describe('refresh', () => {
     c.on('connected', (ctx) => ids.push(ctx.client));
     c.connect();
     await waitFor('two refreshes', () => refreshes >= 2, 8000);
-    await sleep(500);
+    // A reconnect would have connected again before a later refresh: one connection through both.
     assert.equal(ids.length, 1, 'never reconnected');
     assert.equal(c.state, 'connected');
   });
@@ -147,6 +147,7 @@ describe('lapsed credentials', () => {
   test('expire_at: 0 disables expiry; expire_at in the past answers 110', async () => {
     const raw = await connectRaw(connectionToken('gina', { expire_at: 0 }, 1));
     assert.equal((raw.messages[0]!.connect as Record<string, unknown>).expires, undefined);
+    // Past the token's 1 s lifetime in real time (token expiry is whole seconds): the connection is not expired.
     await sleep(1800);
     assert.equal(raw.closeCode, undefined);
     const late = new RawClient(server.wsUrl);

@@ -113,7 +113,8 @@ export interface DisconnectInfo {
 
 /**
  * Application hooks. Decision hooks may be async and may throw `ClientError` / `DisconnectError`; event hooks
- * (`onConnect`, `onDisconnect`, `onSubscribe`, `onUnsubscribe`) are for observability, their errors are logged.
+ * (`onConnect`, `onDisconnect`, `onSubscribe`, `onUnsubscribe`, `onBrokerRestored`) are for observability and
+ * follow-up work, their errors are logged.
  */
 export interface RealtimeHooks {
   /** Decides whether a WebSocket upgrade from this Origin is accepted (replaces `allowedOrigins` when set). */
@@ -140,4 +141,9 @@ export interface RealtimeHooks {
   onDisconnect?(client: ClientHandle, info: DisconnectInfo): void;
   onSubscribe?(client: ClientHandle, channel: string): void;
   onUnsubscribe?(client: ClientHandle, channel: string, info: DisconnectInfo): void;
+  /**
+   * The broker is healthy again after it lost its connection (a Redis outage or partition). Publishes that failed
+   * meanwhile can be made again now; subscribers that missed publications are being told to recover (2500).
+   */
+  onBrokerRestored?(): void;
 }

@@ -169,7 +169,7 @@ describe('slow consumers', () => {
     const payload = 'x'.repeat(32 * 1024);
     for (let i = 0; i < 800 && server.engine.stats().clients > 0; i++) {
       await server.engine.publish({ channel: 'chat:firehose', data: { i, payload } });
-      if (i % 20 === 0) await sleep(1);
+      if (i % 20 === 0) await sleep(1); // lets the socket's writes and the engine's buffer checks run
     }
     await waitFor('slow client dropped', () => server.engine.stats().clients === 0, 10_000);
     socket.resume();

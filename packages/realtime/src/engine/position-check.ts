@@ -3,6 +3,13 @@ import type { EngineCore } from './core.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';
 
 /**
+ * Stream reads in flight at once during a round: a round after the broker came back covers every positioned
+ * channel of the node, and the reads are pipelined on one Redis connection (LIB bounds its own check the same way,
+ * `clientPositionCheckConcurrency`).
+ */
+const CHECK_CONCURRENCY = 32;
+
+/**
  * Periodic position check (docs/protocol.md "Positioning", LIB `checkPosition`): for channels with positioned
  * subscribers and no publication for `channelPositionCheckDelayMs`, compare each subscriber's position with
  * the stream top, so a publication lost in the broker is noticed even when nothing else is published. One
@@ -10,22 +17,34 @@ import { type Subscription, SubscriptionState } from './subscription.ts';
  */
 export class PositionChecker {
   private running = false;
+  /** A round over every positioned channel was asked for and has not started yet. */
+  private everyChannelAsked = false;
 
   constructor(private readonly core: EngineCore) {}
 
-  async run(): Promise<void> {
+  /**
+   * One round over the quiet channels, or with `everyChannel` over all positioned channels, quiet or not: after
+   * the broker lost its connection (`BrokerEventHandler.onRestored`), publications of any channel may have been
+   * lost on the way to this node, and a busy channel's next publication may be long enough away. A round asked
+   * for while one runs follows it.
+   */
+  async run(options: { everyChannel?: boolean } = {}): Promise<void> {
+    if (options.everyChannel) this.everyChannelAsked = true;
     // Nothing to compare against while the broker is unreachable; the first round after it returns notices
     // whatever changed meanwhile (a Redis restarted without persistence starts every stream with a new epoch).
     if (this.running || !this.core.broker.healthy()) return;
     this.running = true;
     try {
-      const { hub } = this.core;
-      for (const channel of hub.quietPositionedChannels(
-        Date.now(),
-        this.core.options.channelPositionCheckDelayMs,
-      )) {
-        await this.checkChannel(channel);
-      }
+      do {
+        const quietMs = this.everyChannelAsked ? 0 : this.core.options.channelPositionCheckDelayMs;
+        this.everyChannelAsked = false;
+        const channels = this.core.hub.quietPositionedChannels(Date.now(), quietMs);
+        let next = 0;
+        const worker = async (): Promise<void> => {
+          while (next < channels.length) await this.checkChannel(channels[next++]!);
+        };
+        await Promise.all(Array.from({ length: Math.min(CHECK_CONCURRENCY, channels.length) }, worker));
+      } while (this.everyChannelAsked && this.core.broker.healthy());
     } finally {
       this.running = false;
     }

@@ -32,7 +32,12 @@ export interface HistoryFilter {
 }
 
 /** The event hooks (observability only: their errors are logged, never returned to a client). */
-export type EventHookName = 'onConnect' | 'onDisconnect' | 'onSubscribe' | 'onUnsubscribe';
+export type EventHookName =
+  | 'onConnect'
+  | 'onDisconnect'
+  | 'onSubscribe'
+  | 'onUnsubscribe'
+  | 'onBrokerRestored';
 
 /**
  * Everything a connection (`ClientSession`) and the client command handlers need from the engine, and nothing

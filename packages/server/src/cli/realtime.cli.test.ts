@@ -47,17 +47,18 @@ describe('parley realtime --config (Centrifugo-compatible standalone mode)', () 
       out += d;
     });
     try {
-      const deadline = Date.now() + 30_000;
-      while (
-        !(await fetch(`http://127.0.0.1:${port}/health`).then(
-          (r) => r.ok,
-          () => false,
-        ))
-      ) {
-        assert.ok(Date.now() < deadline, `standalone engine did not start:\n${out}`);
-        assert.equal(child.exitCode, null, out);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitFor(
+        'the standalone engine to answer /health',
+        async () => {
+          assert.equal(child.exitCode, null, `standalone engine exited:\n${out}`);
+          return fetch(`http://127.0.0.1:${port}/health`).then(
+            (r) => r.ok,
+            () => false,
+          );
+        },
+        30_000,
+        100,
+      );
       const token = signHmacJwt({ sub: 'u1', exp: Math.floor(Date.now() / 1000) + 60 }, 'test-secret');
       const client = new Centrifuge(`ws://127.0.0.1:${port}/connection/websocket`, {
         websocket: WebSocket,

@@ -39,6 +39,12 @@ const readyStatus = (baseUrl: string) =>
     }).on('error', reject);
   });
 
+/**
+ * A worker is a process started from the sources: on a busy machine its start (tsx, the store, Redis, listen)
+ * takes far longer than the 15 s waitFor gives by default. The same bound as startServerProcess's own start.
+ */
+const WORKER_START_MS = 90_000;
+
 describe('PARLEY_WORKERS: one port, several worker processes (PostgreSQL + Redis)', () => {
   let migrated: TestServer;
   let cluster: ServerProcess;
@@ -74,6 +80,7 @@ describe('PARLEY_WORKERS: one port, several worker processes (PostgreSQL + Redis
     const first = await waitFor(
       'two workers serving',
       () => servingPids(cluster).length >= 2 && servingPids(cluster),
+      WORKER_START_MS,
     );
     assert.equal(new Set(first).size, 2);
     assert.ok(!first.includes(cluster.child.pid!), 'the primary serves nothing itself');
@@ -99,10 +106,14 @@ describe('PARLEY_WORKERS: one port, several worker processes (PostgreSQL + Redis
 
     const [victim] = first as [number, number];
     process.kill(victim, 'SIGKILL');
-    const replacement = await waitFor('a replacement worker', () => {
-      const pids = servingPids(cluster);
-      return pids.length >= 3 && pids.at(-1);
-    });
+    const replacement = await waitFor(
+      'a replacement worker',
+      () => {
+        const pids = servingPids(cluster);
+        return pids.length >= 3 && pids.at(-1);
+      },
+      WORKER_START_MS,
+    );
     assert.ok(!first.includes(replacement));
     assert.ok(
       logLines(cluster).some(

@@ -75,6 +75,28 @@ describe('config', () => {
     assert.equal(loadConfig({}, { publicUrl: 'https://chat.example' }).publicUrlConfigured, true);
   });
 
+  it('blocks private outbound destinations by default exactly when the public URL is https', () => {
+    const blocks = (env: Record<string, string>, overrides = {}) =>
+      loadConfig(env, overrides).integrations.outboundBlockPrivate;
+    assert.equal(blocks({}), false, 'development: http://localhost');
+    assert.equal(blocks({ PARLEY_PUBLIC_URL: 'http://chat.internal' }), false);
+    assert.equal(blocks({ PARLEY_PUBLIC_URL: 'https://chat.example' }), true);
+    assert.equal(blocks({}, { publicUrl: 'https://chat.example' }), true);
+    assert.equal(
+      blocks({ PARLEY_PUBLIC_URL: 'https://chat.example', PARLEY_OUTBOUND_BLOCK_PRIVATE: 'false' }),
+      false,
+    );
+    assert.equal(
+      blocks({ PARLEY_PUBLIC_URL: 'http://chat.internal', PARLEY_OUTBOUND_BLOCK_PRIVATE: 'true' }),
+      true,
+    );
+    assert.deepEqual(loadConfig({ PARLEY_OUTBOUND_ALLOW: '10.0.0.5, fd00::/8' }).integrations.outboundAllow, [
+      '10.0.0.5',
+      'fd00::/8',
+    ]);
+    assert.throws(() => loadConfig({ PARLEY_OUTBOUND_ALLOW: 'intranet.example' }), ConfigError);
+  });
+
   it('refuses invalid values, listing every problem without echoing secrets', () => {
     assert.throws(
       () => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://root:hunter2@db/x', LOG_LEVEL: 'loud' }),

@@ -16,6 +16,8 @@ const int = (v: string | undefined) => (v === undefined || v === '' ? undefined 
 const bool = (v: string | undefined) =>
   v === undefined || v === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
 const str = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+const list = (v: string | undefined) =>
+  v === undefined || v.trim() === '' ? undefined : v.split(',').map((item) => item.trim());
 
 /** Reads the environment once. The only place in the server that touches `process.env`. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
@@ -98,7 +100,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       exportDelayMs: int(env.OTEL_BSP_SCHEDULE_DELAY),
     },
     integrations: {
-      outboundBlockPrivate: bool(env.PARLEY_OUTBOUND_BLOCK_PRIVATE),
+      // Production (an https public URL) refuses private destinations unless told otherwise; development allows them.
+      outboundBlockPrivate: bool(env.PARLEY_OUTBOUND_BLOCK_PRIVATE) ?? publicUrl.startsWith('https://'),
+      outboundAllow: list(env.PARLEY_OUTBOUND_ALLOW),
       outboundTimeoutMs: int(env.PARLEY_OUTBOUND_TIMEOUT_MS),
       outboundMaxRedirects: int(env.PARLEY_OUTBOUND_MAX_REDIRECTS),
       checkTimeoutMs: int(env.PARLEY_CONNECTOR_CHECK_TIMEOUT_MS),

@@ -180,8 +180,16 @@ export const ConfigSchema = Type.Object(
     ),
     integrations: Type.Object(
       {
-        /** Refuse connector calls to loopback, private, link-local and reserved addresses (every resolved address). */
+        /**
+         * Refuse outbound calls to special-purpose addresses (integrations/special-purpose-addresses.ts), judged on
+         * every address connected to. loadConfig defaults it to whether publicUrl is https (production).
+         */
         outboundBlockPrivate: Type.Boolean({ default: false }),
+        /** Addresses or prefixes outbound calls may reach even so (`10.0.0.5`, `10.1.0.0/16`, `fd00::/8`). */
+        outboundAllow: Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), {
+          default: [],
+          maxItems: 256,
+        }),
         /** Limit for a connector's response headers to arrive, and for silence while its body streams, in ms. */
         outboundTimeoutMs: Type.Integer({ minimum: 50, maximum: 600_000, default: 30_000 }),
         /** Same-origin redirects an outbound call follows (redirects to another origin are never followed). */

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
+
+/** The request's access-log line (the last line about it), written after `from`. */
+const waitForAccessLine = (server: TestServer, from: number) =>
+  waitFor('the access-log line', () =>
+    server.logs.slice(from).some((l) => /"msg":"request (completed|errored)"/.test(l)),
+  );
 
 describe('access log', () => {
   let server: TestServer;
@@ -12,7 +19,8 @@ describe('access log', () => {
   it('writes one line per request with method, path (no query), status and duration', async () => {
     const from = server.logs.length;
     assert.equal((await fetch(`${server.baseUrl}/healthz?token=should-not-be-logged`)).status, 200);
-    await new Promise((r) => setTimeout(r, 50));
+    // The access line is written once the response is sent, so it may come a moment after the client has it.
+    await waitForAccessLine(server, from);
     const lines = server.logs.slice(from).map((l) => JSON.parse(l));
     assert.equal(lines.filter((l) => l.msg === 'incoming request').length, 0);
     const completed = lines.filter((l) => l.msg === 'request completed');
@@ -37,7 +45,7 @@ describe('access log', () => {
       const res = await fetch(`${server.baseUrl}${path}`, { headers: { 'x-request-id': `trace-${status}` } });
       assert.equal(res.status, status);
       assert.equal(res.headers.get('x-request-id'), `trace-${status}`);
-      await new Promise((r) => setTimeout(r, 50));
+      await waitForAccessLine(server, from);
       const lines = server.logs.slice(from).map((l) => JSON.parse(l));
       const access = lines.filter((l) => l.msg === 'request completed' || l.msg === 'request errored');
       assert.equal(access.length, 1, `${path}: ${JSON.stringify(lines)}`);

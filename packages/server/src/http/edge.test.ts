@@ -8,6 +8,7 @@ import { startPortalWorld } from '../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
 import type { TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
 import { createConversation, fetchPlatformToken, newVisitor } from '../webchat/testing/webchat-fixtures.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -375,7 +376,12 @@ for (const database of TEST_DATABASES) {
         assert.equal(tagged.body.request_id, id);
         const badUrl = await http(url('/%zz'), { headers: { 'x-request-id': `${id}-url` } });
         assert.equal(badUrl.body.request_id, `${id}-url`);
-        await new Promise((r) => setTimeout(r, 50));
+        // Access lines are written once the response is sent, a moment after the client may have it.
+        await waitFor('both access lines', () =>
+          [id, `${id}-url`].every((rid) =>
+            server.logs.some((l) => l.includes(`"request_id":"${rid}"`) && l.includes('"request completed"')),
+          ),
+        );
         const lines = server.logs.map((l) => JSON.parse(l));
         const completed = (requestId: string) =>
           lines.filter((l) => l.request_id === requestId && l.msg === 'request completed');

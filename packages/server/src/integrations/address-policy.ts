@@ -1,85 +1,21 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { ConfigError } from '../config/load.ts';
 import { OutboundError } from './connectors.errors.ts';
+import { type AddressBlock, IPV4_BLOCKS, IPV6_BLOCKS } from './special-purpose-addresses.ts';
 
-/**
- * Addresses an SSRF-wary operator does not want connector calls to reach (PARLEY_OUTBOUND_BLOCK_PRIVATE): loopback,
- * private, shared, link-local (cloud metadata at 169.254.169.254), multicast, documentation and reserved ranges —
- * the special-purpose registries of RFC 6890 (IPv4) and RFC 6890/4291 (IPv6).
- */
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network" (RFC 1122)
-  ['10.0.0.0', 8], // private (RFC 1918)
-  ['100.64.0.0', 10], // shared address space / CGNAT (RFC 6598)
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata (RFC 3927)
-  ['172.16.0.0', 12], // private (RFC 1918)
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // TEST-NET-1 (RFC 5737)
-  ['192.168.0.0', 16], // private (RFC 1918)
-  ['198.18.0.0', 15], // benchmarking (RFC 2544)
-  ['198.51.100.0', 24], // TEST-NET-2
-  ['203.0.113.0', 24], // TEST-NET-3
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['100::', 64], // discard-only (RFC 6666)
-  ['2001:db8::', 32], // documentation (RFC 3849)
-  ['fc00::', 7], // unique local (RFC 4193)
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
-}
+/** Every address of a host name, as `dns.lookup(…, { all: true })` gives them. Tests pass a resolver of their own. */
+export type Resolver = (
+  hostname: string,
+  options: { family: 0 | 4 | 6; hints?: number },
+) => Promise<LookupAddress[]>;
 
-/** True when `address` (an IP literal) is in a blocked range; IPv4 embedded in IPv6 is judged as IPv4. */
-export function isBlockedAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family !== 6) return true;
-  const embedded = embeddedIpv4(address);
-  if (embedded) return blocked.check(embedded, 'ipv4');
-  return blocked.check(address, 'ipv6');
-}
-
-/**
- * The IPv4 address carried by an IPv4-mapped (::ffff:a.b.c.d, RFC 4291 §2.5.5.2), IPv4-compatible (::a.b.c.d) or
- * NAT64 (64:ff9b::/96, RFC 6052) IPv6 address, so `::ffff:127.0.0.1` cannot slip past the IPv4 rules.
- */
-function embeddedIpv4(address: string): string | undefined {
-  const groups = expandIpv6(address);
-  if (!groups) return undefined;
-  const prefixZero = groups.slice(0, 5).every((g) => g === 0);
-  const mapped =
-    prefixZero && (groups[5] === 0xffff || (groups[5] === 0 && (groups[6]! > 0 || groups[7]! > 1)));
-  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
-  if (!mapped && !nat64) return undefined;
-  return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
-}
-
-function expandIpv6(address: string): number[] | undefined {
-  let text = address.split('%')[0]!.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const parts = dotted[1]!.split('.').map(Number);
-    text = `${text.slice(0, dotted.index)}${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const fill = tail === undefined ? 0 : 8 - h.length - t.length;
-  const groups = [...h, ...Array<string>(Math.max(fill, 0)).fill('0'), ...t].map((g) =>
-    Number.parseInt(g, 16),
-  );
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff)
-    ? groups
-    : undefined;
+export interface DestinationPolicyOptions {
+  /** Refuse the special-purpose blocks (special-purpose-addresses.ts): PARLEY_OUTBOUND_BLOCK_PRIVATE. */
+  blockPrivate: boolean;
+  /** Addresses or prefixes (`10.1.2.3`, `10.0.0.0/8`, `fd00::/8`) allowed all the same: PARLEY_OUTBOUND_ALLOW. */
+  allow?: readonly string[];
+  resolve?: Resolver;
 }
 
 type LookupCallback = (
@@ -88,29 +24,137 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
-/**
- * A `lookup` for http.request that resolves every address of the host and refuses the connection if any of them is
- * blocked (a host with one public and one private address is refused as a whole). The socket then connects to an
- * address this function returned, so there is no window between the check and the use (DNS rebinding).
- */
-export function guardedLookup(
-  hostname: string,
-  options: { family?: number | string; hints?: number; all?: boolean },
-  callback: LookupCallback,
-): void {
-  const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
-  dnsLookup(hostname, { all: true, family: family as 0 | 4 | 6, hints: options.hints }, (err, addresses) => {
-    if (err) return callback(err, []);
-    if (addresses.length === 0 || addresses.some((a) => isBlockedAddress(a.address))) {
-      return callback(blockedError(hostname) as unknown as NodeJS.ErrnoException, []);
-    }
-    if (options.all) return callback(null, addresses);
-    callback(null, addresses[0]!.address, addresses[0]!.family);
-  });
+/** An address or prefix as bytes: 4 for IPv4, 16 for IPv6. */
+interface Prefix {
+  bytes: Uint8Array;
+  length: number;
 }
 
+const NOT_AN_ADDRESS: AddressBlock = { prefix: '', name: 'not an IP address', rfc: '' };
+
+/**
+ * Where outbound calls (connectors, event webhooks; one client for all, outbound-http.ts) may connect. With
+ * `blockPrivate`, every address in a special-purpose block is refused — unless an `allow` prefix holds it — and it is
+ * judged on the address the socket connects to: an IP literal before the request is made (the WHATWG URL parser has
+ * already turned `0x7f.1`, `2130706433` or `[::ffff:127.0.0.1]` into their canonical form), a host name in the
+ * socket's `lookup` ({@link lookup}), where every A and AAAA answer must pass and the socket then connects to one of
+ * exactly those addresses, so a second DNS answer cannot slip in between check and use (DNS rebinding). Each new
+ * connection — a redirect's included — is looked up and judged again.
+ */
+export class DestinationPolicy {
+  readonly blocksPrivate: boolean;
+  private readonly allowed: Prefix[];
+  private readonly blocks: Array<{ prefix: Prefix; block: AddressBlock }>;
+  private readonly resolve: Resolver;
+
+  constructor(options: DestinationPolicyOptions) {
+    this.blocksPrivate = options.blockPrivate;
+    this.resolve = options.resolve ?? resolveAll;
+    const invalid = (options.allow ?? []).filter((text) => parsePrefix(text) === undefined);
+    if (invalid.length > 0) {
+      throw new ConfigError([
+        `/integrations/outboundAllow: ${invalid.map((t) => JSON.stringify(t)).join(', ')} is not an IP address or prefix`,
+      ]);
+    }
+    this.allowed = (options.allow ?? []).map((text) => parsePrefix(text)!);
+    this.blocks = [...IPV4_BLOCKS, ...IPV6_BLOCKS].map((block) => ({
+      prefix: parsePrefix(block.prefix)!,
+      block,
+    }));
+  }
+
+  /** The block that refuses a call to `address` (an IP literal), or undefined when the call may connect to it. */
+  refusalOf(address: string): AddressBlock | undefined {
+    if (!this.blocksPrivate) return undefined;
+    const bytes = addressBytes(address);
+    if (!bytes) return NOT_AN_ADDRESS;
+    if (this.allowed.some((prefix) => contains(prefix, bytes))) return undefined;
+    return this.blocks.find(({ prefix }) => contains(prefix, bytes))?.block;
+  }
+
+  refuses(address: string): boolean {
+    return this.refusalOf(address) !== undefined;
+  }
+
+  /**
+   * A `lookup` for `http.request` and `net.connect`: resolves every address of the host and refuses the connection
+   * if any of them is refused (a host with one public and one private address is refused as a whole).
+   */
+  readonly lookup = (
+    hostname: string,
+    options: { family?: number | string; hints?: number; all?: boolean },
+    callback: LookupCallback,
+  ): void => {
+    const family =
+      options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+    this.resolve(hostname, { family: family as 0 | 4 | 6, hints: options.hints }).then(
+      (addresses) => {
+        if (addresses.length === 0 || addresses.some((a) => this.refuses(a.address))) {
+          return callback(blockedError(hostname) as unknown as NodeJS.ErrnoException, []);
+        }
+        if (options.all) return callback(null, addresses);
+        callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
+  };
+}
+
+const resolveAll: Resolver = (hostname, options) =>
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) =>
+      err ? reject(err) : resolve(addresses),
+    ),
+  );
+
+/** Names neither the address nor its block: whether a name resolves to something private is not the caller's to learn. */
 export const blockedError = (host: string): OutboundError =>
   new OutboundError(
     'connector_destination_blocked',
-    `Calls to ${host} are blocked: it is a loopback, private or reserved address (PARLEY_OUTBOUND_BLOCK_PRIVATE).`,
+    `Calls to ${host} are refused: it is, or resolves to, a loopback, private, link-local, shared, translated, ` +
+      'documentation or other special-purpose address (PARLEY_OUTBOUND_BLOCK_PRIVATE, PARLEY_OUTBOUND_ALLOW).',
   );
+
+function parsePrefix(text: string): Prefix | undefined {
+  const [address = '', length, extra] = text.trim().split('/');
+  const bytes = addressBytes(address);
+  if (!bytes || extra !== undefined) return undefined;
+  const bits = length === undefined ? bytes.length * 8 : /^\d{1,3}$/.test(length) ? Number(length) : -1;
+  return bits >= 0 && bits <= bytes.length * 8 ? { bytes, length: bits } : undefined;
+}
+
+function contains(prefix: Prefix, bytes: Uint8Array): boolean {
+  if (prefix.bytes.length !== bytes.length) return false;
+  for (let bit = 0; bit < prefix.length; bit += 8) {
+    const mask = prefix.length - bit >= 8 ? 0xff : (0xff << (8 - (prefix.length - bit))) & 0xff;
+    if ((prefix.bytes[bit / 8]! & mask) !== (bytes[bit / 8]! & mask)) return false;
+  }
+  return true;
+}
+
+/** The bytes of an IPv4 or IPv6 literal (an IPv6 zone, `%eth0`, is dropped); undefined for anything else. */
+function addressBytes(address: string): Uint8Array | undefined {
+  const family = isIP(address);
+  if (family === 4) return Uint8Array.from(address.split('.').map(Number));
+  if (family !== 6) return undefined;
+  let text = address.split('%')[0]!.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const headGroups = head === '' ? [] : head.split(':');
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
+  const zeros = tail === undefined ? 0 : 8 - headGroups.length - tailGroups.length;
+  const groups = [...headGroups, ...Array<string>(zeros).fill('0'), ...tailGroups].map((g) =>
+    Number.parseInt(g, 16),
+  );
+  if (groups.length !== 8) return undefined;
+  const bytes = new Uint8Array(16);
+  groups.forEach((group, i) => {
+    bytes[2 * i] = group >> 8;
+    bytes[2 * i + 1] = group & 0xff;
+  });
+  return bytes;
+}

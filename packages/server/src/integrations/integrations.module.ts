@@ -5,6 +5,7 @@ import type { Sealer } from '../crypto/sealing.ts';
 import type { Store } from '../storage/database.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 import type { EventRecorder } from '../webhooks/events.ts';
+import { DestinationPolicy } from './address-policy.ts';
 import { ConnectorsService } from './connectors.service.ts';
 import { OutboundClient } from './outbound.ts';
 import { type OutboundFetch, OutboundHttp } from './outbound-http.ts';
@@ -15,6 +16,8 @@ export interface Integrations {
   outbound: OutboundClient;
   /** The outbound `fetch` itself (destination policy, time-outs, same-origin redirects), for event webhooks. */
   fetch: OutboundFetch;
+  /** Where outbound calls may connect; URLs given as IP literals are judged by it when they are saved, too. */
+  destinations: DestinationPolicy;
   /** Drops the outbound keep-alive sockets. */
   close(): void;
 }
@@ -37,12 +40,16 @@ export function createIntegrations(deps: {
     deps.audit,
     deps.events,
   );
-  const http = new OutboundHttp({
+  const destinations = new DestinationPolicy({
     blockPrivate: settings.outboundBlockPrivate,
+    allow: settings.outboundAllow,
+  });
+  const http = new OutboundHttp({
+    destinations,
     timeoutMs: settings.outboundTimeoutMs,
     maxRedirects: settings.outboundMaxRedirects,
     tracing: deps.tracing,
   });
   const outbound = new OutboundClient(connectors, http, deps.logger, settings.checkTimeoutMs);
-  return { connectors, outbound, fetch: http.fetch, close: () => http.close() };
+  return { connectors, outbound, fetch: http.fetch, destinations, close: () => http.close() };
 }

@@ -70,6 +70,7 @@ function keepChecking(server: TestServer, tenant: Tenant, ids: string[]) {
     const deadline = Date.now() + 120_000;
     while (running && Date.now() < deadline) {
       for (const id of ids) results.push((await checkConnector(server, tenant.auth, id)).body);
+      // The pace of this traffic, not a wait for anything.
       await new Promise((r) => setTimeout(r, 25));
     }
   })();

@@ -3,12 +3,12 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import { SpanKind, type Tracing } from '../tracing/tracing.ts';
-import { blockedError, guardedLookup, isBlockedAddress } from './address-policy.ts';
+import { blockedError, type DestinationPolicy } from './address-policy.ts';
 import { OutboundError } from './connectors.errors.ts';
 
 export interface OutboundHttpOptions {
-  /** Refuse loopback, private and reserved destinations, checking every resolved address (SSRF protection). */
-  blockPrivate: boolean;
+  /** Where calls may connect (SSRF protection): judged on the address each socket connects to. */
+  destinations: DestinationPolicy;
   /** Default limit for the response headers to arrive, and for any silence while the body streams, in ms. */
   timeoutMs: number;
   /** Same-origin redirects followed before giving up. */
@@ -135,9 +135,9 @@ export class OutboundHttp {
       );
     }
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    // An IP literal never goes through `lookup`, so it is judged here.
-    if (this.options.blockPrivate && isIP(host) && isBlockedAddress(host))
-      return Promise.reject(blockedError(url.host));
+    const destinations = this.options.destinations;
+    // An IP literal (already canonical: the URL parser reads `0x7f.1` as 127.0.0.1) never goes through `lookup`.
+    if (isIP(host) && destinations.refuses(host)) return Promise.reject(blockedError(url.host));
     if (signal?.aborted) return Promise.reject(signal.reason);
 
     return new Promise<Response>((resolve, reject) => {
@@ -156,7 +156,7 @@ export class OutboundHttp {
           method,
           headers: Object.fromEntries(headers),
           agent: this.agents[url.protocol as 'http:' | 'https:'],
-          ...(this.options.blockPrivate ? { lookup: guardedLookup as never } : {}),
+          ...(destinations.blocksPrivate ? { lookup: destinations.lookup as never } : {}),
         });
       } catch {
         // E.g. a header value Node refuses; its message would name the header, so report ours instead.

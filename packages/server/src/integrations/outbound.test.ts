@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { isBlockedAddress } from './address-policy.ts';
+import { DestinationPolicy } from './address-policy.ts';
 import { OutboundError } from './connectors.errors.ts';
 import { joinUrl } from './outbound.ts';
 import { OutboundHttp } from './outbound-http.ts';
@@ -16,46 +16,6 @@ import {
 
 const CLI = { actor: 'cli' };
 
-describe('outbound destination policy', () => {
-  it('blocks loopback, private, link-local, shared, multicast and reserved ranges, including IPv4 inside IPv6', () => {
-    for (const address of [
-      '127.0.0.1',
-      '127.255.255.254',
-      '10.1.2.3',
-      '172.16.0.1',
-      '172.31.255.255',
-      '192.168.1.1',
-      '169.254.169.254',
-      '100.64.0.1',
-      '0.0.0.0',
-      '224.0.0.1',
-      '255.255.255.255',
-      '::1',
-      '::',
-      'fe80::1',
-      'fd12:3456::1',
-      'ff02::1',
-      '::ffff:127.0.0.1',
-      '::ffff:7f00:1',
-      '::ffff:10.0.0.1',
-      '64:ff9b::a9fe:a9fe',
-      'not-an-ip',
-    ]) {
-      assert.equal(isBlockedAddress(address), true, address);
-    }
-    for (const address of [
-      '8.8.8.8',
-      '1.1.1.1',
-      '172.32.0.1',
-      '192.169.0.1',
-      '2606:4700::1111',
-      '::ffff:8.8.8.8',
-    ]) {
-      assert.equal(isBlockedAddress(address), false, address);
-    }
-  });
-});
-
 describe('outbound HTTP client', () => {
   let recorder: KeyRecorder;
   let elsewhere: KeyRecorder;
@@ -64,8 +24,16 @@ describe('outbound HTTP client', () => {
   before(async () => {
     recorder = await startKeyRecorder();
     elsewhere = await startKeyRecorder();
-    client = new OutboundHttp({ blockPrivate: false, timeoutMs: 5_000, maxRedirects: 3 });
-    blocking = new OutboundHttp({ blockPrivate: true, timeoutMs: 5_000, maxRedirects: 3 });
+    client = new OutboundHttp({
+      destinations: new DestinationPolicy({ blockPrivate: false }),
+      timeoutMs: 5_000,
+      maxRedirects: 3,
+    });
+    blocking = new OutboundHttp({
+      destinations: new DestinationPolicy({ blockPrivate: true }),
+      timeoutMs: 5_000,
+      maxRedirects: 3,
+    });
   });
   after(async () => {
     client.close();
@@ -308,11 +276,13 @@ describe('outbound connector client', () => {
   });
 });
 
-describe('PARLEY_OUTBOUND_BLOCK_PRIVATE on a running server', () => {
+describe('a server whose public URL is https (production) refuses private destinations by default', () => {
   let server: TestServer;
   let recorder: KeyRecorder;
   before(async () => {
-    server = await startTestServer({ config: { integrations: { outboundBlockPrivate: true } } });
+    const publicUrl = 'https://parley.example';
+    // PARLEY_OUTBOUND_BLOCK_PRIVATE is not set: the https public URL alone turns blocking on.
+    server = await startTestServer({ config: { publicUrl, oauth: { audience: publicUrl } } });
     recorder = await startKeyRecorder();
   });
   after(async () => {
@@ -321,9 +291,14 @@ describe('PARLEY_OUTBOUND_BLOCK_PRIVATE on a running server', () => {
   });
 
   it('makes the check report connector_destination_blocked for loopback targets, sending nothing', async () => {
+    assert.equal(server.config.integrations.outboundBlockPrivate, true);
     const tenant = await createTenant(server);
     const port = new URL(recorder.url).port;
-    for (const url of [`http://127.0.0.1:${port}/x`, `http://localhost:${port}/y`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/x`,
+      `http://localhost:${port}/y`,
+      `http://[::1]:${port}/z`,
+    ]) {
       const c = await server.ctx.connectors.create(
         { companyId: tenant.companyId, name: url, type: 'webhook', url, apiKey: testKey() },
         CLI,

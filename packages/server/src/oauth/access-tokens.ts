@@ -89,12 +89,14 @@ export class AccessTokenVerifier {
   constructor(
     private readonly keys: SigningKeyStore,
     private readonly config: Config,
+    /** The clock `exp` and `iat` are checked against (ms since the epoch); tests move it instead of waiting. */
+    private readonly clock: () => number = Date.now,
   ) {
     this.cache = new LruCache(config.oauth.tokenCacheSize);
   }
 
   async verify(token: string): Promise<Principal> {
-    const nowSeconds = Date.now() / 1000;
+    const nowSeconds = this.clock() / 1000;
     const tolerance = this.config.oauth.clockToleranceSeconds;
     const cached = this.cache.get(token);
     if (cached) {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '../logging/logger.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
@@ -35,12 +34,15 @@ for (const database of TEST_DATABASES) {
       for (let i = 0; i < 25; i++) {
         batcher.record({ type: 'test.batched', subject, ip: '10.0.0.1', details: { i }, actor: 'client:x' });
       }
-      const deadline = Date.now() + 10_000;
-      let events = await server.ctx.audit.list({ type: 'test.batched', subject });
-      while (events.length < 25 && Date.now() < deadline) {
-        await sleep(20);
-        events = await server.ctx.audit.list({ type: 'test.batched', subject });
-      }
+      const events = await waitFor(
+        'the 25 events written',
+        async () => {
+          const listed = await server.ctx.audit.list({ type: 'test.batched', subject });
+          return listed.length >= 25 && listed;
+        },
+        10_000,
+        20,
+      );
       assert.equal(events.length, 25);
       // Newest first, as AuditLog lists them; ids are time-ordered UUIDs.
       assert.deepEqual(

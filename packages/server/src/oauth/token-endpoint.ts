@@ -182,9 +182,10 @@ export class TokenEndpoint {
   }
 
   /**
-   * Rate limits fail open: when the limiter (Redis) is unreachable the request goes on and a warning is logged.
-   * Secrets are 256-bit random, so the limits guard against load and noise, not against guessing; a Redis outage
-   * must not stop every integration from getting tokens.
+   * Rate limits fail open: should the limiter fail, the request goes on and a warning is logged. (A Redis outage is
+   * no failure: the limiter counts per node meanwhile, docs/config.md "Rate limits while Redis is down".) Secrets
+   * are 256-bit random, so the limits guard against load and noise, not against guessing; nothing about the
+   * limiter may stop every integration from getting tokens.
    */
   private async limit(
     op: 'hit' | 'peek',

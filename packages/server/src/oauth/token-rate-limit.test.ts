@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
 import type { HttpResult } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { generateClientSecret } from './credentials.ts';
@@ -19,12 +18,8 @@ function assertSlowDown(result: HttpResult): void {
   assert.equal(result.headers.get('cache-control'), 'no-store');
 }
 
-/** Limits count per minute window: start each test well inside a window so it cannot straddle a boundary. */
-async function awayFromWindowEdge(): Promise<void> {
-  const intoMinute = Date.now() % 60_000;
-  if (intoMinute > 50_000) await sleep(60_000 - intoMinute + 50);
-}
-
+// A window opens at its key's first hit (src/ratelimit/), and each test counts on its own IPs and clients, so no test
+// can straddle a window's end: there is no clock edge to wait for.
 // Memory limiter on SQLite, Redis limiter on PostgreSQL: the same 429 behaviour over HTTP.
 const setups = [
   { name: 'memory limiter, sqlite', database: 'sqlite' as const, redis: false },
@@ -50,7 +45,6 @@ for (const setup of setups) {
       });
     });
     after(() => server.close());
-    beforeEach(awayFromWindowEdge);
 
     it('refuses an IP after repeated failed authentications, even with right credentials', async () => {
       const client = await createTestClient(server.ctx);

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
 import { generateClientId, generateClientSecret } from './credentials.ts';
 import {
   basicAuth,
@@ -29,14 +30,13 @@ function assertOAuthError(result: HttpResult, status: number, error: string): vo
   assert.equal(result.headers.get('pragma'), 'no-cache');
 }
 
-async function waitForEvent(server: TestServer, type: string, jti: string) {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    const found = (await server.ctx.audit.list({ type, limit: 50 })).find((e) => e.details.jti === jti);
-    if (found) return found;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.fail(`no ${type} event for ${jti}`);
+function waitForEvent(server: TestServer, type: string, jti: string) {
+  return waitFor(
+    `a ${type} event for ${jti}`,
+    async () => (await server.ctx.audit.list({ type, limit: 50 })).find((e) => e.details.jti === jti),
+    10_000,
+    20,
+  );
 }
 
 function assertInvalidClient(result: HttpResult): void {

@@ -98,12 +98,21 @@ for (const database of TEST_DATABASES) {
         // While the agent handles it, the digital employee stays silent.
         const botRepliesBefore = guest.log.completed('digital_employee').length;
         await sendMessage(guest.sub, 'are you human?');
-        await watched.waitFor(
-          (es) => es.some((e) => e.message_snapshot.role === 'user' && markdown(e) === 'are you human?'),
-          15_000,
-          'user message seen by agent',
-        );
-        await new Promise((r) => setTimeout(r, 300));
+        const asked = (
+          await watched.waitFor(
+            (es) => es.some((e) => e.message_snapshot.role === 'user' && markdown(e) === 'are you human?'),
+            15_000,
+            'user message seen by agent',
+          )
+        ).find((e) => e.message_snapshot.role === 'user' && markdown(e) === 'are you human?')!;
+        // A reply is queued in the same transaction as the message it answers
+        // (webchat/conversations/conversation-engine.ts), so none queued now means none will come.
+        const jobs = await server.ctx.store.db
+          .selectFrom('reply_jobs')
+          .select('message_id')
+          .where('message_id', '=', asked.message_snapshot.id)
+          .execute();
+        assert.deepEqual(jobs, [], 'no reply queued while the agent handles the conversation');
         assert.equal(guest.log.completed('digital_employee').length, botRepliesBefore);
 
         const back = await agent.post(`/inbox/conversations/${conversation.id}/handback`);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TestClock } from '../testing/clock.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { createUsers, PASSWORD, PortalTestClient, startAcme } from './testing/portal-fixtures.ts';
@@ -227,11 +228,13 @@ for (const database of TEST_DATABASES) {
 
   describe(`portal session expiry (${database})`, () => {
     let server: TestServer;
+    // Session expiry reads this clock: the tests move it instead of waiting.
+    const clock = new TestClock();
     before(async () => {
       ({ server } = await startAcme(
         database,
         { 'a@acme.test': 'admin' },
-        { config: { portal: { sessionIdleSeconds: 1, sessionTtlSeconds: 2 } } },
+        { config: { portal: { sessionIdleSeconds: 60, sessionTtlSeconds: 300 } }, clock: clock.now },
       ));
     });
     after(() => server.close());
@@ -240,23 +243,26 @@ for (const database of TEST_DATABASES) {
       const portal = new PortalTestClient(server.baseUrl);
       await portal.signIn('a@acme.test', PASSWORD);
       assert.equal((await portal.get('/company')).status, 200);
-      await new Promise((r) => setTimeout(r, 1300));
+      clock.advance(59_000);
+      assert.equal((await portal.get('/company')).status, 200, 'idle for less than the idle limit');
+      clock.advance(60_000);
       const res = await portal.get('/company');
       assert.equal(res.status, 401);
       assert.equal(res.body.code, 'not_signed_in');
+      clock.advance(-60_000);
+      assert.equal((await portal.get('/company')).status, 401, 'ended for good, not only while idle');
     });
 
     it('ends an active session at its absolute lifetime', async () => {
       const portal = new PortalTestClient(server.baseUrl);
       await portal.signIn('a@acme.test', PASSWORD);
-      const deadline = Date.now() + 2600;
-      let last = 200;
-      // Stays active (requests every 400 ms keep the idle timer fresh) until the absolute expiry.
-      while (Date.now() < deadline) {
-        last = (await portal.get('/company')).status;
-        await new Promise((r) => setTimeout(r, 400));
+      // A request every 50 s keeps the idle limit (60 s) from ever being reached; the lifetime (300 s) still ends it.
+      const statuses: number[] = [];
+      for (let elapsed = 50; elapsed <= 350; elapsed += 50) {
+        clock.advance(50_000);
+        statuses.push((await portal.get('/company')).status);
       }
-      assert.equal(last, 401);
+      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 401, 401]);
     });
   });
 }

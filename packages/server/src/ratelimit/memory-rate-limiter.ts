@@ -12,7 +12,11 @@ export class MemoryRateLimiter extends FixedWindowRateLimiter {
   private readonly windows = new Map<string, Window>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(sweepIntervalMs = 60_000) {
+  constructor(
+    sweepIntervalMs = 60_000,
+    /** Milliseconds since the epoch; tests move it instead of waiting for a window to end. */
+    private readonly clock: () => number = Date.now,
+  ) {
     super();
     // Ended windows are dropped in the background so keys seen once (e.g. one IP) do not accumulate.
     this.sweeper = setInterval(() => this.sweep(), sweepIntervalMs);
@@ -31,7 +35,7 @@ export class MemoryRateLimiter extends FixedWindowRateLimiter {
   protected async countWindow(key: string, cost: number, windowMs: number): Promise<[number, number]> {
     // A window opens at the key's first counted hit (same rule as the Redis script): an epoch-aligned window would
     // let a burst straddling a boundary through twice the limit.
-    const now = Date.now();
+    const now = this.clock();
     let window = this.windows.get(key);
     if (!window || window.endsAt <= now) {
       window = { count: 0, endsAt: now + windowMs };
@@ -42,7 +46,7 @@ export class MemoryRateLimiter extends FixedWindowRateLimiter {
   }
 
   private sweep(): void {
-    const now = Date.now();
+    const now = this.clock();
     for (const [key, window] of this.windows) if (window.endsAt <= now) this.windows.delete(key);
   }
 }

@@ -25,9 +25,10 @@
  * implementation adds `config.rateLimit.keyPrefix` in front and shares counts between all nodes; the memory one is
  * per process.
  *
- * Errors: the Redis implementation rejects when Redis is unreachable (after `commandTimeout`). Callers decide
- * whether to fail open or closed; the token endpoint fails open (logs a warning) because its secrets are
- * 256-bit random and cannot be brute-forced anyway, while an outage of Redis must not stop every integration.
+ * Outages: `createRateLimiter` wraps the Redis implementation in `FallbackRateLimiter`, which counts in this process
+ * (the same rules, per node) while Redis cannot answer within `SHARED_ANSWER_BUDGET_MS`, so callers never see a
+ * Redis error and every limit keeps holding per node (docs/config.md "Rate limits while Redis is down"). Only a
+ * nonsensical rule rejects (`RangeError`). `RedisRateLimiter` on its own rejects when Redis is unreachable.
  */
 export interface RateLimitRule {
   /** Events allowed per window (≥ 1). */

@@ -49,6 +49,11 @@ export class RedisRateLimiter extends FixedWindowRateLimiter {
     super();
   }
 
+  /** Whether the connection is ready: while it is not, every call fails (FallbackRateLimiter counts locally). */
+  connected(): boolean {
+    return this.redis.status === 'ready';
+  }
+
   async reset(key: string): Promise<void> {
     await this.redis.del(this.options.keyPrefix + key);
   }

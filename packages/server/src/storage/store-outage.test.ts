@@ -35,7 +35,10 @@ describe('store connections dropped by PostgreSQL', () => {
     // Fill the pool with idle connections first: their termination is what used to be an uncaught 'error'.
     await Promise.all(Array.from({ length: 5 }, () => fetch(`${server.baseUrl}/readyz`)));
     assert.ok((await terminateSessions()) > 0, 'the server had sessions to lose');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The pool has noticed (it logs each lost idle connection) before the next requests go out.
+    await waitFor('the pool to notice', () =>
+      server.logs.some((line) => line.includes('a pooled database connection failed')),
+    );
     const answers: number[] = [];
     for (let i = 0; i < 5; i++) answers.push((await fetch(`${server.baseUrl}/readyz`)).status);
     assert.equal(answers.at(-1), 200, `ready again (answers: ${answers.join(', ')})`);
@@ -54,7 +57,7 @@ describe('store connections dropped by PostgreSQL', () => {
     const cutter = (async () => {
       while (cutting) {
         await terminateSessions();
-        await new Promise((resolve) => setTimeout(resolve, 2));
+        await new Promise((resolve) => setTimeout(resolve, 2)); // the pace of the cuts, not a wait for anything
       }
     })();
     const answers: Response[] = [];

@@ -112,6 +112,8 @@ for (const database of TEST_DATABASES) {
           subject: `s${i}`,
           details: { i },
         });
+        // Each in its own millisecond: the `before` cursor below is a bare timestamp (the next test pages events
+        // that share one). A wait for the clock to tick, not for an event.
         await new Promise((r) => setTimeout(r, 2));
       }
       await server.ctx.audit.record({ type: 'other.happened', companyId: company.id });

@@ -46,6 +46,8 @@ export interface TestServerOptions {
    * still reach the server at `baseUrl` (127.0.0.1): what a new user who opens http://127.0.0.1:8080 meets.
    */
   defaultPublicUrl?: boolean;
+  /** The clock of session expiry and in-memory rate limits (see ContextOptions.clock), e.g. a TestClock's `now`. */
+  clock?: () => number;
 }
 
 /**
@@ -82,12 +84,22 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   // As main.ts wires it: warnings and errors also reach the portal's system view.
   const recentErrors = new RecentErrors();
   const logger = createLogger(config.logLevel, sink, 'json', (line) => recentErrors.recordLine(line));
-  const ctx = await createContext(config, logger, { schema, recentErrors });
-  const { app, drain } = await buildApp(ctx);
-  app.addHook('onClose', async () => ctx.close());
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');
+  const ctx = await createContext(config, logger, { schema, recentErrors, clock: options.clock });
+  let built: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let address: ReturnType<App['server']['address']>;
+  try {
+    built = await buildApp(ctx);
+    built.app.addHook('onClose', async () => ctx.close());
+    await built.app.listen({ port: 0, host: '127.0.0.1' });
+    address = built.app.server.address();
+    if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');
+  } catch (error) {
+    // Half a server (its context's workers and pools) would keep the test file's process alive after the failure.
+    await (built ? built.app.close() : ctx.close()).catch(() => {});
+    if (!options.shareWith) rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const { app, drain } = built;
   const baseUrl = `http://127.0.0.1:${address.port}`;
   // The issuer must be the URL clients really use; tests learn the port only after listen.
   if (!options.config?.publicUrl) {

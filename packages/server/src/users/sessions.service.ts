@@ -1,6 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
 import type { PortalUser, UsersService } from './users.service.ts';
 
@@ -32,11 +31,13 @@ export class SessionsService {
     private readonly db: Kysely<Database>,
     private readonly users: UsersService,
     private readonly policy: SessionPolicy,
+    /** Milliseconds since the epoch; tests move it instead of waiting for a session to expire. */
+    private readonly clock: () => number = Date.now,
   ) {}
 
   async start(user: PortalUser): Promise<StartedSession> {
     const token = randomBytes(32).toString('base64url');
-    const createdMs = Date.now();
+    const createdMs = this.clock();
     const expiresAt = iso(createdMs + this.policy.ttlSeconds * 1000);
     await this.db
       .insertInto('portal_sessions')
@@ -49,7 +50,7 @@ export class SessionsService {
         idle_expires_at: iso(Math.min(createdMs + this.policy.idleSeconds * 1000, Date.parse(expiresAt))),
       })
       .execute();
-    await this.db.deleteFrom('portal_sessions').where('expires_at', '<', now()).execute();
+    await this.db.deleteFrom('portal_sessions').where('expires_at', '<', iso(createdMs)).execute();
     return { token, expiresAt };
   }
 
@@ -63,7 +64,7 @@ export class SessionsService {
       .where('id_hash', '=', idHash)
       .executeTakeFirst();
     if (!row) return undefined;
-    const nowMs = Date.now();
+    const nowMs = this.clock();
     if (Date.parse(row.expires_at) <= nowMs || Date.parse(row.idle_expires_at) <= nowMs) {
       await this.db.deleteFrom('portal_sessions').where('id_hash', '=', idHash).execute();
       return undefined;

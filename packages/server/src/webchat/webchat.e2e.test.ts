@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitForSettled } from '../testing/wait.ts';
+import { waitFor, waitForSettled } from '../testing/wait.ts';
 import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
 import {
   bearer,
@@ -143,12 +142,14 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       await sendMessage(c.sub, 'thanks', id);
       await sendMessage(c.sub, 'thanks', id);
       await c.log.waitFor((e) => deComplete(e).length >= 1);
-      await sleep(300);
-      assert.equal(c.log.completed('user').length, 1);
-      assert.equal(deComplete(c.log.envelopes).length, 1);
+      // A later message is answered after anything the retry could have queued (one line per conversation).
+      await sendMessage(c.sub, 'one more');
+      await c.log.waitFor((e) => deComplete(e).length >= 2);
+      assert.deepEqual(c.log.completed('user').map(markdownOf), ['thanks', 'one more']);
+      assert.equal(deComplete(c.log.envelopes).length, 2);
       const res = await listMessages(server, v, conversation.id);
       const users = res.body.messages.filter((m: { role: string }) => m.role === 'user');
-      assert.equal(users.length, 1);
+      assert.equal(users.length, 2);
       assert.equal(users[0].client_message_id, id);
     } finally {
       c.close();
@@ -186,21 +187,27 @@ describe('webchat end to end (sqlite, memory broker)', () => {
         },
         413,
       );
-      await sleep(200);
-      assert.equal(c.log.envelopes.length, 0);
+      // A valid message sent now is broadcast after anything a refused one could have been.
+      await sendMessage(c.sub, 'a valid one');
+      await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'user'));
+      assert.deepEqual(c.log.envelopes.filter((x) => x.message_snapshot.role === 'user').map(markdownOf), [
+        'a valid one',
+      ]);
       const res = await listMessages(server, v, conversation.id);
-      assert.equal(res.body.messages.filter((m: { role: string }) => m.role === 'user').length, 0);
+      assert.equal(res.body.messages.filter((m: { role: string }) => m.role === 'user').length, 1);
     } finally {
       c.close();
     }
   });
 
-  it('isolates sessions, companies and channels: every attempt is refused', async () => {
+  it('isolates sessions, companies and channels: every attempt is refused', async (t) => {
     const acme = await server.ctx.companies.create('Acme');
     const globex = await server.ctx.companies.create('Globex');
     const owner = newVisitor(acme.id);
     const conversation = await createConversation(server, owner);
     const ownerClient = await connectVisitor(server, owner, conversation);
+    // Closed also when an assertion fails: a client left reconnecting would keep the file's process alive.
+    t.after(() => ownerClient.close());
 
     // Another session of the same company: no subscribe token, not in its list, no message read.
     const stranger = newVisitor(acme.id);
@@ -225,6 +232,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       await sdkPost(server, stranger, '/auth/subscribe-token', { conversation_id: own.id })
     ).body.subscription_token;
     const client = newCentrifugeClient(server, strangerToken);
+    t.after(() => client.disconnect());
     const received: unknown[] = [];
     const refused = new Promise<string>((resolve) => {
       client.on('disconnected', (ctx) => resolve(`disconnected ${ctx.code}`));
@@ -238,6 +246,7 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     assert.match(outcome, /^(disconnected 3500|unsubscribed 103)$/);
     // Publishing without a subscription is refused too (permission denied).
     const publisher = newCentrifugeClient(server, strangerToken);
+    t.after(() => publisher.disconnect());
     publisher.connect();
     await waitForSettled(publisher.ready(), 10_000, 'connect');
     await assert.rejects(
@@ -251,9 +260,6 @@ describe('webchat end to end (sqlite, memory broker)', () => {
     await sendMessage(ownerClient.sub, 'thanks');
     await ownerClient.log.waitFor((e) => deComplete(e).length === 1);
     assert.equal(received.length, 0);
-    client.disconnect();
-    publisher.disconnect();
-    ownerClient.close();
   });
 
   it('recovers every completed message after a reconnect mid-stream', async () => {
@@ -282,13 +288,10 @@ describe('webchat end to end (sqlite, memory broker)', () => {
       );
 
       // Wait until the reply completed server-side, then have an agent-free system of record: REST says complete.
-      const deadline = Date.now() + 15_000;
-      for (;;) {
+      await waitFor('the reply complete', async () => {
         const res = await listMessages(server, v, conversation.id);
-        if (res.body.messages.find((m: { id: string }) => m.id === streamingId)?.status === 'complete') break;
-        assert.ok(Date.now() < deadline, 'reply completes');
-        await sleep(100);
-      }
+        return res.body.messages.find((m: { id: string }) => m.id === streamingId)?.status === 'complete';
+      });
       const recovered = new Promise<{ wasRecovering: boolean; recovered: boolean }>((resolve) =>
         c.sub.once('subscribed', resolve),
       );
@@ -382,8 +385,17 @@ describe('webchat end to end (sqlite, memory broker)', () => {
 
       // While the agent handles it, the digital employee stays silent.
       await sendMessage(c.sub, 'who are you?');
-      await c.log.waitFor((e) => e.some((x) => x.message_snapshot.role === 'user'));
-      await sleep(700);
+      const [asked] = await c.log
+        .waitFor((e) => e.some((x) => x.message_snapshot.role === 'user'))
+        .then((e) => e.filter((x) => x.message_snapshot.role === 'user'));
+      // A reply is queued in the same transaction as the message it answers (conversations/conversation-engine.ts),
+      // so none queued now means none will ever come.
+      const jobs = await server.ctx.store.db
+        .selectFrom('reply_jobs')
+        .select('message_id')
+        .where('message_id', '=', asked!.message_snapshot.id)
+        .execute();
+      assert.deepEqual(jobs, [], 'no reply queued while the agent handles the conversation');
       assert.equal(c.log.envelopes.filter((x) => x.message_snapshot.role === 'digital_employee').length, 0);
 
       const back = await http(
@@ -500,12 +512,18 @@ describe('webchat abuse limits and WebSocket origins', () => {
   it('refuses a publish over the per-session message limit with code 429, broadcasting nothing', async () => {
     const company = await server.ctx.companies.create('Chatty Co');
     const v = newVisitor(company.id);
-    const { c } = await connectToNewConversation(server, v);
+    const { conversation, c } = await connectToNewConversation(server, v);
     try {
       await sendMessage(c.sub, 'one');
       await sendMessage(c.sub, 'two');
       await assert.rejects(sendMessage(c.sub, 'three'), (err: { code: number }) => err.code === 429);
-      await sleep(200);
+      // Refused before it was stored: the history never holds it, and the replies to the first two (which come
+      // after the refusal) find the channel without it.
+      const users = (await listMessages(server, v, conversation.id)).body.messages.filter(
+        (m: { role: string }) => m.role === 'user',
+      );
+      assert.equal(users.length, 2);
+      await c.log.waitFor((e) => deComplete(e).length === 2);
       assert.deepEqual(c.log.completed('user').map(markdownOf), ['one', 'two']);
     } finally {
       c.close();
@@ -532,7 +550,10 @@ describe('webchat abuse limits and WebSocket origins', () => {
     const client = newCentrifugeClient(server, token, EvilSocket);
     const outcome = new Promise<number>((resolve) => client.on('disconnected', (ctx) => resolve(ctx.code)));
     client.connect();
-    assert.equal(await waitForSettled(outcome, 15_000, 'refusal'), 4503);
-    client.disconnect();
+    try {
+      assert.equal(await waitForSettled(outcome, 15_000, 'refusal'), 4503);
+    } finally {
+      client.disconnect();
+    }
   });
 });

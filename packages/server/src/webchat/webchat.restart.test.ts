@@ -23,18 +23,24 @@ describe('webchat restart', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-restart-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('a graceful shutdown ends a streaming reply with an error block and closes the WebSockets promptly', async () => {
+  it('a graceful shutdown ends a streaming reply with an error block and closes the WebSockets promptly', async (t) => {
     const server = await startTestServer();
+    // Closed by the test itself on the way; on an earlier failure, here (a client left reconnecting or a server left
+    // open would keep the file's process alive).
+    let closing = false;
+    t.after(() => (closing ? undefined : server.close()));
     const { company } = await createCompanyWithSlowEmployee(server, 'Shutdown Co', {
       words: 40,
       delayMs: 100,
     });
     const v = newVisitor(company.id);
     const { c } = await connectToNewConversation(server, v);
+    t.after(() => c.close());
     const closed = new Promise<number>((resolve) => c.client.once('connecting', (ctx) => resolve(ctx.code)));
     await sendMessage(c.sub, 'go');
     await c.log.waitFor(replyIsStreaming);
     const started = Date.now();
+    closing = true;
     await server.close();
     assert.ok(Date.now() - started < 8_000, 'close does not wait for the clients');
     const last = c.log.envelopes.filter((x) => x.message_snapshot.role === 'digital_employee').at(-1)!;
@@ -42,11 +48,12 @@ describe('webchat restart', () => {
     assert.equal((last.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
     // 3001 "shutdown": the client reconnects (to another node, or when this one is back).
     assert.equal(await waitForSettled(closed, 5_000, 'client sees the shutdown'), 3001);
-    c.close();
   });
 
-  it('completes a reply left partial by a crash with an error block at start-up', async () => {
+  it('completes a reply left partial by a crash with an error block at start-up', async (t) => {
     const first = await startTestServer({ config: { dataDir } });
+    let firstClosed = false;
+    t.after(() => (firstClosed ? undefined : first.close()));
     const company = await first.ctx.companies.create('Crash Co');
     const v = newVisitor(company.id);
     const conversation = await createConversation(first, v);
@@ -59,6 +66,7 @@ describe('webchat restart', () => {
       blocks: [{ id: 'b1', type: 'markdown', content: 'Half an ans' }],
       sequence: 4,
     });
+    firstClosed = true;
     await first.close();
 
     const second = await startTestServer({ config: { dataDir } });

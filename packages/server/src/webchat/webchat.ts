@@ -100,7 +100,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const channels = new ChannelsService(store.db);
   const messages = new MessageStore(store, deps.events);
   const live = new LiveSnapshots();
-  const limiter = new AbuseLimits(deps.rateLimiter, logger);
+  const limiter = new AbuseLimits(deps.rateLimiter);
   const webchatLogger = logger.child({ module: 'webchat' });
   // One instance serves the inbox feed (CSAT on conversation rows) and the feedback routes.
   const feedback = new FeedbackService(store.db, deps.events);

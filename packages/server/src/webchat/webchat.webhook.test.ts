@@ -41,6 +41,7 @@ describe('webchat with a webhook digital employee', () => {
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });
       for (const delta of ['Hello ', 'from ', 'the ', 'bot.']) {
         res.write(`${JSON.stringify({ delta })}\n`);
+        // The bot's own pace (so its deltas go out as separate partials), not a wait for anything.
         await new Promise((r) => setTimeout(r, 60));
       }
       res.end();

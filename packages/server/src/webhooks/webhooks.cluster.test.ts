@@ -52,8 +52,8 @@ describe('webhook deliveries with two app instances on one PostgreSQL', () => {
       );
     }
     await waitFor('every delivery', () => sink.received.length >= EVENTS, 30_000);
-    // Anything sent twice would arrive within this pause (the dispatchers poll every 100 ms).
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Both nodes stop claiming and finish what they were sending: anything sent twice has arrived by then.
+    await Promise.all([first.ctx.webhooks.drain(15_000), second.ctx.webhooks.drain(15_000)]);
     const ids = sink.received.map((r) => String(r.headers['webhook-id']));
     assert.equal(sink.received.length, EVENTS);
     assert.equal(new Set(ids).size, EVENTS, 'no event twice');

@@ -24,6 +24,22 @@ import {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * The deliveries stored for an endpoint, once none is pending. The outbox stores one per event and endpoint in the
+ * event's own transaction, so this is everything the endpoint will ever be sent; and a delivery is marked only
+ * after the endpoint answered, so by then every copy sent has arrived.
+ */
+function settledDeliveries(server: TestServer, endpointId: string) {
+  return waitFor('every delivery settled', async () => {
+    const rows = await server.ctx.store.db
+      .selectFrom('webhook_deliveries')
+      .select(['type', 'status'])
+      .where('endpoint_id', '=', endpointId)
+      .execute();
+    return rows.length > 0 && rows.every((r) => r.status !== 'pending') && rows;
+  });
+}
+
 // Deliveries end to end (docs/webhooks.md "Deliveries"): real changes record events, the dispatcher POSTs them to a
 // local sink, and the `standardwebhooks` package — an implementation independent of ours — verifies signatures.
 for (const database of TEST_DATABASES) {
@@ -228,8 +244,12 @@ for (const database of TEST_DATABASES) {
           'every event',
           () => types.every((t) => own.events(t).length > 0) && own.events('message.created').length >= 4,
         );
-        await new Promise((r) => setTimeout(r, 300));
+        const stored = await settledDeliveries(server, created.body.id);
         for (const type of types) assert.equal(own.events(type).length, 1, type);
+        for (const type of [...types, 'message.created']) {
+          const count = stored.filter((d) => d.type === type).length;
+          assert.equal(own.events(type).length, count, `${type}: each stored delivery arrived once`);
+        }
         for (const e of own.events()) {
           verifyDelivery(created.body.secret, e);
           assert.equal(e.data.conversation_id, conversationId);
@@ -268,7 +288,7 @@ for (const database of TEST_DATABASES) {
         });
         const client = await createTestClient(server.ctx, ['webhooks:write'], company.id);
         const auth = { authorization: `Bearer ${await fetchToken(server, client)}` };
-        await api(server, auth, 'POST', '', { url: own.url, events: ['message.created'] });
+        const endpoint = await api(server, auth, 'POST', '', { url: own.url, events: ['message.created'] });
         const { conversation, c } = await connectToNewConversation(server, newVisitor(company.id));
         try {
           await sendMessage(c.sub, 'Hello there');
@@ -276,8 +296,9 @@ for (const database of TEST_DATABASES) {
             const found = own.events('message.created').map((e) => e.data.message as Record<string, unknown>);
             return found.some((m) => m.role === 'digital_employee') && found;
           });
-          await new Promise((r) => setTimeout(r, 300));
-          assert.equal(own.events('message.created').length, messages.length, 'nothing more arrives');
+          const stored = await settledDeliveries(server, endpoint.body.id);
+          assert.equal(stored.length, 2, 'the visitor message and the reply: nothing more will be sent');
+          assert.equal(own.events('message.created').length, messages.length, 'nothing more arrived');
           const user = messages.find((m) => m.role === 'user');
           assert.ok(user, 'the visitor message');
           const [block] = user.blocks as Array<{ id: string }>;
@@ -357,7 +378,16 @@ for (const database of TEST_DATABASES) {
         assert.equal(retry.status, 409);
         assert.equal(retry.body.code, 'webhook_disabled');
         await rotate();
-        await new Promise((r) => setTimeout(r, 200));
+        // A disabled endpoint gets no delivery for a new event, so there is nothing to send; with the
+        // dispatcher stopped (attempts in flight finished), nothing more reached it.
+        const deliveries = (await api(server, tenant.auth, 'GET', `/${webhook.id}/deliveries`)).body
+          .deliveries;
+        assert.deepEqual(
+          deliveries.map((d: { id: string }) => d.id),
+          [delivery.id],
+          'no delivery for the new event',
+        );
+        await dispatcher.stop();
         assert.equal(down.received.length, 2, 'nothing more is sent to a disabled endpoint');
       } finally {
         await dispatcher.stop();

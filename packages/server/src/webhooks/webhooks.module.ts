@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
-import type { Config } from '../config/schema.ts';
 import type { Sealer } from '../crypto/sealing.ts';
+import type { DestinationPolicy } from '../integrations/address-policy.ts';
 import type { OutboundFetch } from '../integrations/outbound-http.ts';
 import type { Store } from '../storage/database.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
@@ -22,22 +22,17 @@ const ANSWER_TIMEOUT_MS = 15_000;
 
 /** Builds the webhooks capability for one process from the shared services (context.ts). */
 export function createWebhooks(deps: {
-  config: Config;
   store: Store;
   sealer: Sealer;
   audit: AuditLog;
   logger: Logger;
   /** The connectors' outbound client (integrations/outbound-http.ts). */
   fetch: OutboundFetch;
+  /** Its destination policy, which judges an endpoint URL's IP literal when the endpoint is saved. */
+  destinations: DestinationPolicy;
 }): Webhooks {
   const { store } = deps;
-  const service = new WebhooksService(
-    store.db,
-    store.dialect,
-    deps.sealer,
-    deps.audit,
-    deps.config.integrations.outboundBlockPrivate,
-  );
+  const service = new WebhooksService(store.db, store.dialect, deps.sealer, deps.audit, deps.destinations);
   const dispatcher = new WebhookDispatcher(
     {
       db: store.db,

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
 import type { Sealer } from '../crypto/sealing.ts';
-import { isBlockedAddress } from '../integrations/address-policy.ts';
+import type { DestinationPolicy } from '../integrations/address-policy.ts';
 import { validateUrl } from '../integrations/connector-validation.ts';
 import { now, toBool } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
@@ -79,9 +79,8 @@ export interface WebhookBacklog {
 /**
  * A company's webhook endpoints: create (the secret is shown once), list, delete, rotate the secret, list and
  * retry deliveries. Used alike by the platform API, the portal and the CLI; every change is audited in its own
- * transaction. The URL follows the connectors' outbound policy (integrations/connector-validation.ts, and with
- * PARLEY_OUTBOUND_BLOCK_PRIVATE an IP literal in a blocked range is refused here already; names are checked on
- * every call by the outbound client).
+ * transaction. The URL follows the connectors' outbound policy (integrations/connector-validation.ts; an IP literal
+ * the destination policy refuses is refused here already, names are judged on every call by the outbound client).
  */
 export class WebhooksService {
   constructor(
@@ -89,7 +88,7 @@ export class WebhooksService {
     private readonly dialect: Dialect,
     private readonly sealer: Sealer,
     private readonly audit: AuditLog,
-    private readonly blockPrivate: boolean,
+    private readonly destinations: DestinationPolicy,
   ) {}
 
   async create(
@@ -307,7 +306,7 @@ export class WebhooksService {
   private validUrl(value: string): string {
     const url = validateUrl(value);
     const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
-    if (this.blockPrivate && isIP(host) && isBlockedAddress(host)) {
+    if (isIP(host) && this.destinations.refuses(host)) {
       throw new InvalidWebhookError('invalid_url', 'url', 'is an address the operator blocks');
     }
     return url;

@@ -25,6 +25,8 @@ export class Wire {
     | null = null;
   /** While true, new WebSocket connections fail at once (the network is down). */
   offline = false;
+  /** How many connections were tried (and failed) while `offline`: a test waits for one instead of sleeping. */
+  offlineAttempts = 0;
   /** Called for each command frame sent; return 'close' to close the socket right after sending it. */
   onSend: ((command: Record<string, unknown>) => 'close' | undefined) | null = null;
   /**
@@ -76,6 +78,7 @@ export class Wire {
     return class RecordingWebSocket extends WebSocket {
       constructor(address: string, protocols?: string | string[]) {
         super(wire.offline ? 'ws://127.0.0.1:9/offline' : address, protocols);
+        if (wire.offline) this.on('close', () => wire.offlineAttempts++);
         wire.sockets.add(this);
         this.on('close', () => wire.sockets.delete(this));
         this.on('message', (data) => {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import type { TestServer } from '../../testing/test-server.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
@@ -20,6 +19,7 @@ import {
   respondAs,
   rotateThroughApi,
   startServerAndBotPerSuite,
+  untilCallerHangsUp,
 } from './testing/responder-fixtures.ts';
 import { type TestBot, writeChatCompletionStream } from './testing/test-bots.ts';
 import { collect } from './testing/test-messages.ts';
@@ -183,7 +183,7 @@ for (const database of TEST_DATABASES) {
         () => respond(employee, conversation(companyId)),
         {
           silent: async (_req, res) => {
-            await sleep(4000);
+            await untilCallerHangsUp(res);
             await writeChatCompletionStream(res, MODEL, ['late']);
           },
           stalled: async (_req, res) => {
@@ -191,7 +191,7 @@ for (const database of TEST_DATABASES) {
             res.write(
               `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: { content: 'Partly' }, finish_reason: null }] })}\n\n`,
             );
-            await sleep(4000);
+            await untilCallerHangsUp(res);
             res.end('data: [DONE]\n\n');
           },
         },

@@ -18,6 +18,7 @@ import {
   respondAs,
   rotateThroughApi,
   startServerAndBotPerSuite,
+  untilCallerHangsUp,
 } from './testing/responder-fixtures.ts';
 import { TestBot } from './testing/test-bots.ts';
 import { collect } from './testing/test-messages.ts';
@@ -162,12 +163,12 @@ for (const database of TEST_DATABASES) {
         () => respond(employee, conversation(companyId)),
         {
           silent: async (_req, res) => {
-            await sleep(4000);
+            await untilCallerHangsUp(res);
             res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"late"}');
           },
           stalled: async (_req, res) => {
             res.writeHead(200, { 'content-type': 'application/x-ndjson' }).write('{"delta":"first "}\n');
-            await sleep(4000);
+            await untilCallerHangsUp(res);
             res.end('{"delta":"never"}\n');
           },
         },
@@ -181,6 +182,7 @@ for (const database of TEST_DATABASES) {
       });
       bot.handler = async (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+        // Paced slower than nothing at all, faster than the 1 s idle limit: the bot's own rhythm, not a wait.
         for (let i = 0; i < 6; i++) {
           res.write(`{"delta":"${i}"}\n`);
           await sleep(250);
@@ -203,9 +205,9 @@ for (const database of TEST_DATABASES) {
       });
       let closed!: Promise<void>;
       bot.handler = async (_req, res) => {
-        closed = new Promise((resolve) => res.on('close', () => resolve()));
+        closed = untilCallerHangsUp(res);
         res.writeHead(200, { 'content-type': 'application/x-ndjson' }).write('{"delta":"Thinking"}\n');
-        await sleep(3000);
+        await closed;
         res.end();
       };
       const received: ReplyChunk[] = [];

@@ -14,7 +14,8 @@ export interface RecordedCall {
 
 /**
  * A real HTTP server on 127.0.0.1 standing in for an integration: it records the Authorization header of every
- * call. Paths choose the answer: `/status/<code>`, `/hang` (never answers), `/redirect?to=<url>&status=<3xx>`,
+ * call. Paths choose the answer: `/status/<code>`, `/hang` (never answers), `/redirect?to=<url>&status=<3xx>`
+ * (`&close=1`: and close the connection, so the next hop needs a new one),
  * `/ndjson` (three chunks, 20 ms apart); anything else answers 200 JSON.
  */
 export interface KeyRecorder {
@@ -62,6 +63,7 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
     res
       .writeHead(Number(url.searchParams.get('status') ?? 302), {
         location: url.searchParams.get('to') ?? '/',
+        ...(url.searchParams.has('close') ? { connection: 'close' } : {}),
       })
       .end();
   } else if (url.pathname === '/ndjson') {

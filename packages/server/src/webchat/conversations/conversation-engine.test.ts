@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { BrokerError } from '@parley/realtime';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import { createResponder } from '../../digital-employees/responders/create-responder.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { createLogger } from '../../logging/logger.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { waitFor } from '../../testing/wait.ts';
 import type { MessageEnvelope, MessageRole } from '../messages/message.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import type { Broadcaster } from './broadcaster.ts';
@@ -23,14 +25,17 @@ class RecordingBroadcaster implements Broadcaster {
   async publish(_channel: string, envelope: MessageEnvelope): Promise<void> {
     if (envelope.message_snapshot.role === this.failFirst) {
       this.failFirst = undefined;
-      throw new Error('broker unavailable');
+      throw new BrokerError('broker_unavailable', 'broker unavailable');
     }
     this.envelopes.push(envelope);
   }
 
   async waitFor(predicate: (envelopes: MessageEnvelope[]) => boolean): Promise<MessageEnvelope[]> {
-    for (let i = 0; i < 200 && !predicate(this.envelopes); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(predicate(this.envelopes), `got ${JSON.stringify(this.envelopes.map((e) => e.operation))}`);
+    try {
+      await waitFor('the envelopes', () => predicate(this.envelopes), 15_000, 10);
+    } catch {
+      assert.fail(`got ${JSON.stringify(this.envelopes.map((e) => e.operation))}`);
+    }
     return this.envelopes;
   }
 }
@@ -263,8 +268,12 @@ describe('conversation engine failure paths', () => {
     const { engine, conversation } = await engineWith(broadcaster, { responder: held.responder });
     try {
       const posting = engine.postUserMessage(conversation, send('hello'));
-      for (let i = 0; i < 200 && (await jobsOf(conversation.id)).length === 0; i++)
-        await new Promise((r) => setTimeout(r, 5));
+      await waitFor(
+        'the reply job stored',
+        async () => (await jobsOf(conversation.id)).length > 0,
+        15_000,
+        5,
+      );
       // Stored with its reply's start, not yet announced: a handover now must still stop that reply.
       engine.stopReply(conversation.id, 'handover');
       announced();
@@ -282,6 +291,7 @@ describe('conversation engine failure paths', () => {
     // The broker takes three leases' time to take the user message; the node must not take its own job over.
     const broadcaster: Broadcaster = {
       publish: async (channel, envelope) => {
+        // A slow dependency is what this test is about (not a wait for something): leases are real-time timers.
         if (envelope.message_snapshot.role === 'user') await new Promise((r) => setTimeout(r, 900));
         await recorder.publish(channel, envelope);
       },

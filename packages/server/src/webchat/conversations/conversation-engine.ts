@@ -9,7 +9,7 @@ import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } 
 import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
 import { conversationClosed } from '../webchat.errors.ts';
-import { announce, announceUntilDelivered, type Broadcaster } from './broadcaster.ts';
+import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
 import type { Conversation } from './conversation.ts';
 import type { ConversationsService } from './conversations.service.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
@@ -108,8 +108,11 @@ export class ConversationEngine {
   /** Jobs this node claimed as it stored their message, by message id: what `runJob` would otherwise read back. */
   private readonly claimedHere = new Map<string, ClaimedHere & { message: MessageSnapshot; slot: Slot }>();
   private orphanSweeper: NodeJS.Timeout | undefined;
+  /** Completes stored while the broker could not take them, announced again as soon as it can. */
+  private readonly announcements: PendingAnnouncements;
 
   constructor(private readonly deps: ConversationEngineDeps) {
+    this.announcements = new PendingAnnouncements(deps.broadcaster, deps.logger);
     this.scheduler = new ReplyScheduler({
       queue: deps.queue,
       signals: deps.signals,
@@ -237,7 +240,7 @@ export class ConversationEngine {
       this.scheduler.hold(claimed.job);
     }
     try {
-      await announce(this.deps.broadcaster, conversation.companyId, snapshot, 1);
+      await this.announcements.announce(conversation.companyId, snapshot, 1, { rethrow: true });
     } finally {
       // Stored means answered, even if the broadcast failed: the client's retry is a duplicate, queues nothing.
       if (job) this.scheduler.runClaimed(job);
@@ -254,7 +257,7 @@ export class ConversationEngine {
     conversation: Conversation,
     existing: MessageSnapshot,
   ): Promise<{ snapshot: MessageSnapshot; duplicate: boolean }> {
-    await announce(this.deps.broadcaster, conversation.companyId, existing, 1);
+    await this.announcements.announce(conversation.companyId, existing, 1, { rethrow: true });
     return { snapshot: existing, duplicate: true };
   }
 
@@ -334,15 +337,17 @@ export class ConversationEngine {
     if (!done) return false;
     const conversation = await this.deps.conversations.find(done.snapshot.conversation_id);
     if (conversation) {
-      await announceUntilDelivered(
-        this.deps.broadcaster,
-        conversation.companyId,
-        done.snapshot,
-        done.sequence,
-        this.deps.logger,
-      );
+      await this.announcements.announce(conversation.companyId, done.snapshot, done.sequence);
     }
     return true;
+  }
+
+  /**
+   * The broker is back after an outage (the realtime engine's `onBrokerRestored`): the completes it could not take
+   * meanwhile are announced now, oldest first, rather than on the next one-second retry.
+   */
+  announceAgain(): Promise<void> {
+    return this.announcements.announceAgain();
   }
 
   /**
@@ -380,6 +385,7 @@ export class ConversationEngine {
    */
   async shutdown(graceMs = 0): Promise<void> {
     clearInterval(this.orphanSweeper);
+    this.announcements.close();
     await this.scheduler.drain(graceMs, () => {
       for (const { controller } of this.active.values()) controller.abort('shutdown');
     });
@@ -457,6 +463,7 @@ export class ConversationEngine {
       {
         store: this.deps.store,
         broadcaster: this.deps.broadcaster,
+        announcements: this.announcements,
         live: this.deps.live,
         logger: this.deps.logger,
         flushIntervalMs: this.deps.flushIntervalMs,
@@ -614,13 +621,7 @@ export class ConversationEngine {
       status: 'complete',
       blocks,
     });
-    await announceUntilDelivered(
-      this.deps.broadcaster,
-      conversation.companyId,
-      snapshot,
-      1,
-      this.deps.logger,
-    );
+    await this.announcements.announce(conversation.companyId, snapshot, 1);
     return snapshot;
   }
 }

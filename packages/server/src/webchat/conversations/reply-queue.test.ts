@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { waitFor } from '../../testing/wait.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { LeaseLost, type ReplyJob, ReplyQueue } from './reply-queue.ts';
@@ -123,8 +123,8 @@ for (const database of TEST_DATABASES) {
         (trx, at) => dying.attachReply(trx, job, at.id),
       );
       assert.equal(await survivor.claimNext(c), undefined, 'the lease is still live');
-      await sleep(450);
-      const takeover = await survivor.claimNext(c);
+      // Leases run on the database's clock (shared by the nodes), which a test cannot move: wait for the lapse.
+      const takeover = await waitFor('the lapsed job taken over', () => survivor.claimNext(c), 10_000);
       assert.equal(takeover?.messageId, asked);
       assert.equal(takeover?.takenOver, true);
       assert.equal(takeover?.replyMessageId, reply.id);
@@ -143,24 +143,31 @@ for (const database of TEST_DATABASES) {
     });
 
     it('renews only the leases of jobs still running here, so a job given up on lapses', async () => {
-      const a = node(400);
-      const other = node(400);
+      const a = node(1_000);
+      const other = node(1_000);
       const c1 = await conversation();
       const c2 = await conversation();
       await userMessage(a, c1);
       await userMessage(a, c2);
       const kept = (await a.claimNext(c1))!;
       const givenUp = (await a.claimNext(c2))!;
-      for (let i = 0; i < 4; i++) {
-        await sleep(150);
-        assert.equal(await a.renewLeases([kept.messageId]), 1);
-      }
+      // Renewing `kept` as the node's timer does, until the other node has taken over the job given up on.
+      const takeover = await waitFor(
+        'the job given up on taken over',
+        async () => {
+          assert.equal(await a.renewLeases([kept.messageId]), 1);
+          return other.claimNext(c2);
+        },
+        15_000,
+        100,
+      );
+      assert.equal(takeover.messageId, givenUp.messageId, 'not renewed: taken over');
+      assert.equal(await a.renewLeases([kept.messageId]), 1);
       assert.equal(await other.claimNext(c1), undefined, 'renewed: still ours');
-      assert.equal((await other.claimNext(c2))?.messageId, givenUp.messageId, 'not renewed: taken over');
     });
 
     it('finds lines nobody works on: lapsed leases, and queued jobs with nothing running', async () => {
-      const a = node(200, 200);
+      const a = node(1_000, 1_000);
       const c1 = await conversation();
       const c2 = await conversation();
       const c3 = await conversation();
@@ -170,9 +177,16 @@ for (const database of TEST_DATABASES) {
       await a.claimNext(c1); // running, lease soon lapsed
       const live = (await a.claimNext(c3))!; // running, kept alive below
       await userMessage(a, c3); // queued behind a live job: not stalled
-      await sleep(300);
-      await a.renewLeases([live.messageId]);
-      const stalled = await a.stalledConversations();
+      const stalled = await waitFor(
+        'the lapsed and the unclaimed lines found',
+        async () => {
+          await a.renewLeases([live.messageId]);
+          const found = await a.stalledConversations();
+          return found.includes(c1) && found.includes(c2) && found;
+        },
+        15_000,
+        100,
+      );
       assert.ok(stalled.includes(c1), 'lapsed lease');
       assert.ok(stalled.includes(c2), 'queued, nobody claimed it');
       assert.ok(!stalled.includes(c3), 'a live job runs there');

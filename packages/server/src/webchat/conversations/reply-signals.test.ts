@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../logging/logger.ts';
 import { testRedisUrl } from '../../testing/databases.ts';
-import { waitForSettled } from '../../testing/wait.ts';
+import { waitFor, waitForSettled } from '../../testing/wait.ts';
 import { RedisReplySignals, type ReplySignal } from './reply-signals.ts';
 
 // Two "nodes" (two RedisReplySignals on their own connections) sharing one prefix, as a cluster's nodes do.
@@ -36,12 +35,17 @@ describe('reply signals between nodes (Redis)', () => {
     const conversationId = randomUUID();
     await a.send({ kind: 'interrupt', conversationId, reason: 'closed' });
     await a.send({ kind: 'wake', conversationId });
-    for (let i = 0; i < 100 && heardByB.length < 2; i++) await sleep(10);
+    await waitFor('B to hear both signals', () => heardByB.length >= 2, 5_000);
     assert.deepEqual(heardByB, [
       { kind: 'interrupt', conversationId, reason: 'closed' },
       { kind: 'wake', conversationId },
     ]);
-    assert.equal(heardByA.length, 0);
+    // A hears B's signal after anything published before it on the channel (Redis keeps a channel's order for each
+    // subscriber): once it has, A would have heard its own two as well.
+    const fromB = randomUUID();
+    await b.send({ kind: 'wake', conversationId: fromB });
+    await waitFor("A to hear B's signal", () => heardByA.length > 0, 5_000);
+    assert.deepEqual(heardByA, [{ kind: 'wake', conversationId: fromB }]);
   });
 
   it('ignores messages that are not signals', async () => {
@@ -56,8 +60,11 @@ describe('reply signals between nodes (Redis)', () => {
     ]) {
       await raw.publish(`${prefix}reply-signals`, junk);
     }
-    await sleep(50);
-    assert.deepEqual(heard, []);
+    // A real signal after the junk arrives after it (one channel, in order): then the junk has been seen.
+    const conversationId = randomUUID();
+    await node().send({ kind: 'wake', conversationId });
+    await waitFor('the real signal', () => heard.length > 0, 5_000);
+    assert.deepEqual(heard, [{ kind: 'wake', conversationId }]);
   });
 
   it('a signal sent while Redis is unreachable is dropped with a warning, never an error', async () => {
@@ -67,12 +74,25 @@ describe('reply signals between nodes (Redis)', () => {
       lazyConnect: true,
     });
     down.on('error', () => {});
-    const signals = new RedisReplySignals(down, { prefix, logger: createLogger('silent') });
-    await waitForSettled(
-      signals.send({ kind: 'wake', conversationId: randomUUID() }),
-      5_000,
-      'send to fail softly',
+    const lines: string[] = [];
+    const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
+    const signals = new RedisReplySignals(down, { prefix, logger });
+    try {
+      await waitForSettled(
+        signals.send({ kind: 'wake', conversationId: randomUUID() }),
+        5_000,
+        'send to fail softly',
+      );
+    } finally {
+      down.disconnect();
+    }
+    const logged = lines.map((line) => JSON.parse(line));
+    assert.equal(logged.length, 1, lines.join('\n'));
+    assert.equal(logged[0].level, 40, 'a warning');
+    assert.equal(
+      logged[0].msg,
+      'could not signal the other nodes (Redis); they will notice on their next sweep',
     );
-    down.disconnect();
+    assert.equal(logged[0].signal, 'wake');
   });
 });

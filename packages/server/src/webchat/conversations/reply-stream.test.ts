@@ -6,7 +6,7 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import type { MessageEnvelope } from '../messages/message.ts';
 import { MessageStore } from '../messages/message-store.ts';
-import type { Broadcaster } from './broadcaster.ts';
+import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { LiveSnapshots } from './live-snapshots.ts';
 import { RESERVED_SEQUENCES, ReplyStream } from './reply-stream.ts';
@@ -17,9 +17,6 @@ class Recorder implements Broadcaster {
     this.envelopes.push({ ...envelope, history: options.history });
   }
 }
-
-/** Lets the stream's publication chain run. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 for (const database of TEST_DATABASES) {
   describe(`reply stream sequences and history (${database})`, () => {
@@ -41,12 +38,14 @@ for (const database of TEST_DATABASES) {
     after(() => server.close());
 
     function stream(store: MessageStore, broadcaster: Broadcaster, onSuperseded = () => {}) {
+      const logger = createLogger('silent');
       return new ReplyStream(
         {
           store,
           broadcaster,
+          announcements: new PendingAnnouncements(broadcaster, logger),
           live: new LiveSnapshots(),
-          logger: createLogger('silent'),
+          logger,
           flushIntervalMs: 0,
           persistIntervalMs: 60_000,
         },
@@ -57,7 +56,36 @@ for (const database of TEST_DATABASES) {
       );
     }
 
-    it('puts only the complete in history, and finishing for a dead node lands above every published sequence', async () => {
+    it('puts only the complete in history, as the last and highest sequence', async () => {
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
+      const recorder = new Recorder();
+      const s = stream(store, recorder);
+      const { id } = await s.start();
+      for (const word of ['Hello ', 'there, ', 'visitor.']) {
+        s.append(word);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await s.complete();
+      const completes = recorder.envelopes.filter((e) => e.operation === 'complete');
+      assert.equal(completes.length, 1);
+      assert.equal(completes[0]!.history, true, 'the complete goes to history');
+      assert.deepEqual(
+        recorder.envelopes.filter((e) => e.history),
+        completes,
+        'typing and partials stay out of history',
+      );
+      assert.ok(recorder.envelopes.length > 2, 'typing and partials were published');
+      assert.equal(recorder.envelopes.at(-1), completes[0]);
+      assert.equal(completes[0]!.sequence, Math.max(...recorder.envelopes.map((e) => e.sequence)));
+      assert.deepEqual(
+        completes[0]!.message_snapshot.blocks.map((b) => (b as { content?: string }).content),
+        ['Hello there, visitor.'],
+      );
+      const stored = await store.find(id);
+      assert.equal(stored?.status, 'complete');
+    });
+
+    it('finishing for a dead node lands above every published sequence', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();
       const s = stream(store, recorder);
@@ -67,7 +95,7 @@ for (const database of TEST_DATABASES) {
         s.append(`w${i} `);
         await new Promise((resolve) => setImmediate(resolve));
       }
-      await settle();
+      await s.idle();
       const published = Math.max(...recorder.envelopes.map((e) => e.sequence));
       assert.ok(published > RESERVED_SEQUENCES, `streamed past one reservation (${published})`);
       assert.ok(
@@ -93,8 +121,9 @@ for (const database of TEST_DATABASES) {
         s.append(`w${i} `);
         await new Promise((resolve) => setImmediate(resolve));
       }
-      await settle();
-      assert.ok(Math.max(...recorder.envelopes.map((e) => e.sequence)) <= 1 + RESERVED_SEQUENCES);
+      await s.idle();
+      assert.ok(recorder.envelopes.length > 1, 'partials within the first reservation were published');
+      assert.equal(Math.max(...recorder.envelopes.map((e) => e.sequence)), 1 + RESERVED_SEQUENCES);
     });
 
     it('a stream whose message another node completed stops: no late partial, no second complete', async () => {
@@ -104,7 +133,8 @@ for (const database of TEST_DATABASES) {
       const s = stream(store, recorder, () => superseded++);
       const { id } = await s.start();
       s.append('Hello');
-      await settle();
+      await s.idle();
+      assert.equal(recorder.envelopes.length, 2, 'typing and one partial');
       await store.completeAbandoned(id, (blocks) => blocks);
       const before = recorder.envelopes.length;
       await s.complete();

@@ -3,12 +3,14 @@ import type { InteractiveBlockInput } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
 import type { Block, ErrorBlock, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
 import type { AlsoInTransaction, MessageStore, NewMessage } from '../messages/message-store.ts';
-import { announce, announceUntilDelivered, type Broadcaster } from './broadcaster.ts';
+import { announce, type Broadcaster, type PendingAnnouncements } from './broadcaster.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
 
 export interface ReplyStreamDeps {
   store: MessageStore;
   broadcaster: Broadcaster;
+  /** Where the `complete` goes when the broker cannot take it now (announced again once it can). */
+  announcements: PendingAnnouncements;
   live: LiveSnapshots;
   logger: Logger;
   /** Shortest time between two partial envelopes (coalescing). */
@@ -176,18 +178,17 @@ export class ReplyStream {
         this.supersede();
         return;
       }
-      await announceUntilDelivered(
-        this.deps.broadcaster,
-        this.companyId,
-        snapshot,
-        sequence,
-        this.deps.logger,
-      );
+      await this.deps.announcements.announce(this.companyId, snapshot, sequence);
     });
     // A failed attempt must not block the next one behind a rejected chain.
     this.chain = attempt.catch(() => {});
     await attempt;
     return snapshot;
+  }
+
+  /** Resolves once every partial flushed so far has been stored and published, or given up on. */
+  idle(): Promise<void> {
+    return this.chain;
   }
 
   /** Publishes now if the last partial is old enough, else at most one flush later (coalescing). */

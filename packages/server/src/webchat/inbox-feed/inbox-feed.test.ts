@@ -127,6 +127,16 @@ describe('inbox previews', () => {
     assert.equal(previewOf(blocks([{ type: 'attachment', name: 'invoice.pdf' }])), '📎 invoice.pdf');
     assert.equal(previewOf(blocks([{ type: 'markdown', content: 'x'.repeat(300) }])).length, 140);
   });
+
+  it('drops only the markup the widget renders: a heading loses its #, other #, _, * and > stay', () => {
+    const blocks = (b: unknown[]) => JSON.stringify(b);
+    assert.equal(
+      previewOf(
+        blocks([{ type: 'markdown', content: '## Order #42\n\nC# uses `snake_case`, 2 * 3 > 5 and *done*' }]),
+      ),
+      'Order #42 C# uses snake_case, 2 * 3 > 5 and done',
+    );
+  });
 });
 
 describe('inbox entries published in batches', () => {

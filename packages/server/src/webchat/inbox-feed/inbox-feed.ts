@@ -7,6 +7,7 @@ import {
   type MessageRole,
   parseChannel,
 } from '@parley/webchat-protocol';
+import { markdownPlainText } from '@parley/widget/markdown';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../../storage/schema.ts';
@@ -150,7 +151,10 @@ export const visitorTypingEvent = (conversationId: string, at: Date): InboxVisit
   at: at.toISOString(),
 });
 
-/** Plain text of a message's blocks for a one-line preview: markdown markers dropped, attachments by name. */
+/**
+ * Plain text of a message's blocks for a one-line preview: markdown as the reader sees it (the widget's own parser,
+ * so `# Title` loses its marker and `Order #42` keeps its `#`), attachments by name.
+ */
 export function previewOf(blocks: string): string {
   let parsed: Array<{ type?: string; content?: unknown; name?: unknown; message?: unknown; label?: unknown }>;
   try {
@@ -159,19 +163,13 @@ export function previewOf(blocks: string): string {
     return '';
   }
   const parts = parsed.map((b) => {
-    if (b.type === 'markdown' && typeof b.content === 'string') return b.content;
+    if (b.type === 'markdown' && typeof b.content === 'string') return markdownPlainText(b.content);
     if (b.type === 'attachment' && typeof b.name === 'string') return `📎 ${b.name}`;
     if (b.type === 'error' && typeof b.message === 'string') return b.message;
     if (b.type === 'postback' && typeof b.label === 'string') return b.label;
     return '';
   });
-  const text = parts
-    .join(' ')
-    .replace(/```/g, '')
-    .replace(/[*_`#>]+/g, '')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\s+/g, ' ')
-    .trim();
+  const text = parts.join(' ').replace(/\s+/g, ' ').trim();
   return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
 }
 

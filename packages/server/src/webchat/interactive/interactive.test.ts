@@ -232,6 +232,7 @@ for (const database of TEST_DATABASES) {
         bot.handler = async (_req, res) => {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
           res.write(`${JSON.stringify({ delta: 'Here is ' })}\n`);
+          // The bot's own pace between two deltas, not a wait for anything.
           await new Promise((r) => setTimeout(r, 30));
           res.write(`${JSON.stringify({ delta: 'your order.' })}\n`);
           res.end(`${JSON.stringify({ blocks: [CARD] })}\n`);

@@ -208,6 +208,8 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
           () => handlePublication(context),
         ),
       ),
+    // Completes stored while the broker was away go out now, not on the next retry (conversations/broadcaster.ts).
+    onBrokerRestored: () => void deps.engine.announceAgain(),
     // The replies in flight and both read marks (docs/asyncapi.yaml "InFlightMessages").
     onSubscribing: async ({ channel }) => {
       const target = parseChannel(channel);

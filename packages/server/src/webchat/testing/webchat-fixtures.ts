@@ -149,7 +149,14 @@ export async function connectVisitor(
   });
   client.connect();
   sub.subscribe();
-  await waitForSettled(sub.ready(), 15_000, 'subscribe');
+  try {
+    await waitForSettled(sub.ready(), 15_000, 'subscribe');
+  } catch (error) {
+    // A client left behind keeps reconnecting after the server has closed, and its timers keep the test file's
+    // process alive long after the failure (the cause of a run that once hung for minutes).
+    client.disconnect();
+    throw error;
+  }
   return { client, sub, log, position, subscribedData, readEvents, close: () => client.disconnect() };
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { after, before } from 'node:test';
 import type { MessageRole, MessageSnapshot } from '@parley/webchat-protocol';
 import type { TestDatabase } from '../../../testing/databases.ts';
@@ -11,6 +12,20 @@ import type { ReplyChunk, RespondInput } from '../responder.ts';
 import { ResponderError } from '../responder-errors.ts';
 import { type BotHandler, TestBot } from './test-bots.ts';
 import { messageOf } from './test-messages.ts';
+
+/**
+ * A bot that says nothing more until the caller hangs up: resolves when `res`'s connection closes (the responder
+ * gave up), or after `boundMs` so a responder that never gives up fails its test instead of holding it.
+ */
+export function untilCallerHangsUp(res: ServerResponse, boundMs = 20_000): Promise<void> {
+  return new Promise((resolve) => {
+    const bound = setTimeout(resolve, boundMs);
+    res.on('close', () => {
+      clearTimeout(bound);
+      resolve();
+    });
+  });
+}
 
 /** A company with a real connector (key sealed in the store) and a digital employee that uses it. */
 export async function createCompanyWithConnector(
