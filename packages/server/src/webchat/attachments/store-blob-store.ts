@@ -17,6 +17,8 @@ export class StoreBlobStore implements BlobStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async put(key: string, source: Readable): Promise<void> {
+    // Every chunk carries when the blob's write began: deleteUnowned leaves a blob this young alone.
+    const createdMs = Date.now();
     let seq = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
@@ -27,7 +29,7 @@ export class StoreBlobStore implements BlobStore {
       pendingBytes = 0;
       await this.db
         .insertInto('attachment_blob_chunks')
-        .values({ blob_key: key, seq: seq++, data })
+        .values({ blob_key: key, seq: seq++, data, created_ms: createdMs })
         .execute();
     };
     try {
@@ -68,6 +70,51 @@ export class StoreBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await this.db.deleteFrom('attachment_blob_chunks').where('blob_key', '=', key).execute();
+  }
+
+  /**
+   * Up to `limit` blobs whose write began before `writtenBeforeMs` and that no attachment row names: a conversation
+   * (or company) was deleted and its attachment rows with it, the sweeper deleted an unsent upload's row, or a
+   * process died between a blob and its row. Finding them reads the covering index (`seq`, `created_ms`,
+   * `blob_key`) and the attachments' `blob_key` index, never a blob's bytes; deleting re-checks the owner in the
+   * same statement. Returns how many blobs were deleted.
+   */
+  async deleteUnowned(writtenBeforeMs: number, limit: number): Promise<number> {
+    const keys = await this.db
+      .selectFrom('attachment_blob_chunks as chunk')
+      .select('chunk.blob_key')
+      .where('chunk.seq', '=', 0)
+      .where('chunk.created_ms', '<', writtenBeforeMs)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('attachments')
+              .select('attachments.id')
+              .whereRef('attachments.blob_key', '=', 'chunk.blob_key'),
+          ),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    if (keys.length === 0) return 0;
+    await this.db
+      .deleteFrom('attachment_blob_chunks')
+      .where(
+        'blob_key',
+        'in',
+        keys.map((k) => k.blob_key),
+      )
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('attachments')
+              .select('attachments.id')
+              .whereRef('attachments.blob_key', '=', 'attachment_blob_chunks.blob_key'),
+          ),
+        ),
+      )
+      .execute();
+    return keys.length;
   }
 
   private async chunk(key: string, seq: number): Promise<Buffer | undefined> {
