@@ -13,7 +13,8 @@ describe('config', () => {
     assert.equal(config.redisUrl, undefined);
     assert.equal(config.publicUrl, 'http://localhost:8080');
     assert.equal(config.oauth.audience, 'http://localhost:8080');
-    assert.equal(config.oauth.authFailuresPerMinute, 60);
+    assert.equal(config.oauth.authFailuresPerMinute, 60, 'per address and client: 60 a minute before 429');
+    assert.equal(config.oauth.authFailuresPerMinutePerIp, 600, 'per address: a much higher ceiling');
     assert.equal(config.oauth.tokensPerMinute, 600);
   });
 

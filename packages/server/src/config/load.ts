@@ -73,6 +73,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     oauth: {
       audience: str(env.PARLEY_TOKEN_AUDIENCE) ?? publicUrl,
       authFailuresPerMinute: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE),
+      authFailuresPerMinutePerIp: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE_PER_IP),
       tokensPerMinute: int(env.PARLEY_TOKENS_PER_MINUTE),
       clockToleranceSeconds: int(env.PARLEY_CLOCK_TOLERANCE_SECONDS),
       signingAlg: str(env.PARLEY_TOKEN_SIGNING_ALG),

@@ -123,8 +123,10 @@ export const ConfigSchema = Type.Object(
     oauth: Type.Object({
       /** `aud` of access tokens and the audience the bearer check requires (RFC 9068 §3). Defaults to publicUrl. */
       audience: Type.String({ minLength: 1 }),
-      /** Failed client authentications per minute allowed per client ID and per IP before 429. */
+      /** Failed client authentications per minute allowed per (client IP, client ID) before 429. */
       authFailuresPerMinute: Type.Integer({ minimum: 1, default: 60 }),
+      /** Failed client authentications per minute allowed per client IP, whatever the client ID, before 429. */
+      authFailuresPerMinutePerIp: Type.Integer({ minimum: 1, default: 600 }),
       /** Token requests per minute allowed per client before 429. */
       tokensPerMinute: Type.Integer({ minimum: 1, default: 600 }),
       /** Leeway for `exp`/`iat` checks on access tokens, in seconds. */

@@ -46,6 +46,8 @@ export function watchBodies(
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (!hasBody(request) || request.complete) return;
     const timer = setTimeout(onBodyTimeout, bodyTimeoutMs, request, response, expired);
+    // The connection keeps the process alive, not this timer: a closed server does not wait for it.
+    timer.unref();
     const clear = () => clearTimeout(timer);
     request.once('end', clear);
     request.once('close', clear);
