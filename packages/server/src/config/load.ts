@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Value } from '@sinclair/typebox/value';
 import type { ErrorCode } from '../errors/codes.ts';
@@ -16,11 +17,45 @@ const int = (v: string | undefined) => (v === undefined || v === '' ? undefined 
 const bool = (v: string | undefined) =>
   v === undefined || v === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
 const str = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+
+/** Secret settings that may also come from a file: `NAME_FILE=/run/secrets/…` instead of `NAME=…`. */
+const SECRET_VARIABLES = [
+  'PARLEY_MASTER_KEYS',
+  'PARLEY_REALTIME_TOKEN_SECRET',
+  'PARLEY_METRICS_TOKEN',
+] as const;
+
+/**
+ * `env` with each secret variable that is given as `NAME_FILE` read from that file (the whole content less one final
+ * line break), as container secrets are mounted. Both forms at once, or a file that cannot be read, is refused.
+ */
+function withSecretFiles(env: Env): Env {
+  const problems: string[] = [];
+  const read: Env = {};
+  for (const name of SECRET_VARIABLES) {
+    const file = str(env[`${name}_FILE`]);
+    if (file === undefined) continue;
+    if (str(env[name]) !== undefined) {
+      problems.push(`${name}_FILE: set ${name} or ${name}_FILE, not both`);
+      continue;
+    }
+    try {
+      read[name] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      problems.push(
+        `${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...env, ...read };
+}
 const list = (v: string | undefined) =>
   v === undefined || v.trim() === '' ? undefined : v.split(',').map((item) => item.trim());
 
 /** Reads the environment once. The only place in the server that touches `process.env`. */
-export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+export function loadConfig(environment: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const env = withSecretFiles(environment);
   // Overrides win over the environment (merged last), so the defaults derived from these two follow them too.
   const port = overrides.port ?? int(env.PORT) ?? 8080;
   const configuredUrl = overrides.publicUrl ?? str(env.PARLEY_PUBLIC_URL)?.replace(/\/+$/, '');
