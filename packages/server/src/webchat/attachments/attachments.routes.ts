@@ -28,7 +28,7 @@ const AttachmentCreated = Type.Object({
 });
 
 const uploadDescription =
-  '`multipart/form-data` with one file part named `file`. The type is detected from the bytes (PNG, JPEG, GIF, WebP, PDF, UTF-8 plain text; SVG only when the company allows it) and must agree with the part’s declared type (415 `attachment_type_not_allowed`); over the company’s `max_attachment_bytes` → 413 `attachment_too_large`, refused while streaming. Answers the attachment with a signed `url` (1 h); send it in a message as `{"type":"attachment","attachment_id"}`.';
+  '`multipart/form-data` with one file part named `file`. The type is detected from the bytes (PNG, JPEG, GIF, WebP, PDF, UTF-8 plain text; SVG only when the company allows it) and must agree with the part’s declared type (415 `attachment_type_not_allowed`); over the company’s `max_attachment_bytes` → 413 `attachment_too_large`, refused while streaming. A visitor’s uploads count against hourly byte quotas per session and per address (429 `rate_limited` with `Retry-After`). An upload no message names within 24 h is deleted. Answers the attachment with a signed `url` (1 h); send it in a message as `{"type":"attachment","attachment_id"}`.';
 
 /**
  * The API reference of an upload: the multipart body (one binary `file` part) is documented here, but never
