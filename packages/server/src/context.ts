@@ -230,6 +230,7 @@ export async function createContext(
         ),
         throttle: new LoginThrottle(rateLimiter, {
           perEmail: config.portal.loginFailuresPerEmail,
+          perEmailAllIps: config.portal.loginFailuresPerEmailAllIps,
           perIp: config.portal.loginFailuresPerIp,
           windowSeconds: config.portal.loginThrottleWindowSeconds,
         }),

@@ -122,6 +122,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       sessionTtlSeconds: int(env.PARLEY_PORTAL_SESSION_TTL_SECONDS),
       sessionIdleSeconds: int(env.PARLEY_PORTAL_SESSION_IDLE_SECONDS),
       loginFailuresPerEmail: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_EMAIL),
+      loginFailuresPerEmailAllIps: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_EMAIL_ALL_IPS),
       loginFailuresPerIp: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_IP),
       loginThrottleWindowSeconds: int(env.PARLEY_PORTAL_LOGIN_THROTTLE_WINDOW_SECONDS),
     },

@@ -151,8 +151,12 @@ export const ConfigSchema = Type.Object(
         sessionTtlSeconds: Type.Integer({ minimum: 1, default: 43_200 }),
         /** A session unused for this long ends (sliding; each request moves it forward). */
         sessionIdleSeconds: Type.Integer({ minimum: 1, default: 3_600 }),
-        /** Failed sign-ins allowed per email, and per client IP, within one throttle window before 429. */
+        /**
+         * Failed sign-ins allowed within one throttle window before 429: per (client IP, email), per email over every
+         * IP, and per client IP over every email (portal-api/login-throttle.ts).
+         */
         loginFailuresPerEmail: Type.Integer({ minimum: 1, default: 10 }),
+        loginFailuresPerEmailAllIps: Type.Integer({ minimum: 1, default: 100 }),
         loginFailuresPerIp: Type.Integer({ minimum: 1, default: 100 }),
         loginThrottleWindowSeconds: Type.Integer({ minimum: 1, default: 900 }),
       },
