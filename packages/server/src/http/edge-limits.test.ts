@@ -3,6 +3,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Centrifuge } from 'centrifuge';
+import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
@@ -167,10 +168,10 @@ describe('HTTP edge: time limits', () => {
     assert.equal(problemIn(client.received()).code, 'route_not_found');
   });
 
-  it('keeps WebSocket and HTTP-streaming connections open well past every limit, and they still deliver', async () => {
+  it('keeps WebSocket, HTTP-streaming and SSE connections open well past every limit, and they still deliver', async () => {
     const { company } = await createCompanyWithSlowEmployee(server, 'Long-lived', { words: 2, delayMs: 10 });
     const companyId = company.id;
-    for (const transport of ['websocket', 'http_stream'] as const) {
+    for (const transport of ['websocket', 'http_stream', 'sse'] as const) {
       const visitor = newVisitor(companyId);
       const conversation = await createConversation(server, visitor);
       const token = (await sdkPost(server, visitor, '/auth/connect-token')).body.connection_token;
@@ -179,9 +180,15 @@ describe('HTTP edge: time limits', () => {
         [
           transport === 'websocket'
             ? { transport: 'websocket', endpoint: `${base.replace('http', 'ws')}/connection/websocket` }
-            : { transport: 'http_stream', endpoint: `${base}/connection/http_stream` },
+            : { transport, endpoint: `${base}/connection/${transport === 'sse' ? 'sse' : 'http_stream'}` },
         ],
-        { websocket: WebSocket, token, emulationEndpoint: `${base}/emulation`, timeout: 10_000 },
+        {
+          websocket: WebSocket,
+          eventsource: EventSource,
+          token,
+          emulationEndpoint: `${base}/emulation`,
+          timeout: 10_000,
+        },
       );
       const log = new EnvelopeLog();
       const sub = client.newSubscription(conversation.channel, {
