@@ -304,6 +304,7 @@ describe('HTTP edge: connections per address', () => {
         assert.equal(over.status, 503, over.text);
         assert.equal(over.body.code, 'too_many_connections');
         assert.equal(over.headers.get('retry-after'), '5');
+        assert.equal(over.body.request_id, over.headers.get('x-request-id'));
         const other = await http(`${server.baseUrl}/healthz`, {
           headers: { 'x-forwarded-for': '203.0.113.8' },
         });

@@ -125,10 +125,22 @@ export function createEdge(logger: Logger, settings: EdgeSettings, events?: Edge
         'text/plain',
         parseBodyText((_request, body, done) => done(null, body)),
       );
+      // Callback-style hooks: they run on every request, the token endpoint's hot path included, and a callback
+      // costs less than a promise.
+      app.addHook('onRequest', (request, reply, done) => {
+        reply.header(REQUEST_ID_HEADER, request.id);
+        if (!hasWellFormedQuery(request.url)) return done(malformedUrl());
+        done(
+          unsafeTextIn(request.headers, 'headers') ??
+            unsafeTextIn(request.query, 'querystring') ??
+            unsafeTextIn(request.params, 'params'),
+        );
+      });
       if (!settings.trustProxy) {
         capConnections(app.server, counts, refuseConnection);
       } else {
-        // Behind a proxy the sockets are the proxy's: the cap follows the forwarded address of each request …
+        // Behind a proxy the sockets are the proxy's: the cap follows the forwarded address of each request (after
+        // the request id is set, so the refusal carries it) …
         app.addHook('onRequest', (request, reply, done) => {
           const address = addressKey(request.ip);
           if (!counts.acquire(address)) return done(tooManyConnections(counts.max));
@@ -141,17 +153,6 @@ export function createEdge(logger: Logger, settings: EdgeSettings, events?: Edge
           done();
         });
       }
-      // Callback-style hooks: they run on every request, the token endpoint's hot path included, and a callback
-      // costs less than a promise.
-      app.addHook('onRequest', (request, reply, done) => {
-        reply.header(REQUEST_ID_HEADER, request.id);
-        if (!hasWellFormedQuery(request.url)) return done(malformedUrl());
-        done(
-          unsafeTextIn(request.headers, 'headers') ??
-            unsafeTextIn(request.query, 'querystring') ??
-            unsafeTextIn(request.params, 'params'),
-        );
-      });
       // Bodies are parsed after onRequest; this runs before schema validation, so the answer is the same whatever
       // else the body gets wrong.
       app.addHook('preValidation', (request, _reply, done) => done(unsafeTextIn(request.body, 'body')));
