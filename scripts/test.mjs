@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Runs every *.test.ts in the workspace (packages/, scripts/ for checks of the repository as a whole, and the fault
-// instrument's own unit tests in faults/lib/, which need no fault cluster; the scenarios are `npm run test:faults`)
-// with node's test runner (its closing "# pass / # fail" lines are what CI reads). Files are listed explicitly because
-// `node --test` on Node 20 does not expand globs.
+// Runs every *.test.ts in the workspace (packages/, scripts/ for checks of the repository as a whole, tools/ for the
+// repository's own tools such as the import check, and the fault instrument's own unit tests in faults/lib/, which
+// need no fault cluster; the scenarios are `npm run test:faults`) with node's test runner (its closing
+// "# pass / # fail" lines are what CI reads). Files are listed explicitly because `node --test` on Node 20 does not
+// expand globs.
 //
 // PostgreSQL and Redis suites are part of "every test": when DATABASE_URL / REDIS_URL are not set we point them at
 // the services the development machines run on 127.0.0.1, and a suite whose service does not answer fails loudly.
@@ -26,6 +27,7 @@ function findTests(dir, out = []) {
 const files = [
   ...findTests(join(root, 'packages')),
   ...findTests(join(root, 'scripts')),
+  ...findTests(join(root, 'tools')),
   ...findTests(join(root, 'faults/lib')),
 ]
   .filter((f) => !f.includes('/e2e/'))

@@ -23,7 +23,7 @@ export interface Arrow {
 export interface FolderLoop {
   /** The folder whose entries loop, relative to the repository (`.` for the repository itself). */
   folder: string;
-  /** Its entries in the loop: a subfolder as `name/`, a file as `name.ts`. */
+  /** Its entries in the loop: a subfolder by its name and a slash (`routes/`), a file by its name. */
   entries: string[];
   /** One shortest way round, first entry repeated at the end. */
   shortest: string[];

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import ts from 'typescript';
 
-/** Where the sources are, relative to the repository: each workspace package's `src/` and `bin/`, and the tools. */
+/** Where the sources are, relative to the repository: each workspace package's sources and `bin`, and the tools. */
 export const SOURCE_ROOTS = ['packages/*/src', 'packages/*/bin', 'bench', 'faults', 'scripts', 'tools'];
 
 const EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
@@ -68,7 +68,7 @@ export function readImports(repository: string): ReadResult {
   return { files, imports, unresolved, inlineTypesOnly };
 }
 
-/** A relative specifier of a source file (not `./styles.css`, which the bundler reads). */
+/** A relative specifier of a source file (not of a stylesheet, which the bundler reads). */
 function isRelativeSource(specifier: string): boolean {
   const ext = extname(specifier);
   return specifier.startsWith('.') && (ext === '' || EXTENSIONS.has(ext));

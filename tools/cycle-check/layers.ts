@@ -10,7 +10,8 @@
 // Folder patterns are paths, relative to the scope for layers and to the repository for `testSupport` and
 // `production`, where `*` stands for one name and `**` for any number of folders. A pattern names a folder with
 // everything under it, or one file; a file belongs to the layer whose pattern names the deepest part of its path
-// (`**/testing` holds `webchat/testing/webchat-fixtures.ts` although `webchat` holds the rest of `webchat/`).
+// (in `packages/server/src`, `**/testing` holds `packages/server/src/webchat/testing/webchat-fixtures.ts` although
+// `webchat` holds the rest of `packages/server/src/webchat`).
 import { readFileSync } from 'node:fs';
 import { isTestFile, type SourceImport } from './imports.ts';
 
@@ -55,7 +56,8 @@ export function readLayersFile(path: string): LayersFile {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new LayersFileError([`cannot read ${path}: ${(error as Error).message}`]);
+    const { code, message } = error as NodeJS.ErrnoException;
+    throw new LayersFileError([code === 'ENOENT' ? 'there is no such file' : `cannot read it: ${message}`]);
   }
   const problems = shapeProblems(parsed);
   if (problems.length > 0) throw new LayersFileError(problems);
@@ -118,6 +120,7 @@ function placeScope(scope: Scope, files: string[], problems: string[]): PlacedSc
           problems.push(
             `${file} is in two layers: ${best.layer.name} (${best.pattern}) and ${layer.name} (${pattern})`,
           );
+          used.add(`${layer.name}\0${pattern}`);
         }
         if (best === undefined || depth > best.depth) best = { layer, depth, pattern };
       }
@@ -164,7 +167,8 @@ function placeScope(scope: Scope, files: string[], problems: string[]): PlacedSc
 }
 
 // How many leading names of `path` the pattern names (the folder or file it stands for), or -1 when it names none
-// of them: `webchat` → 1 for `webchat/routes/sdk.routes.ts`, `**/testing` → 2 for `webchat/testing/x.ts`.
+// of them. Of the path of `packages/server/src/webchat/testing/webchat-fixtures.ts` inside `packages/server/src`,
+// `webchat` names 1 name and `**/testing` 2.
 export function match(pattern: string, path: string): number {
   const want = pattern.split('/');
   const have = path.split('/');

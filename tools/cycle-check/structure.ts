@@ -32,81 +32,121 @@ export interface StructureReport {
 const PREFIX = 'check:cycles:';
 
 export function checkStructure(options: StructureOptions): StructureReport {
-  const errors: string[] = [];
-  const notes: string[] = [];
-  const read = readImports(options.root);
-  for (const found of read.unresolved) errors.push(`${PREFIX} ${found} names no file`);
-  for (const found of read.inlineTypesOnly) {
-    errors.push(`${PREFIX} ${found}: every name imported is a type: use \`import type\``);
-  }
+  const tree = readTree(options);
+  const baseline =
+    options.baseline === undefined ? EMPTY_BASELINE : readBaseline(join(options.root, options.baseline));
+  const found = holdAgainst(tree, baseline);
+  return options.updateBaseline
+    ? rewriteBaseline(options, tree, found)
+    : report(options, tree, baseline, found);
+}
 
-  const loops = findFolderLoops(read.imports);
-  let violations: LayerViolation[];
+interface Tree {
+  files: string[];
+  imports: SourceImport[];
+  loops: FolderLoop[];
+  /** Undefined when the layers file does not fit the tree (then `errors` says why). */
+  violations: LayerViolation[] | undefined;
+  /** What fails whatever the baseline lists: unresolved imports, inline type imports, a layers file that is wrong. */
+  errors: string[];
+}
+
+function readTree(options: StructureOptions): Tree {
+  const { files, imports, unresolved, inlineTypesOnly } = readImports(options.root);
+  const errors = [
+    ...unresolved.map((found) => `${PREFIX} ${found} names no file`),
+    ...inlineTypesOnly.map(
+      (found) => `${PREFIX} ${found}: every name imported is a type: use \`import type\``,
+    ),
+  ];
+  let violations: LayerViolation[] | undefined;
   try {
-    violations = findLayerViolations(
-      readLayersFile(join(options.root, options.layers)),
-      read.files,
-      read.imports,
-    );
+    violations = findLayerViolations(readLayersFile(join(options.root, options.layers)), files, imports);
   } catch (error) {
     if (!(error instanceof LayersFileError)) throw error;
-    const problems = error.problems.map((problem) => `  ${problem}`);
+    errors.push(`${PREFIX} ${options.layers} does not fit the tree:`);
+    errors.push(...error.problems.map((problem) => `  ${problem}`));
+  }
+  return { files, imports, loops: findFolderLoops(imports), violations, errors };
+}
+
+interface Findings {
+  /** Baseline entries found today. */
+  loopEntries: Set<string>;
+  layerEntries: Set<string>;
+  /** Found but not listed. */
+  added: Set<string>;
+  /** Listed but not found; layer entries count as found while the layers file cannot be read. */
+  gone: string[];
+  isNew(found: SourceImport, list: 'loops' | 'layers'): boolean;
+}
+
+function holdAgainst(tree: Tree, baseline: Baseline): Findings {
+  const loopEntries = new Set(
+    tree.loops.flatMap((loop) => loop.arrows.flatMap((arrow) => arrow.imports.map(entry))),
+  );
+  const layerEntries = new Set((tree.violations ?? []).map((violation) => entry(violation.import)));
+  const loops = compare(loopEntries, baseline.loops);
+  const layers = compare(
+    tree.violations === undefined ? new Set(baseline.layers) : layerEntries,
+    baseline.layers,
+  );
+  return {
+    loopEntries,
+    layerEntries,
+    added: new Set([...loops.added, ...layers.added]),
+    gone: [...loops.gone.map((e) => `loops: ${e}`), ...layers.gone.map((e) => `layers: ${e}`)],
+    isNew: (found, list) => (list === 'loops' ? loops : layers).added.has(entry(found)),
+  };
+}
+
+/** `--update-baseline`: today's violations become the list, as long as nothing is new (or `--accept-new`). */
+function rewriteBaseline(options: StructureOptions, tree: Tree, found: Findings): StructureReport {
+  const errors = [...tree.errors];
+  if (options.baseline === undefined) {
     return {
-      errors: [...errors, `${PREFIX} ${options.layers} does not fit the tree:`, ...problems],
-      notes,
+      errors: [...errors, `${PREFIX} --update-baseline needs --baseline FILE`],
+      notes: [],
       failed: true,
     };
   }
-
-  const loopEntries = new Set(
-    loops.flatMap((loop) => loop.arrows.flatMap((arrow) => arrow.imports.map(entry))),
-  );
-  const layerEntries = new Set(violations.map((violation) => entry(violation.import)));
-  const baselinePath = options.baseline === undefined ? undefined : join(options.root, options.baseline);
-  const baseline: Baseline = baselinePath === undefined ? EMPTY_BASELINE : readBaseline(baselinePath);
-  const loopDiff = compare(loopEntries, baseline.loops);
-  const layerDiff = compare(layerEntries, baseline.layers);
-  const isNew = {
-    loops: (found: SourceImport) => loopDiff.added.has(entry(found)),
-    layers: (found: SourceImport) => layerDiff.added.has(entry(found)),
-  };
-
-  if (options.updateBaseline) {
-    if (baselinePath === undefined) throw new Error('--update-baseline needs --baseline <file>');
-    const refused = (loopDiff.added.size > 0 || layerDiff.added.size > 0) && !options.acceptNew;
-    if (!refused) {
-      writeBaseline(baselinePath, { loops: [...loopEntries], layers: [...layerEntries] });
-      notes.push(
-        `${PREFIX} wrote ${options.baseline}: ${loopEntries.size} imports in folder loops, ${layerEntries.size} ` +
-          `breaking the layers (${loopDiff.gone.length + layerDiff.gone.length} removed, ` +
-          `${loopDiff.added.size + layerDiff.added.size} added)`,
-      );
-      return { errors, notes, failed: errors.length > 0 };
-    }
+  if (tree.violations === undefined) {
+    errors.push(`${PREFIX} not writing ${options.baseline} while ${options.layers} does not fit the tree`);
+    return { errors, notes: [], failed: true };
+  }
+  if (found.added.size > 0 && !options.acceptNew) {
     errors.push(
       `${PREFIX} not writing ${options.baseline}: the baseline may only shrink, and these are new ` +
         '(fix them, or add --accept-new after review):',
+      ...newViolations(options, tree, found),
     );
+    return { errors, notes: [], failed: true };
   }
+  writeBaseline(join(options.root, options.baseline), {
+    loops: [...found.loopEntries],
+    layers: [...found.layerEntries],
+  });
+  const notes = [
+    `${PREFIX} wrote ${options.baseline}: ${found.loopEntries.size} file-to-file imports in folder loops, ` +
+      `${found.layerEntries.size} breaking the layers (${found.gone.length} removed, ${found.added.size} added)`,
+  ];
+  return { errors, notes, failed: errors.length > 0 };
+}
 
-  const newLoops = loops.filter((loop) => loop.arrows.some((arrow) => arrow.imports.some(isNew.loops)));
-  for (const loop of newLoops) errors.push(...describeLoop(loop, isNew.loops));
-  const newViolations = violations.filter((violation) => isNew.layers(violation.import));
-  if (newViolations.length > 0) {
-    errors.push(`${PREFIX} ${newViolations.length} import(s) break the layers of ${options.layers}:`);
-    errors.push(...newViolations.map(describeViolation));
-  }
-  const gone = [...loopDiff.gone.map((e) => `loops: ${e}`), ...layerDiff.gone.map((e) => `layers: ${e}`)];
-  if (gone.length > 0) {
+function report(options: StructureOptions, tree: Tree, baseline: Baseline, found: Findings): StructureReport {
+  const errors = [...tree.errors, ...newViolations(options, tree, found)];
+  if (found.gone.length > 0) {
     errors.push(
-      `${PREFIX} ${gone.length} import(s) of ${options.baseline} no longer break a rule: remove them ` +
+      `${PREFIX} ${found.gone.length} import(s) of ${options.baseline} no longer break a rule: remove them ` +
         '(npm run check:cycles -- --update-baseline):',
-      ...gone.map((line) => `  ${line}`),
+      ...found.gone.map((line) => `  ${line}`),
     );
   }
-
-  const knownLoops = loops.filter((loop) => !newLoops.includes(loop));
-  const knownViolations = violations.filter((violation) => !isNew.layers(violation.import));
+  const knownLoops = tree.loops.filter((loop) => !hasNew(loop, found));
+  const knownViolations = (tree.violations ?? []).filter(
+    (violation) => !found.isNew(violation.import, 'layers'),
+  );
+  const notes: string[] = [];
   if (options.all) {
     for (const loop of knownLoops) notes.push(...describeLoop(loop, () => true));
     if (knownViolations.length > 0) {
@@ -116,20 +156,37 @@ export function checkStructure(options: StructureOptions): StructureReport {
       notes.push(...knownViolations.map(describeViolation));
     }
   }
-  const known =
-    baseline.loops.length + baseline.layers.length === 0
-      ? ''
-      : ` beyond those known in ${options.baseline} (${knownLoops.length} folder loop(s) of ` +
-        `${loopEntries.size - loopDiff.added.size} imports, ${layerEntries.size - layerDiff.added.size} imports ` +
-        'breaking the layers)';
   const failed = errors.length > 0;
   if (!failed) {
+    const known =
+      baseline.loops.length + baseline.layers.length === 0
+        ? ''
+        : ` beyond those known in ${options.baseline} (${knownLoops.length} folder loop(s) of ` +
+          `${found.loopEntries.size} file-to-file imports, ${found.layerEntries.size} breaking the layers)`;
     notes.push(
       `${PREFIX} no folder loop and no import breaking ${options.layers}${known}; ` +
-        `${read.files.length} files, ${read.imports.length} imports read`,
+        `${tree.files.length} files, ${tree.imports.length} imports read`,
     );
   }
   return { errors, notes, failed };
+}
+
+/** The loops with an import the baseline does not list (only those imports shown), then the new layer violations. */
+function newViolations(options: StructureOptions, tree: Tree, found: Findings): string[] {
+  const lines: string[] = [];
+  const isNewInLoop = (one: SourceImport) => found.isNew(one, 'loops');
+  for (const loop of tree.loops.filter((loop) => hasNew(loop, found)))
+    lines.push(...describeLoop(loop, isNewInLoop));
+  const violations = (tree.violations ?? []).filter((violation) => found.isNew(violation.import, 'layers'));
+  if (violations.length > 0) {
+    lines.push(`${PREFIX} ${violations.length} import(s) break the layers of ${options.layers}:`);
+    lines.push(...violations.map(describeViolation));
+  }
+  return lines;
+}
+
+function hasNew(loop: FolderLoop, found: Findings): boolean {
+  return loop.arrows.some((arrow) => arrow.imports.some((one) => found.isNew(one, 'loops')));
 }
 
 function entry(found: SourceImport): string {
