@@ -39,6 +39,7 @@ import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
 import { ReadMarks } from './reads/read-marks.ts';
+import { endSessionSubscriptions } from './realtime/channel-access.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
 import { RealtimeTokenSigner } from './realtime/tokens.ts';
 import {
@@ -226,7 +227,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       channels,
       toleranceSeconds: config.oauth.clockToleranceSeconds,
     }),
-    visitors: new VisitorDirectory(conversations),
+    visitors: new VisitorDirectory(conversations, endSessionSubscriptions(realtime, webchatLogger)),
     reads,
     feedback,
     inbox,

@@ -36,6 +36,7 @@ import type { InboxFeed } from '../inbox-feed/inbox-feed.ts';
 import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
 import { allowedOriginsOf, isOriginAllowed } from '../routes/sdk-session.ts';
+import { assertMaySubscribe } from './channel-access.ts';
 import { inFlightOf } from './in-flight.ts';
 import { type ConnectionStorage, createPublishHook } from './publish-hook.ts';
 import { forRealtime } from './realtime-errors.ts';
@@ -207,15 +208,21 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
           () => handlePublication(context),
         ),
       ),
-    // The replies in flight and both read marks (docs/asyncapi.yaml "InFlightMessages").
-    onSubscribing: async ({ channel }) => {
+    // Who owns the channel now (channel-access.ts), then the replies in flight and both read marks
+    // (docs/asyncapi.yaml "InFlightMessages"). The engine has registered the subscription before this hook, so an
+    // identification that moves the conversation afterwards ends it like any other (endSessionSubscriptions).
+    onSubscribing: async ({ client, channel }) => {
       const target = parseChannel(channel);
-      const [inFlight, readMarks] = await Promise.all([
-        inFlightOf(deps.messages, deps.live, channel),
-        target ? deps.reads.marksOf(target.conversationId) : undefined,
-      ]).catch((err) => {
-        throw forRealtime(err);
-      });
+      const [inFlight, readMarks] = await assertMaySubscribe(deps.conversations, client, channel)
+        .then(() =>
+          Promise.all([
+            inFlightOf(deps.messages, deps.live, channel),
+            target ? deps.reads.marksOf(target.conversationId) : undefined,
+          ]),
+        )
+        .catch((err) => {
+          throw forRealtime(err);
+        });
       return inFlight ? { data: readMarks ? { ...inFlight, read_marks: readMarks } : inFlight } : undefined;
     },
   };
