@@ -49,10 +49,12 @@ export {
   DisconnectCode,
   ErrorCode,
   isTerminalDisconnect,
+  JSON_TOO_DEEP_ERROR_CODE,
   UNAVAILABLE_ERROR_CODE,
   UnsubscribeCode,
 } from './protocol/codes.ts';
 export { ClientError, DisconnectError } from './protocol/errors.ts';
+export { exceedsJsonDepth, MAX_JSON_DEPTH } from './protocol/json-depth.ts';
 export type {
   ProxyEndpointOptions,
   ProxyOptions,

@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from '@parley/realtime';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ROUTER_OPTIONS } from '../http/route-methods.ts';
 import { UNSAFE_TEXT_MESSAGE } from '../http/unsafe-text.ts';
@@ -70,6 +71,14 @@ const PART_NAMES: Record<RequestPart, string> = {
 export const unsafeText = (part: RequestPart, field: string): AppError =>
   new AppError(400, 'validation_failed', `Invalid ${PART_NAMES[part]}: ${field} ${UNSAFE_TEXT_MESSAGE}.`, {
     errors: [{ field, in: part, message: UNSAFE_TEXT_MESSAGE }],
+  });
+
+const JSON_TOO_DEEP_MESSAGE = `must not nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels`;
+
+/** JSON nested deeper than the limit (docs/design.md "JSON nesting"), at `field` of `part`. */
+export const jsonTooDeep = (part: RequestPart, field: string): AppError =>
+  new AppError(400, 'validation_failed', `Invalid ${PART_NAMES[part]}: ${field} ${JSON_TOO_DEEP_MESSAGE}.`, {
+    errors: [{ field, in: part, message: JSON_TOO_DEEP_MESSAGE }],
   });
 
 /** A `%` escape that is not `%XX`, or escapes that do not decode to UTF-8 (RFC 3986 §2.1, §2.5). */
