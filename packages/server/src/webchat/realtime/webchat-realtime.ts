@@ -24,6 +24,7 @@ import type { CompaniesService } from '../../companies/companies.service.ts';
 import type { Config } from '../../config/schema.ts';
 import { ownOriginsOfUpgrade } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
+import { LruCache } from '../../oauth/lru-cache.ts';
 import { SpanKind, type Tracing } from '../../tracing/tracing.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
 import type { AttachmentsService } from '../attachments/attachments.service.ts';
@@ -193,9 +194,17 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
     return { storage: storage as unknown as Record<string, unknown> };
   };
 
+  const knownOrigins = new KnownOrigins(deps.channels);
   return {
-    // Origins are checked per company/channel in onConnecting, once the token says which one is meant.
-    checkOrigin: () => true,
+    // A WebSocket upgrade: its origin is checked per company or channel in onConnecting, once the token says which
+    // is meant, and refused with a terminal close. The HTTP fallbacks answer CORS before any token is read (a
+    // preflight carries none), so they admit an origin only as the SDK's REST preflight does: Parley's own, or
+    // one some company or channel lists — and their connect meets the same per-token check.
+    checkOrigin: (origin, request) =>
+      origin === undefined ||
+      isWebSocketUpgrade(request) ||
+      ownOriginsOfUpgrade(config, origin, request.headers).includes(origin.toLowerCase()) ||
+      knownOrigins.has(origin),
     onConnecting: (context: ConnectingContext) =>
       admitConnection(context).catch((err) => {
         throw forRealtime(err);
@@ -262,6 +271,28 @@ export function attachRealtime(server: Server, realtime: RealtimeEngine): void {
     }
     realtime.handleUpgrade(request, socket, head);
   });
+}
+
+const isWebSocketUpgrade = (request: IncomingMessage): boolean =>
+  request.headers.upgrade?.toLowerCase() === 'websocket';
+
+/** How long whether an origin is listed is remembered: the fallbacks ask on every `/emulation` request. */
+const KNOWN_ORIGIN_TTL_MS = 10_000;
+
+/** Whether some company or channel lists an origin (ChannelsService.isKnownOrigin), remembered briefly. */
+class KnownOrigins {
+  private readonly answers = new LruCache<string, { known: boolean; until: number }>(1_000);
+
+  constructor(private readonly channels: Pick<ChannelsService, 'isKnownOrigin'>) {}
+
+  async has(origin: string): Promise<boolean> {
+    const now = Date.now();
+    const cached = this.answers.get(origin);
+    if (cached && cached.until > now) return cached.known;
+    const known = await this.channels.isKnownOrigin(origin.toLowerCase());
+    this.answers.set(origin, { known, until: now + KNOWN_ORIGIN_TTL_MS });
+    return known;
+  }
 }
 
 /** A token granted to one browser origin (the portal's page, ConnectionMeta.origin) admits exactly that origin. */
