@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
-import { attributeToCompany } from '../logging/request-company.ts';
 import type { App } from '../http/types.ts';
+import { attributeToCompany } from '../logging/request-company.ts';
 import { InvalidAccessTokenError } from './access-tokens.ts';
 import { REALM } from './oauth-errors.ts';
 import type { Principal } from './principal.ts';

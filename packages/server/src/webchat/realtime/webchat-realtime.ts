@@ -167,7 +167,9 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
   /** The Origin policy of the company or channel the connection token names; keeps the client IP for limits. */
   const admitConnection = async (context: ConnectingContext) => {
     const meta = context.token?.meta as ConnectionMeta | undefined;
-    if (!meta?.company_id) throw new DisconnectError(3500, 'invalid token');
+    // A token naming no company (signed by hand with the realtime secret, say) is no valid token.
+    if (!meta?.company_id || !(await deps.companies.exists(meta.company_id)))
+      throw new DisconnectError(3500, 'invalid token');
     if (context.origin !== undefined && !isGrantedOrigin(context.origin, meta)) {
       const company = await deps.companies.find(meta.company_id);
       const channel = meta.channel_id
