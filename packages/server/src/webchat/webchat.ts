@@ -10,6 +10,7 @@ import { greetingFor } from '../digital-employees/responders/responder.ts';
 import type { Readiness } from '../health/health.routes.ts';
 import { ownOriginsFor, publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
@@ -228,6 +229,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       toleranceSeconds: config.oauth.clockToleranceSeconds,
     }),
     visitors: new VisitorDirectory(conversations, endSessionSubscriptions(realtime, webchatLogger)),
+    idempotency: new IdempotencyKeys(store, webchatLogger),
     reads,
     feedback,
     inbox,
