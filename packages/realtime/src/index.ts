@@ -44,6 +44,7 @@ export { createJsonLogger, type Logger, silentLogger } from './engine/logger.ts'
 export type { RealtimeObserver, SentFrameType } from './engine/observer.ts';
 export type { ServerRefreshRequest, ServerSubscribeRequest } from './engine/server-side.ts';
 export type { RealtimeTransport } from './engine/transport.ts';
+export { COMMAND_METHODS, type CommandMethod } from './protocol/codec.ts';
 export {
   CLOSE_MESSAGE_TOO_BIG,
   DisconnectCode,

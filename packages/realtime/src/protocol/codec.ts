@@ -65,7 +65,7 @@ export type CommandMethod =
   | 'sub_refresh';
 
 /** Method fields in PROTO order; the first non-null one wins (docs/protocol.md "Commands and replies"). */
-const METHODS: readonly CommandMethod[] = [
+export const COMMAND_METHODS: readonly CommandMethod[] = [
   'connect',
   'subscribe',
   'unsubscribe',
@@ -82,7 +82,7 @@ const METHODS: readonly CommandMethod[] = [
 
 /** The method of a command, `pong` for the empty command, or `undefined` when it names no known method. */
 export function commandMethod(command: Command): CommandMethod | 'pong' | undefined {
-  for (const method of METHODS) {
+  for (const method of COMMAND_METHODS) {
     const value = command[method];
     if (value !== undefined && value !== null) return method;
   }

@@ -99,6 +99,27 @@ export const methodNotAllowed = (method: string, allowed: string[]): AppError =>
   );
 
 /**
+ * At most this many schema errors are reported (`errors[]`, the detail): a body of 100,000 wrong items would
+ * otherwise cost seconds of CPU and answer tens of megabytes (the schemas validate with `allErrors`).
+ */
+export const MAX_REPORTED_ERRORS = 20;
+
+/**
+ * Fastify's schema error message, from the first `MAX_REPORTED_ERRORS` errors only (Fastify's own formatter joins
+ * them all); the problem body is built by `toAppError` from the errors themselves.
+ */
+export function formatSchemaErrors(
+  errors: ReadonlyArray<{ instancePath?: string; message?: string }>,
+  dataVar: string,
+): Error {
+  const shown = errors
+    .slice(0, MAX_REPORTED_ERRORS)
+    .map((e) => `${dataVar}${e.instancePath ?? ''} ${e.message}`);
+  const more = errors.length - shown.length;
+  return new Error(`${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''}`);
+}
+
+/**
  * Translates framework errors (schema validation, body parsing, payload size, unknown content type) into stable
  * problem codes, so callers never see Fastify's own wording as a contract.
  */
@@ -108,15 +129,16 @@ export function toAppError(error: FastifyError | Error): AppError | undefined {
   if (unavailable) return unavailable;
   const fe = error as FastifyError;
   if (fe.validation) {
-    const errors = fe.validation.map((v) => ({
+    const errors = fe.validation.slice(0, MAX_REPORTED_ERRORS).map((v) => ({
       field: fieldOf(v.instancePath, v.params as Record<string, unknown>),
       message: v.message ?? 'is invalid',
     }));
+    const more = fe.validation.length - errors.length;
     const where = fe.validationContext ?? 'request';
     return new AppError(
       400,
       'validation_failed',
-      `The ${where} is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`,
+      `The ${where} is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}${more > 0 ? `; and ${more} more` : ''}.`,
       {
         errors,
       },

@@ -362,6 +362,21 @@ for (const database of TEST_DATABASES) {
         assert.match(res.headers.get('x-request-id') ?? '', UUID);
       });
 
+      it('reports at most 20 schema errors, however many items a body gets wrong', async () => {
+        const body = `{"blocks":[${Array(100_000).fill('{}').join(',')}]}`;
+        const res = await withoutErrorLogs(() =>
+          http(url(`/platform/v1/conversations/${conversationId}/messages`), {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...bearer },
+            body,
+          }),
+        );
+        assertProblem(res, 400, 'validation_failed');
+        assert.equal(res.body.errors.length, 20);
+        assert.match(res.body.detail, /; and \d+ more\.$/);
+        assert.ok(res.text.length < 10_000, `a short answer, not ${res.text.length} bytes`);
+      });
+
       it('answers unparsable bodies, oversized headers and malformed HTTP with problems', async () => {
         assertProblem(
           await http(url('/portal/api/session'), {

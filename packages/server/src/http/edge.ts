@@ -10,6 +10,7 @@ import type {
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.ts';
 import {
+  formatSchemaErrors,
   jsonTooDeep,
   malformedUrl,
   methodNotAllowed,
@@ -23,7 +24,7 @@ import { AccessLogController } from './access-log.ts';
 import { createClientErrorHandler } from './client-errors.ts';
 import { useJsonBodyParser } from './json-body.ts';
 import { genReqId, REQUEST_ID_HEADER } from './request-id.ts';
-import { ROUTER_OPTIONS, RouteMethods } from './route-methods.ts';
+import { ROUTER_OPTIONS, type RouteEntry, RouteMethods } from './route-methods.ts';
 import type { App } from './types.ts';
 import { findUnsafeText } from './unsafe-text.ts';
 
@@ -46,9 +47,12 @@ export interface Edge {
     | 'routerOptions'
     | 'frameworkErrors'
     | 'clientErrorHandler'
+    | 'schemaErrorFormatter'
   >;
   /** Installs the hooks and the not-found handler; call before any route is registered. */
   register(app: App): void;
+  /** Every route the app registered (the index behind 405 and OPTIONS), e.g. for a suite that tries each one. */
+  routes(): RouteEntry[];
 }
 
 export function createEdge(logger: Logger): Edge {
@@ -70,6 +74,8 @@ export function createEdge(logger: Logger): Edge {
         sendProblem(reply, appError ?? internalError());
       },
       clientErrorHandler: createClientErrorHandler(routes, logger),
+      // A body of 100,000 wrong items must not be answered with 100,000 messages (errors/problem.ts).
+      schemaErrorFormatter: formatSchemaErrors,
     },
     register(app) {
       app.addHook('onRoute', (route) => routes.record(route));
@@ -100,6 +106,7 @@ export function createEdge(logger: Logger): Edge {
         return sendProblem(reply, methodNotAllowed(request.method, allowed));
       });
     },
+    routes: () => routes.list(),
   };
 }
 

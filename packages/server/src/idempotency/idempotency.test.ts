@@ -171,7 +171,11 @@ for (const database of TEST_DATABASES) {
       const id = await conversationOf(acmeId);
       const key = randomUUID();
       const reply = (text: string) =>
-        acme.post(`/inbox/conversations/${id}/messages`, { content: text }, { headers: { 'idempotency-key': key } });
+        acme.post(
+          `/inbox/conversations/${id}/messages`,
+          { content: text },
+          { headers: { 'idempotency-key': key } },
+        );
       const first = await reply('Happy to help.');
       assert.equal(first.status, 201, first.text);
       const again = await reply('Happy to help.');

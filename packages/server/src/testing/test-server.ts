@@ -6,6 +6,7 @@ import { buildApp } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { type AppContext, createContext } from '../context.ts';
+import type { RouteEntry } from '../http/route-methods.ts';
 import type { App } from '../http/types.ts';
 import { createLogger } from '../logging/logger.ts';
 import { RecentErrors } from '../system/recent-errors.ts';
@@ -29,6 +30,8 @@ export interface TestServer {
   schema: string | undefined;
   /** What SIGTERM starts (main.ts): the graceful drain, before `close`. */
   drain(graceMs: number): Promise<void>;
+  /** Every registered route and method (http/route-methods.ts). */
+  routes(): RouteEntry[];
   close(): Promise<void>;
 }
 
@@ -83,7 +86,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const recentErrors = new RecentErrors();
   const logger = createLogger(config.logLevel, sink, 'json', (line) => recentErrors.recordLine(line));
   const ctx = await createContext(config, logger, { schema, recentErrors });
-  const { app, drain } = await buildApp(ctx);
+  const { app, drain, routes } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
@@ -105,6 +108,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     schema,
     drain,
+    routes,
     close: async () => {
       await app.close();
       if (!options.shareWith) {
