@@ -1,7 +1,7 @@
 /**
- * What a hostile client sends (docs/design.md "JSON nesting", docs/errors.md "validation_failed"): the catalog the
- * hostile-input suites try on every route and every realtime command. Each attack is data, so a new kind of input
- * is one more entry here and every route meets it.
+ * What a hostile client sends (docs/design.md "JSON nesting", docs/errors.md "Common (all problem+json routes)"):
+ * the catalog the hostile-input suites try on every route and every realtime command. Each attack is data, so a new
+ * kind of input is one more entry here and every route meets it.
  *
  * Slow bodies and slow headers (bytes trickled, uploads stalled) are a family of their own: they need the edge's
  * body, header and idle time-outs and a clock, not a payload, so they are not here. They get their own list in
