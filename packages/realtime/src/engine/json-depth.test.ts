@@ -66,6 +66,22 @@ describe('JSON nesting of client commands', () => {
       true,
       'an escaped backslash ends before the quote',
     );
+    const brackets = '['.repeat(100);
+    assert.equal(
+      exceedsJsonDepth(`{"s":"\\"${brackets}"}`),
+      false,
+      'an escaped quote does not end the string',
+    );
+    assert.equal(
+      exceedsJsonDepth(`{"s":"\\\\\\"x\\\\",${brackets}`),
+      true,
+      'after a run of backslashes, a real quote',
+    );
+    assert.equal(
+      exceedsJsonDepth(`{"s":"${brackets}`),
+      false,
+      'an unterminated string is left to the parser',
+    );
     // Siblings do not add up: 1,000 arrays side by side are one level.
     assert.equal(exceedsJsonDepth(`[${Array(1000).fill('[]').join(',')}]`), false);
   });

@@ -22,16 +22,29 @@ export function exceedsJsonDepth(text: string, max: number = MAX_JSON_DEPTH): bo
   // Fewer characters than levels cannot nest that deep: the usual small body costs nothing.
   if (text.length <= max) return false;
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+    if (c === QUOTE) {
+      i = endOfString(text, i);
+      if (i === -1) return false;
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > max) return true;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
   }
   return false;
+}
+
+/**
+ * The index of the quote that closes the string opening at `start` (one not escaped by an odd run of backslashes),
+ * found with `indexOf` so long strings cost little; -1 when the string never closes (malformed JSON).
+ */
+function endOfString(text: string, start: number): number {
+  let at = start;
+  for (;;) {
+    at = text.indexOf('"', at + 1);
+    if (at === -1) return -1;
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
 }
