@@ -65,9 +65,14 @@ export function rawRequest(
     const deadline = setTimeout(() => finish('timed out'), timeoutMs);
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
+      const received = Buffer.concat(chunks);
+      const end = received.indexOf(HEAD_END);
+      if (end === -1) return;
+      // The whole answer is in, though the server keeps the connection (a stream that ended, keep-alive).
+      if (isComplete(received.subarray(0, end).toString('latin1'), received.subarray(end + 4)))
+        return finish();
       // Headers are in: a body that never ends (a stream) is read a little longer, then cut.
-      if (streamTimer === undefined && Buffer.concat(chunks).includes(HEAD_END))
-        streamTimer = setTimeout(() => finish(), streamGraceMs);
+      streamTimer ??= setTimeout(() => finish(), streamGraceMs);
     });
     socket.on('error', (err) => finish(err.message));
     socket.on('close', () => finish());
@@ -76,6 +81,19 @@ export function rawRequest(
 
 const CRLF = Buffer.from('\r\n', 'latin1');
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
+
+/** Whether `body` is all of the response whose head is `head` (by its length, or the last chunk of a chunked one). */
+function isComplete(head: string, body: Buffer): boolean {
+  const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+  if (length) return body.length >= Number(length[1]);
+  if (/\r\ntransfer-encoding:[^\r]*chunked/i.test(head))
+    return (
+      body.equals(LAST_CHUNK) || body.subarray(-LAST_CHUNK.length - 2).equals(Buffer.from('\r\n0\r\n\r\n'))
+    );
+  return false;
+}
+
+const LAST_CHUNK = Buffer.from('0\r\n\r\n', 'latin1');
 
 function parseResponse(raw: Buffer, failure: string | undefined): RawResponse {
   const end = raw.indexOf(HEAD_END);

@@ -119,7 +119,7 @@ for (const { database, redis } of SETUPS) {
       }
     });
 
-    it('the owner’s own token still subscribes and recovers; another anonymous session is refused even with a token of its own subject', async () => {
+    it('another anonymous session is refused even with a token signed for its own subject; the owner subscribes again', async () => {
       const company = await nodeA.ctx.companies.create('Owner Co');
       const owner = newVisitor(company.id);
       const conversation = await createConversation(nodeA, owner);
