@@ -12,8 +12,8 @@ export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
  */
 const CLAIM_LEASE_MS = 5 * 60_000;
 
-/** Delays between attempts to record an answer the store could not take at once (about two minutes in all). */
-const FINISH_RETRY_DELAYS_MS = [250, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 60_000];
+/** Delays between attempts of a write the store could not take at once (about two minutes in all). */
+const RETRY_DELAYS_MS = [250, 1_000, 2_000, 4_000, 8_000, 15_000, 30_000, 60_000];
 
 /** How long a duplicate waits for the first request's answer before it is told the key is in use. */
 const WAIT_FOR_ANSWER_MS = 10_000;
@@ -83,27 +83,44 @@ export class IdempotencyKeys {
    * an answer the store cannot take now is retried in the background (a duplicate meanwhile waits, then hears
    * `idempotency_key_in_use`); resolves after the first attempt either way.
    */
-  async finish(ref: KeyRef, answer: StoredAnswer): Promise<void> {
+  finish(ref: KeyRef, answer: StoredAnswer): Promise<void> {
+    return this.persist('recording an idempotent answer', () => this.record(ref, answer));
+  }
+
+  /**
+   * Gives the key up without an answer (the request failed on our side, the store away perhaps): a retry runs anew.
+   * Retried in the background like `finish`, so a store that was away does not leave the key claimed.
+   */
+  release(ref: KeyRef): Promise<void> {
+    return this.persist('releasing an idempotency key', async () => {
+      await this.store.db
+        .deleteFrom('idempotency_keys')
+        .where('company_id', '=', ref.companyId)
+        .where('idempotency_key', '=', ref.key)
+        .where('status_code', 'is', null)
+        .execute();
+    });
+  }
+
+  /** Runs `write` once and, if the store cannot take it now, again in the background for about two minutes. */
+  private async persist(what: string, write: () => Promise<void>): Promise<void> {
     try {
-      await this.record(ref, answer);
+      await write();
       return;
     } catch (err) {
-      this.logger.warn(
-        { err: { message: (err as Error).message } },
-        'recording an idempotent answer failed; retrying',
-      );
+      this.logger.warn({ err: { message: (err as Error).message } }, `${what} failed; retrying`);
     }
     void (async () => {
-      for (const delay of FINISH_RETRY_DELAYS_MS) {
+      for (const delay of RETRY_DELAYS_MS) {
         await sleep(delay, undefined, { ref: false });
         try {
-          await this.record(ref, answer);
+          await write();
           return;
         } catch {
           // next attempt
         }
       }
-      this.logger.warn('gave up recording an idempotent answer; a retry after the lease runs again');
+      this.logger.warn(`gave up ${what}; a retry after the claim's lease runs again`);
     })();
   }
 
@@ -113,16 +130,6 @@ export class IdempotencyKeys {
       .set({ status_code: answer.status, content_type: answer.contentType, response_body: answer.body })
       .where('company_id', '=', ref.companyId)
       .where('idempotency_key', '=', ref.key)
-      .execute();
-  }
-
-  /** Gives the key up without an answer (the request failed on our side): a retry runs anew. */
-  async release(ref: KeyRef): Promise<void> {
-    await this.store.db
-      .deleteFrom('idempotency_keys')
-      .where('company_id', '=', ref.companyId)
-      .where('idempotency_key', '=', ref.key)
-      .where('status_code', 'is', null)
       .execute();
   }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { type PortalTestClient, startPortalWorld } from '../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
@@ -116,6 +117,35 @@ for (const database of TEST_DATABASES) {
       assert.equal(again.status, 409);
       assert.equal(again.text, first.text);
       assert.match(again.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    });
+
+    it('releases the key after a failure on our side: the retry posts', async () => {
+      const id = await conversationOf(acmeId);
+      const db = server.ctx.store.db;
+      // The store refuses this conversation's messages (as a full disk would): the post fails with a 5xx.
+      if (database === 'sqlite') {
+        await sql`create trigger refuse_messages before insert on messages when new.conversation_id = ${sql.lit(id)}
+          begin select raise(abort, 'refused'); end`.execute(db);
+      } else {
+        await sql`create function refuse_messages() returns trigger language plpgsql as
+          $$ begin raise exception 'refused'; end $$`.execute(db);
+        await sql`create trigger refuse_messages before insert on messages for each row
+          when (new.conversation_id = ${sql.lit(id)}) execute function refuse_messages()`.execute(db);
+      }
+      const key = randomUUID();
+      try {
+        const failed = await post(acmeToken, id, 'after the outage', key);
+        assert.ok(failed.status >= 500, failed.text);
+      } finally {
+        await sql`drop trigger refuse_messages${database === 'sqlite' ? sql`` : sql` on messages`}`.execute(
+          db,
+        );
+        if (database === 'postgres') await sql`drop function refuse_messages()`.execute(db);
+      }
+      const retried = await post(acmeToken, id, 'after the outage', key);
+      assert.equal(retried.status, 201, retried.text);
+      assert.equal(retried.headers.get('idempotent-replayed'), null, 'run anew, not replayed');
+      assert.deepEqual(await agentTexts(acmeToken, id), ['after the outage']);
     });
 
     it('refuses a key that is empty, too long or not visible ASCII with 400 validation_failed, posting nothing', async () => {

@@ -63,7 +63,7 @@ export async function answerIdempotently(
   } catch (err) {
     const refusal = toAppError(err as Error);
     if (!refusal || refusal.status >= 500) {
-      await keys.release(ref).catch(() => undefined);
+      await keys.release(ref);
       throw err;
     }
     const problem = problemOf(refusal, request.url.split('?')[0], request.id);
