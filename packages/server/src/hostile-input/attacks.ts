@@ -4,8 +4,9 @@
  * kind of input is one more entry here and every route meets it.
  *
  * Slow bodies and slow headers (bytes trickled, uploads stalled) are a family of their own: they need the edge's
- * body, header and idle time-outs and a clock, not a payload, so they are not here. They get their own list in
- * this file and their own `it` in hostile-http.test.ts ("timed attacks"), run over the same route index.
+ * body, header and idle time-outs and a clock, not a payload, so they are not here yet. Their place: a list of
+ * their own in this file and an `it` of their own ("timed attacks") in hostile-http.test.ts, run over the same
+ * route index with raw-http.ts, which already sends bytes exactly as given.
  */
 
 /** Arrays and objects alternating, `depth` levels, written as text (a value this deep could not be serialised). */
