@@ -5,6 +5,7 @@ import { registerProblemHandlers } from './errors/problem.ts';
 import { type Readiness, registerHealthRoutes } from './health/health.routes.ts';
 import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import type { RouteEntry } from './http/route-methods.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
 import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
@@ -21,6 +22,8 @@ export interface BuiltApp {
   readiness: Readiness;
   /** Graceful drain before closing: realtime clients move to other nodes, streaming replies finish (≤ graceMs). */
   drain(graceMs: number): Promise<void>;
+  /** Every registered route and method (the edge's index). */
+  routes(): RouteEntry[];
 }
 
 /**
@@ -68,5 +71,5 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   const drain = async (graceMs: number) => {
     await Promise.all([ctx.webchat.drain(graceMs), ctx.webhooks.drain(graceMs)]);
   };
-  return { app, readiness, drain };
+  return { app, readiness, drain, routes: edge.routes };
 }

@@ -24,6 +24,9 @@ export const ERROR_CODES = [
   'broker_unavailable',
   'company_not_found',
   'invalid_name',
+  // Idempotency-Key on message posts (idempotency/idempotent-post.ts).
+  'idempotency_key_reused',
+  'idempotency_key_in_use',
   // Operations (metrics/metrics.routes.ts).
   'metrics_token_invalid',
   // Token endpoint (RFC 6749 §5.2 `error`; oauth/oauth-errors.ts).

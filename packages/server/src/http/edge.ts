@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { exceedsJsonDepth } from '@parley/realtime';
 import type {
   FastifyError,
   FastifyReply,
@@ -8,6 +10,8 @@ import type {
 import type { Logger } from 'pino';
 import { AppError } from '../errors/app-error.ts';
 import {
+  formatSchemaErrors,
+  jsonTooDeep,
   malformedUrl,
   methodNotAllowed,
   type RequestPart,
@@ -18,8 +22,9 @@ import {
 } from '../errors/problem.ts';
 import { AccessLogController } from './access-log.ts';
 import { createClientErrorHandler } from './client-errors.ts';
+import { useJsonBodyParser } from './json-body.ts';
 import { genReqId, REQUEST_ID_HEADER } from './request-id.ts';
-import { ROUTER_OPTIONS, RouteMethods } from './route-methods.ts';
+import { ROUTER_OPTIONS, type RouteEntry, RouteMethods } from './route-methods.ts';
 import type { App } from './types.ts';
 import { findUnsafeText } from './unsafe-text.ts';
 
@@ -27,7 +32,8 @@ import { findUnsafeText } from './unsafe-text.ts';
  * The HTTP edge: what every request meets before (and instead of) a route. One place for the rules that hold on
  * every route —
  * - every response carries `X-Request-Id`, and every log line about the request carries it as `request_id`;
- * - text with U+0000 or an unpaired surrogate is refused as `validation_failed` (src/http/unsafe-text.ts);
+ * - text with U+0000 or an unpaired surrogate is refused as `validation_failed` (src/http/unsafe-text.ts), and so
+ *   is JSON nesting deeper than 64 levels in a body (src/http/json-body.ts) or a header value;
  * - errors raised before routing (bad percent-encoding, over-long parameters, malformed HTTP) are problems;
  * - a path that exists without the request's method answers 405 with `Allow`; `OPTIONS` answers 204 with `Allow`.
  */
@@ -41,9 +47,12 @@ export interface Edge {
     | 'routerOptions'
     | 'frameworkErrors'
     | 'clientErrorHandler'
+    | 'schemaErrorFormatter'
   >;
   /** Installs the hooks and the not-found handler; call before any route is registered. */
   register(app: App): void;
+  /** Every route the app registered (the index behind 405 and OPTIONS), e.g. for a suite that tries each one. */
+  routes(): RouteEntry[];
 }
 
 export function createEdge(logger: Logger): Edge {
@@ -65,9 +74,13 @@ export function createEdge(logger: Logger): Edge {
         sendProblem(reply, appError ?? internalError());
       },
       clientErrorHandler: createClientErrorHandler(routes, logger),
+      // A body of 100,000 wrong items must not be answered with 100,000 messages (errors/problem.ts).
+      schemaErrorFormatter: formatSchemaErrors,
     },
     register(app) {
       app.addHook('onRoute', (route) => routes.record(route));
+      // JSON bodies of every route: nesting limited before they are parsed (http/json-body.ts).
+      useJsonBodyParser(app);
       // Callback-style hooks: they run on every request, the token endpoint's hot path included, and a callback
       // costs less than a promise.
       app.addHook('onRequest', (request, reply, done) => {
@@ -75,6 +88,7 @@ export function createEdge(logger: Logger): Edge {
         if (!hasWellFormedQuery(request.url)) return done(malformedUrl());
         done(
           unsafeTextIn(request.headers, 'headers') ??
+            deepJsonHeaderIn(request.headers) ??
             unsafeTextIn(request.query, 'querystring') ??
             unsafeTextIn(request.params, 'params'),
         );
@@ -92,6 +106,7 @@ export function createEdge(logger: Logger): Edge {
         return sendProblem(reply, methodNotAllowed(request.method, allowed));
       });
     },
+    routes: () => routes.list(),
   };
 }
 
@@ -101,6 +116,21 @@ function unsafeTextIn(value: unknown, part: RequestPart): AppError | undefined {
   if (field === undefined) return undefined;
   // `*` is the wildcard parameter of the not-found route and of catch-all routes: the path itself.
   return unsafeText(part, field === '' ? `(${part})` : part === 'params' && field === '*' ? '(path)' : field);
+}
+
+/**
+ * The refusal for a header whose value is JSON nesting deeper than the limit (docs/design.md "JSON nesting"): no
+ * route reads such a value, but none may ever walk one either.
+ */
+function deepJsonHeaderIn(headers: IncomingHttpHeaders): AppError | undefined {
+  for (const name in headers) {
+    const value = headers[name];
+    for (const text of Array.isArray(value) ? value : [value]) {
+      if (text !== undefined && (text[0] === '[' || text[0] === '{') && exceedsJsonDepth(text))
+        return jsonTooDeep('headers', name);
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../http/keyset-cursor.ts';
 import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { answerIdempotently, IdempotencyKeyHeaders } from '../idempotency/idempotent-post.ts';
 import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
 import {
   type Conversation,
@@ -160,19 +161,18 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
 
   app.post(
     '/inbox/conversations/:id/messages',
-    { config: any, schema: { params: IdParams, body: Reply } },
-    async (request, reply) => {
-      const snapshot = await webchat.commands.post(
-        companyOf(request),
-        request.params.id,
-        {
-          blocks: replyBlocks(request.body),
-          author: agentAuthor(sessionOf(request).user),
-        },
-        actor(request),
-      );
-      return reply.status(201).send(snapshot);
-    },
+    { config: any, schema: { params: IdParams, body: Reply, headers: IdempotencyKeyHeaders } },
+    async (request, reply) =>
+      // With an Idempotency-Key, a retry after a time-out posts the reply once (idempotency/).
+      answerIdempotently(webchat.idempotency, request, reply, companyOf(request), async () => ({
+        status: 201,
+        body: await webchat.commands.post(
+          companyOf(request),
+          request.params.id,
+          { blocks: replyBlocks(request.body), author: agentAuthor(sessionOf(request).user) },
+          actor(request),
+        ),
+      })),
   );
 
   /**

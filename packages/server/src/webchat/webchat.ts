@@ -10,6 +10,7 @@ import { greetingFor } from '../digital-employees/responders/responder.ts';
 import type { Readiness } from '../health/health.routes.ts';
 import { ownOriginsFor, publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
@@ -39,6 +40,7 @@ import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
 import { ReadMarks } from './reads/read-marks.ts';
+import { endSessionSubscriptions } from './realtime/channel-access.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
 import { RealtimeTokenSigner } from './realtime/tokens.ts';
 import {
@@ -226,7 +228,8 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       channels,
       toleranceSeconds: config.oauth.clockToleranceSeconds,
     }),
-    visitors: new VisitorDirectory(conversations),
+    visitors: new VisitorDirectory(conversations, endSessionSubscriptions(realtime, webchatLogger)),
+    idempotency: new IdempotencyKeys(store, webchatLogger),
     reads,
     feedback,
     inbox,

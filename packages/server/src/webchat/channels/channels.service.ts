@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
 import { requireCompany } from '../../companies/require-company.ts';
 import { BadRequestError, NotFoundError } from '../../errors/app-error.ts';
@@ -109,18 +109,12 @@ export class ChannelsService {
 
   /** Whether any channel or company lists this origin: the answer to a CORS preflight, which carries no ids. */
   async isKnownOrigin(origin: string): Promise<boolean> {
-    const needle = `%${JSON.stringify(origin)}%`;
-    const channel = await this.db
-      .selectFrom('channels')
-      .select('id')
-      .where('allowed_origins', 'like', needle)
-      .executeTakeFirst();
+    // The caller's text is matched literally: `%` and `_` in it are no wildcards (both stores honour ESCAPE).
+    const needle = `%${JSON.stringify(origin).replace(/[\\%_]/g, '\\$&')}%`;
+    const listing = sql<boolean>`allowed_origins like ${needle} escape '\\'`;
+    const channel = await this.db.selectFrom('channels').select('id').where(listing).executeTakeFirst();
     if (channel) return true;
-    const company = await this.db
-      .selectFrom('companies')
-      .select('id')
-      .where('allowed_origins', 'like', needle)
-      .executeTakeFirst();
+    const company = await this.db.selectFrom('companies').select('id').where(listing).executeTakeFirst();
     return company !== undefined;
   }
 }

@@ -1,0 +1,21 @@
+import { exceedsJsonDepth } from '@parley/realtime';
+import { jsonTooDeep } from '../errors/problem.ts';
+import type { App } from './types.ts';
+
+/**
+ * The JSON body parser of every route in `scope` (the whole app, and scopes that accept empty bodies): Fastify's
+ * own (prototype poisoning refused), behind a nesting check on the text. A body nesting arrays and objects deeper
+ * than 64 levels is refused as `validation_failed` before it is parsed (docs/design.md "JSON nesting"), so no walk
+ * over it — the edge's text rule, a schema, a serialiser — can overflow the stack, on any route, unknown ones
+ * included.
+ */
+export function useJsonBodyParser(scope: App, options: { allowEmpty?: boolean } = {}): void {
+  const parse = scope.getDefaultJsonParser('error', 'error');
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    if (options.allowEmpty && text === '') return done(null, undefined);
+    if (exceedsJsonDepth(text)) return done(jsonTooDeep('body', '(body)'), undefined);
+    parse(request, text, done);
+  });
+}
