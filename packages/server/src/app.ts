@@ -7,6 +7,7 @@ import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
+import { registerLandingRoutes } from './landing/landing.routes.ts';
 import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
@@ -64,6 +65,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   registerWebchat(app, ctx.webchat, readiness);
   await registerPortal(app, ctx);
   registerWidgetAssets(app, ctx);
+  // `/` (links to the demo, the portal and /docs) and the icon.
+  registerLandingRoutes(app);
 
   const drain = async (graceMs: number) => {
     await Promise.all([ctx.webchat.drain(graceMs), ctx.webhooks.drain(graceMs)]);

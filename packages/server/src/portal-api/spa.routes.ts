@@ -57,6 +57,7 @@ const INDEX_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Parley portal</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/portal/assets/app.css">
 <script src="/portal/assets/app.js" defer></script>
 </head>
