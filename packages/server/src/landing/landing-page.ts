@@ -23,11 +23,11 @@ export const LANDING_HTML = `<!doctype html>
 API keys, and realtime webchat where visitors talk to a digital employee and to your agents.</p>
 <ul class="landing-links">
 <li><h2><a href="/demo">Webchat demo</a></h2>
-<p>Open the chat widget on a sample page and talk to the builtin digital employee.</p></li>
+<p class="summary">Open the chat widget on a sample page and talk to the builtin digital employee.</p></li>
 <li><h2><a href="/portal">Portal</a></h2>
-<p>Sign in as a company admin or agent: settings, API clients, channels, and the live inbox.</p></li>
+<p class="summary">Sign in as a company admin or agent: settings, API clients, channels, and the live inbox.</p></li>
 <li><h2><a href="/docs">API reference</a></h2>
-<p>The OpenAPI 3.1 reference of the platform, integrations and webchat APIs.</p></li>
+<p class="summary">The OpenAPI 3.1 reference of the platform, integrations and webchat APIs.</p></li>
 </ul>
 <h2>First steps</h2>
 <p>Create a company and its first admin on the command line, then sign in to the portal:</p>

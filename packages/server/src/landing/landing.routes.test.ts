@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { startChromium, type TestBrowser } from '../testing/browser.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
