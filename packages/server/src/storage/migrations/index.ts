@@ -14,11 +14,12 @@ import * as m060 from './060_routing.ts';
 import * as m061 from './061_canned_responses.ts';
 import * as m062 from './062_message_search.ts';
 import * as m063 from './063_message_search_complete.ts';
+import * as m081 from './081_neutral_default_digital_employee.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
  * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
- * routing, canned responses and search.
+ * routing, canned responses and search, 081–082 the first-run fixes (default digital employee, display names).
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '061_canned_responses': m061,
   '062_message_search': m062,
   '063_message_search_complete': m063,
+  '081_neutral_default_digital_employee': m081,
 };
