@@ -9,8 +9,10 @@ import { renderConnectors } from './pages/connectors.ts';
 import { renderDigitalEmployees } from './pages/digital-employees.ts';
 import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
 import { renderInbox } from './pages/inbox.ts';
+import { renderProfile } from './pages/profile.ts';
 import { renderSignIn } from './pages/sign-in.ts';
 import { renderSystem } from './pages/system.ts';
+import { renderUsers } from './pages/users.ts';
 import { renderWebhooks } from './pages/webhooks.ts';
 import { PORTAL_PAGES, type PortalPagePath, SIGN_IN_PATH } from './pages.ts';
 import { navigate, onNavigate, type PageDef } from './router.ts';
@@ -21,11 +23,13 @@ const RENDERERS: Record<PortalPagePath, PageDef['render']> = {
   '/portal/connectors': renderConnectors,
   '/portal/webhooks': renderWebhooks,
   '/portal/company': renderCompany,
+  '/portal/users': renderUsers,
   '/portal/channels': renderChannels,
   '/portal/digital-employees': renderDigitalEmployees,
   '/portal/audit': renderAudit,
   '/portal/system': renderSystem,
   '/portal/inbox': renderInbox,
+  '/portal/profile': renderProfile,
 };
 
 /** Every page, in navigation order (pages.ts, the list the server serves the SPA for). */
@@ -33,6 +37,8 @@ const PAGES: PageDef[] = PORTAL_PAGES.map((page) => ({ ...page, render: RENDERER
 
 const root = document.getElementById('app')!;
 let session: SessionInfo | undefined;
+/** The page on screen, for redrawing the header when the session changes (a new display name). */
+let current: PageDef | undefined;
 
 function homeFor(s: SessionInfo): string {
   return PAGES.find((p) => p.roles.includes(s.user.role))?.path ?? '/portal/';
@@ -54,6 +60,7 @@ async function render(): Promise<void> {
     if (home !== '/portal/') return navigate(home, true);
   }
   const page = PAGES.find((p) => p.path === path);
+  current = page;
   const main = h('main', { id: 'main', tabindex: '-1' });
   root.replaceChildren(shell(session, page), main);
   document.title = `${page?.title ?? 'Portal'} · Parley`;
@@ -99,7 +106,11 @@ function shell(s: SessionInfo, current: PageDef | undefined): HTMLElement {
       'div',
       { class: 'bar' },
       h('span', { class: 'brand' }, 'Parley'),
-      h('span', { class: 'who' }, `${s.company.name} · ${s.user.email} (${s.user.role})`),
+      h(
+        'span',
+        { class: 'who' },
+        `${s.company.name} · ${s.user.name ? `${s.user.name} · ` : ''}${s.user.email} (${s.user.role})`,
+      ),
       signOut,
     ),
     links.length ? h('nav', { 'aria-label': 'Portal' }, h('ul', {}, ...links)) : null,
@@ -116,6 +127,10 @@ function signedOut(): void {
 async function boot(): Promise<void> {
   onSessionLost(signedOut);
   onNavigate(() => void render());
+  // The profile or users page renamed the signed-in user: the header says the new name, the page stays as it is.
+  window.addEventListener('portal:session-changed', () => {
+    if (session) root.querySelector('header.top')?.replaceWith(shell(session, current));
+  });
   try {
     session = await api<SessionInfo>('GET', '/session');
     useSession(session);

@@ -19,11 +19,13 @@ export const PORTAL_PAGES = [
   { path: '/portal/connectors', title: 'Connectors', roles: ['admin'] },
   { path: '/portal/webhooks', title: 'Webhooks', roles: ['admin'] },
   { path: '/portal/company', title: 'Company', roles: ['admin'] },
+  { path: '/portal/users', title: 'Users', roles: ['admin'] },
   { path: '/portal/channels', title: 'Channels', roles: ['admin'] },
   { path: '/portal/digital-employees', title: 'Digital employees', roles: ['admin'] },
   { path: '/portal/audit', title: 'Audit log', roles: ['admin'] },
   { path: '/portal/system', title: 'System', roles: ['admin'] },
   { path: '/portal/inbox', title: 'Inbox', roles: ['admin', 'agent'] },
+  { path: '/portal/profile', title: 'Your profile', roles: ['admin', 'agent'] },
 ] as const satisfies readonly PortalPageEntry[];
 
 export type PortalPagePath = (typeof PORTAL_PAGES)[number]['path'];

@@ -15,6 +15,7 @@ import * as m061 from './061_canned_responses.ts';
 import * as m062 from './062_message_search.ts';
 import * as m063 from './063_message_search_complete.ts';
 import * as m081 from './081_neutral_default_digital_employee.ts';
+import * as m082 from './082_portal_user_names.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '062_message_search': m062,
   '063_message_search_complete': m063,
   '081_neutral_default_digital_employee': m081,
+  '082_portal_user_names': m082,
 };
