@@ -89,7 +89,7 @@ export async function createContext(
   // copy run from elsewhere) never silently starts a second database and master key (docs/config.md "The data folder").
   const dataDirExisted = existsSync(config.dataDir);
   const metrics = new Metrics();
-  const tracing = createTracing(config.otel);
+  const tracing = await createTracing(config.otel);
   const dbSystem = config.databaseUrl ? 'postgresql' : 'sqlite';
   // Every statement passes here: while tracing is off (the default) only the metric is taken.
   const onQuery = tracing.enabled

@@ -1,10 +1,8 @@
-import { ConfigError, loadConfig } from '../config/load.ts';
-import { createContext } from '../context.ts';
+import { ConfigError } from '../config/errors.ts';
 import { MasterKeyError } from '../crypto/master-keys.ts';
 import { SealError } from '../crypto/sealing.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/codes.ts';
-import { createLogger } from '../logging/logger.ts';
 import { type Command, UsageError } from './command.ts';
 import { commands } from './commands.ts';
 import { PARLEY_VERSION } from './version.ts';
@@ -77,6 +75,13 @@ async function runCommand(
   env: Record<string, string | undefined> | undefined,
 ): Promise<unknown> {
   if (command.needsContext === false) return command.run(options, undefined);
+  // Loaded here, not when `parley` starts: `--version`, `--help`, a usage error and `serve` (which loads its own)
+  // need neither the config schema nor the services (docs/architecture.md "Start-up and shutdown": the CLI's cost).
+  const [{ loadConfig }, { createLogger }, { createContext }] = await Promise.all([
+    import('../config/load.ts'),
+    import('../logging/logger.ts'),
+    import('../context.ts'),
+  ]);
   const config = loadConfig(env);
   // The CLI logs only warnings (to stderr) so its stdout stays one parseable result.
   const logger = createLogger(config.logLevel === 'silent' ? 'silent' : 'warn', process.stderr);

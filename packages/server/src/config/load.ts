@@ -1,15 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { Value } from '@sinclair/typebox/value';
-import type { ErrorCode } from '../errors/codes.ts';
 import { installationRoot, resolveDataDir } from './data-folder.ts';
+import { ConfigError } from './errors.ts';
 import { type Config, ConfigSchema } from './schema.ts';
 
-export class ConfigError extends Error {
-  readonly code = 'invalid_config' satisfies ErrorCode;
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  }
-}
+export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 
