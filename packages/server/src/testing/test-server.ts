@@ -46,6 +46,11 @@ export interface TestServerOptions {
    * still reach the server at `baseUrl` (127.0.0.1): what a new user who opens http://127.0.0.1:8080 meets.
    */
   defaultPublicUrl?: boolean;
+  /**
+   * Runs between building and starting, as main.ts orders them: adds routes or hooks to the built app, or looks at
+   * the services before any background work has started.
+   */
+  beforeStart?: (app: App, ctx: AppContext) => Promise<void> | void;
 }
 
 /**
@@ -83,8 +88,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const recentErrors = new RecentErrors();
   const logger = createLogger(config.logLevel, sink, 'json', (line) => recentErrors.recordLine(line));
   const ctx = await createContext(config, logger, { schema, recentErrors });
-  const { app, drain } = await buildApp(ctx);
+  const { app, drain, start } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());
+  await options.beforeStart?.(app, ctx);
+  await start();
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');
