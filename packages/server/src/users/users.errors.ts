@@ -28,7 +28,12 @@ export class WeakPasswordError extends BadRequestError {
 export class InvalidNameError extends BadRequestError {
   constructor() {
     super('invalid_name', `A display name is 1 to ${NAME_MAX_LENGTH} characters, on one line.`, {
-      errors: [{ field: 'name', message: `must be 1 to ${NAME_MAX_LENGTH} characters, without line breaks` }],
+      errors: [
+        {
+          field: 'name',
+          message: `must be 1 to ${NAME_MAX_LENGTH} characters, without line breaks or control characters`,
+        },
+      ],
     });
   }
 }

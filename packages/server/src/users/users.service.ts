@@ -47,12 +47,17 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 
 /**
  * A display name as stored: trimmed, inner runs of spaces made one; null stays null (no name). Refused when empty,
- * longer than NAME_MAX_LENGTH or holding a control character (a line break would forge a second line in a notice).
+ * longer than NAME_MAX_LENGTH or holding a control character: a line break would forge a second line in a notice,
+ * a bidirectional override would show other words than it holds.
  */
 export function normalizeDisplayName(name: string | null | undefined): string | null {
   if (name === null || name === undefined) return null;
   const tidy = name.trim().replace(/ {2,}/g, ' ');
-  if (tidy.length === 0 || [...tidy].length > NAME_MAX_LENGTH || /\p{Cc}|[\u2028\u2029]/u.test(tidy))
+  if (
+    tidy.length === 0 ||
+    [...tidy].length > NAME_MAX_LENGTH ||
+    /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(tidy)
+  )
     throw new InvalidNameError();
   return tidy;
 }
