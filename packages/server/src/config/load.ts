@@ -1,14 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { Value } from '@sinclair/typebox/value';
-import type { ErrorCode } from '../errors/codes.ts';
+import { installationRoot, resolveDataDir } from './data-folder.ts';
+import { ConfigError } from './errors.ts';
 import { type Config, ConfigSchema } from './schema.ts';
 
-export class ConfigError extends Error {
-  readonly code = 'invalid_config' satisfies ErrorCode;
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  }
-}
+export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 
@@ -27,12 +23,19 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const publicUrl = configuredUrl ?? `http://localhost:${port}`;
   const databaseUrl = overrides.databaseUrl ?? str(env.DATABASE_URL);
   const redisUrl = overrides.redisUrl ?? str(env.REDIS_URL);
+  const configuredDataDir = overrides.dataDir ?? str(env.PARLEY_DATA_DIR);
+  const dataDir = resolveDataDir(configuredDataDir, installationRoot());
+  if (dataDir === undefined) {
+    throw new ConfigError([
+      `/dataDir: ${configuredDataDir === undefined ? 'PARLEY_DATA_DIR is not set' : `PARLEY_DATA_DIR "${configuredDataDir}" is relative`} and the installation folder (the one with Parley's package.json) cannot be found to resolve it from; set PARLEY_DATA_DIR to an absolute path`,
+    ]);
+  }
   const raw = {
     port,
     host: str(env.HOST),
     publicUrl,
     publicUrlConfigured: configuredUrl !== undefined,
-    dataDir: str(env.PARLEY_DATA_DIR),
+    dataDir,
     databaseUrl,
     redisUrl,
     workers: int(env.PARLEY_WORKERS) ?? defaultWorkers(databaseUrl, redisUrl),
@@ -99,7 +102,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       checkTimeoutMs: int(env.PARLEY_CONNECTOR_CHECK_TIMEOUT_MS),
     },
   };
-  return parseConfig(deepMerge(stripUndefined(raw), overrides));
+  return parseConfig(deepMerge(stripUndefined(raw), { ...overrides, dataDir }));
 }
 
 /** One worker per core when every worker can be a full node of one cluster (PostgreSQL and Redis), else one. */

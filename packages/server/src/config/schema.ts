@@ -15,7 +15,11 @@ export const ConfigSchema = Type.Object(
      * When it was not, the URLs handed to browsers (realtime, demo page) follow the host each request came in on.
      */
     publicUrlConfigured: Type.Boolean({ default: false }),
-    dataDir: Type.String({ minLength: 1, default: './data' }),
+    /**
+     * The data folder, absolute: loadConfig resolves PARLEY_DATA_DIR (default `data`) against the installation root,
+     * never the working directory (data-folder.ts).
+     */
+    dataDir: Type.String({ minLength: 1 }),
     /** postgres://… selects PostgreSQL; unset means SQLite in dataDir. */
     databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
     /** redis://… selects the Redis broker, presence and shared rate-limit state; unset means in-memory. */

@@ -121,6 +121,7 @@ export const ERROR_CODES = [
   'weak_password',
   'invalid_role',
   'email_taken',
+  'user_not_found',
   'invalid_origin',
   // The CLI's own: a malformed command line (exit code 2), an invalid configuration, a sealed value that does not
   // open during `master-key rotate`.

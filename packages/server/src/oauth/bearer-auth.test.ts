@@ -61,9 +61,10 @@ async function startScopedServer(
     },
   );
   const ctx = await createContext(config, createLogger('silent'), { schema });
-  const { app } = await buildApp(ctx);
+  const { app, start } = await buildApp(ctx);
   addScopedRoute(app);
   app.addHook('onClose', async () => ctx.close());
+  await start();
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -10,7 +10,7 @@ import {
   type SqliteDatabase,
   SqliteDialect,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { GroupCommit } from './group-commit.ts';
 import type { Database } from './schema.ts';
 
@@ -63,8 +63,16 @@ export interface FinishedQuery {
   failed: boolean;
 }
 
-// int8 (COUNT(*), bigint columns) arrives as a string by default; every count we keep fits a JS number.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+let postgresDriver: Promise<typeof pg> | undefined;
+/** The PostgreSQL driver, loaded when a PostgreSQL store is opened: a SQLite process never loads it. */
+function loadPostgresDriver(): Promise<typeof pg> {
+  postgresDriver ??= import('pg').then(({ default: driver }) => {
+    // int8 (COUNT(*), bigint columns) arrives as a string by default; every count we keep fits a JS number.
+    driver.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+    return driver;
+  });
+  return postgresDriver;
+}
 
 export async function openStore(options: StoreOptions): Promise<Store> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
@@ -168,6 +176,7 @@ function withStatementCache(sqlite: SQLite.Database, max = 512): SqliteDatabase 
 }
 
 async function openPostgres(url: string, options: StoreOptions): Promise<Store> {
+  const pg = await loadPostgresDriver();
   const schema = options.schema;
   if (schema) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid PostgreSQL schema name');

@@ -51,6 +51,11 @@ export interface TestServerOptions {
   defaultPublicUrl?: boolean;
   /** The clock of session expiry and in-memory rate limits (see ContextOptions.clock), e.g. a TestClock's `now`. */
   clock?: () => number;
+  /**
+   * Runs between building and starting, as main.ts orders them: adds routes or hooks to the built app, or looks at
+   * the services before any background work has started.
+   */
+  beforeStart?: (app: App, ctx: AppContext) => Promise<void> | void;
 }
 
 /**
@@ -93,6 +98,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   try {
     built = await buildApp(ctx);
     built.app.addHook('onClose', async () => ctx.close());
+    await options.beforeStart?.(built.app, ctx);
+    await built.start();
     await built.app.listen({ port: 0, host: '127.0.0.1' });
     address = built.app.server.address();
     if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');
