@@ -96,7 +96,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     );
   }
   const conversations = new ConversationsService(store.db, deps.events);
-  const channels = new ChannelsService(store.db);
+  const channels = new ChannelsService(store.db, store.dialect);
   const messages = new MessageStore(store, deps.events);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(deps.rateLimiter, logger);
