@@ -2,30 +2,52 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../logging/logger.ts';
+import { openStore, type Store } from '../../storage/database.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { proxiedPostgres, readOnlySqlite, type StoreOutage } from '../../testing/store-outage.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { waitFor } from '../../testing/wait.ts';
 import type { MessageEnvelope } from '../messages/message.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import type { Broadcaster } from './broadcaster.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { LiveSnapshots } from './live-snapshots.ts';
-import { RESERVED_SEQUENCES, ReplyStream } from './reply-stream.ts';
+import {
+  OUTAGE_SEQUENCES,
+  RESERVED_SEQUENCES,
+  ReplyNotStored,
+  ReplyStream,
+  type ReplyStreamDeps,
+  sequenceAfter,
+} from './reply-stream.ts';
 
 class Recorder implements Broadcaster {
   readonly envelopes: Array<MessageEnvelope & { history: boolean }> = [];
   async publish(_channel: string, envelope: MessageEnvelope, options: { history: boolean }): Promise<void> {
     this.envelopes.push({ ...envelope, history: options.history });
   }
+
+  get highest(): number {
+    return Math.max(...this.envelopes.map((e) => e.sequence));
+  }
+
+  textOf(envelope: MessageEnvelope): string {
+    return envelope.message_snapshot.blocks
+      .filter((b) => b.type === 'markdown')
+      .map((b) => (b as { content: string }).content)
+      .join('');
+  }
 }
 
-/** Lets the stream's publication chain run. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 for (const database of TEST_DATABASES) {
   describe(`reply stream sequences and history (${database})`, () => {
     let server: TestServer;
     let conversationId: string;
     let companyId: string;
+    /** A second way into the same database that the tests can take away (see testing/store-outage.ts). */
+    let cutOff: { store: Store; outage: StoreOutage; close(): Promise<void> };
     before(async () => {
       server = await startTestServer({ database });
       const company = await server.ctx.companies.create('Stream Co');
@@ -37,10 +59,40 @@ for (const database of TEST_DATABASES) {
           employee.id,
         )
       ).id;
+      if (database === 'sqlite') {
+        cutOff = {
+          store: server.ctx.store,
+          outage: readOnlySqlite(server.ctx.store.db),
+          close: async () => {},
+        };
+      } else {
+        const { url, outage } = await proxiedPostgres();
+        const store = await openStore({
+          databaseUrl: url,
+          schema: server.schema,
+          dataDir: server.dataDir,
+          connectTimeoutMs: 500,
+        });
+        cutOff = {
+          store,
+          outage,
+          close: async () => {
+            await store.close();
+            await outage.close();
+          },
+        };
+      }
     });
-    after(() => server.close());
+    after(async () => {
+      await cutOff?.close();
+      await server.close();
+    });
 
-    function stream(store: MessageStore, broadcaster: Broadcaster, onSuperseded = () => {}) {
+    function stream(
+      store: MessageStore,
+      broadcaster: Broadcaster,
+      options: { onSuperseded?: () => void; deps?: Partial<ReplyStreamDeps> } = {},
+    ) {
       return new ReplyStream(
         {
           store,
@@ -49,11 +101,13 @@ for (const database of TEST_DATABASES) {
           logger: createLogger('silent'),
           flushIntervalMs: 0,
           persistIntervalMs: 60_000,
+          storeWaitMs: 30_000,
+          ...options.deps,
         },
         companyId,
         conversationId,
         { id: randomUUID(), name: 'Ava' },
-        onSuperseded,
+        options.onSuperseded,
       );
     }
 
@@ -65,47 +119,172 @@ for (const database of TEST_DATABASES) {
       // Far past the first reservation, with no persist on schedule: the stream must reserve again on its own.
       for (let i = 0; i < RESERVED_SEQUENCES * 2 + 5; i++) {
         s.append(`w${i} `);
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
-      await settle();
-      const published = Math.max(...recorder.envelopes.map((e) => e.sequence));
+      // The node "dies" here, with its writes and publications possibly still in flight. Another one completes the
+      // message from what the store says; the dying stream's late writes then find it complete.
+      const done = await store.completeAbandoned(id, (blocks) => blocks, sequenceAfter);
+      assert.ok(done);
+      await s.complete(); // waits for everything the stream had in flight, and stores nothing more
+      assert.equal(s.superseded, true);
+      const published = recorder.highest;
       assert.ok(published > RESERVED_SEQUENCES, `streamed past one reservation (${published})`);
       assert.ok(
         recorder.envelopes.every((e) => !e.history),
-        'partials stay out of history',
+        'partials stay out of history, and the superseded stream announced no complete',
       );
-      // The node dies here. Another one completes the message from what the store says.
-      const done = await store.completeAbandoned(id, (blocks) => blocks);
-      assert.ok(done);
       assert.ok(done.sequence > published, `${done.sequence} > ${published}`);
-      assert.equal(await store.completeAbandoned(id, (blocks) => blocks), undefined, 'only once');
+      assert.equal(
+        await store.completeAbandoned(id, (blocks) => blocks, sequenceAfter),
+        undefined,
+        'only once',
+      );
     });
 
-    it('never publishes past a reservation it could not write', async () => {
+    it('completing for a gone node while its stream still writes takes one read-and-write: never "kept changing"', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
-      store.persistPartial = async () => {
-        throw new Error('connection terminated');
+      const s = stream(store, new Recorder());
+      const started = await s.start();
+      // Nodes whose lease lapsed but which still write, as fast as the store lets them (what failed under load:
+      // the completer read, a write landed, its conditional write missed, ten times over).
+      let reservation = 100;
+      const stopped: number[] = [];
+      const writer = async (): Promise<void> => {
+        for (let i = 0; i < 2_000; i++) {
+          if (
+            !(await store.persistPartial({ ...started, updated_at: new Date().toISOString() }, ++reservation))
+          ) {
+            stopped.push(i);
+            return;
+          }
+        }
       };
+      const writers = [writer(), writer(), writer(), writer()];
+      while (reservation < 150) await nextTurn();
+      const done = await store.completeAbandoned(started.id, (blocks) => blocks, sequenceAfter);
+      await Promise.all(writers);
+      assert.ok(done, 'completed at the first attempt');
+      assert.equal(stopped.length, 4, "every writer's next write found the message complete");
+      // Concurrent writers commit their reservations in any order: the one read is one of theirs.
+      assert.ok(done.sequence > sequenceAfter(100), `${done.sequence}: from a reservation the writers wrote`);
+      await s.complete();
+    });
+
+    it('keeps streaming while the store is away, within the outage allowance, and a takeover still lands above', async () => {
+      const store = new MessageStore(cutOff.store, server.ctx.events);
+      const recorder = new Recorder();
+      const s = stream(store, recorder, { deps: { persistIntervalMs: 0 } });
+      const { id } = await s.start();
+      await cutOff.outage.cut();
+      try {
+        for (let i = 0; i < RESERVED_SEQUENCES * 3; i++) {
+          s.append(`w${i} `);
+          await nextTurn();
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      } finally {
+        await cutOff.outage.restore();
+      }
+      const published = recorder.highest;
+      assert.ok(
+        published > RESERVED_SEQUENCES * 2,
+        `the visitor kept reading past the reservation it could not renew (${published})`,
+      );
+      assert.ok(published <= 1 + RESERVED_SEQUENCES + OUTAGE_SEQUENCES);
+      // The node dies now: whoever completes the message lands above everything it published.
+      const done = await new MessageStore(server.ctx.store, server.ctx.events).completeAbandoned(
+        id,
+        (blocks) => blocks,
+        sequenceAfter,
+      );
+      assert.ok(done && done.sequence > published, `${done?.sequence} > ${published}`);
+      await s.complete();
+    });
+
+    it('a completion waits for the store: the whole text is shown meanwhile, then stored and announced complete', async () => {
+      const store = new MessageStore(cutOff.store, server.ctx.events);
       const recorder = new Recorder();
       const s = stream(store, recorder);
-      await s.start();
-      for (let i = 0; i < RESERVED_SEQUENCES + 20; i++) {
-        s.append(`w${i} `);
-        await new Promise((resolve) => setImmediate(resolve));
+      const { id } = await s.start();
+      s.append('Hello');
+      await nextTurn();
+      await cutOff.outage.cut();
+      let completed: Promise<unknown>;
+      try {
+        s.append(', world');
+        completed = s.complete();
+        // The store is away for a while; the visitor already reads every word, as a partial.
+        const last = await waitFor('the whole text to be shown', () => {
+          const e = recorder.envelopes.at(-1);
+          return e && recorder.textOf(e) === 'Hello, world' ? e : undefined;
+        });
+        assert.equal(last.operation, 'replace');
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        assert.equal(
+          (
+            await server.ctx.store.db
+              .selectFrom('messages')
+              .select('status')
+              .where('id', '=', id)
+              .executeTakeFirstOrThrow()
+          ).status,
+          'partial',
+        );
+      } finally {
+        await cutOff.outage.restore();
       }
-      await settle();
-      assert.ok(Math.max(...recorder.envelopes.map((e) => e.sequence)) <= 1 + RESERVED_SEQUENCES);
+      await completed;
+      const final = recorder.envelopes.at(-1)!;
+      assert.equal(final.operation, 'complete');
+      assert.equal(recorder.textOf(final), 'Hello, world');
+      const sequences = recorder.envelopes.map((e) => e.sequence);
+      assert.deepEqual(
+        sequences,
+        [...sequences].sort((a, b) => a - b),
+        'every envelope passes the ordering rule',
+      );
+      for (const e of recorder.envelopes)
+        assert.ok('Hello, world'.startsWith(recorder.textOf(e)), 'the complete begins with every text shown');
+      const row = await server.ctx.store.db
+        .selectFrom('messages')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.status, 'complete');
+      assert.equal(row.sequence, final.sequence);
+      assert.match(row.blocks, /Hello, world/);
+    });
+
+    it('gives up once the store stayed away past its wait: ReplyNotStored, nothing more published, the message left partial', async () => {
+      const store = new MessageStore(cutOff.store, server.ctx.events);
+      const recorder = new Recorder();
+      const s = stream(store, recorder, { deps: { storeWaitMs: 600 } });
+      const { id } = await s.start();
+      s.append('Half an answer');
+      await nextTurn();
+      await cutOff.outage.cut();
+      try {
+        await assert.rejects(s.complete(), ReplyNotStored);
+        const published = recorder.envelopes.length;
+        await assert.rejects(s.complete({ code: 'responder_failed', message: 'x' }), ReplyNotStored);
+        assert.equal(recorder.envelopes.length, published, 'nothing more once given up');
+      } finally {
+        await cutOff.outage.restore();
+      }
+      assert.ok(recorder.envelopes.every((e) => e.operation === 'replace'));
+      const row = await store.find(id);
+      assert.equal(row?.status, 'partial', 'left to a takeover');
     });
 
     it('a stream whose message another node completed stops: no late partial, no second complete', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();
       let superseded = 0;
-      const s = stream(store, recorder, () => superseded++);
+      const s = stream(store, recorder, { onSuperseded: () => superseded++ });
       const { id } = await s.start();
       s.append('Hello');
-      await settle();
-      await store.completeAbandoned(id, (blocks) => blocks);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await store.completeAbandoned(id, (blocks) => blocks, sequenceAfter);
       const before = recorder.envelopes.length;
       await s.complete();
       assert.equal(
