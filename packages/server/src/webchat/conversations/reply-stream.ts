@@ -67,7 +67,8 @@ export function typingMessage(conversationId: string, author: MessageAuthor): Ne
 /**
  * One streamed message on its way out (docs/asyncapi.yaml "MessageEnvelope"): sequence 1 is a partial snapshot
  * with a typing block, then `replace` partials whose markdown grows — at most one per `flushIntervalMs`, however
- * fast the deltas come — and finally exactly one `complete`. Only the `complete` goes into channel history (one
+ * fast the deltas come, plus one with the text still waiting for its flush when the reply ends — and finally exactly
+ * one `complete`; sequences count up by one. Only the `complete` goes into channel history (one
  * history entry per message, so the channel's 100 entries are its last 100 messages); a client that subscribes
  * mid-stream gets the partial in the subscribe reply (webchat/realtime/in-flight.ts). Envelopes are published
  * strictly one after another, so their sequences arrive in order.
@@ -79,7 +80,7 @@ export function typingMessage(conversationId: string, author: MessageAuthor): Ne
  * **The store away.** Partial writes are best effort: one that fails is tried again on the next persist, and the
  * stream keeps publishing up to OUTAGE_SEQUENCES past its reservation, so the visitor keeps reading while the
  * database restarts. The completion, which must be stored before it is announced, waits for the store (retrying,
- * up to `storeWaitMs`); meanwhile a partial shows the whole text. Memory per reply stays bounded whatever the
+ * up to `storeWaitMs`); the last partial shows the whole text meanwhile. Memory per reply stays bounded whatever the
  * outage: the text, the one snapshot being written and the one waiting to be published — never a backlog.
  *
  * Every write is conditional on the message still being partial: if another node completed it (this node lost its
@@ -87,12 +88,10 @@ export function typingMessage(conversationId: string, author: MessageAuthor): Ne
  * `onSuperseded` so the reply stops.
  */
 export class ReplyStream {
-  /** The sequence of the newest snapshot made (published, or waiting to be). */
+  /** The sequence of the newest envelope published (taken as each one goes out, so they count up by one). */
   private sequence = 0;
   /** Highest sequence durably reserved: nothing above it is published while the store answers. */
   private reserved = 0;
-  /** The highest sequence published so far. */
-  private publishedUpTo = 0;
   /** The last partial write failed: publish within the outage allowance instead of waiting for a reservation. */
   private storeAway = false;
   private supersededFlag = false;
@@ -114,7 +113,9 @@ export class ReplyStream {
   /** The partial write in flight, if any (one at a time). */
   private persisting: Promise<void> | undefined;
   /** The newest partial not published yet; a newer one replaces it (coalescing when the broker is slow). */
-  private unpublished: { snapshot: MessageSnapshot; sequence: number } | undefined;
+  private unpublished: MessageSnapshot | undefined;
+  /** Length of the markdown in the newest partial made: more text than that is waiting for the next flush. */
+  private flushedLength = 0;
   /** The loop publishing partials, while it runs. */
   private publishing: Promise<void> | undefined;
   /** Serialises completions: a second complete() (the failure path) starts after the first settled. */
@@ -194,7 +195,7 @@ export class ReplyStream {
 
   /**
    * Stores the final snapshot — the markdown so far, plus an error block when the reply failed — and then publishes
-   * it as the `complete`. While the store is away it waits (see the class comment), showing the whole text as a
+   * it as the `complete`. While the store is away it waits (see the class comment), the whole text shown as a
    * partial meanwhile; it throws `ReplyNotStored` when the store stayed away past `storeWaitMs` or the node shuts
    * down, leaving the message to a takeover. Once one call has stored it, later calls change nothing; a call whose
    * write failed for another reason throws, and the caller's next call (the failure path, with its error block)
@@ -209,6 +210,16 @@ export class ReplyStream {
   private async completeNow(error?: Omit<ErrorBlock, 'id' | 'type'>): Promise<MessageSnapshot> {
     if (this.abandoned) throw new ReplyNotStored(this.snapshot.id, { cause: undefined });
     if (this.completed || this.supersededFlag) return this.snapshot;
+    // Text still waiting for its flush goes out as a partial first, at its turn (the coalescing holds for it too):
+    // should the store make the complete wait, the visitor reads every word meanwhile.
+    if (this.content.length > this.flushedLength) {
+      const turn = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
+      if (turn > 0) await new Promise((resolve) => setTimeout(resolve, turn));
+      if (this.content.length > this.flushedLength) {
+        this.dirty = true;
+        this.flush();
+      }
+    }
     this.finished = true;
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
@@ -224,8 +235,6 @@ export class ReplyStream {
       blocks,
       updated_at: new Date().toISOString(),
     };
-    // One sequence for the whole text as a partial, should the store make the complete wait (`showWhole`).
-    const wholeSequence = ++this.sequence;
     const sequence = ++this.sequence;
     // The completed message must be durable before anyone is told it is complete.
     const stored = await untilStoreAnswers(
@@ -233,11 +242,8 @@ export class ReplyStream {
       {
         waitMs: this.deps.storeWaitMs,
         signal: this.deps.shutdown,
-        onWaiting: (err) => {
-          this.storeAway = true;
-          this.warnStoreAway(err, 'the store cannot take a completed reply now; waiting for it');
-          this.showWhole(snapshot, wholeSequence);
-        },
+        onWaiting: (err) =>
+          this.warnStoreAway(err, 'the store cannot take a completed reply now; waiting for it'),
       },
     ).catch((err: unknown) => {
       if (!isStoreUnavailable(err)) throw err;
@@ -248,7 +254,6 @@ export class ReplyStream {
       );
       throw new ReplyNotStored(snapshot.id, { cause: err });
     });
-    await this.settled();
     this.completed = true;
     this.snapshot = snapshot;
     this.deps.live.delete(snapshot.id);
@@ -258,20 +263,6 @@ export class ReplyStream {
     }
     await announceUntilDelivered(this.deps.broadcaster, this.companyId, snapshot, sequence, this.deps.logger);
     return snapshot;
-  }
-
-  /**
-   * While the completion waits for the store, the visitor sees the whole text as a partial (deltas that arrived
-   * after the last flush included), just below the complete's sequence.
-   */
-  private showWhole(final: MessageSnapshot, sequence: number): void {
-    const whole: MessageSnapshot = {
-      ...final,
-      status: 'partial',
-      blocks: [...this.markdown(), ...this.offers],
-    };
-    this.deps.live.set(whole, sequence);
-    this.queuePartial(whole, sequence);
   }
 
   /** The markdown block, if the reply has text yet. */
@@ -322,14 +313,18 @@ export class ReplyStream {
       blocks: this.blocks(),
       updated_at: new Date(this.lastFlushAt).toISOString(),
     };
-    const sequence = ++this.sequence;
     this.snapshot = snapshot;
-    this.deps.live.set(snapshot, sequence);
+    this.flushedLength = this.content.length;
+    // The sequence it will most likely go out with (publishPartials takes the real one).
+    const sequence = this.sequence + 1;
     // On schedule, and when the reservation runs out while the store answers (while it does not, only on schedule:
     // an outage is not hammered with a write per partial).
     const due = this.lastFlushAt - this.lastPersistAt >= this.deps.persistIntervalMs;
     if (due || (sequence > this.reserved && !this.storeAway)) void this.persist(snapshot, sequence);
-    this.queuePartial(snapshot, sequence);
+    this.unpublished = snapshot;
+    this.publishing ??= this.publishPartials().finally(() => {
+      this.publishing = undefined;
+    });
   }
 
   /** Writes the snapshot and a reservation ahead of its sequence, unless a write is in flight already. */
@@ -357,28 +352,25 @@ export class ReplyStream {
     return this.persisting;
   }
 
-  /** Hands a partial to the publishing loop; one waiting already is replaced (it would be stale anyway). */
-  private queuePartial(snapshot: MessageSnapshot, sequence: number): void {
-    this.unpublished = { snapshot, sequence };
-    this.publishing ??= this.publishPartials().finally(() => {
-      this.publishing = undefined;
-    });
-  }
-
+  /**
+   * Publishes the newest partial, one at a time; a partial replaced before its turn is never published, and each
+   * published one takes the next sequence, so sequences count up by one.
+   */
   private async publishPartials(): Promise<void> {
-    for (let next = this.unpublished; next !== undefined; next = this.unpublished) {
+    for (let snapshot = this.unpublished; snapshot !== undefined; snapshot = this.unpublished) {
       this.unpublished = undefined;
-      const { snapshot, sequence } = next;
+      const sequence = this.sequence + 1;
       // A reservation first while the store answers (a write already in flight may reserve too little: then one
       // more); while it does not, the outage allowance.
       while (sequence > this.reserved && !this.storeAway && !this.supersededFlag)
         await this.persist(snapshot, sequence);
-      if (this.supersededFlag) return;
+      if (this.supersededFlag || this.abandoned) return;
       const limit = this.storeAway ? this.reserved + OUTAGE_SEQUENCES : this.reserved;
-      if (sequence > limit || sequence <= this.publishedUpTo) continue;
+      if (sequence > limit) continue;
+      this.sequence = sequence;
+      this.deps.live.set(snapshot, sequence);
       try {
         await announce(this.deps.broadcaster, this.companyId, snapshot, sequence);
-        this.publishedUpTo = sequence;
       } catch (err) {
         // A lost partial is harmless (the next snapshot replaces it); the complete is what must arrive.
         this.deps.logger.warn({ err, messageId: snapshot.id }, 'could not publish a partial snapshot');
