@@ -276,6 +276,36 @@ for (const database of TEST_DATABASES) {
       assert.equal(row?.status, 'partial', 'left to a takeover');
     });
 
+    it('holds no backlog for a slow broker: the newest partial replaces one not yet published (bounded memory)', async () => {
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const recorder = new Recorder();
+      const slow: Broadcaster = {
+        async publish(channel, envelope, options) {
+          if (envelope.sequence > 1) await held;
+          await recorder.publish(channel, envelope, options);
+        },
+      };
+      const s = stream(store, slow);
+      await s.start();
+      for (let i = 0; i < 500; i++) {
+        s.append(`w${i} `);
+        await nextTurn();
+      }
+      release();
+      await s.complete();
+      const sequences = recorder.envelopes.map((e) => e.sequence);
+      assert.deepEqual(
+        sequences,
+        [1, 2, 3, 4],
+        'typing, the partial in flight, the newest partial, the complete',
+      );
+      assert.equal(recorder.textOf(recorder.envelopes.at(-2)!), recorder.textOf(recorder.envelopes.at(-1)!));
+    });
+
     it('a stream whose message another node completed stops: no late partial, no second complete', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();
