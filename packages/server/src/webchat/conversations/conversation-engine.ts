@@ -347,6 +347,20 @@ export class ConversationEngine {
     return completed;
   }
 
+  /** Announces a message as stored complete (retried in the background while the broker cannot take it). */
+  private async announceStored(messageId: string): Promise<void> {
+    const stored = await this.deps.store.findComplete(messageId);
+    const conversation = stored && (await this.deps.conversations.find(stored.snapshot.conversation_id));
+    if (!stored || !conversation) return;
+    await announceUntilDelivered(
+      this.deps.broadcaster,
+      conversation.companyId,
+      stored.snapshot,
+      stored.sequence,
+      this.deps.logger,
+    );
+  }
+
   /** Completes an abandoned partial message with an error block, above every sequence it may have used. */
   private async completeAbandoned(messageId: string, text: string): Promise<boolean> {
     const done = await this.deps.store.completeAbandoned(
@@ -417,8 +431,11 @@ export class ConversationEngine {
   /** Runs one claimed reply job: answers its user message, or finishes the reply a dead node left partial. */
   private async runJob(job: ReplyJob): Promise<JobOutcome> {
     if (job.replyMessageId) {
-      // The node that streamed this reply stopped renewing its lease: it is gone. Its message gets its end.
-      await this.completeAbandoned(job.replyMessageId, TEXT.abandoned);
+      // The node that streamed this reply stopped renewing its lease: it is gone. Its message gets its end — or, when
+      // that node stored the complete and died before announcing it, the stored complete is announced now (under
+      // the same idempotency key, so a copy that did get out is not delivered twice).
+      if (!(await this.completeAbandoned(job.replyMessageId, TEXT.abandoned)))
+        await this.announceStored(job.replyMessageId);
       return 'done';
     }
     // Read back unless this node claimed the job as it stored the message: any node of a cluster may run a job.

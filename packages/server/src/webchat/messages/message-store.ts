@@ -294,6 +294,13 @@ export class MessageStore {
     });
   }
 
+  /** The message if it is complete, with the sequence of its `complete` envelope. */
+  async findComplete(id: string): Promise<{ snapshot: MessageSnapshot; sequence: number } | undefined> {
+    const { rows } = await this.db.executeQuery<MessagesTable>(this.byId({ id }));
+    const row = rows[0];
+    return row?.status === 'complete' ? { snapshot: toSnapshot(row), sequence: row.sequence } : undefined;
+  }
+
   async find(id: string): Promise<MessageSnapshot | undefined> {
     const { rows } = await this.db.executeQuery<MessagesTable>(this.byId({ id }));
     return rows[0] && toSnapshot(rows[0]);
