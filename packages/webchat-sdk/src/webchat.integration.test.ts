@@ -70,7 +70,7 @@ describe('setup order and session context', () => {
   test('with a channel id, X-Channel-Id goes on every call and the list is that channel’s', async () => {
     const employee = await server.ctx.digitalEmployees.getDefault(companyId);
     const { ChannelsService } = await import('../../server/src/webchat/channels/channels.service.ts');
-    const channel = await new ChannelsService(server.ctx.store.db).create({
+    const channel = await new ChannelsService(server.ctx.store.db, server.ctx.store.dialect).create({
       companyId,
       name: 'Shop',
       digitalEmployeeId: employee.id,

@@ -63,6 +63,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),
       replyLeaseMs: int(env.PARLEY_WEBCHAT_REPLY_LEASE_MS),
+      replyStoreWaitMs: int(env.PARLEY_WEBCHAT_REPLY_STORE_WAIT_MS),
     },
     oauth: {
       audience: str(env.PARLEY_TOKEN_AUDIENCE) ?? publicUrl,

@@ -98,6 +98,11 @@ export const ConfigSchema = Type.Object(
        * dies mid-reply, another one finishes the message and answers the queued ones within about this time.
        */
       replyLeaseMs: Type.Integer({ minimum: 300, maximum: 600_000, default: 6_000 }),
+      /**
+       * How long a streaming reply waits for a database that is away (to store its completion) before it is left
+       * to a takeover, which ends it with `reply_interrupted`.
+       */
+      replyStoreWaitMs: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 120_000 }),
     }),
     oauth: Type.Object({
       /** `aud` of access tokens and the audience the bearer check requires (RFC 9068 §3). Defaults to publicUrl. */

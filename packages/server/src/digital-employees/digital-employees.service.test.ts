@@ -173,7 +173,7 @@ for (const database of TEST_DATABASES) {
       });
       const extra = await service().create({ companyId: company.id, name: 'Extra', responder: 'builtin' });
       const routed = await service().create({ companyId: company.id, name: 'Routed', responder: 'builtin' });
-      await new ChannelsService(server.ctx.store.db).create({
+      await new ChannelsService(server.ctx.store.db, server.ctx.store.dialect).create({
         companyId: company.id,
         name: 'Site',
         digitalEmployeeId: routed.id,
