@@ -14,6 +14,8 @@ export interface ViewedMessage {
   sequence: number;
   /** When (epoch ms) this client first showed the message complete. */
   completedAt?: number;
+  /** Complete, with a text that does not begin with every text shown for it before (see ShownTexts). */
+  takenBack: boolean;
 }
 
 /** Markdown of a snapshot's blocks, and the codes of its error blocks. */
@@ -28,6 +30,26 @@ export function contentOf(snapshot: Pick<MessageSnapshot, 'blocks'>): { text: st
   };
 }
 
+/**
+ * Every text a client showed for each message, to check the contract that a reply's final text begins with every
+ * text any client was shown for it (nothing shown is taken back). Only the texts that are no prefix of another are
+ * kept: a final text that begins with those begins with all.
+ */
+export class ShownTexts {
+  private readonly byId = new Map<string, string[]>();
+
+  note(id: string, text: string): void {
+    const kept = this.byId.get(id) ?? [];
+    if (kept.some((k) => k.startsWith(text))) return;
+    this.byId.set(id, [...kept.filter((k) => !text.startsWith(k)), text]);
+  }
+
+  /** Whether `final` fails to begin with some text shown for `id`. */
+  takenBack(id: string, final: string): boolean {
+    return (this.byId.get(id) ?? []).some((shown) => !final.startsWith(shown));
+  }
+}
+
 const finalContent = (m: Pick<ViewedMessage, 'text' | 'errorCodes'>) =>
   `${m.text}\u0000${m.errorCodes.join(',')}`;
 
@@ -37,6 +59,7 @@ export class ClientView {
   readonly conflictingCompletes = new Set<string>();
   /** Envelopes the ordering rule dropped (stale or repeated sequences). */
   dropped = 0;
+  private readonly shown = new ShownTexts();
   private readonly waiters = new Set<() => void>();
 
   /** Applies one publication's data as a MessageEnvelope (unknown versions are ignored, as the contract says). */
@@ -78,15 +101,19 @@ export class ClientView {
   }
 
   private put(snapshot: MessageSnapshot, sequence: number, current: ViewedMessage | undefined): void {
+    const content = contentOf(snapshot);
+    const status = snapshot.status === 'complete' ? 'complete' : 'partial';
     const next: ViewedMessage = {
       id: snapshot.id,
       role: snapshot.role,
-      status: snapshot.status === 'complete' ? 'complete' : 'partial',
+      status,
       clientMessageId: snapshot.client_message_id ?? null,
-      ...contentOf(snapshot),
+      ...content,
       sequence,
       ...(snapshot.status === 'complete' ? { completedAt: Date.now() } : {}),
+      takenBack: status === 'complete' && this.shown.takenBack(snapshot.id, content.text),
     };
+    if (current?.status !== 'complete') this.shown.note(snapshot.id, content.text);
     if (current?.status === 'complete') {
       if (next.status === 'complete' && finalContent(next) !== finalContent(current))
         this.conflictingCompletes.add(snapshot.id);

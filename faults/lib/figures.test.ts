@@ -170,6 +170,24 @@ describe('client view', () => {
     assert.equal(view.messages.get('m1')!.status, 'partial');
   });
 
+  it('a complete that does not begin with every text shown before took words back', () => {
+    const kept = new ClientView();
+    kept.applyEnvelope(envelope(2, 'partial', 'Hel'));
+    kept.applyEnvelope(envelope(3, 'partial', 'Hello wo'));
+    kept.applyEnvelope(envelope(9, 'complete', 'Hello world', 'complete'));
+    assert.equal(kept.messages.get('m1')!.takenBack, false);
+    const cut = new ClientView();
+    cut.applyEnvelope(envelope(2, 'partial', 'Hel'));
+    cut.applyEnvelope(envelope(3, 'partial', 'Hello wo'));
+    // A takeover that only knew the text last stored.
+    cut.applyEnvelope(envelope(9, 'complete', 'Hello', 'complete'));
+    assert.equal(cut.messages.get('m1')!.takenBack, true);
+    const stored = [row('m1', 'digital_employee', 'complete', 1)];
+    const record = (view: ClientView) => visitor([], [...view.messages.values()]);
+    assert.equal(computeFigures(stored, [record(kept)]).takenBack, 0);
+    assert.equal(computeFigures(stored, [record(cut), record(cut)]).takenBack, 1, 'counted per message');
+  });
+
   it('notes a message completed twice with different content; a REST snapshot never reopens it', () => {
     const view = new ClientView();
     view.applyEnvelope(envelope(3, 'complete', 'Hello', 'complete'));

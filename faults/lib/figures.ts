@@ -38,6 +38,11 @@ export interface Figures {
   unanswered: number;
   /** Digital-employee replies beyond one per user message (e.g. an interrupted reply answered again). */
   extraReplies: number;
+  /**
+   * Messages a client shows complete with a text that does not begin with every text it was shown for them before
+   * (words taken back: what a takeover after a dead node may do, never a store outage).
+   */
+  takenBack: number;
   /** Replies that ended with an error block (interrupted, failed, timed out), and their codes with counts. */
   errored: number;
   errorCodes: Record<string, number>;
@@ -66,9 +71,15 @@ interface MessageRow {
   blocks: string;
 }
 
-/** Every message of the company's conversations, in conversation order. */
-export async function readStoredMessages(pg: PrivatePostgres, companyId: string): Promise<StoredMessage[]> {
-  const rows = await pg.query<MessageRow>(
+/**
+ * Every message of the company's conversations, in conversation order, from the private PostgreSQL (or any store
+ * that answers the same SQL with `$1` parameters: the disk-full scenario's SQLite).
+ */
+export async function readStoredMessages(
+  db: Pick<PrivatePostgres, 'query'>,
+  companyId: string,
+): Promise<StoredMessage[]> {
+  const rows = await db.query<MessageRow>(
     `select m.id, m.conversation_id, m.role, m.status, m.client_message_id, m.position, m.created_at, m.blocks
        from messages m join conversations c on c.id = m.conversation_id
       where c.company_id = $1
@@ -110,6 +121,7 @@ export function computeFigures(stored: StoredMessage[], visitors: VisitorRecord[
   for (const [key, rows] of rowsByClientId) if (rows.length > 1) duplicateKeys.add(key);
   const partialInClient = new Set<string>();
   const repliesShown = new Set<string>();
+  const takenBack = new Set<string>();
 
   for (const visitor of visitors) {
     recoveryFailures += visitor.recoveryFailures;
@@ -149,6 +161,7 @@ export function computeFigures(stored: StoredMessage[], visitors: VisitorRecord[
         partialInClient.add(`${visitor.label}/${m.id}`);
       if (row.role === 'digital_employee' && row.status === 'complete' && m.status === 'complete')
         repliesShown.add(m.id);
+      if (m.takenBack) takenBack.add(m.id);
     }
   }
 
@@ -168,6 +181,7 @@ export function computeFigures(stored: StoredMessage[], visitors: VisitorRecord[
     partialInDatabase,
     partialOnlyInClient: partialInClient.size,
     ...replyBalance(stored),
+    takenBack: takenBack.size,
     errored: replies.filter((m) => m.errorCodes.length > 0).length,
     errorCodes,
     gaveUp,

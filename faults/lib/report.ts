@@ -63,6 +63,7 @@ export function verdictLines(name: string, v: Verdict): string[] {
     `nodes_alive=${v.nodesAlive}/${v.nodes}`,
     `replies_shown=${f.repliesShown}/${f.replies}`,
     `errored=${f.errored}`,
+    `taken_back=${f.takenBack}`,
     `gave_up=${f.gaveUp}`,
     `unrecovered=${f.recoveryFailures}`,
     v.passed ? 'PASS' : 'FAIL',

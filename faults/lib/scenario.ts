@@ -42,6 +42,11 @@ export interface ScenarioContext {
   problem(text: string): void;
   /** An observation printed with the verdict; a function is asked at the end, after the system settled. */
   note(text: string | (() => string)): void;
+  /**
+   * A goal of this scenario beyond the common ones, judged at the end from the figures (and what the scenario
+   * kept): `check` names what was missed, or returns undefined.
+   */
+  goal(check: (figures: Figures) => string | undefined): void;
   /** A progress line on stderr, with the seconds since the scenario started. */
   log(text: string): void;
 }
@@ -122,7 +127,11 @@ async function execute(
     answersAgainGoalMs: ANSWERS_AGAIN_GOAL_MS,
     nodesAlive: alive.filter(Boolean).length,
     nodes: cluster.nodes.length,
-    problems: [...run.problems, ...nodeProblems(cluster, alive)],
+    problems: [
+      ...run.problems,
+      ...run.goals.flatMap((check) => check(figures) ?? []),
+      ...nodeProblems(cluster, alive),
+    ],
     notes: [...run.notes.map((n) => (typeof n === 'string' ? n : n())), ...figureNotes(figures)],
     artifacts: cluster.artifacts,
     passed: false,
@@ -134,6 +143,7 @@ class RunRecord {
   readonly answerTimes: Array<number | null> = [];
   readonly problems: string[] = [];
   readonly notes: Array<string | (() => string)> = [];
+  readonly goals: Array<(figures: Figures) => string | undefined> = [];
 }
 
 /** The visitors chatting through the balancer: centrifuge ones first (the probe is the first of them). */
@@ -194,12 +204,13 @@ function contextFor(
       log(`problem: ${text}`);
     },
     note: (text) => run.notes.push(text),
+    goal: (check) => run.goals.push(check),
     log,
   };
 }
 
 /** Per node: running, never exited by itself, and answering /healthz now. */
-export function nodesAlive(cluster: FaultCluster): Promise<boolean[]> {
+export function nodesAlive(cluster: Pick<FaultCluster, 'nodes'>): Promise<boolean[]> {
   return Promise.all(
     cluster.nodes.map(
       async (n) => n.running && n.unexpectedExits.length === 0 && (await n.answers('/healthz')),
@@ -208,7 +219,7 @@ export function nodesAlive(cluster: FaultCluster): Promise<boolean[]> {
 }
 
 /** Why nodes are not alive: each exit nobody asked for (with the crash from its log), or no /healthz answer. */
-export function nodeProblems(cluster: FaultCluster, alive: boolean[]): string[] {
+export function nodeProblems(cluster: Pick<FaultCluster, 'nodes'>, alive: boolean[]): string[] {
   const problems: string[] = [];
   for (const [i, node] of cluster.nodes.entries()) {
     for (const exit of node.unexpectedExits) {

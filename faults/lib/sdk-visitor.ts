@@ -3,7 +3,7 @@
 // calls `send` and reads `messages` at the end.
 import { type ChatMessage, createWebchat, memoryStorage, type Webchat } from '@parley/webchat-sdk';
 import WebSocket from 'ws';
-import { contentOf } from './client-view.ts';
+import { contentOf, ShownTexts } from './client-view.ts';
 import {
   type SendRecord,
   SendsInFlight,
@@ -19,6 +19,8 @@ export class SdkVisitor implements Visitor {
   private readonly inFlight = new SendsInFlight();
   /** Final texts per message key, from `message:completed` (the SDK promises one per message). */
   private readonly completions = new Map<string, Set<string>>();
+  /** Every text shown for each message before it completed (see ShownTexts). */
+  private readonly shownTexts = new ShownTexts();
   private recoveryFailures = 0;
 
   constructor(
@@ -41,6 +43,12 @@ export class SdkVisitor implements Visitor {
       // Same cap as the centrifuge visitors (the client default grows to 20 s).
       centrifuge: { minReconnectDelay: 200, maxReconnectDelay: 5_000 },
     });
+    const showing = (message: ChatMessage) => {
+      if (message.id && message.status !== 'complete')
+        this.shownTexts.note(message.id, contentOf({ blocks: message.blocks as never }).text);
+    };
+    chat.on('message:added', showing);
+    chat.on('message:updated', showing);
     chat.on('message:completed', (message) => {
       const texts = this.completions.get(message.key) ?? new Set<string>();
       texts.add(`${message.text}\u0000${message.error?.code ?? ''}`);
@@ -86,7 +94,12 @@ export class SdkVisitor implements Visitor {
       kind: this.kind,
       conversationId: chat.conversation!.id,
       sends: this.sends,
-      view: chat.messages.filter((m) => m.id).map(shown),
+      view: chat.messages
+        .filter((m) => m.id)
+        .map((m) => ({
+          ...shown(m),
+          takenBack: m.status === 'complete' && this.shownTexts.takenBack(m.id!, shown(m).text),
+        })),
       conflictingCompletes: [...this.completions.entries()].filter(([, t]) => t.size > 1).map(([key]) => key),
       recoveryFailures: this.recoveryFailures,
     };

@@ -31,6 +31,8 @@ export interface ShownMessage {
   clientMessageId: string | null;
   text: string;
   errorCodes: string[];
+  /** Complete, with a text that does not begin with every text this client was shown for it before. */
+  takenBack?: boolean;
 }
 
 export interface VisitorRecord {

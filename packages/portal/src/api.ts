@@ -12,7 +12,7 @@ export class ApiError extends Error {
 }
 
 export interface SessionInfo {
-  user: { id: string; email: string; role: 'admin' | 'agent' };
+  user: { id: string; email: string; name: string | null; role: 'admin' | 'agent' };
   company: { id: string; name: string };
   csrf_token: string;
   expires_at: string;

@@ -9,31 +9,36 @@ import { renderConnectors } from './pages/connectors.ts';
 import { renderDigitalEmployees } from './pages/digital-employees.ts';
 import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
 import { renderInbox } from './pages/inbox.ts';
+import { renderProfile } from './pages/profile.ts';
 import { renderSignIn } from './pages/sign-in.ts';
 import { renderSystem } from './pages/system.ts';
+import { renderUsers } from './pages/users.ts';
 import { renderWebhooks } from './pages/webhooks.ts';
+import { PORTAL_PAGES, type PortalPagePath, SIGN_IN_PATH } from './pages.ts';
 import { navigate, onNavigate, type PageDef } from './router.ts';
 
-/** Every page, in navigation order. Settings pages are admin-only; the API refuses agents the same way. */
-const PAGES: PageDef[] = [
-  { path: '/portal/api-clients', title: 'API clients', roles: ['admin'], render: renderApiClients },
-  { path: '/portal/connectors', title: 'Connectors', roles: ['admin'], render: renderConnectors },
-  { path: '/portal/webhooks', title: 'Webhooks', roles: ['admin'], render: renderWebhooks },
-  { path: '/portal/company', title: 'Company', roles: ['admin'], render: renderCompany },
-  { path: '/portal/channels', title: 'Channels', roles: ['admin'], render: renderChannels },
-  {
-    path: '/portal/digital-employees',
-    title: 'Digital employees',
-    roles: ['admin'],
-    render: renderDigitalEmployees,
-  },
-  { path: '/portal/audit', title: 'Audit log', roles: ['admin'], render: renderAudit },
-  { path: '/portal/system', title: 'System', roles: ['admin'], render: renderSystem },
-  { path: '/portal/inbox', title: 'Inbox', roles: ['admin', 'agent'], render: renderInbox },
-];
+/** What renders each page of pages.ts: the type makes a page without its renderer (or the reverse) a compile error. */
+const RENDERERS: Record<PortalPagePath, PageDef['render']> = {
+  '/portal/api-clients': renderApiClients,
+  '/portal/connectors': renderConnectors,
+  '/portal/webhooks': renderWebhooks,
+  '/portal/company': renderCompany,
+  '/portal/users': renderUsers,
+  '/portal/channels': renderChannels,
+  '/portal/digital-employees': renderDigitalEmployees,
+  '/portal/audit': renderAudit,
+  '/portal/system': renderSystem,
+  '/portal/inbox': renderInbox,
+  '/portal/profile': renderProfile,
+};
+
+/** Every page, in navigation order (pages.ts, the list the server serves the SPA for). */
+const PAGES: PageDef[] = PORTAL_PAGES.map((page) => ({ ...page, render: RENDERERS[page.path] }));
 
 const root = document.getElementById('app')!;
 let session: SessionInfo | undefined;
+/** The page on screen, for redrawing the header when the session changes (a new display name). */
+let current: PageDef | undefined;
 
 function homeFor(s: SessionInfo): string {
   return PAGES.find((p) => p.roles.includes(s.user.role))?.path ?? '/portal/';
@@ -41,7 +46,7 @@ function homeFor(s: SessionInfo): string {
 
 async function render(): Promise<void> {
   if (!session) {
-    if (location.pathname !== '/portal/sign-in') history.replaceState(null, '', '/portal/sign-in');
+    if (location.pathname !== SIGN_IN_PATH) history.replaceState(null, '', SIGN_IN_PATH);
     renderSignIn(root, (s) => {
       session = s;
       useSession(s);
@@ -50,11 +55,12 @@ async function render(): Promise<void> {
     return;
   }
   const path = location.pathname.replace(/\/+$/, '') || '/portal';
-  if (path === '/portal' || path === '/portal/sign-in') {
+  if (path === '/portal' || path === SIGN_IN_PATH) {
     const home = homeFor(session);
     if (home !== '/portal/') return navigate(home, true);
   }
   const page = PAGES.find((p) => p.path === path);
+  current = page;
   const main = h('main', { id: 'main', tabindex: '-1' });
   root.replaceChildren(shell(session, page), main);
   document.title = `${page?.title ?? 'Portal'} · Parley`;
@@ -100,7 +106,11 @@ function shell(s: SessionInfo, current: PageDef | undefined): HTMLElement {
       'div',
       { class: 'bar' },
       h('span', { class: 'brand' }, 'Parley'),
-      h('span', { class: 'who' }, `${s.company.name} · ${s.user.email} (${s.user.role})`),
+      h(
+        'span',
+        { class: 'who' },
+        `${s.company.name} · ${s.user.name ? `${s.user.name} · ` : ''}${s.user.email} (${s.user.role})`,
+      ),
       signOut,
     ),
     links.length ? h('nav', { 'aria-label': 'Portal' }, h('ul', {}, ...links)) : null,
@@ -111,12 +121,16 @@ function shell(s: SessionInfo, current: PageDef | undefined): HTMLElement {
 function signedOut(): void {
   session = undefined;
   useSession(undefined);
-  navigate('/portal/sign-in', true);
+  navigate(SIGN_IN_PATH, true);
 }
 
 async function boot(): Promise<void> {
   onSessionLost(signedOut);
   onNavigate(() => void render());
+  // The profile or users page renamed the signed-in user: the header says the new name, the page stays as it is.
+  window.addEventListener('portal:session-changed', () => {
+    if (session) root.querySelector('header.top')?.replaceWith(shell(session, current));
+  });
   try {
     session = await api<SessionInfo>('GET', '/session');
     useSession(session);

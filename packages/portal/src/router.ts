@@ -1,12 +1,10 @@
 import type { SessionInfo } from './api.ts';
+import type { PortalPageEntry } from './pages.ts';
 
-export type Role = 'admin' | 'agent';
+export type { Role } from './pages.ts';
 
-export interface PageDef {
-  path: string;
-  title: string;
-  /** Roles that see this page (the API enforces the same rule; this only hides what would be refused). */
-  roles: Role[];
+/** A page of pages.ts with what renders it. */
+export interface PageDef extends PortalPageEntry {
   render(main: HTMLElement, session: SessionInfo): void | Promise<void>;
 }
 

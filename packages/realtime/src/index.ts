@@ -44,15 +44,18 @@ export { createJsonLogger, type Logger, silentLogger } from './engine/logger.ts'
 export type { RealtimeObserver, SentFrameType } from './engine/observer.ts';
 export type { ServerRefreshRequest, ServerSubscribeRequest } from './engine/server-side.ts';
 export type { RealtimeTransport } from './engine/transport.ts';
+export { COMMAND_METHODS, type CommandMethod } from './protocol/codec.ts';
 export {
   CLOSE_MESSAGE_TOO_BIG,
   DisconnectCode,
   ErrorCode,
   isTerminalDisconnect,
+  JSON_TOO_DEEP_ERROR_CODE,
   UNAVAILABLE_ERROR_CODE,
   UnsubscribeCode,
 } from './protocol/codes.ts';
 export { ClientError, DisconnectError } from './protocol/errors.ts';
+export { exceedsJsonDepth, MAX_JSON_DEPTH } from './protocol/json-depth.ts';
 export type {
   ProxyEndpointOptions,
   ProxyOptions,

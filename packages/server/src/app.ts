@@ -5,8 +5,10 @@ import { registerProblemHandlers } from './errors/problem.ts';
 import { type Readiness, registerHealthRoutes } from './health/health.routes.ts';
 import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import type { RouteEntry } from './http/route-methods.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
+import { registerLandingRoutes } from './landing/landing.routes.ts';
 import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
@@ -19,8 +21,19 @@ import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
 export interface BuiltApp {
   app: App;
   readiness: Readiness;
+  /**
+   * Starts the background work (context.ts `startServices`: signing-key reload, the webchat's broker and reply line,
+   * the webhook dispatcher) once the app is ready — every route, hook and schema compiled. Building starts nothing:
+   * call it after adding hooks and routes, before `listen`. Started earlier, their first store queries ran while the
+   * app was still being built, and that synchronous work (route and schema compilation, seconds on a busy machine)
+   * kept the event loop from the new PostgreSQL connection until its time-out had passed: a fresh start logged
+   * "could not claim webhook deliveries".
+   */
+  start(): Promise<void>;
   /** Graceful drain before closing: realtime clients move to other nodes, streaming replies finish (≤ graceMs). */
   drain(graceMs: number): Promise<void>;
+  /** Every registered route and method (the edge's index). */
+  routes(): RouteEntry[];
 }
 
 /**
@@ -50,7 +63,6 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   registerRequestMetrics(app, ctx.metrics);
   // A trace span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set (W3C traceparent accepted).
   registerRequestTracing(app, ctx.tracing);
-  await startServices(ctx);
   registerProblemHandlers(app);
   await registerOpenApi(app, ctx);
 
@@ -66,9 +78,15 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   registerWebchat(app, ctx.webchat, readiness);
   await registerPortal(app, ctx);
   registerWidgetAssets(app, ctx);
+  // `/` (links to the demo, the portal and /docs) and the icon.
+  registerLandingRoutes(app);
 
   const drain = async (graceMs: number) => {
     await Promise.all([ctx.webchat.drain(graceMs), ctx.webhooks.drain(graceMs)]);
   };
-  return { app, readiness, drain };
+  const start = async () => {
+    await app.ready();
+    await startServices(ctx);
+  };
+  return { app, readiness, drain, start, routes: edge.routes };
 }

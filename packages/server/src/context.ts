@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { AuditLog } from './audit/audit.service.ts';
 import { CompaniesService } from './companies/companies.service.ts';
@@ -92,8 +93,11 @@ export async function createContext(
   logger: Logger,
   options: ContextOptions = {},
 ): Promise<AppContext> {
+  // A data folder that appears while building is new: said once, with its path, so a mistyped PARLEY_DATA_DIR (or a
+  // copy run from elsewhere) never silently starts a second database and master key (docs/config.md "The data folder").
+  const dataDirExisted = existsSync(config.dataDir);
   const metrics = new Metrics();
-  const tracing = createTracing(config.otel);
+  const tracing = await createTracing(config.otel);
   const dbSystem = config.databaseUrl ? 'postgresql' : 'sqlite';
   // Every statement passes here: while tracing is off (the default) only the metric is taken.
   const onQuery = tracing.enabled
@@ -203,6 +207,9 @@ export async function createContext(
       destinations: integrations.destinations,
     });
     closers.push(() => webhooks.drain(0));
+    if (!dataDirExisted && existsSync(config.dataDir)) {
+      logger.warn({ dataDir: config.dataDir }, 'created a new data folder (PARLEY_DATA_DIR)');
+    }
     return {
       config,
       store,

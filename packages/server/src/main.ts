@@ -29,8 +29,9 @@ export async function startServer(): Promise<void> {
 /** One node: config → context → app → listen, and a graceful drain on SIGTERM/SIGINT. */
 async function startNode(config: Config, logger: Logger, recentErrors: RecentErrors): Promise<void> {
   const ctx = await createContext(config, logger, { recentErrors });
-  const { app, readiness, drain } = await buildApp(ctx);
+  const { app, readiness, drain, start } = await buildApp(ctx);
   app.addHook('onClose', async () => ctx.close());
+  await start();
 
   await app.listen({ port: config.port, host: config.host });
   logger.info(

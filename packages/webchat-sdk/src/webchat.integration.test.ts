@@ -70,7 +70,7 @@ describe('setup order and session context', () => {
   test('with a channel id, X-Channel-Id goes on every call and the list is that channel’s', async () => {
     const employee = await server.ctx.digitalEmployees.getDefault(companyId);
     const { ChannelsService } = await import('../../server/src/webchat/channels/channels.service.ts');
-    const channel = await new ChannelsService(server.ctx.store.db).create({
+    const channel = await new ChannelsService(server.ctx.store.db, server.ctx.store.dialect).create({
       companyId,
       name: 'Shop',
       digitalEmployeeId: employee.id,
@@ -114,7 +114,7 @@ describe('history', () => {
     const first = await webchats.start(new Wire(), { storage });
     await first.send('Who are you?');
     await replyAfter(first, 2);
-    await first.send('What is Parley?');
+    await first.send('What can you do?');
     await replyAfter(first, 3);
     const all = first.messages.map((m) => m.id);
     assert.equal(all.length, 5);
@@ -156,7 +156,7 @@ describe('history', () => {
       chat.messages.map((m) => m.text),
       firstTexts,
     );
-    await chat.send('What is Parley?');
+    await chat.send('What can you do?');
     await replyAfter(chat, 3);
     assert.equal(chat.conversation!.id, firstId);
   });
@@ -173,7 +173,7 @@ describe('streaming and events', () => {
     chat.on('message:completed', (message) => seen.push({ event: 'completed', message }));
     chat.on('typing', (change) => typing.push(change.typing));
 
-    const sent = await chat.send('What is Parley?');
+    const sent = await chat.send('What can you do?');
     assert.ok(sent.status === 'sent' || sent.status === 'complete');
     const [, reply] = await replyAfter(chat, 2);
     const replyEvents = seen.filter((e) => e.message.key === reply!.key);
@@ -182,7 +182,7 @@ describe('streaming and events', () => {
     assert.ok(partialTexts.length >= 2, `streamed in several partials (got ${partialTexts.length})`);
     for (let i = 1; i < partialTexts.length; i++)
       assert.ok(partialTexts[i]!.length >= partialTexts[i - 1]!.length, 'text only grows');
-    assert.ok(reply!.text.startsWith('Parley is'), reply!.text);
+    assert.ok(reply!.text.startsWith('I can answer common questions'), reply!.text);
     assert.deepEqual(typing, [true, false], 'typing indicator shown before text, then cleared');
     // One order for everyone: greeting, the visitor's message, the reply.
     assert.deepEqual(

@@ -44,13 +44,13 @@ test('with WebSocket blocked, the widget chats over HTTP-streaming and shows it'
   assert.ok(await page.locator('.transport').isVisible(), 'the panel names the fallback');
   assert.match((await page.locator('.transport').textContent()) ?? '', /HTTP streaming/);
 
-  await page.locator('textarea').fill('What is Parley?');
+  await page.locator('textarea').fill('What can you do?');
   await page.keyboard.press('Enter');
   const reply = replies.nth(1);
   await reply.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 20_000 });
   assert.match(
     (await reply.locator('.body').textContent()) ?? '',
-    /^Parley is a self-hostable webchat service/,
+    /^I can answer common questions about Demo/,
   );
   assert.equal(
     await page.locator('.msg.user').first().getAttribute('data-status'),

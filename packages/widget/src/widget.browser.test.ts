@@ -67,10 +67,10 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   assert.match(greeting, /Ava/);
 
   // Send with Enter; the visitor's message shows at once, then the reply streams in and completes.
-  await page.locator('textarea').fill('What is Parley?');
+  await page.locator('textarea').fill('What can you do?');
   await page.keyboard.press('Enter');
   await messages('user').first().waitFor();
-  assert.equal(await messages('user').first().locator('.body').textContent(), 'What is Parley?');
+  assert.equal(await messages('user').first().locator('.body').textContent(), 'What can you do?');
   const reply = messages('digital_employee').nth(1);
   const growth: string[] = [];
   await reply.waitFor({ timeout: 20_000 });
@@ -82,16 +82,16 @@ test('the widget chats, streams, resumes after reload, survives going offline an
     await page.waitForTimeout(15);
   }
   const finalText = await lastReplyWhenComplete(2);
-  assert.match(finalText, /^Parley is a self-hostable webchat service/);
+  assert.match(finalText, /^I can answer common questions about Demo/);
   assert.ok(growth.length >= 3, `the reply grew on screen in steps (${growth.length} distinct texts)`);
-  // Markdown became elements: **digital employee** is bold.
-  assert.equal(await reply.locator('strong').first().textContent(), 'digital employee');
+  // Markdown became elements: **human** is bold.
+  assert.equal(await reply.locator('strong').first().textContent(), 'human');
   // The live region announces the completed reply (not each partial).
   await page.waitForFunction(() =>
     (
       document.querySelector('[data-parley-widget]')?.shadowRoot?.querySelector('[aria-live="polite"]')
         ?.textContent ?? ''
-    ).includes('Parley is a self-hostable'),
+    ).includes('I can answer common questions about Demo'),
   );
   await shot('2-reply-complete');
 

@@ -22,6 +22,8 @@ const KNOWN_TYPES = [
   'portal.signed_in',
   'portal.sign_in_failed',
   'portal.signed_out',
+  'portal_user.created',
+  'portal_user.renamed',
   'api_client.created',
   'api_client.deleted',
   'token.issued',

@@ -78,7 +78,7 @@ export async function renderSystem(main: HTMLElement): Promise<void> {
     ),
     titledSection(
       'system-errors',
-      'Recent warnings and errors (this node)',
+      'Your recent warnings and errors (this node)',
       h(
         'table',
         { class: 'data' },
@@ -118,7 +118,11 @@ export async function renderSystem(main: HTMLElement): Promise<void> {
             h(
               'tr',
               {},
-              h('td', { colspan: 5, class: 'muted' }, 'Nothing logged above info since this node started.'),
+              h(
+                'td',
+                { colspan: 5, class: 'muted' },
+                'Nothing of your company logged above info since this node started.',
+              ),
             ),
           ]),
     );

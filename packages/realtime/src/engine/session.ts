@@ -9,9 +9,16 @@ import {
   encodeMessagePush,
   encodeReply,
   encodeUnsubscribePush,
+  isTooDeep,
   PING_FRAME,
 } from '../protocol/codec.ts';
-import { DisconnectCode, disconnectReason, UnsubscribeCode, unsubscribeReason } from '../protocol/codes.ts';
+import {
+  DisconnectCode,
+  disconnectReason,
+  JSON_TOO_DEEP_ERROR_CODE,
+  UnsubscribeCode,
+  unsubscribeReason,
+} from '../protocol/codes.ts';
 import { ClientError, DisconnectError, isBrokerUnavailable, toClientError } from '../protocol/errors.ts';
 import { type ProxiedRefresh, proxyRefresh, proxySubRefresh } from '../proxy/calls.ts';
 import type { ResolvedProxyEndpoint } from '../proxy/options.ts';
@@ -228,6 +235,7 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
     const started = observer === undefined ? 0 : performance.now();
     let errorCode: number | undefined;
     try {
+      if (isTooDeep(command)) throw new ClientError(JSON_TOO_DEEP_ERROR_CODE, 'json too deep');
       await this.dispatchCommand(this, method, id, command);
     } catch (error) {
       errorCode = this.handleCommandError(method, id, error);

@@ -79,6 +79,10 @@ describe('one node', () => {
     assert.equal(get.status, 405);
     await get.body?.cancel();
     assert.equal((await api(server, 'publish', '{"channel":')).status, 400);
+    // JSON nested past the limit (docs/protocol.md "JSON nesting") is refused before it is read: 400, not 500.
+    const deep = (n: number) => `{"channel":"chat:x","data":${'['.repeat(n)}${']'.repeat(n)}}`;
+    assert.equal((await api(server, 'publish', deep(20_000))).status, 400);
+    assert.equal((await api(server, 'publish', deep(63))).status, 200);
   });
 
   test('publish returns the stream position and subscribers receive the data', async () => {
@@ -303,7 +307,9 @@ describe('subscribe, refresh, batch and rpc (Centrifugo v6 methods)', () => {
         null,
       ],
     });
-    const { replies } = (sequential.json as { result: { replies: Array<Record<string, unknown>> } }).result;
+    // Exactly Centrifugo v6's BatchResponse: `replies` at the top, no `result` around it.
+    assert.deepEqual(Object.keys(sequential.json as object), ['replies']);
+    const { replies } = sequential.json as { replies: Array<Record<string, unknown>> };
     assert.equal(replies.length, 7);
     assert.equal((replies[0]!.publish as { offset: number }).offset, 1);
     assert.equal((replies[1]!.publish as { offset: number }).offset, 2);
@@ -319,12 +325,14 @@ describe('subscribe, refresh, batch and rpc (Centrifugo v6 methods)', () => {
       parallel: true,
       commands: [{ info: {} }, { channels: {} }],
     });
-    const result = (parallel.json as { result: { replies: Array<Record<string, unknown>> } }).result;
+    const result = parallel.json as { replies: Array<Record<string, unknown>> };
     assert.deepEqual(
       result.replies.map((r) => Object.keys(r)[0]),
       ['info', 'channels'],
     );
-    assert.equal((await api(server, 'batch', { commands: 'x' })).status, 200);
+    assert.deepEqual((await api(server, 'batch', {})).json, { replies: [] });
+    // A body that is no BatchRequest is HTTP 400, as any body Centrifugo cannot decode.
+    assert.equal((await api(server, 'batch', { commands: 'x' })).status, 400);
   });
 
   test('rpc has no registered methods: 104 (404 in transport mode)', async () => {

@@ -7,6 +7,7 @@ import type { EngineCore } from '../engine/core.ts';
 import { encodePresence, encodePublications, toStreamPosition } from '../protocol/codec.ts';
 import { DisconnectCode, ErrorCode, UNAVAILABLE_ERROR_CODE, UnsubscribeCode } from '../protocol/codes.ts';
 import { ClientError, isBrokerUnavailable, toClientError } from '../protocol/errors.ts';
+import { exceedsJsonDepth } from '../protocol/json-depth.ts';
 import { TokenError } from '../tokens/jwt.ts';
 import { parseOverride } from '../tokens/verifier.ts';
 
@@ -60,6 +61,7 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Body> 
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();
   if (text === '') return {};
+  if (exceedsJsonDepth(text)) throw new BadRequestBody('JSON nested too deeply');
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -291,8 +293,9 @@ const METHODS: Record<string, Method> = {
   },
 
   async batch(node, body) {
-    const commands = body.commands;
-    if (!Array.isArray(commands)) throw new ClientError(ErrorCode.badRequest);
+    const commands = body.commands ?? [];
+    // Centrifugo v6 cannot decode such a body into a BatchRequest: HTTP 400, like any undecodable body.
+    if (!Array.isArray(commands)) throw new BadRequestBody('commands must be an array');
     const run = (command: unknown) => runBatchCommand(node, command);
     // `parallel: true` runs the commands at once; otherwise one after another, in order (Centrifugo `Batch`).
     const replies =
@@ -305,6 +308,12 @@ const METHODS: Record<string, Method> = {
     return `{"replies":[${replies.join(',')}]}`;
   },
 };
+
+/**
+ * Methods whose answer is their response object itself, not `{"result": …}`: Centrifugo v6 answers `batch` with
+ * its BatchResponse, `{"replies":[…]}` (one reply per command, in order), which `cent`, `gocent` and `phpcent` read.
+ */
+const UNWRAPPED = new Set(['batch']);
 
 /** The methods a batch may hold, in the order Centrifugo looks for them in a command. */
 const BATCH_METHODS = [
@@ -406,8 +415,13 @@ export async function handleApiRequest(
     return true;
   }
   try {
-    send(response, 200, `{"result":${await method(node, body)}}`);
+    const result = await method(node, body);
+    send(response, 200, UNWRAPPED.has(name) ? result : `{"result":${result}}`);
   } catch (error) {
+    if (error instanceof BadRequestBody) {
+      send(response, 400, 'Bad Request\n', 'text/plain');
+      return true;
+    }
     const apiError = asApiError(core, error);
     if (core.options.apiTransportErrorMode || request.headers['x-centrifugo-error-mode'] === 'transport') {
       send(response, httpStatusOf(apiError.protocolCode), errorJson(apiError));

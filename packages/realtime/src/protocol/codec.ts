@@ -1,5 +1,6 @@
 import type { ClientInfo, Publication, StreamPosition } from '../broker/types.ts';
 import type { ClientError } from './errors.ts';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.ts';
 
 /**
  * JSON protocol framing (docs/protocol.md "Frames"): a WebSocket text frame carries one or more JSON objects
@@ -64,7 +65,7 @@ export type CommandMethod =
   | 'sub_refresh';
 
 /** Method fields in PROTO order; the first non-null one wins (docs/protocol.md "Commands and replies"). */
-const METHODS: readonly CommandMethod[] = [
+export const COMMAND_METHODS: readonly CommandMethod[] = [
   'connect',
   'subscribe',
   'unsubscribe',
@@ -81,7 +82,7 @@ const METHODS: readonly CommandMethod[] = [
 
 /** The method of a command, `pong` for the empty command, or `undefined` when it names no known method. */
 export function commandMethod(command: Command): CommandMethod | 'pong' | undefined {
-  for (const method of METHODS) {
+  for (const method of COMMAND_METHODS) {
     const value = command[method];
     if (value !== undefined && value !== null) return method;
   }
@@ -108,6 +109,22 @@ export class FrameDecodeError extends Error {
 }
 
 /**
+ * Commands whose JSON nests deeper than `MAX_JSON_DEPTH` (not counting the command's own two levels,
+ * `{"publish":{…}}`): decoded only for their id and method, answered 400 "json too deep" by the session before any
+ * handler reads them (docs/protocol.md "JSON nesting").
+ */
+const TOO_DEEP = new WeakSet<Command>();
+
+/** The levels of a command around its `data`: the command object and its method's request object. */
+const COMMAND_LEVELS = 2;
+
+export function markTooDeep(command: Command): void {
+  TOO_DEEP.add(command);
+}
+
+export const isTooDeep = (command: Command): boolean => TOO_DEEP.has(command);
+
+/**
  * Splits a frame into commands. Blank lines are skipped (the Go decoder tolerates one trailing `\n`); anything that
  * is not a JSON object is a decode error, which the session answers with close 3501.
  */
@@ -120,6 +137,8 @@ export function decodeFrame(text: string): Command[] {
     const line = text.slice(start, end);
     start = end + 1;
     if (line.trim() === '') continue;
+    // Parsing any depth is safe (V8's JSON.parse does not recurse); reading the result is what must not happen.
+    const tooDeep = exceedsJsonDepth(line, MAX_JSON_DEPTH + COMMAND_LEVELS);
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -133,6 +152,7 @@ export function decodeFrame(text: string): Command[] {
     if (id !== undefined && (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 0xffffffff)) {
       throw new FrameDecodeError('command id must be a uint32');
     }
+    if (tooDeep) markTooDeep(value as Command);
     commands.push(value as Command);
   }
   return commands;

@@ -51,6 +51,13 @@ export type ErrorCodeName = keyof typeof ErrorCode;
  */
 export const UNAVAILABLE_ERROR_CODE = 503;
 
+/**
+ * Not a Centrifugo code either: a command whose JSON nests deeper than `MAX_JSON_DEPTH` (protocol/json-depth.ts)
+ * is answered 400 "json too deep" before anything reads its data — Centrifugo keeps `data` as raw bytes and never
+ * walks it, this engine parses it. In the application range like 503, and final: the same command fails again.
+ */
+export const JSON_TOO_DEEP_ERROR_CODE = 400;
+
 export const ERROR_MESSAGES: ReadonlyMap<number, string> = messagesOf(ERROR_ROWS, [
   UNAVAILABLE_ERROR_CODE,
   'service unavailable',

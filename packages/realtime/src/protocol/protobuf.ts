@@ -1,8 +1,9 @@
 import protobuf from 'protobufjs';
 import type { ClientInfo, Publication } from '../broker/types.ts';
-import type { Command } from './codec.ts';
+import { type Command, markTooDeep } from './codec.ts';
 import { ErrorCode } from './codes.ts';
 import { ClientError } from './errors.ts';
+import { exceedsJsonDepth } from './json-depth.ts';
 import { protocolType } from './schema.ts';
 
 /**
@@ -131,11 +132,17 @@ function parseJsonBytes(item: unknown): unknown {
   const bytes = item as Uint8Array;
   if (bytes.length === 0) return undefined;
   try {
-    return JSON.parse(UTF8.decode(bytes));
+    const text = UTF8.decode(bytes);
+    // Never parsed: the command is answered 400 "json too deep" without its data (codec.ts `markTooDeep`).
+    if (exceedsJsonDepth(text)) return TOO_DEEP_DATA;
+    return JSON.parse(text);
   } catch {
     return new InvalidData(bytes);
   }
 }
+
+/** Stands in for `bytes` whose JSON nests deeper than `MAX_JSON_DEPTH`; its command is marked too deep. */
+const TOO_DEEP_DATA = Symbol('too deep');
 
 const TO_OBJECT: protobuf.IConversionOptions = { longs: Number };
 
@@ -146,7 +153,15 @@ export function decodeProtobufCommands(data: Uint8Array): Command[] {
   try {
     while (reader.pos < reader.len) {
       const message = COMMAND.decodeDelimited(reader);
-      commands.push(convertMessage(COMMAND, COMMAND.toObject(message, TO_OBJECT), parseJsonBytes) as Command);
+      let tooDeep = false;
+      const command = convertMessage(COMMAND, COMMAND.toObject(message, TO_OBJECT), (item) => {
+        const value = parseJsonBytes(item);
+        if (value !== TOO_DEEP_DATA) return value;
+        tooDeep = true;
+        return undefined;
+      }) as Command;
+      if (tooDeep) markTooDeep(command);
+      commands.push(command);
     }
   } catch (error) {
     throw new ProtobufDecodeError(`malformed protobuf command: ${(error as Error).message}`);

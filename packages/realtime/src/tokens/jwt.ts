@@ -5,6 +5,7 @@ import {
   timingSafeEqual,
   verify as verifySignature,
 } from 'node:crypto';
+import { exceedsJsonDepth } from '../protocol/json-depth.ts';
 
 /**
  * Compact JWS (RFC 7515 §7.1) decoding and signature checks with node:crypto only, synchronous on purpose: an
@@ -53,9 +54,12 @@ const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 function decodeJsonSegment(segment: string, what: string): Record<string, unknown> {
   if (!BASE64URL.test(segment)) throw new TokenError('token_invalid', `malformed ${what}`);
+  const text = Buffer.from(segment, 'base64url').toString('utf8');
+  // Claims are read and re-serialised (`info`, `data`): nesting past the limit is refused before anything walks it.
+  if (exceedsJsonDepth(text)) throw new TokenError('token_invalid', `${what} nests too deeply`);
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw new TokenError('token_invalid', `malformed ${what}`);
   }

@@ -1,3 +1,4 @@
+import { exceedsJsonDepth } from '../protocol/json-depth.ts';
 import { type JwtKeys, loadPublicKey, TokenError, verifyJwt } from './jwt.ts';
 
 /**
@@ -90,6 +91,7 @@ function rawJsonClaim(claims: Record<string, unknown>, name: string): string | u
   const b64 = optionalString(claims, `b64${name}`);
   if (b64 !== undefined && b64 !== '') {
     const text = Buffer.from(b64, 'base64').toString('utf8');
+    if (exceedsJsonDepth(text)) invalid(`b64${name} nests too deeply`);
     try {
       return JSON.stringify(JSON.parse(text));
     } catch {

@@ -1,5 +1,3 @@
-import { closeOnSignals, runStandalone } from '@parley/realtime';
-import { standaloneMetrics } from '../metrics/standalone-metrics.ts';
 import { type Command, requireString } from './command.ts';
 
 /**
@@ -16,6 +14,9 @@ export const realtimeCommand: Command<undefined> = {
   },
   needsContext: false,
   async run(options) {
+    // The engine loads when this command runs, not when `parley` starts for another command.
+    const { closeOnSignals, runStandalone } = await import('@parley/realtime');
+    const { standaloneMetrics } = await import('../metrics/standalone-metrics.ts');
     const port = options.port === undefined ? undefined : Number(options.port);
     const overrides = { metrics: standaloneMetrics(), ...(port === undefined ? {} : { port }) };
     closeOnSignals(await runStandalone(requireString(options, 'config'), overrides));

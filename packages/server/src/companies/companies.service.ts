@@ -20,8 +20,13 @@ export type CompanyCreatedHook = (trx: Transaction<Database>, company: Company) 
 
 export const COMPANY_NAME_MAX = 200;
 
+/** How many ids `exists` remembers before it starts over. */
+const KNOWN_COMPANIES = 10_000;
+
 export class CompaniesService {
   private readonly onCreated: CompanyCreatedHook[] = [];
+  /** Ids found to exist. Companies are never deleted, so a yes stays true; a no is asked again each time. */
+  private readonly known = new Set<string>();
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -49,6 +54,20 @@ export class CompaniesService {
     if (!isUuid(id)) return undefined;
     const row = await this.db.selectFrom('companies').selectAll().where('id', '=', id).executeTakeFirst();
     return row && toCompany(row);
+  }
+
+  /**
+   * Whether a company exists: what a signed token naming a company is checked against before anything is written
+   * for it (docs/design.md "Tokens naming a company"), cheap once an id was seen.
+   */
+  async exists(id: string): Promise<boolean> {
+    if (this.known.has(id)) return true;
+    if (!isUuid(id)) return false;
+    const row = await this.db.selectFrom('companies').select('id').where('id', '=', id).executeTakeFirst();
+    if (!row) return false;
+    if (this.known.size >= KNOWN_COMPANIES) this.known.clear();
+    this.known.add(id);
+    return true;
   }
 
   async get(id: string): Promise<Company> {

@@ -3,14 +3,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './load.ts';
 
 describe('config', () => {
-  it('defaults to the embedded setup: :8080, ./data, SQLite, memory broker', () => {
+  it('defaults to the embedded setup: :8080, data/ of the installation, SQLite, memory broker', () => {
     const config = loadConfig({});
     assert.equal(config.port, 8080);
     assert.equal(config.host, '0.0.0.0');
-    assert.equal(config.dataDir, './data');
+    assert.equal(config.dataDir, fileURLToPath(new URL('../../../../data', import.meta.url)));
     assert.equal(config.databaseUrl, undefined);
     assert.equal(config.redisUrl, undefined);
     assert.equal(config.publicUrl, 'http://localhost:8080');

@@ -1,15 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Value } from '@sinclair/typebox/value';
-import type { ErrorCode } from '../errors/codes.ts';
+import { installationRoot, resolveDataDir } from './data-folder.ts';
+import { ConfigError } from './errors.ts';
 import { type Config, ConfigSchema } from './schema.ts';
 
-export class ConfigError extends Error {
-  readonly code = 'invalid_config' satisfies ErrorCode;
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  }
-}
+export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 
@@ -62,12 +58,19 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
   const publicUrl = configuredUrl ?? `http://localhost:${port}`;
   const databaseUrl = overrides.databaseUrl ?? str(env.DATABASE_URL);
   const redisUrl = overrides.redisUrl ?? str(env.REDIS_URL);
+  const configuredDataDir = overrides.dataDir ?? str(env.PARLEY_DATA_DIR);
+  const dataDir = resolveDataDir(configuredDataDir, installationRoot());
+  if (dataDir === undefined) {
+    throw new ConfigError([
+      `/dataDir: ${configuredDataDir === undefined ? 'PARLEY_DATA_DIR is not set' : `PARLEY_DATA_DIR "${configuredDataDir}" is relative`} and the installation folder (the one with Parley's package.json) cannot be found to resolve it from; set PARLEY_DATA_DIR to an absolute path`,
+    ]);
+  }
   const raw = {
     port,
     host: str(env.HOST),
     publicUrl,
     publicUrlConfigured: configuredUrl !== undefined,
-    dataDir: str(env.PARLEY_DATA_DIR),
+    dataDir,
     databaseUrl,
     redisUrl,
     workers: int(env.PARLEY_WORKERS) ?? defaultWorkers(databaseUrl, redisUrl),
@@ -104,6 +107,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),
       replyLeaseMs: int(env.PARLEY_WEBCHAT_REPLY_LEASE_MS),
+      replyStoreWaitMs: int(env.PARLEY_WEBCHAT_REPLY_STORE_WAIT_MS),
     },
     oauth: {
       audience: str(env.PARLEY_TOKEN_AUDIENCE) ?? publicUrl,
@@ -145,7 +149,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       checkTimeoutMs: int(env.PARLEY_CONNECTOR_CHECK_TIMEOUT_MS),
     },
   };
-  return parseConfig(deepMerge(stripUndefined(raw), overrides));
+  return parseConfig(deepMerge(stripUndefined(raw), { ...overrides, dataDir }));
 }
 
 /** One worker per core when every worker can be a full node of one cluster (PostgreSQL and Redis), else one. */

@@ -15,7 +15,11 @@ export const ConfigSchema = Type.Object(
      * When it was not, the URLs handed to browsers (realtime, demo page) follow the host each request came in on.
      */
     publicUrlConfigured: Type.Boolean({ default: false }),
-    dataDir: Type.String({ minLength: 1, default: './data' }),
+    /**
+     * The data folder, absolute: loadConfig resolves PARLEY_DATA_DIR (default `data`) against the installation root,
+     * never the working directory (data-folder.ts).
+     */
+    dataDir: Type.String({ minLength: 1 }),
     /** postgres://… selects PostgreSQL; unset means SQLite in dataDir. */
     databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
     /** redis://… selects the Redis broker, presence and shared rate-limit state; unset means in-memory. */
@@ -119,6 +123,11 @@ export const ConfigSchema = Type.Object(
        * dies mid-reply, another one finishes the message and answers the queued ones within about this time.
        */
       replyLeaseMs: Type.Integer({ minimum: 300, maximum: 600_000, default: 6_000 }),
+      /**
+       * How long a streaming reply waits for a database that is away (to store its completion) before it is left
+       * to a takeover, which ends it with `reply_interrupted`.
+       */
+      replyStoreWaitMs: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 120_000 }),
     }),
     oauth: Type.Object({
       /** `aud` of access tokens and the audience the bearer check requires (RFC 9068 §3). Defaults to publicUrl. */

@@ -2,13 +2,7 @@ import { type Command, requireString, UsageError } from '../cli/command.ts';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import { addMasterKeyVersion, loadMasterKeys, writeMasterKeyFile } from './master-keys.ts';
-import {
-  type ColumnRewrapReport,
-  type ColumnVersionCount,
-  countSealedByMasterVersion,
-  findUnregisteredSealedValues,
-  rewrapSealedColumns,
-} from './sealed-columns.ts';
+import type { ColumnRewrapReport, ColumnVersionCount } from './sealed-columns.ts';
 import { Sealer } from './sealing.ts';
 
 /**
@@ -61,6 +55,8 @@ const rotate: Command<RotateResult> = {
     }
     const sealer = source === 'file' ? new Sealer(addMasterKeyVersion(ctx!.config.dataDir)) : ctx!.sealer;
     let reports: ColumnRewrapReport[] = [];
+    // Loaded when the command runs, not when `parley` starts: `--help` and the other commands need none of it.
+    const { rewrapSealedColumns } = await import('./sealed-columns.ts');
     for (let pass = 0; pass < REWRAP_PASSES; pass++) {
       const run = await rewrapSealedColumns(ctx!.store.db, sealer, ctx!.sealedColumns);
       reports = pass === 0 ? run : mergeReports(reports, run);
@@ -136,6 +132,7 @@ async function usageOf(
   unregistered: ColumnVersionCount[];
   versionsInUse: number[];
 }> {
+  const { countSealedByMasterVersion, findUnregisteredSealedValues } = await import('./sealed-columns.ts');
   const registered = await countSealedByMasterVersion(ctx.store.db, sealer, ctx.sealedColumns);
   const unregistered = await findUnregisteredSealedValues(
     ctx.store.db,

@@ -4,58 +4,56 @@ import { now } from '../storage/columns.ts';
 import type { DigitalEmployeeSettings } from './digital-employees.settings.ts';
 
 /**
- * The builtin digital employee every company starts with, so a fresh install chats out of the box. Its answers are
- * about Parley itself and point the operator at what to configure next.
+ * The builtin digital employee every company starts with, so a fresh install chats out of the box. It speaks for
+ * the company it serves — its name is in the greeting and the answers — says what it can do (answer common
+ * questions, bring in a person from the team), and never talks about the software it runs on: visitors of a shop
+ * want the shop, not Parley. Companies replace its answers with their own in the portal.
  */
 export const DEFAULT_DIGITAL_EMPLOYEE_NAME = 'Ava';
 
-export const DEFAULT_SETTINGS: DigitalEmployeeSettings = {
-  greeting: "Hi, I'm Ava 👋 How can I help you today?",
-  answers: [
-    {
-      question: 'Who are you?',
-      keywords: ['who are you', 'your name', 'are you a bot', 'are you human', 'robot'],
-      answer:
-        "I'm **Ava**, this site's built-in digital employee. I answer common questions, and a human agent can take over the conversation at any time.",
-    },
-    {
-      question: 'Can I talk to a human?',
-      keywords: ['human', 'agent', 'person', 'someone', 'operator', 'representative'],
-      answer:
-        "Of course. Leave your question here and a human agent will pick up this conversation; you'll see their reply right in this chat.",
-    },
-    {
-      question: 'What is Parley?',
-      keywords: ['parley', 'what is this', 'what can you do', 'help'],
-      answer:
-        'Parley is a self-hostable webchat service: visitors chat with a **digital employee** (a builtin bot, your own webhook or an OpenAI-compatible model), and human agents can take over at any time.',
-    },
-    {
-      question: 'How do I connect my own bot or model?',
-      keywords: ['bot', 'webhook', 'openai', 'llm', 'model', 'connect', 'configure', 'setup', 'set up'],
-      answer:
-        'Create a connector (`parley connectors create --type webhook|openai --url … --api-key …`), then a digital employee that uses it (`parley digital-employees create --responder webhook|openai --connector <id> --default`).',
-    },
-    {
-      question: 'Is my data safe?',
-      keywords: ['privacy', 'data', 'secure', 'security', 'gdpr', 'safe'],
-      answer:
-        'Parley is self-hosted, so conversations stay on servers the site owner runs. Connector API keys are encrypted at rest and are never shown again after they are set.',
-    },
-    {
-      question: 'Hello',
-      keywords: ['hello', 'hi', 'hey', 'good morning', 'good afternoon', 'good evening'],
-      answer: 'Hello! Ask me anything, or type **human** to reach a person.',
-    },
-    {
-      question: 'Thank you',
-      keywords: ['thanks', 'thank you', 'thx', 'cheers'],
-      answer: "You're welcome! Is there anything else I can help you with?",
-    },
-  ],
-  fallback:
-    "I'm not sure I understood that. I can tell you what Parley is, how to connect your own bot, or get a human agent for you — just ask.",
-};
+/**
+ * The default builtin settings for a company called `company`. The name goes in as the operator wrote it (it is theirs,
+ * like the answers they may write instead): not escaped, since the widget's markdown subset shows a backslash escape
+ * literally, and "Acme Inc." must not read "Acme Inc\.".
+ */
+export function defaultSettingsFor(company: string): DigitalEmployeeSettings {
+  return {
+    greeting: `Hi, I'm Ava, ${company}'s digital assistant 👋 I can answer common questions and connect you with someone from the ${company} team. How can I help?`,
+    answers: [
+      {
+        question: 'Who are you?',
+        keywords: ['who are you', 'your name', 'are you a bot', 'are you human', 'robot'],
+        answer: `I'm **Ava**, ${company}'s digital assistant. I answer common questions here, and someone from the ${company} team can take over this conversation at any time.`,
+      },
+      {
+        question: 'Can I talk to a human?',
+        keywords: ['human', 'agent', 'person', 'someone', 'operator', 'representative'],
+        answer: `Of course. Leave your question here and someone from the ${company} team will pick up this conversation; you'll see their reply right in this chat.`,
+      },
+      {
+        question: 'What can you do?',
+        keywords: ['what can you do', 'what is this', 'how does this work', 'help'],
+        answer: `I can answer common questions about ${company}, and bring in a person from the team whenever you like: type your question, or **human** to reach a person.`,
+      },
+      {
+        question: 'What happens to my messages?',
+        keywords: ['privacy', 'data', 'secure', 'security', 'gdpr', 'safe'],
+        answer: `This chat is run by ${company}: your messages are kept so that the team can answer you, and ${company}'s privacy policy says how your data is handled.`,
+      },
+      {
+        question: 'Hello',
+        keywords: ['hello', 'hi', 'hey', 'good morning', 'good afternoon', 'good evening'],
+        answer: `Hello! How can I help you today? Type **human** at any time to reach someone from the ${company} team.`,
+      },
+      {
+        question: 'Thank you',
+        keywords: ['thanks', 'thank you', 'thx', 'cheers'],
+        answer: "You're welcome! Is there anything else I can help you with?",
+      },
+    ],
+    fallback: `I'm not sure I understood that. I can answer common questions about ${company}, or get someone from the team for you: just type **human**.`,
+  };
+}
 
 export function defaultDigitalEmployeeFor(company: Company) {
   const timestamp = now();
@@ -67,7 +65,7 @@ export function defaultDigitalEmployeeFor(company: Company) {
     connectorId: null,
     model: null,
     systemPrompt: null,
-    settings: structuredClone(DEFAULT_SETTINGS),
+    settings: defaultSettingsFor(company.name),
     createdAt: timestamp,
     updatedAt: timestamp,
   };

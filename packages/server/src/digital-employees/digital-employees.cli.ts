@@ -1,5 +1,5 @@
 import { type Command, requireString } from '../cli/command.ts';
-import { digitalEmployeeToJson } from './digital-employees.service.ts';
+import type { digitalEmployeeToJson } from './digital-employees.service.ts';
 
 const optionalString = (value: string | boolean | undefined): string | undefined =>
   typeof value === 'string' ? value : undefined;
@@ -53,6 +53,8 @@ const list: Command<{ digital_employees: Array<ReturnType<typeof digitalEmployee
     const companyId = requireString(options, 'company');
     await ctx!.companies.get(companyId);
     const employees = await ctx!.digitalEmployees.list(companyId);
+    // Loaded when the command runs, not when `parley` starts: `--help` and the other commands need none of it.
+    const { digitalEmployeeToJson } = await import('./digital-employees.service.ts');
     return { digital_employees: employees.map(digitalEmployeeToJson) };
   },
   format: (r) =>

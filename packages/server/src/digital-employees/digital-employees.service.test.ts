@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import * as m081 from '../storage/migrations/081_neutral_default_digital_employee.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { ChannelsService } from '../webchat/channels/channels.service.ts';
-import { DEFAULT_DIGITAL_EMPLOYEE_NAME } from './default-digital-employee.ts';
+import { DEFAULT_DIGITAL_EMPLOYEE_NAME, defaultSettingsFor } from './default-digital-employee.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`digital employees service (${database})`, () => {
@@ -27,10 +28,46 @@ for (const database of TEST_DATABASES) {
       assert.equal(ava.responder, 'builtin');
       assert.equal(ava.isDefault, true);
       assert.equal(ava.connectorId, null);
-      assert.match(ava.settings.greeting ?? '', /Ava/);
+      assert.match(ava.settings.greeting ?? '', /^Hi, I'm Ava, Acme's digital assistant/);
       assert.ok((ava.settings.answers ?? []).length >= 3);
-      assert.ok(ava.settings.fallback);
+      assert.match(ava.settings.fallback ?? '', /Acme/);
+      assert.deepEqual(ava.settings, defaultSettingsFor('Acme'));
       assert.deepEqual(await service().getDefault(company.id), ava);
+    });
+
+    it('migration 081 gives the neutral default to employees still holding the old text, and only to them', async () => {
+      const db = server.ctx.store.db;
+      const setSettings = (id: string, settings: object) =>
+        db
+          .updateTable('digital_employees')
+          .set({ settings: JSON.stringify(settings) })
+          .where('id', '=', id)
+          .execute();
+      const settingsOf = async (id: string) =>
+        JSON.parse(
+          (
+            await db
+              .selectFrom('digital_employees')
+              .select('settings')
+              .where('id', '=', id)
+              .executeTakeFirstOrThrow()
+          ).settings,
+        );
+      const old = await server.ctx.companies.create('Old Shop');
+      const oldAva = (await service().getDefault(old.id)).id;
+      await setSettings(oldAva, m081.OLD_DEFAULT);
+      const edited = await server.ctx.companies.create('Edited Shop');
+      const editedAva = (await service().getDefault(edited.id)).id;
+      const customised = { ...m081.OLD_DEFAULT, greeting: 'Welcome to Edited Shop!' };
+      await setSettings(editedAva, customised);
+
+      await m081.up(db);
+      assert.deepEqual(await settingsOf(oldAva), defaultSettingsFor('Old Shop'));
+      assert.deepEqual(await settingsOf(editedAva), customised, "an operator's text is kept");
+
+      await m081.down(db);
+      assert.deepEqual(await settingsOf(oldAva), m081.OLD_DEFAULT);
+      assert.deepEqual(await settingsOf(editedAva), customised);
     });
 
     it('creates the default inside the company transaction: a failing later hook leaves no digital employee behind', async () => {
@@ -136,7 +173,7 @@ for (const database of TEST_DATABASES) {
       });
       const extra = await service().create({ companyId: company.id, name: 'Extra', responder: 'builtin' });
       const routed = await service().create({ companyId: company.id, name: 'Routed', responder: 'builtin' });
-      await new ChannelsService(server.ctx.store.db).create({
+      await new ChannelsService(server.ctx.store.db, server.ctx.store.dialect).create({
         companyId: company.id,
         name: 'Site',
         digitalEmployeeId: routed.id,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Company } from '../companies/companies.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
+import { lockCompany } from '../companies/company-lock.ts';
 import { requireCompany } from '../companies/require-company.ts';
 import { now, toBool } from '../storage/columns.ts';
 import { compileOnce } from '../storage/compiled.ts';
@@ -109,7 +110,7 @@ export class DigitalEmployeesService {
     });
     const timestamp = now();
     return this.db.transaction().execute(async (trx) => {
-      await this.lockCompany(trx, input.companyId);
+      await lockCompany(trx, this.dialect, input.companyId);
       const hasDefault = await findDefaultRow(trx, input.companyId);
       const isDefault = input.isDefault === true || !hasDefault;
       if (isDefault) await clearDefault(trx, input.companyId);
@@ -184,51 +185,57 @@ export class DigitalEmployeesService {
     return fromRow(row);
   }
 
+  /**
+   * Makes it the company's default. Decided under the company's lock (companies/company-lock.ts), like `remove`: a
+   * digital employee deleted meanwhile is not found, rather than the company left without a default.
+   */
   async setDefault(companyId: string, id: string): Promise<DigitalEmployee> {
-    await this.get(companyId, id);
-    await this.db.transaction().execute(async (trx) => {
-      await this.lockCompany(trx, companyId);
+    if (!isUuid(companyId) || !isUuid(id)) throw new DigitalEmployeeNotFoundError();
+    return this.db.transaction().execute(async (trx) => {
+      await lockCompany(trx, this.dialect, companyId);
+      const row = await findRow(trx, companyId, id);
+      if (!row) throw new DigitalEmployeeNotFoundError();
+      if (toBool(row.is_default)) return fromRow(row);
+      const updatedAt = now();
       await clearDefault(trx, companyId);
       await trx
         .updateTable('digital_employees')
-        .set({ is_default: 1, updated_at: now() })
+        .set({ is_default: 1, updated_at: updatedAt })
         .where('company_id', '=', companyId)
         .where('id', '=', id)
         .execute();
+      return { ...fromRow(row), isDefault: true, updatedAt };
     });
-    return this.get(companyId, id);
   }
 
   /**
    * Removes a digital employee. The default cannot be removed (make another one the default first), nor one a
-   * channel routes to. Its past conversations keep their messages; a reply they still need fails visibly.
+   * channel routes to. Its past conversations keep their messages; a reply they still need fails visibly. Decided
+   * under the company's lock (companies/company-lock.ts), which `setDefault` and channel creation take too: neither
+   * can make the checks below false before the row is gone.
    */
   async remove(companyId: string, id: string): Promise<void> {
-    const employee = await this.get(companyId, id);
-    if (employee.isDefault) throw new DefaultRequiredError();
-    // A channel routing to it would start conversations nobody answers; re-route the channel first.
-    const channel = await this.db
-      .selectFrom('channels')
-      .select('id')
-      .where('company_id', '=', companyId)
-      .where('digital_employee_id', '=', id)
-      .executeTakeFirst();
-    if (channel) throw new DigitalEmployeeInUseError();
-    await this.db
-      .deleteFrom('digital_employees')
-      .where('company_id', '=', companyId)
-      .where('id', '=', id)
-      .execute();
-  }
-
-  /**
-   * Serialises default changes of one company. PostgreSQL (READ COMMITTED) would otherwise let two concurrent
-   * "make X the default" transactions each clear the old default and then collide on the one-default index; SQLite
-   * already runs write transactions one at a time.
-   */
-  private async lockCompany(trx: Db, companyId: string): Promise<void> {
-    if (this.dialect !== 'postgres') return;
-    await trx.selectFrom('companies').select('id').where('id', '=', companyId).forUpdate().execute();
+    if (!isUuid(companyId) || !isUuid(id)) throw new DigitalEmployeeNotFoundError();
+    await this.db.transaction().execute(async (trx) => {
+      await lockCompany(trx, this.dialect, companyId);
+      const row = await findRow(trx, companyId, id);
+      if (!row) throw new DigitalEmployeeNotFoundError();
+      if (toBool(row.is_default)) throw new DefaultRequiredError();
+      // A channel routing to it would start conversations nobody answers; re-route the channel first.
+      const channel = await trx
+        .selectFrom('channels')
+        .select('id')
+        .where('company_id', '=', companyId)
+        .where('digital_employee_id', '=', id)
+        .executeTakeFirst();
+      if (channel) throw new DigitalEmployeeInUseError();
+      await trx
+        .deleteFrom('digital_employees')
+        .where('company_id', '=', companyId)
+        .where('id', '=', id)
+        .where('is_default', '=', 0)
+        .execute();
+    });
   }
 
   private async validated(input: {
@@ -348,6 +355,15 @@ function validateSystemPrompt(responder: ResponderKind, prompt: string | null): 
     );
   }
   return prompt;
+}
+
+async function findRow(db: Db, companyId: string, id: string): Promise<Row | undefined> {
+  return db
+    .selectFrom('digital_employees')
+    .selectAll()
+    .where('company_id', '=', companyId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 async function findDefaultRow(db: Db, companyId: string): Promise<Row | undefined> {

@@ -25,6 +25,9 @@ export const ERROR_CODES = [
   'broker_unavailable',
   'company_not_found',
   'invalid_name',
+  // Idempotency-Key on message posts (idempotency/idempotent-post.ts).
+  'idempotency_key_reused',
+  'idempotency_key_in_use',
   // Operations (metrics/metrics.routes.ts).
   'metrics_token_invalid',
   // Token endpoint (RFC 6749 §5.2 `error`; oauth/oauth-errors.ts).
@@ -119,6 +122,7 @@ export const ERROR_CODES = [
   'weak_password',
   'invalid_role',
   'email_taken',
+  'user_not_found',
   'invalid_origin',
   // The CLI's own: a malformed command line (exit code 2), an invalid configuration, a sealed value that does not
   // open during `master-key rotate`.

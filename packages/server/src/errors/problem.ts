@@ -1,3 +1,4 @@
+import { MAX_JSON_DEPTH } from '@parley/realtime';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ROUTER_OPTIONS } from '../http/route-methods.ts';
 import { UNSAFE_TEXT_MESSAGE } from '../http/unsafe-text.ts';
@@ -72,6 +73,14 @@ export const unsafeText = (part: RequestPart, field: string): AppError =>
     errors: [{ field, in: part, message: UNSAFE_TEXT_MESSAGE }],
   });
 
+const JSON_TOO_DEEP_MESSAGE = `must not nest arrays and objects deeper than ${MAX_JSON_DEPTH} levels`;
+
+/** JSON nested deeper than the limit (docs/design.md "JSON nesting"), at `field` of `part`. */
+export const jsonTooDeep = (part: RequestPart, field: string): AppError =>
+  new AppError(400, 'validation_failed', `Invalid ${PART_NAMES[part]}: ${field} ${JSON_TOO_DEEP_MESSAGE}.`, {
+    errors: [{ field, in: part, message: JSON_TOO_DEEP_MESSAGE }],
+  });
+
 /** A `%` escape that is not `%XX`, or escapes that do not decode to UTF-8 (RFC 3986 §2.1, §2.5). */
 /** Headers or body not received in time (src/http/time-limits.ts); the connection is closed after the answer. */
 export const requestTimedOut = (): AppError =>
@@ -94,6 +103,27 @@ export const methodNotAllowed = (method: string, allowed: string[]): AppError =>
   );
 
 /**
+ * At most this many schema errors are reported (`errors[]`, the detail): a body of 100,000 wrong items would
+ * otherwise cost seconds of CPU and answer tens of megabytes (the schemas validate with `allErrors`).
+ */
+export const MAX_REPORTED_ERRORS = 20;
+
+/**
+ * Fastify's schema error message, from the first `MAX_REPORTED_ERRORS` errors only (Fastify's own formatter joins
+ * them all); the problem body is built by `toAppError` from the errors themselves.
+ */
+export function formatSchemaErrors(
+  errors: ReadonlyArray<{ instancePath?: string; message?: string }>,
+  dataVar: string,
+): Error {
+  const shown = errors
+    .slice(0, MAX_REPORTED_ERRORS)
+    .map((e) => `${dataVar}${e.instancePath ?? ''} ${e.message}`);
+  const more = errors.length - shown.length;
+  return new Error(`${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''}`);
+}
+
+/**
  * Translates framework errors (schema validation, body parsing, payload size, unknown content type) into stable
  * problem codes, so callers never see Fastify's own wording as a contract.
  */
@@ -103,15 +133,16 @@ export function toAppError(error: FastifyError | Error): AppError | undefined {
   if (unavailable) return unavailable;
   const fe = error as FastifyError;
   if (fe.validation) {
-    const errors = fe.validation.map((v) => ({
+    const errors = fe.validation.slice(0, MAX_REPORTED_ERRORS).map((v) => ({
       field: fieldOf(v.instancePath, v.params as Record<string, unknown>),
       message: v.message ?? 'is invalid',
     }));
+    const more = fe.validation.length - errors.length;
     const where = fe.validationContext ?? 'request';
     return new AppError(
       400,
       'validation_failed',
-      `The ${where} is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}.`,
+      `The ${where} is invalid: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}${more > 0 ? `; and ${more} more` : ''}.`,
       {
         errors,
       },

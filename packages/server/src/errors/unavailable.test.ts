@@ -7,11 +7,17 @@ import { dependencyUnavailable, RETRY_AFTER_SECONDS } from './unavailable.ts';
 const coded = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
 
 describe('dependencyUnavailable tells an outage from a bug', () => {
-  it('answers a lost or refused store as 503 store_unavailable with Retry-After', () => {
+  it('answers a lost or refused store, a full disk and every other store write failure as 503 store_unavailable with Retry-After', () => {
     for (const error of [
       coded('ECONNREFUSED'),
       coded('57P01', 'terminating connection due to administrator command'),
       coded('SQLITE_BUSY'),
+      coded('SQLITE_FULL', 'database or disk is full'),
+      coded('SQLITE_IOERR_WRITE', 'disk I/O error'),
+      coded('SQLITE_READONLY_DBMOVED', 'attempt to write a readonly database'),
+      coded('53100', 'could not extend file: No space left on device'),
+      coded('58030', 'could not write to file'),
+      coded('25006', 'cannot execute INSERT in a read-only transaction'),
       new Error('Connection terminated unexpectedly'),
       new Error('query failed', { cause: coded('08006') }),
     ]) {

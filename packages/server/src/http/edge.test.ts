@@ -225,6 +225,75 @@ for (const database of TEST_DATABASES) {
       });
     });
 
+    describe('JSON nested deeper than 64 levels: 400 validation_failed on every route, never a 5xx', () => {
+      /** `depth` levels of arrays and objects, alternating, as text (the value itself could not be serialised). */
+      const nested = (depth: number) =>
+        `${'[{"a":'.repeat(Math.floor(depth / 2))}${depth % 2 ? '[' : ''}1${depth % 2 ? ']' : ''}${'}]'.repeat(Math.floor(depth / 2))}`;
+      const postRaw = (path: string, body: string, headers: Record<string, string> = {}) =>
+        http(url(path), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        });
+      const tooDeep = (res: HttpResult) => {
+        assertProblem(res, 400, 'validation_failed');
+        assert.deepEqual(res.body.errors, [
+          { field: '(body)', in: 'body', message: 'must not nest arrays and objects deeper than 64 levels' },
+        ]);
+      };
+
+      it('refuses bodies of 65, 4,000 and 100,000 levels on authenticated, unauthenticated, lenient and unknown routes', async () => {
+        await withoutErrorLogs(async () => {
+          for (const depth of [65, 4_000, 100_000]) {
+            const body = nested(depth);
+            tooDeep(await postRaw('/portal/api/session', body));
+            tooDeep(await postRaw(`/platform/v1/conversations/${conversationId}/messages`, body, bearer));
+            tooDeep(await postRaw('/sdk/v1/conversations', body, sdkHeaders));
+            // A scope with its own (lenient) JSON parser, and a path no route takes.
+            tooDeep(
+              await http(url('/integrations/v1/connectors/api-keys/00000000-0000-4000-8000-000000000000'), {
+                method: 'PUT',
+                headers: { 'content-type': 'application/json', ...bearer },
+                body,
+              }),
+            );
+            tooDeep(await postRaw('/no/such/route', body));
+          }
+        });
+      });
+
+      it('lets 64 levels through to the route, which judges the body as usual', async () => {
+        const res = await withoutErrorLogs(() =>
+          postRaw('/portal/api/session', `{"email":"a@acme.test","password":"x","extra":${nested(63)}}`),
+        );
+        assert.notEqual(
+          res.body.errors?.[0]?.message,
+          'must not nest arrays and objects deeper than 64 levels',
+        );
+        assert.ok(res.status < 500, res.text);
+      });
+
+      it('refuses a header value holding JSON deeper than 64 levels, and passes one of 64', async () => {
+        await withoutErrorLogs(async () => {
+          const deep = await http(url('/sdk/v1/conversations'), {
+            headers: { ...sdkHeaders, 'x-context': nested(65) },
+          });
+          assertProblem(deep, 400, 'validation_failed');
+          assert.deepEqual(deep.body.errors, [
+            {
+              field: 'x-context',
+              in: 'headers',
+              message: 'must not nest arrays and objects deeper than 64 levels',
+            },
+          ]);
+          const fine = await http(url('/sdk/v1/conversations'), {
+            headers: { ...sdkHeaders, 'x-context': nested(64) },
+          });
+          assert.equal(fine.status, 200, fine.text);
+        });
+      });
+    });
+
     describe('framework errors are problems with stable codes', () => {
       it('answers a malformed percent-encoding in the path or the query with 400 malformed_url', async () => {
         for (const path of [
@@ -292,6 +361,21 @@ for (const database of TEST_DATABASES) {
         assert.equal(res.headers.get('allow'), 'POST');
         assert.equal(res.body.error, 'invalid_request');
         assert.match(res.headers.get('x-request-id') ?? '', UUID);
+      });
+
+      it('reports at most 20 schema errors, however many items a body gets wrong', async () => {
+        const body = `{"blocks":[${Array(100_000).fill('{}').join(',')}]}`;
+        const res = await withoutErrorLogs(() =>
+          http(url(`/platform/v1/conversations/${conversationId}/messages`), {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...bearer },
+            body,
+          }),
+        );
+        assertProblem(res, 400, 'validation_failed');
+        assert.equal(res.body.errors.length, 20);
+        assert.match(res.body.detail, /; and \d+ more\.$/);
+        assert.ok(res.text.length < 10_000, `a short answer, not ${res.text.length} bytes`);
       });
 
       it('answers unparsable bodies, oversized headers and malformed HTTP with problems', async () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { exceedsJsonDepth } from '@parley/realtime';
 import type {
   FastifyError,
   FastifyReply,
@@ -13,6 +14,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import {
+  formatSchemaErrors,
+  jsonTooDeep,
   malformedUrl,
   methodNotAllowed,
   type RequestPart,
@@ -33,8 +36,9 @@ import {
   capForwardedUpgrades,
   tooManyConnections,
 } from './connection-limits.ts';
+import { useJsonBodyParser } from './json-body.ts';
 import { genReqId, REQUEST_ID_HEADER, requestIdOf } from './request-id.ts';
-import { ROUTER_OPTIONS, RouteMethods } from './route-methods.ts';
+import { ROUTER_OPTIONS, type RouteEntry, RouteMethods } from './route-methods.ts';
 import { type TimeLimitOptions, timeLimitOptions, watchBodies } from './time-limits.ts';
 import type { App } from './types.ts';
 import { findUnsafeText } from './unsafe-text.ts';
@@ -43,7 +47,8 @@ import { findUnsafeText } from './unsafe-text.ts';
  * The HTTP edge: what every request meets before (and instead of) a route. One place for the rules that hold on
  * every route —
  * - every response carries `X-Request-Id`, and every log line about the request carries it as `request_id`;
- * - text with U+0000 or an unpaired surrogate is refused as `validation_failed` (src/http/unsafe-text.ts);
+ * - text with U+0000 or an unpaired surrogate is refused as `validation_failed` (src/http/unsafe-text.ts), and so
+ *   is JSON nesting deeper than 64 levels in a body (src/http/json-body.ts) or a header value;
  * - text bodies are read onto V8's heap, never kept as socket chunks (body-text.ts);
  * - errors raised before routing (bad percent-encoding, over-long parameters, malformed HTTP) are problems;
  * - a path that exists without the request's method answers 405 with `Allow`; `OPTIONS` answers 204 with `Allow`;
@@ -62,10 +67,13 @@ export interface Edge {
     | 'routerOptions'
     | 'frameworkErrors'
     | 'clientErrorHandler'
+    | 'schemaErrorFormatter'
   > &
     TimeLimitOptions;
   /** Installs the hooks and the not-found handler; call before any route is registered. */
   register(app: App): void;
+  /** Every route the app registered (the index behind 405 and OPTIONS), e.g. for a suite that tries each one. */
+  routes(): RouteEntry[];
 }
 
 /** The settings the edge enforces (docs/config.md "HTTP edge"). */
@@ -112,15 +120,17 @@ export function createEdge(logger: Logger, settings: EdgeSettings, events?: Edge
         sendProblem(reply, appError ?? internalError());
       },
       clientErrorHandler: createClientErrorHandler(routes, logger),
+      // A body of 100,000 wrong items must not be answered with 100,000 messages (errors/problem.ts).
+      schemaErrorFormatter: formatSchemaErrors,
     },
     register(app) {
       app.addHook('onRoute', (route) => routes.record(route));
       watchBodies(app.server, settings.http.bodyTimeoutMs, bodyTimedOut);
       closeIdleWhileClosing(app);
-      // Text bodies are held on V8's heap while they arrive (body-text.ts): JSON through Fastify's own parser
-      // (`__proto__` and `constructor` keys refused), plain text as it is.
-      app.removeContentTypeParser(['application/json', 'text/plain']);
-      app.addContentTypeParser('application/json', parseBodyText(app.getDefaultJsonParser('error', 'error')));
+      // JSON bodies of every route: nesting limited before they are parsed (http/json-body.ts). Plain text as it
+      // is; both held on V8's heap while they arrive (body-text.ts).
+      useJsonBodyParser(app);
+      app.removeContentTypeParser('text/plain');
       app.addContentTypeParser(
         'text/plain',
         parseBodyText((_request, body, done) => done(null, body)),
@@ -132,6 +142,7 @@ export function createEdge(logger: Logger, settings: EdgeSettings, events?: Edge
         if (!hasWellFormedQuery(request.url)) return done(malformedUrl());
         done(
           unsafeTextIn(request.headers, 'headers') ??
+            deepJsonHeaderIn(request.headers) ??
             unsafeTextIn(request.query, 'querystring') ??
             unsafeTextIn(request.params, 'params'),
         );
@@ -166,6 +177,7 @@ export function createEdge(logger: Logger, settings: EdgeSettings, events?: Edge
         return sendProblem(reply, methodNotAllowed(request.method, allowed));
       });
     },
+    routes: () => routes.list(),
   };
 }
 
@@ -192,6 +204,21 @@ function unsafeTextIn(value: unknown, part: RequestPart): AppError | undefined {
   if (field === undefined) return undefined;
   // `*` is the wildcard parameter of the not-found route and of catch-all routes: the path itself.
   return unsafeText(part, field === '' ? `(${part})` : part === 'params' && field === '*' ? '(path)' : field);
+}
+
+/**
+ * The refusal for a header whose value is JSON nesting deeper than the limit (docs/design.md "JSON nesting"): no
+ * route reads such a value, but none may ever walk one either.
+ */
+function deepJsonHeaderIn(headers: IncomingHttpHeaders): AppError | undefined {
+  for (const name in headers) {
+    const value = headers[name];
+    for (const text of Array.isArray(value) ? value : [value]) {
+      if (text !== undefined && (text[0] === '[' || text[0] === '{') && exceedsJsonDepth(text))
+        return jsonTooDeep('headers', name);
+    }
+  }
+  return undefined;
 }
 
 /**

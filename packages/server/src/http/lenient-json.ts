@@ -1,26 +1,15 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError, UnsupportedMediaTypeError } from '../errors/app-error.ts';
-import { parseBodyText } from './body-text.ts';
+import { UnsupportedMediaTypeError } from '../errors/app-error.ts';
+import { useJsonBodyParser } from './json-body.ts';
 import type { App } from './types.ts';
 
 /**
  * Within `scope` (an encapsulated plugin), a JSON content type with an empty body parses as no body instead of
  * failing: clients commonly send `Content-Type: application/json` on bodiless POSTs (a check, a rotation).
- * Malformed JSON is still 400 `invalid_json`.
+ * Malformed JSON is still 400 `invalid_json`, and nesting is limited as everywhere (http/json-body.ts).
  */
 export function acceptEmptyJsonBodies(scope: App): void {
-  scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser(
-    'application/json',
-    parseBodyText((_request, body, done) => {
-      if (body === '') return done(null, undefined);
-      try {
-        done(null, JSON.parse(body));
-      } catch {
-        done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
-      }
-    }),
-  );
+  useJsonBodyParser(scope, { allowEmpty: true });
 }
 
 /** 415 for anything but `application/json` (parameters such as charset allowed), before the body is validated. */

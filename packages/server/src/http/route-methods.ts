@@ -35,9 +35,16 @@ type RecordedRoute = Pick<RouteOptions, 'method' | 'url' | 'config' | 'prefixTra
  * header lists (RFC 9110 §15.5.6) and what an `OPTIONS` answers (§9.3.7). Fastify's own router answers only
  * "found or not" for one method, so a router of the same patterns, one tree per method, answers "which methods".
  */
+/** One registered method of a route pattern (`/platform/v1/conversations/:id`). */
+export interface RouteEntry {
+  method: string;
+  url: string;
+}
+
 export class RouteMethods {
   private readonly router = FindMyWay(ROUTER_OPTIONS);
   private readonly methods = new Set<Method>();
+  private readonly entries: RouteEntry[] = [];
 
   /** Records a route as `onRoute` sees it. OPTIONS routes (CORS preflights) do not make a path exist. */
   record(route: RecordedRoute): void {
@@ -49,8 +56,14 @@ export class RouteMethods {
       urls.push(`${route.url}/`);
     for (const method of methods) {
       this.methods.add(method);
+      this.entries.push({ method, url: route.url });
       for (const url of urls) this.add(method, url);
     }
+  }
+
+  /** Every route and method registered (OPTIONS and method-refusing routes left out), in registration order. */
+  list(): RouteEntry[] {
+    return [...this.entries];
   }
 
   /** The methods `path` (a request URL; a query string is ignored) has, HEAD wherever GET is; none when unknown. */

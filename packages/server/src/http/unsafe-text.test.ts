@@ -31,3 +31,23 @@ describe('unsafe text (U+0000 and unpaired surrogates)', () => {
     assert.equal(findUnsafeText(undefined), undefined);
   });
 });
+
+describe('unsafe text at any depth', () => {
+  /** `depth` arrays around `leaf`, built without recursion (as a parser would hand it over). */
+  const nest = (depth: number, leaf: unknown): unknown => {
+    let value = leaf;
+    for (let i = 0; i < depth; i++) value = i % 2 === 0 ? [value] : { k: value };
+    return value;
+  };
+
+  it('walks 50,000 levels without growing the call stack, and still reports the first offender in document order', () => {
+    assert.equal(findUnsafeText(nest(50_000, 'fine')), undefined);
+    const path = findUnsafeText(nest(50_000, 'x\u0000'));
+    assert.ok(path?.endsWith('.0.k.0'), 'the path of the deep string');
+    assert.equal(
+      findUnsafeText({ first: [{ 'bad\u0000key': 1 }], second: '\u0000' }),
+      'first.0.bad\uFFFDkey',
+    );
+    assert.equal(findUnsafeText({ 'a\u0000': 'x\u0000' }), 'a\uFFFD', 'a key before its own value');
+  });
+});

@@ -18,23 +18,38 @@ export function isUnsafeString(text: string): boolean {
  * The path of the first string in `value` (at any depth, object keys included) that breaks the rule, or
  * `undefined` when every string is safe. Paths read like validation fields: `author.name`, `blocks.0.content`;
  * an offending key is named with its unsafe characters replaced by U+FFFD, so the answer never echoes them.
+ * Walked with a stack of its own, not by recursion: however deep `value` nests, the call stack does not grow.
  */
 export function findUnsafeText(value: unknown, path = ''): string | undefined {
   if (typeof value === 'string') return isUnsafeString(value) ? path : undefined;
-  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnsafeText(value[i], join(path, String(i)));
-      if (found !== undefined) return found;
+  // Depth-first, in document order: a key is checked just before its value is walked.
+  const pending: Step[] = [{ value, path }];
+  for (let step = pending.pop(); step !== undefined; step = pending.pop()) {
+    const item = step.value;
+    if (step.key !== undefined) {
+      if (isUnsafeString(step.key)) return join(step.path, replaceUnsafe(step.key));
+    } else if (typeof item === 'string') {
+      if (isUnsafeString(item)) return step.path;
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--)
+        pending.push({ value: item[i], path: join(step.path, String(i)) });
+    } else if (item !== null && typeof item === 'object' && !ArrayBuffer.isView(item)) {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        pending.push({ value: child, path: join(step.path, key) });
+        pending.push({ value: undefined, path: step.path, key });
+      }
     }
-    return undefined;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    if (isUnsafeString(key)) return join(path, replaceUnsafe(key));
-    const found = findUnsafeText(item, join(path, key));
-    if (found !== undefined) return found;
   }
   return undefined;
+}
+
+/** One value still to look at, or (with `key`) one object key to check. */
+interface Step {
+  value: unknown;
+  path: string;
+  key?: string;
 }
 
 const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);

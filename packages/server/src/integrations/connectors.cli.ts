@@ -1,6 +1,6 @@
 import { type Command, requireString } from '../cli/command.ts';
 import { connectorTypeNames } from './connector-types.ts';
-import { connectorView } from './connectors.schemas.ts';
+import type { connectorView } from './connectors.schemas.ts';
 
 const CLI_ACTOR = { actor: 'cli' };
 
@@ -42,6 +42,8 @@ const list: Command<{ connectors: ReturnType<typeof connectorView>[] }> = {
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
     await ctx!.companies.get(companyId);
+    // Loaded when the command runs, not when `parley` starts: `--help` and the other commands need none of it.
+    const { connectorView } = await import('./connectors.schemas.ts');
     return { connectors: (await ctx!.connectors.list(companyId)).map(connectorView) };
   },
   format: (r) =>

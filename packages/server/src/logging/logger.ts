@@ -54,8 +54,9 @@ export function loggerOptions(level: string): LoggerOptions {
 export function unredactedTwin(logger: Logger): Logger {
   const destination = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
   const { redact: _, ...options } = loggerOptions(logger.level);
-  // With the bindings of `logger` (a worker's `worker`, say), which a new root logger would not have.
-  return pino(options, destination).child(logger.bindings());
+  // With the bindings of `logger`: its base (`service`) and what children added (a worker's `worker`, say). The twin
+  // has no base of its own, or every line would carry `service` twice (once from the base, once from the bindings).
+  return pino({ ...options, base: null }, destination).child(logger.bindings());
 }
 
 /** `json`: one JSON object per line; `pretty`: lines for reading (logging/pretty.ts); `auto`: pretty on a terminal. */

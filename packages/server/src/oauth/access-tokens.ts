@@ -78,7 +78,7 @@ interface CachedPrincipal {
  * Validates access tokens as RFC 9068 §4 and RFC 8725 §3 ask, in this order: compact JWS syntax; `typ` is at+jwt;
  * the key is ours, found by `kid`; the token's `alg` is the algorithm bound to that key; the signature; `iss`
  * exact; `aud` contains our audience; `exp` in the future and `iat` not in the future (with clock tolerance); the
- * claims Parley needs are present. Verified tokens are cached by their exact string until `exp` (bounded LRU), so a
+ * claims Parley needs are present; the company it names exists. Verified tokens are cached by their exact string until `exp` (bounded LRU), so a
  * client reusing its token for an hour pays for one signature check per node.
  */
 export class AccessTokenVerifier {
@@ -89,6 +89,8 @@ export class AccessTokenVerifier {
   constructor(
     private readonly keys: SigningKeyStore,
     private readonly config: Config,
+    /** Whether the company a token names exists (CompaniesService.exists). */
+    private readonly companyExists: (companyId: string) => Promise<boolean>,
     /** The clock `exp` and `iat` are checked against (ms since the epoch); tests move it instead of waiting. */
     private readonly clock: () => number = Date.now,
   ) {
@@ -121,6 +123,9 @@ export class AccessTokenVerifier {
       throw new InvalidAccessTokenError('bad_signature');
     this.stats.verified++;
     const claims = checkClaims(payload, this.config, nowSeconds, tolerance);
+    // A token signed with our key but naming no company (one minted by hand, say) is no valid token: refused here,
+    // never a foreign-key failure in whatever the request would have written.
+    if (!(await this.companyExists(claims.company_id))) throw new InvalidAccessTokenError('unknown_company');
     const principal: Principal = {
       clientId: claims.client_id,
       companyId: claims.company_id,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,9 +61,10 @@ async function startScopedServer(
     },
   );
   const ctx = await createContext(config, createLogger('silent'), { schema });
-  const { app } = await buildApp(ctx);
+  const { app, start } = await buildApp(ctx);
   addScopedRoute(app);
   app.addHook('onClose', async () => ctx.close());
+  await start();
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -281,6 +282,24 @@ for (const database of TEST_DATABASES) {
       assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(foreign)));
     });
 
+    it('401 invalid_token for a token signed with our key that names a company that does not exist, never a 500', async () => {
+      const unknown = forge(
+        server,
+        validClaims(server, client, { company_id: randomUUID(), scope: 'connector:write webhooks:write' }),
+      );
+      assertInvalidToken(await http(`${server.baseUrl}${WHOAMI}`, bearer(unknown)));
+      // A write that would attach a row to that company (a foreign key to nothing) is refused the same way.
+      const write = await http(`${server.baseUrl}/platform/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${unknown}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: 'https://hooks.example/x', events: ['conversation.created'] }),
+      });
+      assertInvalidToken(write);
+      // The same token for the client's real company is fine.
+      const real = forge(server, validClaims(server, client, { scope: 'connector:write webhooks:write' }));
+      assert.equal((await http(`${server.baseUrl}${WHOAMI}`, bearer(real))).status, 200);
+    });
+
     it('401 invalid_token for a wrong issuer or audience', async () => {
       for (const overrides of [
         { iss: 'https://evil.example' },
@@ -355,7 +374,12 @@ describe('bearer auth verification cache', () => {
   it('a cached token still stops working at its exp', async () => {
     // The server's key store, and a verifier on a clock the test moves (the server's own runs on Date.now).
     let clock = Date.now();
-    const verifier = new AccessTokenVerifier(server.ctx.oauth.keys, server.config, () => clock);
+    const verifier = new AccessTokenVerifier(
+      server.ctx.oauth.keys,
+      server.config,
+      (id) => server.ctx.companies.exists(id),
+      () => clock,
+    );
     const exp = Math.floor(clock / 1000) + 2;
     const shortLived = forge(server, validClaims(server, client, { exp }));
     await verifier.verify(shortLived);

@@ -1,7 +1,8 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { App } from '../http/types.ts';
+import { attributeToCompany } from '../logging/request-company.ts';
 import { InvalidAccessTokenError } from './access-tokens.ts';
 import { REALM } from './oauth-errors.ts';
 import type { Principal } from './principal.ts';
@@ -42,8 +43,9 @@ export function registerBearerAuth(app: App, ctx: AppContext): void {
     if (required === undefined) return;
     // The API reference tells clients which operations need a bearer token (OpenAPI `security`).
     route.schema = { ...route.schema, security: route.schema?.security ?? [{ bearer: [] }] };
-    const bearerStep = async (request: FastifyRequest) => {
+    const bearerStep = async (request: FastifyRequest, reply: FastifyReply) => {
       const principal = await authenticate(request, (token) => verifier.verify(token));
+      attributeToCompany(request, reply, principal.companyId);
       if (required !== null && !principal.scopes.includes(required)) {
         throw new BearerError('insufficient_scope', `This request needs the scope ${required}.`, required);
       }

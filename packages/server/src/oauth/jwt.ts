@@ -1,4 +1,5 @@
 import { createHash, type KeyObject, sign, verify } from 'node:crypto';
+import { exceedsJsonDepth } from '@parley/realtime';
 
 /**
  * Compact JWS (RFC 7515 §7.1) with node:crypto directly: synchronous and several times faster than WebCrypto-based
@@ -66,9 +67,14 @@ const SEGMENT = /^[A-Za-z0-9_-]+$/;
 export function decodeJws(token: string): DecodedJws | undefined {
   const parts = token.split('.');
   if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p))) return undefined;
+  const [headerText, payloadText] = [parts[0]!, parts[1]!].map((p) =>
+    Buffer.from(p, 'base64url').toString('utf8'),
+  );
+  // Claims are read and re-serialised: nesting past the limit is not a JWS we read (docs/design.md "JSON nesting").
+  if (exceedsJsonDepth(headerText!) || exceedsJsonDepth(payloadText!)) return undefined;
   try {
-    const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8'));
-    const payload = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+    const header = JSON.parse(headerText!);
+    const payload = JSON.parse(payloadText!);
     if (!isObject(header) || !isObject(payload)) return undefined;
     return { header, payload };
   } catch {

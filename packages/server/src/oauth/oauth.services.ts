@@ -45,7 +45,7 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
     clients: new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit),
     keys,
     issuer: new AccessTokenIssuer(keys, deps.config),
-    verifier: new AccessTokenVerifier(keys, deps.config),
+    verifier: new AccessTokenVerifier(keys, deps.config, (id) => deps.companies.exists(id)),
     auditBatcher,
     close: async () => {
       keys.stop();

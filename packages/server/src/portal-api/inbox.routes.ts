@@ -4,6 +4,9 @@ import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../http/keyset-cursor.ts';
 import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { answerIdempotently, IdempotencyKeyHeaders } from '../idempotency/idempotent-post.ts';
+import { displayNameOf } from '../users/display-name.ts';
+import type { PortalUser } from '../users/users.service.ts';
 import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
 import {
   type Conversation,
@@ -14,7 +17,6 @@ import type { AgentMessageInput } from '../webchat/conversations/conversation-co
 import type { MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
-import { agentDisplayName } from '../webchat/routing/routing.service.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
 import { pageLimit } from './pagination.ts';
 import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
@@ -77,10 +79,10 @@ const ReadBody = Type.Optional(
 /** Realtime subjects of portal users are namespaced so they can never equal a visitor's X-Session-Id. */
 const realtimeSubject = (userId: string) => `portal-user:${userId}`;
 
-/** The agent as visitors see them on their messages: the same display name routing gives the agent. */
-const agentAuthor = (user: { id: string; email: string }): MessageAuthor => ({
+/** The agent as visitors see them on their messages: their display name (users/display-name.ts), as routing shows it. */
+const agentAuthor = (user: PortalUser): MessageAuthor => ({
   id: `user:${user.id}`,
-  name: agentDisplayName(user.email),
+  name: displayNameOf(user),
 });
 
 /**
@@ -127,7 +129,7 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
     '/inbox/conversations/:id/handover',
     { config: any, schema: { params: IdParams } },
     async (request) => {
-      const agentName = agentDisplayName(sessionOf(request).user.email);
+      const agentName = displayNameOf(sessionOf(request).user);
       return platformConversationView(
         await webchat.commands.handover(companyOf(request), request.params.id, agentName, actor(request)),
       );
@@ -160,19 +162,18 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
 
   app.post(
     '/inbox/conversations/:id/messages',
-    { config: any, schema: { params: IdParams, body: Reply } },
-    async (request, reply) => {
-      const snapshot = await webchat.commands.post(
-        companyOf(request),
-        request.params.id,
-        {
-          blocks: replyBlocks(request.body),
-          author: agentAuthor(sessionOf(request).user),
-        },
-        actor(request),
-      );
-      return reply.status(201).send(snapshot);
-    },
+    { config: any, schema: { params: IdParams, body: Reply, headers: IdempotencyKeyHeaders } },
+    async (request, reply) =>
+      // With an Idempotency-Key, a retry after a time-out posts the reply once (idempotency/).
+      answerIdempotently(webchat.idempotency, request, reply, companyOf(request), async () => ({
+        status: 201,
+        body: await webchat.commands.post(
+          companyOf(request),
+          request.params.id,
+          { blocks: replyBlocks(request.body), author: agentAuthor(sessionOf(request).user) },
+          actor(request),
+        ),
+      })),
   );
 
   /**

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { attributeToCompany } from '../logging/request-company.ts';
 import type { SessionsService } from '../users/sessions.service.ts';
 import type { PortalUser, UsersService } from '../users/users.service.ts';
 import type { LoginThrottle } from './login-throttle.ts';
@@ -40,12 +41,13 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * role, and on state-changing methods requires the CSRF token (see SessionsService.csrfTokenFor for the pattern).
  */
 export function portalGate(deps: PortalDeps) {
-  return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const access = request.routeOptions.config.portalAccess ?? 'admin';
     if (access === 'public') return;
     const token = request.cookies?.[SESSION_COOKIE];
     const active = token ? await deps.sessions.resume(token) : undefined;
     if (!token || !active) throw new NotSignedInError();
+    attributeToCompany(request, reply, active.user.companyId);
     if (
       !SAFE_METHODS.has(request.method) &&
       !deps.sessions.csrfTokenMatches(token, headerOf(request, CSRF_HEADER))

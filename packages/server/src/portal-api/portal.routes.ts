@@ -16,6 +16,7 @@ import { registerRoutingRoutes } from './routing.routes.ts';
 import { registerSearchRoutes } from './search.routes.ts';
 import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
+import { registerUserRoutes } from './users.routes.ts';
 import { registerWebhookRoutes } from './webhooks.routes.ts';
 
 /**
@@ -49,6 +50,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerConnectorRoutes(api as App, deps);
           registerWebhookRoutes(api as App, deps);
           registerCompanyRoutes(api as App, deps);
+          registerUserRoutes(api as App, deps);
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);

@@ -26,7 +26,7 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
   const describe = async (user: PortalUser, token: string, expiresAt: string) => {
     const company = await ctx.companies.get(user.companyId);
     return {
-      user: { id: user.id, email: user.email, role: user.role },
+      user: { id: user.id, email: user.email, name: user.name, role: user.role },
       company: { id: company.id, name: company.name },
       csrf_token: sessions.csrfTokenFor(token),
       expires_at: expiresAt,

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { SPA_PATHS } from '@parley/portal/pages';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { prebuiltAsset } from '../build/prebuilt-assets.ts';
 import type { App } from '../http/types.ts';
@@ -56,6 +57,7 @@ const INDEX_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Parley portal</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/portal/assets/app.css">
 <script src="/portal/assets/app.js" defer></script>
 </head>
@@ -79,6 +81,9 @@ function securityHeaders(publicUrl: string): Record<string, string> {
   };
 }
 
+/** Where registerPortal mounts these routes (portal.routes.ts). */
+const PORTAL_PREFIX = '/portal';
+
 /**
  * `/portal`, its client-side routes (`/portal/…` → index.html) and the two bundled assets. `publicUrlFor` gives the
  * base URL this request's page is handed (http/public-url.ts).
@@ -91,7 +96,6 @@ export function registerSpaRoutes(app: App, publicUrlFor: (request: FastifyReque
       .header('cache-control', 'no-cache')
       .type('text/html; charset=utf-8')
       .send(INDEX_HTML);
-  app.get('/', index);
   for (const [path, part, type] of [
     ['/assets/app.js', 'js', 'text/javascript; charset=utf-8'],
     ['/assets/app.css', 'css', 'text/css; charset=utf-8'],
@@ -103,16 +107,6 @@ export function registerSpaRoutes(app: App, publicUrlFor: (request: FastifyReque
         .send((await portalBundle())[part]),
     );
   }
-  for (const page of [
-    '/sign-in',
-    '/api-clients',
-    '/connectors',
-    '/company',
-    '/channels',
-    '/digital-employees',
-    '/audit',
-    '/inbox',
-  ]) {
-    app.get(page, index);
-  }
+  // Every page of the portal's router (pages.ts): a reload or a link to any of them gets the SPA, never a 404.
+  for (const path of SPA_PATHS) app.get(path.slice(PORTAL_PREFIX.length) || '/', index);
 }

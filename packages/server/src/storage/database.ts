@@ -10,7 +10,7 @@ import {
   type SqliteDatabase,
   SqliteDialect,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { GroupCommit } from './group-commit.ts';
 import type { Database } from './schema.ts';
 
@@ -63,8 +63,16 @@ export interface FinishedQuery {
   failed: boolean;
 }
 
-// int8 (COUNT(*), bigint columns) arrives as a string by default; every count we keep fits a JS number.
-pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+let postgresDriver: Promise<typeof pg> | undefined;
+/** The PostgreSQL driver, loaded when a PostgreSQL store is opened: a SQLite process never loads it. */
+function loadPostgresDriver(): Promise<typeof pg> {
+  postgresDriver ??= import('pg').then(({ default: driver }) => {
+    // int8 (COUNT(*), bigint columns) arrives as a string by default; every count we keep fits a JS number.
+    driver.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
+    return driver;
+  });
+  return postgresDriver;
+}
 
 export async function openStore(options: StoreOptions): Promise<Store> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openSqlite(options);
@@ -140,6 +148,16 @@ function openSqlite(options: StoreOptions): Store {
   };
 }
 
+const ROLLBACK = /^\s*rollback\s*;?\s*$/i;
+
+/** What Kysely's ROLLBACK runs when SQLite has no transaction open any more: nothing. */
+const ALREADY_ROLLED_BACK = {
+  reader: false,
+  all: () => [],
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+  iterate: () => [][Symbol.iterator](),
+} as unknown as ReturnType<SqliteDatabase['prepare']>;
+
 /**
  * Kysely prepares every SQLite statement afresh; preparing costs more than running most of our queries (profiled on
  * the token endpoint: 59 µs through Kysely vs 14 µs with a reused statement). Queries are built from a fixed set of
@@ -154,6 +172,11 @@ function withStatementCache(sqlite: SQLite.Database, max = 512): SqliteDatabase 
       sqlite.close();
     },
     prepare(sql: string) {
+      // After SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM or SQLITE_BUSY SQLite may already have rolled the whole
+      // transaction back itself (https://www.sqlite.org/lang_transaction.html, "Response To Errors Within A
+      // Transaction"). Kysely's ROLLBACK would then fail with "cannot rollback - no transaction is active", and that
+      // error would replace the one that tells the caller the disk is full (a 500 instead of a 503).
+      if (!sqlite.inTransaction && ROLLBACK.test(sql)) return ALREADY_ROLLED_BACK;
       let statement = cache.get(sql);
       if (statement) {
         cache.delete(sql);
@@ -168,6 +191,7 @@ function withStatementCache(sqlite: SQLite.Database, max = 512): SqliteDatabase 
 }
 
 async function openPostgres(url: string, options: StoreOptions): Promise<Store> {
+  const pg = await loadPostgresDriver();
   const schema = options.schema;
   if (schema) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error('invalid PostgreSQL schema name');

@@ -76,17 +76,16 @@ export class GroupCommit {
             await sql`release savepoint grouped_write`.execute(trx);
             outcomes.push({ ok: true, value });
           } catch (error) {
-            // Recorded first: if SQLite already rolled the whole transaction back (I/O error, disk full), the
-            // rollback below throws, and this write must still be rejected with its own error.
             outcomes.push({ ok: false, error });
             // Undo this write only; the savepoint is released so the next one starts from a clean stack.
-            await sql`rollback to savepoint grouped_write`.execute(trx);
-            await sql`release savepoint grouped_write`.execute(trx);
+            await undoSavepoint(trx, error);
           }
         }
       });
     } catch (error) {
-      // The commit itself (or a rollback to a savepoint) failed: nothing of the group is stored.
+      // The commit itself failed, or SQLite rolled the transaction back on its own: nothing of the group is stored,
+      // and every write that has no error of its own gets the one that ended the transaction (a full disk is a
+      // 503 for all of them, never "no such savepoint").
       group.forEach((unit, i) => {
         const outcome = outcomes[i];
         unit.reject(outcome && !outcome.ok ? outcome.error : error);
@@ -98,5 +97,19 @@ export class GroupCommit {
       if (outcome.ok) unit.resolve(outcome.value);
       else unit.reject(outcome.error);
     });
+  }
+}
+
+/**
+ * Rolls back to the write's savepoint. When that fails, SQLite has already rolled the whole transaction back itself
+ * (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM: https://www.sqlite.org/lang_transaction.html, "Response To Errors Within
+ * A Transaction"), so the savepoint is gone: the group ends with the write's own error, its cause.
+ */
+async function undoSavepoint(trx: Transaction<Database>, cause: unknown): Promise<void> {
+  try {
+    await sql`rollback to savepoint grouped_write`.execute(trx);
+    await sql`release savepoint grouped_write`.execute(trx);
+  } catch {
+    throw cause;
   }
 }

@@ -1,6 +1,7 @@
 import type { AuditTables } from '../audit/audit.tables.ts';
 import type { CompaniesTables } from '../companies/companies.tables.ts';
 import type { DigitalEmployeesTables } from '../digital-employees/digital-employees.tables.ts';
+import type { IdempotencyTables } from '../idempotency/idempotency.tables.ts';
 import type { IntegrationsTables } from '../integrations/connectors.tables.ts';
 import type { JobsTables } from '../jobs/jobs.tables.ts';
 import type { OAuthTables } from '../oauth/oauth.tables.ts';
@@ -21,4 +22,5 @@ export interface Database
     UsersTables,
     IntegrationsTables,
     WebhooksTables,
+    IdempotencyTables,
     JobsTables {}

@@ -1,15 +1,18 @@
 /**
- * Which errors mean "the store cannot be reached right now" rather than "this query is wrong": callers answer those
- * with 503 `store_unavailable` and `Retry-After` (the client tries again; nothing was half-written, because every
- * write runs in a transaction that the database rolls back when its connection dies).
+ * Which errors mean "the store cannot take this right now" rather than "this query is wrong": a lost connection, a
+ * full disk, an I/O error, a store gone read-only. Callers answer those with 503 `store_unavailable` and
+ * `Retry-After` (the client tries again; nothing was half-written, because every write runs in a transaction that
+ * the database rolls back when it fails or its connection dies).
  */
 
 /**
- * PostgreSQL SQLSTATEs of a lost or refused connection (PostgreSQL manual, Appendix A): class 08 (connection
- * exception), 57P01–57P05 (administrator/crash shutdown, cannot connect now, database dropped, idle session
- * timeout), 53300 (too many connections).
+ * PostgreSQL SQLSTATEs (PostgreSQL manual, Appendix A): class 08 (connection exception), 57P01–57P05
+ * (administrator/crash shutdown, cannot connect now, database dropped, idle session timeout), 57014 (statement
+ * cancelled, e.g. by `statement_timeout` on an overloaded server), class 53 (insufficient resources: disk full, out
+ * of memory, too many connections), class 58 (system error: I/O error, missing file), 25006 (read-only
+ * transaction: a failover left the node on a standby).
  */
-const POSTGRES_UNAVAILABLE = /^(08|57P0[1-5]|53300)/;
+const POSTGRES_UNAVAILABLE = /^(08|57P0[1-5]|57014|53|58|25006)/;
 
 /** Socket-level failures while talking to PostgreSQL (refused, reset, unreachable, DNS). */
 const NETWORK_CODES = new Set([
@@ -24,10 +27,12 @@ const NETWORK_CODES = new Set([
 ]);
 
 /**
- * SQLite result codes of a database that is busy past `busy_timeout`, locked, or whose file cannot be read or
- * written (https://www.sqlite.org/rescode.html); extended IOERR codes share the prefix.
+ * SQLite result codes of a database that is busy past `busy_timeout`, locked, whose disk is full, whose file cannot
+ * be read or written or became read-only (remounted, permissions), or that ran out of memory
+ * (https://www.sqlite.org/rescode.html); extended codes (SQLITE_IOERR_WRITE, SQLITE_READONLY_DBMOVED…) share the
+ * prefix.
  */
-const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/;
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL|READONLY|NOMEM)/;
 
 /** node-postgres raises these as plain Errors without a code. */
 const POOL_MESSAGES = [

@@ -1,3 +1,5 @@
+import { LruCache } from '../oauth/lru-cache.ts';
+
 /** One warning or error a node logged, reduced to fields that name no tenant data and no secret. */
 export interface RecentError {
   at: string;
@@ -11,17 +13,24 @@ export interface RecentError {
 }
 
 const LEVELS: Record<number, RecentError['level']> = { 40: 'warn', 50: 'error', 60: 'fatal' };
+/** Entries kept per company. */
 const CAPACITY = 50;
+/** Companies with entries kept; the one whose entries are oldest goes first. */
+const COMPANIES = 1_000;
 
 /**
- * The last warnings and errors of this node, for the portal's system view: a bounded ring fed with the JSON lines
- * the logger writes (so redaction has already happened), keeping only fields safe to show any company admin — log
- * messages are constants and codes are identifiers; error texts and request details are left out.
+ * The last warnings and errors of this node per company, for the portal's system view: bounded rings fed with the
+ * JSON lines the logger writes (so redaction has already happened), keeping only fields safe to show the company's
+ * admins — log messages are constants and codes are identifiers; error texts and request details are left out.
+ *
+ * A line belongs to a company when it carries `company_id`: a line of a request that authenticated as that company
+ * (logging/request-company.ts). Every other line — node-wide trouble, or a request that proved no company,
+ * whatever request id its caller chose — stays in the log and the metrics and is shown to no company.
  */
 export class RecentErrors {
-  private readonly entries: RecentError[] = [];
+  private readonly byCompany = new LruCache<string, RecentError[]>(COMPANIES);
 
-  /** Takes one serialised log line; lines below warn, or not JSON, are ignored. */
+  /** Takes one serialised log line; lines below warn, without a company, or not JSON, are ignored. */
   recordLine(line: string): void {
     let record: Record<string, unknown>;
     try {
@@ -30,9 +39,11 @@ export class RecentErrors {
       return;
     }
     const level = LEVELS[Number(record.level)];
-    if (level === undefined) return;
+    const companyId = identifier(record.company_id);
+    if (level === undefined || companyId === null) return;
     const err = record.err as { code?: unknown; type?: unknown } | undefined;
-    this.entries.push({
+    const entries = this.byCompany.get(companyId) ?? [];
+    entries.push({
       at: typeof record.time === 'string' ? record.time : new Date().toISOString(),
       level,
       message: typeof record.msg === 'string' ? record.msg.slice(0, 200) : '',
@@ -40,12 +51,13 @@ export class RecentErrors {
       code: identifier(err?.code) ?? identifier(err?.type) ?? identifier(record.code),
       request_id: identifier(record.request_id),
     });
-    if (this.entries.length > CAPACITY) this.entries.shift();
+    if (entries.length > CAPACITY) entries.shift();
+    this.byCompany.set(companyId, entries);
   }
 
-  /** Newest first. */
-  list(): RecentError[] {
-    return [...this.entries].reverse();
+  /** The company's own entries, newest first. */
+  list(companyId: string): RecentError[] {
+    return [...(this.byCompany.get(companyId) ?? [])].reverse();
   }
 }
 

@@ -25,7 +25,7 @@ export interface SystemSnapshot {
   replies: { queued: number; streaming: number };
   /** The company's event webhook deliveries not yet made, and its endpoints in trouble. */
   webhooks: WebhookBacklog;
-  /** Warnings and errors of the node that answered (each node keeps its own). */
+  /** The company's warnings and errors on the node that answered (each node keeps its own). */
   recent_errors: RecentError[];
 }
 
@@ -38,8 +38,8 @@ export interface SystemViewDeps {
 
 /**
  * The portal's system view: the cluster's nodes as their heartbeats announce them (docs/protocol.md "Cluster"),
- * connection and subscription totals, the company's replies in flight and webhook backlog, and this node's recent
- * errors.
+ * connection and subscription totals, the company's replies in flight and webhook backlog, and the company's
+ * recent errors on this node.
  */
 export class SystemView {
   constructor(private readonly deps: SystemViewDeps) {}
@@ -74,7 +74,7 @@ export class SystemView {
       },
       replies: await this.replyLine(companyId),
       webhooks: await this.deps.webhooks.backlog(companyId),
-      recent_errors: recentErrors.list(),
+      recent_errors: recentErrors.list(companyId),
     };
   }
 

@@ -6,6 +6,7 @@ import { buildApp } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { type AppContext, createContext } from '../context.ts';
+import type { RouteEntry } from '../http/route-methods.ts';
 import type { App } from '../http/types.ts';
 import { createLogger } from '../logging/logger.ts';
 import { RecentErrors } from '../system/recent-errors.ts';
@@ -29,6 +30,8 @@ export interface TestServer {
   schema: string | undefined;
   /** What SIGTERM starts (main.ts): the graceful drain, before `close`. */
   drain(graceMs: number): Promise<void>;
+  /** Every registered route and method (http/route-methods.ts). */
+  routes(): RouteEntry[];
   close(): Promise<void>;
 }
 
@@ -48,6 +51,11 @@ export interface TestServerOptions {
   defaultPublicUrl?: boolean;
   /** The clock of session expiry and in-memory rate limits (see ContextOptions.clock), e.g. a TestClock's `now`. */
   clock?: () => number;
+  /**
+   * Runs between building and starting, as main.ts orders them: adds routes or hooks to the built app, or looks at
+   * the services before any background work has started.
+   */
+  beforeStart?: (app: App, ctx: AppContext) => Promise<void> | void;
 }
 
 /**
@@ -90,6 +98,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   try {
     built = await buildApp(ctx);
     built.app.addHook('onClose', async () => ctx.close());
+    await options.beforeStart?.(built.app, ctx);
+    await built.start();
     await built.app.listen({ port: 0, host: '127.0.0.1' });
     address = built.app.server.address();
     if (!address || typeof address === 'string') throw new Error('server did not bind a TCP port');
@@ -99,7 +109,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     if (!options.shareWith) rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const { app, drain } = built;
+  const { app, drain, routes } = built;
   const baseUrl = `http://127.0.0.1:${address.port}`;
   // The issuer must be the URL clients really use; tests learn the port only after listen.
   if (!options.config?.publicUrl) {
@@ -117,6 +127,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     schema,
     drain,
+    routes,
     close: async () => {
       await app.close();
       if (!options.shareWith) {

@@ -1,12 +1,19 @@
-import { hash, verify } from '@node-rs/argon2';
+type Argon2 = typeof import('@node-rs/argon2');
+let argon2: Promise<Argon2> | undefined;
+/** The native argon2 addon, opened on the first hash or check: most CLI commands and many requests need none. */
+const loadArgon2 = (): Promise<Argon2> => {
+  argon2 ??= import('@node-rs/argon2');
+  return argon2;
+};
 
 /**
  * argon2id with the library defaults (m = 19 MiB, t = 2, p = 1): exactly the OWASP Password Storage Cheat Sheet
  * minimum for argon2id. The PHC string carries its parameters, so raising them later keeps old hashes verifiable.
  */
-export const hashPassword = (password: string): Promise<string> => hash(password);
+export const hashPassword = async (password: string): Promise<string> => (await loadArgon2()).hash(password);
 
 export async function verifyPassword(phc: string, password: string): Promise<boolean> {
+  const { verify } = await loadArgon2();
   try {
     return await verify(phc, password);
   } catch {
@@ -20,6 +27,6 @@ export async function verifyPassword(phc: string, password: string): Promise<boo
  */
 let dummyHash: Promise<string> | undefined;
 export const dummyPasswordHash = (): Promise<string> => {
-  dummyHash ??= hash('parley-dummy-password-for-timing');
+  dummyHash ??= hashPassword('parley-dummy-password-for-timing');
   return dummyHash;
 };

@@ -69,6 +69,50 @@ describe('parley users create (CLI)', () => {
     }
   });
 
+  it('gives the user the display name of --name (in the result only when given), and refuses a bad one', async () => {
+    const named = await parleyInProcess(
+      'users',
+      'create',
+      '--company',
+      companyId,
+      '--email',
+      'dana@acme.test',
+      '--password',
+      'twelve chars!',
+      '--role',
+      'agent',
+      '--name',
+      'Dana Reyes',
+    );
+    assert.equal(named.status, 0);
+    assert.deepEqual(Object.keys(named.out).sort(), ['email', 'id', 'name', 'role']);
+    assert.equal(named.out.name, 'Dana Reyes');
+    const server = await startTestServer({ config: { dataDir } });
+    try {
+      assert.equal((await server.ctx.users.find(named.out.id))?.name, 'Dana Reyes');
+    } finally {
+      await server.app.close();
+    }
+    for (const name of ['', 'Dana\nReyes', 'x'.repeat(81)]) {
+      const bad = await parleyInProcess(
+        'users',
+        'create',
+        '--company',
+        companyId,
+        '--email',
+        'other@acme.test',
+        '--password',
+        'twelve chars!',
+        '--role',
+        'agent',
+        '--name',
+        name,
+      );
+      assert.equal(bad.status, 1, JSON.stringify(name));
+      assert.equal(bad.out.error.code, 'invalid_name');
+    }
+  });
+
   it('answers stable error codes for a weak password, a bad role or email, a taken email and an unknown company', async () => {
     const cases: Array<[string[], string]> = [
       [

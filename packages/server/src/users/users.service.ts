@@ -8,9 +8,12 @@ import {
   EMAIL_MAX_LENGTH,
   EmailTakenError,
   InvalidEmailError,
+  InvalidNameError,
   InvalidRoleError,
+  NAME_MAX_LENGTH,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
+  UserNotFoundError,
   WeakPasswordError,
 } from './users.errors.ts';
 import type { UserRole } from './users.tables.ts';
@@ -19,6 +22,8 @@ export interface PortalUser {
   id: string;
   companyId: string;
   email: string;
+  /** Display name (users/display-name.ts); null when none was given. */
+  name: string | null;
   role: UserRole;
   createdAt: string;
   lastLoginAt: string | null;
@@ -29,6 +34,8 @@ export interface CreateUserInput {
   email: string;
   password: string;
   role: string;
+  /** Display name; omitted or null: none (the email's local part is shown). */
+  name?: string | null;
 }
 
 export const ROLES: readonly UserRole[] = ['admin', 'agent'];
@@ -37,6 +44,23 @@ export const ROLES: readonly UserRole[] = ['admin', 'agent'];
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+/**
+ * A display name as stored: trimmed, inner runs of spaces made one; null stays null (no name). Refused when empty,
+ * longer than NAME_MAX_LENGTH or holding a control character: a line break would forge a second line in a notice,
+ * a bidirectional override would show other words than it holds.
+ */
+export function normalizeDisplayName(name: string | null | undefined): string | null {
+  if (name === null || name === undefined) return null;
+  const tidy = name.trim().replace(/ {2,}/g, ' ');
+  if (
+    tidy.length === 0 ||
+    [...tidy].length > NAME_MAX_LENGTH ||
+    /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/u.test(tidy)
+  )
+    throw new InvalidNameError();
+  return tidy;
+}
 
 /** Portal users: people who sign in to the portal for one company, as `admin` (everything) or `agent` (inbox). */
 export class UsersService {
@@ -48,6 +72,7 @@ export class UsersService {
     if (input.password.length < PASSWORD_MIN_LENGTH || input.password.length > PASSWORD_MAX_LENGTH)
       throw new WeakPasswordError();
     if (!ROLES.includes(input.role as UserRole)) throw new InvalidRoleError();
+    const name = normalizeDisplayName(input.name);
     await requireCompany(this.db, input.companyId);
     // Checked before hashing so a taken email costs no argon2 run; the unique index below still decides races.
     if (await this.emailTaken(email)) throw new EmailTakenError();
@@ -55,6 +80,7 @@ export class UsersService {
       id: randomUUID(),
       companyId: input.companyId,
       email,
+      name,
       role: input.role as UserRole,
       createdAt: now(),
       lastLoginAt: null,
@@ -67,6 +93,7 @@ export class UsersService {
           id: user.id,
           company_id: user.companyId,
           email,
+          name,
           password_hash: passwordHash,
           role: user.role,
           created_at: user.createdAt,
@@ -118,6 +145,24 @@ export class UsersService {
     return row && toUser(row);
   }
 
+  /**
+   * Gives a user of `companyId` a display name (null removes it); the user as it is now. A user of another company
+   * is not found, exactly like one that does not exist.
+   */
+  async setName(companyId: string, userId: string, name: string | null): Promise<PortalUser> {
+    const normalized = normalizeDisplayName(name);
+    const result = await this.db
+      .updateTable('portal_users')
+      .set({ name: normalized })
+      .where('id', '=', userId)
+      .where('company_id', '=', companyId)
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) throw new UserNotFoundError();
+    const user = await this.find(userId);
+    if (!user) throw new UserNotFoundError();
+    return user;
+  }
+
   async list(companyId: string): Promise<PortalUser[]> {
     const rows = await this.db
       .selectFrom('portal_users')
@@ -133,6 +178,7 @@ function toUser(row: {
   id: string;
   company_id: string;
   email: string;
+  name: string | null;
   role: UserRole;
   created_at: string;
   last_login_at: string | null;
@@ -141,6 +187,7 @@ function toUser(row: {
     id: row.id,
     companyId: row.company_id,
     email: row.email,
+    name: row.name,
     role: row.role,
     createdAt: row.created_at,
     lastLoginAt: row.last_login_at,

@@ -5,6 +5,8 @@ export interface PortalUsersTable {
   company_id: string;
   /** Lower-cased and trimmed; unique across the installation so sign-in needs only the email. */
   email: string;
+  /** Display name visitors see on the user's messages (users/display-name.ts); null: the email's local part. */
+  name: string | null;
   /** PHC string of an argon2id hash (never the password). */
   password_hash: string;
   role: UserRole;

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { AbuseLimits } from './abuse-limits.ts';
 import type { AttachmentsService } from './attachments/attachments.service.ts';
 import type { UploadQuota } from './attachments/upload-quota.ts';
@@ -48,6 +49,8 @@ export interface Webchat {
   identity: ChannelIdentity;
   /** Attaches a session's conversations to its verified visitor and keeps their name and email current. */
   visitors: VisitorDirectory;
+  /** Idempotency-Key of agents' message posts, platform and portal alike (idempotency/). */
+  idempotency: IdempotencyKeys;
   /** Read marks and unread counts of both sides. */
   reads: ReadMarks;
   /** Visitors' thumbs on messages and CSAT of closed conversations. */

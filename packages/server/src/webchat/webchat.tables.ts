@@ -70,9 +70,10 @@ export interface MessagesTable {
   blocks: string;
   client_message_id: string | null;
   /**
-   * No envelope of this message was ever published with a higher sequence: a streaming reply reserves sequences
-   * ahead (reply-stream.ts) and writes the reservation before it publishes past it, so whoever finishes an
-   * interrupted message publishes `sequence + 1` and every client accepts it.
+   * For a complete message, the sequence of its `complete` envelope. For a streaming reply, a reservation: it
+   * reserves sequences ahead (reply-stream.ts) and writes the reservation before it publishes past it while the store
+   * answers, and goes at most OUTAGE_SEQUENCES past it while it does not; so whoever finishes an interrupted message
+   * publishes `sequenceAfter(sequence)` and every client accepts it.
    */
   sequence: number;
   created_at: string;

@@ -10,6 +10,7 @@ import { greetingFor } from '../digital-employees/responders/responder.ts';
 import type { Readiness } from '../health/health.routes.ts';
 import { ownOriginsFor, publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import type { Metrics } from '../metrics/metrics.ts';
@@ -34,6 +35,11 @@ import { ConversationCommands } from './conversations/conversation-commands.ts';
 import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
 import { ConversationsService } from './conversations/conversations.service.ts';
 import { LiveSnapshots } from './conversations/live-snapshots.ts';
+import {
+  NO_HEARTBEATS,
+  RedisReplyHeartbeats,
+  type ReplyHeartbeats,
+} from './conversations/reply-heartbeats.ts';
 import { ReplyQueue } from './conversations/reply-queue.ts';
 import { LOCAL_REPLY_SIGNALS, RedisReplySignals, type ReplySignals } from './conversations/reply-signals.ts';
 import { FeedbackService } from './feedback/feedback.service.ts';
@@ -42,6 +48,7 @@ import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
 import { ReadMarks } from './reads/read-marks.ts';
+import { endSessionSubscriptions } from './realtime/channel-access.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
 import { RealtimeTokenSigner } from './realtime/tokens.ts';
 import {
@@ -104,7 +111,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     );
   }
   const conversations = new ConversationsService(store.db, deps.events);
-  const channels = new ChannelsService(store.db);
+  const channels = new ChannelsService(store.db, store.dialect);
   const messages = new MessageStore(store, deps.events);
   const live = new LiveSnapshots();
   const limiter = new AbuseLimits(deps.rateLimiter);
@@ -168,8 +175,9 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
     queue,
-    signals: replySignalsFor(deps, webchatLogger),
+    ...replyCoordinationFor(deps, webchatLogger),
     leaseMs: config.webchat.replyLeaseMs,
+    storeWaitMs: config.webchat.replyStoreWaitMs,
     reads,
     present: (snapshot) => attachments.present(snapshot),
     observer: replyObserver(metrics),
@@ -244,7 +252,8 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       channels,
       toleranceSeconds: config.oauth.clockToleranceSeconds,
     }),
-    visitors: new VisitorDirectory(conversations),
+    visitors: new VisitorDirectory(conversations, endSessionSubscriptions(realtime, webchatLogger)),
+    idempotency: new IdempotencyKeys(store, webchatLogger),
     reads,
     feedback,
     inbox,
@@ -293,18 +302,23 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
   registerAttachmentDownloadRoute(app, webchat);
 }
 
-/** Hints between the nodes of a cluster over Redis, on a connection of their own; nothing on one node. */
-function replySignalsFor(deps: WebchatDeps, logger: Logger): ReplySignals {
+/**
+ * What the nodes of a cluster tell each other about replies over Redis, on a connection of their own: hints
+ * (reply-signals.ts) and heartbeats of running replies (reply-heartbeats.ts). Nothing on one node.
+ */
+function replyCoordinationFor(
+  deps: WebchatDeps,
+  logger: Logger,
+): { signals: ReplySignals; heartbeats: ReplyHeartbeats } {
   const { redisUrl, webchat } = deps.config;
-  if (!redisUrl) return LOCAL_REPLY_SIGNALS;
+  if (!redisUrl) return { signals: LOCAL_REPLY_SIGNALS, heartbeats: NO_HEARTBEATS };
   const redis = connectRedis(redisUrl);
-  const signals = new RedisReplySignals(redis, {
-    prefix: `${webchat.realtimeRedisPrefix}:`,
-    logger,
-  });
+  const prefix = `${webchat.realtimeRedisPrefix}:`;
+  const signals = new RedisReplySignals(redis, { prefix, logger });
+  const heartbeats = new RedisReplyHeartbeats(redis, { prefix, leaseMs: webchat.replyLeaseMs });
   deps.onClose(async () => {
     await signals.close();
     await redis.quit().catch(() => redis.disconnect());
   });
-  return signals;
+  return { signals, heartbeats };
 }

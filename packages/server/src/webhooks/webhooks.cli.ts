@@ -1,6 +1,6 @@
 import { type Command, requireString } from '../cli/command.ts';
 import { EVENT_TYPES } from './events.ts';
-import { createdWebhookView, type Webhook } from './webhooks.service.ts';
+import type { createdWebhookView, Webhook } from './webhooks.service.ts';
 
 const CLI_ACTOR = { actor: 'cli' };
 
@@ -28,6 +28,8 @@ const create: Command<ReturnType<typeof createdWebhookView>> = {
       },
       CLI_ACTOR,
     );
+    // Loaded when the command runs, not when `parley` starts: `--help` and the other commands need none of it.
+    const { createdWebhookView } = await import('./webhooks.service.ts');
     return createdWebhookView(created);
   },
   format: (r) =>

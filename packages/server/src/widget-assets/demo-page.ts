@@ -25,6 +25,7 @@ corner and say hello to Ava, the builtin digital employee. To chat with your own
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Parley webchat demo</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <style>
   body { font-family: system-ui, sans-serif; max-width: 720px; margin: 48px auto; padding: 0 20px; color: #1f2328; line-height: 1.5; }
   code, pre { background: #f1f3f5; border-radius: 6px; }

@@ -30,9 +30,9 @@ test('GET /demo creates the Demo company and channel once and embeds the widget 
   const demos = (await server.ctx.companies.list()).filter((c) => c.name === DEMO_COMPANY_NAME);
   assert.equal(demos.length, 1, 'idempotent');
   const { ChannelsService } = await import('../webchat/channels/channels.service.ts');
-  const channels = (await new ChannelsService(server.ctx.store.db).list(demos[0]!.id)).filter(
-    (c) => c.name === DEMO_CHANNEL_NAME,
-  );
+  const channels = (
+    await new ChannelsService(server.ctx.store.db, server.ctx.store.dialect).list(demos[0]!.id)
+  ).filter((c) => c.name === DEMO_CHANNEL_NAME);
   assert.equal(channels.length, 1);
   assert.ok(channels[0]!.allowedOrigins.includes(new URL(server.baseUrl).origin));
   assert.ok(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { DEFAULT_SETTINGS, defaultDigitalEmployeeFor } from '../default-digital-employee.ts';
+import { defaultDigitalEmployeeFor, defaultSettingsFor } from '../default-digital-employee.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees.settings.ts';
 import { BuiltinResponder, replyFor, wordPieces } from './builtin.responder.ts';
@@ -114,19 +114,26 @@ describe('builtin responder', () => {
     assert.deepEqual(received, ['We ', 'are ']);
   });
 
-  it('answers questions about Parley out of the box with the default Ava settings', async () => {
-    const ava = employeeWith({ ...DEFAULT_SETTINGS, word_delay_ms: 0 });
-    assert.equal(greetingFor(ava), DEFAULT_SETTINGS.greeting);
+  it('out of the box speaks for the company it serves, says what it can do, and never talks about Parley', async () => {
+    const ava = employeeWith({ ...defaultSettingsFor('Acme'), word_delay_ms: 0 });
+    const greeting = greetingFor(ava)!;
+    assert.match(greeting, /^Hi, I'm Ava, Acme's digital assistant/);
+    assert.match(greeting, /answer common questions and connect you with someone from the Acme team/);
     const reply = (
       await collect(
-        createResponder(ava, { connectors: noConnectors }).respond(inputFor(ava, 'What is Parley?')),
+        createResponder(ava, { connectors: noConnectors }).respond(inputFor(ava, 'What can you do?')),
       )
     ).join('');
-    assert.match(reply, /self-hostable webchat/);
-    assert.match(replyFor(ava, 'Can I talk to a human please?'), /human agent will pick up/);
-    assert.match(replyFor(ava, 'Who are you? Are you a bot?'), /I'm \*\*Ava\*\*/);
-    assert.match(replyFor(ava, 'How do I connect my OpenAI model?'), /connectors create/);
-    assert.equal(replyFor(ava, 'zzz'), DEFAULT_SETTINGS.fallback);
+    assert.match(reply, /^I can answer common questions about Acme, and bring in a person from the team/);
+    assert.match(replyFor(ava, 'Can I talk to a human please?'), /someone from the Acme team will pick up/);
+    assert.match(replyFor(ava, 'Who are you? Are you a bot?'), /^I'm \*\*Ava\*\*, Acme's digital assistant/);
+    assert.match(replyFor(ava, 'zzz'), /common questions about Acme/);
+    const everything = JSON.stringify(ava.settings);
+    assert.doesNotMatch(
+      everything,
+      /parley|connector|webhook|openai|self-host/i,
+      'nothing about the software',
+    );
     assert.equal(greetingFor(employeeWith({})), null);
   });
 });

@@ -1,5 +1,5 @@
 import { type AttachmentBlock, type MessageSnapshot, textOf } from '@parley/webchat-protocol';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import type {
   ChatCompletionContentPart,
   ChatCompletionMessageParam,
@@ -20,6 +20,17 @@ import {
 import { toResponderError } from './to-responder-error.ts';
 
 type Employee = Pick<DigitalEmployee, 'name' | 'connectorId' | 'model' | 'systemPrompt' | 'settings'>;
+
+type OpenAiSdk = typeof import('openai');
+let sdk: Promise<OpenAiSdk> | undefined;
+/**
+ * The SDK, loaded on the first reply of an openai digital employee: a process that never runs one (every CLI
+ * command, most servers) does not pay for loading it.
+ */
+const openAiSdk = (): Promise<OpenAiSdk> => {
+  sdk ??= import('openai');
+  return sdk;
+};
 
 /**
  * An OpenAI-compatible model: streaming Chat Completions (`POST {baseURL}/chat/completions`, `stream: true`)
@@ -42,8 +53,9 @@ export class OpenAiResponder implements Responder {
     if (!model) throw new ResponderMisconfiguredError('no model is set');
     const timeoutMs = this.employee.settings.timeout_ms ?? SETTINGS_DEFAULTS.timeoutMs.openai;
     const deadline = new SilenceDeadline(input.signal, timeoutMs);
+    const openai = await openAiSdk();
     try {
-      const client = await this.clientFor(input.companyId, connectorId, deadline, timeoutMs);
+      const client = await this.clientFor(openai, input.companyId, connectorId, deadline, timeoutMs);
       let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
       try {
         stream = await client.chat.completions.create(
@@ -59,7 +71,7 @@ export class OpenAiResponder implements Responder {
         // The SDK ends a stream quietly when its signal aborts: a cut-off reply must not pass for a whole one.
         deadline.throwIfStopped();
       } catch (err) {
-        throw openAiError(err, deadline, timeoutMs);
+        throw openAiError(openai, err, deadline, timeoutMs);
       }
     } finally {
       deadline.dispose();
@@ -67,6 +79,7 @@ export class OpenAiResponder implements Responder {
   }
 
   private async clientFor(
+    { default: OpenAI }: OpenAiSdk,
     companyId: string,
     connectorId: string,
     deadline: SilenceDeadline,
@@ -101,7 +114,12 @@ export class OpenAiResponder implements Responder {
   }
 }
 
-function openAiError(err: unknown, deadline: SilenceDeadline, timeoutMs: number): ResponderError {
+function openAiError(
+  { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError }: OpenAiSdk,
+  err: unknown,
+  deadline: SilenceDeadline,
+  timeoutMs: number,
+): ResponderError {
   const stopped = deadline.reason();
   if (stopped) return stopped;
   if (err instanceof APIUserAbortError) return toResponderError(err, deadline, timeoutMs);

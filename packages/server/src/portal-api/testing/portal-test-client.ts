@@ -51,6 +51,8 @@ export class PortalTestClient {
   ) => this.request('POST', path, body, options);
   put = (path: string, body: unknown, options?: { csrf?: string | null }) =>
     this.request('PUT', path, body, options);
+  patch = (path: string, body: unknown, options?: { csrf?: string | null }) =>
+    this.request('PATCH', path, body, options);
   del = (path: string, options?: { csrf?: string | null }) =>
     this.request('DELETE', path, undefined, options);
 }

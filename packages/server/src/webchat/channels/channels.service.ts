@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
+import { lockCompany } from '../../companies/company-lock.ts';
 import { requireCompany } from '../../companies/require-company.ts';
 import { BadRequestError, NotFoundError } from '../../errors/app-error.ts';
 import { now } from '../../storage/columns.ts';
+import type { Dialect } from '../../storage/database.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { ChannelsTable } from '../webchat.tables.ts';
 
@@ -42,25 +44,22 @@ export interface CreateChannelInput {
 export const CHANNEL_NAME_MAX = 200;
 
 export class ChannelsService {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+  ) {}
 
+  /**
+   * Creates a channel routed to a digital employee of the company. The employee is checked and the channel stored
+   * under the company's lock (companies/company-lock.ts), which deleting a digital employee takes too: a channel
+   * never points at one deleted meanwhile.
+   */
   async create(input: CreateChannelInput): Promise<Channel> {
     const name = input.name.trim();
     if (name.length === 0 || name.length > CHANNEL_NAME_MAX) {
       throw new BadRequestError('invalid_name', `A channel name is 1 to ${CHANNEL_NAME_MAX} characters.`);
     }
     await requireCompany(this.db, input.companyId);
-    const employee = await this.db
-      .selectFrom('digital_employees')
-      .select('id')
-      .where('id', '=', input.digitalEmployeeId)
-      .where('company_id', '=', input.companyId)
-      .executeTakeFirst();
-    if (!employee)
-      throw new NotFoundError(
-        'digital_employee_not_found',
-        'No digital employee of this company has that id.',
-      );
     const allowedOrigins = (input.allowedOrigins ?? []).map(normalizeOrigin);
     const channel: Channel = {
       id: randomUUID(),
@@ -71,17 +70,33 @@ export class ChannelsService {
       createdAt: now(),
       identity: { mode: 'off', sealedSecret: null, sealedPreviousSecret: null, previousUntil: null },
     };
-    await this.db
-      .insertInto('channels')
-      .values({
-        id: channel.id,
-        company_id: channel.companyId,
-        name: channel.name,
-        digital_employee_id: channel.digitalEmployeeId,
-        allowed_origins: JSON.stringify(allowedOrigins),
-        created_at: channel.createdAt,
-      })
-      .execute();
+    await this.db.transaction().execute(async (trx) => {
+      await lockCompany(trx, this.dialect, input.companyId);
+      const employee = isUuid(input.digitalEmployeeId)
+        ? await trx
+            .selectFrom('digital_employees')
+            .select('id')
+            .where('id', '=', input.digitalEmployeeId)
+            .where('company_id', '=', input.companyId)
+            .executeTakeFirst()
+        : undefined;
+      if (!employee)
+        throw new NotFoundError(
+          'digital_employee_not_found',
+          'No digital employee of this company has that id.',
+        );
+      await trx
+        .insertInto('channels')
+        .values({
+          id: channel.id,
+          company_id: channel.companyId,
+          name: channel.name,
+          digital_employee_id: channel.digitalEmployeeId,
+          allowed_origins: JSON.stringify(allowedOrigins),
+          created_at: channel.createdAt,
+        })
+        .execute();
+    });
     return channel;
   }
 
@@ -109,18 +124,12 @@ export class ChannelsService {
 
   /** Whether any channel or company lists this origin: the answer to a CORS preflight, which carries no ids. */
   async isKnownOrigin(origin: string): Promise<boolean> {
-    const needle = `%${JSON.stringify(origin)}%`;
-    const channel = await this.db
-      .selectFrom('channels')
-      .select('id')
-      .where('allowed_origins', 'like', needle)
-      .executeTakeFirst();
+    // The caller's text is matched literally: `%` and `_` in it are no wildcards (both stores honour ESCAPE).
+    const needle = `%${JSON.stringify(origin).replace(/[\\%_]/g, '\\$&')}%`;
+    const listing = sql<boolean>`allowed_origins like ${needle} escape '\\'`;
+    const channel = await this.db.selectFrom('channels').select('id').where(listing).executeTakeFirst();
     if (channel) return true;
-    const company = await this.db
-      .selectFrom('companies')
-      .select('id')
-      .where('allowed_origins', 'like', needle)
-      .executeTakeFirst();
+    const company = await this.db.selectFrom('companies').select('id').where(listing).executeTakeFirst();
     return company !== undefined;
   }
 }

@@ -14,7 +14,7 @@ import type { Broadcaster } from './broadcaster.ts';
 import { ConversationEngine } from './conversation-engine.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { LiveSnapshots } from './live-snapshots.ts';
-import { ReplyQueue } from './reply-queue.ts';
+import { type ReplyJob, ReplyQueue } from './reply-queue.ts';
 import { LOCAL_REPLY_SIGNALS } from './reply-signals.ts';
 
 /** Records what the engine publishes; the first publication of role `failFirst` fails, as in a broker outage. */
@@ -340,6 +340,51 @@ describe('conversation engine failure paths', () => {
       assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
     } finally {
       held.release();
+      await engine.shutdown();
+    }
+  });
+
+  it('a node that stored a complete and died before announcing it: the takeover announces the stored complete', async () => {
+    const broadcaster = new RecordingBroadcaster();
+    const { engine, conversation } = await engineWith(broadcaster, { leaseMs: 300 });
+    // The dead node: it claimed the job with the message, streamed, stored the complete — and was killed before
+    // its `complete` envelope went out or its job left the line.
+    const dead = new ReplyQueue(server.ctx.store, { nodeId: randomUUID(), leaseMs: 300, stallMs: 300 });
+    let job!: ReplyJob;
+    await store.insertAt(
+      { conversationId: conversation.id, role: 'user', author: null, status: 'complete', blocks: [] },
+      async (trx, at) => {
+        job = (await dead.enqueue(
+          trx,
+          { messageId: at.id, conversationId: conversation.id, position: at.position },
+          { claim: true },
+        ))!;
+      },
+    );
+    const { snapshot: reply } = await store.insertAt(
+      {
+        conversationId: conversation.id,
+        role: 'digital_employee',
+        author: null,
+        status: 'partial',
+        blocks: [],
+      },
+      (trx, at) => dead.attachReply(trx, job, at.id),
+    );
+    const final = {
+      ...reply,
+      status: 'complete' as const,
+      blocks: [{ id: randomUUID(), type: 'markdown' as const, content: 'Stored, never announced.' }],
+    };
+    assert.equal(await store.complete(final, 9), true);
+    try {
+      await engine.start({ alone: false });
+      const announced = replyCompleted(
+        await broadcaster.waitFor((e) => replyCompleted(e)?.message_snapshot.id === reply.id),
+      )!;
+      assert.equal(announced.sequence, 9, 'the sequence it was stored with');
+      assert.deepEqual(announced.message_snapshot.blocks, final.blocks, 'as stored: no error block added');
+    } finally {
       await engine.shutdown();
     }
   });

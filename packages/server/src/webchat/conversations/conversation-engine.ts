@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
+import { untilStoreAnswers } from '../../storage/store-retry.ts';
 import { DISABLED, type Tracing } from '../../tracing/tracing.ts';
 import { storedUserBlocks } from '../interactive/postbacks.ts';
 import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } from '../messages/message.ts';
@@ -13,10 +14,11 @@ import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
 import type { Conversation } from './conversation.ts';
 import type { ConversationsService } from './conversations.service.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
+import { NO_HEARTBEATS, type ReplyHeartbeats } from './reply-heartbeats.ts';
 import { LeaseLost, type ReplyJob, type ReplyQueue } from './reply-queue.ts';
 import { type JobOutcome, ReplyScheduler } from './reply-scheduler.ts';
 import type { InterruptReason, ReplySignals } from './reply-signals.ts';
-import { ReplyStream, typingMessage } from './reply-stream.ts';
+import { ReplyNotStored, ReplyStream, sequenceAfter, typingMessage } from './reply-stream.ts';
 
 /** Where replies come from: the digital-employees capability (responders behind one interface). */
 export interface ReplySource {
@@ -39,6 +41,13 @@ export interface ConversationEngineDeps {
   queue: ReplyQueue;
   /** Hints to the other nodes of a cluster (a no-op on one node). */
   signals: ReplySignals;
+  /** Signs of life of the replies running here, outside the store (reply-heartbeats.ts; none on one node). */
+  heartbeats?: ReplyHeartbeats;
+  /**
+   * How long a reply waits for a store that is away (to read the history it answers, to store its completion)
+   * before it is left to a takeover; default REPLY_STORE_WAIT_MS.
+   */
+  storeWaitMs?: number;
   /** A reply job's lease: another node takes the job over this long after its node stopped renewing it. */
   leaseMs: number;
   /** Read marks: a visitor's own message moves their mark, in the transaction that stores it. */
@@ -63,6 +72,12 @@ export interface ReplyObserver {
 
 /** How long an interrupt that found no reply is remembered (far longer than a commit takes to be answered). */
 const INTERRUPT_MEMORY_MS = 10_000;
+
+/**
+ * How long a reply waits for the store by default: far longer than a database restart or failover takes (the
+ * contract is 30 s), short enough that a node cut off for good leaves its replies to the others in minutes.
+ */
+export const REPLY_STORE_WAIT_MS = 120_000;
 
 /** Slack on top of the responder timeout before a partial message without a reply job counts as abandoned. */
 export const ABANDONED_REPLY_MARGIN_MS = 30_000;
@@ -110,17 +125,24 @@ export class ConversationEngine {
   private orphanSweeper: NodeJS.Timeout | undefined;
   /** Completes stored while the broker could not take them, announced again as soon as it can. */
   private readonly announcements: PendingAnnouncements;
+  /** Aborts when the drain's grace is over: replies stop waiting for the store (they are left to a takeover). */
+  private readonly shuttingDown = new AbortController();
 
   constructor(private readonly deps: ConversationEngineDeps) {
     this.announcements = new PendingAnnouncements(deps.broadcaster, deps.logger);
     this.scheduler = new ReplyScheduler({
       queue: deps.queue,
       signals: deps.signals,
+      heartbeats: deps.heartbeats ?? NO_HEARTBEATS,
       run: (job) => this.runJob(job),
       logger: deps.logger,
       leaseMs: deps.leaseMs,
       sweepMs: Math.max(250, Math.round(deps.leaseMs / 3)),
     });
+  }
+
+  private get storeWaitMs(): number {
+    return this.deps.storeWaitMs ?? REPLY_STORE_WAIT_MS;
   }
 
   /**
@@ -328,12 +350,24 @@ export class ConversationEngine {
     return completed;
   }
 
+  /** Announces a message as stored complete (retried in the background while the broker cannot take it). */
+  private async announceStored(messageId: string): Promise<void> {
+    const stored = await this.deps.store.findComplete(messageId);
+    const conversation = stored && (await this.deps.conversations.find(stored.snapshot.conversation_id));
+    if (!stored || !conversation) return;
+    await this.announcements.announce(conversation.companyId, stored.snapshot, stored.sequence);
+  }
+
   /** Completes an abandoned partial message with an error block, above every sequence it may have used. */
   private async completeAbandoned(messageId: string, text: string): Promise<boolean> {
-    const done = await this.deps.store.completeAbandoned(messageId, (blocks) => [
-      ...blocks.filter((b) => b.type !== 'typing'),
-      { id: randomUUID(), type: 'error', code: 'reply_interrupted', message: text },
-    ]);
+    const done = await this.deps.store.completeAbandoned(
+      messageId,
+      (blocks) => [
+        ...blocks.filter((b) => b.type !== 'typing'),
+        { id: randomUUID(), type: 'error', code: 'reply_interrupted', message: text },
+      ],
+      sequenceAfter,
+    );
     if (!done) return false;
     const conversation = await this.deps.conversations.find(done.snapshot.conversation_id);
     if (conversation) {
@@ -387,6 +421,7 @@ export class ConversationEngine {
     clearInterval(this.orphanSweeper);
     this.announcements.close();
     await this.scheduler.drain(graceMs, () => {
+      this.shuttingDown.abort();
       for (const { controller } of this.active.values()) controller.abort('shutdown');
     });
     await this.deps.signals.close();
@@ -396,8 +431,11 @@ export class ConversationEngine {
   /** Runs one claimed reply job: answers its user message, or finishes the reply a dead node left partial. */
   private async runJob(job: ReplyJob): Promise<JobOutcome> {
     if (job.replyMessageId) {
-      // The node that streamed this reply stopped renewing its lease: it is gone. Its message gets its end.
-      await this.completeAbandoned(job.replyMessageId, TEXT.abandoned);
+      // The node that streamed this reply stopped renewing its lease: it is gone. Its message gets its end — or, when
+      // that node stored the complete and died before announcing it, the stored complete is announced now (under
+      // the same idempotency key, so a copy that did get out is not delivered twice).
+      if (!(await this.completeAbandoned(job.replyMessageId, TEXT.abandoned)))
+        await this.announceStored(job.replyMessageId);
       return 'done';
     }
     // Read back unless this node claimed the job as it stored the message: any node of a cluster may run a job.
@@ -468,6 +506,8 @@ export class ConversationEngine {
         logger: this.deps.logger,
         flushIntervalMs: this.deps.flushIntervalMs,
         persistIntervalMs: this.deps.persistIntervalMs,
+        storeWaitMs: this.storeWaitMs,
+        shutdown: this.shuttingDown.signal,
       },
       conversation.companyId,
       conversation.id,
@@ -486,9 +526,16 @@ export class ConversationEngine {
     }
     try {
       const responder = this.deps.replies.responderFor(employee);
+      // Read while the typing indicator shows; a store restarting now makes it wait rather than fail the reply.
       const history =
         responder.historyLimit > 0
-          ? await this.historyBefore(conversation.id, message.id, responder.historyLimit)
+          ? await untilStoreAnswers(
+              () => this.historyBefore(conversation.id, message.id, responder.historyLimit),
+              {
+                waitMs: this.storeWaitMs,
+                signal: AbortSignal.any([controller.signal, this.shuttingDown.signal]),
+              },
+            )
           : [];
       let humanRequested = false;
       const present = this.deps.present ?? ((s: MessageSnapshot) => s);
@@ -536,6 +583,8 @@ export class ConversationEngine {
     signal: AbortSignal,
     err: unknown,
   ): Promise<string | undefined> {
+    // The store stayed away too long to take the reply: its job is left to a takeover once the lease lapses.
+    if (err instanceof ReplyNotStored) throw err;
     const reason = signal.aborted ? signal.reason : undefined;
     // Another node completed this message (this one lost its lease): nothing more to say.
     if (reason === 'superseded' || stream.superseded) return undefined;

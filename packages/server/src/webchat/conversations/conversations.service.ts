@@ -130,10 +130,10 @@ export class ConversationsService {
   /**
    * Gives the visitor the conversations this session started anonymously in the visitor's channel (docs/design.md
    * "Visitor identity": an anonymous session that identifies keeps its conversations). Conversations of another
-   * visitor stay theirs. Answers how many were attached.
+   * visitor stay theirs. Answers the ids of the conversations attached (the session's connections lose them).
    */
-  async attachSessionToVisitor(companyId: string, sessionId: string, visitor: Visitor): Promise<number> {
-    const result = await this.db
+  async attachSessionToVisitor(companyId: string, sessionId: string, visitor: Visitor): Promise<string[]> {
+    const rows = await this.db
       .updateTable('conversations')
       .set({
         visitor_key: visitor.key,
@@ -145,8 +145,9 @@ export class ConversationsService {
       .where('session_id', '=', sessionId)
       .where('channel_id', '=', visitor.channelId)
       .where('visitor_key', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** The name and email the visitor's newest conversation holds (what their earlier tokens said). */

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connectRedis } from '../../storage/redis-client.ts';
+import { TEST_DATABASES, testRedisUrl } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import { ConversationsService } from './conversations.service.ts';
+import { RedisReplyHeartbeats } from './reply-heartbeats.ts';
 import { LeaseLost, type ReplyJob, ReplyQueue } from './reply-queue.ts';
 
 // The durable reply line is shared by every node through the store: the same rules on SQLite and PostgreSQL.
@@ -140,6 +143,33 @@ for (const database of TEST_DATABASES) {
       await dying.finish(job);
       assert.equal(await survivor.claimNext(c), undefined, 'still running on the survivor');
       await survivor.finish(takeover!);
+    });
+
+    it('a lapsed job whose node still beats in the broker is not taken over; once the beats stop, it is', async () => {
+      const redis = connectRedis(testRedisUrl());
+      const heartbeats = new RedisReplyHeartbeats(redis, { prefix: `t${randomUUID()}:`, leaseMs: 1_500 });
+      const gone = async (job: ReplyJob) => !(await heartbeats.beating(job.messageId));
+      try {
+        const cutOff = node(300);
+        const other = node(300);
+        const c = await conversation();
+        const asked = await userMessage(cutOff, c);
+        const job = (await cutOff.claimNext(c))!;
+        // The store is away for the node that runs the job: it cannot renew its lease, but it beats.
+        await heartbeats.beat([job.messageId]);
+        await sleep(400);
+        assert.equal(await other.claimNext(c, undefined, gone), undefined, 'lapsed, but its node is alive');
+        // Back to the store: its renewal finds the job still its own.
+        assert.equal(await cutOff.renewLeases([job.messageId]), 1);
+        // Then it dies: no renewal, no beat.
+        await sleep(1_600);
+        const takeover = await other.claimNext(c, undefined, gone);
+        assert.equal(takeover?.messageId, asked);
+        assert.equal(takeover?.takenOver, true);
+        await other.finish(takeover!);
+      } finally {
+        redis.disconnect();
+      }
     });
 
     it('renews only the leases of jobs still running here, so a job given up on lapses', async () => {

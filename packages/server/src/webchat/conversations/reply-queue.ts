@@ -117,10 +117,32 @@ export class ReplyQueue {
 
   /**
    * Takes the conversation's next job for this node, or `undefined` when its line is empty or a live node is
-   * running one. A running job whose lease lapsed is taken over (`takenOver`): its node is gone. `finished` is the
-   * job this node just ended: it leaves the line in the same transaction (see `finish`).
+   * running one. A running job whose lease lapsed is taken over (`takenOver`): its node is gone — unless
+   * `mayTakeOver` (asked outside the transaction, e.g. about a heartbeat in the broker: reply-heartbeats.ts) says its
+   * node still runs it. `finished` is the job this node just ended: it leaves the line in the same transaction (see
+   * `finish`).
    */
-  async claimNext(conversationId: string, finished?: ReplyJob): Promise<ReplyJob | undefined> {
+  async claimNext(
+    conversationId: string,
+    finished?: ReplyJob,
+    mayTakeOver?: (job: ReplyJob) => Promise<boolean>,
+  ): Promise<ReplyJob | undefined> {
+    const claim = await this.claimIn(conversationId, finished, mayTakeOver ? 'ask' : 'take');
+    if (claim?.lapsed !== true) return claim?.job;
+    if (!(await mayTakeOver!(claim.job))) return undefined;
+    // Asked outside any transaction: take it only if it is still the same lapsed job.
+    return (await this.claimIn(conversationId, undefined, claim.job.messageId))?.job;
+  }
+
+  /**
+   * One claim transaction. `lapsed`: a lapsed job found is taken (`take`), only reported (`ask`), or taken only if
+   * it is the job with this message id.
+   */
+  private claimIn(
+    conversationId: string,
+    finished: ReplyJob | undefined,
+    lapsed: 'take' | 'ask' | string,
+  ): Promise<{ job: ReplyJob; lapsed?: true } | undefined> {
     return this.writes.run(async (trx) => {
       // Claims and message inserts of one conversation queue behind its row lock (SQLite: one writer anyway). Taken
       // first, as every claim does, so two claims never lock rows in opposite orders.
@@ -144,13 +166,15 @@ export class ReplyQueue {
       const running = rows.find((r) => r.state === 'running');
       if (running) {
         if ((running.lease_expires_at ?? 0) > running.now) return undefined;
+        if (lapsed === 'ask') return { job: toJob(running, true), lapsed: true };
+        if (lapsed !== 'take' && lapsed !== running.message_id) return undefined;
         await this.take(trx, running.message_id, running.now);
-        return toJob(running, true);
+        return { job: toJob(running, true) };
       }
       const next = rows[0];
       if (!next) return undefined;
       await this.take(trx, next.message_id, next.now);
-      return toJob(next, false);
+      return { job: toJob(next, false) };
     });
   }
 

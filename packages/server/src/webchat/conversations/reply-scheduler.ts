@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ReplyHeartbeats } from './reply-heartbeats.ts';
 import type { ReplyJob, ReplyQueue } from './reply-queue.ts';
 import type { ReplySignals } from './reply-signals.ts';
 
@@ -8,10 +9,12 @@ export type JobOutcome = 'done' | 'unfinished';
 export interface ReplySchedulerDeps {
   queue: ReplyQueue;
   signals: ReplySignals;
+  /** Signs of life of running jobs outside the store (reply-heartbeats.ts). */
+  heartbeats: ReplyHeartbeats;
   /** Runs one claimed job to its end. Throwing counts as `unfinished`. */
   run(job: ReplyJob): Promise<JobOutcome>;
   logger: Logger;
-  /** The queue's lease: renewed every third of it while this node runs jobs. */
+  /** The queue's lease: renewed (and a heartbeat sent) every third of it while this node runs jobs. */
   leaseMs: number;
   /** How often the line is swept for work nobody is doing (lapsed leases, stalled queued jobs). */
   sweepMs: number;
@@ -22,8 +25,10 @@ export interface ReplySchedulerDeps {
  * starts a loop that claims the conversation's jobs one after another until its line is empty or another node
  * holds it; `runClaimed(job)` does the same from a job claimed with its message (`hold` it first, so its lease is
  * renewed from the moment it is claimed). The node that finishes a reply thus also answers the messages that queued
- * behind it, whichever node stored them. While jobs run, their leases are renewed; a sweep finds lines that nobody works on (a node died,
- * or two nodes raced past each other) and kicks them. `drain` stops taking work and tells the other nodes.
+ * behind it, whichever node stored them. While jobs run, their leases are renewed and heartbeats sent
+ * (reply-heartbeats.ts: a lapsed lease whose job still beats is not taken over, its node is alive and waits for the
+ * store); a sweep finds lines that nobody works on (a node died, or two nodes raced past each other) and kicks
+ * them. `drain` stops taking work and tells the other nodes.
  */
 export class ReplyScheduler {
   /** Conversations with a loop on this node. */
@@ -130,7 +135,7 @@ export class ReplyScheduler {
     for (;;) {
       this.kickedAgain.delete(conversationId);
       // The job just done leaves the line in the transaction that claims the next one.
-      const job = next ?? (await this.deps.queue.claimNext(conversationId, finished));
+      const job = next ?? (await this.deps.queue.claimNext(conversationId, finished, this.ownerGone));
       next = undefined;
       finished = undefined;
       if (!job) {
@@ -183,14 +188,24 @@ export class ReplyScheduler {
     await this.deps.signals.send({ kind: 'wake', conversationId: job.conversationId });
   }
 
+  /**
+   * Renews the leases of the jobs running here and beats for them in the broker, side by side: while the store is
+   * away the renewals fail, and the heartbeats keep the other nodes from taking over replies still streaming here.
+   */
   private async renew(): Promise<void> {
     if (this.running.size === 0) return;
-    try {
-      await this.deps.queue.renewLeases([...this.running]);
-    } catch (err) {
-      this.warnThrottled(err, 'could not renew reply leases');
-    }
+    const running = [...this.running];
+    const [leases, beats] = await Promise.allSettled([
+      this.deps.queue.renewLeases(running),
+      this.deps.heartbeats.beat(running),
+    ]);
+    if (leases.status === 'rejected') this.warnThrottled(leases.reason, 'could not renew reply leases');
+    if (beats.status === 'rejected') this.warnThrottled(beats.reason, 'could not send reply heartbeats');
   }
+
+  /** A lapsed job may be taken over once its node has stopped beating too (reply-heartbeats.ts). */
+  private readonly ownerGone = async (job: ReplyJob): Promise<boolean> =>
+    !(await this.deps.heartbeats.beating(job.messageId));
 
   /** Store outages make these fail every few seconds; one warning per 30 s says enough. */
   private warnThrottled(err: unknown, message: string): void {

@@ -2,27 +2,52 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../logging/logger.ts';
+import { openStore, type Store } from '../../storage/database.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { proxiedPostgres, readOnlySqlite, type StoreOutage } from '../../testing/store-outage.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { waitFor } from '../../testing/wait.ts';
 import type { MessageEnvelope } from '../messages/message.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { LiveSnapshots } from './live-snapshots.ts';
-import { RESERVED_SEQUENCES, ReplyStream } from './reply-stream.ts';
+import {
+  OUTAGE_SEQUENCES,
+  RESERVED_SEQUENCES,
+  ReplyNotStored,
+  ReplyStream,
+  type ReplyStreamDeps,
+  sequenceAfter,
+} from './reply-stream.ts';
 
 class Recorder implements Broadcaster {
   readonly envelopes: Array<MessageEnvelope & { history: boolean }> = [];
   async publish(_channel: string, envelope: MessageEnvelope, options: { history: boolean }): Promise<void> {
     this.envelopes.push({ ...envelope, history: options.history });
   }
+
+  get highest(): number {
+    return Math.max(...this.envelopes.map((e) => e.sequence));
+  }
+
+  textOf(envelope: MessageEnvelope): string {
+    return envelope.message_snapshot.blocks
+      .filter((b) => b.type === 'markdown')
+      .map((b) => (b as { content: string }).content)
+      .join('');
+  }
 }
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 for (const database of TEST_DATABASES) {
   describe(`reply stream sequences and history (${database})`, () => {
     let server: TestServer;
     let conversationId: string;
     let companyId: string;
+    /** A second way into the same database that the tests can take away (see testing/store-outage.ts). */
+    let cutOff: { store: Store; outage: StoreOutage; close(): Promise<void> };
     before(async () => {
       server = await startTestServer({ database });
       const company = await server.ctx.companies.create('Stream Co');
@@ -34,10 +59,40 @@ for (const database of TEST_DATABASES) {
           employee.id,
         )
       ).id;
+      if (database === 'sqlite') {
+        cutOff = {
+          store: server.ctx.store,
+          outage: readOnlySqlite(server.ctx.store.db),
+          close: async () => {},
+        };
+      } else {
+        const { url, outage } = await proxiedPostgres();
+        const store = await openStore({
+          databaseUrl: url,
+          schema: server.schema,
+          dataDir: server.dataDir,
+          connectTimeoutMs: 500,
+        });
+        cutOff = {
+          store,
+          outage,
+          close: async () => {
+            await store.close();
+            await outage.close();
+          },
+        };
+      }
     });
-    after(() => server.close());
+    after(async () => {
+      await cutOff?.close();
+      await server.close();
+    });
 
-    function stream(store: MessageStore, broadcaster: Broadcaster, onSuperseded = () => {}) {
+    function stream(
+      store: MessageStore,
+      broadcaster: Broadcaster,
+      options: { onSuperseded?: () => void; deps?: Partial<ReplyStreamDeps> } = {},
+    ) {
       const logger = createLogger('silent');
       return new ReplyStream(
         {
@@ -48,11 +103,13 @@ for (const database of TEST_DATABASES) {
           logger,
           flushIntervalMs: 0,
           persistIntervalMs: 60_000,
+          storeWaitMs: 30_000,
+          ...options.deps,
         },
         companyId,
         conversationId,
         { id: randomUUID(), name: 'Ava' },
-        onSuperseded,
+        options.onSuperseded,
       );
     }
 
@@ -63,7 +120,7 @@ for (const database of TEST_DATABASES) {
       const { id } = await s.start();
       for (const word of ['Hello ', 'there, ', 'visitor.']) {
         s.append(word);
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
       await s.complete();
       const completes = recorder.envelopes.filter((e) => e.operation === 'complete');
@@ -76,16 +133,13 @@ for (const database of TEST_DATABASES) {
       );
       assert.ok(recorder.envelopes.length > 2, 'typing and partials were published');
       assert.equal(recorder.envelopes.at(-1), completes[0]);
-      assert.equal(completes[0]!.sequence, Math.max(...recorder.envelopes.map((e) => e.sequence)));
-      assert.deepEqual(
-        completes[0]!.message_snapshot.blocks.map((b) => (b as { content?: string }).content),
-        ['Hello there, visitor.'],
-      );
+      assert.equal(completes[0]!.sequence, recorder.highest);
+      assert.equal(recorder.textOf(completes[0]!), 'Hello there, visitor.');
       const stored = await store.find(id);
       assert.equal(stored?.status, 'complete');
     });
 
-    it('finishing for a dead node lands above every published sequence', async () => {
+    it('finishing for a dead node lands above every published sequence, and partials stay out of history', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();
       const s = stream(store, recorder);
@@ -93,49 +147,203 @@ for (const database of TEST_DATABASES) {
       // Far past the first reservation, with no persist on schedule: the stream must reserve again on its own.
       for (let i = 0; i < RESERVED_SEQUENCES * 2 + 5; i++) {
         s.append(`w${i} `);
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
-      await s.idle();
-      const published = Math.max(...recorder.envelopes.map((e) => e.sequence));
+      // The node "dies" here, with its writes and publications possibly still in flight. Another one completes the
+      // message from what the store says; the dying stream's late writes then find it complete.
+      const done = await store.completeAbandoned(id, (blocks) => blocks, sequenceAfter);
+      assert.ok(done);
+      await s.complete(); // waits for everything the stream had in flight, and stores nothing more
+      assert.equal(s.superseded, true);
+      const published = recorder.highest;
       assert.ok(published > RESERVED_SEQUENCES, `streamed past one reservation (${published})`);
       assert.ok(
         recorder.envelopes.every((e) => !e.history),
-        'partials stay out of history',
+        'partials stay out of history, and the superseded stream announced no complete',
       );
-      // The node dies here. Another one completes the message from what the store says.
-      const done = await store.completeAbandoned(id, (blocks) => blocks);
-      assert.ok(done);
       assert.ok(done.sequence > published, `${done.sequence} > ${published}`);
-      assert.equal(await store.completeAbandoned(id, (blocks) => blocks), undefined, 'only once');
+      assert.equal(
+        await store.completeAbandoned(id, (blocks) => blocks, sequenceAfter),
+        undefined,
+        'only once',
+      );
     });
 
-    it('never publishes past a reservation it could not write', async () => {
+    it('completing for a gone node while its stream still writes takes one read-and-write: never "kept changing"', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
-      store.persistPartial = async () => {
-        throw new Error('connection terminated');
+      const s = stream(store, new Recorder());
+      const started = await s.start();
+      // Nodes whose lease lapsed but which still write, as fast as the store lets them (what failed under load:
+      // the completer read, a write landed, its conditional write missed, ten times over).
+      let reservation = 100;
+      const stopped: number[] = [];
+      const writer = async (): Promise<void> => {
+        for (let i = 0; i < 2_000; i++) {
+          if (
+            !(await store.persistPartial({ ...started, updated_at: new Date().toISOString() }, ++reservation))
+          ) {
+            stopped.push(i);
+            return;
+          }
+        }
       };
+      const writers = [writer(), writer(), writer(), writer()];
+      while (reservation < 150) await nextTurn();
+      const done = await store.completeAbandoned(started.id, (blocks) => blocks, sequenceAfter);
+      await Promise.all(writers);
+      assert.ok(done, 'completed at the first attempt');
+      assert.equal(stopped.length, 4, "every writer's next write found the message complete");
+      // Concurrent writers commit their reservations in any order: the one read is one of theirs.
+      assert.ok(done.sequence > sequenceAfter(100), `${done.sequence}: from a reservation the writers wrote`);
+      await s.complete();
+    });
+
+    it('keeps streaming while the store is away, within the outage allowance, and a takeover still lands above', async () => {
+      const store = new MessageStore(cutOff.store, server.ctx.events);
+      const recorder = new Recorder();
+      const s = stream(store, recorder, { deps: { persistIntervalMs: 0 } });
+      const { id } = await s.start();
+      await cutOff.outage.cut();
+      try {
+        for (let i = 0; i < RESERVED_SEQUENCES * 3; i++) {
+          s.append(`w${i} `);
+          await nextTurn();
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      } finally {
+        await cutOff.outage.restore();
+      }
+      const published = recorder.highest;
+      assert.ok(
+        published > RESERVED_SEQUENCES * 2,
+        `the visitor kept reading past the reservation it could not renew (${published})`,
+      );
+      assert.ok(published <= 1 + RESERVED_SEQUENCES + OUTAGE_SEQUENCES);
+      // The node dies now: whoever completes the message lands above everything it published.
+      const done = await new MessageStore(server.ctx.store, server.ctx.events).completeAbandoned(
+        id,
+        (blocks) => blocks,
+        sequenceAfter,
+      );
+      assert.ok(done && done.sequence > published, `${done?.sequence} > ${published}`);
+      await s.complete();
+    });
+
+    it('a completion waits for the store: the whole text is shown meanwhile, then stored and announced complete', async () => {
+      const store = new MessageStore(cutOff.store, server.ctx.events);
       const recorder = new Recorder();
       const s = stream(store, recorder);
-      await s.start();
-      for (let i = 0; i < RESERVED_SEQUENCES + 20; i++) {
-        s.append(`w${i} `);
-        await new Promise((resolve) => setImmediate(resolve));
+      const { id } = await s.start();
+      s.append('Hello');
+      await nextTurn();
+      await cutOff.outage.cut();
+      let completed: Promise<unknown>;
+      try {
+        s.append(', world');
+        completed = s.complete();
+        // The store is away for a while; the visitor already reads every word, as a partial.
+        const last = await waitFor('the whole text to be shown', () => {
+          const e = recorder.envelopes.at(-1);
+          return e && recorder.textOf(e) === 'Hello, world' ? e : undefined;
+        });
+        assert.equal(last.operation, 'replace');
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        assert.equal(
+          (
+            await server.ctx.store.db
+              .selectFrom('messages')
+              .select('status')
+              .where('id', '=', id)
+              .executeTakeFirstOrThrow()
+          ).status,
+          'partial',
+        );
+      } finally {
+        await cutOff.outage.restore();
       }
-      await s.idle();
-      assert.ok(recorder.envelopes.length > 1, 'partials within the first reservation were published');
-      assert.equal(Math.max(...recorder.envelopes.map((e) => e.sequence)), 1 + RESERVED_SEQUENCES);
+      await completed;
+      const final = recorder.envelopes.at(-1)!;
+      assert.equal(final.operation, 'complete');
+      assert.equal(recorder.textOf(final), 'Hello, world');
+      const sequences = recorder.envelopes.map((e) => e.sequence);
+      assert.deepEqual(
+        sequences,
+        [...sequences].sort((a, b) => a - b),
+        'every envelope passes the ordering rule',
+      );
+      for (const e of recorder.envelopes)
+        assert.ok('Hello, world'.startsWith(recorder.textOf(e)), 'the complete begins with every text shown');
+      const row = await server.ctx.store.db
+        .selectFrom('messages')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.status, 'complete');
+      assert.equal(row.sequence, final.sequence);
+      assert.match(row.blocks, /Hello, world/);
+    });
+
+    it('gives up once the store stayed away past its wait: ReplyNotStored, nothing more published, the message left partial', async () => {
+      const store = new MessageStore(cutOff.store, server.ctx.events);
+      const recorder = new Recorder();
+      const s = stream(store, recorder, { deps: { storeWaitMs: 600 } });
+      const { id } = await s.start();
+      s.append('Half an answer');
+      await nextTurn();
+      await cutOff.outage.cut();
+      try {
+        await assert.rejects(s.complete(), ReplyNotStored);
+        const published = recorder.envelopes.length;
+        await assert.rejects(s.complete({ code: 'responder_failed', message: 'x' }), ReplyNotStored);
+        assert.equal(recorder.envelopes.length, published, 'nothing more once given up');
+      } finally {
+        await cutOff.outage.restore();
+      }
+      assert.ok(recorder.envelopes.every((e) => e.operation === 'replace'));
+      const row = await store.find(id);
+      assert.equal(row?.status, 'partial', 'left to a takeover');
+    });
+
+    it('holds no backlog for a slow broker: the newest partial replaces one not yet published (bounded memory)', async () => {
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const recorder = new Recorder();
+      const slow: Broadcaster = {
+        async publish(channel, envelope, options) {
+          if (envelope.sequence > 1) await held;
+          await recorder.publish(channel, envelope, options);
+        },
+      };
+      const s = stream(store, slow);
+      await s.start();
+      for (let i = 0; i < 500; i++) {
+        s.append(`w${i} `);
+        await nextTurn();
+      }
+      release();
+      await s.complete();
+      const sequences = recorder.envelopes.map((e) => e.sequence);
+      assert.deepEqual(
+        sequences,
+        [1, 2, 3, 4],
+        'typing, the partial in flight, the newest partial, the complete',
+      );
+      assert.equal(recorder.textOf(recorder.envelopes.at(-2)!), recorder.textOf(recorder.envelopes.at(-1)!));
     });
 
     it('a stream whose message another node completed stops: no late partial, no second complete', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();
       let superseded = 0;
-      const s = stream(store, recorder, () => superseded++);
+      const s = stream(store, recorder, { onSuperseded: () => superseded++ });
       const { id } = await s.start();
       s.append('Hello');
       await s.idle();
       assert.equal(recorder.envelopes.length, 2, 'typing and one partial');
-      await store.completeAbandoned(id, (blocks) => blocks);
+      await store.completeAbandoned(id, (blocks) => blocks, sequenceAfter);
       const before = recorder.envelopes.length;
       await s.complete();
       assert.equal(

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { InteractiveBlockInput } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
+import { isStoreUnavailable } from '../../storage/store-errors.ts';
+import { untilStoreAnswers } from '../../storage/store-retry.ts';
 import type { Block, ErrorBlock, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
 import type { AlsoInTransaction, MessageStore, NewMessage } from '../messages/message-store.ts';
 import { announce, type Broadcaster, type PendingAnnouncements } from './broadcaster.ts';
@@ -17,17 +19,40 @@ export interface ReplyStreamDeps {
   flushIntervalMs: number;
   /** Shortest time between two database writes of the partial snapshot. */
   persistIntervalMs: number;
+  /** How long the completion waits for a store that is away before the reply is left to a takeover. */
+  storeWaitMs: number;
+  /** Aborts when the node shuts down: stop waiting for the store. */
+  shutdown?: AbortSignal;
 }
 
 /**
- * How many sequences a stream reserves ahead in the database. It never publishes a sequence it has not reserved,
- * so whoever finishes the message after this node dies uses `reserved + 1` and is above everything published.
- * At most one extra write per this many partials (the once-a-second persist usually renews it first).
+ * How many sequences a stream reserves ahead in the database whenever it writes its partial snapshot (every
+ * `persistIntervalMs`, and before it publishes past its reservation while the store answers).
  */
 export const RESERVED_SEQUENCES = 64;
 
+/**
+ * Sequences a stream may publish beyond its stored reservation while it cannot write a new one (the store is away):
+ * a reply keeps streaming through an outage. At 25 partials a second this lasts over an hour, far beyond any reply;
+ * past it the stream publishes no more partials, only its `complete`.
+ */
+export const OUTAGE_SEQUENCES = 100_000;
+
+/**
+ * The sequence of the `complete` that whoever finishes a message for a node that is gone writes: above every
+ * sequence that node may have published, its reservation and the outage allowance included.
+ */
+export const sequenceAfter = (reservation: number): number => reservation + OUTAGE_SEQUENCES + 1;
+
 /** The reservation stored with a new reply: its envelope 1 and the next RESERVED_SEQUENCES. */
 const FIRST_RESERVATION = 1 + RESERVED_SEQUENCES;
+
+/** The stream gave up waiting for the store to take its completion: the reply is left to a takeover. */
+export class ReplyNotStored extends Error {
+  constructor(messageId: string, options: { cause: unknown }) {
+    super(`reply ${messageId} could not be stored: the store was away too long`, options);
+  }
+}
 
 /** A reply as first stored: partial, a typing block, its first sequences reserved (see ReplyStream). */
 export function typingMessage(conversationId: string, author: MessageAuthor): NewMessage {
@@ -44,20 +69,36 @@ export function typingMessage(conversationId: string, author: MessageAuthor): Ne
 /**
  * One streamed message on its way out (docs/asyncapi.yaml "MessageEnvelope"): sequence 1 is a partial snapshot
  * with a typing block, then `replace` partials whose markdown grows — at most one per `flushIntervalMs`, however
- * fast the deltas come — and finally exactly one `complete`. Only the `complete` goes into channel history (one
+ * fast the deltas come, plus one with the text still waiting for its flush when the reply ends — and finally exactly
+ * one `complete`; sequences count up by one. Only the `complete` goes into channel history (one
  * history entry per message, so the channel's 100 entries are its last 100 messages); a client that subscribes
  * mid-stream gets the partial in the subscribe reply (webchat/realtime/in-flight.ts). Envelopes are published
  * strictly one after another, so their sequences arrive in order.
  *
- * Every write is conditional on the message still being partial: if another node completed it (this node lost
- * its lease, e.g. cut off from the store), the stream is `superseded`, publishes nothing more and calls
+ * **Sequences.** The stored `sequence` of a streaming message is a reservation: while the store answers, nothing
+ * above it is published (it is renewed first). Whoever finishes the message after this node is gone completes it at
+ * `sequenceAfter(reservation)`, above the outage allowance too, so clients that follow the ordering rule accept it.
+ *
+ * **The store away.** Partial writes are best effort: one that fails is tried again on the next persist, and the
+ * stream keeps publishing up to OUTAGE_SEQUENCES past its reservation, so the visitor keeps reading while the
+ * database restarts. The completion, which must be stored before it is announced, waits for the store (retrying,
+ * up to `storeWaitMs`); the last partial shows the whole text meanwhile. Memory per reply stays bounded whatever the
+ * outage: the text, the one snapshot being written and the one waiting to be published — never a backlog.
+ *
+ * Every write is conditional on the message still being partial: if another node completed it (this node lost its
+ * lease, e.g. cut off from the store and the broker), the stream is `superseded`, publishes nothing more and calls
  * `onSuperseded` so the reply stops.
  */
 export class ReplyStream {
+  /** The sequence of the newest envelope published (taken as each one goes out, so they count up by one). */
   private sequence = 0;
-  /** Highest sequence durably reserved (see RESERVED_SEQUENCES): nothing above it may be published. */
+  /** Highest sequence durably reserved: nothing above it is published while the store answers. */
   private reserved = 0;
+  /** The last partial write failed: publish within the outage allowance instead of waiting for a reservation. */
+  private storeAway = false;
   private supersededFlag = false;
+  /** Gave up waiting for the store (ReplyNotStored): publishes and writes nothing more. */
+  private abandoned = false;
   private content = '';
   /** Quick replies and cards of this reply, shown after its markdown (docs/design.md "Interactive blocks"). */
   private offers: Block[] = [];
@@ -71,8 +112,17 @@ export class ReplyStream {
   private finished = false;
   /** The complete snapshot is stored: later complete() calls change nothing. */
   private completed = false;
-  /** Serialises publications: each envelope waits for the previous one. */
-  private chain: Promise<void> = Promise.resolve();
+  /** The partial write in flight, if any (one at a time). */
+  private persisting: Promise<void> | undefined;
+  /** The newest partial not published yet; a newer one replaces it (coalescing when the broker is slow). */
+  private unpublished: MessageSnapshot | undefined;
+  /** Length of the markdown in the newest partial made: more text than that is waiting for the next flush. */
+  private flushedLength = 0;
+  /** The loop publishing partials, while it runs. */
+  private publishing: Promise<void> | undefined;
+  /** Serialises completions: a second complete() (the failure path) starts after the first settled. */
+  private completing: Promise<unknown> = Promise.resolve();
+  private lastStoreWarning = 0;
 
   constructor(
     private readonly deps: ReplyStreamDeps,
@@ -146,21 +196,41 @@ export class ReplyStream {
   }
 
   /**
-   * Publishes the final `complete` snapshot: the markdown so far, plus an error block when the reply failed.
-   * Once one call has stored it, later calls change nothing. A call whose write failed throws, and the caller's
-   * next call (the failure path, with its error block) tries again, so a database hiccup does not leave the
-   * message partial until the abandoned-reply sweep.
+   * Stores the final snapshot — the markdown so far, plus an error block when the reply failed — and then publishes
+   * it as the `complete`. While the store is away it waits (see the class comment), the whole text shown as a
+   * partial meanwhile; it throws `ReplyNotStored` when the store stayed away past `storeWaitMs` or the node shuts
+   * down, leaving the message to a takeover. Once one call has stored it, later calls change nothing; a call whose
+   * write failed for another reason throws, and the caller's next call (the failure path, with its error block)
+   * tries again.
    */
-  async complete(error?: Omit<ErrorBlock, 'id' | 'type'>): Promise<MessageSnapshot> {
+  complete(error?: Omit<ErrorBlock, 'id' | 'type'>): Promise<MessageSnapshot> {
+    const attempt = this.completing.then(() => this.completeNow(error));
+    this.completing = attempt.catch(() => {});
+    return attempt;
+  }
+
+  private async completeNow(error?: Omit<ErrorBlock, 'id' | 'type'>): Promise<MessageSnapshot> {
+    if (this.abandoned) throw new ReplyNotStored(this.snapshot.id, { cause: undefined });
     if (this.completed || this.supersededFlag) return this.snapshot;
+    // Text still waiting for its flush goes out as a partial first, at its turn (the coalescing holds for it too):
+    // should the store make the complete wait, the visitor reads every word meanwhile.
+    if (this.content.length > this.flushedLength) {
+      const turn = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
+      if (turn > 0) await new Promise((resolve) => setTimeout(resolve, turn));
+      if (this.content.length > this.flushedLength) {
+        this.dirty = true;
+        this.flush();
+      }
+    }
     this.finished = true;
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    const blocks: Block[] = [];
-    if (this.content.length > 0)
-      blocks.push({ id: this.markdownId, type: 'markdown', content: this.content });
-    if (error) blocks.push({ id: randomUUID(), type: 'error', code: error.code, message: error.message });
-    else blocks.push(...this.offers);
+    // Partials already on their way go first: their sequences are below the complete's.
+    await this.settled();
+    if (this.supersededFlag) return this.snapshot;
+    const blocks: Block[] = error
+      ? [...this.markdown(), { id: randomUUID(), type: 'error', code: error.code, message: error.message }]
+      : [...this.markdown(), ...this.offers];
     const snapshot: MessageSnapshot = {
       ...this.snapshot,
       status: 'complete',
@@ -168,27 +238,48 @@ export class ReplyStream {
       updated_at: new Date().toISOString(),
     };
     const sequence = ++this.sequence;
-    this.snapshot = snapshot;
     // The completed message must be durable before anyone is told it is complete.
-    const attempt = this.chain.then(async () => {
-      const stored = await this.deps.store.complete(snapshot, sequence, this.companyId);
-      this.completed = true;
-      this.deps.live.delete(snapshot.id);
-      if (!stored) {
-        this.supersede();
-        return;
-      }
-      await this.deps.announcements.announce(this.companyId, snapshot, sequence);
+    const stored = await untilStoreAnswers(
+      () => this.deps.store.complete(snapshot, sequence, this.companyId),
+      {
+        waitMs: this.deps.storeWaitMs,
+        signal: this.deps.shutdown,
+        onWaiting: (err) =>
+          this.warnStoreAway(err, 'the store cannot take a completed reply now; waiting for it'),
+      },
+    ).catch((err: unknown) => {
+      if (!isStoreUnavailable(err)) throw err;
+      this.abandon();
+      this.deps.logger.warn(
+        { err: { message: (err as Error).message }, messageId: snapshot.id },
+        'gave up waiting for the store to take a completed reply; it is left to a takeover',
+      );
+      throw new ReplyNotStored(snapshot.id, { cause: err });
     });
-    // A failed attempt must not block the next one behind a rejected chain.
-    this.chain = attempt.catch(() => {});
-    await attempt;
+    this.completed = true;
+    this.snapshot = snapshot;
+    this.deps.live.delete(snapshot.id);
+    if (!stored) {
+      this.supersede();
+      return snapshot;
+    }
+    await this.deps.announcements.announce(this.companyId, snapshot, sequence);
     return snapshot;
   }
 
   /** Resolves once every partial flushed so far has been stored and published, or given up on. */
-  idle(): Promise<void> {
-    return this.chain;
+  async idle(): Promise<void> {
+    while (this.persisting || this.publishing) await Promise.allSettled([this.persisting, this.publishing]);
+  }
+
+  /** The markdown block, if the reply has text yet. */
+  private markdown(): Block[] {
+    return this.content.length > 0 ? [{ id: this.markdownId, type: 'markdown', content: this.content }] : [];
+  }
+
+  /** The markdown and the offers as they stand. */
+  private blocks(): Block[] {
+    return [...this.markdown(), ...this.offers];
   }
 
   /** Publishes now if the last partial is old enough, else at most one flush later (coalescing). */
@@ -202,10 +293,21 @@ export class ReplyStream {
   private supersede(): void {
     if (this.supersededFlag) return;
     this.supersededFlag = true;
+    this.stop();
+    this.onSuperseded();
+  }
+
+  /** Gave up waiting for the store: nothing more is published; the lease lapses and a takeover ends the message. */
+  private abandon(): void {
+    this.abandoned = true;
+    this.stop();
+  }
+
+  private stop(): void {
     this.finished = true;
+    this.unpublished = undefined;
     clearTimeout(this.flushTimer);
     this.deps.live.delete(this.snapshot.id);
-    this.onSuperseded();
   }
 
   private flush(): void {
@@ -215,36 +317,84 @@ export class ReplyStream {
     this.lastFlushAt = Date.now();
     const snapshot: MessageSnapshot = {
       ...this.snapshot,
-      blocks: [
-        ...(this.content.length > 0
-          ? [{ id: this.markdownId, type: 'markdown' as const, content: this.content }]
-          : []),
-        ...this.offers,
-      ],
+      blocks: this.blocks(),
       updated_at: new Date(this.lastFlushAt).toISOString(),
     };
-    const sequence = ++this.sequence;
     this.snapshot = snapshot;
-    this.deps.live.set(snapshot, sequence);
-    // Persist on schedule, and always before publishing past the reservation: a sequence is only ever published
-    // once the database holds a reservation at or above it.
-    const persist =
-      sequence > this.reserved || this.lastFlushAt - this.lastPersistAt >= this.deps.persistIntervalMs;
-    if (persist) this.lastPersistAt = this.lastFlushAt;
-    this.chain = this.chain
-      .then(async () => {
-        if (this.supersededFlag) return;
-        if (persist) {
-          const reserved = sequence + RESERVED_SEQUENCES;
-          if (!(await this.deps.store.persistPartial(snapshot, reserved))) return this.supersede();
-          this.reserved = Math.max(this.reserved, reserved);
-        }
-        if (sequence > this.reserved) return; // the reservation could not be written: skip this partial
+    this.flushedLength = this.content.length;
+    // The sequence it will most likely go out with (publishPartials takes the real one).
+    const sequence = this.sequence + 1;
+    // On schedule, and when the reservation runs out while the store answers (while it does not, only on schedule:
+    // an outage is not hammered with a write per partial).
+    const due = this.lastFlushAt - this.lastPersistAt >= this.deps.persistIntervalMs;
+    if (due || (sequence > this.reserved && !this.storeAway)) void this.persist(snapshot, sequence);
+    this.unpublished = snapshot;
+    this.publishing ??= this.publishPartials().finally(() => {
+      this.publishing = undefined;
+    });
+  }
+
+  /** Writes the snapshot and a reservation ahead of its sequence, unless a write is in flight already. */
+  private persist(snapshot: MessageSnapshot, sequence: number): Promise<void> {
+    if (this.persisting) return this.persisting;
+    this.lastPersistAt = Date.now();
+    const reservation = sequence + RESERVED_SEQUENCES;
+    this.persisting = this.deps.store
+      .persistPartial(snapshot, reservation)
+      .then(
+        (stored) => {
+          if (!stored) return this.supersede();
+          this.reserved = Math.max(this.reserved, reservation);
+          this.storeAway = false;
+        },
+        (err: unknown) => {
+          // Harmless for now: the next persist writes a newer snapshot, and the completion waits for the store.
+          this.storeAway = true;
+          this.warnStoreAway(err, 'could not write a partial snapshot; streaming on');
+        },
+      )
+      .finally(() => {
+        this.persisting = undefined;
+      });
+    return this.persisting;
+  }
+
+  /**
+   * Publishes the newest partial, one at a time; a partial replaced before its turn is never published, and each
+   * published one takes the next sequence, so sequences count up by one.
+   */
+  private async publishPartials(): Promise<void> {
+    for (let snapshot = this.unpublished; snapshot !== undefined; snapshot = this.unpublished) {
+      this.unpublished = undefined;
+      const sequence = this.sequence + 1;
+      // A reservation first while the store answers (a write already in flight may reserve too little: then one
+      // more); while it does not, the outage allowance.
+      while (sequence > this.reserved && !this.storeAway && !this.supersededFlag)
+        await this.persist(snapshot, sequence);
+      if (this.supersededFlag || this.abandoned) return;
+      const limit = this.storeAway ? this.reserved + OUTAGE_SEQUENCES : this.reserved;
+      if (sequence > limit) continue;
+      this.sequence = sequence;
+      this.deps.live.set(snapshot, sequence);
+      try {
         await announce(this.deps.broadcaster, this.companyId, snapshot, sequence);
-      })
-      .catch((err) => {
+      } catch (err) {
         // A lost partial is harmless (the next snapshot replaces it); the complete is what must arrive.
         this.deps.logger.warn({ err, messageId: snapshot.id }, 'could not publish a partial snapshot');
-      });
+      }
+    }
+  }
+
+  /** Resolves once no partial is being published or written. */
+  private async settled(): Promise<void> {
+    while (this.publishing || this.persisting) await Promise.all([this.publishing, this.persisting]);
+  }
+
+  /** An outage makes every write fail for a while: one warning per 30 s per reply says enough. */
+  private warnStoreAway(err: unknown, message: string): void {
+    const now = Date.now();
+    if (now - this.lastStoreWarning < 30_000) return;
+    this.lastStoreWarning = now;
+    this.deps.logger.warn({ err: { message: (err as Error).message }, messageId: this.snapshot.id }, message);
   }
 }

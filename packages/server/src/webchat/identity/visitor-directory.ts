@@ -4,7 +4,8 @@ import type { Visitor } from './visitor.ts';
 
 /**
  * Keeps the store in step with what verified requests say about their visitor: an identified request attaches the
- * conversations its session started anonymously in the channel (they stay the visitor's), and a token carrying a
+ * conversations its session started anonymously in the channel (they stay the visitor's, and the session's
+ * anonymous realtime connections lose them), and a token carrying a
  * new name or email updates it on all the visitor's conversations (what the inbox shows; once per profile and node,
  * remembered in a bounded cache). A token without a name or email keeps what an earlier one said.
  */
@@ -12,15 +13,28 @@ export class VisitorDirectory {
   /** Per visitor key: the profile last written (the JSON of id, name, email). */
   private readonly profiles = new LruCache<string, string>(10_000);
 
-  constructor(private readonly conversations: ConversationsService) {}
+  constructor(
+    private readonly conversations: ConversationsService,
+    /**
+     * Told which conversations left the anonymous session for the visitor, once that is stored: the session's
+     * realtime connections lose them (realtime/channel-access.ts `endSessionSubscriptions`).
+     */
+    private readonly onAttached: (
+      companyId: string,
+      sessionId: string,
+      conversationIds: string[],
+    ) => Promise<void>,
+  ) {}
 
   /** Records the visitor of a verified request and answers it with the name and email known for it. */
   async remember(companyId: string, sessionId: string, token: Visitor): Promise<Visitor> {
     const visitor = await this.withKnownProfile(companyId, token);
     // A read first (an indexed lookup that finds nothing on almost every request), so the write happens only when
     // there is something to attach — whichever node served the session before.
-    if (await this.conversations.hasAnonymousConversations(companyId, sessionId, visitor.channelId))
-      await this.conversations.attachSessionToVisitor(companyId, sessionId, visitor);
+    if (await this.conversations.hasAnonymousConversations(companyId, sessionId, visitor.channelId)) {
+      const attached = await this.conversations.attachSessionToVisitor(companyId, sessionId, visitor);
+      await this.onAttached(companyId, sessionId, attached);
+    }
     const profile = JSON.stringify([visitor.id, visitor.name, visitor.email]);
     if (this.profiles.get(visitor.key) !== profile) {
       await this.conversations.updateVisitorProfile(companyId, visitor);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
-import type { Store } from '../../storage/database.ts';
+import type { Dialect, Store } from '../../storage/database.ts';
 import type { GroupCommit } from '../../storage/group-commit.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { EventRecorder } from '../../webhooks/events.ts';
@@ -53,21 +53,22 @@ export class MessageStore {
   private readonly insertRow;
   private readonly persistPartialRow;
   private readonly completeRow;
-  private readonly completeAbandonedRow;
   private readonly byId;
   private readonly byClientMessageId;
   private readonly companyOfConversation;
 
   private readonly db: Kysely<Database>;
+  private readonly dialect: Dialect;
   /** Message writes share commits with others arriving in the same turn on SQLite (storage/group-commit.ts). */
   private readonly writes: GroupCommit;
 
   constructor(
-    store: Pick<Store, 'db' | 'writes'>,
+    store: Pick<Store, 'db' | 'dialect' | 'writes'>,
     private readonly events: EventRecorder,
   ) {
     const db = store.db;
     this.db = db;
+    this.dialect = store.dialect;
     this.writes = store.writes;
     this.takePosition = compileOnce<{ id: string; at: string }>((arg) =>
       db
@@ -102,22 +103,17 @@ export class MessageStore {
         .where('id', '=', arg('id'))
         .where('status', '=', 'partial'),
     );
-    type Complete = Write & { seen_sequence: number };
-    const complete = (arg: (name: keyof Complete & string) => unknown) =>
+    this.completeRow = compileOnce<Write>((arg) =>
       db
         .updateTable('messages')
         .set({
           status: 'complete',
-          blocks: arg('blocks') as string,
-          sequence: arg('sequence') as number,
-          updated_at: arg('updated_at') as string,
+          blocks: arg('blocks'),
+          sequence: arg('sequence'),
+          updated_at: arg('updated_at'),
         })
-        .where('id', '=', arg('id') as string)
-        .where('status', '=', 'partial');
-    this.completeRow = compileOnce<Write>((arg) => complete(arg as (name: string) => unknown));
-    // Completing for a node that is gone: only if its reservation is still the one read (else read again).
-    this.completeAbandonedRow = compileOnce<Complete>((arg) =>
-      complete(arg).where('sequence', '=', arg('seen_sequence')),
+        .where('id', '=', arg('id'))
+        .where('status', '=', 'partial'),
     );
     this.byId = compileOnce<{ id: string }>((arg) =>
       db.selectFrom('messages').selectAll().where('id', '=', arg('id')),
@@ -261,17 +257,22 @@ export class MessageStore {
   }
 
   /**
-   * Completes a message nobody streams any more (its node died or restarted) with `finish(blocks)`, at a sequence
-   * above every one its envelopes may have used (the stored reservation, see MessagesTable.sequence). Optimistic:
-   * if the streaming node wrote a newer reservation meanwhile, read again. `undefined` when it is already complete.
+   * Completes a message nobody streams any more (its node died or restarted) with `finish(blocks)`, at
+   * `sequenceAfter(reservation)`: a sequence above every one its envelopes may have used (see MessagesTable.sequence).
+   * Read and written in one transaction under the row's lock (SQLite: its one writer), so a late write of the
+   * streaming node lands either before (and is read here) or after (and finds the message complete, so its stream
+   * stops): never in between. `undefined` when it is already complete.
    */
   async completeAbandoned(
     id: string,
     finish: (blocks: Block[]) => Block[],
+    sequenceAfter: (reservation: number) => number,
   ): Promise<{ snapshot: MessageSnapshot; sequence: number } | undefined> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const { rows } = await this.db.executeQuery<MessagesTable>(this.byId({ id }));
-      const row = rows[0];
+    return this.writes.run(async (trx) => {
+      const row = await (this.dialect === 'postgres'
+        ? trx.selectFrom('messages').selectAll().where('id', '=', id).forUpdate()
+        : trx.selectFrom('messages').selectAll().where('id', '=', id)
+      ).executeTakeFirst();
       if (row?.status !== 'partial') return undefined;
       const snapshot: MessageSnapshot = {
         ...toSnapshot(row),
@@ -279,26 +280,25 @@ export class MessageStore {
         blocks: finish(JSON.parse(row.blocks) as Block[]),
         updated_at: now(),
       };
-      const sequence = row.sequence + 1;
-      const completed = await this.db.transaction().execute(async (trx) => {
-        const result = await trx.executeQuery(
-          this.completeAbandonedRow({
-            id,
-            blocks: JSON.stringify(snapshot.blocks),
-            sequence,
-            seen_sequence: row.sequence,
-            updated_at: snapshot.updated_at,
-          }),
-        );
-        if (Number(result.numAffectedRows ?? 0) === 0) return false;
-        await this.recordCreated(trx, undefined, snapshot);
-        return true;
-      });
-      if (completed) return { snapshot, sequence };
-      // The node that streams it wrote a newer reservation meanwhile: give it a moment before reading again.
-      await new Promise((resolve) => setTimeout(resolve, 10 * (attempt + 1)));
-    }
-    throw new Error(`message ${id} kept changing while it was being completed`);
+      const sequence = sequenceAfter(row.sequence);
+      await trx.executeQuery(
+        this.completeRow({
+          id,
+          blocks: JSON.stringify(snapshot.blocks),
+          sequence,
+          updated_at: snapshot.updated_at,
+        }),
+      );
+      await this.recordCreated(trx, undefined, snapshot);
+      return { snapshot, sequence };
+    });
+  }
+
+  /** The message if it is complete, with the sequence of its `complete` envelope. */
+  async findComplete(id: string): Promise<{ snapshot: MessageSnapshot; sequence: number } | undefined> {
+    const { rows } = await this.db.executeQuery<MessagesTable>(this.byId({ id }));
+    const row = rows[0];
+    return row?.status === 'complete' ? { snapshot: toSnapshot(row), sequence: row.sequence } : undefined;
   }
 
   async find(id: string): Promise<MessageSnapshot | undefined> {

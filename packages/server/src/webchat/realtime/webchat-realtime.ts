@@ -25,6 +25,7 @@ import type { Config } from '../../config/schema.ts';
 import { clientAddressOf } from '../../http/client-address.ts';
 import { ownOriginsOfUpgrade } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
+import { LruCache } from '../../oauth/lru-cache.ts';
 import { SpanKind, type Tracing } from '../../tracing/tracing.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
 import type { AttachmentsService } from '../attachments/attachments.service.ts';
@@ -37,6 +38,7 @@ import type { InboxFeed } from '../inbox-feed/inbox-feed.ts';
 import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
 import { allowedOriginsOf, isOriginAllowed } from '../routes/sdk-session.ts';
+import { assertMaySubscribe } from './channel-access.ts';
 import { inFlightOf } from './in-flight.ts';
 import { type ConnectionStorage, createPublishHook } from './publish-hook.ts';
 import { forRealtime } from './realtime-errors.ts';
@@ -166,7 +168,9 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
   /** The Origin policy of the company or channel the connection token names; keeps the client IP for limits. */
   const admitConnection = async (context: ConnectingContext) => {
     const meta = context.token?.meta as ConnectionMeta | undefined;
-    if (!meta?.company_id) throw new DisconnectError(3500, 'invalid token');
+    // A token naming no company (signed by hand with the realtime secret, say) is no valid token.
+    if (!meta?.company_id || !(await deps.companies.exists(meta.company_id)))
+      throw new DisconnectError(3500, 'invalid token');
     if (context.origin !== undefined && !isGrantedOrigin(context.origin, meta)) {
       const company = await deps.companies.find(meta.company_id);
       const channel = meta.channel_id
@@ -193,9 +197,17 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
     return { storage: storage as unknown as Record<string, unknown> };
   };
 
+  const knownOrigins = new KnownOrigins(deps.channels);
   return {
-    // Origins are checked per company/channel in onConnecting, once the token says which one is meant.
-    checkOrigin: () => true,
+    // A WebSocket upgrade: its origin is checked per company or channel in onConnecting, once the token says which
+    // is meant, and refused with a terminal close. The HTTP fallbacks answer CORS before any token is read (a
+    // preflight carries none), so they admit an origin only as the SDK's REST preflight does: Parley's own, or
+    // one some company or channel lists — and their connect meets the same per-token check.
+    checkOrigin: (origin, request) =>
+      origin === undefined ||
+      isWebSocketUpgrade(request) ||
+      ownOriginsOfUpgrade(config, origin, request.headers).includes(origin.toLowerCase()) ||
+      knownOrigins.has(origin),
     onConnecting: (context: ConnectingContext) =>
       admitConnection(context).catch((err) => {
         throw forRealtime(err);
@@ -210,15 +222,21 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
       ),
     // Completes stored while the broker was away go out now, not on the next retry (conversations/broadcaster.ts).
     onBrokerRestored: () => void deps.engine.announceAgain(),
-    // The replies in flight and both read marks (docs/asyncapi.yaml "InFlightMessages").
-    onSubscribing: async ({ channel }) => {
+    // Who owns the channel now (channel-access.ts), then the replies in flight and both read marks
+    // (docs/asyncapi.yaml "InFlightMessages"). The engine has registered the subscription before this hook, so an
+    // identification that moves the conversation afterwards ends it like any other (endSessionSubscriptions).
+    onSubscribing: async ({ client, channel }) => {
       const target = parseChannel(channel);
-      const [inFlight, readMarks] = await Promise.all([
-        inFlightOf(deps.messages, deps.live, channel),
-        target ? deps.reads.marksOf(target.conversationId) : undefined,
-      ]).catch((err) => {
-        throw forRealtime(err);
-      });
+      const [inFlight, readMarks] = await assertMaySubscribe(deps.conversations, client, channel)
+        .then(() =>
+          Promise.all([
+            inFlightOf(deps.messages, deps.live, channel),
+            target ? deps.reads.marksOf(target.conversationId) : undefined,
+          ]),
+        )
+        .catch((err) => {
+          throw forRealtime(err);
+        });
       return inFlight ? { data: readMarks ? { ...inFlight, read_marks: readMarks } : inFlight } : undefined;
     },
   };
@@ -258,6 +276,28 @@ export function attachRealtime(server: Server, realtime: RealtimeEngine): void {
     }
     realtime.handleUpgrade(request, socket, head);
   });
+}
+
+const isWebSocketUpgrade = (request: IncomingMessage): boolean =>
+  request.headers.upgrade?.toLowerCase() === 'websocket';
+
+/** How long whether an origin is listed is remembered: the fallbacks ask on every `/emulation` request. */
+const KNOWN_ORIGIN_TTL_MS = 10_000;
+
+/** Whether some company or channel lists an origin (ChannelsService.isKnownOrigin), remembered briefly. */
+class KnownOrigins {
+  private readonly answers = new LruCache<string, { known: boolean; until: number }>(1_000);
+
+  constructor(private readonly channels: Pick<ChannelsService, 'isKnownOrigin'>) {}
+
+  async has(origin: string): Promise<boolean> {
+    const now = Date.now();
+    const cached = this.answers.get(origin);
+    if (cached && cached.until > now) return cached.known;
+    const known = await this.channels.isKnownOrigin(origin.toLowerCase());
+    this.answers.set(origin, { known, until: now + KNOWN_ORIGIN_TTL_MS });
+    return known;
+  }
 }
 
 /** A token granted to one browser origin (the portal's page, ConnectionMeta.origin) admits exactly that origin. */

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { App } from '../../http/types.ts';
+import { answerIdempotently, IdempotencyKeyHeaders } from '../../idempotency/idempotent-post.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import { AttachmentBlockInput } from '../attachments/attachments.schemas.ts';
 import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
@@ -111,17 +112,24 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
         ),
         params: IdParams,
         body: AgentBody,
+        headers: IdempotencyKeyHeaders,
       },
     },
     async (request, reply) => {
       const { companyId, clientId } = principalOf(request);
-      const snapshot = await webchat.commands.post(
-        companyId,
-        request.params.id,
-        { blocks: request.body.blocks, author: { id: clientId, name: request.body.author?.name ?? 'Agent' } },
-        actorOf(request),
-      );
-      return reply.status(201).send(snapshot);
+      // A client that retries after a time-out sends the same Idempotency-Key: posted once (idempotency/).
+      return answerIdempotently(webchat.idempotency, request, reply, companyId, async () => ({
+        status: 201,
+        body: await webchat.commands.post(
+          companyId,
+          request.params.id,
+          {
+            blocks: request.body.blocks,
+            author: { id: clientId, name: request.body.author?.name ?? 'Agent' },
+          },
+          actorOf(request),
+        ),
+      }));
     },
   );
 

@@ -3,12 +3,10 @@ import { NotFoundError } from '../../errors/app-error.ts';
 import { now } from '../../storage/columns.ts';
 import type { Dialect } from '../../storage/database.ts';
 import type { Database } from '../../storage/schema.ts';
+import { displayNameOf } from '../../users/display-name.ts';
 import { type Conversation, toConversation } from '../conversations/conversation.ts';
 import type { Availability } from './routing.tables.ts';
 import type { RoutingSettingsStore } from './routing-settings.ts';
-
-/** The name visitors and colleagues see for a portal user: the part of the email before the @. */
-export const agentDisplayName = (email: string): string => email.split('@')[0]!;
 
 export interface AgentState {
   userId: string;
@@ -193,6 +191,7 @@ export class RoutingService {
       .select((eb) => [
         'u.id',
         'u.email',
+        'u.name',
         'u.role',
         'a.availability',
         'a.last_assigned_at',
@@ -210,7 +209,7 @@ export class RoutingService {
     return rows.map((r) => ({
       userId: r.id,
       email: r.email,
-      name: agentDisplayName(r.email),
+      name: displayNameOf(r),
       role: r.role,
       availability: r.availability === 'available' ? 'available' : 'away',
       load: Number(r.load ?? 0),
