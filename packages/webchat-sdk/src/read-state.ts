@@ -22,6 +22,11 @@ export class ReadState {
     return this.unread;
   }
 
+  /** The visitor's mark: the position up to which they have read (0: nothing yet). */
+  get visitorPosition(): number {
+    return this.marks.visitor;
+  }
+
   /** The agents' mark: the position up to which an agent has read (0: nothing yet). */
   get agentPosition(): number {
     return this.marks.agent;

@@ -98,6 +98,14 @@ export class Webchat extends Emitter<WebchatEvents> {
     return this.reads.unreadCount;
   }
 
+  /**
+   * The visitor's read mark: the position up to which they have read the open conversation (their own messages move
+   * it). Messages after it that are not the visitor's are the unread ones — e.g. where to draw a "New messages" line.
+   */
+  get readPosition(): number {
+    return this.reads.visitorPosition;
+  }
+
   /** The agents' read mark: the position up to which an agent has read the open conversation (0: nothing yet). */
   get seenPosition(): number {
     return this.reads.agentPosition;

@@ -9,12 +9,14 @@ export const de: WidgetStrings = {
   send: 'Senden',
   talkToPerson: 'Mit einem Menschen sprechen',
   waitingForPerson: 'Sie möchten mit einem Menschen sprechen: Gleich meldet sich jemand aus unserem Team.',
-  agentsAway: 'Unser Team ist gerade nicht da. Sie sind in der Warteschlange; wir sind {time} wieder für Sie da.',
+  agentsAway:
+    'Unser Team ist gerade nicht da. Sie sind in der Warteschlange; wir sind {time} wieder für Sie da.',
   agentJoined: '{name} ist dem Gespräch beigetreten.',
   someoneJoined: 'Jemand aus unserem Team ist dem Gespräch beigetreten.',
   handedBack: 'Ab jetzt antwortet wieder der Assistent.',
   conversationEnded: 'Das Gespräch wurde beendet.',
-  assistantUnavailable: 'Der Assistent ist gerade nicht erreichbar. Bitte versuchen Sie es gleich noch einmal.',
+  assistantUnavailable:
+    'Der Assistent ist gerade nicht erreichbar. Bitte versuchen Sie es gleich noch einmal.',
   requestFailed: 'Unser Team ist gerade nicht erreichbar. Bitte versuchen Sie es noch einmal.',
   you: 'Sie',
   assistant: 'Assistent',

@@ -14,7 +14,8 @@ export const es: WidgetStrings = {
   someoneJoined: 'Alguien de nuestro equipo se ha unido a la conversación.',
   handedBack: 'El asistente vuelve a atenderte.',
   conversationEnded: 'La conversación se ha cerrado.',
-  assistantUnavailable: 'Lo sentimos, el asistente no está disponible ahora mismo. Inténtalo de nuevo en un momento.',
+  assistantUnavailable:
+    'Lo sentimos, el asistente no está disponible ahora mismo. Inténtalo de nuevo en un momento.',
   requestFailed: 'No hemos podido contactar con nuestro equipo. Inténtalo de nuevo.',
   you: 'Tú',
   assistant: 'Asistente',

@@ -9,7 +9,8 @@ export const fr: WidgetStrings = {
   send: 'Envoyer',
   talkToPerson: 'Parler à une personne',
   waitingForPerson: 'Vous avez demandé à parler à une personne : quelqu’un de notre équipe arrive bientôt.',
-  agentsAway: 'Notre équipe est absente pour le moment. Vous êtes dans la file d’attente ; retour prévu {time}.',
+  agentsAway:
+    'Notre équipe est absente pour le moment. Vous êtes dans la file d’attente ; retour prévu {time}.',
   agentJoined: '{name} a rejoint la conversation.',
   someoneJoined: 'Un membre de notre équipe a rejoint la conversation.',
   handedBack: 'L’assistant reprend la conversation.',

@@ -13,7 +13,8 @@ export const launcherStrings = {
     openChat: 'Chat öffnen',
     closeChat: 'Chat schließen',
     launcherUnread: '{label} ({count} ungelesen)',
-    loadFailed: 'Der Chat konnte nicht geladen werden. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
+    loadFailed:
+      'Der Chat konnte nicht geladen werden. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
   },
   fr: {
     openChat: 'Ouvrir le chat',
