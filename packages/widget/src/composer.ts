@@ -27,7 +27,12 @@ export class Composer {
     this.form = el('form', { class: 'composer' });
     const inputId = 'parley-input';
     const label = el('label', { class: 'sr-only', for: inputId }, strings.inputLabel);
-    this.input = el('textarea', { id: inputId, rows: '1', placeholder: strings.inputPlaceholder });
+    this.input = el('textarea', {
+      id: inputId,
+      rows: '1',
+      placeholder: strings.inputPlaceholder,
+      dir: 'auto',
+    });
     const send = el('button', { type: 'submit', class: 'send' }, strings.send);
     this.attachments = attachmentComposer(doc, strings, actions.upload);
     this.tray = this.attachments.tray;

@@ -69,6 +69,8 @@ export function renderMessage(element: HTMLElement, message: ChatMessage, ctx: M
 function bodyOf(message: ChatMessage, ctx: MessageContext): HTMLElement {
   const body = ctx.doc.createElement('div');
   body.className = 'body';
+  // Each message reads in its own direction (an English reply in an Arabic widget keeps its punctuation in place).
+  body.dir = 'auto';
   if (message.role === 'system')
     body.textContent = noticeText(ctx.shownAs ?? message, ctx.strings, ctx.locale);
   // A tapped choice shows its label as written, not as markdown.

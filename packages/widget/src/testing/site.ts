@@ -62,9 +62,9 @@ export function strictPolicy(parley: string, realtime: string, extraStyle = ''):
   ].join('; ');
 }
 
-/** A page of the site with `body` (the embed), no inline script or style, in `lang`. */
-export function sitePage(body: string, lang = 'en'): string {
-  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8">
+/** A page of the site with `body` (the embed), no inline script or style, in `lang` (`null`: none said). */
+export function sitePage(body: string, lang: string | null = 'en'): string {
+  return `<!doctype html><html${lang ? ` lang="${lang}"` : ''}><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover"><title>Example shop</title></head>
 <body><main><h1>Example shop</h1><p>Shoes, socks and laces.</p></main>
 ${body}
