@@ -10,6 +10,7 @@
  * ```
  */
 export { WebchatError } from './errors.ts';
+export type { CentrifugeTuning } from './options.ts';
 export { peekUnread } from './peek.ts';
 export type { BusinessHoursStatus, FetchLike, RealtimeConfig } from './rest-client.ts';
 export { RestClient } from './rest-client.ts';

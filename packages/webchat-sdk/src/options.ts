@@ -1,4 +1,3 @@
-import type { Options as CentrifugeOptions } from 'centrifuge';
 import type { RealtimeTransport } from './events.ts';
 import type { FetchLike } from './rest-client.ts';
 import type { KeyValueStorage } from './session-storage.ts';
@@ -72,17 +71,24 @@ export interface WebchatOptions {
    * `eventsource` implementations the fallback transports need where there are no global ones (Node 20 has no
    * `EventSource`, so SSE is skipped there unless one is given).
    */
-  centrifuge?: Partial<
-    Pick<
-      CentrifugeOptions,
-      | 'minReconnectDelay'
-      | 'maxReconnectDelay'
-      | 'timeout'
-      | 'maxServerPingDelay'
-      | 'debug'
-      | 'fetch'
-      | 'readableStream'
-      | 'eventsource'
-    >
-  >;
+  centrifuge?: CentrifugeTuning;
+}
+
+/**
+ * The centrifuge client options the SDK passes through (the realtime client is bundled into the SDK, so its own
+ * types are not needed to use it). Delays in ms.
+ */
+export interface CentrifugeTuning {
+  minReconnectDelay?: number;
+  maxReconnectDelay?: number;
+  /** Time-out of a command (connect, subscribe, publish), in ms. */
+  timeout?: number;
+  maxServerPingDelay?: number;
+  debug?: boolean;
+  /** For the HTTP-streaming and SSE fallbacks where there is no global `fetch`. */
+  fetch?: unknown;
+  /** For the HTTP-streaming fallback where there is no global `ReadableStream`. */
+  readableStream?: unknown;
+  /** For the SSE fallback where there is no global `EventSource` (Node 20). */
+  eventsource?: unknown;
 }
