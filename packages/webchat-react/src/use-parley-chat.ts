@@ -52,6 +52,8 @@ const INITIAL: View = {
   error: null,
 };
 
+const notStarted = () => Promise.reject(new WebchatError('not_started', 'the chat has not started yet'));
+
 /**
  * A Parley webchat in a React component: starts the SDK client when the component mounts (again when `baseUrl`,
  * `companyId`, `channelId` or `visitorToken` change) and closes it on unmount; re-renders on every change of the
@@ -106,7 +108,6 @@ export function useParleyChat(options: WebchatOptions): ParleyChat {
     };
   }, [baseUrl, companyId, channelId, visitorToken]);
 
-  const notStarted = () => Promise.reject(new WebchatError('not_started', 'the chat has not started yet'));
   const send = useCallback((text: string) => (chat ? chat.send(text) : notStarted()), [chat]);
   const sendPostback = useCallback(
     (choice: OfferedChoice) => (chat ? chat.sendPostback(choice) : notStarted()),

@@ -52,7 +52,8 @@ export async function stagePackage(outDir: string): Promise<void> {
 
 /**
  * Emits the declarations (tsc, tsconfig.types.json) and keeps those the entry reaches, with their imports made
- * publishable: `./x.ts` → `./x.js`, and `@parley/webchat-protocol` → the bundled protocol's declarations. A reached
+ * publishable: relative `.ts` specifiers end in `.js`, and `@parley/webchat-protocol` names the bundled protocol's
+ * declarations. A reached
  * declaration importing any other package would need it installed: that fails the build.
  */
 function writeDeclarations(typesDir: string): void {
@@ -83,7 +84,7 @@ function writeDeclarations(typesDir: string): void {
         return path.startsWith('.') ? path : `./${path}`;
       };
       const text = readFileSync(join(emitted, file), 'utf8')
-        // Import and export statements (not the examples in doc comments), and inline `import("./x.ts")` types.
+        // Import and export statements (not the examples in doc comments), and inline `import(…)` types.
         .replace(
           /^((?:import|export)\b[^;]*?\bfrom\s+)(['"])([^'"]+)\2/gm,
           (_, lead: string, quote: string, specifier: string) =>

@@ -23,7 +23,7 @@ corner and say hello to Ava, the builtin digital employee. To chat with your own
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <title>Parley webchat demo</title>
 <style>
   body { font-family: system-ui, sans-serif; max-width: 720px; margin: 48px auto; padding: 0 20px; color: #1f2328; line-height: 1.5; }
