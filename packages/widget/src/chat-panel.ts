@@ -56,20 +56,12 @@ export class ChatPanelView implements ChatPanel {
       'aria-labelledby': 'parley-title',
     });
     this.panel.hidden = true;
-    const header = el('header');
-    const title = el('h2', { id: 'parley-title' }, s.title);
-    this.historyButton = el(
-      'button',
-      { type: 'button', 'aria-label': s.conversations, title: s.conversations },
-      '☰',
-    );
-    const newButton = el(
-      'button',
-      { type: 'button', 'aria-label': s.newConversation, title: s.newConversation },
-      '+',
-    );
-    const closeButton = el('button', { type: 'button', 'aria-label': s.closeChat, title: s.closeChat }, '✕');
-    header.append(title, this.historyButton, newButton, closeButton);
+    const header = panelHeader(this.doc, s, {
+      history: () => void this.toggleConversations(),
+      start: () => void this.newConversation(),
+      close: () => host.requestClose(),
+    });
+    this.historyButton = header.historyButton;
 
     this.statusBar = new StatusBar(this.doc, s, this.panel);
     this.list = new MessageList(this.doc, s, this.locale, {
@@ -96,7 +88,7 @@ export class ChatPanelView implements ChatPanel {
     });
     this.announcer = new Announcer(this.doc);
     this.panel.append(
-      header,
+      header.element,
       this.statusBar.status,
       this.statusBar.transport,
       this.list.element,
@@ -109,7 +101,6 @@ export class ChatPanelView implements ChatPanel {
     );
     host.root.prepend(this.panel);
 
-    closeButton.addEventListener('click', () => host.requestClose());
     this.panel.addEventListener('keydown', (event) => {
       if (event.key === 'Escape') {
         event.preventDefault();
@@ -118,8 +109,6 @@ export class ChatPanelView implements ChatPanel {
     });
     trapFocus(this.panel);
     this.acceptDroppedFiles();
-    this.historyButton.addEventListener('click', () => void this.toggleConversations());
-    newButton.addEventListener('click', () => void this.newConversation());
     this.doc.addEventListener('visibilitychange', this.onVisible);
     this.session = new ChatSession(host.options, this.sessionView(), this.doc.defaultView);
   }
@@ -320,4 +309,27 @@ export class ChatPanelView implements ChatPanel {
       void chat.markRead().catch(() => {});
     }, 300);
   }
+}
+
+/** The panel's header: its title (which names the dialog), earlier conversations (☰), a new one (+) and close (✕). */
+function panelHeader(
+  doc: Document,
+  s: WidgetStrings,
+  actions: { history(): void; start(): void; close(): void },
+): { element: HTMLElement; historyButton: HTMLButtonElement } {
+  const el = builder(doc);
+  const button = (label: string, text: string, action: () => void) => {
+    const b = el('button', { type: 'button', 'aria-label': label, title: label }, text);
+    b.addEventListener('click', action);
+    return b;
+  };
+  const historyButton = button(s.conversations, '☰', actions.history);
+  const element = el('header');
+  element.append(
+    el('h2', { id: 'parley-title' }, s.title),
+    historyButton,
+    button(s.newConversation, '+', actions.start),
+    button(s.closeChat, '✕', actions.close),
+  );
+  return { element, historyButton };
 }
