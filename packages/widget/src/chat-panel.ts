@@ -78,7 +78,7 @@ export class ChatPanelView implements ChatPanel {
       await this.chat?.submitCsat(score, comment);
     });
     this.handoff = new HandoffRow(this.doc, s, async () => this.chat?.requestHuman());
-    this.composer = new Composer(this.doc, s, {
+    this.composer = new Composer(this.doc, s, host.language.dir, {
       submit: () => this.submit(),
       upload: (file, onProgress) => {
         if (!this.chat) return Promise.reject(new Error('the chat has not started'));

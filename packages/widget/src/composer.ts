@@ -22,7 +22,13 @@ export class Composer {
   readonly tray: HTMLElement;
   private readonly attachments: AttachmentComposer;
 
-  constructor(doc: Document, strings: WidgetStrings, actions: ComposerActions) {
+  /** `dir`: the widget's direction, which the empty composer (its placeholder) takes. */
+  constructor(
+    doc: Document,
+    strings: WidgetStrings,
+    private readonly dir: 'ltr' | 'rtl',
+    actions: ComposerActions,
+  ) {
     const el = builder(doc);
     this.form = el('form', { class: 'composer' });
     const inputId = 'parley-input';
@@ -31,7 +37,7 @@ export class Composer {
       id: inputId,
       rows: '1',
       placeholder: strings.inputPlaceholder,
-      dir: 'auto',
+      dir,
     });
     const send = el('button', { type: 'submit', class: 'send' }, strings.send);
     this.attachments = attachmentComposer(doc, strings, actions.upload);
@@ -49,6 +55,8 @@ export class Composer {
       actions.submit();
     });
     this.input.addEventListener('input', () => {
+      // What the visitor writes takes its own direction (English in an Arabic widget); empty, the widget's.
+      this.input.dir = this.input.value ? 'auto' : dir;
       if (this.input.value.trim()) actions.typing();
     });
     this.input.addEventListener('paste', (event) => {
@@ -75,6 +83,7 @@ export class Composer {
     const attachments = this.attachments.take();
     if (!text && attachments.length === 0) return null;
     this.input.value = '';
+    this.input.dir = this.dir;
     return { text, attachments };
   }
 
