@@ -83,11 +83,11 @@ test('useParleyChat renders the conversation, sends, streams the reply, and clos
   await replies.first().waitFor({ timeout: 20_000 });
   assert.match((await replies.first().textContent()) ?? '', /Ava/, 'the greeting rendered');
 
-  await page.locator('#text').fill('What is Parley?');
+  await page.locator('#text').fill('What can you do?');
   await page.locator('button[type="submit"]').click();
-  await page.locator('li[data-role="user"]', { hasText: 'What is Parley?' }).waitFor();
+  await page.locator('li[data-role="user"]', { hasText: 'What can you do?' }).waitFor();
   await replies.nth(1).waitFor({ timeout: 20_000 });
-  assert.match((await replies.nth(1).textContent()) ?? '', /^Parley is a self-hostable webchat service/);
+  assert.match((await replies.nth(1).textContent()) ?? '', /^I can answer common questions about /);
   assert.equal(await page.locator('li[data-role="user"]').count(), 1, 'sent once, StrictMode or not');
 
   await page.locator('#toggle').click();

@@ -99,7 +99,7 @@ test('the packed SDK installs alone from its tarball, chats from Node, and its t
   const companyId = (await server.ctx.companies.create('Pack Co')).id;
   writeFileSync(join(project, 'chat.mjs'), readFileSync(join(installed, 'examples/node-chat.mjs')));
   // Asynchronously: the server runs in this process, and a blocking spawn would stop it from answering.
-  const run = await promisify(execFile)(process.execPath, ['chat.mjs', 'What is Parley?'], {
+  const run = await promisify(execFile)(process.execPath, ['chat.mjs', 'What can you do?'], {
     cwd: project,
     encoding: 'utf8',
     timeout: 60_000,
@@ -109,9 +109,9 @@ test('the packed SDK installs alone from its tarball, chats from Node, and its t
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line));
-  assert.equal(sent.sent, 'What is Parley?');
+  assert.equal(sent.sent, 'What can you do?');
   assert.match(sent.status, /^(sent|complete)$/, 'stored by the server');
-  assert.match(reply.reply, /^Parley is a self-hostable webchat service/);
+  assert.match(reply.reply, /^I can answer common questions about Pack Co/);
 
   // A TypeScript consumer: the published declarations type the API (an error is caught, so they are not `any`).
   writeFileSync(
