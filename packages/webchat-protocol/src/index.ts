@@ -93,6 +93,8 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  type NoticeBlock,
+  type NoticeKind,
   RASTER_IMAGE_TYPES,
   type ReceivedBlock,
   type ReceivedSnapshot,

@@ -83,12 +83,36 @@ export interface AttachmentView {
   url: string;
 }
 
+/** What a system notice is about: asked for a person, an agent joined, back with the digital employee, closed, unavailable. */
+export type NoticeKind =
+  | 'human_requested'
+  | 'agent_joined'
+  | 'handed_back'
+  | 'closed'
+  | 'assistant_unavailable';
+
+/**
+ * What a system notice means, for clients (docs/design.md "System notices"): it follows the notice's markdown block,
+ * which says the same in English, so a client can show the notice in the visitor's language, and update the earlier
+ * notice of one hand-off (the request for a person becomes "Kim joined") instead of adding another.
+ */
+export interface NoticeBlock {
+  id: string;
+  type: 'notice';
+  notice: NoticeKind;
+  /** `agent_joined`: the agent's display name, when it is known. */
+  agent_name?: string | null;
+  /** `human_requested` while the agents are away: when they are back (ISO 8601); `null` when unknown. */
+  next_open_at?: string | null;
+}
+
 /** Every block type this protocol version defines; what a server of this version sends. */
 export type Block =
   | TypingBlock
   | MarkdownBlock
   | ErrorBlock
   | AttachmentBlock
+  | NoticeBlock
   // Interactive blocks: choices offered and the visitor's answer (interactive-blocks.ts).
   | QuickRepliesBlock
   | CardBlock

@@ -25,3 +25,27 @@ export class WebchatError extends Error {
     if (details.problemCode !== undefined) this.problemCode = details.problemCode;
   }
 }
+
+/** Any error thrown inside the SDK (centrifuge's included) as a {@link WebchatError}, `realtime_error` if not one. */
+export function asWebchatError(err: unknown): WebchatError {
+  if (err instanceof WebchatError) return err;
+  const message = err instanceof Error ? err.message : String((err as { message?: unknown })?.message ?? err);
+  return new WebchatError('realtime_error', message, { cause: err });
+}
+
+/** Rejects with a `timeout` {@link WebchatError} naming `what` when `promise` has not settled within `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new WebchatError('timeout', `${what} within ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(asWebchatError(err));
+      },
+    );
+  });
+}

@@ -10,12 +10,14 @@
  * ```
  */
 export { WebchatError } from './errors.ts';
-export type { ApplyOutcome, ApplyResult, ChatMessage, ChatMessageStatus } from './message-store.ts';
-export { MessageStore, openOfferIn } from './message-store.ts';
+export type { CentrifugeTuning } from './options.ts';
+export { peekUnread } from './peek.ts';
 export type { BusinessHoursStatus, FetchLike, RealtimeConfig } from './rest-client.ts';
 export { RestClient } from './rest-client.ts';
 export type { KeyValueStorage } from './session-storage.ts';
 export { defaultStorage, memoryStorage, SessionStore } from './session-storage.ts';
+export type { ApplyOutcome, ApplyResult, ChatMessage, ChatMessageStatus } from './transcript.ts';
+export { openOfferIn, Transcript } from './transcript.ts';
 export type { Attachment, UploadOptions, UploadProgress } from './uploads.ts';
 export type { GetVisitorToken } from './visitor-tokens.ts';
 export { VisitorTokens } from './visitor-tokens.ts';

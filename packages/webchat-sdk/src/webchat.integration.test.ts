@@ -4,9 +4,9 @@ import { createTestClient, fetchToken } from '../../server/src/oauth/testing/oau
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { loadTokenSecret } from '../../server/src/webchat/realtime/token-secret.ts';
 import { RealtimeTokenSigner } from '../../server/src/webchat/realtime/tokens.ts';
-import type { ChatMessage } from './message-store.ts';
 import { type KeyValueStorage, memoryStorage } from './session-storage.ts';
 import { FAST_RECONNECT, TestWebchats, Wire, waitFor } from './testing/harness.ts';
+import type { ChatMessage } from './transcript.ts';
 import type { Webchat } from './webchat.ts';
 
 let server: TestServer;

@@ -1,7 +1,8 @@
 import { RASTER_IMAGE_TYPES } from '@parley/webchat-protocol';
 import type { Attachment, AttachmentBlock, Block, UploadProgress } from '@parley/webchat-sdk';
 import { builder, icon } from './dom.ts';
-import type { WidgetStrings } from './strings.ts';
+import { fill } from './language.ts';
+import type { WidgetStrings } from './strings/en.ts';
 
 /** Material Icons `attach_file`, drawn as an SVG path: no icon font needed. */
 const PAPERCLIP =
@@ -58,7 +59,11 @@ export function attachmentComposer(
     for (const file of files) {
       const item = el('div', { class: 'upload' });
       const name = el('span', { class: 'name' }, file.name || strings.pastedImage);
-      const bar = el('progress', { max: '1', value: '0', 'aria-label': `${strings.uploading} ${file.name}` });
+      const bar = el('progress', {
+        max: '1',
+        value: '0',
+        'aria-label': fill(strings.uploading, { name: file.name || strings.pastedImage }),
+      });
       item.append(name, bar);
       tray.append(item);
       refresh();
@@ -89,7 +94,11 @@ export function attachmentComposer(
   const removeButton = (attachment: Attachment, item: HTMLElement) => {
     const remove = el(
       'button',
-      { type: 'button', class: 'remove', 'aria-label': `${strings.removeAttachment} ${attachment.name}` },
+      {
+        type: 'button',
+        class: 'remove',
+        'aria-label': fill(strings.removeAttachment, { name: attachment.name }),
+      },
       '✕',
     );
     remove.addEventListener('click', () => {

@@ -1,16 +1,12 @@
 import type { ChatMessage, FeedbackRating } from '@parley/webchat-sdk';
 import { builder, icon } from './dom.ts';
-import type { WidgetStrings } from './strings.ts';
+import type { WidgetStrings } from './strings/en.ts';
 
 /** Thumb icons drawn as SVG paths (Material Icons `thumb_up` / `thumb_down`): no emoji font needed. */
 const THUMB_PATHS: Record<FeedbackRating, string> = {
   up: 'M1 21h4V9H1v12zm22-11c0-1.1-.9-2-2-2h-6.31l.95-4.57.03-.32c0-.41-.17-.79-.44-1.06L14.17 1 7.59 7.59C7.22 7.95 7 8.45 7 9v10c0 1.1.9 2 2 2h9c.83 0 1.54-.5 1.84-1.22l3.02-7.05c.09-.23.14-.47.14-.73v-2z',
   down: 'M15 3H6c-.83 0-1.54.5-1.84 1.22l-3.02 7.05c-.09.23-.14.47-.14.73v2c0 1.1.9 2 2 2h6.31l-.95 4.57-.03.32c0 .41.17.79.44 1.06L9.83 23l6.59-6.59c.36-.36.58-.86.58-1.41V5c0-1.1-.9-2-2-2zm4 0v12h4V3h-4z',
 };
-
-/** Only the digital employee's and agents' finished messages can be rated (docs/design.md "Feedback, CSAT and read state"). */
-export const isRatable = (m: ChatMessage): boolean =>
-  (m.role === 'digital_employee' || m.role === 'agent') && m.status === 'complete' && m.id !== null;
 
 /**
  * Thumbs up and down under a message — toggle buttons (`aria-pressed`) reachable with the keyboard — and, once a

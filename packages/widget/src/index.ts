@@ -7,6 +7,7 @@
  *
  * Bundlers can call {@link mountWidget} directly.
  */
+export { LANGUAGES, type Language, type LanguageCode, resolveLanguage } from './language.ts';
 export { type BlockNode, type Inline, parseMarkdown, renderMarkdown } from './markdown.ts';
-export { defaultStrings, type WidgetStrings } from './strings.ts';
+export { defaultStrings, stringsFor, type WidgetStrings } from './strings.ts';
 export { mountWidget, type WidgetHandle, type WidgetOptions } from './widget.ts';

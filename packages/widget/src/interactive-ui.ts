@@ -1,7 +1,7 @@
 import type { CardBlock, ChatMessage, OfferedChoice, QuickRepliesBlock } from '@parley/webchat-sdk';
 import { builder } from './dom.ts';
 import { safeHref } from './markdown.ts';
-import type { WidgetStrings } from './strings.ts';
+import type { WidgetStrings } from './strings/en.ts';
 
 /** What the interactive blocks of one message need from the widget. */
 export interface InteractiveContext {

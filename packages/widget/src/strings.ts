@@ -1,72 +1,20 @@
-/**
- * Every text the widget shows or announces, in one object so a site can translate it:
- * `mountWidget({ …, strings: { send: 'Senden', … } })`.
- */
-export const defaultStrings = {
-  title: 'Chat with us',
-  openChat: 'Open chat',
-  closeChat: 'Close chat',
-  inputLabel: 'Your message',
-  inputPlaceholder: 'Write a message…',
-  send: 'Send',
-  talkToPerson: 'Talk to a person',
-  waitingForPerson: 'You asked for a person: someone will join shortly.',
-  agentsAway: 'Our team is away; you are in the queue and they are back',
-  requestFailed: 'Could not reach our team. Please try again.',
-  you: 'You',
-  assistant: 'Assistant',
-  agent: 'Agent',
-  system: 'Notice',
-  typing: 'is typing…',
-  someoneTyping: 'Typing…',
-  sending: 'Sending…',
-  notSent: 'Not sent.',
-  retry: 'Retry',
-  connecting: 'Connecting…',
-  reconnecting: 'Reconnecting… your messages will be sent when the connection is back.',
-  offline: 'Connection lost. Trying again…',
-  transportHttpStream: 'Connected without WebSocket (HTTP streaming).',
-  transportSse: 'Connected without WebSocket (server-sent events).',
-  startFailed: 'The chat could not start.',
-  tryAgain: 'Try again',
-  conversations: 'Earlier conversations',
-  backToChat: 'Back to chat',
-  newConversation: 'New conversation',
-  noConversations: 'No earlier conversations.',
-  loadOlder: 'Show earlier messages',
-  conversationFrom: 'Conversation from',
-  replyAnnouncement: 'New reply from',
-  messageLog: 'Messages',
-  unread: 'unread',
-  seen: 'Seen',
-  rateMessage: 'Rate this answer',
-  helpful: 'Helpful',
-  notHelpful: 'Not helpful',
-  feedbackCommentLabel: 'Tell us more (optional)',
-  feedbackCommentPlaceholder: 'Tell us more (optional)',
-  sendFeedback: 'Send',
-  feedbackThanks: 'Thanks for your feedback!',
-  conversationClosed: 'This conversation is closed. Start a new one with +.',
-  csatQuestion: 'How was this conversation?',
-  csat1: '1 – Very poor',
-  csat2: '2 – Poor',
-  csat3: '3 – Okay',
-  csat4: '4 – Good',
-  csat5: '5 – Excellent',
-  csatCommentLabel: 'Anything to add? (optional)',
-  csatSubmit: 'Send rating',
-  csatChoose: 'Choose a score from 1 to 5.',
-  csatFailed: 'Your rating could not be sent. Please try again.',
-  csatThanks: 'Thank you for your rating!',
-  quickReplies: 'Suggested answers',
-  attachFile: 'Attach a file',
-  uploading: 'Uploading',
-  pastedImage: 'Pasted image',
-  removeAttachment: 'Remove',
-  dismiss: 'Dismiss',
-  attachmentTooLarge: 'This file is too large to send.',
-  attachmentTypeNotAllowed: 'This type of file cannot be sent.',
-  uploadFailed: 'The file could not be uploaded.',
-} as const;
+import type { Language, LanguageCode } from './language.ts';
+import { ar } from './strings/ar.ts';
+import { de } from './strings/de.ts';
+import { en, type WidgetStrings } from './strings/en.ts';
+import { es } from './strings/es.ts';
+import { fr } from './strings/fr.ts';
+import { he } from './strings/he.ts';
+import { pt } from './strings/pt.ts';
 
-export type WidgetStrings = { [K in keyof typeof defaultStrings]: string };
+export type { WidgetStrings } from './strings/en.ts';
+
+/** The English texts: every key a site can override (`strings: { send: 'Go' }`, or `data-strings` as JSON). */
+export const defaultStrings: WidgetStrings = en;
+
+const TABLES: Record<LanguageCode, WidgetStrings> = { en, de, fr, es, pt, ar, he };
+
+/** The texts in `language`, with the site's overrides on top (a key it leaves out keeps the translation). */
+export function stringsFor(language: Language, overrides: Partial<WidgetStrings> = {}): WidgetStrings {
+  return { ...TABLES[language.code], ...overrides };
+}

@@ -159,7 +159,7 @@ test('the visitor rates an answer with the keyboard and adds a comment', async (
     server.ctx.store.db.selectFrom('message_feedback').selectAll().executeTakeFirst(),
   );
   assert.deepEqual([stored.rating, stored.comment], ['up', 'Found my parcel, thanks']);
-  // Greetings and replies can be rated; the visitor's own messages and system notices cannot.
+  // Answers to the visitor can be rated; the visitor's own messages, the greeting and system notices cannot.
   assert.equal(
     await messages(first, 'user').getByRole('button', { name: 'Helpful', exact: true }).count(),
     0,

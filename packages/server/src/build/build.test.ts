@@ -65,6 +65,7 @@ describe('production build (npm run build, npm start)', () => {
       'parley.mjs',
       'build-info.json',
       'assets/widget.js',
+      'assets/widget.json',
       'assets/portal.js',
       'assets/portal.css',
     ])
@@ -82,6 +83,15 @@ describe('production build (npm run build, npm start)', () => {
       // The browser assets are the build's files, not bundled again at run time.
       const widget = await (await fetch(`${server.baseUrl}/widget.js`)).text();
       assert.equal(widget, readFileSync(dist('assets/widget.js'), 'utf8'));
+      // The chat the launcher loads later: named by its hash in the launcher, served long-cached from the build.
+      const names = JSON.parse(readFileSync(dist('assets/widget.json'), 'utf8')) as {
+        chat: string;
+        css: string;
+      };
+      assert.ok(widget.includes(names.chat), 'the launcher names the chat module it loads');
+      const chat = await fetch(`${server.baseUrl}/widget/${names.chat}`);
+      assert.equal(chat.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+      assert.equal(await chat.text(), readFileSync(dist(`assets/widget/${names.chat}`), 'utf8'));
       const portal = await (await fetch(`${server.baseUrl}/portal/assets/app.js`)).text();
       assert.equal(portal, readFileSync(dist('assets/portal.js'), 'utf8'));
     } finally {

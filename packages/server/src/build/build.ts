@@ -2,9 +2,9 @@ import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildWidgetBundle } from '@parley/widget/build';
+import { buildWidgetAssets } from '@parley/widget/build';
 import { buildPortalBundle } from '../portal-api/spa.routes.ts';
-import type { PrebuiltAsset } from './prebuilt-assets.ts';
+import { type PrebuiltAsset, WIDGET_MANIFEST } from './prebuilt-assets.ts';
 
 const ENTRY = fileURLToPath(new URL('./built-entry.ts', import.meta.url));
 
@@ -57,6 +57,7 @@ export interface BuildResult {
 export async function buildProduction(outDir: string): Promise<BuildResult> {
   const esbuild = await import('esbuild');
   const staging = `${outDir}.tmp-${process.pid}`;
+  let widgetFiles: string[] = [];
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(join(staging, 'assets'), { recursive: true });
   try {
@@ -74,12 +75,9 @@ export async function buildProduction(outDir: string): Promise<BuildResult> {
     });
     for (const file of RUNTIME_FILES) copyFileSync(file.source, join(staging, file.name));
     const portal = await buildPortalBundle();
-    const assets: Record<PrebuiltAsset, string> = {
-      'widget.js': await buildWidgetBundle(),
-      'portal.js': portal.js,
-      'portal.css': portal.css,
-    };
+    const assets: Record<PrebuiltAsset, string> = { 'portal.js': portal.js, 'portal.css': portal.css };
     for (const [name, text] of Object.entries(assets)) writeFileSync(join(staging, 'assets', name), text);
+    widgetFiles = await writeWidget(join(staging, 'assets'));
     writeFileSync(
       join(staging, 'build-info.json'),
       `${JSON.stringify({ built_at: new Date().toISOString(), node: process.version }, null, 2)}\n`,
@@ -98,7 +96,21 @@ export async function buildProduction(outDir: string): Promise<BuildResult> {
       'parley.mjs',
       ...RUNTIME_FILES.map((f) => f.name),
       'build-info.json',
-      ...['widget.js', 'portal.js', 'portal.css'].map((f) => `assets/${f}`),
+      ...['portal.js', 'portal.css', ...widgetFiles].map((f) => `assets/${f}`),
     ],
   };
+}
+
+/** The widget's launcher, its chat module and stylesheet (hashed names), and the manifest naming them. */
+async function writeWidget(assetsDir: string): Promise<string[]> {
+  const widget = await buildWidgetAssets();
+  mkdirSync(join(assetsDir, 'widget'));
+  writeFileSync(join(assetsDir, 'widget.js'), widget.launcher);
+  writeFileSync(join(assetsDir, 'widget', widget.chat.name), widget.chat.code);
+  writeFileSync(join(assetsDir, 'widget', widget.css.name), widget.css.code);
+  writeFileSync(
+    join(assetsDir, WIDGET_MANIFEST),
+    `${JSON.stringify({ chat: widget.chat.name, css: widget.css.name })}\n`,
+  );
+  return ['widget.js', WIDGET_MANIFEST, `widget/${widget.chat.name}`, `widget/${widget.css.name}`];
 }

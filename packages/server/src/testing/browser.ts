@@ -16,6 +16,8 @@ export interface LaunchOptions {
   baseUrl?: string;
   /** Prefix of the throwaway profile folder in the temp dir. */
   profilePrefix?: string;
+  /** The browser's language (`navigator.language`, `Accept-Language`), e.g. `de-DE`. */
+  locale?: string;
 }
 
 /**
@@ -38,6 +40,7 @@ export async function startChromium(options: LaunchOptions): Promise<TestBrowser
     ],
     viewport: options.viewport,
     ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+    ...(options.locale ? { locale: options.locale } : {}),
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {

@@ -216,6 +216,7 @@ describe('docs/asyncapi.yaml', () => {
       'card',
       'error',
       'markdown',
+      'notice',
       'postback',
       'quick_replies',
       'typing',

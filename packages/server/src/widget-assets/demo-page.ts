@@ -23,7 +23,7 @@ corner and say hello to Ava, the builtin digital employee. To chat with your own
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <title>Parley webchat demo</title>
 <link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <style>

@@ -24,6 +24,33 @@ test('GET /widget.js serves the bundled widget, cached in memory with an ETag', 
   assert.equal(notModified.status, 304);
 });
 
+test('GET /widget/{chat.<hash>.js} serves the chat module the launcher names, long-cached and open to every origin', async () => {
+  const launcher = await (await fetch(`${server.baseUrl}/widget.js`)).text();
+  const name = launcher.match(/chat\.[\w-]{16}\.js/)?.[0];
+  assert.ok(name, 'the launcher names its chat module');
+  const chat = await fetch(`${server.baseUrl}/widget/${name}`, {
+    headers: { origin: 'https://shop.example' },
+  });
+  assert.equal(chat.status, 200);
+  assert.match(chat.headers.get('content-type') ?? '', /^text\/javascript/);
+  assert.equal(chat.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+  assert.equal(
+    chat.headers.get('access-control-allow-origin'),
+    '*',
+    'a module script is fetched in CORS mode',
+  );
+  assert.equal(chat.headers.get('cross-origin-resource-policy'), 'cross-origin');
+  assert.match(await chat.text(), /export\s*\{/);
+  const css = launcher.match(/widget\.[\w-]{16}\.css/)?.[0];
+  assert.match(
+    (await fetch(`${server.baseUrl}/widget/${css}`)).headers.get('content-type') ?? '',
+    /^text\/css/,
+  );
+  const stale = await fetch(`${server.baseUrl}/widget/chat.0000000000000000.js`);
+  assert.equal(stale.status, 404);
+  assert.equal((await stale.json()).code, 'route_not_found');
+});
+
 test('GET /demo creates the Demo company and channel once and embeds the widget for them', async () => {
   const page = await (await fetch(`${server.baseUrl}/demo`)).text();
   await fetch(`${server.baseUrl}/demo`);

@@ -15,7 +15,7 @@ import type { AssignTarget, RoutingService } from '../routing/routing.service.ts
 import type { RoutingSettingsStore } from '../routing/routing-settings.ts';
 import { conversationClosed, conversationNotFound } from '../webchat.errors.ts';
 import type { Conversation } from './conversation.ts';
-import type { ConversationEngine } from './conversation-engine.ts';
+import type { ConversationEngine, Notice } from './conversation-engine.ts';
 import type { ConversationsService } from './conversations.service.ts';
 
 /** Who acts, as the audit log names them: `client:<id>` (API client), `user:<id>` (portal user), `cli`. */
@@ -130,7 +130,8 @@ export class ConversationCommands {
     if (conversation.status === 'closed') throw conversationClosed();
     if (!(await this.deps.routing.enqueue(conversation.id))) return conversation;
     const { businessHours } = await this.deps.routingSettings.get(companyId);
-    await this.deps.engine.notify(conversation, queueNotice(businessHours, new Date()));
+    const queued = queueNotice(businessHours, new Date());
+    await this.deps.engine.notify(conversation, queued.text, queued.notice);
     await this.record('conversation.human_requested', conversation, actor);
     await this.routeQueue(companyId);
     return this.find(companyId, conversationId);
@@ -251,11 +252,19 @@ function interactiveOf(input: AgentMessageInput['blocks']): InteractiveBlockInpu
 }
 
 /** What the visitor reads on joining the queue: within business hours a person comes soon, else when they are back. */
-function queueNotice(hours: BusinessHours | null, at: Date): string {
+function queueNotice(hours: BusinessHours | null, at: Date): { text: string; notice: Notice } {
   const { open, nextOpenAt } = openingAt(hours, at);
-  if (open || !hours) return 'You asked for a person: someone from our team will join shortly.';
-  if (!nextOpenAt)
-    return 'Our team is away right now. You are in the queue; the digital employee keeps helping meanwhile.';
+  const notice: Notice = {
+    notice: 'human_requested',
+    next_open_at: open || !hours || !nextOpenAt ? null : nextOpenAt.toISOString(),
+  };
+  if (open || !hours)
+    return { text: 'You asked for a person: someone from our team will join shortly.', notice };
+  if (!nextOpenAt) {
+    const text =
+      'Our team is away right now. You are in the queue; the digital employee keeps helping meanwhile.';
+    return { text, notice };
+  }
   const when = new Intl.DateTimeFormat('en-GB', {
     timeZone: hours.time_zone,
     weekday: 'long',
@@ -263,5 +272,6 @@ function queueNotice(hours: BusinessHours | null, at: Date): string {
     minute: '2-digit',
     timeZoneName: 'short',
   }).format(nextOpenAt);
-  return `Our team is away right now and back ${when}. You are in the queue; the digital employee keeps helping meanwhile.`;
+  const text = `Our team is away right now and back ${when}. You are in the queue; the digital employee keeps helping meanwhile.`;
+  return { text, notice };
 }

@@ -6,7 +6,14 @@ import { ResponderError } from '../../digital-employees/responders/responder-err
 import { untilStoreAnswers } from '../../storage/store-retry.ts';
 import { DISABLED, type Tracing } from '../../tracing/tracing.ts';
 import { storedUserBlocks } from '../interactive/postbacks.ts';
-import type { Block, MessageAuthor, MessageRole, MessageSnapshot, SendMessage } from '../messages/message.ts';
+import type {
+  Block,
+  MessageAuthor,
+  MessageRole,
+  MessageSnapshot,
+  NoticeBlock,
+  SendMessage,
+} from '../messages/message.ts';
 import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
 import { conversationClosed } from '../webchat.errors.ts';
@@ -93,6 +100,11 @@ interface ClaimedHere {
 }
 
 /** Visitor-facing texts of failures (codes in docs/errors.md "Webchat"). */
+/** What a system notice is about (its `notice` block, without the block's id and type). */
+export type Notice = Omit<NoticeBlock, 'id' | 'type'>;
+
+const UNAVAILABLE: Notice = { notice: 'assistant_unavailable' };
+
 const TEXT = {
   failed: 'The digital employee could not answer. Please try again, or ask for a human agent.',
   failedSystem: 'Sorry, the digital employee is unavailable right now. Please try again in a moment.',
@@ -314,7 +326,10 @@ export class ConversationEngine {
     await this.deps.conversations.setHandler(conversation.id, 'agent', agentName);
     conversation.handledBy = 'agent';
     await this.interrupt(conversation.id, 'handover');
-    await this.postSystem(conversation, TEXT.handover(agentName));
+    await this.postSystem(conversation, TEXT.handover(agentName), {
+      notice: 'agent_joined',
+      agent_name: agentName,
+    });
   }
 
   /** Gives the conversation back to the digital employee, which answers the next user message. */
@@ -322,7 +337,7 @@ export class ConversationEngine {
     if (conversation.status === 'closed') throw conversationClosed();
     await this.deps.conversations.setHandler(conversation.id, 'digital_employee', null);
     conversation.handledBy = 'digital_employee';
-    await this.postSystem(conversation, TEXT.handback);
+    await this.postSystem(conversation, TEXT.handback, { notice: 'handed_back' });
   }
 
   async close(conversation: Conversation): Promise<void> {
@@ -330,7 +345,7 @@ export class ConversationEngine {
     await this.deps.conversations.close(conversation.id);
     conversation.status = 'closed';
     await this.interrupt(conversation.id, 'closed');
-    await this.postSystem(conversation, TEXT.closed);
+    await this.postSystem(conversation, TEXT.closed, { notice: 'closed' });
   }
 
   /**
@@ -494,7 +509,7 @@ export class ConversationEngine {
   ): Promise<JobOutcome> {
     const { controller } = slot;
     if (!employee) {
-      await this.postSystem(conversation, TEXT.failedSystem);
+      await this.postSystem(conversation, TEXT.failedSystem, UNAVAILABLE);
       return 'done';
     }
     const stream = new ReplyStream(
@@ -562,7 +577,7 @@ export class ConversationEngine {
       if (!stream.hasContent) {
         outcome = 'empty_reply';
         await stream.complete({ code: 'empty_reply', message: TEXT.empty });
-        await this.postSystem(conversation, TEXT.failedSystem);
+        await this.postSystem(conversation, TEXT.failedSystem, UNAVAILABLE);
         return 'done';
       }
       await stream.complete();
@@ -609,7 +624,7 @@ export class ConversationEngine {
       'digital employee reply failed',
     );
     await stream.complete({ code, message: timedOut ? TEXT.timeout : TEXT.failed });
-    await this.postSystem(conversation, TEXT.failedSystem);
+    await this.postSystem(conversation, TEXT.failedSystem, UNAVAILABLE);
     return code;
   }
 
@@ -644,12 +659,16 @@ export class ConversationEngine {
   }
 
   /** A system notice in the conversation (routing: "you are in the queue", "Kim joined"). */
-  notify(conversation: Conversation, text: string): Promise<MessageSnapshot> {
-    return this.postSystem(conversation, text);
+  notify(conversation: Conversation, text: string, notice: Notice): Promise<MessageSnapshot> {
+    return this.postSystem(conversation, text, notice);
   }
 
-  private postSystem(conversation: Conversation, text: string): Promise<MessageSnapshot> {
-    return this.post(conversation, 'system', null, [{ id: randomUUID(), type: 'markdown', content: text }]);
+  /** The notice's English text, then its `notice` block saying what it means (clients may show their own words). */
+  private postSystem(conversation: Conversation, text: string, notice: Notice): Promise<MessageSnapshot> {
+    return this.post(conversation, 'system', null, [
+      { id: randomUUID(), type: 'markdown', content: text },
+      { id: randomUUID(), type: 'notice', ...notice },
+    ]);
   }
 
   /**

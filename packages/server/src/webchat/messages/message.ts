@@ -16,6 +16,7 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  type NoticeBlock,
   type SendAttachmentBlock,
   type SendMessage,
   type SendMessageBlock,

@@ -30,7 +30,7 @@ export interface ChatMessage {
   readonly blocks: readonly Block[];
   /**
    * The text: markdown blocks joined by blank lines, and a postback's label. Quick replies and cards are in
-   * `blocks` (types `quick_replies`, `card`); see {@link MessageStore.openOffer} for which choices are answerable.
+   * `blocks` (types `quick_replies`, `card`); see {@link Transcript.openOffer} for which choices are answerable.
    */
   readonly text: string;
   /** True while the snapshot shows only a typing indicator (a typing block and no text yet). */
@@ -49,8 +49,8 @@ export interface ChatMessage {
 }
 
 /**
- * What applying one envelope or snapshot did; anything but added/updated/completed left the store unchanged.
- * `added` is a message the store did not hold (it may already be complete); `completed` is a known message
+ * What applying one envelope or snapshot did; anything but added/updated/completed left the transcript unchanged.
+ * `added` is a message the transcript did not hold (it may already be complete); `completed` is a known message
  * (including the visitor's own pending send) reaching its final state.
  */
 export type ApplyOutcome =
@@ -78,7 +78,8 @@ interface Entry {
 }
 
 /**
- * The messages of one conversation and the client rules of the spec ("Events"): an envelope whose sequence is not
+ * The SDK's copy of one conversation's messages (its transcript as the visitor sees it; the server's message store
+ * is the record) and the client rules of the spec ("Events"): an envelope whose sequence is not
  * above the last one seen for its message is dropped (rule 1), an unknown `version` is ignored (rule 2), a typing
  * block shows as an indicator (rule 3), and every snapshot replaces the previous view of its message. All roles
  * share one order: the server's `position` (then `created_at` and `id` for a server that sends none; never client
@@ -86,12 +87,12 @@ interface Entry {
  *
  * @example
  * ```ts
- * const store = new MessageStore(conversationId);
- * store.applyEnvelope(publication.data); // { outcome: 'added', message }
- * store.list().map((m) => m.text);
+ * const transcript = new Transcript(conversationId);
+ * transcript.applyEnvelope(publication.data); // { outcome: 'added', message }
+ * transcript.list().map((m) => m.text);
  * ```
  */
-export class MessageStore {
+export class Transcript {
   readonly conversationId: string;
   private readonly byKey = new Map<string, Entry>();
   /** Server id → key, so a visitor's message keeps its client key after the server assigned an id. */
@@ -235,7 +236,7 @@ export class MessageStore {
     return this.list().filter((m) => m.status === 'pending');
   }
 
-  /** The message whose choices the visitor may answer now: {@link openOfferIn} of this store's list. */
+  /** The message whose choices the visitor may answer now: {@link openOfferIn} of this transcript's list. */
   openOffer(): ChatMessage | undefined {
     return openOfferIn(this.list());
   }
