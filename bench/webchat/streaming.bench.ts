@@ -52,6 +52,8 @@ async function runServerSide(): Promise<void> {
   const server = await startTestServer({
     config: {
       logLevel: 'warn',
+      // Every client connects from this machine: one address holding a connection per conversation.
+      http: { maxConnectionsPerAddress: 1_000_000 },
       webchat: {
         conversationsPerMinutePerSession: 1_000_000,
         conversationsPerMinutePerIp: 1_000_000,

@@ -113,12 +113,14 @@ async function measure(target: Target, concurrency: number, uploads: number): Pr
 async function startParley(): Promise<{ target: Target; stop: () => Promise<void> }> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-uploads-'));
-  // One visitor session sends every upload: its per-session and per-IP upload limits are lifted for the run (the
-  // limiter still counts every request).
+  // One visitor session sends every upload: its per-session and per-IP upload limits and byte quotas are lifted for
+  // the run (the limiter still counts every request and byte).
   const env = parleyEnv(port, dataDir, {
     LOG_LEVEL: 'warn',
     PARLEY_WEBCHAT_UPLOADS_PER_MINUTE_PER_SESSION: String(1_000_000),
     PARLEY_WEBCHAT_UPLOADS_PER_MINUTE_PER_IP: String(1_000_000),
+    PARLEY_WEBCHAT_UPLOAD_BYTES_PER_HOUR_PER_SESSION: String(2 ** 40),
+    PARLEY_WEBCHAT_UPLOAD_BYTES_PER_HOUR_PER_IP: String(2 ** 40),
   });
   const company = await parleyCli({ ...env, LOG_LEVEL: 'error' }, ['companies', 'create', '--name', 'Bench']);
   const child = await startParleyProcess(env, port);

@@ -69,6 +69,7 @@ export async function startCluster(options: ClusterOptions): Promise<FaultCluste
       // client. The per-session limits stay as configured by default.
       PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_IP: '1000000',
       PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_IP: '1000000',
+      PARLEY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
     });
   const seeded = await seed(env(tempDir('parley-fault-cli-')));
   const redisUrls = await Promise.all(

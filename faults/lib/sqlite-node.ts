@@ -47,6 +47,7 @@ export async function startSqliteNode(options: { run: string; diskMiB: number })
     // As in cluster.ts: the visitors all come from 127.0.0.1.
     PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_IP: '1000000',
     PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_IP: '1000000',
+    PARLEY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
   });
   const seeded = await seed(env);
   const node = new ParleyNode({ name: 'node-a', port, env, logFile: join(artifacts, 'node-a.log') });

@@ -42,7 +42,9 @@ export interface BuiltApp {
  */
 export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   // Request ids, the access log, NUL/surrogate refusal, 405/OPTIONS and pre-routing errors: one module.
-  const edge = createEdge(ctx.logger);
+  const edge = createEdge(ctx.logger, ctx.config, {
+    refused: (reason) => ctx.metrics.httpRefused.inc({ reason }),
+  });
   const app = Fastify({
     loggerInstance: ctx.logger,
     trustProxy: ctx.config.trustProxy,

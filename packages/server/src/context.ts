@@ -12,6 +12,7 @@ import { CONNECTOR_SEALED_COLUMNS } from './integrations/connector-key.ts';
 import type { ConnectorsService } from './integrations/connectors.service.ts';
 import { createIntegrations } from './integrations/integrations.module.ts';
 import type { OutboundClient } from './integrations/outbound.ts';
+import { Scheduler } from './jobs/scheduler.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
 import { LoginThrottle } from './portal-api/login-throttle.ts';
@@ -68,6 +69,8 @@ export interface AppContext {
   metrics: Metrics;
   /** OpenTelemetry spans (src/tracing/); a pass-through unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   tracing: Tracing;
+  /** Background jobs run on one node of the cluster at a time (src/jobs/): the attachment sweeper. */
+  scheduler: Scheduler;
   /** Closed in reverse order of registration when the process shuts down. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -173,6 +176,12 @@ export async function createContext(
     const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
     closers.push(() => oauth.close());
     const digitalEmployees = createDigitalEmployees(store, companies, integrations.connectors);
+    const scheduler = new Scheduler({
+      db: store.db,
+      logger,
+      onRun: (job, outcome) => metrics.jobRuns.inc({ job, outcome }),
+    });
+    closers.push(() => scheduler.stop());
     const webchat = createWebchat({
       config,
       logger,
@@ -187,6 +196,7 @@ export async function createContext(
       metrics,
       tracing,
       onClose: (fn) => closers.push(fn),
+      scheduler,
     });
     const webhooks = createWebhooks({
       store,
@@ -227,6 +237,7 @@ export async function createContext(
         ),
         throttle: new LoginThrottle(rateLimiter, {
           perEmail: config.portal.loginFailuresPerEmail,
+          perEmailAllIps: config.portal.loginFailuresPerEmailAllIps,
           perIp: config.portal.loginFailuresPerIp,
           windowSeconds: config.portal.loginThrottleWindowSeconds,
         }),
@@ -246,6 +257,7 @@ export async function createContext(
       webhooks,
       metrics,
       tracing,
+      scheduler,
       onClose: (fn) => closers.push(fn),
       close: closeAll,
     };
@@ -260,10 +272,11 @@ export async function createContext(
  * Starts the background work a serving process needs (a CLI command needs none): the signing keys are loaded (or
  * created) and re-read periodically, so a rotation made elsewhere is picked up; the webchat connects its broker and
  * works the reply line (a node alone first takes over what the previous process left); the webhook dispatcher
- * starts sending. Stopped by `ctx.close()`.
+ * starts sending; the scheduled jobs start polling. Stopped by `ctx.close()`.
  */
 export async function startServices(ctx: AppContext): Promise<void> {
   await ctx.oauth.keys.start();
   await ctx.webchat.serve();
   await ctx.webhooks.serve();
+  ctx.scheduler.start();
 }

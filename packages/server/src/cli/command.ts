@@ -6,6 +6,12 @@ export interface OptionSpec {
   required?: boolean;
   /** Boolean flags take no value (`--default`). */
   flag?: boolean;
+  /**
+   * A secret (a password, an API key): besides `--<name> VALUE` it is read from a file with `--<name>-file PATH`, or
+   * from standard input with `--<name>-file -`, so it need not appear in the process list (`ps`) or shell history
+   * (cli/main.ts `readSecretOption`).
+   */
+  secret?: boolean;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/errors.ts';
 import { MasterKeyError } from '../crypto/master-keys.ts';
 import { SealError } from '../crypto/sealing.ts';
@@ -13,6 +14,8 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   /** Where messages for people go (errors and their hints); standard error by default. */
   err?: (line: string) => void;
+  /** What `--<secret>-file -` reads: standard input unless a test gives its own. */
+  readStdin?: () => string;
 }
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line itself is wrong (usage). */
@@ -54,7 +57,11 @@ export async function runCli(
     return refuse(problem.message, problem.hint);
   }
   try {
-    const options = parseOptions(command, args.slice(command.name.split(' ').length));
+    const options = parseOptions(
+      command,
+      args.slice(command.name.split(' ').length),
+      cliOptions.readStdin ?? (() => readFileSync(0, 'utf8')),
+    );
     const result = await runCommand(command, options, cliOptions.env);
     if (result !== undefined)
       out(json ? JSON.stringify(result) : (command.format?.(result) ?? JSON.stringify(result, null, 2)));
@@ -100,27 +107,61 @@ function findCommand(args: string[]): Command | undefined {
     .find((c) => c.name.split(' ').every((w, i) => args[i] === w && words[i] === w));
 }
 
-function parseOptions(command: Command, rest: string[]): Record<string, string | boolean | undefined> {
+function parseOptions(
+  command: Command,
+  rest: string[],
+  readStdin: () => string,
+): Record<string, string | boolean | undefined> {
   const options: Record<string, string | boolean | undefined> = {};
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    const [given, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    const secretFile = secretFileOption(command, given);
+    const name = secretFile ?? given;
     const spec = command.options[name];
-    if (!spec) throw new UsageError(`unknown option --${name} for "${command.name}"`);
-    if (name in options) throw new UsageError(`--${name} given twice`);
+    if (!spec) throw new UsageError(`unknown option --${given} for "${command.name}"`);
+    if (name in options) throw new UsageError(`--${name} given twice (or with --${name}-file)`);
     if (spec.flag) {
       options[name] = true;
       continue;
     }
     const value = inline ?? rest[++i];
-    if (value === undefined) throw new UsageError(`--${name} needs a value`);
-    options[name] = value;
+    if (value === undefined) throw new UsageError(`--${given} needs a value`);
+    options[name] = secretFile ? readSecretOption(given, value, readStdin) : value;
   }
   for (const [name, spec] of Object.entries(command.options)) {
-    if (spec.required && options[name] === undefined) throw new UsageError(`--${name} is required`);
+    if (spec.required && options[name] === undefined) {
+      throw new UsageError(`--${name} is required${spec.secret ? ` (or --${name}-file)` : ''}`);
+    }
   }
   return options;
+}
+
+/** `password` for `password-file` when `--password` is a secret option of the command. */
+function secretFileOption(command: Command, given: string): string | undefined {
+  if (!given.endsWith('-file')) return undefined;
+  const name = given.slice(0, -'-file'.length);
+  return command.options[name]?.secret ? name : undefined;
+}
+
+/**
+ * A secret option's value from the file `path`, or from standard input for `-`: the whole content, less one final
+ * line break (what `echo` and editors add; anything else, spaces included, is part of the secret). Never echoed.
+ */
+function readSecretOption(option: string, path: string, readStdin: () => string): string {
+  const source = path === '-' ? 'standard input' : path;
+  let content: string;
+  try {
+    content = path === '-' ? readStdin() : readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `--${option}: cannot read ${source} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+    );
+  }
+  const value = content.replace(/\r?\n$/, '');
+  if (value === '') throw new UsageError(`--${option}: ${source} is empty`);
+  return value;
 }
 
 /** The `{code, message}` the CLI prints: only documented codes (errors/codes.ts); anything else is internal. */
@@ -221,9 +262,11 @@ function commandHelp(command: Command): string {
     })
     .join(' ');
   const rows = [
-    ...options.map(([n, s]) => [
-      `--${n}${s.flag ? '' : ' <value>'}`,
-      `${s.description}${s.required ? ' (required)' : ''}`,
+    ...options.flatMap(([n, s]) => [
+      [`--${n}${s.flag ? '' : ' <value>'}`, `${s.description}${s.required ? ' (required)' : ''}`],
+      ...(s.secret
+        ? [[`--${n}-file <path|->`, 'the same, read from a file, or from standard input with -']]
+        : []),
     ]),
     ['--json', 'print the result (or the error) as one JSON object'],
     ['--help, -h', 'show this help'],

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from './load.ts';
@@ -14,7 +16,8 @@ describe('config', () => {
     assert.equal(config.redisUrl, undefined);
     assert.equal(config.publicUrl, 'http://localhost:8080');
     assert.equal(config.oauth.audience, 'http://localhost:8080');
-    assert.equal(config.oauth.authFailuresPerMinute, 60);
+    assert.equal(config.oauth.authFailuresPerMinute, 60, 'per address and client: 60 a minute before 429');
+    assert.equal(config.oauth.authFailuresPerMinutePerIp, 600, 'per address: a much higher ceiling');
     assert.equal(config.oauth.tokensPerMinute, 600);
   });
 
@@ -96,6 +99,67 @@ describe('config', () => {
       'fd00::/8',
     ]);
     assert.throws(() => loadConfig({ PARLEY_OUTBOUND_ALLOW: 'intranet.example' }), ConfigError);
+  });
+
+  it('reads the HTTP edge limits and the upload quotas, with their documented defaults', () => {
+    const defaults = loadConfig({});
+    assert.deepEqual(defaults.http, {
+      headersTimeoutMs: 30_000,
+      bodyTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 72_000,
+      maxConnectionsPerAddress: 256,
+    });
+    assert.equal(defaults.webchat.uploadBytesPerHourPerSession, 200 * 1024 * 1024);
+    assert.equal(defaults.webchat.uploadBytesPerHourPerIp, 1024 * 1024 * 1024);
+    assert.equal(defaults.webchat.unsentAttachmentTtlMs, 24 * 60 * 60 * 1000);
+    const set = loadConfig({
+      PARLEY_HEADERS_TIMEOUT_MS: '5000',
+      PARLEY_BODY_TIMEOUT_MS: '60000',
+      PARLEY_KEEP_ALIVE_TIMEOUT_MS: '10000',
+      PARLEY_MAX_CONNECTIONS_PER_ADDRESS: '64',
+      PARLEY_WEBCHAT_UPLOAD_BYTES_PER_HOUR_PER_SESSION: '1000',
+      PARLEY_WEBCHAT_UPLOAD_BYTES_PER_HOUR_PER_IP: '2000',
+      PARLEY_ATTACHMENT_UNSENT_TTL_MS: '3600000',
+      PARLEY_AUTH_FAILURES_PER_MINUTE_PER_IP: '900',
+    });
+    assert.deepEqual(set.http, {
+      headersTimeoutMs: 5000,
+      bodyTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 10_000,
+      maxConnectionsPerAddress: 64,
+    });
+    assert.equal(set.webchat.uploadBytesPerHourPerSession, 1000);
+    assert.equal(set.webchat.uploadBytesPerHourPerIp, 2000);
+    assert.equal(set.webchat.unsentAttachmentTtlMs, 3_600_000);
+    assert.equal(set.oauth.authFailuresPerMinutePerIp, 900);
+  });
+
+  it('reads secret settings from the files their _FILE variables name', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-config-'));
+    try {
+      const keys = `1:${Buffer.alloc(32, 7).toString('base64')}`;
+      writeFileSync(join(dir, 'master-keys'), `${keys}\n`);
+      writeFileSync(join(dir, 'token'), 'a'.repeat(40));
+      const config = loadConfig({
+        PARLEY_MASTER_KEYS_FILE: join(dir, 'master-keys'),
+        PARLEY_REALTIME_TOKEN_SECRET_FILE: join(dir, 'token'),
+        PARLEY_METRICS_TOKEN_FILE: join(dir, 'token'),
+      });
+      assert.equal(config.masterKeys, keys, 'one final line break dropped');
+      assert.equal(config.webchat.tokenSecret, 'a'.repeat(40));
+      assert.equal(config.metrics.token, 'a'.repeat(40));
+      assert.throws(
+        () => loadConfig({ PARLEY_MASTER_KEYS: keys, PARLEY_MASTER_KEYS_FILE: join(dir, 'master-keys') }),
+        (err: unknown) => err instanceof ConfigError && /not both/.test(err.message),
+      );
+      assert.throws(
+        () => loadConfig({ PARLEY_MASTER_KEYS_FILE: join(dir, 'missing') }),
+        (err: unknown) =>
+          err instanceof ConfigError && /ENOENT/.test(err.message) && !err.message.includes(keys),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses invalid values, listing every problem without echoing secrets', () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Value } from '@sinclair/typebox/value';
 import { installationRoot, resolveDataDir } from './data-folder.ts';
@@ -12,11 +13,45 @@ const int = (v: string | undefined) => (v === undefined || v === '' ? undefined 
 const bool = (v: string | undefined) =>
   v === undefined || v === '' ? undefined : ['1', 'true', 'yes', 'on'].includes(v.toLowerCase());
 const str = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+
+/** Secret settings that may also come from a file: `NAME_FILE=/run/secrets/…` instead of `NAME=…`. */
+const SECRET_VARIABLES = [
+  'PARLEY_MASTER_KEYS',
+  'PARLEY_REALTIME_TOKEN_SECRET',
+  'PARLEY_METRICS_TOKEN',
+] as const;
+
+/**
+ * `env` with each secret variable that is given as `NAME_FILE` read from that file (the whole content less one final
+ * line break), as container secrets are mounted. Both forms at once, or a file that cannot be read, is refused.
+ */
+function withSecretFiles(env: Env): Env {
+  const problems: string[] = [];
+  const read: Env = {};
+  for (const name of SECRET_VARIABLES) {
+    const file = str(env[`${name}_FILE`]);
+    if (file === undefined) continue;
+    if (str(env[name]) !== undefined) {
+      problems.push(`${name}_FILE: set ${name} or ${name}_FILE, not both`);
+      continue;
+    }
+    try {
+      read[name] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      problems.push(
+        `${name}_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...env, ...read };
+}
 const list = (v: string | undefined) =>
   v === undefined || v.trim() === '' ? undefined : v.split(',').map((item) => item.trim());
 
 /** Reads the environment once. The only place in the server that touches `process.env`. */
-export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+export function loadConfig(environment: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const env = withSecretFiles(environment);
   // Overrides win over the environment (merged last), so the defaults derived from these two follow them too.
   const port = overrides.port ?? int(env.PORT) ?? 8080;
   const configuredUrl = overrides.publicUrl ?? str(env.PARLEY_PUBLIC_URL)?.replace(/\/+$/, '');
@@ -43,6 +78,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logFormat: str(env.PARLEY_LOG_FORMAT),
     trustProxy: bool(env.PARLEY_TRUST_PROXY),
     shutdownGraceMs: int(env.PARLEY_SHUTDOWN_GRACE_MS),
+    http: {
+      headersTimeoutMs: int(env.PARLEY_HEADERS_TIMEOUT_MS),
+      bodyTimeoutMs: int(env.PARLEY_BODY_TIMEOUT_MS),
+      keepAliveTimeoutMs: int(env.PARLEY_KEEP_ALIVE_TIMEOUT_MS),
+      maxConnectionsPerAddress: int(env.PARLEY_MAX_CONNECTIONS_PER_ADDRESS),
+    },
     storeConnectTimeoutMs: int(env.PARLEY_STORE_CONNECT_TIMEOUT_MS),
     storeQueryTimeoutMs: int(env.PARLEY_STORE_QUERY_TIMEOUT_MS),
     masterKeys: str(env.PARLEY_MASTER_KEYS),
@@ -59,6 +100,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       messagesPerMinutePerIp: int(env.PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_IP),
       uploadsPerMinutePerSession: int(env.PARLEY_WEBCHAT_UPLOADS_PER_MINUTE_PER_SESSION),
       uploadsPerMinutePerIp: int(env.PARLEY_WEBCHAT_UPLOADS_PER_MINUTE_PER_IP),
+      uploadBytesPerHourPerSession: int(env.PARLEY_WEBCHAT_UPLOAD_BYTES_PER_HOUR_PER_SESSION),
+      uploadBytesPerHourPerIp: int(env.PARLEY_WEBCHAT_UPLOAD_BYTES_PER_HOUR_PER_IP),
+      unsentAttachmentTtlMs: int(env.PARLEY_ATTACHMENT_UNSENT_TTL_MS),
       streamFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_FLUSH_INTERVAL_MS),
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),
@@ -68,6 +112,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     oauth: {
       audience: str(env.PARLEY_TOKEN_AUDIENCE) ?? publicUrl,
       authFailuresPerMinute: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE),
+      authFailuresPerMinutePerIp: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE_PER_IP),
       tokensPerMinute: int(env.PARLEY_TOKENS_PER_MINUTE),
       clockToleranceSeconds: int(env.PARLEY_CLOCK_TOLERANCE_SECONDS),
       signingAlg: str(env.PARLEY_TOKEN_SIGNING_ALG),
@@ -81,6 +126,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       sessionTtlSeconds: int(env.PARLEY_PORTAL_SESSION_TTL_SECONDS),
       sessionIdleSeconds: int(env.PARLEY_PORTAL_SESSION_IDLE_SECONDS),
       loginFailuresPerEmail: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_EMAIL),
+      loginFailuresPerEmailAllIps: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_EMAIL_ALL_IPS),
       loginFailuresPerIp: int(env.PARLEY_PORTAL_LOGIN_FAILURES_PER_IP),
       loginThrottleWindowSeconds: int(env.PARLEY_PORTAL_LOGIN_THROTTLE_WINDOW_SECONDS),
     },

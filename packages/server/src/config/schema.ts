@@ -35,6 +35,26 @@ export const ConfigSchema = Type.Object(
     /** Trust X-Forwarded-For from a reverse proxy when computing client IPs (rate limits, audit). */
     trustProxy: Type.Boolean({ default: false }),
     /**
+     * The HTTP edge's limits on slow and numerous connections (docs/config.md "HTTP edge"). Node's own time-outs
+     * where they exist; the body time-out runs from the moment the headers are complete (http/time-limits.ts).
+     */
+    http: Type.Object(
+      {
+        /** The request line and headers must be complete this long after the request's first byte → 408. */
+        headersTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+        /** The body must be complete this long after its headers → 408 and the connection closes. */
+        bodyTimeoutMs: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+        /** A kept-alive connection idle (between requests) this long is closed. */
+        keepAliveTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 72_000 }),
+        /**
+         * Connections one client address may hold open at once (the next is answered 503 and closed): the socket's
+         * address, or with trustProxy the forwarded one per request (http/connection-limits.ts).
+         */
+        maxConnectionsPerAddress: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 256 }),
+      },
+      { default: {} },
+    ),
+    /**
      * How long a graceful shutdown may take before the process exits anyway. Replies still streaming get most of it
      * to finish (the rest is for closing connections); what cannot finish ends with a `reply_interrupted` block.
      */
@@ -87,6 +107,11 @@ export const ConfigSchema = Type.Object(
       /** Files one visitor session / one IP may upload per minute before 429 (each lands in the shared store). */
       uploadsPerMinutePerSession: Type.Integer({ minimum: 1, default: 20 }),
       uploadsPerMinutePerIp: Type.Integer({ minimum: 1, default: 200 }),
+      /** Bytes of uploads one visitor session / one IP may send per hour before 429 (webchat/attachments/upload-quota.ts). */
+      uploadBytesPerHourPerSession: Type.Integer({ minimum: 1, default: 200 * 1024 * 1024 }),
+      uploadBytesPerHourPerIp: Type.Integer({ minimum: 1, default: 1024 * 1024 * 1024 }),
+      /** An upload no message refers to this long after it was made is deleted with its bytes (attachment sweeper). */
+      unsentAttachmentTtlMs: Type.Integer({ minimum: 1000, default: 24 * 60 * 60 * 1000 }),
       /** Shortest time between two partial envelopes of one streamed reply (40 ms ≈ 25 updates/s). */
       streamFlushIntervalMs: Type.Integer({ minimum: 0, default: 40 }),
       /** How often a streaming reply's snapshot is written to the database (crash safety, other nodes' reads). */
@@ -107,8 +132,10 @@ export const ConfigSchema = Type.Object(
     oauth: Type.Object({
       /** `aud` of access tokens and the audience the bearer check requires (RFC 9068 §3). Defaults to publicUrl. */
       audience: Type.String({ minLength: 1 }),
-      /** Failed client authentications per minute allowed per client ID and per IP before 429. */
+      /** Failed client authentications per minute allowed per (client IP, client ID) before 429. */
       authFailuresPerMinute: Type.Integer({ minimum: 1, default: 60 }),
+      /** Failed client authentications per minute allowed per client IP, whatever the client ID, before 429. */
+      authFailuresPerMinutePerIp: Type.Integer({ minimum: 1, default: 600 }),
       /** Token requests per minute allowed per client before 429. */
       tokensPerMinute: Type.Integer({ minimum: 1, default: 600 }),
       /** Leeway for `exp`/`iat` checks on access tokens, in seconds. */
@@ -133,8 +160,12 @@ export const ConfigSchema = Type.Object(
         sessionTtlSeconds: Type.Integer({ minimum: 1, default: 43_200 }),
         /** A session unused for this long ends (sliding; each request moves it forward). */
         sessionIdleSeconds: Type.Integer({ minimum: 1, default: 3_600 }),
-        /** Failed sign-ins allowed per email, and per client IP, within one throttle window before 429. */
+        /**
+         * Failed sign-ins allowed within one throttle window before 429: per (client IP, email), per email over every
+         * IP, and per client IP over every email (portal-api/login-throttle.ts).
+         */
         loginFailuresPerEmail: Type.Integer({ minimum: 1, default: 10 }),
+        loginFailuresPerEmailAllIps: Type.Integer({ minimum: 1, default: 100 }),
         loginFailuresPerIp: Type.Integer({ minimum: 1, default: 100 }),
         loginThrottleWindowSeconds: Type.Integer({ minimum: 1, default: 900 }),
       },

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'malformed_request',
   'request_timeout',
   'headers_too_large',
+  'too_many_connections',
   'internal_error',
   'store_unavailable',
   'broker_unavailable',

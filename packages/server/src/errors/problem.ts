@@ -82,6 +82,10 @@ export const jsonTooDeep = (part: RequestPart, field: string): AppError =>
   });
 
 /** A `%` escape that is not `%XX`, or escapes that do not decode to UTF-8 (RFC 3986 §2.1, §2.5). */
+/** Headers or body not received in time (src/http/time-limits.ts); the connection is closed after the answer. */
+export const requestTimedOut = (): AppError =>
+  new AppError(408, 'request_timeout', 'The request was not received in time.');
+
 export const malformedUrl = (): AppError =>
   new AppError(400, 'malformed_url', 'The URL holds a malformed percent-encoding.');
 
@@ -170,7 +174,7 @@ export function toAppError(error: FastifyError | Error): AppError | undefined {
     case 'HPE_HEADER_OVERFLOW':
       return new AppError(431, 'headers_too_large', 'The request line and headers are too large.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new AppError(408, 'request_timeout', 'The request was not received in time.');
+      return requestTimedOut();
   }
   if (fe.code?.startsWith('HPE_')) {
     return new AppError(400, 'malformed_request', 'The request is not valid HTTP/1.1.');

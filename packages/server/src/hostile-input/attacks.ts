@@ -3,10 +3,9 @@
  * the catalog the hostile-input suites try on every route and every realtime command. Each attack is data, so a new
  * kind of input is one more entry here and every route meets it.
  *
- * Slow bodies and slow headers (bytes trickled, uploads stalled) are a family of their own: they need the edge's
- * body, header and idle time-outs and a clock, not a payload, so they are not here yet. Their place: a list of
- * their own in this file and an `it` of their own ("timed attacks") in hostile-http.test.ts, run over the same
- * route index with raw-http.ts, which already sends bytes exactly as given.
+ * Slow bodies and slow headers (bytes trickled, uploads stalled) are a family of their own, TIMED_ATTACKS below:
+ * what matters is not the payload but that it never ends, so they meet the edge's header and body time-outs
+ * (src/http/time-limits.ts) with raw-http.ts `trickleRequest`, in hostile-timed.test.ts.
  */
 
 /** Arrays and objects alternating, `depth` levels, written as text (a value this deep could not be serialised). */
@@ -242,4 +241,60 @@ export const REALTIME_VALUES: Array<{ name: string; json: string }> = [
   { name: 'null', json: 'null' },
   { name: 'true', json: 'true' },
   { name: 'an empty string', json: '""' },
+];
+
+/**
+ * Timed attacks: the bytes a slow client sends at once, then one more byte (`trickle`) at a time, for ever. `start`
+ * gets the request line's method and target and the header lines every request of the suite carries (credentials);
+ * `perRoute` attacks are tried on every route (what reads a body is the route), the others on one (headers are read
+ * before any route is chosen).
+ */
+export interface TimedAttack {
+  name: string;
+  perRoute: boolean;
+  start(method: string, target: string, headerLines: string): string;
+  trickle: string;
+}
+
+const UPLOAD_BOUNDARY = 'hostile-upload';
+
+export const TIMED_ATTACKS: TimedAttack[] = [
+  {
+    name: 'a connection that sends nothing',
+    perRoute: false,
+    start: () => '',
+    trickle: '',
+  },
+  {
+    name: 'headers that never end',
+    perRoute: false,
+    start: (method, target) => `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `,
+    trickle: 'x',
+  },
+  {
+    name: 'a JSON body of 1 MiB that stalls after 1 KiB',
+    perRoute: true,
+    start: (method, target, headerLines) =>
+      `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headerLines}Content-Type: application/json\r\n` +
+      `Content-Length: ${1024 * 1024}\r\n\r\n{"a":"${'a'.repeat(1024)}`,
+    trickle: 'a',
+  },
+  {
+    name: 'a chunked body that never ends',
+    perRoute: true,
+    start: (method, target, headerLines) =>
+      `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headerLines}Content-Type: application/json\r\n` +
+      'Transfer-Encoding: chunked\r\n\r\n100000\r\n{"a":"',
+    trickle: 'a',
+  },
+  {
+    name: 'a multipart upload that stalls inside its file',
+    perRoute: true,
+    start: (method, target, headerLines) =>
+      `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headerLines}` +
+      `Content-Type: multipart/form-data; boundary=${UPLOAD_BOUNDARY}\r\nContent-Length: ${1024 * 1024}\r\n\r\n` +
+      `--${UPLOAD_BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\n` +
+      'Content-Type: text/plain\r\n\r\nslow',
+    trickle: 'w',
+  },
 ];

@@ -20,7 +20,7 @@ import { type RawResponse, rawRequest } from './raw-http.ts';
  * every attack of attacks.ts — deep JSON, U+0000 and unpaired surrogates in bodies, keys, headers, the query and
  * the path, bytes that are not UTF-8, oversize bodies and fields — with the credentials the route needs, so the
  * input gets as far in as it can. The bar: no answer is a 5xx, every request is answered, and the server logs no
- * error meanwhile. Timed attacks (slow bodies and headers) join here as a family of their own with the edge's
+ * error meanwhile. Timed attacks (slow bodies and headers) are hostile-timed.test.ts, with the edge's
  * time-outs (see attacks.ts).
  */
 

@@ -79,6 +79,56 @@ export function rawRequest(
   });
 }
 
+/** A slow client: what it sent at once, then one byte at a time, and how the server ended it. */
+export interface TrickleResponse extends RawResponse {
+  /** The server closed the connection (rather than the client giving up at `timeoutMs`). */
+  closedByServer: boolean;
+}
+
+/**
+ * Sends `start` on a fresh connection, then `trickle` (one byte; none for a silent client until the server ends
+ * its side) every `everyMs` for as long as the connection is writable — a client that never finishes its request
+ * and never closes its side, whatever the server answers (it keeps writing after a response, and never
+ * half-closes) — until the server closes the connection or `timeoutMs` passes. `from` is the local address to connect from (any 127.0.0.0/8 address reaches a server on 127.0.0.1).
+ */
+export function trickleRequest(
+  port: number,
+  plan: { start: Buffer | string; trickle: string; everyMs: number; from?: string },
+  options: { timeoutMs?: number } = {},
+): Promise<TrickleResponse> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let settled = false;
+    const socket = net.connect(
+      { port, host: '127.0.0.1', localAddress: plan.from, allowHalfOpen: true },
+      () => socket.write(plan.start),
+    );
+    // After the server's FIN, bytes keep coming (a silent client too): only a server that destroyed the socket
+    // makes them fail, which is how the client learns the connection is really gone.
+    let serverEnded = false;
+    socket.once('end', () => {
+      serverEnded = true;
+    });
+    const trickle = setInterval(() => {
+      if (socket.writable) socket.write(serverEnded ? plan.trickle || 'x' : plan.trickle);
+    }, plan.everyMs);
+    const finish = (closedByServer: boolean, failure?: string) => {
+      if (settled) return;
+      settled = true;
+      clearInterval(trickle);
+      clearTimeout(deadline);
+      socket.destroy();
+      resolve({ ...parseResponse(Buffer.concat(chunks), failure), closedByServer });
+    };
+    const deadline = setTimeout(() => finish(false, 'timed out'), timeoutMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    // A reset from the server (it destroyed the socket while bytes were still coming) closes it all the same.
+    socket.on('error', () => undefined);
+    socket.on('close', () => finish(true));
+  });
+}
+
 const CRLF = Buffer.from('\r\n', 'latin1');
 const HEAD_END = Buffer.from('\r\n\r\n', 'latin1');
 

@@ -40,18 +40,50 @@ export function createClientErrorHandler(routes: RouteMethods, logger: Logger) {
       socket.destroy();
       return;
     }
-    const body = JSON.stringify(problemOf(problem, undefined, requestId));
-    const headers = [
-      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}`,
-      `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestId}`,
-      ...Object.entries(problem.headers).map(([name, value]) => `${name}: ${value}`),
-      'Connection: close',
-    ];
-    socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+    answerAndClose(socket, problem, requestId);
   };
 }
+
+/** How long a refused connection's further bytes are read and dropped before it is destroyed. */
+const CLOSE_LINGER_MS = 2_000;
+
+/**
+ * Writes `problem` as a whole HTTP/1.1 response straight to `socket` and closes it for good. The socket is not
+ * destroyed at once: bytes the peer sent and nobody read would make the close a TCP reset, which can discard the
+ * answer before the peer reads it (RFC 9112 §9.6), so what still arrives is read and dropped until the peer closes
+ * too, or for CLOSE_LINGER_MS at most — then the socket is destroyed whatever the peer does (a client trickling
+ * bytes into a half-closed socket would otherwise hold it for ever).
+ */
+export function answerAndClose(socket: Socket, problem: AppError, requestId: string): void {
+  socket.on('error', ignore);
+  if (socket.destroyed) return;
+  const body = JSON.stringify(problemOf(problem, undefined, requestId));
+  const headers = [
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? 'Error'}`,
+    `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    ...Object.entries(problem.headers).map(([name, value]) => `${name}: ${value}`),
+    'Connection: close',
+  ];
+  if (socket.writable) socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+  closeAfterLinger(socket);
+}
+
+/** Stops writing, drops what still arrives, and destroys the socket when the peer closes or CLOSE_LINGER_MS passed. */
+export function closeAfterLinger(socket: Socket): void {
+  socket.on('error', ignore);
+  if (socket.destroyed) return;
+  if (socket.writable) socket.end();
+  const timer = setTimeout(() => socket.destroy(), CLOSE_LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('end', () => socket.destroy());
+  // Flowing without a parser: further bytes are read and dropped (an HTTP parser still attached reads them too).
+  socket.resume();
+}
+
+const ignore = () => undefined;
 
 function problemFor(error: ClientError, head: RequestHead, routes: RouteMethods): AppError {
   if (head.nul) return unsafeText(head.nul.part, head.nul.field);

@@ -1,5 +1,6 @@
 import { exceedsJsonDepth } from '@parley/realtime';
 import { jsonTooDeep } from '../errors/problem.ts';
+import { parseBodyText } from './body-text.ts';
 import type { App } from './types.ts';
 
 /**
@@ -12,10 +13,13 @@ import type { App } from './types.ts';
 export function useJsonBodyParser(scope: App, options: { allowEmpty?: boolean } = {}): void {
   const parse = scope.getDefaultJsonParser('error', 'error');
   scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    if (options.allowEmpty && text === '') return done(null, undefined);
-    if (exceedsJsonDepth(text)) return done(jsonTooDeep('body', '(body)'), undefined);
-    parse(request, text, done);
-  });
+  // The text is read onto V8's heap as it arrives (http/body-text.ts), not kept as the socket's chunks.
+  scope.addContentTypeParser(
+    'application/json',
+    parseBodyText((request, text, done) => {
+      if (options.allowEmpty && text === '') return done(null, undefined);
+      if (exceedsJsonDepth(text)) return done(jsonTooDeep('body', '(body)'), undefined);
+      parse(request, text, done);
+    }),
+  );
 }

@@ -54,5 +54,6 @@ interface Step {
 
 const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
 
-const replaceUnsafe = (text: string): string =>
+/** `text` with each U+0000 and unpaired surrogate replaced by U+FFFD: for text that is cleaned, not refused. */
+export const replaceUnsafe = (text: string): string =>
   text.replace(new RegExp(`\\u0000|${LONE_SURROGATE.source}`, 'g'), '\uFFFD');

@@ -12,7 +12,10 @@ const create: Command<{ id: string; name: string; type: string }> = {
     name: { description: 'display name', required: true },
     type: { description: connectorTypeNames().join('|'), required: true },
     url: { description: 'base URL (http/https); the openai type defaults to https://api.openai.com/v1' },
-    'api-key': { description: 'the API key Parley sends as bearer (can also be set later over the API)' },
+    'api-key': {
+      description: 'the API key Parley sends as bearer (can also be set later over the API)',
+      secret: true,
+    },
   },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');

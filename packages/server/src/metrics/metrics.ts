@@ -29,6 +29,24 @@ export class Metrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  readonly httpRefused = new Counter({
+    name: 'parley_http_connections_refused_total',
+    help: 'Connections the HTTP edge refused or cut: too_many_connections (per-address cap), request_timeout (a body that did not arrive in time).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly jobRuns = new Counter({
+    name: 'parley_job_runs_total',
+    help: 'Runs of scheduled jobs this node made (jobs/scheduler.ts), by job and outcome: completed, failed, lease_lost.',
+    labelNames: ['job', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly attachmentsSwept = new Counter({
+    name: 'parley_attachments_swept_total',
+    help: 'What the attachment sweeper deleted: unsent_attachment (an upload no message named in time, with its blob), unowned_blob (a blob whose attachment row was gone).',
+    labelNames: ['what'] as const,
+    registers: [this.registry],
+  });
   readonly tokenGrants = new Counter({
     name: 'parley_oauth_token_grants_total',
     help: 'Access tokens issued by the token endpoint.',

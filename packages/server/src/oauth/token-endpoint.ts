@@ -29,11 +29,20 @@ export const CLIENT_CREDENTIALS = 'client_credentials';
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 const MINUTE_MS = 60_000;
 
+/** One failed-authentication budget: its audit name, rate-limit key and rule, and the audited subject. */
+interface FailureBudget {
+  limit: 'auth_failures_per_ip_and_client' | 'auth_failures_per_ip';
+  key: string;
+  rule: RateLimitRule;
+  subject: string;
+}
+
 /**
  * The client-credentials grant (RFC 6749 §4.4), in this order:
  * 1. request syntax (§3.2, §4.4.2): body present, `grant_type` present and `client_credentials`, credentials
  *    readable and given by one method only → `invalid_request` / `unsupported_grant_type`;
- * 2. abuse control: an IP or client id that failed authentication too often in the current minute → 429;
+ * 2. abuse control: an address that failed authentication too often for this client id, or for any, in the current
+ *    minute → 429;
  * 3. client authentication (§2.3.1) → `invalid_client` (401, generic description, reason kept in the audit log);
  * 4. scope (§3.3): omitted → all of the client's scopes; otherwise each must be one of them → `invalid_scope`;
  * 5. the per-client token quota → 429;
@@ -90,17 +99,38 @@ export class TokenEndpoint {
     };
   }
 
-  private get failureRule(): RateLimitRule {
-    return { limit: this.config.oauth.authFailuresPerMinute, windowMs: MINUTE_MS };
+  /**
+   * The failed-authentication budgets, each a minute long (docs/config.md "OAuth"): one per (client address, client
+   * id) — requests without a readable client id share the address's `-` — and a much larger one per address. An
+   * address guessing one client's secret is stopped at the first, without touching the other clients behind the
+   * same address (other tenants behind one NAT or proxy); an address trying many client ids at the second. Nobody
+   * can lock a client out from addresses they do not share.
+   */
+  private failureBudgets(ip: string, clientId: string | undefined): FailureBudget[] {
+    const { authFailuresPerMinute, authFailuresPerMinutePerIp } = this.config.oauth;
+    return [
+      {
+        limit: 'auth_failures_per_ip_and_client',
+        key: `oauth:auth_failures:ip_client:${clientId ?? '-'}:${ip}`,
+        rule: { limit: authFailuresPerMinute, windowMs: MINUTE_MS },
+        subject: clientId ?? ip,
+      },
+      {
+        limit: 'auth_failures_per_ip',
+        key: `oauth:auth_failures:ip:${ip}`,
+        rule: { limit: authFailuresPerMinutePerIp, windowMs: MINUTE_MS },
+        subject: ip,
+      },
+    ];
   }
 
-  /** Refuses before checking any secret while this IP or client id is over its failure budget (RFC 6749 §2.3.1). */
+  /** Refuses before checking any secret while a failure budget of this request is spent (RFC 6749 §2.3.1). */
   private async refuseWhileBlocked(credentials: PresentedCredentials | undefined, ip: string): Promise<void> {
-    const checks = [this.limit('peek', `oauth:auth_failures:ip:${ip}`, this.failureRule)];
-    if (credentials && isClientIdSyntax(credentials.clientId)) {
-      checks.push(this.limit('peek', `oauth:auth_failures:client:${credentials.clientId}`, this.failureRule));
-    }
-    for (const state of await Promise.all(checks)) {
+    const clientId = credentials && isClientIdSyntax(credentials.clientId) ? credentials.clientId : undefined;
+    const states = await Promise.all(
+      this.failureBudgets(ip, clientId).map((budget) => this.limit('peek', budget.key, budget.rule)),
+    );
+    for (const state of states) {
       if (state && !state.allowed) throw slowDown(state.retryAfterSeconds);
     }
   }
@@ -132,18 +162,16 @@ export class TokenEndpoint {
       ip,
       details: { client_id: clientId ?? null, reason, method: method ?? null },
     });
-    // Recorded once per window, when the count reaches the limit: per IP, and per client id when one was given.
-    const countFailure = async (
-      limit: 'auth_failures_per_ip' | 'auth_failures_per_client',
-      subject: string,
-    ) => {
-      const key = `oauth:auth_failures:${limit === 'auth_failures_per_ip' ? 'ip' : 'client'}:${subject}`;
-      const state = await this.limit('hit', key, this.failureRule);
+    // Each budget records `rate_limit.exceeded` once per window, when its count reaches the limit.
+    for (const budget of this.failureBudgets(ip, clientId)) {
+      const state = await this.limit('hit', budget.key, budget.rule);
       if (state && state.count === state.limit)
-        await this.recordLimited(limit, state, { ip, subject, companyId: client?.companyId });
-    };
-    await countFailure('auth_failures_per_ip', ip);
-    if (clientId) await countFailure('auth_failures_per_client', clientId);
+        await this.recordLimited(budget.limit, state, {
+          ip,
+          subject: budget.subject,
+          companyId: client?.companyId,
+        });
+    }
   }
 
   private async chargeTokenQuota(client: ApiClient, ip: string): Promise<void> {

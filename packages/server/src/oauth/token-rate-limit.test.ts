@@ -8,6 +8,8 @@ import { basicAuth, createTestClient, postToken, type TestClient } from './testi
 
 const GRANT = 'grant_type=client_credentials';
 const LIMIT = 3;
+/** The per-address budget: larger than one client's, as by default (600 against 60). */
+const ADDRESS_LIMIT = 7;
 
 function assertSlowDown(result: HttpResult): void {
   assert.equal(result.status, 429, result.text);
@@ -39,14 +41,18 @@ for (const setup of setups) {
         redis: setup.redis,
         config: {
           trustProxy: true,
-          oauth: { authFailuresPerMinute: LIMIT, tokensPerMinute: LIMIT },
+          oauth: {
+            authFailuresPerMinute: LIMIT,
+            authFailuresPerMinutePerIp: ADDRESS_LIMIT,
+            tokensPerMinute: LIMIT,
+          },
           rateLimit: { keyPrefix: `parley-test:${randomBytes(6).toString('hex')}:` },
         },
       });
     });
     after(() => server.close());
 
-    it('refuses an IP after repeated failed authentications, even with right credentials', async () => {
+    it('refuses an address for one client after repeated failed authentications, even with right credentials; its other clients and other addresses go on', async () => {
       const client = await createTestClient(server.ctx);
       const ip = freshIp();
       for (let i = 0; i < LIMIT; i++) {
@@ -61,48 +67,83 @@ for (const setup of setups) {
         'x-forwarded-for': ip,
       });
       assertSlowDown(blocked);
-      // Another IP is not affected by this one's failures (but the client id has failures too: use another client).
-      const other = await createTestClient(server.ctx);
+      // Another tenant's client behind the same address is not locked out by these failures …
+      const neighbour = await createTestClient(server.ctx);
+      const sameAddress = await postToken(server, GRANT, {
+        authorization: basicAuth(neighbour.clientId, neighbour.secret),
+        'x-forwarded-for': ip,
+      });
+      assert.equal(sameAddress.status, 200, sameAddress.text);
+      // … and neither is the client itself anywhere else.
       const elsewhere = await postToken(server, GRANT, {
-        authorization: basicAuth(other.clientId, other.secret),
+        authorization: basicAuth(client.clientId, client.secret),
         'x-forwarded-for': freshIp(),
       });
-      assert.equal(elsewhere.status, 200);
-      const [event] = await server.ctx.audit.list({ type: 'rate_limit.exceeded', subject: ip, limit: 1 });
-      assert.equal(event?.details.limit, 'auth_failures_per_ip');
-      assert.equal(event?.details.max, LIMIT);
-    });
-
-    it('refuses a client id after repeated failures from many IPs', async () => {
-      const client: TestClient = await createTestClient(server.ctx);
-      for (let i = 0; i < LIMIT; i++) {
-        const result = await postToken(server, GRANT, {
-          authorization: basicAuth(client.clientId, generateClientSecret()),
-          'x-forwarded-for': freshIp(),
-        });
-        assert.equal(result.status, 401);
-      }
-      assertSlowDown(
-        await postToken(server, GRANT, {
-          authorization: basicAuth(client.clientId, client.secret),
-          'x-forwarded-for': freshIp(),
-        }),
-      );
+      assert.equal(elsewhere.status, 200, elsewhere.text);
       const [event] = await server.ctx.audit.list({
         type: 'rate_limit.exceeded',
         subject: client.clientId,
         limit: 1,
       });
-      assert.equal(event?.details.limit, 'auth_failures_per_client');
+      assert.equal(event?.details.limit, 'auth_failures_per_ip_and_client');
+      assert.equal(event?.details.max, LIMIT);
+      assert.equal(event?.ip, ip);
       assert.equal(event?.companyId, client.companyId);
     });
 
-    it('counts requests without any credentials against the IP', async () => {
+    it('lets no address lock a client out for the others: failures from many addresses leave it usable', async () => {
+      const client: TestClient = await createTestClient(server.ctx);
+      for (let address = 0; address < 3; address++) {
+        const ip = freshIp();
+        for (let i = 0; i < LIMIT; i++) {
+          const result = await postToken(server, GRANT, {
+            authorization: basicAuth(client.clientId, generateClientSecret()),
+            'x-forwarded-for': ip,
+          });
+          assert.equal(result.status, 401);
+        }
+      }
+      const fine = await postToken(server, GRANT, {
+        authorization: basicAuth(client.clientId, client.secret),
+        'x-forwarded-for': freshIp(),
+      });
+      assert.equal(fine.status, 200, fine.text);
+    });
+
+    it('refuses an address that fails for many clients once its own, larger budget is spent', async () => {
+      const ip = freshIp();
+      // Fewer than LIMIT failures for each client, ADDRESS_LIMIT in all.
+      for (let i = 0; i < ADDRESS_LIMIT; i++) {
+        const result = await postToken(server, GRANT, {
+          authorization: basicAuth((await createTestClient(server.ctx)).clientId, generateClientSecret()),
+          'x-forwarded-for': ip,
+        });
+        assert.equal(result.status, 401);
+      }
+      const client = await createTestClient(server.ctx);
+      assertSlowDown(
+        await postToken(server, GRANT, {
+          authorization: basicAuth(client.clientId, client.secret),
+          'x-forwarded-for': ip,
+        }),
+      );
+      const [event] = await server.ctx.audit.list({ type: 'rate_limit.exceeded', subject: ip, limit: 1 });
+      assert.equal(event?.details.limit, 'auth_failures_per_ip');
+      assert.equal(event?.details.max, ADDRESS_LIMIT);
+    });
+
+    it('counts requests without any credentials against the address, apart from its clients', async () => {
       const ip = freshIp();
       for (let i = 0; i < LIMIT; i++) {
         assert.equal((await postToken(server, GRANT, { 'x-forwarded-for': ip })).status, 401);
       }
       assertSlowDown(await postToken(server, GRANT, { 'x-forwarded-for': ip }));
+      const client = await createTestClient(server.ctx);
+      const ok = await postToken(server, GRANT, {
+        authorization: basicAuth(client.clientId, client.secret),
+        'x-forwarded-for': ip,
+      });
+      assert.equal(ok.status, 200, ok.text);
     });
 
     it('does not count malformed requests as failed authentications', async () => {

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import { dependencyUnavailable, RETRY_AFTER_SECONDS } from '../errors/unavailable.ts';
+import { parseBodyText } from '../http/body-text.ts';
 import type { App } from '../http/types.ts';
 import { type FormParams, parseForm } from './form-body.ts';
 import { invalidRequest, OAuthError, sendOAuthError, temporarilyUnavailable } from './oauth-errors.ts';
@@ -73,14 +74,13 @@ export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<vo
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(
       FORM,
-      { parseAs: 'string', bodyLimit: TOKEN_BODY_LIMIT },
-      (_request, body, done) => {
+      parseBodyText((_request, body, done) => {
         try {
-          done(null, parseForm(body as string));
+          done(null, parseForm(body));
         } catch (err) {
           done(err as Error, undefined);
         }
-      },
+      }, TOKEN_BODY_LIMIT),
     );
     const { tokenGrants, tokenRefusals } = ctx.metrics;
     scope.setErrorHandler((error: FastifyError, request, reply) => {
@@ -153,13 +153,13 @@ function toOAuthError(error: FastifyError | Error): OAuthError {
       return invalidRequest('The request contains a NUL character or an unpaired surrogate.');
     if (error.code === 'malformed_url')
       return invalidRequest('The request contains a malformed percent-encoding.');
+    if (error.code === 'payload_too_large') return invalidRequest('The request body is too large.');
     return invalidRequest('The request could not be processed.');
   }
   const fe = error as FastifyError;
   if (fe.validation || fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe.code === 'FST_ERR_CTP_EMPTY_TYPE') {
     return invalidRequest(`The request body must be ${FORM}.`);
   }
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return invalidRequest('The request body is too large.');
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return invalidRequest('The request could not be processed.');
   }

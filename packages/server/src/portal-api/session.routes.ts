@@ -63,7 +63,7 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
         });
         throw new InvalidCredentialsError();
       }
-      await throttle.recordSuccess(email);
+      await throttle.recordSuccess(email, request.ip);
       // A fresh id on every sign-in (no session fixation); an earlier session of this browser ends.
       const previous = request.cookies[SESSION_COOKIE];
       if (previous) await sessions.end(previous);

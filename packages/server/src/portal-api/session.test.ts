@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TestClock } from '../testing/clock.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { http } from '../testing/http-client.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { createUsers, PASSWORD, PortalTestClient, startAcme } from './testing/portal-fixtures.ts';
 
@@ -205,6 +206,49 @@ for (const database of TEST_DATABASES) {
       const blocked = await portal.signIn('a@acme.test', PASSWORD);
       assert.equal(blocked.status, 429);
       assert.ok(Number(blocked.headers.get('retry-after')) >= 1);
+    });
+  });
+
+  describe(`portal sign-in throttling per address and email (${database})`, () => {
+    let server: TestServer;
+    before(async () => {
+      ({ server } = await startAcme(
+        database,
+        { 'owner@acme.test': 'admin' },
+        {
+          config: {
+            trustProxy: true,
+            portal: {
+              loginFailuresPerEmail: 2,
+              loginFailuresPerEmailAllIps: 5,
+              loginFailuresPerIp: 50,
+              loginThrottleWindowSeconds: 60,
+            },
+          },
+        },
+      ));
+    });
+    after(() => server.close());
+
+    const signInFrom = (ip: string, password: string) =>
+      http(`${server.baseUrl}/portal/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
+        body: JSON.stringify({ email: 'owner@acme.test', password }),
+      });
+
+    it("locks an address out of one account without locking the account's owner out elsewhere; many addresses together still hit the account's budget", async () => {
+      for (let i = 0; i < 2; i++)
+        assert.equal((await signInFrom('192.0.2.1', `wrong password ${i}!`)).status, 401);
+      assert.equal((await signInFrom('192.0.2.1', PASSWORD)).status, 429, 'that address waits');
+      assert.equal((await signInFrom('192.0.2.2', PASSWORD)).status, 200, 'the owner, elsewhere, signs in');
+      // Two more addresses spend the account's budget over every address (5): 2 + 2 + 1 failures.
+      for (let i = 0; i < 2; i++)
+        assert.equal((await signInFrom('192.0.2.3', `wrong password ${i}!`)).status, 401);
+      assert.equal((await signInFrom('192.0.2.4', 'wrong password!')).status, 401);
+      const blocked = await signInFrom('192.0.2.5', PASSWORD);
+      assert.equal(blocked.status, 429);
+      assert.equal(blocked.body.code, 'rate_limited');
     });
   });
 

@@ -3,6 +3,7 @@ import type { CompaniesTables } from '../companies/companies.tables.ts';
 import type { DigitalEmployeesTables } from '../digital-employees/digital-employees.tables.ts';
 import type { IdempotencyTables } from '../idempotency/idempotency.tables.ts';
 import type { IntegrationsTables } from '../integrations/connectors.tables.ts';
+import type { JobsTables } from '../jobs/jobs.tables.ts';
 import type { OAuthTables } from '../oauth/oauth.tables.ts';
 import type { UsersTables } from '../users/users.tables.ts';
 import type { WebchatTables } from '../webchat/webchat.tables.ts';
@@ -21,4 +22,5 @@ export interface Database
     UsersTables,
     IntegrationsTables,
     WebhooksTables,
-    IdempotencyTables {}
+    IdempotencyTables,
+    JobsTables {}

@@ -7,7 +7,7 @@ const create: Command<{ id: string; email: string; name?: string; role: string }
   options: {
     company: { description: 'company id', required: true },
     email: { description: 'sign-in email', required: true },
-    password: { description: `password (at least 12 characters)`, required: true },
+    password: { description: 'password (at least 12 characters)', required: true, secret: true },
     role: { description: 'admin (everything) or agent (inbox only)', required: true },
     name: {
       description:

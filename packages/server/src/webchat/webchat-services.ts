@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.ts';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { AbuseLimits } from './abuse-limits.ts';
 import type { AttachmentsService } from './attachments/attachments.service.ts';
+import type { UploadQuota } from './attachments/upload-quota.ts';
 import type { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import type { ChannelsService } from './channels/channels.service.ts';
 import type { ConversationCommands } from './conversations/conversation-commands.ts';
@@ -66,6 +67,8 @@ export interface Webchat {
   routingSettings: RoutingSettingsStore;
   /** Uploaded files, their signed links, and the attachment blocks of messages. */
   attachments: AttachmentsService;
+  /** Bytes visitors may upload per hour, per session and per address. */
+  uploadQuota: UploadQuota;
   /** What agents do to conversations (post, handover, hand back, close, assign), for every boundary. */
   commands: ConversationCommands;
   /** The realtime engine on `/connection/websocket` (its hooks are the webchat's). */

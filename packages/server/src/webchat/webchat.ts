@@ -12,6 +12,7 @@ import { ownOriginsFor, publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
+import type { Scheduler } from '../jobs/scheduler.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
@@ -20,12 +21,14 @@ import type { Tracing } from '../tracing/tracing.ts';
 import type { EventRecorder } from '../webhooks/events.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { AttachmentLinks } from './attachments/attachment-links.ts';
+import { AttachmentSweeper } from './attachments/attachment-sweeper.ts';
 import {
   registerAttachmentDownloadRoute,
   registerPlatformAttachmentRoutes,
 } from './attachments/attachments.routes.ts';
 import { AttachmentsService } from './attachments/attachments.service.ts';
 import { StoreBlobStore } from './attachments/store-blob-store.ts';
+import { UploadQuota } from './attachments/upload-quota.ts';
 import { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import { ChannelsService } from './channels/channels.service.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
@@ -67,6 +70,9 @@ import type { Webchat } from './webchat-services.ts';
 
 export type { Webchat } from './webchat-services.ts';
 
+/** Beyond the HTTP time-outs, how old a blob without its attachment row must be before it counts as abandoned. */
+const UPLOAD_GRACE_MS = 5 * 60 * 1000;
+
 export interface WebchatDeps {
   config: Config;
   logger: Logger;
@@ -86,6 +92,8 @@ export interface WebchatDeps {
   tracing: Tracing;
   /** Registers what to close with the process (in reverse order). */
   onClose(fn: () => Promise<void> | void): void;
+  /** Background jobs that run on one node at a time (the attachment sweeper joins it). */
+  scheduler: Scheduler;
 }
 
 /**
@@ -110,13 +118,23 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const webchatLogger = logger.child({ module: 'webchat' });
   // One instance serves the inbox feed (CSAT on conversation rows) and the feedback routes.
   const feedback = new FeedbackService(store.db, deps.events);
+  const blobs = new StoreBlobStore(store.db);
   const attachments = new AttachmentsService({
     db: store.db,
-    blobs: new StoreBlobStore(store.db),
+    blobs,
     links: new AttachmentLinks(deps.sealer),
     defaultMaxBytes: config.webchat.attachmentMaxBytes,
     publicUrl: () => config.publicUrl,
   });
+  deps.scheduler.add(
+    new AttachmentSweeper({
+      db: store.db,
+      blobs,
+      unsentTtlMs: config.webchat.unsentAttachmentTtlMs,
+      orphanGraceMs: config.http.headersTimeoutMs + config.http.bodyTimeoutMs + UPLOAD_GRACE_MS,
+      onDeleted: (what, count) => deps.metrics.attachmentsSwept.inc({ what }, count),
+    }),
+  );
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
     responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
@@ -241,6 +259,10 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     inbox,
     audit: deps.audit,
     attachments,
+    uploadQuota: new UploadQuota(limiter, {
+      bytesPerHourPerSession: config.webchat.uploadBytesPerHourPerSession,
+      bytesPerHourPerIp: config.webchat.uploadBytesPerHourPerIp,
+    }),
     routing,
     routingSettings,
     cannedResponses: new CannedResponsesService(store.db),

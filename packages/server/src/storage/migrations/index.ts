@@ -15,14 +15,16 @@ import * as m061 from './061_canned_responses.ts';
 import * as m062 from './062_message_search.ts';
 import * as m063 from './063_message_search_complete.ts';
 import * as m070 from './070_idempotency_keys.ts';
+import * as m073 from './073_scheduled_jobs.ts';
+import * as m074 from './074_attachment_lifetime.ts';
 import * as m081 from './081_neutral_default_digital_employee.ts';
 import * as m082 from './082_portal_user_names.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
  * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
- * routing, canned responses and search, 070–079 hostile input and faults (idempotency keys), 081–082 the
- * first-run fixes (default digital employee, display names).
+ * routing, canned responses and search, 070–079 hostile input and faults (070 idempotency keys, 073–074 scheduled
+ * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names).
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -41,6 +43,8 @@ export const migrations: Record<string, Migration> = {
   '062_message_search': m062,
   '063_message_search_complete': m063,
   '070_idempotency_keys': m070,
+  '073_scheduled_jobs': m073,
+  '074_attachment_lifetime': m074,
   '081_neutral_default_digital_employee': m081,
   '082_portal_user_names': m082,
 };

@@ -1,7 +1,9 @@
+import { pipeline } from 'node:stream';
 import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { AttachmentView } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors/app-error.ts';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import type { Conversation } from '../conversations/conversation.ts';
@@ -26,7 +28,7 @@ const AttachmentCreated = Type.Object({
 });
 
 const uploadDescription =
-  '`multipart/form-data` with one file part named `file`. The type is detected from the bytes (PNG, JPEG, GIF, WebP, PDF, UTF-8 plain text; SVG only when the company allows it) and must agree with the part’s declared type (415 `attachment_type_not_allowed`); over the company’s `max_attachment_bytes` → 413 `attachment_too_large`, refused while streaming. Answers the attachment with a signed `url` (1 h); send it in a message as `{"type":"attachment","attachment_id"}`.';
+  '`multipart/form-data` with one file part named `file`. The type is detected from the bytes (PNG, JPEG, GIF, WebP, PDF, UTF-8 plain text; SVG only when the company allows it) and must agree with the part’s declared type (415 `attachment_type_not_allowed`); over the company’s `max_attachment_bytes` → 413 `attachment_too_large`, refused while streaming. A visitor’s uploads count against hourly byte quotas per session and per address (429 `rate_limited` with `Retry-After`). An upload no message names within 24 h is deleted. Answers the attachment with a signed `url` (1 h); send it in a message as `{"type":"attachment","attachment_id"}`.';
 
 /**
  * The API reference of an upload: the multipart body (one binary `file` part) is documented here, but never
@@ -58,12 +60,15 @@ async function receiveUpload(
   request: FastifyRequest,
   conversation: Conversation,
   uploadedBy: string,
+  quota?: QuotaHolder,
 ): Promise<AttachmentView> {
   const settings = await webchat.attachments.settingsFor(conversation.companyId);
-  const announced = Number(request.headers['content-length']);
-  if (announced > settings.maxAttachmentBytes + MULTIPART_OVERHEAD_BYTES)
+  const header = request.headers['content-length'];
+  const announced = header === undefined ? undefined : Number(header);
+  if (announced !== undefined && announced > settings.maxAttachmentBytes + MULTIPART_OVERHEAD_BYTES)
     throw attachmentTooLarge(settings.maxAttachmentBytes);
   if (!request.isMultipart()) throw attachmentRequired();
+  if (quota) await webchat.uploadQuota.admit(quota.sessionId, quota.ip, announced);
   // Only the file parts (fields are skipped): exactly one, named `file`.
   const parts = request
     .files({
@@ -74,11 +79,19 @@ async function receiveUpload(
     [Symbol.asyncIterator]();
   const part = await nextPart(parts);
   if (part?.fieldname !== 'file') throw attachmentRequired();
+  // A body that ended inside the file (no closing boundary) while the handler was still awaiting the store: busboy
+  // has already ended and destroyed the part before anything read it, and Node's pipeline never settles for such a
+  // stream (it waits for an `end` that cannot come) — so the upload would never be answered.
+  if (part.file.destroyed) throw attachmentRequired();
+  // The quota counts the file's bytes as they arrive (upload-quota.ts); an error on either side ends both.
+  const stream = quota
+    ? pipeline(part.file, webchat.uploadQuota.meter(quota.sessionId, quota.ip), () => undefined)
+    : part.file;
   try {
     return await webchat.attachments.upload(
       conversation,
       {
-        stream: part.file,
+        stream,
         filename: part.filename,
         declaredType: part.mimetype,
         beforeKeep: () => noFurtherFile(parts),
@@ -87,15 +100,23 @@ async function receiveUpload(
       settings,
     );
   } catch (err) {
-    if (err instanceof AttachmentError) throw err;
-    // A multipart body that ended early or broke mid-file: the client's fault, nothing was kept.
-    if ((err as Error).message?.includes('terminated early') || request.raw.destroyed)
-      throw attachmentRequired();
+    // Refusals (type, size, quota) stand as they are.
+    if (err instanceof AppError) throw err;
+    // A multipart body that ended early or broke mid-file: the client's fault, nothing was kept. (A request whose
+    // body was read to its end is destroyed too — Node ends it — so only an incomplete one counts.)
+    const cut = request.raw.destroyed && !request.raw.complete;
+    if ((err as Error).message?.includes('terminated early') || cut) throw attachmentRequired();
     throw err;
   }
 }
 
 type Parts = AsyncIterator<MultipartFile>;
+
+/** Whose upload quotas (upload-quota.ts) an upload counts against: a visitor session's and its address's. */
+interface QuotaHolder {
+  sessionId: string;
+  ip: string;
+}
 
 /** The next file of the body; a broken body or a part over the limits is the client's `attachment_required`. */
 async function nextPart(parts: Parts): Promise<MultipartFile | undefined> {
@@ -165,7 +186,8 @@ export function registerSdkAttachmentRoutes(sdk: App, webchat: Webchat): void {
           'uploads',
         );
         const uploadedBy = s.visitor ? `visitor:${s.visitor.key}` : `session:${s.sessionId}`;
-        return reply.status(201).send(await receiveUpload(webchat, request, conversation, uploadedBy));
+        const quota = { sessionId: s.sessionId, ip: request.ip };
+        return reply.status(201).send(await receiveUpload(webchat, request, conversation, uploadedBy, quota));
       },
     );
   });

@@ -122,6 +122,7 @@ export class AttachmentsService {
       blob_key: blobKey,
       uploaded_by: uploadedBy,
       created_at: now(),
+      claimed_at: null,
     };
     try {
       await this.deps.db.insertInto('attachments').values(row).execute();
@@ -142,12 +143,25 @@ export class AttachmentsService {
   /**
    * The one translation of blocks as clients send them into stored blocks, for visitors and agents alike:
    * markdown gets an id, an attachment block is looked up among this conversation's attachments (another
-   * conversation's, or an unknown id, is `unknown_attachment` naming the block's index).
+   * conversation's, or an unknown id, is `unknown_attachment` naming the block's index). Called just before the
+   * message is stored, so it claims the attachments it names against the sweeper.
    */
   async blocksOf(conversation: Conversation, input: ReadonlyArray<SendMessageBlock>): Promise<Block[]> {
     const ids = input.flatMap((b) => (b.type === 'attachment' ? [b.attachment_id] : []));
     const found = new Map<string, AttachmentsTable>();
     if (ids.length > 0) {
+      // Claimed before they are read: a sweep running now leaves them alone (attachment-sweeper.ts); one it
+      // already deleted is not found below, and the block is refused.
+      await this.deps.db
+        .updateTable('attachments')
+        .set({ claimed_at: now() })
+        .where('conversation_id', '=', conversation.id)
+        .where(
+          'id',
+          'in',
+          ids.map((id) => id.toLowerCase()),
+        )
+        .execute();
       const rows = await this.deps.db
         .selectFrom('attachments')
         .selectAll()

@@ -16,6 +16,8 @@ export interface AttachmentsTable {
   /** `session:<X-Session-Id>`, `visitor:<key>`, `client:<id>` or `user:<id>`. */
   uploaded_by: string;
   created_at: string;
+  /** When a message being sent last named it (migration 074): the sweeper leaves it alone for a while after. */
+  claimed_at: string | null;
 }
 
 /** One chunk of a blob (StoreBlobStore): chunks `0..n` in `seq` order are the bytes. */
@@ -23,6 +25,8 @@ export interface AttachmentBlobChunksTable {
   blob_key: string;
   seq: number;
   data: Buffer;
+  /** Epoch ms the blob's write began (migration 074): tells a blob nobody owns from an upload still streaming. */
+  created_ms: number;
 }
 
 /** A company's own attachment limits; a `null` column means the default (config / DEFAULT_ALLOWED_TYPES). */

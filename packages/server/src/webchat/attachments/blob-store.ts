@@ -11,6 +11,10 @@ import type { Readable } from 'node:stream';
  *   (S3: `AbortMultipartUpload`).
  * - `get(key)` streams the bytes back in order (S3: `GetObject`); `undefined` when nothing is stored under `key`.
  * - `delete(key)` forgets them; deleting an unknown key is not an error (S3: `DeleteObject` is idempotent too).
+ * - `deleteUnowned(writtenBeforeMs, limit)` deletes up to `limit` blobs written before that time whose key no
+ *   attachment row names, and says how many (S3: list objects by `LastModified`, ask the attachments table which
+ *   keys it names, `DeleteObjects` the rest). This is how a blob's lifetime follows its attachment row, whatever
+ *   deleted the row (attachment-sweeper.ts); blobs younger than the cut-off may be uploads still streaming.
  *
  * Every node of a cluster must see the same blobs (the link an `<img>` loads may reach any node).
  */
@@ -18,4 +22,5 @@ export interface BlobStore {
   put(key: string, source: Readable): Promise<void>;
   get(key: string): Promise<Readable | undefined>;
   delete(key: string): Promise<void>;
+  deleteUnowned(writtenBeforeMs: number, limit: number): Promise<number>;
 }

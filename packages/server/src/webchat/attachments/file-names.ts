@@ -1,3 +1,5 @@
+import { replaceUnsafe } from '../../http/unsafe-text.ts';
+
 /** Longest stored file name, in characters (extension kept when a longer one is cut). */
 const MAX_FILE_NAME_LENGTH = 200;
 
@@ -15,18 +17,22 @@ const FALLBACK_NAME: Record<string, string> = {
  * A client's file name made safe to store, show and send in `Content-Disposition` — it is never used as a path
  * (blobs are stored under random keys). Cleaned, never refused: only the last path segment is kept (`..\/..\/etc\/x`
  * → `x`, `C:\\x` → `x`), control characters (C0, DEL, C1) and bidirectional overrides (which make `gpj.exe` read as
- * `exe.jpg`) are removed, characters Windows forbids in names become `_`, leading dots and trailing dots and spaces
- * go (no hidden files, no `..`), and a name longer than MAX_FILE_NAME_LENGTH is cut keeping its extension. What is
- * left empty becomes a name for the detected type.
+ * `exe.jpg`) are removed, unpaired surrogates become U+FFFD (the edge's text rule, src/http/unsafe-text.ts),
+ * characters Windows forbids in names become `_`, leading dots and trailing dots and spaces go (no hidden files, no
+ * `..`), and a name longer than MAX_FILE_NAME_LENGTH is cut keeping its extension. What is left empty becomes a name
+ * for the detected type.
  */
 export function sanitizeFileName(raw: string | undefined, contentType: string): string {
   const fallback = FALLBACK_NAME[contentType] ?? 'file';
   if (!raw) return fallback;
   const lastSegment = raw.normalize('NFC').split(/[/\\]/).pop() ?? '';
-  const cleaned = lastSegment
+  const visible = lastSegment
     .split('')
     .filter((c) => !isInvisibleOrControl(c.charCodeAt(0)))
-    .join('')
+    .join('');
+  // RFC 5987 `filename*` may name any charset: `UTF-16LE''%00%D8` decodes to a lone surrogate, which has no UTF-8
+  // form and which SQLite and PostgreSQL would store differently (src/http/unsafe-text.ts): it becomes U+FFFD.
+  const cleaned = replaceUnsafe(visible)
     .replace(/[<>:"|?*]/g, '_')
     .replace(/\s+/g, ' ')
     .replace(/^[\s.]+/, '')

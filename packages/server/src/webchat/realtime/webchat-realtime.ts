@@ -22,6 +22,7 @@ import {
 import type { Logger } from 'pino';
 import type { CompaniesService } from '../../companies/companies.service.ts';
 import type { Config } from '../../config/schema.ts';
+import { clientAddressOf } from '../../http/client-address.ts';
 import { ownOriginsOfUpgrade } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
 import { LruCache } from '../../oauth/lru-cache.ts';
@@ -190,7 +191,7 @@ export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
       }
     }
     const storage: ConnectionStorage = {
-      ip: remoteIp(context.request, config.trustProxy),
+      ip: clientAddressOf(context.request, config.trustProxy),
       companyId: meta.company_id,
     };
     return { storage: storage as unknown as Record<string, unknown> };
@@ -302,12 +303,6 @@ class KnownOrigins {
 /** A token granted to one browser origin (the portal's page, ConnectionMeta.origin) admits exactly that origin. */
 function isGrantedOrigin(origin: string, meta: ConnectionMeta): boolean {
   return meta.origin !== undefined && origin.toLowerCase() === meta.origin;
-}
-
-function remoteIp(request: IncomingMessage, trustProxy: boolean): string {
-  const forwarded = trustProxy ? request.headers['x-forwarded-for'] : undefined;
-  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-  return first || request.socket.remoteAddress || 'unknown';
 }
 
 /** While Redis is down every reconnect attempt fails; one line per 30 s says it without flooding the log. */

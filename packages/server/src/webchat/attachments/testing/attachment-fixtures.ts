@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { deflateSync } from 'node:zlib';
 import { http } from '../../../testing/http-client.ts';
 import type { TestServer } from '../../../testing/test-server.ts';
@@ -66,4 +67,46 @@ export const platformUpload = (server: TestServer, token: string, conversationId
 export async function download(url: string): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
   const res = await fetch(url);
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+/**
+ * Sends a hand-built multipart body over a raw socket, written at once (so it has fully arrived before the handler
+ * reads it), and resolves with the status and JSON body — or `status: 0` when no answer came within `timeoutMs`.
+ */
+export function rawSdkUpload(
+  server: TestServer,
+  v: Visitor,
+  conversationId: string,
+  body: Buffer,
+  boundary: string,
+  timeoutMs = 10_000,
+): Promise<{ status: number; body: Record<string, unknown> | undefined }> {
+  return new Promise((resolve) => {
+    const headers = Object.entries(v.headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    const socket = connect(Number(new URL(server.baseUrl).port), '127.0.0.1', () =>
+      socket.write(
+        Buffer.concat([
+          Buffer.from(
+            `POST /sdk/v1/conversations/${conversationId}/attachments HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}` +
+              `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n` +
+              'Connection: close\r\n\r\n',
+            'latin1',
+          ),
+          body,
+        ]),
+      ),
+    );
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => socket.destroy(), timeoutMs);
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', rest = ''] = text.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1] ?? 0) || 0, body: rest ? JSON.parse(rest) : undefined });
+    });
+  });
 }
