@@ -36,7 +36,8 @@ describe('baseline text handling', () => {
 
   test('HTML becomes text with its headings as # lines and its entities decoded', () => {
     const text = htmlToText(
-      '<html><head><title>x</title></head><body><h1>Guide</h1><p>Salt &amp; pepper</p><h2>Error <em>codes</em></h2><ul><li>E1</li></ul></body></html>',
+      '<html><head><title>x</title></head><body><h1>Guide</h1><p>Salt &amp; pepper</p>' +
+        '<h2>Error <em>codes</em></h2><ul><li>E1</li></ul></body></html>',
     );
     assert.equal(text, '# Guide\n\nSalt & pepper\n\n## Error codes\n\nE1');
   });

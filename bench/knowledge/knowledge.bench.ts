@@ -9,11 +9,11 @@
 //   2. filler articles (scale.ts) are added until the company holds 10,000 passages (indexing throughput), the
 //      questions are asked again (recall with a large index around the answers), and every query is timed
 //      (search p50/p99, one search at a time, after a warm-up pass).
-// Goals (issue "knowledge"): recall@3 ≥ 0.95 with full text alone, search p99 ≤ 20 ms at 10,000 passages, on SQLite
-// and on PostgreSQL. A builtin employee's first envelope within 50 ms is a server figure, not measured here.
+// Goals of the knowledge feature: recall@3 ≥ 0.95 with full text alone, search p99 ≤ 20 ms at 10,000 passages, on
+// SQLite and on PostgreSQL. A builtin employee's first envelope within 50 ms is a server figure, not measured here.
 //
 // Flags: --misses lists the in-scope questions each peer did not find at 3. BENCH_KNOWLEDGE_PASSAGES (10000) and
-// BENCH_KNOWLEDGE_ROUNDS (3, timed passes over the 346 queries) change the sizes.
+// BENCH_KNOWLEDGE_ROUNDS (3, timed passes over the queries) change the sizes.
 import { createBaselinePeer } from './baseline.ts';
 import { type Article, IN_SCOPE_STYLES, type Question, readCorpus, readQuestions } from './data.ts';
 import { askAll, fillTo, type Indexed, indexArticles, type SourceMap, timeSearches } from './evaluate.ts';
@@ -142,9 +142,8 @@ function printRetrieval(
 function printStyles(rows: Measured[]): void {
   console.log('\nrecall@3 by question style (corpus alone)');
   const counts = recallByStyle(rows[0]!.answers, 3);
-  console.log(
-    `${'peer'.padEnd(34)}${IN_SCOPE_STYLES.map((s) => cell(`${s} (${counts.find((c) => c.style === s)?.questions ?? 0})`, 17)).join('')}`,
-  );
+  const header = (style: string) => `${style} (${counts.find((c) => c.style === style)?.questions ?? 0})`;
+  console.log(`${'peer'.padEnd(34)}${IN_SCOPE_STYLES.map((s) => cell(header(s), 17)).join('')}`);
   for (const m of rows) {
     const byStyle = recallByStyle(m.answers, 3);
     const value = (style: string) => byStyle.find((b) => b.style === style)?.recall ?? Number.NaN;
