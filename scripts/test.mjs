@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every *.test.ts in the workspace (packages/, scripts/ for checks of the repository as a whole, tools/ for the
-// repository's own tools such as the import check, and the fault instrument's own unit tests in faults/lib/, which
-// need no fault cluster; the scenarios are `npm run test:faults`),
+// repository's own tools such as the import check, the fault instrument's own unit tests in faults/lib/, which
+// need no fault cluster (the scenarios are `npm run test:faults`), and the benches' own unit tests in bench/, which
+// run no benchmark),
 // each file in its own process with node's test runner (scripts/test-runner.mjs): a pool of TEST_CONCURRENCY files
 // (default 3), a time-out per file (TEST_FILE_TIMEOUT seconds, default 300) that fails the file and names the test
 // that was running, a file whose tests ended but whose process stays up (something left open) failed after 10 s, and
@@ -33,6 +34,7 @@ const files = [
   ...findTests(join(root, 'scripts')),
   ...findTests(join(root, 'tools')),
   ...findTests(join(root, 'faults/lib')),
+  ...findTests(join(root, 'bench')),
 ]
   .filter((f) => !f.includes('/e2e/'))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
