@@ -18,6 +18,11 @@ export interface KnowledgePassage {
 }
 
 export interface KnowledgeSearch {
+  /**
+   * The score (0–1) from which a passage is relevant enough to answer from (config `knowledge.relevanceThreshold`,
+   * docs/knowledge.md "Thresholds"); below it the digital employees say they do not know.
+   */
+  readonly relevanceThreshold: number;
   /** Best passages first; only the company's `ready` sources; an empty list when nothing matches. */
   search(companyId: string, query: string, options?: { limit?: number }): Promise<KnowledgePassage[]>;
 }
