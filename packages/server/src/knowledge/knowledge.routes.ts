@@ -93,7 +93,9 @@ export async function registerKnowledgeRoutes(app: App, knowledge: KnowledgeServ
     },
     async (request) => {
       const { q, limit } = request.query;
-      const passages = await knowledge.search(principalOf(request).companyId, q, { limit: limit ?? 5 });
+      const passages = await knowledge.search(principalOf(request).companyId, q, {
+        limit: Number(limit ?? 5),
+      });
       return { results: passages.map(searchResultView) };
     },
   );

@@ -105,7 +105,12 @@ export function sourceInputOf(body: unknown): SourceInput {
 
 export const SearchQuery = Type.Object({
   q: Type.String({ minLength: 1, maxLength: 1000, description: 'The question or words to look for' }),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: 5 })),
+  limit: Type.Optional(
+    Type.String({
+      pattern: '^([1-9]|1[0-9]|20)$',
+      description: `Results wanted, 1–${SEARCH_LIMIT_MAX} (default 5)`,
+    }),
+  ),
 });
 
 export const SearchResultView = Type.Object({

@@ -3,10 +3,11 @@
  * (docs/knowledge.md "Ranking"). The engine (FTS5 bm25 / PostgreSQL ts_rank) finds and orders candidates by an OR of
  * the question's words; a passage's final score then mixes how much of the question it covers with its engine rank:
  *
- *   score = 0.75 × coverage + 0.25 × rank ÷ best rank
+ *   score = 0.6 × coverage + 0.15 × text coverage + 0.25 × rank ÷ best rank
  *
- * where coverage is the share of the question's content words (stop words left out) the passage's title or text
- * contains, compared after a light suffix folding. Engine ranks are not comparable between questions; coverage is,
+ * where coverage is the share of the question's content words (stop words left out) the passage's title (the
+ * source's title and heading path) or text contains, and text coverage the share its text alone contains, compared
+ * after a light suffix folding: of two passages under a matching title, the one whose own words answer wins. Engine ranks are not comparable between questions; coverage is,
  * so one threshold (config `knowledge.relevanceThreshold`, default 0.6: about half the question's words found in the
  * engine's best passage) means the same for every question.
  */
@@ -98,7 +99,10 @@ export function rescore<C extends Candidate>(
   return candidates
     .map((c) => ({
       ...c,
-      score: 0.75 * coverage(terms, c.title, c.body) + 0.25 * (best > 0 ? Math.max(0, c.rank) / best : 0),
+      score:
+        0.6 * coverage(terms, c.title, c.body) +
+        0.15 * coverage(terms, '', c.body) +
+        0.25 * (best > 0 ? Math.max(0, c.rank) / best : 0),
     }))
     .sort((a, b) => b.score - a.score || b.rank - a.rank);
 }
