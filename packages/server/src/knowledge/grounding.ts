@@ -40,7 +40,11 @@ export function isSmallTalk(text: string): boolean {
   return queryTerms(text).length === 0;
 }
 
-/** The relevant passages for a question: best first, each at or above the knowledge's relevance threshold. */
+/**
+ * The passages to answer a question from, best first: none unless the best one reaches the knowledge's relevance
+ * threshold; then every passage of the first `limit` that scores at least half the threshold — a question about two
+ * things is covered by no single passage, and the model needs both (it cites what it used).
+ */
 export async function relevantPassages(
   knowledge: KnowledgeSearch,
   companyId: string,
@@ -49,7 +53,9 @@ export async function relevantPassages(
 ): Promise<KnowledgePassage[]> {
   if (isSmallTalk(question)) return [];
   const passages = await knowledge.search(companyId, question, { limit });
-  return passages.filter((p) => p.score >= knowledge.relevanceThreshold);
+  const threshold = knowledge.relevanceThreshold;
+  if ((passages[0]?.score ?? -1) < threshold) return [];
+  return passages.filter((p) => p.score >= threshold / 2);
 }
 
 /** The `sources` block for passages in the order given, each source once (its first passage's snippet). */
@@ -137,6 +143,11 @@ export async function* groundedModelReply(
   }
   const passages = await relevantPassages(knowledge, input.companyId, input.question);
   if (passages.length === 0) {
+    // A company that has no knowledge at all keeps its model as it was configured.
+    if (!(await knowledge.hasSources(input.companyId))) {
+      yield* generate(undefined);
+      return;
+    }
     yield DONT_KNOW;
     yield { blocks: [HANDOVER_OFFER] };
     return;

@@ -23,6 +23,11 @@ export interface KnowledgeSearch {
    * docs/knowledge.md "Thresholds"); below it the digital employees say they do not know.
    */
   readonly relevanceThreshold: number;
+  /**
+   * Whether the company has any `ready` source. A company without knowledge keeps its employees as they were (no
+   * "I don't know" guardrail); one with knowledge gets grounded answers (knowledge/grounding.ts).
+   */
+  hasSources(companyId: string): Promise<boolean>;
   /** Best passages first; only the company's `ready` sources; an empty list when nothing matches. */
   search(companyId: string, query: string, options?: { limit?: number }): Promise<KnowledgePassage[]>;
 }

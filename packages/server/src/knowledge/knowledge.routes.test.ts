@@ -177,7 +177,7 @@ for (const database of TEST_DATABASES) {
       const pdfForm = new FormData();
       pdfForm.set(
         'file',
-        new Blob([pdfWith(['Loyalty stamps', 'Ten stamps earn a free paperback.'])], {
+        new Blob([new Uint8Array(pdfWith(['Loyalty stamps', 'Ten stamps earn a free paperback.']))], {
           type: 'application/pdf',
         }),
         'loyalty.pdf',

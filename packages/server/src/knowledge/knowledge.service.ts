@@ -248,6 +248,17 @@ export class KnowledgeService implements KnowledgeSearch {
       }));
   }
 
+  async hasSources(companyId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('knowledge_sources')
+      .select('id')
+      .where('company_id', '=', companyId)
+      .where('status', '=', 'ready')
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   get relevanceThreshold(): number {
     return this.settings.relevanceThreshold;
   }

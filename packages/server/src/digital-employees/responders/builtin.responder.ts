@@ -1,6 +1,7 @@
 import { textOf } from '@parley/webchat-protocol';
 import {
   answerFrom,
+  DONT_KNOW,
   HANDING_OVER,
   HANDOVER_OFFER,
   isHandoverPostback,
@@ -29,8 +30,8 @@ export class BuiltinResponder implements Responder {
   /**
    * Streams the answer word by word, then what it is based on and the quick replies it offers. The order of
    * preference (docs/knowledge.md "Cited answers"): a `handover` postback hands over; a relevant knowledge passage
-   * is quoted with its source; a configured keyword answer (greetings, small talk) is given; else the fallback,
-   * which says it does not know, with the `handover` option.
+   * is quoted with its source; a configured keyword answer (greetings, small talk) is given; else, when the company
+   * has knowledge, "I don't know" with the `handover` option, and without knowledge the configured fallback.
    */
   async *respond(input: RespondInput): AsyncIterable<ReplyChunk> {
     const text = textOf(input.message);
@@ -47,9 +48,14 @@ export class BuiltinResponder implements Responder {
       return;
     }
     const answer = bestAnswer(this.employee.settings.answers ?? [], text);
+    if (!answer && (await this.knowledge?.hasSources(input.companyId))) {
+      // The company has knowledge, and none of it answers: say so and offer a person, never guess.
+      yield* this.words(DONT_KNOW, input.signal);
+      yield { blocks: [HANDOVER_OFFER] };
+      return;
+    }
     yield* this.words(replyFor(this.employee, text), input.signal);
     if (answer?.quick_replies) yield { blocks: [{ type: 'quick_replies', options: answer.quick_replies }] };
-    else if (!answer && this.knowledge) yield { blocks: [HANDOVER_OFFER] };
   }
 
   private async *words(reply: string, signal: AbortSignal): AsyncIterable<string> {
