@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { keepRedisAlive } from '@parley/realtime';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
@@ -64,16 +65,29 @@ export class RedisReplySignals implements ReplySignals {
   }
 
   async listen(handle: (signal: ReplySignal) => void): Promise<void> {
-    // A connection in subscriber mode can do nothing else: a duplicate of the command connection, which
-    // resubscribes by itself after Redis comes back.
-    const subscriber = this.redis.duplicate();
+    // A connection in subscriber mode can do nothing else: a duplicate of the command connection, with its outage
+    // settings (storage/redis-client.ts): commands are not queued while it is down, so ioredis' own resubscription
+    // is not relied on — every time it is ready (the first connection, each reconnect) it subscribes again.
+    const subscriber = this.redis.duplicate({ autoResubscribe: false });
     subscriber.on('error', () => {});
     this.subscriber = subscriber;
     subscriber.on('message', (_channel: string, raw: string) => {
       const signal = parseSignal(raw, this.node);
       if (signal) handle(signal);
     });
-    await subscriber.subscribe(this.channel);
+    const subscribe = () => subscriber.subscribe(this.channel);
+    subscriber.on('ready', () => void subscribe().catch(() => {}));
+    // PINGs while idle notice a connection that stopped answering (a partition), as for every Redis client.
+    const stopKeepAlive = keepRedisAlive(subscriber);
+    subscriber.once('end', stopKeepAlive);
+    // Redis away at start-up: the signals are hints, the 'ready' above subscribes once it is back.
+    if (
+      await subscriber.connect().then(
+        () => true,
+        () => false,
+      )
+    )
+      await subscribe().catch(() => {});
   }
 
   async close(): Promise<void> {
