@@ -322,6 +322,21 @@ export class WebhookDispatcher {
     const succeeded = batch.filter(delivered);
     const failed = batch.filter((o) => !delivered(o));
     await this.deps.db.transaction().execute(async (trx) => {
+      // Lock order, the same in every transaction that touches both tables: the endpoint row first, then its
+      // deliveries — as deleting an endpoint does (its row, then the deliveries through ON DELETE CASCADE) and as
+      // disabling one does. Updating the deliveries first and the endpoint after (the old order here) could deadlock
+      // with a delete on PostgreSQL (40P01). NO KEY UPDATE: the lock the `failing_since_ms` update takes anyway, which
+      // does not block the outbox inserting deliveries for the endpoint (FOR KEY SHARE). SQLite has one writer.
+      const endpoints = [...new Set(batch.map((o) => o.delivery.endpointId))].sort();
+      if (this.deps.dialect === 'postgres' && endpoints.length > 0) {
+        await trx
+          .selectFrom('webhook_endpoints')
+          .select('id')
+          .where('id', 'in', endpoints)
+          .orderBy('id')
+          .forNoKeyUpdate()
+          .execute();
+      }
       for (const [status, ids] of groupIds(succeeded)) {
         await trx
           .updateTable('webhook_deliveries')
