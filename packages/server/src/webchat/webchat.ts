@@ -316,9 +316,9 @@ export function replyCoordinationFor(
   const { redisUrl, webchat } = deps.config;
   if (!redisUrl)
     return { signals: LOCAL_REPLY_SIGNALS, heartbeats: NO_HEARTBEATS, shownTexts: NO_SHOWN_TEXTS };
-  const { redis } = connectFailFastRedis(redisUrl);
+  const { redis, ready } = connectFailFastRedis(redisUrl);
   const prefix = `${webchat.realtimeRedisPrefix}:`;
-  const signals = new RedisReplySignals(redis, { prefix, logger });
+  const signals = new RedisReplySignals(redis, { prefix, logger, ready });
   const heartbeats = new RedisReplyHeartbeats(redis, { prefix, leaseMs: webchat.replyLeaseMs });
   const shownTexts = new RedisShownTexts(redis, { prefix });
   deps.onClose(async () => {

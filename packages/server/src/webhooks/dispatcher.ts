@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { SealError, type Sealer } from '../crypto/sealing.ts';
 import type { OutboundFetch } from '../integrations/outbound-http.ts';
+import { errorField, ThrottledWarnings } from '../logging/throttled-warnings.ts';
 import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import { clockMs } from '../storage/db-clock.ts';
@@ -84,11 +85,18 @@ export class WebhookDispatcher {
    * open there (webhook-secret.ts), not find the key it opened to elsewhere.
    */
   private readonly keyCache = new Map<string, Buffer>();
+  /**
+   * Claims run every `pollMs` (100 ms by default) and fail each time while the store is away: the first failure is
+   * logged, then one summary per interval (logging/throttled-warnings.ts), not ten lines a second.
+   */
+  private readonly warnings: ThrottledWarnings;
 
   constructor(
     private readonly deps: DispatcherDeps,
     private readonly options: DispatcherOptions,
-  ) {}
+  ) {
+    this.warnings = new ThrottledWarnings(deps.logger, { clock: () => this.nowMs() });
+  }
 
   /** Starts sending. `alone`: no other process can hold leases (SQLite), so those of a previous process lapse now. */
   async start(options: { alone: boolean }): Promise<void> {
@@ -129,10 +137,7 @@ export class WebhookDispatcher {
         try {
           claimed = await this.claimAndSend(free);
         } catch (err) {
-          this.deps.logger.warn(
-            { err: { message: (err as Error).message } },
-            'could not claim webhook deliveries',
-          );
+          this.warnings.warn({ err: errorField(err) }, 'could not claim webhook deliveries');
         }
       }
       // A full claim means more may be due right now; otherwise wait for the next look or a free slot.
@@ -307,8 +312,8 @@ export class WebhookDispatcher {
         .then(() => this.write(batch))
         .catch((err) =>
           // Their leases lapse and they are sent again: at least once.
-          this.deps.logger.warn(
-            { err: { message: (err as Error).message }, count: batch.length },
+          this.warnings.warn(
+            { err: errorField(err), count: batch.length },
             'could not record webhook delivery outcomes',
           ),
         );

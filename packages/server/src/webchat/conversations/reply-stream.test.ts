@@ -424,5 +424,30 @@ for (const database of TEST_DATABASES) {
         redis.disconnect();
       }
     });
+    it('a broker that refuses every partial costs one log line, not one per envelope', async () => {
+      const lines: string[] = [];
+      const logger = createLogger('warn', {
+        write: (line: string) => void lines.push(JSON.parse(line).msg as string),
+      });
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
+      const refusing = new (class extends Recorder {
+        override async publish(channel: string, envelope: MessageEnvelope, options: { history: boolean }) {
+          if (envelope.operation !== 'complete') throw new Error('broker unavailable');
+          await super.publish(channel, envelope, options);
+        }
+      })();
+      const s = stream(store, refusing, { deps: { logger } });
+      await s.start();
+      for (let i = 0; i < 30; i++) {
+        s.append(`w${i} `);
+        await nextTurn();
+      }
+      await s.complete();
+      assert.equal(refusing.envelopes.length, 1, 'only the complete went out');
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith('could not publish a partial snapshot')),
+        ['could not publish a partial snapshot'],
+      );
+    });
   });
 }
