@@ -17,7 +17,7 @@ import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
-import { connectRedis } from '../storage/redis-client.ts';
+import { connectFailFastRedis } from '../storage/redis-client.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 import type { EventRecorder } from '../webhooks/events.ts';
 import { AbuseLimits } from './abuse-limits.ts';
@@ -43,6 +43,7 @@ import {
 } from './conversations/reply-heartbeats.ts';
 import { ReplyQueue } from './conversations/reply-queue.ts';
 import { LOCAL_REPLY_SIGNALS, RedisReplySignals, type ReplySignals } from './conversations/reply-signals.ts';
+import { NO_SHOWN_TEXTS, RedisShownTexts, type ShownTexts } from './conversations/shown-texts.ts';
 import { FeedbackService } from './feedback/feedback.service.ts';
 import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
@@ -325,21 +326,25 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
 
 /**
  * What the nodes of a cluster tell each other about replies over Redis, on a connection of their own: hints
- * (reply-signals.ts) and heartbeats of running replies (reply-heartbeats.ts). Nothing on one node.
+ * (reply-signals.ts), heartbeats of running replies (reply-heartbeats.ts) and the texts clients were shown
+ * (shown-texts.ts). Nothing on one node. The connection has the outage settings of every other Redis client
+ * (storage/redis-client.ts `connectFailFastRedis`): a command fails at once while Redis is away instead of queueing.
  */
-function replyCoordinationFor(
+export function replyCoordinationFor(
   deps: WebchatDeps,
   logger: Logger,
-): { signals: ReplySignals; heartbeats: ReplyHeartbeats } {
+): { signals: ReplySignals; heartbeats: ReplyHeartbeats; shownTexts: ShownTexts } {
   const { redisUrl, webchat } = deps.config;
-  if (!redisUrl) return { signals: LOCAL_REPLY_SIGNALS, heartbeats: NO_HEARTBEATS };
-  const redis = connectRedis(redisUrl);
+  if (!redisUrl)
+    return { signals: LOCAL_REPLY_SIGNALS, heartbeats: NO_HEARTBEATS, shownTexts: NO_SHOWN_TEXTS };
+  const { redis, ready } = connectFailFastRedis(redisUrl);
   const prefix = `${webchat.realtimeRedisPrefix}:`;
-  const signals = new RedisReplySignals(redis, { prefix, logger });
+  const signals = new RedisReplySignals(redis, { prefix, logger, ready });
   const heartbeats = new RedisReplyHeartbeats(redis, { prefix, leaseMs: webchat.replyLeaseMs });
+  const shownTexts = new RedisShownTexts(redis, { prefix });
   deps.onClose(async () => {
     await signals.close();
     await redis.quit().catch(() => redis.disconnect());
   });
-  return { signals, heartbeats };
+  return { signals, heartbeats, shownTexts };
 }
