@@ -3,6 +3,7 @@ import { companyCommands } from '../companies/companies.cli.ts';
 import { masterKeyCommands } from '../crypto/master-key.cli.ts';
 import { digitalEmployeeCommands } from '../digital-employees/digital-employees.cli.ts';
 import { connectorCommands } from '../integrations/connectors.cli.ts';
+import { knowledgeCommands } from '../knowledge/knowledge.cli.ts';
 import { apiClientCommands } from '../oauth/api-clients.cli.ts';
 import { keyCommands } from '../oauth/keys.cli.ts';
 import { userCommands } from '../users/users.cli.ts';
@@ -28,4 +29,5 @@ export const commands: Command[] = [
   ...connectorCommands,
   ...masterKeyCommands,
   ...webhookCommands,
+  ...knowledgeCommands,
 ] as Command[];

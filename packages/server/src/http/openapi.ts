@@ -34,6 +34,10 @@ export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> 
         { name: 'conversations', description: 'Webchat conversations for agents and integrations (bearer).' },
         { name: 'webhooks', description: 'Event webhooks signed per Standard Webhooks (docs/webhooks.md).' },
         {
+          name: 'knowledge',
+          description: 'Knowledge sources the digital employees answer from, and search (docs/knowledge.md).',
+        },
+        {
           name: 'webchat-sdk',
           description: 'What the webchat SDK and widget call (session headers, no token).',
         },

@@ -27,6 +27,8 @@ export const SCOPES = [
   'conversations:write',
   'webhooks:read',
   'webhooks:write',
+  'knowledge:read',
+  'knowledge:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
