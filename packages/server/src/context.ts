@@ -31,6 +31,7 @@ import type { EventRecorder } from './webhooks/events.ts';
 import { WebhookOutbox } from './webhooks/outbox.ts';
 import { WEBHOOK_SEALED_COLUMNS } from './webhooks/webhook-secret.ts';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.module.ts';
+import { createWorkspace, type Workspace } from './workspace/workspace.ts';
 
 /**
  * The composition root's product: every service of the process, each built once, in dependency order, by
@@ -60,6 +61,8 @@ export interface AppContext {
   connectorCaller: OutboundClient;
   /** Channels, conversations, messages, the realtime and conversation engines, agent commands (src/webchat/). */
   webchat: Webchat;
+  /** The agent workspace: statuses, snooze, labels, the inbox list's filters, the visitor panel, mentions. */
+  workspace: Workspace;
   /** The portal's system view: nodes, connections, replies in flight, recent errors (src/system/). */
   system: SystemView;
   /** Where changes record their webhook events, in their own transactions (src/webhooks/outbox.ts). */
@@ -209,6 +212,7 @@ export async function createContext(
       onClose: (fn) => closers.push(fn),
       scheduler,
     });
+    const workspace = createWorkspace({ store, events, audit, webchat, scheduler, logger });
     const webhooks = createWebhooks({
       store,
       sealer,
@@ -258,6 +262,7 @@ export async function createContext(
       connectorCaller: integrations.outbound,
       digitalEmployees,
       webchat,
+      workspace,
       system: new SystemView({
         realtime: webchat.realtime,
         store,

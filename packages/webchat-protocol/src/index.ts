@@ -30,6 +30,8 @@ export type {
   MessageFeedback,
   MessageFeedbackView,
   PlatformConversationView,
+  VisitorAttributes,
+  WorkspaceStatus,
 } from './conversations.ts';
 export {
   acceptsEnvelope,
@@ -59,14 +61,18 @@ export {
   type VisitorTyping,
 } from './envelopes.ts';
 export {
+  type AgentRef,
   INBOX_NAMESPACE_NAME,
   type InboxConversationView,
   type InboxEvent,
+  type InboxMention,
   type InboxNote,
   type InboxPublication,
+  type InboxStatus,
   type InboxVisitorTyping,
   inboxChannelOf,
   type LastMessagePreview,
+  type MentionNotification,
   NOTE_LIMITS,
   type NoteView,
 } from './inbox.ts';
@@ -110,3 +116,9 @@ export {
   type UnknownBlock,
 } from './messages.ts';
 export { type ReadEvent, type ReadMarks, type ReadSide, readEventOf, readMarksOf } from './reads.ts';
+export {
+  ATTRIBUTE_LIMITS,
+  type AttributesReading,
+  attributeText,
+  readVisitorAttributes,
+} from './visitor-attributes.ts';

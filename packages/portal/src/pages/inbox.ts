@@ -49,7 +49,7 @@ function visitorLabel(c: ConversationView): string {
 
 /** Who handles it, as the list badge says: closed, queued, the agent's name, or the digital employee. */
 function handlerLabel(c: ConversationView): { text: string; kind: string } {
-  if (c.status === 'closed') return { text: 'closed', kind: 'closed' };
+  if (isResolved(c)) return { text: 'closed', kind: 'closed' };
   if (c.queued_at) return { text: 'queued', kind: 'queued' };
   if (c.handled_by === 'agent') return { text: c.agent_name ?? 'agent', kind: 'agent' };
   return { text: 'bot', kind: 'digital_employee' };
@@ -202,8 +202,8 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   /** Whether an entry belongs in the list as filtered now (search results are not followed live). */
   const belongs = (c: ConversationView) => {
     if (search.value.trim()) return false;
-    if (statusFilter.value === 'queue') return c.status === 'open' && Boolean(c.queued_at) && !c.assignee_id;
-    return !statusFilter.value || c.status === statusFilter.value;
+    if (statusFilter.value === 'queue') return !isResolved(c) && Boolean(c.queued_at) && !c.assignee_id;
+    return !statusFilter.value || (statusFilter.value === 'closed') === isResolved(c);
   };
 
   const showEmpty = () => {
@@ -409,14 +409,13 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     const feedback = statusArea();
     const setState = (c: ConversationView) => {
       conversation = c;
-      state.textContent =
-        c.status === 'closed'
-          ? 'Closed.'
-          : c.handled_by === 'agent'
-            ? `Handled by an agent${c.agent_name ? ` (${c.agent_name})` : ''}.`
-            : c.queued_at
-              ? `Waiting for an agent since ${formatTime(c.queued_at)}; the digital employee answers meanwhile.`
-              : 'Handled by the digital employee.';
+      state.textContent = isResolved(c)
+        ? 'Closed.'
+        : c.handled_by === 'agent'
+          ? `Handled by an agent${c.agent_name ? ` (${c.agent_name})` : ''}.`
+          : c.queued_at
+            ? `Waiting for an agent since ${formatTime(c.queued_at)}; the digital employee answers meanwhile.`
+            : 'Handled by the digital employee.';
       const act = (label: string, path: string) =>
         h(
           'button',
@@ -436,13 +435,13 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
         );
       replaceChildren(
         actions,
-        c.status === 'closed' ? null : c.assignee_id !== me.id ? act('Take', 'take') : null,
-        c.status === 'closed'
+        isResolved(c) ? null : c.assignee_id !== me.id ? act('Take', 'take') : null,
+        isResolved(c)
           ? null
           : c.handled_by === 'agent'
             ? act('Hand back', 'handback')
             : act('Take over', 'handover'),
-        c.status === 'closed' ? null : act('Close', 'close'),
+        isResolved(c) ? null : act('Close', 'close'),
       );
     };
     setState(conversation);
@@ -526,7 +525,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       liveNotice,
       transcript,
       typingNote,
-      conversation.status === 'closed' ? null : reply.el,
+      isResolved(conversation) ? null : reply.el,
     );
     // `/` in the reply box opens the canned responses.
     const box = reply.el.querySelector('textarea');
@@ -646,7 +645,7 @@ function visitorDetails(c: ConversationView): HTMLElement {
 
 /** The visitor's rating of a closed conversation. */
 function csatDetails(c: ConversationView): HTMLElement | null {
-  if (c.status !== 'closed') return null;
+  if (!isResolved(c)) return null;
   if (!c.csat) return h('p', { class: 'csat muted' }, 'No satisfaction rating yet.');
   return h(
     'p',
@@ -776,4 +775,9 @@ function attachmentsElement(m: ReceivedSnapshot): HTMLElement | null {
           ),
     ),
   );
+}
+
+/** A closed conversation: the inbox API says `resolved` (docs/design.md "Agent workspace"); `closed` elsewhere. */
+function isResolved(c: { status: string }): boolean {
+  return c.status === 'resolved' || c.status === 'closed';
 }
