@@ -9,6 +9,7 @@ import { renderConnectors } from './pages/connectors.ts';
 import { renderDigitalEmployees } from './pages/digital-employees.ts';
 import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
 import { renderInbox } from './pages/inbox.ts';
+import { renderKnowledge } from './pages/knowledge.ts';
 import { renderProfile } from './pages/profile.ts';
 import { renderSignIn } from './pages/sign-in.ts';
 import { renderSystem } from './pages/system.ts';
@@ -22,6 +23,7 @@ const RENDERERS: Record<PortalPagePath, PageDef['render']> = {
   '/portal/api-clients': renderApiClients,
   '/portal/connectors': renderConnectors,
   '/portal/webhooks': renderWebhooks,
+  '/portal/knowledge': renderKnowledge,
   '/portal/company': renderCompany,
   '/portal/users': renderUsers,
   '/portal/channels': renderChannels,

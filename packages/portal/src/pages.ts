@@ -22,6 +22,7 @@ export const PORTAL_PAGES = [
   { path: '/portal/users', title: 'Users', roles: ['admin'] },
   { path: '/portal/channels', title: 'Channels', roles: ['admin'] },
   { path: '/portal/digital-employees', title: 'Digital employees', roles: ['admin'] },
+  { path: '/portal/knowledge', title: 'Knowledge', roles: ['admin'] },
   { path: '/portal/audit', title: 'Audit log', roles: ['admin'] },
   { path: '/portal/system', title: 'System', roles: ['admin'] },
   { path: '/portal/inbox', title: 'Inbox', roles: ['admin', 'agent'] },

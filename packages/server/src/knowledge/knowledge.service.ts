@@ -5,7 +5,6 @@ import { isUuid } from '../companies/companies.service.ts';
 import type { OutboundFetch } from '../integrations/outbound-http.ts';
 import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
-import { POSTGRES_CHUNK_DOCUMENT } from '../storage/migrations/100_knowledge.ts';
 import type { Database } from '../storage/schema.ts';
 import { chunkSource, htmlTitle, type KnowledgeContentType, plainText } from './chunking.ts';
 import {
@@ -279,15 +278,12 @@ export class KnowledgeService implements KnowledgeSearch {
   private async postgresCandidates(companyId: string, terms: string[], pool: number) {
     // ts_rank with normalization 1 (divides by 1 + log(length)) so long passages do not win by size alone;
     // default weights make an A (heading) hit count 2.5× a B (text) hit.
-    const document = sql.raw(
-      POSTGRES_CHUNK_DOCUMENT.replaceAll('title', 'c.title').replaceAll('body', 'c.body'),
-    );
     const { rows } = await sql<CandidateRow>`
-      select c.source_id, c.title, c.body, s.url, ts_rank(${document}, q, 1) as rank
+      select c.source_id, c.title, c.body, s.url, ts_rank(c.search, q, 1) as rank
       from knowledge_chunks c
       join knowledge_sources s on s.id = c.source_id,
       to_tsquery('english', ${tsQuery(terms)}) q
-      where c.company_id = ${companyId} and s.status = 'ready' and ${document} @@ q
+      where c.company_id = ${companyId} and s.status = 'ready' and c.search @@ q
       order by rank desc
       limit ${pool}`.execute(this.db);
     return rows.map((r) => ({ ...r, rank: Number(r.rank) }));

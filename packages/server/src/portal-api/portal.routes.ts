@@ -11,6 +11,7 @@ import { registerCompanyRoutes } from './company.routes.ts';
 import { registerConnectorRoutes } from './connectors.routes.ts';
 import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
 import { registerInboxRoutes } from './inbox.routes.ts';
+import { registerKnowledgeRoutes } from './knowledge.routes.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
 import { registerRoutingRoutes } from './routing.routes.ts';
 import { registerSearchRoutes } from './search.routes.ts';
@@ -50,6 +51,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerApiClientRoutes(api as App, deps);
           registerConnectorRoutes(api as App, deps);
           registerWebhookRoutes(api as App, deps);
+          registerKnowledgeRoutes(api as App, deps);
           registerCompanyRoutes(api as App, deps);
           registerUserRoutes(api as App, deps);
           registerChannelRoutes(api as App, deps);

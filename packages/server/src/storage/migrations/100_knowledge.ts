@@ -3,8 +3,8 @@ import { ID, TIMESTAMP } from '../columns.ts';
 
 /**
  * Knowledge sources and their chunks (knowledge/, docs/knowledge.md). Full text is each store's own engine:
- * - PostgreSQL: a GIN index on a weighted tsvector expression (title A, body B) in the `english` configuration
- *   (stemming and stop words); queries must use exactly `POSTGRES_CHUNK_DOCUMENT` to use the index.
+ * - PostgreSQL: a stored generated tsvector column `search` (title weighted A, body B, `english` configuration:
+ *   stemming and stop words) with a GIN index.
  * - SQLite: an FTS5 table (porter stemmer over unicode61, diacritics folded) kept in step with `knowledge_chunks` by
  *   triggers, keyed by the chunk's rowid; columns title and body so bm25() can weight them apart.
  * Chunks carry `company_id` so every search is filtered by tenant before ranking.
@@ -46,9 +46,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['source_id', 'position'])
     .execute();
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    await sql`create index knowledge_chunks_search on knowledge_chunks using gin (${sql.raw(POSTGRES_CHUNK_DOCUMENT)})`.execute(
+    // A stored generated column rather than an expression index: ranking reads the stored tsvector instead of
+    // parsing every matching passage again on each search.
+    await sql`alter table knowledge_chunks add column search tsvector generated always as (${sql.raw(POSTGRES_CHUNK_DOCUMENT)}) stored`.execute(
       db,
     );
+    await sql`create index knowledge_chunks_search on knowledge_chunks using gin (search)`.execute(db);
+    await db.schema
+      .createIndex('knowledge_chunks_company')
+      .on('knowledge_chunks')
+      .columns(['company_id'])
+      .execute();
     return;
   }
   await db.schema
