@@ -98,6 +98,7 @@ export {
   type MessageStatus,
   type NoteAuthorType,
   type NoticeBlock,
+  type StatusBlock,
   type NoticeKind,
   RASTER_IMAGE_TYPES,
   type ReceivedBlock,

@@ -27,6 +27,8 @@ export const SCOPES = [
   'conversations:write',
   'webhooks:read',
   'webhooks:write',
+  'digital_employees:read',
+  'digital_employees:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -4,6 +4,8 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { Sealer } from '../crypto/sealing.ts';
+import type { ActionsPort } from '../digital-employees/actions/action-runner.ts';
+import type { ActionsService } from '../digital-employees/actions/actions.service.ts';
 import type { DigitalEmployeesService } from '../digital-employees/digital-employees.service.ts';
 import { createResponder } from '../digital-employees/responders/create-responder.ts';
 import { greetingFor } from '../digital-employees/responders/responder.ts';
@@ -47,7 +49,7 @@ import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
-import { NotesService } from './notes/notes.service.ts';
+import { actionCallNote, NotesService } from './notes/notes.service.ts';
 import { ReadMarks } from './reads/read-marks.ts';
 import { endSessionSubscriptions } from './realtime/channel-access.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
@@ -80,6 +82,7 @@ export interface WebchatDeps {
   store: Store;
   companies: CompaniesService;
   digitalEmployees: DigitalEmployeesService;
+  actions: ActionsService;
   connectorCaller: OutboundClient;
   audit: AuditLog;
   /** Seals the channels' identity secrets at rest. */
@@ -136,9 +139,34 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       onDeleted: (what, count) => deps.metrics.attachmentsSwept.inc({ what }, count),
     }),
   );
+  // Each action call of a digital employee: audited (never the key) and shown to agents as a note.
+  const actionsPort: ActionsPort = {
+    listFor: (companyId, employeeId) => deps.actions.listFor(companyId, employeeId),
+    timeoutMs: config.webchat.actionTimeoutMs,
+    record: async (call) => {
+      await deps.audit.record({
+        type: 'digital_employee.action_called',
+        companyId: call.companyId,
+        actor: `digital_employee:${call.digitalEmployeeId}`,
+        subject: call.conversationId,
+        details: {
+          action: call.action,
+          connector_id: call.connectorId,
+          outcome: call.result.outcome,
+          status: call.result.status,
+          duration_ms: call.result.durationMs,
+        },
+      });
+      await notes.addNote(call.companyId, call.conversationId, {
+        text: actionCallNote(call),
+        author: { type: 'digital_employee', id: call.digitalEmployeeId, name: call.digitalEmployeeName },
+      });
+    },
+  };
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
-    responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
+    responderFor: (employee) =>
+      createResponder(employee, { connectors: deps.connectorCaller, actions: actionsPort }),
     greetingFor: (employee) => greetingFor(employee),
   };
   const { metrics } = deps;

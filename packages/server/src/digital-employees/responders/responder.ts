@@ -1,4 +1,5 @@
 import type { InteractiveBlockInput, MessageSnapshot } from '@parley/webchat-protocol';
+import type { ActionsPort } from '../actions/action-runner.ts';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 
@@ -24,7 +25,7 @@ export interface RespondInput {
  * message, after its markdown (docs/design.md "Interactive blocks"). Blocks are already validated
  * (`readInteractiveBlocks`); a responder that got invalid ones from its bot throws `responder_bad_response`.
  */
-export type ReplyChunk = string | { blocks: InteractiveBlockInput[] };
+export type ReplyChunk = string | { blocks: InteractiveBlockInput[] } | { status: string | null };
 
 /**
  * Produces a digital employee's reply as markdown deltas (concatenated in order they are the whole text) and, at
@@ -39,6 +40,8 @@ export interface Responder {
 
 export interface ResponderDeps {
   connectors: ConnectorCaller;
+  /** Actions the `openai` responder offers its model as tools (digital-employees/actions/); none when absent. */
+  actions?: ActionsPort;
 }
 
 /** The greeting posted when a conversation starts (docs/design.md), or null when none is configured. */

@@ -20,6 +20,7 @@ import * as m074 from './074_attachment_lifetime.ts';
 import * as m081 from './081_neutral_default_digital_employee.ts';
 import * as m082 from './082_portal_user_names.ts';
 import * as m110 from './110_notes.ts';
+import * as m111 from './111_digital_employee_actions.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '081_neutral_default_digital_employee': m081,
   '082_portal_user_names': m082,
   '110_notes': m110,
+  '111_digital_employee_actions': m111,
 };
