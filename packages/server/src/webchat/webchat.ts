@@ -49,6 +49,7 @@ import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
+import { HandoverSummaries, SUMMARY_HEADING } from './notes/handover-summary.ts';
 import { actionCallNote, NotesService } from './notes/notes.service.ts';
 import { ReadMarks } from './reads/read-marks.ts';
 import { endSessionSubscriptions } from './realtime/channel-access.ts';
@@ -254,6 +255,77 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     attachments,
     routing,
     routingSettings,
+    // Every hand-over to a person gets its summary note for agents (notes/handover-summary.ts), in the background.
+    onHandedOver: (conversation) => {
+      void summaries
+        .write(conversation)
+        .catch((err) =>
+          webchatLogger.warn(
+            { conversationId: conversation.id, err: err instanceof Error ? err.message : String(err) },
+            'could not write the hand-over summary',
+          ),
+        );
+    },
+  });
+  const summaries = new HandoverSummaries({
+    transcript: async (conversationId, limit) => (await messages.page(conversationId, { limit })).messages,
+    latestSummaryAfter: async (conversationId) => {
+      const latest = (role: 'note' | 'user', like?: string) => {
+        let q = store.db
+          .selectFrom('messages')
+          .select((eb) => eb.fn.max('position').as('p'))
+          .where('conversation_id', '=', conversationId)
+          .where('role', '=', role);
+        if (like) q = q.where('blocks', 'like', like);
+        return q.executeTakeFirst().then((r) => Number(r?.p ?? 0));
+      };
+      const [summary, visitor] = await Promise.all([
+        latest('note', `%${SUMMARY_HEADING.replaceAll('*', '')}%`),
+        latest('user'),
+      ]);
+      return summary > visitor;
+    },
+    modelFor: async (conversation) => {
+      const employee = await deps.digitalEmployees.find(
+        conversation.companyId,
+        conversation.digitalEmployeeId,
+      );
+      if (!employee || employee.responder !== 'openai' || !employee.connectorId || !employee.model)
+        return undefined;
+      const { connectorId, model } = employee;
+      return {
+        employeeId: employee.id,
+        employeeName: employee.name,
+        complete: async (system, user, signal) => {
+          const response = await deps.connectorCaller.fetch(
+            conversation.companyId,
+            connectorId,
+            'chat/completions',
+            {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                model,
+                stream: false,
+                messages: [
+                  { role: 'system', content: system },
+                  { role: 'user', content: user },
+                ],
+              }),
+              signal,
+            },
+          );
+          if (!response.ok) throw new Error(`the model answered HTTP ${response.status}`);
+          const body = (await response.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
+          const content = body.choices?.[0]?.message?.content;
+          if (typeof content !== 'string' || content.trim() === '')
+            throw new Error('the model gave no summary');
+          return content;
+        },
+      };
+    },
+    notes: { addNote: (...args) => notes.addNote(...args) },
+    logger: webchatLogger,
   });
   const notes = new NotesService({
     companyUsers: async (companyId, ids) => {
