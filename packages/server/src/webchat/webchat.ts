@@ -290,8 +290,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
         conversation.companyId,
         conversation.digitalEmployeeId,
       );
-      if (!employee || employee.responder !== 'openai' || !employee.connectorId || !employee.model)
-        return undefined;
+      if (employee?.responder !== 'openai' || !employee.connectorId || !employee.model) return undefined;
       const { connectorId, model } = employee;
       return {
         employeeId: employee.id,
