@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { type AppContext, startServices } from './context.ts';
+import { registerActionRoutes } from './digital-employees/actions/actions.routes.ts';
 import { registerProblemHandlers } from './errors/problem.ts';
 import { type Readiness, registerHealthRoutes } from './health/health.routes.ts';
 import { createEdge } from './http/edge.ts';
@@ -75,6 +76,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerOAuth(app, ctx);
   registerWhoamiRoute(app);
   await registerConnectorRoutes(app, ctx);
+  registerActionRoutes(app, ctx.actions);
   await registerWebhookRoutes(app, ctx.webhooks.service);
   await registerKnowledgeRoutes(app, ctx.knowledge);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).

@@ -6,6 +6,7 @@ import type { Config } from './config/schema.ts';
 import { loadMasterKeys, watchMasterKeyFile, withPrimary } from './crypto/master-keys.ts';
 import type { SealedColumn } from './crypto/sealed-columns.ts';
 import { Sealer } from './crypto/sealing.ts';
+import { ActionsService } from './digital-employees/actions/actions.service.ts';
 import { createDigitalEmployees } from './digital-employees/digital-employees.module.ts';
 import type { DigitalEmployeesService } from './digital-employees/digital-employees.service.ts';
 import { CONNECTOR_SEALED_COLUMNS } from './integrations/connector-key.ts';
@@ -55,6 +56,8 @@ export interface AppContext {
   portal: { sessions: SessionsService; throttle: LoginThrottle };
   oauth: OAuthServices;
   digitalEmployees: DigitalEmployeesService;
+  /** Actions of digital employees: what an `openai` employee may call through `http` connectors. */
+  actions: ActionsService;
   /** Integration connectors and their write-only keys (src/integrations/). */
   connectors: ConnectorsService;
   /** The one outbound client for calls to connectors (reads the current key at call time). */
@@ -189,6 +192,7 @@ export async function createContext(
       config.knowledge,
     );
     const digitalEmployees = createDigitalEmployees(store, companies, integrations.connectors);
+    const actions = new ActionsService(store.db, integrations.connectors);
     const scheduler = new Scheduler({
       db: store.db,
       logger,
@@ -201,6 +205,7 @@ export async function createContext(
       store,
       companies,
       digitalEmployees,
+      actions,
       connectorCaller: integrations.outbound,
       knowledge,
       audit,
@@ -261,6 +266,7 @@ export async function createContext(
       connectors: integrations.connectors,
       connectorCaller: integrations.outbound,
       digitalEmployees,
+      actions,
       webchat,
       workspace,
       system: new SystemView({

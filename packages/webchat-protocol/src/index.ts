@@ -111,6 +111,7 @@ export {
   type ReplyBlockInput,
   type SourceReference,
   type SourcesBlock,
+  type StatusBlock,
   type TypingBlock,
   textOf,
   type UnknownBlock,

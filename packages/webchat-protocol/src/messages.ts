@@ -146,9 +146,21 @@ export interface SourcesBlock {
 export type ReplyBlockInput = Omit<SourcesBlock, 'id'> | InteractiveBlockInput;
 
 /** Every block type this protocol version defines; what a server of this version sends. */
+/**
+ * What the digital employee is doing right now, e.g. "Looking up your order…" while one of its actions runs
+ * (docs/design.md "Actions"): only in `partial` snapshots, replaced or removed by the next one, never in a
+ * `complete` one. Clients show it under the reply's text while it is there.
+ */
+export interface StatusBlock {
+  id: string;
+  type: 'status';
+  text: string;
+}
+
 export type Block =
   | TypingBlock
   | MarkdownBlock
+  | StatusBlock
   | ErrorBlock
   | AttachmentBlock
   | NoticeBlock

@@ -41,6 +41,7 @@ header :focus-visible { outline-color: var(--accent-text); outline-offset: -3px;
 .msg.failed { outline: 2px solid #c92a2a; outline-offset: 1px; }
 .msg .meta button { background: none; border: none; color: inherit; text-decoration: underline; padding: 0; font-size: 12px; }
 .msg .error { color: #b42318; font-size: 13px; }
+.msg .status { font-size: 13px; font-style: italic; opacity: .8; margin-top: 4px; }
 .msg.user .error { color: inherit; }
 .unread-separator { display: flex; align-items: center; gap: 8px; color: #b42318; font-size: 12px; font-weight: 600; }
 .unread-separator::before, .unread-separator::after { content: ""; flex: 1; border-top: 1px solid currentColor; }

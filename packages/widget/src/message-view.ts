@@ -59,6 +59,10 @@ export function renderMessage(element: HTMLElement, message: ChatMessage, ctx: M
   if (message.role !== 'user' && message.role !== 'system')
     children.push(el('span', { class: 'author' }, authorName(message, strings)));
   children.push(bodyOf(message, ctx));
+  // A running action's status ("Looking up your order…"): partial snapshots only, gone once the reply completes.
+  const status = message.status === 'partial' ? message.blocks.find((b) => b.type === 'status') : undefined;
+  if (status && 'text' in status && typeof status.text === 'string')
+    children.push(el('div', { class: 'status', role: 'status' }, status.text));
   const files = renderAttachments(doc, message.blocks);
   if (files) children.push(files);
   children.push(...interactiveBlocksFor(doc, message, strings, { open: ctx.open, choose: ctx.choose }));

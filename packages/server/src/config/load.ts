@@ -106,6 +106,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       streamFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_FLUSH_INTERVAL_MS),
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),
+      actionTimeoutMs: int(env.PARLEY_ACTION_TIMEOUT_MS),
       replyLeaseMs: int(env.PARLEY_WEBCHAT_REPLY_LEASE_MS),
       replyStoreWaitMs: int(env.PARLEY_WEBCHAT_REPLY_STORE_WAIT_MS),
     },

@@ -118,6 +118,8 @@ export const ConfigSchema = Type.Object(
       streamPersistIntervalMs: Type.Integer({ minimum: 0, default: 1000 }),
       /** A reply that takes longer is ended with an error block and a system message. */
       responderTimeoutMs: Type.Integer({ minimum: 1, default: 120_000 }),
+      /** One action call of a digital employee (digital-employees/actions/) gets at most this long. */
+      actionTimeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
       /**
        * A node's claim on a conversation's reply lasts this long unless renewed (every third of it): when a node
        * dies mid-reply, another one finishes the message and answers the queued ones within about this time.

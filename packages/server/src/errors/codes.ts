@@ -95,6 +95,9 @@ export const ERROR_CODES = [
   'visitor_token_required',
   'message_not_found',
   'feedback_not_allowed',
+  'action_not_found',
+  'invalid_action',
+  'action_name_taken',
   'conversation_open',
   // Routing, business hours, canned responses (webchat/routing/, webchat/canned-responses/).
   'agent_not_found',

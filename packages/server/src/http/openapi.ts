@@ -32,6 +32,11 @@ export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> 
         { name: 'platform', description: 'The calling API client.' },
         { name: 'integrations', description: 'Integration connectors and their write-only API keys.' },
         { name: 'conversations', description: 'Webchat conversations for agents and integrations (bearer).' },
+        {
+          name: 'digital-employees',
+          description:
+            'Actions of digital employees: what a model may call through http connectors (bearer).',
+        },
         { name: 'webhooks', description: 'Event webhooks signed per Standard Webhooks (docs/webhooks.md).' },
         {
           name: 'knowledge',

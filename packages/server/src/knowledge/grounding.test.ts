@@ -16,7 +16,7 @@ import { RETURNS_ARTICLE, SHIPPING_ARTICLE } from './testing/knowledge-fixtures.
 
 const textOf = (chunks: ReplyChunk[]) => chunks.filter((c): c is string => typeof c === 'string').join('');
 const blocksOf = (chunks: ReplyChunk[]): ReplyBlockInput[] =>
-  chunks.flatMap((c) => (typeof c === 'string' ? [] : c.blocks));
+  chunks.flatMap((c) => (typeof c === 'string' || !('blocks' in c) ? [] : c.blocks));
 const sourcesOf = (chunks: ReplyChunk[]) =>
   blocksOf(chunks).filter((b): b is Omit<SourcesBlock, 'id'> => b.type === 'sources');
 const handoverOffered = (chunks: ReplyChunk[]) =>

@@ -11,7 +11,8 @@ import { queryTerms } from './ranking.ts';
  */
 
 /** A piece of a reply, as the responders yield it (digital-employees/responders/responder.ts `ReplyChunk`). */
-export type GroundedChunk = string | { blocks: ReplyBlockInput[] };
+/** A reply's pieces: text, blocks, or the visitor-facing status of an action that runs (null clears it). */
+export type GroundedChunk = string | { blocks: ReplyBlockInput[] } | { status: string | null };
 
 /** The option id whose postback hands the conversation to a person, like `request_human`. */
 export const HANDOVER_OPTION_ID = 'handover';
@@ -130,7 +131,7 @@ export interface GroundedInput {
 export async function* groundedModelReply(
   knowledge: KnowledgeSearch | undefined,
   input: GroundedInput,
-  generate: (grounding: string | undefined) => AsyncIterable<string>,
+  generate: (grounding: string | undefined) => AsyncIterable<GroundedChunk>,
 ): AsyncIterable<GroundedChunk> {
   if (isHandoverPostback(input.message)) {
     input.requestHuman?.();
@@ -153,9 +154,9 @@ export async function* groundedModelReply(
     return;
   }
   let text = '';
-  for await (const delta of generate(groundingPrompt(passages))) {
-    text += delta;
-    yield delta;
+  for await (const chunk of generate(groundingPrompt(passages))) {
+    if (typeof chunk === 'string') text += chunk;
+    yield chunk;
   }
   const cited = citedPassages(text, passages);
   if (cited.length > 0) yield { blocks: [sourcesBlock(cited)] };

@@ -29,6 +29,8 @@ export const SCOPES = [
   'webhooks:write',
   'knowledge:read',
   'knowledge:write',
+  'digital_employees:read',
+  'digital_employees:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

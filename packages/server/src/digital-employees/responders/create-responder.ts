@@ -12,6 +12,6 @@ export function createResponder(employee: DigitalEmployee, deps: ResponderDeps):
     case 'webhook':
       return new WebhookResponder(employee, deps.connectors);
     case 'openai':
-      return new OpenAiResponder(employee, deps.connectors, deps.knowledge);
+      return new OpenAiResponder(employee, deps.connectors, deps.knowledge, deps.actions);
   }
 }

@@ -21,6 +21,7 @@ import * as m081 from './081_neutral_default_digital_employee.ts';
 import * as m082 from './082_portal_user_names.ts';
 import * as m100 from './100_knowledge.ts';
 import * as m110 from './110_notes.ts';
+import * as m111 from './111_digital_employee_actions.ts';
 import * as m120 from './120_agent_workspace.ts';
 
 /**
@@ -53,5 +54,6 @@ export const migrations: Record<string, Migration> = {
   '082_portal_user_names': m082,
   '100_knowledge': m100,
   '110_notes': m110,
+  '111_digital_employee_actions': m111,
   '120_agent_workspace': m120,
 };

@@ -595,6 +595,7 @@ export class ConversationEngine {
         if (first) this.deps.observer?.firstToken(secondsSince(started));
         first = false;
         if (typeof chunk === 'string') stream.append(chunk);
+        else if ('status' in chunk) stream.status(chunk.status);
         else stream.offer(chunk.blocks);
       }
       if (controller.signal.aborted) throw controller.signal.reason;

@@ -111,6 +111,8 @@ export class ReplyStream {
   private content = '';
   /** Quick replies and cards of this reply, shown after its markdown (docs/design.md "Interactive blocks"). */
   private offers: Block[] = [];
+  /** What the employee is doing now (docs/design.md "Actions"), shown in partials only. */
+  private statusBlock: Block | undefined;
   private snapshot!: MessageSnapshot;
   private readonly markdownId = randomUUID();
   private lastFlushAt = 0;
@@ -193,6 +195,16 @@ export class ReplyStream {
   append(delta: string): void {
     if (this.finished || delta.length === 0) return;
     this.content += delta;
+    this.scheduleFlush();
+  }
+
+  /**
+   * Shows what the digital employee is doing (a `status` block after the markdown, e.g. while an action runs), or
+   * removes it (`null`). Partials only: the complete snapshot never carries it.
+   */
+  status(text: string | null): void {
+    if (this.finished) return;
+    this.statusBlock = text === null ? undefined : { id: randomUUID(), type: 'status', text };
     this.scheduleFlush();
   }
 
@@ -291,9 +303,9 @@ export class ReplyStream {
     return this.content.length > 0 ? [{ id: this.markdownId, type: 'markdown', content: this.content }] : [];
   }
 
-  /** The markdown and the offers as they stand. */
+  /** The markdown, the status (if any) and the offers as they stand. */
   private blocks(): Block[] {
-    return [...this.markdown(), ...this.offers];
+    return [...this.markdown(), ...(this.statusBlock ? [this.statusBlock] : []), ...this.offers];
   }
 
   /** Publishes now if the last partial is old enough, else at most one flush later (coalescing). */

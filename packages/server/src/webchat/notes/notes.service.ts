@@ -116,3 +116,32 @@ export function noteView(snapshot: MessageSnapshot): NoteView {
     created_at: snapshot.created_at,
   };
 }
+
+/** How much of an action's arguments and result a note shows (the model got the whole result). */
+const NOTE_EXCERPT_CHARS = 1500;
+
+const excerpt = (text: string) =>
+  text.length > NOTE_EXCERPT_CHARS
+    ? `${text.slice(0, NOTE_EXCERPT_CHARS)}… (${text.length} characters)`
+    : text;
+
+/** The note agents see for one action call of a digital employee: what was called, how it went, what came back. */
+export function actionCallNote(call: {
+  action: string;
+  arguments: string;
+  result: { outcome: string; status: number | null; durationMs: number; toolContent: string };
+}): string {
+  const how =
+    call.result.status !== null ? `HTTP ${call.result.status}, ${call.result.outcome}` : call.result.outcome;
+  const fence = '```';
+  return [
+    `Action \`${call.action}\` — ${how} in ${call.result.durationMs} ms`,
+    '',
+    `Arguments: \`${excerpt(call.arguments || '{}').replaceAll('`', "'")}\``,
+    '',
+    'Result:',
+    fence,
+    excerpt(call.result.toolContent).replaceAll(fence, "'''"),
+    fence,
+  ].join('\n');
+}
