@@ -1,10 +1,10 @@
-import { renderMarkdown } from '@parley/widget/markdown';
 import { ApiError } from '../../api.ts';
 import { statusArea } from '../../components/page-parts.ts';
 import { h, replaceChildren } from '../../dom.ts';
 import { attachCannedMenu } from './canned-menu.ts';
 import { PendingFiles, QuickReplyChips } from './chips.ts';
 import type { Drafts } from './drafts.ts';
+import { renderMarkdown } from './markdown.ts';
 import { attachMentionMenu } from './mention-menu.ts';
 import { type Colleague, mentionedIds } from './mentions.ts';
 

@@ -10,8 +10,8 @@ import {
   type ReceivedSnapshot,
   type TypingBlock,
 } from '@parley/webchat-protocol';
-import { renderMarkdown } from '@parley/widget/markdown';
 import { formatTime, h } from '../../dom.ts';
+import { renderMarkdown } from './markdown.ts';
 import { firstUnreadIndex, initialsOf } from './model.ts';
 
 /** A private note between agents (DESIGN "Agent workspace"): never a visitor's message. */
