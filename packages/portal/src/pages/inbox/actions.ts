@@ -36,7 +36,8 @@ export function ownershipAction(
 ): { label: string; run: () => Promise<ConversationView> } | undefined {
   if (c.status === 'closed' || c.status === 'resolved') return undefined;
   const post = (path: string) => api<ConversationView>('POST', `/inbox/conversations/${c.id}/${path}`);
-  const assign = async () => (c.assignee_id === me ? c : await post('take'));
+  // Assigning may be refused (the agent is away or at capacity): taking over still goes ahead.
+  const assign = async () => (c.assignee_id === me ? c : await post('take').catch(() => c));
   if (c.handled_by !== 'agent')
     return { label: 'Take over', run: async () => ({ ...(await assign()), ...(await post('handover')) }) };
   if (c.assignee_id !== me) return { label: 'Assign to me', run: () => post('take') };
