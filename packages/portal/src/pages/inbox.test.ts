@@ -119,9 +119,7 @@ describe('portal in a browser: agent inbox', () => {
     });
     try {
       await page.locator(`a.conversation[data-id="${other.conversation.id}"]`).click();
-      await page
-        .getByRole('heading', { name: `Conversation #${other.conversation.id.slice(0, 8)}` })
-        .waitFor();
+      await page.locator('.conv-title', { hasText: `#${other.conversation.id.slice(0, 8)}` }).waitFor();
       assert.equal(await pane.getAttribute('data-live'), null, 'not live before its subscription');
     } finally {
       release();

@@ -56,7 +56,8 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   const live = new InboxLive({
     onConversation: (c) => onEntry(c),
     onVisitorTyping: (id) => typing.mark(id),
-    onInboxLive: (on) => main.toggleAttribute('data-inbox-live', on),
+    onInboxLive: (on) =>
+      on ? main.setAttribute('data-inbox-live', 'true') : main.removeAttribute('data-inbox-live'),
     onTrouble: (why) => pane?.connectionTrouble(why),
   });
 
@@ -73,6 +74,8 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   const open = async (id: string, push: boolean) => {
     list.select(id);
     live.stop();
+    // Not live until the new conversation's subscription is (tests and people watching the pane rely on it).
+    paneEl.removeAttribute('data-live');
     alerts.clear();
     if (push && location.pathname !== conversationPath(id)) history.pushState(null, '', conversationPath(id));
     showView('conversation');

@@ -168,6 +168,8 @@ export class Composer {
     this.box.addEventListener('input', () => this.saveDraft());
     // Enter sends, Shift+Enter breaks the line; an open `/` or `@` menu took its Enter already (defaultPrevented).
     this.box.addEventListener('keydown', (event) => {
+      // Escape leaves the composer (the draft stays), so the inbox's single-key shortcuts work again.
+      if (event.key === 'Escape' && !event.defaultPrevented) return this.box.blur();
       if (event.key !== 'Enter' || event.shiftKey || event.isComposing || event.defaultPrevented) return;
       event.preventDefault();
       this.el.requestSubmit();

@@ -131,6 +131,7 @@ export class ConversationPane {
           '← Conversations',
         ),
         h('h2', {}, visitorLabel(this.conversation)),
+        h('span', { class: 'muted conv-id' }, `#${this.id.slice(0, 8)}`),
         h(
           'button',
           {
