@@ -41,7 +41,8 @@ const isNote = (m: TranscriptItem): m is NoteView => m.role === 'note';
  * newest message (or the separator) the way chat apps open a conversation.
  */
 export class Transcript {
-  readonly el = h('ol', { class: 'transcript', 'aria-label': 'Transcript' });
+  // Focusable: a scrolling region must be reachable by keyboard (WCAG 2.1.1), arrow keys then scroll it.
+  readonly el = h('ol', { class: 'transcript', 'aria-label': 'Transcript', tabindex: 0 });
   private readonly elements = new Map<string, HTMLElement>();
   private separator: HTMLElement | undefined;
 
@@ -49,7 +50,8 @@ export class Transcript {
     const at = firstUnreadIndex(items, unread);
     items.forEach((m, i) => {
       if (i === at) {
-        this.separator = h('li', { class: 'unread-separator', role: 'separator' }, 'New messages');
+        // A list item (a list may hold only items), read out as where the new messages start.
+        this.separator = h('li', { class: 'unread-separator' }, 'New messages');
         this.el.append(this.separator);
       }
       this.show(m, false);
