@@ -17,6 +17,7 @@ import { registerRequestTracing } from './tracing/request-tracing.ts';
 import { registerWebchat } from './webchat/webchat.ts';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.ts';
 import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
+import { registerPlatformWorkspaceRoutes } from './workspace/workspace.platform.routes.ts';
 
 export interface BuiltApp {
   app: App;
@@ -76,6 +77,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerWebhookRoutes(app, ctx.webhooks.service);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
   registerWebchat(app, ctx.webchat, readiness);
+  registerPlatformWorkspaceRoutes(app, ctx.workspace);
   await registerPortal(app, ctx);
   registerWidgetAssets(app, ctx);
   // `/` (links to the demo, the portal and /docs) and the icon.

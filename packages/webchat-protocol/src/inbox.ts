@@ -1,4 +1,4 @@
-import type { Csat, PlatformConversationView } from './conversations.ts';
+import type { Csat, PlatformConversationView, WorkspaceStatus } from './conversations.ts';
 import type { MessageRole } from './messages.ts';
 
 /**
@@ -19,8 +19,26 @@ export interface LastMessagePreview {
   created_at: string;
 }
 
-/** A conversation as the inbox lists it: the agent view with unread count, CSAT and the last message. */
-export interface InboxConversationView extends PlatformConversationView {
+/** The status the portal inbox shows and filters by: `resolved` is a closed conversation. */
+export type InboxStatus = WorkspaceStatus | 'resolved';
+
+/** An agent as colleagues see them: their display name (and initials drawn from it). */
+export interface AgentRef {
+  id: string;
+  name: string;
+}
+
+/**
+ * A conversation as the inbox lists it: the agent view with its inbox status, labels, unread count and flag, the
+ * assignee, CSAT and the last message (docs/design.md "Agent workspace").
+ */
+export interface InboxConversationView extends Omit<PlatformConversationView, 'status'> {
+  status: InboxStatus;
+  snoozed_until: string | null;
+  labels: string[];
+  /** Whether the visitor wrote after the agents' read mark. */
+  unread: boolean;
+  assignee: AgentRef | null;
   unread_count: number;
   csat: Csat | null;
   last_message: LastMessagePreview | null;

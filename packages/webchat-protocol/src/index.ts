@@ -30,6 +30,8 @@ export type {
   MessageFeedback,
   MessageFeedbackView,
   PlatformConversationView,
+  VisitorAttributes,
+  WorkspaceStatus,
 } from './conversations.ts';
 export {
   acceptsEnvelope,
@@ -59,10 +61,12 @@ export {
   type VisitorTyping,
 } from './envelopes.ts';
 export {
+  type AgentRef,
   INBOX_NAMESPACE_NAME,
   type InboxConversationView,
   type InboxEvent,
   type InboxPublication,
+  type InboxStatus,
   type InboxVisitorTyping,
   inboxChannelOf,
   type LastMessagePreview,
@@ -103,3 +107,9 @@ export {
   type UnknownBlock,
 } from './messages.ts';
 export { type ReadEvent, type ReadMarks, type ReadSide, readEventOf, readMarksOf } from './reads.ts';
+export {
+  ATTRIBUTE_LIMITS,
+  type AttributesReading,
+  attributeText,
+  readVisitorAttributes,
+} from './visitor-attributes.ts';

@@ -18,6 +18,7 @@ import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
 import { registerUserRoutes } from './users.routes.ts';
 import { registerWebhookRoutes } from './webhooks.routes.ts';
+import { registerWorkspaceRoutes } from './workspace.routes.ts';
 
 /**
  * The portal: the SPA at `/portal` and its JSON API at `/portal/api`, authenticated by a server-side session cookie
@@ -55,7 +56,8 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);
           registerSystemRoutes(api as App, deps);
-          registerInboxRoutes(api as App, ctx.webchat);
+          registerInboxRoutes(api as App, ctx.webchat, ctx.workspace);
+          registerWorkspaceRoutes(api as App, ctx.workspace);
           registerRoutingRoutes(api as App, ctx.webchat);
           registerCannedResponseRoutes(api as App, ctx.webchat);
           registerSearchRoutes(api as App, ctx.webchat);

@@ -18,6 +18,19 @@ export interface EventData {
   'conversation.handed_over': { conversation_id: string; agent: string | null };
   'conversation.handed_back': { conversation_id: string };
   'conversation.closed': { conversation_id: string };
+  /** The agent workspace's status of an open conversation changed (an agent, the snooze wake-up, the visitor). */
+  'conversation.status_changed': {
+    conversation_id: string;
+    status: 'open' | 'pending' | 'snoozed';
+    previous_status: 'open' | 'pending' | 'snoozed';
+    snoozed_until: string | null;
+  };
+  'conversation.labels_changed': {
+    conversation_id: string;
+    labels: string[];
+    added: string[];
+    removed: string[];
+  };
   'message.feedback': {
     conversation_id: string;
     message_id: string;
@@ -36,6 +49,8 @@ export const EVENT_TYPES: readonly EventType[] = [
   'conversation.handed_over',
   'conversation.handed_back',
   'conversation.closed',
+  'conversation.status_changed',
+  'conversation.labels_changed',
   'message.feedback',
   'conversation.csat',
   'connector.api_key_rotated',

@@ -273,6 +273,7 @@ export class ConversationEngine {
       this.claimedHere.set(claimed.job.messageId, { ...claimed, message: snapshot, slot });
       this.scheduler.hold(claimed.job);
     }
+    await this.visitorWrote(conversation);
     try {
       await this.announcements.announce(conversation.companyId, snapshot, 1, { rethrow: true });
     } finally {
@@ -645,6 +646,24 @@ export class ConversationEngine {
    * composition in webchat.ts: routing acts through the conversation commands, which themselves use this engine).
    */
   onHumanRequested: ((conversation: Conversation) => Promise<unknown>) | undefined;
+
+  /**
+   * What happens when the visitor writes (set once by the composition, context.ts: the agent workspace reopens a
+   * pending or snoozed conversation, src/workspace/). Called after the message is stored; a failure is logged.
+   */
+  onVisitorMessage: ((conversation: Conversation) => Promise<unknown>) | undefined;
+
+  private async visitorWrote(conversation: Conversation): Promise<void> {
+    if (conversation.workspaceStatus === 'open' || !this.onVisitorMessage) return;
+    try {
+      await this.onVisitorMessage(conversation);
+    } catch (err) {
+      this.deps.logger.warn(
+        { conversationId: conversation.id, err: err instanceof Error ? err.message : String(err) },
+        'could not reopen the conversation the visitor wrote in',
+      );
+    }
+  }
 
   private async humanRequested(conversation: Conversation): Promise<void> {
     try {

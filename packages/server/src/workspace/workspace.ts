@@ -1,0 +1,37 @@
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { Scheduler } from '../jobs/scheduler.ts';
+import type { Store } from '../storage/database.ts';
+import type { Webchat } from '../webchat/webchat-services.ts';
+import type { EventRecorder } from '../webhooks/events.ts';
+import { SnoozeWakeJob } from './snooze-wake.job.ts';
+import { WorkspaceService } from './workspace.service.ts';
+
+/** The audit actor of reopening when the visitor writes in a pending or snoozed conversation. */
+const VISITOR_ACTOR = { id: 'visitor' };
+
+export interface WorkspaceDeps {
+  store: Store;
+  events: EventRecorder;
+  audit: AuditLog;
+  webchat: Webchat;
+  scheduler: Scheduler;
+}
+
+/**
+ * Builds the agent workspace on top of the webchat (composition root, context.ts): the service, the scheduled job
+ * that wakes snoozed conversations, and the engine's hook that reopens a pending or snoozed conversation when the
+ * visitor writes (the webchat knows nothing of the workspace; it only calls the hook).
+ */
+export function createWorkspace(deps: WorkspaceDeps): WorkspaceService {
+  const { webchat } = deps;
+  const workspace = new WorkspaceService({
+    db: deps.store.db,
+    events: deps.events,
+    audit: deps.audit,
+    find: (companyId, id) => webchat.commands.find(companyId, id),
+    changed: (id) => webchat.inbox.changed(id),
+  });
+  deps.scheduler.add(new SnoozeWakeJob(workspace));
+  webchat.engine.onVisitorMessage = (conversation) => workspace.reopen(conversation, VISITOR_ACTOR);
+  return workspace;
+}
