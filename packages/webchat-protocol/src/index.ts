@@ -65,11 +65,14 @@ export {
   INBOX_NAMESPACE_NAME,
   type InboxConversationView,
   type InboxEvent,
+  type InboxNote,
   type InboxPublication,
   type InboxStatus,
   type InboxVisitorTyping,
   inboxChannelOf,
   type LastMessagePreview,
+  NOTE_LIMITS,
+  type NoteView,
 } from './inbox.ts';
 export {
   type BlockProblem,
@@ -97,6 +100,7 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  type NoteAuthorType,
   type NoticeBlock,
   type NoticeKind,
   RASTER_IMAGE_TYPES,
