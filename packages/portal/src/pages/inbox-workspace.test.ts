@@ -213,6 +213,35 @@ describe('portal in a browser: the agent workspace', () => {
     assert.equal(await page.locator('.conversation-list a.conversation').count(), 1);
   });
 
+  it('labels, snoozes and reopens when the visitor writes (workspace API)', async () => {
+    const { page } = browser;
+    const v = visitors[0]!;
+    await page.goto(`/portal/inbox/${v.conversation.id}`);
+    await page.locator('.transcript-pane[data-live="true"]').waitFor();
+    await page.getByLabel('Add a label').fill('vip');
+    await page.getByLabel('Add a label').press('Enter');
+    await page.getByRole('group', { name: 'Labels' }).getByText('vip').waitFor();
+    await page.getByRole('button', { name: 'Snooze' }).click();
+    await page.getByRole('button', { name: 'Until tomorrow 09:00' }).click();
+    await page.locator('.conv-state', { hasText: 'Snoozed until' }).waitFor();
+    await page
+      .locator(`a.conversation[data-id="${v.conversation.id}"] .badge.status`, { hasText: 'snoozed' })
+      .waitFor({ state: 'attached' })
+      .catch(() => undefined);
+    await axe(page, 'snoozed conversation');
+    await shot(page, '5b-snoozed');
+    await page.locator('#inbox-status').selectOption('snoozed');
+    await page.locator(`.conversation-list a.conversation[data-id="${v.conversation.id}"]`).waitFor();
+    // The visitor writes: the conversation reopens by itself, live.
+    await sendMessage(v.c.sub, 'Any news?');
+    await page.locator('.conv-state', { hasText: 'Snoozed until' }).waitFor({ state: 'detached' });
+    await page.locator('.message.user').filter({ hasText: 'Any news?' }).waitFor();
+    await page.reload();
+    await page.locator('.transcript-pane[data-live="true"]').waitFor();
+    await page.getByRole('group', { name: 'Labels' }).getByText('vip').waitFor();
+    await page.locator('#inbox-status').selectOption('open');
+  });
+
   it('fits a 390 px phone: the panes become views', async () => {
     const { page } = browser;
     await page.setViewportSize({ width: 390, height: 844 });
@@ -235,6 +264,6 @@ describe('portal in a browser: the agent workspace', () => {
     await shot(page, '8-phone-visitor');
     await page.getByRole('button', { name: '← Conversations' }).isVisible();
     await page.setViewportSize({ width: 1280, height: 800 });
-    assert.deepEqual(axeStates.length, 9, `axe ran on ${axeStates.join(', ')}`);
+    assert.deepEqual(axeStates.length, 10, `axe ran on ${axeStates.join(', ')}`);
   });
 });

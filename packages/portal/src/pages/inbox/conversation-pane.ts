@@ -15,12 +15,18 @@ import { type VisitorDetail, visitorPanel } from './visitor-panel.ts';
 export interface ConversationDetail {
   conversation: ConversationView;
   messages: TranscriptItem[];
+  /** The workspace API's fields beside the conversation (DESIGN "Agent workspace"). */
+  status?: string;
+  snoozed_until?: string | null;
+  labels?: string[];
   visitor?: VisitorDetail | null;
   summary?: string | null;
 }
 
 export interface PaneContext {
   me: string;
+  /** Whether the server takes private notes from the portal. */
+  notes: boolean;
   drafts: Drafts;
   live: InboxLive;
   labels: () => string[];
@@ -55,7 +61,7 @@ export class ConversationPane {
     detail: ConversationDetail,
     private readonly ctx: PaneContext,
   ) {
-    this.conversation = detail.conversation;
+    this.conversation = withWorkspaceFields(detail);
     this.workspace = hasWorkspaceFields(detail.conversation) || detail.visitor !== undefined;
     this.transcript = new Transcript(detail.messages, unreadOf(detail.conversation));
     this.typingNote = h(
@@ -66,7 +72,7 @@ export class ConversationPane {
     this.composer = new Composer({
       conversationId: this.id,
       drafts: ctx.drafts,
-      notes: this.workspace,
+      notes: ctx.notes,
       colleagues: ctx.colleagues,
       sendReply: (input) => this.sendReply(input),
       sendNote: (text, mentions) => this.sendNote(text, mentions),
@@ -160,7 +166,7 @@ export class ConversationPane {
 
   private async refresh(): Promise<void> {
     const detail = await api<ConversationDetail>('GET', `/inbox/conversations/${this.id}`);
-    this.setState(detail.conversation);
+    this.setState(withWorkspaceFields(detail));
   }
 
   private async sendReply(input: ReplyInput): Promise<void> {
@@ -225,4 +231,13 @@ export class ConversationPane {
     this.liveNotice.hidden = false;
     this.pane.removeAttribute('data-live');
   }
+}
+
+/** The conversation with the status, snooze time and labels the detail carries beside it (when it does). */
+function withWorkspaceFields(detail: ConversationDetail): ConversationView {
+  const c = { ...detail.conversation };
+  if (detail.status !== undefined) c.status = detail.status;
+  if (detail.snoozed_until !== undefined) c.snoozed_until = detail.snoozed_until;
+  if (detail.labels !== undefined) c.labels = detail.labels;
+  return c;
 }

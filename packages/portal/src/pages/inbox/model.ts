@@ -62,6 +62,7 @@ export function initialsOf(name: string | null | undefined): string {
 export function unreadOf(c: ConversationView): number {
   if (typeof c.unread === 'number') return c.unread;
   if (c.unread === true) return Math.max(1, c.unread_count ?? 1);
+  if (c.unread === false) return 0;
   return c.unread_count ?? 0;
 }
 

@@ -33,7 +33,8 @@ const ROLE_LABEL: Record<string, string> = {
   note: 'Private note',
 };
 
-const isNote = (m: TranscriptItem): m is NoteView => m.role === 'note';
+/** A note as the notes route answers it (text, no blocks); notes in message reads are snapshots with blocks. */
+const isNote = (m: TranscriptItem): m is NoteView => m.role === 'note' && !('blocks' in m);
 
 /**
  * The transcript list: one element per message id (a later snapshot of the same message replaces it), notes
