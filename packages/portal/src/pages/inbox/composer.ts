@@ -56,7 +56,7 @@ export class Composer {
     const draft = o.drafts.get(o.conversationId);
     if (draft) {
       this.box.value = draft.text;
-      this.setMode(o.notes ? draft.mode : 'reply');
+      this.setMode(o.notes ? draft.mode : 'reply', false);
     }
   }
 
@@ -88,7 +88,8 @@ export class Composer {
     );
   }
 
-  private setMode(mode: 'reply' | 'note'): void {
+  /** `save` is false while the composer is being built: saving then would overwrite the stored draft with nothing. */
+  private setMode(mode: 'reply' | 'note', save = true): void {
     this.mode = mode;
     this.el.dataset.mode = mode;
     for (const m of ['reply', 'note'] as const)
@@ -100,7 +101,7 @@ export class Composer {
         : 'Reply… Enter sends, Shift+Enter new line, / canned responses';
     this.send.textContent = mode === 'note' ? 'Add note' : 'Send reply';
     this.chips.el.hidden = mode === 'note';
-    this.saveDraft();
+    if (save) this.saveDraft();
   }
 
   private layout(): void {
@@ -161,7 +162,7 @@ export class Composer {
       ),
       this.feedback.el,
     );
-    this.setMode('reply');
+    this.setMode('reply', false);
   }
 
   private wire(): void {

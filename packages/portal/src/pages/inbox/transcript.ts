@@ -70,10 +70,15 @@ export class Transcript {
     if (follow && atBottom) this.el.scrollTop = this.el.scrollHeight;
   }
 
-  /** Scrolls to the unread separator, or to the newest message. */
+  /**
+   * Opens at the newest message; when that would hide where the unread messages start, the unread separator goes to
+   * the top instead (the agent reads on from there).
+   */
   open(): void {
-    if (this.separator) this.el.scrollTop = Math.max(0, this.separator.offsetTop - this.el.offsetTop - 8);
-    else this.el.scrollTop = this.el.scrollHeight;
+    this.el.scrollTop = this.el.scrollHeight;
+    if (!this.separator) return;
+    const top = this.separator.getBoundingClientRect().top - this.el.getBoundingClientRect().top;
+    if (top < 0) this.el.scrollTop += top - 8;
   }
 }
 
