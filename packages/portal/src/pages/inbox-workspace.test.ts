@@ -95,11 +95,13 @@ describe('portal in a browser: the agent workspace', () => {
     const panel = page.getByRole('complementary', { name: 'Visitor' });
     await panel.getByText('Anonymous (not verified)').waitFor();
     assert.equal(await page.getByRole('link', { name: 'Inbox' }).getAttribute('aria-current'), 'page');
-    // Opened at the bottom: the newest message is in view.
-    const atBottom = await page
-      .locator('.transcript')
-      .evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight < 4);
-    assert.ok(atBottom, 'the transcript opens at its newest message');
+    // Opened at the newest messages: the separator and what follows it are in view, not the top of the transcript.
+    const inView = await page.locator('.transcript').evaluate((el) => {
+      const box = el.getBoundingClientRect();
+      const sep = el.querySelector('.unread-separator')!.getBoundingClientRect();
+      return sep.top >= box.top - 1 && sep.bottom <= box.bottom + 1;
+    });
+    assert.ok(inView, 'the transcript opens where the unread messages start');
     await axe(page, 'conversation');
     await shot(page, '2-conversation');
   });
