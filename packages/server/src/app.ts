@@ -77,7 +77,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerWebhookRoutes(app, ctx.webhooks.service);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
   registerWebchat(app, ctx.webchat, readiness);
-  registerPlatformWorkspaceRoutes(app, ctx.workspace);
+  registerPlatformWorkspaceRoutes(app, ctx.workspace.service);
   await registerPortal(app, ctx);
   registerWidgetAssets(app, ctx);
   // `/` (links to the demo, the portal and /docs) and the icon.

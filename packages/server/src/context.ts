@@ -30,8 +30,7 @@ import type { EventRecorder } from './webhooks/events.ts';
 import { WebhookOutbox } from './webhooks/outbox.ts';
 import { WEBHOOK_SEALED_COLUMNS } from './webhooks/webhook-secret.ts';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.module.ts';
-import type { WorkspaceService } from './workspace/workspace.service.ts';
-import { createWorkspace } from './workspace/workspace.ts';
+import { createWorkspace, type Workspace } from './workspace/workspace.ts';
 
 /**
  * The composition root's product: every service of the process, each built once, in dependency order, by
@@ -61,8 +60,8 @@ export interface AppContext {
   connectorCaller: OutboundClient;
   /** Channels, conversations, messages, the realtime and conversation engines, agent commands (src/webchat/). */
   webchat: Webchat;
-  /** The agent workspace: statuses, snooze, labels, the inbox list's filters and the visitor panel. */
-  workspace: WorkspaceService;
+  /** The agent workspace: statuses, snooze, labels, the inbox list's filters, the visitor panel, mentions. */
+  workspace: Workspace;
   /** The portal's system view: nodes, connections, replies in flight, recent errors (src/system/). */
   system: SystemView;
   /** Where changes record their webhook events, in their own transactions (src/webhooks/outbox.ts). */
@@ -202,7 +201,7 @@ export async function createContext(
       onClose: (fn) => closers.push(fn),
       scheduler,
     });
-    const workspace = createWorkspace({ store, events, audit, webchat, scheduler });
+    const workspace = createWorkspace({ store, events, audit, webchat, scheduler, logger });
     const webhooks = createWebhooks({
       store,
       sealer,

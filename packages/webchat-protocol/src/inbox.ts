@@ -91,5 +91,31 @@ export interface InboxNote {
   note: NoteView;
 }
 
+/**
+ * An agent was @mentioned in a note (docs/asyncapi.yaml "InboxMention"): live only, on the company's inbox channel
+ * (every agent of the company may read the note anyway); the inbox of `user_id` shows it, and it stays listed in
+ * `GET /portal/api/notifications` until that agent marks it read.
+ */
+export interface InboxMention {
+  version: 1;
+  event: 'mention';
+  /** The agent mentioned. */
+  user_id: string;
+  conversation_id: string;
+  notification: MentionNotification;
+}
+
+/** An unread (or read) mention of an agent, as `GET /portal/api/notifications` lists it. */
+export interface MentionNotification {
+  id: string;
+  conversation_id: string;
+  message_id: string;
+  author_name: string | null;
+  /** The note's text, at most 140 characters. */
+  preview: string;
+  created_at: string;
+  read_at: string | null;
+}
+
 /** Anything the server publishes on the inbox channel: a conversation entry has `type`, a transient event `event`. */
-export type InboxPublication = InboxEvent | InboxVisitorTyping | InboxNote;
+export type InboxPublication = InboxEvent | InboxVisitorTyping | InboxNote | InboxMention;

@@ -56,8 +56,8 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);
           registerSystemRoutes(api as App, deps);
-          registerInboxRoutes(api as App, ctx.webchat, ctx.workspace);
-          registerWorkspaceRoutes(api as App, ctx.workspace);
+          registerInboxRoutes(api as App, ctx.webchat, ctx.workspace.service);
+          registerWorkspaceRoutes(api as App, ctx.webchat, ctx.workspace);
           registerRoutingRoutes(api as App, ctx.webchat);
           registerCannedResponseRoutes(api as App, ctx.webchat);
           registerSearchRoutes(api as App, ctx.webchat);

@@ -1,17 +1,38 @@
+import { NOTE_LIMITS } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
+import { displayNameOf } from '../users/display-name.ts';
+import type { Webchat } from '../webchat/webchat-services.ts';
 import { LabelsBody, StatusBody } from '../workspace/workspace.schemas.ts';
-import type { WorkspaceService } from '../workspace/workspace.service.ts';
-import { actorOf, companyOf } from './portal-auth.ts';
+import type { Workspace } from '../workspace/workspace.ts';
+import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const NoteBody = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: NOTE_LIMITS.textBytes }),
+    mentions: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: NOTE_LIMITS.mentions })),
+  },
+  { additionalProperties: false },
+);
+const ReadBody = Type.Optional(
+  Type.Object(
+    { ids: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })) },
+    { additionalProperties: false },
+  ),
+);
 
 /**
  * The agent workspace in the portal inbox (docs/design.md "Agent workspace"), for admins and agents alike: a
- * conversation's working status and labels (the same bodies as the platform API) and the company's labels in use.
+ * conversation's working status and labels (the same bodies as the platform API), the company's labels in use,
+ * private notes with @mentions, and the signed-in agent's unread mentions.
  */
-export function registerWorkspaceRoutes(app: App, workspace: WorkspaceService): void {
+export function registerWorkspaceRoutes(
+  app: App,
+  webchat: Webchat,
+  { service: workspace, mentions }: Workspace,
+): void {
   const any = { portalAccess: 'any' as const };
   const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
 
@@ -39,5 +60,30 @@ export function registerWorkspaceRoutes(app: App, workspace: WorkspaceService): 
 
   app.get('/labels', { config: any }, async (request) => ({
     labels: await workspace.companyLabels(companyOf(request)),
+  }));
+
+  // A private note (webchat/notes/): agents only, never the visitor; mentions notify the agents named.
+  app.post(
+    '/inbox/conversations/:id/notes',
+    { config: any, schema: { params: IdParams, body: NoteBody } },
+    async (request, reply) => {
+      const { user } = sessionOf(request);
+      const note = await webchat.notes.addNote(companyOf(request), request.params.id, {
+        text: request.body.text,
+        ...(request.body.mentions ? { mentions: request.body.mentions } : {}),
+        author: { type: 'agent', id: user.id, name: displayNameOf(user) },
+      });
+      return reply.status(201).send(note);
+    },
+  );
+
+  app.get('/notifications', { config: any }, async (request) => {
+    const notifications = await mentions.unread(companyOf(request), sessionOf(request).user.id);
+    return { notifications, unread: notifications.length };
+  });
+
+  // Marks the agent's own mentions read: `ids`, or all of them without a body.
+  app.post('/notifications/read', { config: any, schema: { body: ReadBody } }, async (request) => ({
+    marked: await mentions.markRead(companyOf(request), sessionOf(request).user.id, request.body?.ids),
   }));
 }

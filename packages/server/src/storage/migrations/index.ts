@@ -26,12 +26,8 @@ import * as m120 from './120_agent_workspace.ts';
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
  * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
  * routing, canned responses and search, 070–079 hostile input and faults (070 idempotency keys, 073–074 scheduled
-<<<<<<< HEAD
- * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 120–129 the agent workspace.
-=======
  * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 110–119 notes, actions and hand-over
- * summaries.
->>>>>>> main
+ * summaries, 120–129 the agent workspace.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
