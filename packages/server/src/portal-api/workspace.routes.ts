@@ -3,7 +3,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
 import { displayNameOf } from '../users/display-name.ts';
+import { readMessagePage } from '../webchat/routes/message-page.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
+import { extractiveSummary } from '../workspace/extractive-summary.ts';
 import { LabelsBody, StatusBody } from '../workspace/workspace.schemas.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
@@ -74,6 +76,17 @@ export function registerWorkspaceRoutes(
         author: { type: 'agent', id: user.id, name: displayNameOf(user) },
       });
       return reply.status(201).send(note);
+    },
+  );
+
+  // "Summarise" on demand: an extractive summary of the transcript's latest 200 messages (workspace/extractive-summary.ts).
+  app.post(
+    '/inbox/conversations/:id/summarise',
+    { config: any, schema: { params: IdParams } },
+    async (request) => {
+      const conversation = await webchat.commands.find(companyOf(request), request.params.id);
+      const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
+      return { summary: extractiveSummary(messages) };
     },
   );
 

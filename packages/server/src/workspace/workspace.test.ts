@@ -85,6 +85,9 @@ for (const database of TEST_DATABASES) {
       } finally {
         guest.close();
       }
+      const summary = await agent.post(`/inbox/conversations/${conversation.id}/summarise`);
+      assert.equal(summary.status, 200, summary.text);
+      assert.match(summary.body.summary, /^Visitor: any news\?/m);
       const audit = await audited('conversation.status_changed', conversation.id);
       assert.deepEqual(audit.map((e) => e.details.status).sort(), ['open', 'pending']);
       assert.ok(
