@@ -245,15 +245,24 @@ describe('portal in a browser: the agent workspace', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto('/portal/inbox');
     await page.locator('.conversation-list a.conversation').first().waitFor();
-    const overflow = () =>
-      page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok((await overflow()) <= 0, `no horizontal scrolling (list, ${await overflow()}px)`);
+    // How far the page scrolls sideways, and (to say why) the deepest elements reaching past the window's edge.
+    const overflow = async () => {
+      const [px, wide] = await page.evaluate(() => {
+        const width = document.documentElement.clientWidth;
+        const past = [...document.querySelectorAll('body *')]
+          .filter((el) => el.getBoundingClientRect().right > width + 0.5 && el.children.length === 0)
+          .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
+        return [document.documentElement.scrollWidth - width, past.slice(0, 5).join(', ')] as const;
+      });
+      return px <= 0 ? 0 : `${px} (${wide})`;
+    };
+    assert.equal(await overflow(), 0, 'no horizontal scrolling (list)');
     await axe(page, 'phone list');
     await shot(page, '6-phone-list');
     await page.locator('.conversation-list a.conversation').first().click();
     await page.locator('.transcript-pane[data-live="true"]').waitFor();
     assert.equal(await page.locator('.inbox-list').isVisible(), false, 'one pane at a time');
-    assert.ok((await overflow()) <= 0, `no horizontal scrolling (conversation, ${await overflow()}px)`);
+    assert.equal(await overflow(), 0, 'no horizontal scrolling (conversation)');
     await axe(page, 'phone conversation');
     await shot(page, '7-phone-conversation');
     await page.getByRole('button', { name: 'Visitor' }).click();
