@@ -2,14 +2,17 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
+import { signInClient } from '../../../server/src/portal-api/testing/portal-fixtures.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
   connectToNewConversation,
   createSlowEmployee,
+  listMessages,
   newVisitor,
   sendMessage,
+  type Visitor,
 } from '../../../server/src/webchat/testing/webchat-fixtures.ts';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
 import type { TestBrowser } from '../testing/browser.ts';
@@ -30,7 +33,11 @@ const PNG_BASE64 =
 describe('portal in a browser: the agent workspace', () => {
   let server: TestServer;
   let browser: TestBrowser;
-  const visitors: Array<{ conversation: { id: string; channel: string }; c: ConnectedVisitor }> = [];
+  const visitors: Array<{
+    conversation: { id: string; channel: string };
+    c: ConnectedVisitor;
+    visitor: Visitor;
+  }> = [];
   const axeStates: string[] = [];
   const axe = async (page: Page, state: string) => {
     await expectNoSeriousAxeViolations(page, state);
@@ -45,8 +52,10 @@ describe('portal in a browser: the agent workspace', () => {
       seed: async (server, companyId) => {
         const bot = await createSlowEmployee(server, companyId, { words: 3, delayMs: 5 });
         await server.ctx.digitalEmployees.setDefault(companyId, bot.id);
-        for (let i = 0; i < 3; i++)
-          visitors.push(await connectToNewConversation(server, newVisitor(companyId)));
+        for (let i = 0; i < 3; i++) {
+          const visitor = newVisitor(companyId);
+          visitors.push({ ...(await connectToNewConversation(server, visitor)), visitor });
+        }
       },
     }));
     // Two visitor messages in the first conversation, unread by any agent.
@@ -122,16 +131,16 @@ describe('portal in a browser: the agent workspace', () => {
       'draft kept',
     );
 
+    // A file dropped on the composer and one pasted into it (no named functions inside: the page gets this source).
     await page.evaluate((png) => {
-      const file = (name: string) =>
-        new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], name, { type: 'image/png' });
+      const bytes = Uint8Array.from(atob(png), (c) => c.charCodeAt(0));
       const dropped = new DataTransfer();
-      dropped.items.add(file('dropped.png'));
+      dropped.items.add(new File([bytes], 'dropped.png', { type: 'image/png' }));
       document
         .querySelector('form.composer')!
         .dispatchEvent(new DragEvent('drop', { dataTransfer: dropped, bubbles: true, cancelable: true }));
       const pasted = new DataTransfer();
-      pasted.items.add(file('pasted.png'));
+      pasted.items.add(new File([bytes], 'pasted.png', { type: 'image/png' }));
       document
         .querySelector('textarea.composer-box')!
         .dispatchEvent(
@@ -238,6 +247,41 @@ describe('portal in a browser: the agent workspace', () => {
     await page.locator('.transcript-pane[data-live="true"]').waitFor();
     await page.getByRole('group', { name: 'Labels' }).getByText('vip').waitFor();
     await page.locator('#inbox-status').selectOption('open');
+  });
+
+  it('writes a private note with an @mention: the colleague is notified, the visitor never gets it', async () => {
+    const { page } = browser;
+    const v = visitors[1]!;
+    await page.goto(`/portal/inbox/${v.conversation.id}`);
+    await page.locator('.transcript-pane[data-live="true"]').waitFor();
+    await page.getByRole('group', { name: 'Write' }).getByRole('button', { name: 'Note' }).click();
+    const box = page.getByLabel('Private note');
+    await box.pressSequentially('Refund approved, @an');
+    await page
+      .getByRole('listbox', { name: 'Colleagues' })
+      .getByRole('option', { name: /ann@acme.test/ })
+      .waitFor();
+    await box.press('Enter');
+    assert.equal(await box.inputValue(), 'Refund approved, @ann ');
+    await box.pressSequentially('please confirm');
+    await axe(page, 'note with mention');
+    await box.press('Enter');
+    const note = page.locator('.message.note').filter({ hasText: 'Refund approved, @ann please confirm' });
+    await note.waitFor();
+    await shot(page, '5c-note');
+
+    const ann = await signInClient(server, 'ann@acme.test');
+    const notified = await ann.get('/notifications');
+    assert.equal(notified.status, 200);
+    assert.ok(JSON.stringify(notified.body).includes(v.conversation.id), 'ann is notified of the mention');
+    // The visitor: nothing on their channel, nothing in their reads.
+    const read = await listMessages(server, v.visitor, v.conversation.id);
+    assert.equal(read.status, 200);
+    assert.ok(!read.text.includes('Refund approved'), 'the visitor cannot read the note');
+    assert.ok(
+      !v.c.log.envelopes.some((e) => JSON.stringify(e).includes('Refund approved')),
+      'no envelope to the visitor',
+    );
   });
 
   it('fits a 390 px phone: the panes become views', async () => {

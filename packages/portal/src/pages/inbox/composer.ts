@@ -108,7 +108,7 @@ export class Composer {
     const picker = h('input', {
       type: 'file',
       multiple: true,
-      class: 'visually-hidden',
+      hidden: true,
       'aria-label': 'Attach files',
       tabindex: -1,
     });
