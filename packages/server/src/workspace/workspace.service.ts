@@ -318,13 +318,6 @@ export class WorkspaceService {
     return visitorPanelOf(this.deps.db, conversation, urlFor);
   }
 
-  /**
-   * The newest hand-over summary of the conversation, shown at the top of the transcript; null when it has none.
-   */
-  async summaryOf(_conversation: Conversation): Promise<string | null> {
-    return null;
-  }
-
   private validSnooze(status: WorkspaceStatus, snoozedUntil: string | undefined): string | null {
     if (status !== 'snoozed') {
       if (snoozedUntil !== undefined) throw invalid('snoozed_until', 'is only allowed with status snoozed');
