@@ -58,7 +58,7 @@ describe('portal in a browser: sign-in, roles, CSRF', () => {
     assert.equal(answer.status, 403);
     assert.equal(answer.body.code, 'csrf_failed');
     await page.reload();
-    await page.getByRole('heading', { name: 'API clients', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Inbox', level: 1 }).waitFor();
     assert.equal(await page.getByText('forged').count(), 0);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to the portal' }).waitFor();

@@ -134,7 +134,7 @@ describe('portal in a browser: visitor identity, unread counts and ratings', () 
       body: JSON.stringify({ score: 5, comment: 'Grace was great' }),
     });
     assert.equal(rated.status, 200);
-    await page.getByLabel('Show').selectOption('closed');
+    await page.getByLabel('Status').selectOption('resolved');
     await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
     await page.getByText('Satisfaction: 5/5 — “Grace was great”').waitFor();
 
