@@ -136,7 +136,7 @@ describe('portal in a browser: visitor identity, unread counts and ratings', () 
     assert.equal(rated.status, 200);
     await page.getByLabel('Status').selectOption('resolved');
     await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
-    await page.getByText('Satisfaction: 5/5 — “Grace was great”').waitFor();
+    await page.getByRole('complementary', { name: 'Visitor' }).getByText('5/5 — “Grace was great”').waitFor();
 
     // Digital employees: how visitors rate each one.
     await page.getByRole('link', { name: 'Digital employees' }).click();
