@@ -16,6 +16,7 @@ import { Scheduler } from './jobs/scheduler.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
 import { LoginThrottle } from './portal-api/login-throttle.ts';
+import { createPrivacy, type Privacy } from './privacy/privacy.module.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { type FinishedQuery, openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
@@ -65,6 +66,8 @@ export interface AppContext {
   events: EventRecorder;
   /** Event webhooks: endpoints, their deliveries and the dispatcher that sends them (src/webhooks/). */
   webhooks: Webhooks;
+  /** Erasure, export and retention of visitors' data (src/privacy/, docs/privacy.md). */
+  privacy: Privacy;
   /** Prometheus metrics every capability reports into (src/metrics/). */
   metrics: Metrics;
   /** OpenTelemetry spans (src/tracing/); a pass-through unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
@@ -198,6 +201,7 @@ export async function createContext(
       onClose: (fn) => closers.push(fn),
       scheduler,
     });
+    const privacy = createPrivacy({ store, webchat, audit, events, logger, metrics, scheduler });
     const webhooks = createWebhooks({
       store,
       sealer,
@@ -255,6 +259,7 @@ export async function createContext(
       }),
       events,
       webhooks,
+      privacy,
       metrics,
       tracing,
       scheduler,

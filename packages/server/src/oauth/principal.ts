@@ -27,6 +27,7 @@ export const SCOPES = [
   'conversations:write',
   'webhooks:read',
   'webhooks:write',
+  'privacy:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -240,7 +240,8 @@ export class AttachmentsService {
     };
   }
 
-  private urlFor(id: string): string {
+  /** A fresh signed download link to attachment `id` (also the privacy export's `url`). */
+  urlFor(id: string): string {
     return `${this.deps.publicUrl()}${this.deps.links.pathFor(id)}`;
   }
 }
