@@ -5,6 +5,7 @@ import { digitalEmployeeCommands } from '../digital-employees/digital-employees.
 import { connectorCommands } from '../integrations/connectors.cli.ts';
 import { apiClientCommands } from '../oauth/api-clients.cli.ts';
 import { keyCommands } from '../oauth/keys.cli.ts';
+import { privacyCommands } from '../privacy/privacy.cli.ts';
 import { userCommands } from '../users/users.cli.ts';
 import { channelCommands } from '../webchat/channels/channels.cli.ts';
 import { conversationCommands } from '../webchat/conversations/conversations.cli.ts';
@@ -28,4 +29,5 @@ export const commands: Command[] = [
   ...connectorCommands,
   ...masterKeyCommands,
   ...webhookCommands,
+  ...privacyCommands,
 ] as Command[];
