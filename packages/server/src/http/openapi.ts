@@ -33,6 +33,7 @@ export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> 
         { name: 'integrations', description: 'Integration connectors and their write-only API keys.' },
         { name: 'conversations', description: 'Webchat conversations for agents and integrations (bearer).' },
         { name: 'webhooks', description: 'Event webhooks signed per Standard Webhooks (docs/webhooks.md).' },
+        { name: 'privacy', description: "Erasure and export of a visitor's data (docs/privacy.md)." },
         {
           name: 'webchat-sdk',
           description: 'What the webchat SDK and widget call (session headers, no token).',
