@@ -1,5 +1,5 @@
 import type { Csat, PlatformConversationView } from './conversations.ts';
-import type { MessageRole } from './messages.ts';
+import type { MessageRole, NoteAuthorType } from './messages.ts';
 
 /**
  * The agents' live inbox (docs/routing.md "Live inbox"): one realtime channel per company, `inbox:companies.{id}`,
@@ -46,5 +46,32 @@ export interface InboxVisitorTyping {
   at: string;
 }
 
+/** A note's longest text (UTF-8 bytes: a long hand-over summary fits, a pasted log does not) and most mentions. */
+export const NOTE_LIMITS = { textBytes: 16_000, mentions: 20 } as const;
+
+/** An internal note as `POST /platform/v1/conversations/{id}/notes` answers it (docs/design.md "Internal notes"). */
+export interface NoteView {
+  id: string;
+  conversation_id: string;
+  role: 'note';
+  text: string;
+  author: { type: NoteAuthorType; id: string; name: string };
+  /** Portal users of the company the note mentions (ids). */
+  mentions: string[];
+  position: number;
+  created_at: string;
+}
+
+/**
+ * A note was written in one of the company's conversations (docs/asyncapi.yaml "InboxNote"): live only, for the
+ * agents following the inbox; never published on the conversation channel.
+ */
+export interface InboxNote {
+  version: 1;
+  event: 'note';
+  conversation_id: string;
+  note: NoteView;
+}
+
 /** Anything the server publishes on the inbox channel: a conversation entry has `type`, a transient event `event`. */
-export type InboxPublication = InboxEvent | InboxVisitorTyping;
+export type InboxPublication = InboxEvent | InboxVisitorTyping | InboxNote;

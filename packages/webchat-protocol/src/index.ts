@@ -62,10 +62,13 @@ export {
   INBOX_NAMESPACE_NAME,
   type InboxConversationView,
   type InboxEvent,
+  type InboxNote,
   type InboxPublication,
   type InboxVisitorTyping,
   inboxChannelOf,
   type LastMessagePreview,
+  NOTE_LIMITS,
+  type NoteView,
 } from './inbox.ts';
 export {
   type BlockProblem,
@@ -93,6 +96,7 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  type NoteAuthorType,
   type NoticeBlock,
   type NoticeKind,
   RASTER_IMAGE_TYPES,

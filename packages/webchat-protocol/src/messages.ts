@@ -6,8 +6,16 @@ import type { CardBlock, PostbackBlock, QuickRepliesBlock } from './interactive-
  * wire.
  */
 
-/** Who a message is from: the visitor, the digital employee, a human agent, or the service itself. */
-export type MessageRole = 'user' | 'digital_employee' | 'agent' | 'system';
+/**
+ * Who a message is from: the visitor, the digital employee, a human agent, or the service itself; `note` is an
+ * internal note for agents only (an agent's, the digital employee's or the service's, e.g. a hand-over summary or
+ * an action call): it is shown in platform and portal reads only and never reaches a visitor's client (SDK reads,
+ * envelopes, history recovery and `message.created` webhooks all leave it out).
+ */
+export type MessageRole = 'user' | 'digital_employee' | 'agent' | 'system' | 'note';
+
+/** Who wrote a note: an agent (portal user or API client), the digital employee, or Parley itself. */
+export type NoteAuthorType = 'agent' | 'digital_employee' | 'system';
 
 /** `partial` while a reply streams; `complete` once it is final (a complete message never changes again). */
 export type MessageStatus = 'partial' | 'complete';
@@ -125,6 +133,8 @@ export type BlockType = Block['type'];
 export interface MessageAuthor {
   id: string;
   name: string;
+  /** On notes only: what kind of author wrote it. */
+  type?: NoteAuthorType;
 }
 
 /** The full current state of one message: what REST returns and what every envelope carries. */
@@ -153,6 +163,8 @@ export interface MessageSnapshot {
    * envelopes).
    */
   feedback?: { rating: 'up' | 'down'; comment: string | null };
+  /** On notes only: the portal users of the company the note mentions (ids). */
+  mentions?: string[];
 }
 
 /**

@@ -14,6 +14,8 @@ const ROLE_NAMES: Record<MessageRole, keyof WidgetStrings> = {
   digital_employee: 'assistant',
   agent: 'agent',
   system: 'system',
+  // Notes are for agents only: the server never sends one to a visitor (the entry only completes the map).
+  note: 'system',
 };
 
 /** What drawing one message needs besides the message. */

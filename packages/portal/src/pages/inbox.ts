@@ -80,6 +80,7 @@ const ROLE_LABEL: Record<MessageRole, string> = {
   digital_employee: 'Digital employee',
   agent: 'Agent',
   system: 'System',
+  note: 'Internal note',
 };
 
 /**

@@ -112,7 +112,12 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
 
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
     const conversation = await load(request);
-    const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
+    const { messages } = await readMessagePage(
+      webchat,
+      conversation.id,
+      { limit: '200' },
+      { includeNotes: true },
+    );
     const [view] = await inboxViews([conversation]);
     return { conversation: view, messages, read_marks: await webchat.reads.marksOf(conversation.id) };
   });

@@ -78,6 +78,8 @@ export interface MessagesTable {
   sequence: number;
   created_at: string;
   updated_at: string;
+  /** Notes only (migration 110): JSON `{author_type, mentions}`; null on every other message. */
+  note_meta: string | null;
 }
 
 /** A user message waiting for, or getting, its digital-employee reply (migration 021). */

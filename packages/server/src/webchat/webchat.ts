@@ -47,6 +47,7 @@ import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
+import { NotesService } from './notes/notes.service.ts';
 import { ReadMarks } from './reads/read-marks.ts';
 import { endSessionSubscriptions } from './realtime/channel-access.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
@@ -226,6 +227,21 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     routing,
     routingSettings,
   });
+  const notes = new NotesService({
+    companyUsers: async (companyId, ids) => {
+      const rows = await store.db
+        .selectFrom('portal_users')
+        .select('id')
+        .where('company_id', '=', companyId)
+        .where('id', 'in', ids)
+        .execute();
+      return new Set(rows.map((r) => r.id));
+    },
+    conversations,
+    store: messages,
+    publishLive,
+    logger: webchatLogger,
+  });
   // A webhook bot's `"handover": true` queues the conversation like the visitor's own request (docs/routing.md).
   engine.onHumanRequested = (conversation) =>
     commands.requestHuman(conversation.companyId, conversation.id, {
@@ -265,6 +281,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     }),
     routing,
     routingSettings,
+    notes,
     cannedResponses: new CannedResponsesService(store.db),
     search: new ConversationSearch(store.db, store.dialect),
     commands,

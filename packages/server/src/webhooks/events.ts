@@ -13,8 +13,10 @@ export interface EventData {
     channel_id: string | null;
     digital_employee_id: string;
   };
-  /** Every complete message, any role (visitor, digital employee, agent, system). */
+  /** Every complete message, any role (visitor, digital employee, agent, system) except notes. */
   'message.created': { conversation_id: string; message: MessageSnapshot };
+  /** An internal note (role `note`, agents only): an agent's, a hand-over summary, an action call. */
+  'note.created': { conversation_id: string; note: MessageSnapshot };
   'conversation.handed_over': { conversation_id: string; agent: string | null };
   'conversation.handed_back': { conversation_id: string };
   'conversation.closed': { conversation_id: string };
@@ -38,6 +40,7 @@ export type EventType = keyof EventData;
 export const EVENT_TYPES: readonly EventType[] = [
   'conversation.created',
   'message.created',
+  'note.created',
   'conversation.handed_over',
   'conversation.handed_back',
   'conversation.closed',

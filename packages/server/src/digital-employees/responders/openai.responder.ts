@@ -174,6 +174,8 @@ function toChatMessage(message: MessageSnapshot): ChatCompletionMessageParam[] {
     case 'agent':
       return [{ role: 'assistant', content: `[${message.author?.name ?? 'Agent'}, human agent] ${text}` }];
     case 'system':
+    case 'note':
+      // Notices are the service's; notes are for agents only (never read back to the model as the conversation).
       return [];
   }
 }

@@ -121,6 +121,8 @@ export class InboxFeed {
       .select(['m.conversation_id', 'm.role', 'm.blocks', 'm.created_at'])
       .where('m.conversation_id', 'in', ids)
       .where('m.status', '=', 'complete')
+      // The preview is of the conversation itself; notes arrive as their own `note` event (notes/notes.service.ts).
+      .where('m.role', '!=', 'note')
       .where(({ eb, selectFrom }) =>
         eb(
           'm.position',
@@ -128,7 +130,8 @@ export class InboxFeed {
           selectFrom('messages as x')
             .select((x) => x.fn.max('x.position').as('p'))
             .whereRef('x.conversation_id', '=', 'm.conversation_id')
-            .where('x.status', '=', 'complete'),
+            .where('x.status', '=', 'complete')
+            .where('x.role', '!=', 'note'),
         ),
       )
       .execute();
