@@ -141,6 +141,7 @@ try {
   const deleted: Record<string, number> = {};
   const sweeper = new RetentionSweeper({
     db: ctx.store.db,
+    dialect: ctx.store.dialect,
     privacy: ctx.privacy.service,
     onDeleted: (kind, n) => {
       deleted[kind] = (deleted[kind] ?? 0) + n;

@@ -27,6 +27,7 @@ export interface PrivacyModuleDeps {
 export function createPrivacy(deps: PrivacyModuleDeps): Privacy {
   const service = new PrivacyService({
     db: deps.store.db,
+    dialect: deps.store.dialect,
     webchat: deps.webchat,
     audit: deps.audit,
     events: deps.events,
@@ -35,6 +36,7 @@ export function createPrivacy(deps: PrivacyModuleDeps): Privacy {
   deps.scheduler.add(
     new RetentionSweeper({
       db: deps.store.db,
+      dialect: deps.store.dialect,
       privacy: service,
       onDeleted: (kind, count) => deps.metrics.retentionDeleted.inc({ kind }, count),
     }),

@@ -109,6 +109,11 @@ for (const database of TEST_DATABASES) {
         blocks: [{ type: 'attachment', attachment_id: upload.body.id }],
       });
       await c.log.waitFor((envelopes) => digitalEmployeeCompletes(envelopes).length >= 2);
+      // An internal note about the visitor (any message role is erased with its conversation).
+      await server.ctx.webchat.notes.addNote(companyId, conversation.id, {
+        text: `agent note: ${canary}`,
+        author: { type: 'system', id: 'privacy-test', name: 'Test' },
+      });
       const listed = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
       const firstReply = listed.body.messages.find(
         (m: { role: string; status: string }) => m.role === 'digital_employee' && m.status === 'complete',
@@ -305,7 +310,11 @@ for (const database of TEST_DATABASES) {
       const resolved = await make('closed');
       const open = await make('open');
       // Off by default: nothing is deleted however old.
-      const sweeper = new RetentionSweeper({ db, privacy: server.ctx.privacy.service });
+      const sweeper = new RetentionSweeper({
+        db,
+        dialect: server.ctx.store.dialect,
+        privacy: server.ctx.privacy.service,
+      });
       await sweeper.runBatch(Date.now() + 400 * DAY_MS);
       assert.equal(
         (await db.selectFrom('conversations').select('id').where('id', '=', resolved).execute()).length,
@@ -320,6 +329,7 @@ for (const database of TEST_DATABASES) {
       const deleted: Record<string, number> = {};
       const counted = new RetentionSweeper({
         db,
+        dialect: server.ctx.store.dialect,
         privacy: server.ctx.privacy.service,
         batchSize: 20,
         onDeleted: (kind, n) => {

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { ScheduledJob } from '../jobs/scheduler.ts';
 import { now } from '../storage/columns.ts';
+import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
-import { DELETE_BATCH, type PrivacyService } from './privacy.service.ts';
+import { deleteBatchOf, type PrivacyService } from './privacy.service.ts';
 import { type PrivacyDatabase, privacyDb } from './privacy.tables.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -55,10 +56,14 @@ export class RetentionSettingsStore {
 
 export interface RetentionSweeperOptions {
   db: Kysely<Database>;
+  dialect: Dialect;
   privacy: Pick<PrivacyService, 'deleteConversation'>;
   /** Told what each batch deleted (prom-client counters by kind). */
   onDeleted?(kind: RetentionKind, count: number): void;
-  /** Rows (messages, deliveries, audit entries) one batch deletes at most; conversations at most a tenth. */
+  /**
+   * Rows (messages, deliveries, audit entries) one batch deletes at most, conversations at most a tenth; by default
+   * `deleteBatchOf(dialect)` (50 on SQLite, 500 on PostgreSQL).
+   */
   batchSize?: number;
 }
 
@@ -78,7 +83,7 @@ export class RetentionSweeper implements ScheduledJob {
 
   constructor(private readonly options: RetentionSweeperOptions) {
     this.db = privacyDb(options.db);
-    this.batchSize = options.batchSize ?? DELETE_BATCH;
+    this.batchSize = options.batchSize ?? deleteBatchOf(options.dialect);
   }
 
   async runBatch(nowMs: number): Promise<{ more: boolean }> {
