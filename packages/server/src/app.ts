@@ -8,6 +8,7 @@ import { registerOpenApi } from './http/openapi.ts';
 import type { RouteEntry } from './http/route-methods.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
+import { registerKnowledgeRoutes } from './knowledge/knowledge.routes.ts';
 import { registerLandingRoutes } from './landing/landing.routes.ts';
 import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
@@ -77,6 +78,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerWebhookRoutes(app, ctx.webhooks.service);
   // Erasure and export of a visitor's data (docs/privacy.md).
   registerPrivacyRoutes(app, ctx.privacy.service);
+  await registerKnowledgeRoutes(app, ctx.knowledge);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
   registerWebchat(app, ctx.webchat, readiness);
   await registerPortal(app, ctx);

@@ -13,6 +13,7 @@ import type { ConnectorsService } from './integrations/connectors.service.ts';
 import { createIntegrations } from './integrations/integrations.module.ts';
 import type { OutboundClient } from './integrations/outbound.ts';
 import { Scheduler } from './jobs/scheduler.ts';
+import { KnowledgeService } from './knowledge/knowledge.service.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
 import { LoginThrottle } from './portal-api/login-throttle.ts';
@@ -68,6 +69,8 @@ export interface AppContext {
   webhooks: Webhooks;
   /** Erasure, export and retention of visitors' data (src/privacy/, docs/privacy.md). */
   privacy: Privacy;
+  /** Knowledge sources, their passages and search (src/knowledge/); every digital employee answers from it. */
+  knowledge: KnowledgeService;
   /** Prometheus metrics every capability reports into (src/metrics/). */
   metrics: Metrics;
   /** OpenTelemetry spans (src/tracing/); a pass-through unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
@@ -178,6 +181,13 @@ export async function createContext(
     closers.push(() => integrations.close());
     const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
     closers.push(() => oauth.close());
+    const knowledge = new KnowledgeService(
+      store.db,
+      store.dialect,
+      audit,
+      integrations.fetch,
+      config.knowledge,
+    );
     const digitalEmployees = createDigitalEmployees(store, companies, integrations.connectors);
     const scheduler = new Scheduler({
       db: store.db,
@@ -192,6 +202,7 @@ export async function createContext(
       companies,
       digitalEmployees,
       connectorCaller: integrations.outbound,
+      knowledge,
       audit,
       sealer,
       rateLimiter,
@@ -260,6 +271,7 @@ export async function createContext(
       events,
       webhooks,
       privacy,
+      knowledge,
       metrics,
       tracing,
       scheduler,

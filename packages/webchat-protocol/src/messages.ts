@@ -1,4 +1,9 @@
-import type { CardBlock, PostbackBlock, QuickRepliesBlock } from './interactive-blocks.ts';
+import type {
+  CardBlock,
+  InteractiveBlockInput,
+  PostbackBlock,
+  QuickRepliesBlock,
+} from './interactive-blocks.ts';
 
 /**
  * The message model of the webchat wire protocol: what REST returns for a message and what every envelope carries
@@ -114,6 +119,32 @@ export interface NoticeBlock {
   next_open_at?: string | null;
 }
 
+/** One source a reply is based on (docs/knowledge.md): a knowledge source of the company and where to read it. */
+export interface SourceReference {
+  source_id: string;
+  title: string;
+  /** An http(s) link to the source, when it has one; clients open nothing else. */
+  url?: string;
+  /** A short excerpt of the passage the reply used. */
+  snippet?: string;
+}
+
+/**
+ * What a digital employee's reply is based on, most relevant (or first cited) first. It follows the reply's markdown
+ * block(s) and comes before any `quick_replies` or `card` block; a reply not based on knowledge has none.
+ */
+export interface SourcesBlock {
+  id: string;
+  type: 'sources';
+  sources: SourceReference[];
+}
+
+/**
+ * Blocks a digital employee's reply adds after its markdown (the server assigns the ids): what it is based on
+ * (`sources`, placed first) and the choices it offers.
+ */
+export type ReplyBlockInput = Omit<SourcesBlock, 'id'> | InteractiveBlockInput;
+
 /** Every block type this protocol version defines; what a server of this version sends. */
 export type Block =
   | TypingBlock
@@ -121,6 +152,7 @@ export type Block =
   | ErrorBlock
   | AttachmentBlock
   | NoticeBlock
+  | SourcesBlock
   // Interactive blocks: choices offered and the visitor's answer (interactive-blocks.ts).
   | QuickRepliesBlock
   | CardBlock

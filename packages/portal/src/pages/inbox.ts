@@ -16,6 +16,7 @@ import {
   type ReceivedBlock,
   type ReceivedSnapshot,
   readEnvelope,
+  type SourcesBlock,
   type TypingBlock,
 } from '@parley/webchat-protocol';
 import { renderMarkdown } from '@parley/widget/markdown';
@@ -701,6 +702,7 @@ function messageElement(m: ReceivedSnapshot): HTMLElement {
  * offered, and which choice the visitor tapped.
  */
 function interactiveElement(b: ReceivedBlock): HTMLElement[] {
+  if (b.type === 'sources') return sourcesElement(b as SourcesBlock);
   if (b.type === 'postback') {
     const { label, option_id } = b as PostbackBlock;
     return [h('span', { class: 'postback', title: `option ${option_id}` }, `Chose: ${label}`)];
@@ -723,6 +725,25 @@ function interactiveElement(b: ReceivedBlock): HTMLElement[] {
     ];
   }
   return [];
+}
+
+/**
+ * What a digital employee's answer was based on (docs/knowledge.md "Citations"): each source's title, a link when its
+ * URL is http(s) (new tab, no referrer, no opener), so the agent can check the answer against it.
+ */
+function sourcesElement(block: SourcesBlock): HTMLElement[] {
+  if (!Array.isArray(block.sources) || block.sources.length === 0) return [];
+  const items = block.sources.map((source) => {
+    const url = typeof source.url === 'string' && /^https?:\/\//i.test(source.url) ? source.url : null;
+    const title = String(source.title ?? '');
+    return h(
+      'li',
+      {},
+      url ? h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, title) : title,
+      source.snippet ? h('span', { class: 'muted' }, ` — ${source.snippet}`) : null,
+    );
+  });
+  return [h('span', { class: 'sources' }, 'Sources:', h('ol', {}, ...items))];
 }
 
 /**

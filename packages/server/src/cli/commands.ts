@@ -3,6 +3,7 @@ import { companyCommands } from '../companies/companies.cli.ts';
 import { masterKeyCommands } from '../crypto/master-key.cli.ts';
 import { digitalEmployeeCommands } from '../digital-employees/digital-employees.cli.ts';
 import { connectorCommands } from '../integrations/connectors.cli.ts';
+import { knowledgeCommands } from '../knowledge/knowledge.cli.ts';
 import { apiClientCommands } from '../oauth/api-clients.cli.ts';
 import { keyCommands } from '../oauth/keys.cli.ts';
 import { privacyCommands } from '../privacy/privacy.cli.ts';
@@ -30,4 +31,5 @@ export const commands: Command[] = [
   ...masterKeyCommands,
   ...webhookCommands,
   ...privacyCommands,
+  ...knowledgeCommands,
 ] as Command[];

@@ -148,6 +148,11 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       outboundMaxRedirects: int(env.PARLEY_OUTBOUND_MAX_REDIRECTS),
       checkTimeoutMs: int(env.PARLEY_CONNECTOR_CHECK_TIMEOUT_MS),
     },
+    knowledge: {
+      maxSourceBytes: int(env.PARLEY_KNOWLEDGE_MAX_SOURCE_BYTES),
+      fetchTimeoutMs: int(env.PARLEY_KNOWLEDGE_FETCH_TIMEOUT_MS),
+      relevanceThreshold: int(env.PARLEY_KNOWLEDGE_RELEVANCE_THRESHOLD),
+    },
   };
   return parseConfig(deepMerge(stripUndefined(raw), { ...overrides, dataDir }));
 }

@@ -214,6 +214,20 @@ export const ConfigSchema = Type.Object(
       },
       { default: {} },
     ),
+    knowledge: Type.Object(
+      {
+        /** Largest knowledge source accepted (JSON content, uploaded file or fetched page), in bytes. */
+        maxSourceBytes: Type.Integer({ minimum: 1024, maximum: 50 * 1024 * 1024, default: 5 * 1024 * 1024 }),
+        /** Time limit for fetching a knowledge source's URL (headers, and silence while the body streams), in ms. */
+        fetchTimeoutMs: Type.Integer({ minimum: 50, maximum: 120_000, default: 10_000 }),
+        /**
+         * The line between relevant and not (0–1, docs/knowledge.md "Thresholds"): below it the digital employees
+         * say they do not know and offer a person instead of answering.
+         */
+        relevanceThreshold: Type.Number({ minimum: 0, maximum: 1, default: 0.6 }),
+      },
+      { default: {} },
+    ),
   },
   { additionalProperties: false },
 );

@@ -115,6 +115,11 @@ export const ERROR_CODES = [
   'attachment_required',
   'attachment_link_invalid',
   'unknown_attachment',
+  // Knowledge sources and search (knowledge/).
+  'knowledge_source_not_found',
+  'invalid_knowledge_source',
+  'knowledge_source_too_large',
+  'knowledge_type_not_supported',
   // Portal and users.
   'not_signed_in',
   'invalid_credentials',

@@ -35,6 +35,10 @@ export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> 
         { name: 'webhooks', description: 'Event webhooks signed per Standard Webhooks (docs/webhooks.md).' },
         { name: 'privacy', description: "Erasure and export of a visitor's data (docs/privacy.md)." },
         {
+          name: 'knowledge',
+          description: 'Knowledge sources the digital employees answer from, and search (docs/knowledge.md).',
+        },
+        {
           name: 'webchat-sdk',
           description: 'What the webchat SDK and widget call (session headers, no token).',
         },

@@ -28,6 +28,8 @@ export const SCOPES = [
   'webhooks:read',
   'webhooks:write',
   'privacy:write',
+  'knowledge:read',
+  'knowledge:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -4,6 +4,7 @@ import type { DigitalEmployeesTables } from '../digital-employees/digital-employ
 import type { IdempotencyTables } from '../idempotency/idempotency.tables.ts';
 import type { IntegrationsTables } from '../integrations/connectors.tables.ts';
 import type { JobsTables } from '../jobs/jobs.tables.ts';
+import type { KnowledgeTables } from '../knowledge/knowledge.tables.ts';
 import type { OAuthTables } from '../oauth/oauth.tables.ts';
 import type { UsersTables } from '../users/users.tables.ts';
 import type { WebchatTables } from '../webchat/webchat.tables.ts';
@@ -23,4 +24,5 @@ export interface Database
     IntegrationsTables,
     WebhooksTables,
     IdempotencyTables,
-    JobsTables {}
+    JobsTables,
+    KnowledgeTables {}

@@ -13,6 +13,7 @@ import type { App } from '../http/types.ts';
 import { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
+import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
@@ -81,6 +82,8 @@ export interface WebchatDeps {
   companies: CompaniesService;
   digitalEmployees: DigitalEmployeesService;
   connectorCaller: OutboundClient;
+  /** The company's knowledge, which every digital employee answers from (knowledge/). */
+  knowledge?: KnowledgeSearch;
   audit: AuditLog;
   /** Seals the channels' identity secrets at rest. */
   sealer: Sealer;
@@ -138,7 +141,8 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   );
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
-    responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
+    responderFor: (employee) =>
+      createResponder(employee, { connectors: deps.connectorCaller, knowledge: deps.knowledge }),
     greetingFor: (employee) => greetingFor(employee),
   };
   const { metrics } = deps;

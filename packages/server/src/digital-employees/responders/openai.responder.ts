@@ -4,11 +4,13 @@ import type {
   ChatCompletionContentPart,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import { groundedModelReply } from '../../knowledge/grounding.ts';
+import type { KnowledgeSearch } from '../../knowledge/knowledge-search.ts';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
 import { backstopFor, SilenceDeadline } from './deadline.ts';
-import type { Responder, RespondInput } from './responder.ts';
+import type { ReplyChunk, Responder, RespondInput } from './responder.ts';
 import {
   ResponderBadResponseError,
   type ResponderError,
@@ -41,13 +43,22 @@ export class OpenAiResponder implements Responder {
   constructor(
     private readonly employee: Employee,
     private readonly connectors: ConnectorCaller,
+    private readonly knowledge?: KnowledgeSearch,
   ) {}
 
   get historyLimit(): number {
     return this.employee.settings.history_limit ?? SETTINGS_DEFAULTS.historyLimit;
   }
 
-  async *respond(input: RespondInput): AsyncIterable<string> {
+  /** Retrieval, guardrails and citations are knowledge/grounding.ts's; the model call is `stream`. */
+  respond(input: RespondInput): AsyncIterable<ReplyChunk> {
+    const question = textOf(input.message);
+    return groundedModelReply(this.knowledge, { ...input, question }, (grounding) =>
+      this.stream(input, grounding),
+    );
+  }
+
+  private async *stream(input: RespondInput, grounding?: string): AsyncIterable<string> {
     const { connectorId, model } = this.employee;
     if (!connectorId) throw new ResponderMisconfiguredError('no connector is set');
     if (!model) throw new ResponderMisconfiguredError('no model is set');
@@ -59,7 +70,7 @@ export class OpenAiResponder implements Responder {
       let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
       try {
         stream = await client.chat.completions.create(
-          { model, stream: true, messages: toChatMessages(this.employee, input) },
+          { model, stream: true, messages: toChatMessages(this.employee, input, grounding) },
           { signal: deadline.signal },
         );
         deadline.touch();
@@ -147,6 +158,7 @@ function openAiError(
 export function toChatMessages(
   employee: Employee,
   input: Pick<RespondInput, 'message' | 'history'>,
+  grounding?: string,
 ): ChatCompletionMessageParam[] {
   const limit = employee.settings.history_limit ?? SETTINGS_DEFAULTS.historyLimit;
   const earlier = input.history.filter((m) => m.id !== input.message.id).flatMap(toChatMessage);
@@ -158,6 +170,8 @@ export function toChatMessages(
         `You are ${employee.name}, a helpful assistant chatting with a website visitor.`,
     },
     ...(limit === 0 ? [] : earlier.slice(-limit)),
+    // The knowledge passages for this question (knowledge/grounding.ts), numbered for `[n]` citations.
+    ...(grounding ? [{ role: 'system' as const, content: grounding }] : []),
     { role: 'user', content: userContent(input.message) },
   ];
   return messages;

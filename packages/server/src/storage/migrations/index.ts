@@ -19,6 +19,7 @@ import * as m073 from './073_scheduled_jobs.ts';
 import * as m074 from './074_attachment_lifetime.ts';
 import * as m081 from './081_neutral_default_digital_employee.ts';
 import * as m082 from './082_portal_user_names.ts';
+import * as m100 from './100_knowledge.ts';
 import * as m110 from './110_notes.ts';
 import * as m130 from './130_privacy.ts';
 
@@ -26,8 +27,8 @@ import * as m130 from './130_privacy.ts';
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
  * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
  * routing, canned responses and search, 070–079 hostile input and faults (070 idempotency keys, 073–074 scheduled
- * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 110–119 notes, actions and hand-over
- * summaries, 130–139 privacy (erasure receipts, retention settings).
+ * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 100–109
+ * knowledge, 110–119 notes, actions and hand-over summaries, 130–139 privacy (erasure receipts, retention settings).
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -50,6 +51,7 @@ export const migrations: Record<string, Migration> = {
   '074_attachment_lifetime': m074,
   '081_neutral_default_digital_employee': m081,
   '082_portal_user_names': m082,
+  '100_knowledge': m100,
   '110_notes': m110,
   '130_privacy': m130,
 };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { InteractiveBlockInput } from '@parley/webchat-protocol';
+import type { ReplyBlockInput } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
 import { isStoreUnavailable } from '../../storage/store-errors.ts';
 import { untilStoreAnswers } from '../../storage/store-retry.ts';
@@ -189,9 +189,11 @@ export class ReplyStream {
    * Adds interactive blocks (already validated) after the markdown; published with the next partial and the
    * `complete`. A failed reply drops them (complete with an error), so no offer outlives a broken answer.
    */
-  offer(blocks: readonly InteractiveBlockInput[]): void {
+  offer(blocks: readonly ReplyBlockInput[]): void {
     if (this.finished || blocks.length === 0) return;
-    for (const block of blocks) this.offers.push({ id: randomUUID(), ...block });
+    for (const block of blocks) this.offers.push({ id: randomUUID(), ...block } as Block);
+    // `sources` come right after the markdown, before any choices (docs/knowledge.md "Citations").
+    this.offers.sort((a, b) => Number(b.type === 'sources') - Number(a.type === 'sources'));
     this.scheduleFlush();
   }
 
