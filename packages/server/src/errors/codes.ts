@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'broker_unavailable',
   'company_not_found',
   'invalid_name',
+  // Privacy (privacy/): erasure and export selectors.
+  'invalid_privacy_selector',
   // Idempotency-Key on message posts (idempotency/idempotent-post.ts).
   'idempotency_key_reused',
   'idempotency_key_in_use',
