@@ -41,8 +41,9 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
     logger: deps.logger,
   });
   const auditBatcher = new AuditBatcher(deps.store.db, deps.logger);
+  const clients = new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit);
   return {
-    clients: new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit),
+    clients,
     keys,
     issuer: new AccessTokenIssuer(keys, deps.config),
     verifier: new AccessTokenVerifier(keys, deps.config, (id) => deps.companies.exists(id)),
@@ -50,6 +51,11 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
     close: async () => {
       keys.stop();
       await auditBatcher.close();
+      await clients
+        .flushUsage()
+        .catch((err: Error) =>
+          deps.logger.warn({ err: { message: err.message } }, 'writing secret last-use times failed'),
+        );
     },
   };
 }

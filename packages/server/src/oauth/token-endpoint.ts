@@ -141,7 +141,11 @@ export class TokenEndpoint {
       throw invalidClient();
     }
     const result = await this.clients.authenticate(credentials.clientId, credentials.secret);
-    if (result.ok) return result.client;
+    if (result.ok) {
+      // last_used_at of the secret: gathered in memory, written about once a second (no write per grant).
+      if (result.secretId) this.clients.recordSecretUse(result.secretId);
+      return result.client;
+    }
     const clientId = isClientIdSyntax(credentials.clientId) ? credentials.clientId : undefined;
     await this.recordFailure(clientId, result.reason, result.client, ip, credentials.method);
     throw invalidClient();

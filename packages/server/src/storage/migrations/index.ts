@@ -19,12 +19,13 @@ import * as m073 from './073_scheduled_jobs.ts';
 import * as m074 from './074_attachment_lifetime.ts';
 import * as m081 from './081_neutral_default_digital_employee.ts';
 import * as m082 from './082_portal_user_names.ts';
+import * as m140 from './140_api_client_secrets.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
  * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
  * routing, canned responses and search, 070–079 hostile input and faults (070 idempotency keys, 073–074 scheduled
- * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names).
+ * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 140–149 machine access (secrets, revocation).
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '074_attachment_lifetime': m074,
   '081_neutral_default_digital_employee': m081,
   '082_portal_user_names': m082,
+  '140_api_client_secrets': m140,
 };
