@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { type Command, requireString, UsageError } from '../cli/command.ts';
-import { BadRequestError } from '../errors/app-error.ts';
-import { apiClientView, type ClientSecretView, type RotatedSecret } from './api-clients.service.ts';
+import {
+  apiClientView,
+  type ClientSecretView,
+  parseDuration,
+  type RotatedSecret,
+} from './api-clients.service.ts';
 
 const optional = (
   options: Record<string, string | boolean | undefined>,
@@ -10,16 +14,6 @@ const optional = (
   const value = options[name];
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 };
-
-/** `7d`, `12h`, `30m`, `45s` or `0` (stop at once) → seconds; anything else is `invalid_expiry`. */
-export function parseDuration(text: string): number {
-  const match = /^(\d{1,6})([dhms]?)$/.exec(text.trim());
-  if (!match || (match[2] === '' && match[1] !== '0')) {
-    throw new BadRequestError('invalid_expiry', 'A duration is a number with d, h, m or s (e.g. 7d), or 0.');
-  }
-  const unit = { d: 86400, h: 3600, m: 60, s: 1, '': 0 }[match[2] as 'd' | 'h' | 'm' | 's' | ''];
-  return Number(match[1]) * unit;
-}
 
 /** Scopes as one space- (or comma-) separated argument: `--scopes "connector:write connector:read"`. */
 const scopesOf = (value: string): string[] => value.split(/[\s,]+/).filter(Boolean);
@@ -52,7 +46,7 @@ const create: Command<{
       try {
         jwks = JSON.parse(readFileSync(jwksFile, 'utf8'));
       } catch {
-        throw new BadRequestError('invalid_client_keys', 'The --jwks-file is not a readable JSON file.');
+        throw new UsageError('--jwks-file is not a readable JSON file');
       }
     }
     const { client, secret } = await ctx!.oauth.clients.createAny({

@@ -494,6 +494,16 @@ export class ApiClientsService {
   }
 }
 
+/** `7d`, `12h`, `30m`, `45s` or `0` (stop at once) → seconds; anything else is `invalid_expiry`. */
+export function parseDuration(text: string): number {
+  const match = /^(\d{1,6})([dhms]?)$/.exec(text.trim());
+  if (!match || (match[2] === '' && match[1] !== '0')) {
+    throw new BadRequestError('invalid_expiry', 'A duration is a number with d, h, m or s (e.g. 7d), or 0.');
+  }
+  const unit = { d: 86400, h: 3600, m: 60, s: 1, '': 0 }[match[2] as 'd' | 'h' | 'm' | 's' | ''];
+  return Number(match[1]) * unit;
+}
+
 function validName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > API_CLIENT_NAME_MAX) {

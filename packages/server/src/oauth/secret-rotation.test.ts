@@ -4,7 +4,7 @@ import { runCli } from '../cli/main.ts';
 import { cliEnvFor } from '../testing/cli.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { parseDuration } from './api-clients.cli.ts';
+import { parseDuration } from './api-clients.service.ts';
 import { basicAuth, postToken } from './testing/oauth-fixtures.ts';
 
 const GRANT = 'grant_type=client_credentials';
