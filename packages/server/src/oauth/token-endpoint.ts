@@ -65,9 +65,7 @@ export class TokenEndpoint {
     if (form.grant_type !== CLIENT_CREDENTIALS) {
       throw new OAuthError('unsupported_grant_type', 'Only the client_credentials grant is supported.');
     }
-    const credentials = readClientCredentials(request.authorization, form);
-    await this.refuseWhileBlocked(credentials, request.ip);
-    const client = await this.authenticate(credentials, request.ip);
+    const client = await this.authenticateClient(request);
     const scopes = grantedScopes(form.scope, client.scopes);
     await this.chargeTokenQuota(client, request.ip);
 
@@ -97,6 +95,16 @@ export class TokenEndpoint {
       expires_in: issued.expiresIn,
       scope: issued.claims.scope,
     };
+  }
+
+  /**
+   * Client authentication as at the token endpoint (RFC 6749 §2.3), with the same failure budgets: also what the
+   * revocation (RFC 7009 §2.1) and introspection (RFC 7662 §2.1) endpoints require.
+   */
+  async authenticateClient(request: TokenRequest): Promise<ApiClient> {
+    const credentials = readClientCredentials(request.authorization, request.form);
+    await this.refuseWhileBlocked(credentials, request.ip);
+    return this.authenticate(credentials, request.ip);
   }
 
   /**
