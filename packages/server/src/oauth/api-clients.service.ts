@@ -451,6 +451,19 @@ export class ApiClientsService {
   }
 
   /**
+   * Marks a client assertion's `jti` as used (RFC 7523 §3 rule 7); `false` when it was used before, on any node:
+   * the row's primary key decides. Rows are kept until the assertion expires (then purged, RevocationList).
+   */
+  async claimAssertionJti(clientId: string, jti: string, exp: number): Promise<boolean> {
+    const result = await this.db
+      .insertInto('oauth_used_jtis')
+      .values({ jti: `${clientId}|${jti}`, expires_at: new Date(exp * 1000).toISOString() })
+      .onConflict((oc) => oc.column('jti').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  }
+
+  /**
    * Records that a secret was used. Nothing is written per grant: uses are gathered in memory and written by
    * `flushUsage` at most once a second (one UPDATE per secret used in that second), like the audit batcher.
    */
@@ -569,17 +582,12 @@ function validClientKeys(
     );
   }
   if (jwksUri !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(jwksUri);
-    } catch {
-      throw new BadRequestError('invalid_client_keys', 'The jwks_uri is not a URL.');
-    }
-    const loopback = ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-      throw new BadRequestError('invalid_client_keys', 'The jwks_uri must use https.');
-    }
-    return { jwksUri: url.toString() };
+    // Fetching a client's jwks_uri (through the outbound policy, with caching) is not built yet: say so plainly
+    // instead of accepting a client that could never authenticate.
+    throw new BadRequestError(
+      'invalid_client_keys',
+      'A jwks_uri is not supported yet; register the JWK Set itself (--jwks-file).',
+    );
   }
   const keys = (jwks as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_CLIENT_KEYS) {

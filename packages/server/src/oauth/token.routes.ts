@@ -7,9 +7,10 @@ import { parseBodyText } from '../http/body-text.ts';
 import type { App } from '../http/types.ts';
 import { type FormParams, parseForm } from './form-body.ts';
 import { invalidRequest, OAuthError, sendOAuthError, temporarilyUnavailable } from './oauth-errors.ts';
-import { TokenEndpoint } from './token-endpoint.ts';
+import { TOKEN_PATH, TokenEndpoint } from './token-endpoint.ts';
 
-export const TOKEN_PATH = '/platform/v1/auth/token/client-credentials';
+export { TOKEN_PATH };
+
 const FORM = 'application/x-www-form-urlencoded';
 /** A token request is a few hundred bytes; anything much larger is not one. */
 const TOKEN_BODY_LIMIT = 8 * 1024;
