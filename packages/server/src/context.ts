@@ -304,6 +304,7 @@ export async function createContext(
  */
 export async function startServices(ctx: AppContext): Promise<void> {
   await ctx.oauth.keys.start();
+  await ctx.oauth.revocations.start();
   await ctx.webchat.serve();
   await ctx.webhooks.serve();
   ctx.scheduler.start();
