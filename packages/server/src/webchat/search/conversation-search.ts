@@ -56,7 +56,7 @@ export class ConversationSearch {
           contains('c.visitor_email'),
           contains('c.visitor_id'),
           contains('c.id'),
-          ...(terms.length > 0 ? [eb('c.id', 'in', this.conversationsWithText(terms))] : []),
+          ...(terms.length > 0 ? [eb('c.id', 'in', this.conversationsWithText(terms, text))] : []),
         ]),
       )
       .$if(before !== undefined, (q) =>
@@ -76,14 +76,15 @@ export class ConversationSearch {
 
   /** For each conversation that has one, its latest message holding every word of `query`. */
   async matchesIn(conversationIds: string[], query: string): Promise<Map<string, MessageMatch>> {
-    const terms = termsOf(query);
+    const text = query.trim().replace(/^#/, '');
+    const terms = termsOf(text);
     const found = new Map<string, MessageMatch>();
     if (terms.length === 0 || conversationIds.length === 0) return found;
     const rows = await this.db
       .selectFrom('messages')
       .select(['id', 'conversation_id', 'role', 'blocks', 'created_at'])
       .where('conversation_id', 'in', conversationIds)
-      .where('id', 'in', this.messagesWithText(terms))
+      .where('id', 'in', this.messagesWithText(terms, text))
       .orderBy('position', 'desc')
       .limit(conversationIds.length * 20)
       .execute();
@@ -99,23 +100,29 @@ export class ConversationSearch {
     return found;
   }
 
-  private conversationsWithText(terms: string[]): Expression<string> {
+  private conversationsWithText(terms: string[], text: string): Expression<string> {
     if (this.dialect === 'postgres') {
-      return sql<string>`(select conversation_id from messages where status = 'complete' and ${sql.raw(POSTGRES_DOCUMENT)} @@ to_tsquery('simple', ${postgresQuery(terms)}))`;
+      return sql<string>`(select conversation_id from messages where status = 'complete' and ${sql.raw(POSTGRES_DOCUMENT)} @@ ${postgresQuery(text)})`;
     }
     return sql<string>`(select conversation_id from message_search where message_search match ${ftsQuery(terms)})`;
   }
 
-  private messagesWithText(terms: string[]): Expression<string> {
+  private messagesWithText(terms: string[], text: string): Expression<string> {
     if (this.dialect === 'postgres') {
-      return sql<string>`(select id from messages where status = 'complete' and ${sql.raw(POSTGRES_DOCUMENT)} @@ to_tsquery('simple', ${postgresQuery(terms)}))`;
+      return sql<string>`(select id from messages where status = 'complete' and ${sql.raw(POSTGRES_DOCUMENT)} @@ ${postgresQuery(text)})`;
     }
     return sql<string>`(select m.id from messages m where m.rowid in (select rowid from message_search where message_search match ${ftsQuery(terms)}))`;
   }
 }
 
-/** `'word':* & 'other':*` — terms are letters and digits only (termsOf), so quoting them is enough. */
-const postgresQuery = (terms: string[]): string => terms.map((t) => `'${t}':*`).join(' & ');
+/**
+ * `'word':* & 'other':*`: the query cut into lexemes by PostgreSQL's own parser, as the document was. The parser
+ * reads text by its context (in `canary-3f2a-4abc` it finds `-4` and `abc`, a signed number and a word), so terms cut
+ * apart by termsOf would miss the very text they were copied from. Lexemes are quoted for to_tsquery
+ * (a quote doubled, a backslash escaped).
+ */
+const postgresQuery = (text: string) =>
+  sql`(select to_tsquery('simple', string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*', ' & ')) from unnest(to_tsvector('simple', ${text})))`;
 
 /** `"word"* "other"*` — FTS5 prefix queries, every term required. */
 const ftsQuery = (terms: string[]): string => terms.map((t) => `"${t}"*`).join(' ');
