@@ -125,8 +125,8 @@ export class RetentionSweeper implements ScheduledJob {
     const companies = await this.db.selectFrom('privacy_settings').selectAll().execute();
     let more = false;
     for (const settings of companies) {
-      // A spent budget leaves the rest to the next batch (the scheduler runs it at once); `more` says so.
-      if (this.paced && this.overBudget()) return { more: true };
+      // A budget spent on earlier companies leaves the rest to the next batch (the scheduler runs it at once).
+      if (this.paced && more && this.overBudget()) return { more: true };
       if (settings.resolved_conversation_days !== null) {
         more =
           (await this.sweepConversations(
