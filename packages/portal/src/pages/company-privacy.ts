@@ -28,12 +28,39 @@ const RETENTION_FIELDS: Array<{ name: keyof RetentionSettings; label: string; hi
   { name: 'audit_days', label: 'Delete audit entries after (days)', hint: 'Empty keeps them.' },
 ];
 
+const SELECTOR_FIELD = {
+  name: 'selector',
+  label: 'Select by',
+  type: 'select' as const,
+  value: 'visitor_sub',
+  options: [
+    { value: 'visitor_sub', label: 'Visitor user id (sub)' },
+    { value: 'conversation_id', label: 'Conversation id' },
+    { value: 'session_id', label: 'Session id' },
+  ],
+};
+
+/** Hands `document` to the browser as a file download (an object URL on a transient link, revoked after). */
+function saveJson(document_: unknown, filename: string): void {
+  const url = URL.createObjectURL(
+    new Blob([JSON.stringify(document_, null, 2)], { type: 'application/json' }),
+  );
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(url);
+}
+
 const daysOf = (value: string | string[]): number | null =>
   String(value).trim() === '' ? null : Number(value);
 
 /**
- * Settings → Company → Privacy (docs/privacy.md): the retention periods, and erasure of one visitor's data — by
- * their user id (`sub`), a conversation or a session — after a confirmation, since it cannot be undone.
+ * Settings → Company → Privacy (docs/privacy.md): the retention periods, the export of one visitor's data as a JSON
+ * file, and erasure of one visitor's data — by their user id (`sub`), a conversation or a session — after a
+ * confirmation, since it cannot be undone.
  */
 export async function privacySection(
   say: (kind: 'success' | 'error', text: string) => void,
@@ -62,17 +89,7 @@ export async function privacySection(
     submitLabel: 'Erase…',
     resetOnSuccess: true,
     fields: [
-      {
-        name: 'selector',
-        label: 'Erase by',
-        type: 'select',
-        value: 'visitor_sub',
-        options: [
-          { value: 'visitor_sub', label: 'Visitor user id (sub)' },
-          { value: 'conversation_id', label: 'Conversation id' },
-          { value: 'session_id', label: 'Session id' },
-        ],
-      },
+      { ...SELECTOR_FIELD, label: 'Erase by' },
       { name: 'value', label: 'Value', required: true, maxLength: 200 },
     ],
     onSubmit: async (values) => {
@@ -92,9 +109,26 @@ export async function privacySection(
       );
     },
   });
+  const exporter = createForm({
+    submitLabel: 'Download export',
+    fields: [
+      { ...SELECTOR_FIELD, label: 'Export by' },
+      { name: 'value', label: 'Value', required: true, maxLength: 200 },
+    ],
+    onSubmit: async (values) => {
+      const key = String(values.selector);
+      // The document a visitor may be handed (docs/privacy.md "Export"); attachment urls in it are signed for 1 h.
+      const exported = await api<{ conversations: unknown[] }>('POST', '/privacy/exports', {
+        [key]: String(values.value).trim(),
+      });
+      saveJson(exported, `visitor-export-${new Date().toISOString().slice(0, 10)}.json`);
+      say('success', `Exported ${exported.conversations.length} conversation(s).`);
+    },
+  });
   const section = document.createElement('div');
   section.append(
     titledSection('retention-title', 'Retention', retention.el),
+    titledSection('export-title', 'Export a visitor’s data', exporter.el),
     titledSection('erase-title', 'Erase a visitor', erase.el),
   );
   return section;

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { App } from '../http/types.ts';
 import { PrivacySelectorBody, RetentionSettings } from '../privacy/privacy.schemas.ts';
 import { selectorOf } from '../privacy/privacy.service.ts';
@@ -5,7 +6,8 @@ import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
 
 /**
  * The portal's Privacy section (admins only, the default portal access; docs/privacy.md): the company's retention
- * settings, and erasure of a visitor's data (the page asks for confirmation first).
+ * settings, erasure of a visitor's data (the page asks for confirmation first), and the export of a visitor's data
+ * (the page downloads it as a file).
  */
 export function registerPortalPrivacyRoutes(app: App, { ctx }: PortalDeps): void {
   app.get('/company/retention', async (request) =>
@@ -33,5 +35,16 @@ export function registerPortalPrivacyRoutes(app: App, { ctx }: PortalDeps): void
       actor: actorOf(request),
       ip: request.ip,
     });
+  });
+  // The same document as the platform's export (docs/privacy.md "Export"), streamed; `no-store` because it is
+  // personal data that no cache between the browser and the server may keep.
+  app.post('/privacy/exports', { schema: { body: PrivacySelectorBody } }, async (request, reply) => {
+    const companyId = sessionOf(request).user.companyId;
+    const parts = await ctx.privacy.service.exportJson(companyId, selectorOf(request.body));
+    reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-disposition', 'attachment; filename="visitor-export.json"');
+    return reply.send(Readable.from(parts));
   });
 }

@@ -52,5 +52,34 @@ for (const database of TEST_DATABASES) {
       const [event] = await server.ctx.audit.list({ companyId: acmeId, type: 'visitor.erased' });
       assert.match(String(event?.actor), /^user:/);
     });
+
+    it('exports a conversation of the admin’s company as the JSON document; agents and other companies are refused', async () => {
+      const canary = `canary-${randomUUID()}`;
+      const employee = await server.ctx.webchat.conversations.defaultDigitalEmployee(acmeId);
+      const conversation = await server.ctx.webchat.conversations.create(
+        { companyId: acmeId, sessionId: randomUUID() },
+        employee.id,
+      );
+      await server.ctx.webchat.store.insert({
+        conversationId: conversation.id,
+        role: 'user',
+        author: null,
+        status: 'complete',
+        blocks: [{ id: randomUUID(), type: 'markdown', content: `my order ${canary}` }],
+      });
+      assert.equal((await agent.post('/privacy/exports', { conversation_id: conversation.id })).status, 403);
+      const foreign = await globex.post('/privacy/exports', { conversation_id: conversation.id });
+      assert.equal(foreign.status, 404);
+      assert.equal(foreign.body.code, 'conversation_not_found');
+      const none = await acme.post('/privacy/exports', {});
+      assert.equal(none.status, 400);
+      const res = await acme.post('/privacy/exports', { conversation_id: conversation.id });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.headers.get('cache-control'), 'no-store');
+      assert.match(String(res.headers.get('content-disposition')), /^attachment;/);
+      assert.equal(res.body.conversations.length, 1);
+      assert.equal(res.body.conversations[0].id, conversation.id);
+      assert.ok(JSON.stringify(res.body.conversations[0].messages).includes(canary));
+    });
   });
 }

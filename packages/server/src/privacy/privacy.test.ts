@@ -16,6 +16,7 @@ import {
   digitalEmployeeCompletes,
   newVisitor,
   sdkGet,
+  sdkPost,
   sendMessage,
 } from '../webchat/testing/webchat-fixtures.ts';
 import { startWebhookSink, type WebhookSink } from '../webhooks/testing/webhook-sink.ts';
@@ -179,6 +180,82 @@ for (const database of TEST_DATABASES) {
       const audit = await server.ctx.audit.list({ companyId, type: 'visitor.erased' });
       assert.equal(audit.length >= 1, true);
       assert.ok(!JSON.stringify(audit).includes(canary));
+    });
+
+    it("erases the workspace's rows of the conversation: visitor attributes, labels, mentions of its notes", async () => {
+      const canary = `canary-${randomUUID()}`;
+      const v = newVisitor(companyId);
+      const created = await sdkPost(server, v, '/conversations', {
+        attributes: { order: canary, plan: 'gold' },
+        page_url: `https://shop.example/${canary}`,
+      });
+      assert.equal(created.status, 201, created.text);
+      const conversationId: string = created.body.id;
+      const label = `label-${randomUUID().slice(0, 8)}`;
+      await server.ctx.workspace.service.setLabels(companyId, conversationId, [label], { id: 'test' });
+      const agent = await server.ctx.users.create({
+        companyId,
+        email: `agent-${randomUUID()}@example.com`,
+        password: randomUUID(),
+        role: 'agent',
+        name: 'Kim',
+      });
+      await server.ctx.webchat.notes.addNote(companyId, conversationId, {
+        text: `@Kim see order ${canary}`,
+        author: { type: 'system', id: 'privacy-test', name: 'Test' },
+        mentions: [agent.id],
+      });
+      const db = server.ctx.store.db;
+      const rowsOf = async () => ({
+        attributes: (
+          await db
+            .selectFrom('conversation_attributes')
+            .selectAll()
+            .where('conversation_id', '=', conversationId)
+            .execute()
+        ).length,
+        labels: (
+          await db
+            .selectFrom('conversation_labels')
+            .selectAll()
+            .where('conversation_id', '=', conversationId)
+            .execute()
+        ).length,
+        mentions: (await server.ctx.workspace.mentions.unread(companyId, agent.id)).length,
+        companyLabels: (await server.ctx.workspace.service.companyLabels(companyId)).filter(
+          (l) => l.label === label,
+        ).length,
+        // The inbox list's attribute filter (`attr.order=…`).
+        filtered: (
+          await server.ctx.workspace.service.list(
+            companyId,
+            { view: 'all', userId: agent.id, attributes: [['order', canary]] },
+            { limit: 10 },
+          )
+        ).length,
+      });
+      // Preconditions: each kind is stored, and the canary is on disk (attribute rows, conversation JSON, preview).
+      assert.deepEqual(await rowsOf(), {
+        attributes: 2,
+        labels: 1,
+        mentions: 1,
+        companyLabels: 1,
+        filtered: 1,
+      });
+      assert.ok(dumpContains(canary), 'the dump holds the canary before');
+
+      const res = await post('/erasures', { conversation_id: conversationId });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.erased.conversations, 1);
+
+      assert.deepEqual(await rowsOf(), {
+        attributes: 0,
+        labels: 0,
+        mentions: 0,
+        companyLabels: 0,
+        filtered: 0,
+      });
+      assert.ok(!dumpContains(canary), 'no dump holds the canary after');
     });
 
     it('erases every conversation of a visitor_sub, and only those; visitor.erased carries ids and counts', async () => {
@@ -347,6 +424,67 @@ for (const database of TEST_DATABASES) {
           .length,
         0,
         'audit entries older than 365 days went',
+      );
+      await server.ctx.privacy.retention.set(companyId, {
+        resolved_conversation_days: null,
+        delivered_webhook_days: null,
+        audit_days: null,
+      });
+    });
+
+    it('a paced sweep ends its batch once its time budget is spent and finishes over the next ones', async () => {
+      const db = server.ctx.store.db;
+      const employee = await server.ctx.webchat.conversations.defaultDigitalEmployee(companyId);
+      const conversation = await server.ctx.webchat.conversations.create(
+        { companyId, sessionId: randomUUID() },
+        employee.id,
+      );
+      for (let i = 0; i < 12; i++)
+        await server.ctx.webchat.store.insert({
+          conversationId: conversation.id,
+          role: 'user',
+          author: null,
+          status: 'complete',
+          blocks: [{ id: randomUUID(), type: 'markdown', content: `old words ${i}` }],
+        });
+      await db
+        .updateTable('conversations')
+        .set({ status: 'closed' })
+        .where('id', '=', conversation.id)
+        .execute();
+      await server.ctx.privacy.retention.set(companyId, {
+        resolved_conversation_days: 30,
+        delivered_webhook_days: null,
+        audit_days: null,
+      });
+      const messagesLeft = async () =>
+        (
+          await db
+            .selectFrom('messages')
+            .select('id')
+            .where('conversation_id', '=', conversation.id)
+            .execute()
+        ).length;
+      // A budget of 0 ms is spent by the first statement: the batch stops there (a batch bounded by rows only would
+      // take all 12 messages and the conversation at once).
+      const sweeper = new RetentionSweeper({
+        db,
+        dialect: server.ctx.store.dialect,
+        privacy: server.ctx.privacy.service,
+        batchBudgetMs: 0,
+      });
+      const first = await sweeper.runBatch(Date.now() + 400 * DAY_MS);
+      assert.equal(first.more, true);
+      const left = await messagesLeft();
+      assert.ok(left > 0 && left < 12, `one small statement ran (${left} of 12 left)`);
+      let batches = 1;
+      while (batches < 100 && (await sweeper.runBatch(Date.now() + 400 * DAY_MS)).more) batches++;
+      assert.ok(batches > 2, 'the rest took further batches');
+      assert.equal(await messagesLeft(), 0);
+      assert.equal(
+        (await db.selectFrom('conversations').select('id').where('id', '=', conversation.id).execute())
+          .length,
+        0,
       );
       await server.ctx.privacy.retention.set(companyId, {
         resolved_conversation_days: null,

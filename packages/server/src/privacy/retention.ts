@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { ScheduledJob } from '../jobs/scheduler.ts';
 import { now } from '../storage/columns.ts';
@@ -65,7 +66,26 @@ export interface RetentionSweeperOptions {
    * `deleteBatchOf(dialect)` (50 on SQLite, 500 on PostgreSQL).
    */
   batchSize?: number;
+  /**
+   * Work one batch does at most, in milliseconds of the store's time, before it answers `more` (default
+   * `batchBudgetOf(dialect)`: 10 on SQLite, none on PostgreSQL). On SQLite the messages then go in small statements
+   * sized from the measured cost of the last one, with the event loop given back between them.
+   */
+  batchBudgetMs?: number;
 }
+
+/**
+ * A batch's time budget by store. better-sqlite3 runs each statement on the server's own thread and a message's
+ * FTS5 secure-delete costs about 1 ms, so a batch of 50 held every chat publish of the process for 50–80 ms
+ * (`npm run bench -- retention`); 10 ms keeps a publish that arrives mid-batch close to its baseline. PostgreSQL
+ * works beside the event loop, so its batches are bounded by rows only.
+ */
+export const batchBudgetOf = (dialect: Dialect): number =>
+  dialect === 'sqlite' ? 10 : Number.POSITIVE_INFINITY;
+
+/** Smallest and largest SQLite message statement, in rows, whatever the measured cost says. */
+const MIN_STATEMENT_ROWS = 1;
+const MAX_STATEMENT_ROWS = 50;
 
 /**
  * The retention sweep (docs/privacy.md "Retention"), a scheduled job (jobs/scheduler.ts: one node at a time): for
@@ -80,16 +100,33 @@ export class RetentionSweeper implements ScheduledJob {
   readonly intervalMs = SWEEP_INTERVAL_MS;
   private readonly db: Kysely<PrivacyDatabase>;
   private readonly batchSize: number;
+  private readonly budgetMs: number;
+  /** Rows the next SQLite message statement deletes, re-sized after each from its measured cost. */
+  private statementRows = 4;
+  /** When the current batch started (performance.now()). */
+  private batchStarted = 0;
 
   constructor(private readonly options: RetentionSweeperOptions) {
     this.db = privacyDb(options.db);
     this.batchSize = options.batchSize ?? deleteBatchOf(options.dialect);
+    this.budgetMs = options.batchBudgetMs ?? batchBudgetOf(options.dialect);
+  }
+
+  private get paced(): boolean {
+    return Number.isFinite(this.budgetMs);
+  }
+
+  private overBudget(): boolean {
+    return performance.now() - this.batchStarted >= this.budgetMs;
   }
 
   async runBatch(nowMs: number): Promise<{ more: boolean }> {
+    this.batchStarted = performance.now();
     const companies = await this.db.selectFrom('privacy_settings').selectAll().execute();
     let more = false;
     for (const settings of companies) {
+      // A budget spent on earlier companies leaves the rest to the next batch (the scheduler runs it at once).
+      if (this.paced && more && this.overBudget()) return { more: true };
       if (settings.resolved_conversation_days !== null) {
         more =
           (await this.sweepConversations(
@@ -129,6 +166,7 @@ export class RetentionSweeper implements ScheduledJob {
       .execute();
     if (due.length === 0) return false;
     const ids = due.map((row) => row.id);
+    if (this.paced) return this.sweepConversationsPaced(ids);
     const messages = await this.db
       .selectFrom('messages')
       .select('id')
@@ -147,16 +185,58 @@ export class RetentionSweeper implements ScheduledJob {
       this.report('message', Number(deleted.numDeletedRows));
       if (messages.length === this.batchSize) return true;
     }
-    let conversations = 0;
-    for (const id of ids) {
-      const removed = await this.options.privacy.deleteConversation(id);
-      conversations += removed.conversations;
-      this.report('message', removed.messages);
-      this.report('webhook_event', removed.webhook_events);
-      this.report('webhook_delivery', removed.webhook_deliveries);
-    }
-    this.report('conversation', conversations);
+    for (const id of ids) await this.deleteConversation(id);
     return true;
+  }
+
+  /**
+   * The SQLite form: messages in statements sized so that each takes a few milliseconds (the last statement's
+   * measured cost per row, aiming at a quarter of the budget), with a macrotask turn between statements — a
+   * Kysely query on better-sqlite3 resolves in microtasks only, so without it no timer or socket of a chat would run
+   * until the batch ended. The batch ends once its budget is spent; conversations whose messages are gone follow,
+   * one per turn, within the same budget.
+   */
+  private async sweepConversationsPaced(ids: string[]): Promise<boolean> {
+    for (;;) {
+      const messages = await this.db
+        .selectFrom('messages')
+        .select('id')
+        .where('conversation_id', 'in', ids)
+        .limit(this.statementRows)
+        .execute();
+      if (messages.length === 0) break;
+      const started = performance.now();
+      const deleted = await this.db
+        .deleteFrom('messages')
+        .where(
+          'id',
+          'in',
+          messages.map((m) => m.id),
+        )
+        .executeTakeFirst();
+      const perRow = (performance.now() - started) / messages.length;
+      this.report('message', Number(deleted.numDeletedRows));
+      this.statementRows = Math.min(
+        MAX_STATEMENT_ROWS,
+        Math.max(MIN_STATEMENT_ROWS, Math.floor(this.budgetMs / 4 / Math.max(perRow, 0.01))),
+      );
+      await nextTurn();
+      if (this.overBudget()) return true;
+    }
+    for (const id of ids) {
+      await this.deleteConversation(id);
+      await nextTurn();
+      if (this.overBudget()) return true;
+    }
+    return true;
+  }
+
+  private async deleteConversation(id: string): Promise<void> {
+    const removed = await this.options.privacy.deleteConversation(id);
+    this.report('conversation', removed.conversations);
+    this.report('message', removed.messages);
+    this.report('webhook_event', removed.webhook_events);
+    this.report('webhook_delivery', removed.webhook_deliveries);
   }
 
   private async sweepDeliveries(companyId: string, cutoffMs: number): Promise<boolean> {

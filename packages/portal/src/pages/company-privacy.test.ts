@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import type { TestBrowser } from '../testing/browser.ts';
+import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+
+// Settings → Company → Privacy: the export of a visitor's data downloads the JSON document (docs/privacy.md "Export").
+describe('portal in a browser: company privacy export', () => {
+  let server: TestServer;
+  let browser: TestBrowser;
+  let companyId: string;
+  before(async () => {
+    ({ server, browser, companyId } = await startPortalPage({ section: 'Company' }));
+  });
+  after(() => closePortalPage({ server, browser }));
+
+  it('downloads the export of a conversation as a JSON file', async () => {
+    const canary = `canary-${randomUUID()}`;
+    const employee = await server.ctx.webchat.conversations.defaultDigitalEmployee(companyId);
+    const conversation = await server.ctx.webchat.conversations.create(
+      { companyId, sessionId: randomUUID() },
+      employee.id,
+    );
+    await server.ctx.webchat.store.insert({
+      conversationId: conversation.id,
+      role: 'user',
+      author: null,
+      status: 'complete',
+      blocks: [{ id: randomUUID(), type: 'markdown', content: `my order ${canary}` }],
+    });
+    const { page } = browser;
+    const exporter = page.getByRole('region', { name: /Export a visitor/ });
+    await exporter.getByLabel('Export by').selectOption('conversation_id');
+    await exporter.getByLabel('Value').fill(conversation.id);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      exporter.getByRole('button', { name: 'Download export' }).click(),
+    ]);
+    assert.match(download.suggestedFilename(), /^visitor-export-\d{4}-\d{2}-\d{2}\.json$/);
+    const file = await download.path();
+    const document = JSON.parse(await readFile(file, 'utf8'));
+    assert.equal(document.conversations.length, 1);
+    assert.equal(document.conversations[0].id, conversation.id);
+    assert.ok(JSON.stringify(document.conversations[0].messages).includes(canary));
+    await page.getByText('Exported 1 conversation(s).').waitFor();
+  });
+});
