@@ -1,10 +1,19 @@
-import { type Command, requireString } from '../cli/command.ts';
-import type { digitalEmployeeToJson } from './digital-employees.service.ts';
+import type { AuditLog } from '../audit/audit.service.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
+import type { DigitalEmployeesService, digitalEmployeeToJson } from './digital-employees.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface DigitalEmployeeCommandDeps {
+  digitalEmployees: DigitalEmployeesService;
+  companies: Pick<CompaniesService, 'get'>;
+  audit: Pick<AuditLog, 'record'>;
+}
 
 const optionalString = (value: string | boolean | undefined): string | undefined =>
   typeof value === 'string' ? value : undefined;
 
-const create: Command<{ id: string }> = {
+const create: Command<{ id: string }, DigitalEmployeeCommandDeps> = {
   name: 'digital-employees create',
   summary: 'create a digital employee (builtin bot, webhook or OpenAI-compatible model)',
   options: {
@@ -19,7 +28,7 @@ const create: Command<{ id: string }> = {
   },
   async run(options, ctx) {
     const greeting = optionalString(options.greeting);
-    const employee = await ctx!.digitalEmployees.create({
+    const employee = await ctx.digitalEmployees.create({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
       responder: requireString(options, 'responder'),
@@ -29,7 +38,7 @@ const create: Command<{ id: string }> = {
       settings: greeting ? { greeting } : {},
       isDefault: options.default === true,
     });
-    await ctx!.audit.record({
+    await ctx.audit.record({
       type: 'digital_employee.created',
       companyId: employee.companyId,
       actor: 'cli',
@@ -45,14 +54,17 @@ const create: Command<{ id: string }> = {
   format: (r) => `created digital employee\nid: ${r.id}`,
 };
 
-const list: Command<{ digital_employees: Array<ReturnType<typeof digitalEmployeeToJson>> }> = {
+const list: Command<
+  { digital_employees: Array<ReturnType<typeof digitalEmployeeToJson>> },
+  DigitalEmployeeCommandDeps
+> = {
   name: 'digital-employees list',
   summary: "list a company's digital employees",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
-    const employees = await ctx!.digitalEmployees.list(companyId);
+    await ctx.companies.get(companyId);
+    const employees = await ctx.digitalEmployees.list(companyId);
     // Loaded when the command runs, not when `parley` starts: `--help` and the other commands need none of it.
     const { digitalEmployeeToJson } = await import('./digital-employees.service.ts');
     return { digital_employees: employees.map(digitalEmployeeToJson) };
@@ -66,7 +78,7 @@ const list: Command<{ digital_employees: Array<ReturnType<typeof digitalEmployee
       .join('\n') || '(no digital employees)',
 };
 
-const setDefault: Command<{ id: string }> = {
+const setDefault: Command<{ id: string }, DigitalEmployeeCommandDeps> = {
   name: 'digital-employees set-default',
   summary: "make a digital employee the company's default (answers new conversations)",
   options: {
@@ -74,11 +86,11 @@ const setDefault: Command<{ id: string }> = {
     id: { description: 'digital employee id', required: true },
   },
   async run(options, ctx) {
-    const employee = await ctx!.digitalEmployees.setDefault(
+    const employee = await ctx.digitalEmployees.setDefault(
       requireString(options, 'company'),
       requireString(options, 'id'),
     );
-    await ctx!.audit.record({
+    await ctx.audit.record({
       type: 'digital_employee.made_default',
       companyId: employee.companyId,
       actor: 'cli',

@@ -1,10 +1,19 @@
-import { type Command, requireString } from '../cli/command.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
 import { apiClientView } from './api-clients.service.ts';
+import type { OAuthServices } from './oauth.services.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface ApiClientCommandDeps {
+  oauth: Pick<OAuthServices, 'clients'>;
+}
 
 /** Scopes as one space- (or comma-) separated argument: `--scopes "connector:write connector:read"`. */
 const scopesOf = (value: string): string[] => value.split(/[\s,]+/).filter(Boolean);
 
-const create: Command<{ client_id: string; client_secret: string; name: string; scopes: string[] }> = {
+const create: Command<
+  { client_id: string; client_secret: string; name: string; scopes: string[] },
+  ApiClientCommandDeps
+> = {
   name: 'api-clients create',
   summary: 'create an API client; prints its secret once (it cannot be shown again)',
   options: {
@@ -13,7 +22,7 @@ const create: Command<{ client_id: string; client_secret: string; name: string; 
     scopes: { description: 'space-separated scopes, e.g. "connector:write connector:read"', required: true },
   },
   async run(options, ctx) {
-    const { client, secret } = await ctx!.oauth.clients.create({
+    const { client, secret } = await ctx.oauth.clients.create({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
       scopes: scopesOf(requireString(options, 'scopes')),
@@ -32,12 +41,12 @@ const create: Command<{ client_id: string; client_secret: string; name: string; 
     ].join('\n'),
 };
 
-const list: Command<{ api_clients: Array<ReturnType<typeof apiClientView>> }> = {
+const list: Command<{ api_clients: Array<ReturnType<typeof apiClientView>> }, ApiClientCommandDeps> = {
   name: 'api-clients list',
   summary: "list a company's API clients (never their secrets)",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
-    const clients = await ctx!.oauth.clients.list(requireString(options, 'company'));
+    const clients = await ctx.oauth.clients.list(requireString(options, 'company'));
     return { api_clients: clients.map(apiClientView) };
   },
   format: (r) =>
@@ -48,7 +57,7 @@ const list: Command<{ api_clients: Array<ReturnType<typeof apiClientView>> }> = 
       .join('\n') || '(no API clients)',
 };
 
-const remove: Command<{ client_id: string; deleted_at: string }> = {
+const remove: Command<{ client_id: string; deleted_at: string }, ApiClientCommandDeps> = {
   name: 'api-clients delete',
   summary: 'delete an API client: no new tokens; issued tokens work until they expire (at most 1 hour)',
   options: {
@@ -56,7 +65,7 @@ const remove: Command<{ client_id: string; deleted_at: string }> = {
     'client-id': { description: 'client id (pcl_…)', required: true },
   },
   async run(options, ctx) {
-    const client = await ctx!.oauth.clients.delete(
+    const client = await ctx.oauth.clients.delete(
       requireString(options, 'company'),
       requireString(options, 'client-id'),
       'cli',

@@ -1,6 +1,14 @@
-import { type Command, requireString, UsageError } from '../../cli/command.ts';
+import type { AuditLog } from '../../audit/audit.service.ts';
+import { type Command, requireString, UsageError } from '../../cli-kit/command.ts';
 import type { IdentitySettings } from '../identity/channel-identity.ts';
+import type { Webchat } from '../webchat-services.ts';
 import { type Channel, IDENTITY_MODES, type IdentityMode } from './channels.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface ChannelCommandDeps {
+  webchat: Pick<Webchat, 'channels' | 'identity'>;
+  audit: Pick<AuditLog, 'record'>;
+}
 
 /** A channel as the CLI prints it (snake_case, like the API). */
 const channelView = (c: Channel) => ({
@@ -12,7 +20,7 @@ const channelView = (c: Channel) => ({
 });
 type ChannelView = ReturnType<typeof channelView>;
 
-const create: Command<ChannelView> = {
+const create: Command<ChannelView, ChannelCommandDeps> = {
   name: 'channels create',
   summary: 'create a webchat channel (a widget or app) routed to a digital employee',
   options: {
@@ -28,13 +36,13 @@ const create: Command<ChannelView> = {
       typeof options['allowed-origins'] === 'string'
         ? options['allowed-origins'].split(/\s+/).filter(Boolean)
         : [];
-    const channel = await ctx!.webchat.channels.create({
+    const channel = await ctx.webchat.channels.create({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
       digitalEmployeeId: requireString(options, 'digital-employee'),
       allowedOrigins: origins,
     });
-    await ctx!.audit.record({
+    await ctx.audit.record({
       type: 'channel.created',
       companyId: channel.companyId,
       actor: 'cli',
@@ -45,12 +53,12 @@ const create: Command<ChannelView> = {
   format: (r) => `created channel ${r.name}\nid: ${r.id}`,
 };
 
-const list: Command<{ channels: ChannelView[] }> = {
+const list: Command<{ channels: ChannelView[] }, ChannelCommandDeps> = {
   name: 'channels list',
   summary: "list a company's webchat channels",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
-    const channels = await ctx!.webchat.channels.list(requireString(options, 'company'));
+    const channels = await ctx.webchat.channels.list(requireString(options, 'company'));
     return { channels: channels.map(channelView) };
   },
   format: (r) =>
@@ -59,7 +67,7 @@ const list: Command<{ channels: ChannelView[] }> = {
       .join('\n') || '(no channels)',
 };
 
-const identity: Command<IdentitySettings> = {
+const identity: Command<IdentitySettings, ChannelCommandDeps> = {
   name: 'channels identity',
   summary: 'set how a channel treats visitor tokens (off, optional, required) and rotate its identity secret',
   options: {
@@ -75,7 +83,7 @@ const identity: Command<IdentitySettings> = {
     const mode = requireString(options, 'mode');
     if (!(IDENTITY_MODES as readonly string[]).includes(mode))
       throw new UsageError('--mode must be off, optional or required');
-    return ctx!.webchat.identity.configure(
+    return ctx.webchat.identity.configure(
       requireString(options, 'company'),
       requireString(options, 'channel'),
       { mode: mode as IdentityMode, rotateSecret: options['rotate-secret'] === true },

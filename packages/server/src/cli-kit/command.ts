@@ -1,5 +1,7 @@
-import type { AppContext } from '../context.ts';
 import type { ErrorCode } from '../errors/codes.ts';
+
+/** The parsed options of one call: `--name value` as a string, a flag as `true`. */
+export type CommandOptions = Record<string, string | boolean | undefined>;
 
 export interface OptionSpec {
   description: string;
@@ -18,15 +20,19 @@ export interface OptionSpec {
  * One CLI command. `run` returns the result object that `--json` prints as one JSON object; `format` renders it
  * for people. Commands never print secrets except the results that exist to hand a secret over once
  * (`api-clients create`; `channels identity` when a channel gets a new identity secret).
+ *
+ * `D` is what the command uses: each capability's `*.cli.ts` names the few services it needs, and the CLI
+ * (`cli/main.ts`, part of the composition root) hands them over from the services it built. So a capability
+ * describes its commands without knowing the root, and this file sits below every capability.
  */
-export interface Command<R = unknown> {
+export interface Command<R = unknown, D = never> {
   /** Words after `parley`, e.g. `api-clients create`. */
   name: string;
   summary: string;
   options: Record<string, OptionSpec>;
-  /** Commands that need no database (e.g. `serve`, `realtime`) run without a context. */
+  /** Commands that need no database (e.g. `serve`, `realtime`) are built no services and run with `undefined`. */
   needsContext?: boolean;
-  run(options: Record<string, string | boolean | undefined>, ctx: AppContext | undefined): Promise<R>;
+  run(options: CommandOptions, deps: D): Promise<R>;
   format?(result: R): string;
 }
 
@@ -34,7 +40,7 @@ export class UsageError extends Error {
   readonly code = 'usage' satisfies ErrorCode;
 }
 
-export function requireString(options: Record<string, string | boolean | undefined>, name: string): string {
+export function requireString(options: CommandOptions, name: string): string {
   const value = options[name];
   if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
   return value;

@@ -1,9 +1,9 @@
-import { type Command, requireString, UsageError } from '../cli/command.ts';
+import { type Command, requireString, UsageError } from '../cli-kit/command.ts';
 import type { AppContext } from '../context.ts';
+import { addMasterKeyVersion, loadMasterKeys, writeMasterKeyFile } from '../crypto/master-keys.ts';
+import type { ColumnRewrapReport, ColumnVersionCount } from '../crypto/sealed-columns.ts';
+import { Sealer } from '../crypto/sealing.ts';
 import { AppError } from '../errors/app-error.ts';
-import { addMasterKeyVersion, loadMasterKeys, writeMasterKeyFile } from './master-keys.ts';
-import type { ColumnRewrapReport, ColumnVersionCount } from './sealed-columns.ts';
-import { Sealer } from './sealing.ts';
 
 /**
  * Master-key rotation without downtime (procedure in docs/config.md "Rotating the master key"):
@@ -39,31 +39,31 @@ interface RotateResult {
 /** Passes over the tables: a value a live server replaced during one pass is looked at again in the next. */
 const REWRAP_PASSES = 3;
 
-const rotate: Command<RotateResult> = {
+const rotate: Command<RotateResult, AppContext> = {
   name: 'master-key rotate',
   summary:
     'add a master key version (file-based keys) and re-wrap every stored secret under the newest version',
   options: {},
   async run(_options, ctx) {
-    const source = sourceOf(ctx!);
-    if (source === 'file' && ctx!.config.masterKeyPrimary !== undefined) {
+    const source = sourceOf(ctx);
+    if (source === 'file' && ctx.config.masterKeyPrimary !== undefined) {
       throw new AppError(
         409,
         'master_key_primary_pinned',
         'PARLEY_MASTER_KEY_PRIMARY pins sealing to one version; unset it to rotate file-based keys.',
       );
     }
-    const sealer = source === 'file' ? new Sealer(addMasterKeyVersion(ctx!.config.dataDir)) : ctx!.sealer;
+    const sealer = source === 'file' ? new Sealer(addMasterKeyVersion(ctx.config.dataDir)) : ctx.sealer;
     let reports: ColumnRewrapReport[] = [];
     // Loaded when the command runs, not when `parley` starts: `--help` and the other commands need none of it.
-    const { rewrapSealedColumns } = await import('./sealed-columns.ts');
+    const { rewrapSealedColumns } = await import('../crypto/sealed-columns.ts');
     for (let pass = 0; pass < REWRAP_PASSES; pass++) {
-      const run = await rewrapSealedColumns(ctx!.store.db, sealer, ctx!.sealedColumns);
+      const run = await rewrapSealedColumns(ctx.store.db, sealer, ctx.sealedColumns);
       reports = pass === 0 ? run : mergeReports(reports, run);
       if (run.every((r) => r.changedConcurrently === 0)) break;
     }
-    const { unregistered, versionsInUse } = await usageOf(ctx!, sealer);
-    await ctx!.audit.record({
+    const { unregistered, versionsInUse } = await usageOf(ctx, sealer);
+    await ctx.audit.record({
       type: 'master_key.rotated',
       actor: 'cli',
       details: {
@@ -132,7 +132,9 @@ async function usageOf(
   unregistered: ColumnVersionCount[];
   versionsInUse: number[];
 }> {
-  const { countSealedByMasterVersion, findUnregisteredSealedValues } = await import('./sealed-columns.ts');
+  const { countSealedByMasterVersion, findUnregisteredSealedValues } = await import(
+    '../crypto/sealed-columns.ts'
+  );
   const registered = await countSealedByMasterVersion(ctx.store.db, sealer, ctx.sealedColumns);
   const unregistered = await findUnregisteredSealedValues(
     ctx.store.db,
@@ -156,17 +158,17 @@ interface StatusResult {
   versions_in_use: number[];
 }
 
-const status: Command<StatusResult> = {
+const status: Command<StatusResult, AppContext> = {
   name: 'master-key status',
   summary: 'show which master key versions the stored secrets are wrapped with',
   options: {},
   async run(_options, ctx) {
-    const sealer = currentSealer(ctx!);
-    const usage = await usageOf(ctx!, sealer);
+    const sealer = currentSealer(ctx);
+    const usage = await usageOf(ctx, sealer);
     return {
       master_key_version: sealer.currentVersion,
       configured_versions: sealer.versions,
-      source: sourceOf(ctx!),
+      source: sourceOf(ctx),
       columns: usage.registered.map(view),
       unregistered: usage.unregistered.map(view),
       versions_in_use: usage.versionsInUse,
@@ -181,7 +183,7 @@ const status: Command<StatusResult> = {
     ].join('\n'),
 };
 
-const retire: Command<{ version: number; removed: boolean; source: 'config' | 'file' }> = {
+const retire: Command<{ version: number; removed: boolean; source: 'config' | 'file' }, AppContext> = {
   name: 'master-key retire',
   summary:
     'drop an old master key version once no stored secret uses it (file-based keys; checks only for config)',
@@ -190,7 +192,7 @@ const retire: Command<{ version: number; removed: boolean; source: 'config' | 'f
     const text = requireString(options, 'version');
     if (!/^\d+$/.test(text)) throw new UsageError('--version must be a positive integer');
     const version = Number(text);
-    const sealer = currentSealer(ctx!);
+    const sealer = currentSealer(ctx);
     if (!sealer.versions.includes(version))
       throw new AppError(404, 'master_key_not_found', `Master key version ${version} is not configured.`);
     if (version === sealer.currentVersion) {
@@ -200,7 +202,7 @@ const retire: Command<{ version: number; removed: boolean; source: 'config' | 'f
         `Version ${version} is the newest master key; rotate first.`,
       );
     }
-    const usage = await usageOf(ctx!, sealer);
+    const usage = await usageOf(ctx, sealer);
     if (usage.versionsInUse.includes(version)) {
       const where = [...usage.registered, ...usage.unregistered]
         .filter((c) => c.byVersion[version])
@@ -215,11 +217,11 @@ const retire: Command<{ version: number; removed: boolean; source: 'config' | 'f
         { columns: where },
       );
     }
-    const source = sourceOf(ctx!);
+    const source = sourceOf(ctx);
     if (source === 'file') {
-      const keys = loadMasterKeys(undefined, ctx!.config.dataDir).keys.filter((k) => k.version !== version);
-      writeMasterKeyFile(ctx!.config.dataDir, keys);
-      await ctx!.audit.record({
+      const keys = loadMasterKeys(undefined, ctx.config.dataDir).keys.filter((k) => k.version !== version);
+      writeMasterKeyFile(ctx.config.dataDir, keys);
+      await ctx.audit.record({
         type: 'master_key.retired',
         actor: 'cli',
         details: { master_key_version: version },
