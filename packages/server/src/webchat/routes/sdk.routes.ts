@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, BadRequestError } from '../../errors/app-error.ts';
-import { sendProblem } from '../../errors/problem.ts';
+import { sendProblem } from '../../http/problem.ts';
 import { realtimeFallbackUrlsOf, websocketUrlOf } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
 import { registerSdkAttachmentRoutes } from '../attachments/attachments.routes.ts';

@@ -1,9 +1,9 @@
 import { MAX_JSON_DEPTH } from '@parley/realtime';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ROUTER_OPTIONS } from '../http/route-methods.ts';
-import { UNSAFE_TEXT_MESSAGE } from '../http/unsafe-text.ts';
-import { AppError } from './app-error.ts';
-import { dependencyUnavailable } from './unavailable.ts';
+import { AppError } from '../errors/app-error.ts';
+import { dependencyUnavailable } from '../errors/unavailable.ts';
+import { ROUTER_OPTIONS } from './route-methods.ts';
+import { UNSAFE_TEXT_MESSAGE } from './unsafe-text.ts';
 
 /** RFC 9457 problem details, the error body of every non-OAuth route. */
 export interface Problem {

@@ -1,8 +1,8 @@
 import { connect } from 'node:net';
 import { deflateSync } from 'node:zlib';
-import { http } from '../../../testing/http-client.ts';
-import type { TestServer } from '../../../testing/test-server.ts';
-import type { Visitor } from '../../testing/webchat-fixtures.ts';
+import { http } from '../http-client.ts';
+import type { TestServer } from '../test-server.ts';
+import type { Visitor } from './webchat-fixtures.ts';
 
 /** A real, valid PNG of `width`×`height` pixels of one colour (signature, IHDR, IDAT, IEND; PNG spec §5). */
 export function pngOf(width = 2, height = 2, rgb: [number, number, number] = [200, 30, 30]): Buffer {

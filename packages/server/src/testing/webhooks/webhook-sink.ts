@@ -2,9 +2,9 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Scope } from '../../oauth/principal.ts';
-import { createTestClient, fetchToken } from '../../oauth/testing/oauth-fixtures.ts';
-import { type HttpResult, http } from '../../testing/http-client.ts';
-import type { TestServer } from '../../testing/test-server.ts';
+import { type HttpResult, http } from '../http-client.ts';
+import { createTestClient, fetchToken } from '../oauth/oauth-fixtures.ts';
+import type { TestServer } from '../test-server.ts';
 
 export interface Received {
   headers: IncomingHttpHeaders;

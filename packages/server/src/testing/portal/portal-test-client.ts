@@ -1,4 +1,4 @@
-import { type HttpResult, http } from '../../testing/http-client.ts';
+import { type HttpResult, http } from '../http-client.ts';
 
 /**
  * A signed-in portal browser for API tests: keeps the session cookie and the CSRF token like the SPA does, and

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestClient, fetchToken, type TestClient } from '../../oauth/testing/oauth-fixtures.ts';
-import { type HttpResult, http } from '../../testing/http-client.ts';
-import type { TestServer } from '../../testing/test-server.ts';
+import { type HttpResult, http } from '../http-client.ts';
+import { createTestClient, fetchToken, type TestClient } from '../oauth/oauth-fixtures.ts';
+import type { TestServer } from '../test-server.ts';
 
 export interface RecordedCall {
   method: string;

@@ -3,11 +3,11 @@ import { type ReadEvent, readEventOf } from '@parley/webchat-protocol';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import WebSocket from 'ws';
 import type { Scope } from '../../oauth/principal.ts';
-import { createTestClient, fetchToken } from '../../oauth/testing/oauth-fixtures.ts';
-import { http, json } from '../../testing/http-client.ts';
-import type { TestServer } from '../../testing/test-server.ts';
-import { waitForSettled } from '../../testing/wait.ts';
-import type { MessageEnvelope } from '../messages/message.ts';
+import type { MessageEnvelope } from '../../webchat/messages/message.ts';
+import { http, json } from '../http-client.ts';
+import { createTestClient, fetchToken } from '../oauth/oauth-fixtures.ts';
+import type { TestServer } from '../test-server.ts';
+import { waitForSettled } from '../wait.ts';
 
 /** A visitor as the SDK sees it: one X-Session-Id in one company (optionally one channel). */
 export interface Visitor {

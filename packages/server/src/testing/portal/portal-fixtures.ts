@@ -1,9 +1,9 @@
-import { basicAuth, postToken } from '../../oauth/testing/oauth-fixtures.ts';
-import type { TestDatabase } from '../../testing/databases.ts';
-import type { HttpResult } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer, type TestServerOptions } from '../../testing/test-server.ts';
 import { UsersService } from '../../users/users.service.ts';
 import type { UserRole } from '../../users/users.tables.ts';
+import type { TestDatabase } from '../databases.ts';
+import type { HttpResult } from '../http-client.ts';
+import { basicAuth, postToken } from '../oauth/oauth-fixtures.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from '../test-server.ts';
 import { PortalTestClient } from './portal-test-client.ts';
 
 export { PortalTestClient };

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.ts';
-import { type HttpResult, http } from '../../testing/http-client.ts';
-import type { Scope } from '../principal.ts';
-import { TOKEN_PATH } from '../token.routes.ts';
+import type { Scope } from '../../oauth/principal.ts';
+import { TOKEN_PATH } from '../../oauth/token.routes.ts';
+import { type HttpResult, http } from '../http-client.ts';
 
 export interface TestClient {
   companyId: string;

@@ -1,8 +1,8 @@
 import { SignJWT } from 'jose';
-import type { TestServer } from '../../../testing/test-server.ts';
-import type { IdentityMode } from '../../channels/channels.service.ts';
-import { newVisitor, type Visitor } from '../../testing/webchat-fixtures.ts';
-import type { IdentitySettings } from '../channel-identity.ts';
+import type { IdentityMode } from '../../webchat/channels/channels.service.ts';
+import type { IdentitySettings } from '../../webchat/identity/channel-identity.ts';
+import type { TestServer } from '../test-server.ts';
+import { newVisitor, type Visitor } from './webchat-fixtures.ts';
 
 /** A channel of the company's default digital employee with identity `mode`, and its identity secret. */
 export async function createIdentityChannel(
