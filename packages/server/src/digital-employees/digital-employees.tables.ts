@@ -20,3 +20,8 @@ export interface DigitalEmployeesTable {
 export interface DigitalEmployeesTables {
   digital_employees: DigitalEmployeesTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends DigitalEmployeesTables {}
+}

@@ -10,5 +10,5 @@ import { registerWellKnownRoutes } from './well-known.routes.ts';
 export async function registerOAuth(app: App, deps: OAuthRouteDeps): Promise<void> {
   registerBearerAuth(app, deps.oauth.verifier);
   await registerTokenRoutes(app, deps);
-  registerWellKnownRoutes(app, deps.oauth.keys, deps.config.publicUrl);
+  registerWellKnownRoutes(app, deps.oauth.keys, deps.config);
 }

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import type { Config } from '../config/schema.ts';
 import type { App } from '../http/types.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
 import { SCOPES } from './principal.ts';
@@ -37,7 +38,12 @@ const Metadata = Type.Object({
  * Discovery: the JWK Set (RFC 7517 §5) of every published signing key, and RFC 8414 authorization-server
  * metadata. Both are public and cacheable; the JWKS max-age is part of KEY_RETENTION_SECONDS.
  */
-export function registerWellKnownRoutes(app: App, keys: SigningKeyStore, publicUrl: string): void {
+export function registerWellKnownRoutes(
+  app: App,
+  keys: SigningKeyStore,
+  // The config itself, read per request: the test server learns its port (publicUrl) after the app is built.
+  config: Pick<Config, 'publicUrl'>,
+): void {
   app.get(
     '/.well-known/jwks.json',
     {
@@ -63,7 +69,7 @@ export function registerWellKnownRoutes(app: App, keys: SigningKeyStore, publicU
       },
     },
     async (_request, reply) => {
-      const base = publicUrl;
+      const base = config.publicUrl;
       reply.header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
       return {
         // RFC 8414 §3.3: must equal the `iss` of the tokens we mint.

@@ -106,3 +106,8 @@ export interface WebchatTables
   messages: MessagesTable;
   reply_jobs: ReplyJobsTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends WebchatTables {}
+}

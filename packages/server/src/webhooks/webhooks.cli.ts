@@ -1,6 +1,6 @@
 import { type Command, requireString } from '../cli-kit/command.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
-import { EVENT_TYPES } from './events.ts';
+import { EVENT_TYPES } from '../events/domain-events.ts';
 import type { Webhooks } from './webhooks.module.ts';
 import type { createdWebhookView, Webhook } from './webhooks.service.ts';
 

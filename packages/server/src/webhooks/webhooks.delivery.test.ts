@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { EVENT_TYPES } from '../events/domain-events.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
 import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
@@ -20,7 +21,6 @@ import {
   webhookTenant,
 } from '../testing/webhooks/webhook-sink.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
-import { EVENT_TYPES } from './events.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

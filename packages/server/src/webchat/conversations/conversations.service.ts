@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
+import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { EventRecorder } from '../../webhooks/events.ts';
 import type { Visitor } from '../identity/visitor.ts';
 import { noDigitalEmployee } from '../webchat.errors.ts';
 import {
@@ -42,7 +42,7 @@ export class ConversationsService {
 
   constructor(
     private readonly db: Kysely<Database>,
-    /** Webhook events of conversation changes, recorded in each change's transaction (webhooks/events.ts). */
+    /** Webhook events of conversation changes, recorded in each change's transaction (events/domain-events.ts). */
     private readonly events: EventRecorder,
   ) {
     this.byId = compileOnce<{ id: string }>((arg) =>

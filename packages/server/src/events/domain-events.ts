@@ -51,7 +51,7 @@ export type DomainEvent = {
 
 /**
  * Where a change reports its event: `record` runs inside the change's own transaction (`trx`), so the event is
- * stored if and only if the change is (the transactional outbox). Implemented by webhooks/outbox.ts; capabilities
+ * stored if and only if the change is (the transactional outbox). Implemented by webhooks/outbox.ts (which delivers them to the company's webhooks); capabilities
  * receive it from the composition root.
  */
 export interface EventRecorder {
