@@ -1,7 +1,7 @@
 import { toMilliseconds } from '../config/duration.ts';
 import { ConfigError } from '../config/errors.ts';
-import type { ChannelOptions, ChannelRules, NamespaceConfig } from '../config/namespaces.ts';
-import type { RealtimeEngineOptions } from '../config/options.ts';
+import type { ChannelOptions, ChannelRules, NamespaceConfig } from '../engine/namespaces.ts';
+import type { RealtimeEngineOptions } from '../engine/options.ts';
 import type { TokenOptions } from '../tokens/verifier.ts';
 import { readEmulation, readProxies } from './transport-config.ts';
 

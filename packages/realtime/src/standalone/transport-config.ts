@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/errors.ts';
-import type { RealtimeEngineOptions } from '../config/options.ts';
+import type { RealtimeEngineOptions } from '../engine/options.ts';
 import type {
   ProxyEndpointOptions,
   ProxyOptions,

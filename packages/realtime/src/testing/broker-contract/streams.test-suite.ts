@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { waitFor } from '../../testing/harness.ts';
-import type { ClientInfo } from '../types.ts';
+import type { ClientInfo } from '../../broker/types.ts';
+import { waitFor } from '../harness.ts';
 import { type BrokerFactory, channelName, LONG, offsetsOf, publishMany, startNodes } from './support.ts';
 
 /**

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { Centrifuge, Subscription } from 'centrifuge';
-import type { NamespaceConfig } from '../config/namespaces.ts';
 import {
   closedAfterAll,
   connectionToken,
@@ -14,6 +13,7 @@ import {
   waitFor,
   waitForEvent,
 } from '../testing/harness.ts';
+import type { NamespaceConfig } from './namespaces.ts';
 
 /** The Centrifugo-compatible server API over plain HTTP, on one node and across nodes sharing a broker. */
 

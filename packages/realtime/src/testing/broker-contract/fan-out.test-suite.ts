@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { waitFor } from '../../testing/harness.ts';
-import type { ClientInfo } from '../types.ts';
+import type { ClientInfo } from '../../broker/types.ts';
+import { waitFor } from '../harness.ts';
 import { type BrokerFactory, channelName, LONG, startNodes, waitForBarrier } from './support.ts';
 
 /**

@@ -1,15 +1,15 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { StreamPosition } from '../broker/types.ts';
-import { channelPresenceStats, publishToChannel, removeChannelHistory } from '../engine/channel-api.ts';
-import type { Cluster } from '../engine/cluster.ts';
-import type { EngineCore } from '../engine/core.ts';
 import { encodePresence, encodePublications, toStreamPosition } from '../protocol/codec.ts';
 import { DisconnectCode, ErrorCode, UNAVAILABLE_ERROR_CODE, UnsubscribeCode } from '../protocol/codes.ts';
 import { ClientError, isBrokerUnavailable, toClientError } from '../protocol/errors.ts';
 import { exceedsJsonDepth } from '../protocol/json-depth.ts';
 import { TokenError } from '../tokens/jwt.ts';
 import { parseOverride } from '../tokens/verifier.ts';
+import { channelPresenceStats, publishToChannel, removeChannelHistory } from './channel-api.ts';
+import type { Cluster } from './cluster.ts';
+import type { EngineCore } from './core.ts';
 
 /**
  * Centrifugo v6 server HTTP API (`POST /api/<method>`, CFGO `internal/api`): `X-API-Key` or

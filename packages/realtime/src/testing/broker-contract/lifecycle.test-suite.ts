@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { waitFor } from '../../testing/harness.ts';
-import { BrokerError } from '../errors.ts';
+import { BrokerError } from '../../broker/errors.ts';
+import { waitFor } from '../harness.ts';
 import { type BrokerFactory, channelName, startNodes, waitForBarrier } from './support.ts';
 
 /** Lifecycle: health while running, typed errors and no delivery after close. */

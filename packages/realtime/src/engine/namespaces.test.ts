@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseGoDuration } from './duration.ts';
-import { ConfigError } from './errors.ts';
+import { parseGoDuration } from '../config/duration.ts';
+import { ConfigError } from '../config/errors.ts';
 import { ChannelRegistry, isValidPublicationData } from './namespaces.ts';
 
 /** Namespaces with Centrifugo's option names and channel parsing rules (CFGO `container.go`, `format.go`). */

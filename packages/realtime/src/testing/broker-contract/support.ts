@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestContext } from 'node:test';
-import { waitFor } from '../../testing/harness.ts';
 import type {
   Broker,
   BrokerEventHandler,
@@ -15,7 +14,8 @@ import type {
   HistoryRetention,
   PresenceManager,
   Publication,
-} from '../types.ts';
+} from '../../broker/types.ts';
+import { waitFor } from '../harness.ts';
 
 export interface BrokerNode {
   broker: Broker;

@@ -1,16 +1,16 @@
 import type { Broker, PresenceManager } from '../broker/types.ts';
-import type { RealtimeHooks } from '../engine/hooks.ts';
-import { createJsonLogger, type Logger } from '../engine/logger.ts';
-import type { RealtimeObserver } from '../engine/observer.ts';
+import { ConfigError } from '../config/errors.ts';
 import { ProxyDirectory, type ProxyOptions } from '../proxy/options.ts';
 import type { TokenOptions } from '../tokens/verifier.ts';
-import { ConfigError } from './errors.ts';
+import type { RealtimeHooks } from './hooks.ts';
+import { createJsonLogger, type Logger } from './logger.ts';
 import {
   type ChannelOptions,
   type ChannelRules,
   DEFAULT_CHANNEL_RULES,
   type NamespaceConfig,
 } from './namespaces.ts';
+import type { RealtimeObserver } from './observer.ts';
 
 /** Per-connection command rate limit (token bucket); over the limit → 111, far over → close 3013. */
 export interface CommandRateLimit {

@@ -1,7 +1,7 @@
 import type { HistoryRetention } from '../broker/types.ts';
+import { type DurationInput, toMilliseconds } from '../config/duration.ts';
+import { ConfigError } from '../config/errors.ts';
 import type { ChannelProxyNames } from '../proxy/options.ts';
-import { type DurationInput, toMilliseconds } from './duration.ts';
-import { ConfigError } from './errors.ts';
 
 /**
  * Channel options with Centrifugo's names (CFGO `configtypes/namespace.go`), so a Centrifugo `channel.namespaces`
