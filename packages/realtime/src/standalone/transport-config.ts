@@ -6,7 +6,7 @@ import type {
   RpcProxyRouting,
   StatusToCodeTransform,
 } from '../proxy/options.ts';
-import type { Reader } from './config.ts';
+import type { Reader } from './reader.ts';
 
 /**
  * The Centrifugo v6 sections of the stand-alone config beyond channels and tokens: proxies (`client.proxy`,
