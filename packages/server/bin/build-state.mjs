@@ -5,7 +5,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// This file stands in packages/server/bin/ (the `parley` entry reads it); the repository is three folders up.
+export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const DIST = join(ROOT, 'dist');
 /** The production entry: exports `runCli` (packages/server/src/build/built-entry.ts). */
 export const BUILT_ENTRY = join(DIST, 'parley.mjs');
