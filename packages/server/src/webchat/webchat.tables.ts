@@ -1,8 +1,4 @@
 import type { Generated } from 'kysely';
-import type { AttachmentsTables } from './attachments/attachments.tables.ts';
-import type { CannedResponsesTables } from './canned-responses/canned-responses.tables.ts';
-import type { FeedbackTables } from './feedback/feedback.tables.ts';
-import type { RoutingTables } from './routing/routing.tables.ts';
 
 /** Tables of the webchat (migrations 020–029). Timestamps are ISO-8601 UTC text, JSON is text (storage/columns.ts). */
 
@@ -96,11 +92,8 @@ export interface ReplyJobsTable {
   queued_at: number;
 }
 
-export interface WebchatTables
-  extends FeedbackTables,
-    AttachmentsTables,
-    RoutingTables,
-    CannedResponsesTables {
+/** The webchat's core tables; attachments, feedback, routing and canned responses add theirs from their folders. */
+export interface WebchatTables {
   channels: ChannelsTable;
   conversations: ConversationsTable;
   messages: MessagesTable;
