@@ -5,6 +5,7 @@ import type { Responder } from '../../digital-employees/responders/responder.ts'
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
 import { untilStoreAnswers } from '../../storage/store-retry.ts';
 import { DISABLED, type Tracing } from '../../tracing/tracing.ts';
+import type { Conversation } from '../conversation.ts';
 import { storedUserBlocks } from '../interactive/postbacks.ts';
 import type {
   Block,
@@ -18,7 +19,6 @@ import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
 import { conversationClosed } from '../webchat.errors.ts';
 import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
-import type { Conversation } from './conversation.ts';
 import type { ConversationsService } from './conversations.service.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
 import { NO_HEARTBEATS, type ReplyHeartbeats } from './reply-heartbeats.ts';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, requireString, UsageError } from '../../cli-kit/command.ts';
+import { type Conversation, platformConversationView } from '../conversation.ts';
 import type { MessageSnapshot } from '../messages/message.ts';
 import type { Webchat } from '../webchat-services.ts';
-import { type Conversation, platformConversationView } from './conversation.ts';
 import type { Actor } from './conversation-commands.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */

@@ -5,14 +5,14 @@ import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { Visitor } from '../identity/visitor.ts';
-import { noDigitalEmployee } from '../webchat.errors.ts';
 import {
   type Conversation,
   type ConversationHandler,
   type ConversationStatus,
   toConversation,
-} from './conversation.ts';
+} from '../conversation.ts';
+import type { Visitor } from '../identity/visitor.ts';
+import { noDigitalEmployee } from '../webchat.errors.ts';
 
 /**
  * Who may see a conversation over the SDK: an anonymous session sees the conversations it started (and not yet

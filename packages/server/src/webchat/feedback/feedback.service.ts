@@ -10,7 +10,7 @@ import { isUuid } from '../../companies/companies.service.ts';
 import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import { conversationOpen, feedbackNotAllowed, messageNotFound } from '../webchat.errors.ts';
 
 /** Roles whose messages a visitor may rate (docs/design.md "Feedback, CSAT and read state"). */

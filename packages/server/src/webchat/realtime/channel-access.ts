@@ -7,7 +7,7 @@ import {
   parseChannel,
 } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
 import { isVisitorKey } from '../identity/visitor.ts';
 import type { ConnectionMeta } from './tokens.ts';

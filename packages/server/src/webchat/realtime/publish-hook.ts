@@ -3,7 +3,7 @@ import { isTypingPublication, VISITOR_TYPING_RELAY_MS } from '@parley/webchat-pr
 import { AppError } from '../../errors/app-error.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
 import { type AttachmentsService, isUnknownAttachment } from '../attachments/attachments.service.ts';
-import { type Conversation, parseChannel } from '../conversations/conversation.ts';
+import { type Conversation, parseChannel } from '../conversation.ts';
 import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
 import { isVisitorKey } from '../identity/visitor.ts';

@@ -6,7 +6,7 @@ import {
   type PlatformConversationView,
 } from '@parley/webchat-protocol';
 import type { Selectable } from 'kysely';
-import type { ConversationsTable } from '../webchat.tables.ts';
+import type { ConversationsTable } from './webchat.tables.ts';
 
 /**
  * Conversation states (docs/architecture.md "Conversation states"):
