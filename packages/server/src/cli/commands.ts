@@ -7,7 +7,7 @@ import { connectorCommands } from '../integrations/connectors.cli.ts';
 import { apiClientCommands } from '../oauth/api-clients.cli.ts';
 import { keyCommands } from '../oauth/keys.cli.ts';
 import { userCommands } from '../users/users.cli.ts';
-import { channelCommands } from '../webchat/channels/channels.cli.ts';
+import { channelCommands } from '../webchat/channels.cli.ts';
 import { conversationCommands } from '../webchat/conversations/conversations.cli.ts';
 import { webhookCommands } from '../webhooks/webhooks.cli.ts';
 import { masterKeyCommands } from './master-key.cli.ts';

@@ -2,12 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { type Command, requireString, UsageError } from '../../cli-kit/command.ts';
 import { type Conversation, platformConversationView } from '../conversation.ts';
 import type { MessageSnapshot } from '../messages/message.ts';
-import type { Webchat } from '../webchat-services.ts';
-import type { Actor } from './conversation-commands.ts';
+import type { Actor, ConversationCommands } from './conversation-commands.ts';
+import type { ConversationsService } from './conversations.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
 interface ConversationCommandDeps {
-  webchat: Pick<Webchat, 'start' | 'conversations' | 'commands'>;
+  webchat: {
+    /** Connects the broker, so a change reaches the visitors (webchat-services.ts `start`). */
+    start(): Promise<void>;
+    conversations: ConversationsService;
+    commands: ConversationCommands;
+  };
 }
 
 /** The CLI acts as itself in the audit log. */

@@ -1,12 +1,17 @@
-import type { AuditLog } from '../../audit/audit.service.ts';
-import { type Command, requireString, UsageError } from '../../cli-kit/command.ts';
-import type { IdentitySettings } from '../identity/channel-identity.ts';
-import type { Webchat } from '../webchat-services.ts';
-import { type Channel, IDENTITY_MODES, type IdentityMode } from './channels.service.ts';
+import type { AuditLog } from '../audit/audit.service.ts';
+import { type Command, requireString, UsageError } from '../cli-kit/command.ts';
+import {
+  type Channel,
+  type ChannelsService,
+  IDENTITY_MODES,
+  type IdentityMode,
+} from './channels/channels.service.ts';
+import type { ChannelIdentity, IdentitySettings } from './identity/channel-identity.ts';
 
+// Beside channels/ and identity/ rather than in either: a channel's commands also configure its visitor identity.
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
 interface ChannelCommandDeps {
-  webchat: Pick<Webchat, 'channels' | 'identity'>;
+  webchat: { channels: ChannelsService; identity: ChannelIdentity };
   audit: Pick<AuditLog, 'record'>;
 }
 
