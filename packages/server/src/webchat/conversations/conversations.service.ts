@@ -11,7 +11,7 @@ import {
   type ConversationStatus,
   toConversation,
 } from '../conversation.ts';
-import type { Visitor } from '../identity/visitor.ts';
+import type { Visitor } from '../visitor.ts';
 import { noDigitalEmployee } from '../webchat.errors.ts';
 
 /**

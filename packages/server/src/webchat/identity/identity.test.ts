@@ -24,7 +24,7 @@ import {
   sdkPost,
   sendMessage,
 } from '../../testing/webchat/webchat-fixtures.ts';
-import { visitorKeyOf } from './visitor.ts';
+import { visitorKeyOf } from '../visitor.ts';
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
 const ids = (res: { body: { conversations: Array<{ id: string }> } }) =>

@@ -4,7 +4,7 @@ import type { Channel, ChannelsService } from '../channels/channels.service.ts';
 import type { Conversation } from '../conversation.ts';
 import type { SessionScope } from '../conversations/conversations.service.ts';
 import type { ChannelIdentity } from '../identity/channel-identity.ts';
-import type { Visitor } from '../identity/visitor.ts';
+import type { Visitor } from '../visitor.ts';
 import {
   channelNotFound,
   companyNotFound,
