@@ -38,7 +38,7 @@ export interface ConversationsTable {
   last_position: number;
   created_at: string;
   updated_at: string;
-  /** The verified visitor it belongs to (identity/visitor.ts `visitorKeyOf`); null for an anonymous session's. */
+  /** The verified visitor it belongs to (webchat/visitor.ts `visitorKeyOf`); null for an anonymous session's. */
   visitor_key: string | null;
   /** The visitor's `sub` (the integrator's user id), name and email, as their latest token carried them. */
   visitor_id: string | null;

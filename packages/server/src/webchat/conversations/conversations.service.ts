@@ -24,7 +24,7 @@ export interface SessionScope {
   sessionId: string;
   /** When set (X-Channel-Id), only that channel's conversations are visible. */
   channelId?: string;
-  /** The verified visitor the session acts for (identity/visitor.ts `visitorKeyOf`). */
+  /** The verified visitor the session acts for (webchat/visitor.ts `visitorKeyOf`). */
   visitorKey?: string;
 }
 
