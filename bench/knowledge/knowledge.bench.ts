@@ -17,6 +17,7 @@
 import { createBaselinePeer } from './baseline.ts';
 import { type Article, IN_SCOPE_STYLES, type Question, readCorpus, readQuestions } from './data.ts';
 import { askAll, fillTo, type Indexed, indexArticles, type SourceMap, timeSearches } from './evaluate.ts';
+import { featurePeer } from './feature.ts';
 import {
   type Answer,
   distinctInOrder,
@@ -50,11 +51,10 @@ const CATALOGUE_QUERIES = catalogueQueries(200);
  * `GET /platform/v1/knowledge/search` with its scores (higher is better) — and `relevanceThreshold` the line below
  * which the builtin employee says it does not know. This is the only place the feature is plugged in.
  *
- * The feature is not built yet, so there is no peer to return: the bench then prints the baseline alone and says so,
- * rather than rows for something that does not exist.
+ * The feature's peers are built in feature.ts over Parley's own KnowledgeService (nothing is ranked here).
  */
 async function featurePeers(): Promise<PeerFactory[]> {
-  return [];
+  return [featurePeer('sqlite'), featurePeer('postgres')];
 }
 // ─────────────────────────────────────────────────────────────────────────────────────────────────────────────────
 

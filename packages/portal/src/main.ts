@@ -9,12 +9,13 @@ import { renderConnectors } from './pages/connectors.ts';
 import { renderDigitalEmployees } from './pages/digital-employees.ts';
 import { renderAgentHome, renderForbidden } from './pages/forbidden.ts';
 import { renderInbox } from './pages/inbox.ts';
+import { renderKnowledge } from './pages/knowledge.ts';
 import { renderProfile } from './pages/profile.ts';
 import { renderSignIn } from './pages/sign-in.ts';
 import { renderSystem } from './pages/system.ts';
 import { renderUsers } from './pages/users.ts';
 import { renderWebhooks } from './pages/webhooks.ts';
-import { PORTAL_PAGES, type PortalPagePath, SIGN_IN_PATH } from './pages.ts';
+import { PORTAL_PAGES, PORTAL_SUBPAGES, type PortalPagePath, SIGN_IN_PATH } from './pages.ts';
 import { navigate, onNavigate, type PageDef } from './router.ts';
 
 /** What renders each page of pages.ts: the type makes a page without its renderer (or the reverse) a compile error. */
@@ -22,6 +23,7 @@ const RENDERERS: Record<PortalPagePath, PageDef['render']> = {
   '/portal/api-clients': renderApiClients,
   '/portal/connectors': renderConnectors,
   '/portal/webhooks': renderWebhooks,
+  '/portal/knowledge': renderKnowledge,
   '/portal/company': renderCompany,
   '/portal/users': renderUsers,
   '/portal/channels': renderChannels,
@@ -59,7 +61,7 @@ async function render(): Promise<void> {
     const home = homeFor(session);
     if (home !== '/portal/') return navigate(home, true);
   }
-  const page = PAGES.find((p) => p.path === path);
+  const page = PAGES.find((p) => p.path === path) ?? subpageOf(path);
   current = page;
   const main = h('main', { id: 'main', tabindex: '-1' });
   root.replaceChildren(shell(session, page), main);
@@ -80,6 +82,15 @@ async function render(): Promise<void> {
     }
   }
   main.focus({ preventScroll: true });
+}
+
+/** The page a subpage URL belongs to (`/portal/inbox/{id}` → the inbox, which opens that conversation). */
+function subpageOf(path: string): PageDef | undefined {
+  const sub = PORTAL_SUBPAGES.find((s) => {
+    const prefix = s.pattern.slice(0, s.pattern.indexOf(':'));
+    return path.startsWith(prefix) && !path.slice(prefix.length).includes('/');
+  });
+  return sub && PAGES.find((p) => p.path === sub.parent);
 }
 
 function shell(s: SessionInfo, current: PageDef | undefined): HTMLElement {
@@ -126,7 +137,21 @@ function signedOut(): void {
 
 async function boot(): Promise<void> {
   onSessionLost(signedOut);
-  onNavigate(() => void render());
+  onNavigate((how) => {
+    // Back/forward between a page and its subpages (one inbox conversation to another): the page on screen follows
+    // the URL itself (pages/inbox.ts), with its live connection kept.
+    const path = location.pathname.replace(/\/+$/, '');
+    const next = PAGES.find((p) => p.path === path) ?? subpageOf(path);
+    if (
+      how === 'popstate' &&
+      session &&
+      next &&
+      next === current &&
+      PORTAL_SUBPAGES.some((s) => s.parent === next.path)
+    )
+      return;
+    void render();
+  });
   // The profile or users page renamed the signed-in user: the header says the new name, the page stays as it is.
   window.addEventListener('portal:session-changed', () => {
     if (session) root.querySelector('header.top')?.replaceWith(shell(session, current));

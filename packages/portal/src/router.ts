@@ -15,9 +15,10 @@ export function navigate(path: string, replace = false): void {
   window.dispatchEvent(new Event('portal:navigate'));
 }
 
-export function onNavigate(fn: () => void): void {
-  window.addEventListener('popstate', fn);
-  window.addEventListener('portal:navigate', fn);
+/** `fn` learns whether the browser went back/forward (`popstate`) or the SPA navigated (`navigate`). */
+export function onNavigate(fn: (how: 'popstate' | 'navigate') => void): void {
+  window.addEventListener('popstate', () => fn('popstate'));
+  window.addEventListener('portal:navigate', () => fn('navigate'));
   document.addEventListener('click', (event) => {
     const link = (event.target as Element | null)?.closest?.('a[data-nav]') as HTMLAnchorElement | null;
     if (

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { type AppContext, startServices } from './context.ts';
+import { registerActionRoutes } from './digital-employees/actions/actions.routes.ts';
 import { type Readiness, registerHealthRoutes } from './health/health.routes.ts';
 import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
@@ -8,6 +9,7 @@ import { registerProblemHandlers } from './http/problem.ts';
 import type { RouteEntry } from './http/route-methods.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
+import { registerKnowledgeRoutes } from './knowledge/knowledge.routes.ts';
 import { registerLandingRoutes } from './landing/landing.routes.ts';
 import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
@@ -17,6 +19,7 @@ import { registerRequestTracing } from './tracing/request-tracing.ts';
 import { registerWebchat } from './webchat/webchat.ts';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.ts';
 import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
+import { registerPlatformWorkspaceRoutes } from './workspace/workspace.platform.routes.ts';
 
 export interface BuiltApp {
   app: App;
@@ -81,9 +84,12 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   });
   registerWhoamiRoute(app);
   await registerConnectorRoutes(app, { connectors: ctx.connectors, connectorCaller: ctx.connectorCaller });
+  registerActionRoutes(app, ctx.actions);
   await registerWebhookRoutes(app, ctx.webhooks.service);
+  await registerKnowledgeRoutes(app, ctx.knowledge);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
   registerWebchat(app, ctx.webchat, readiness);
+  registerPlatformWorkspaceRoutes(app, ctx.workspace.service);
   await registerPortal(
     app,
     {
@@ -97,6 +103,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
         connectorCaller: ctx.connectorCaller,
         webhooks: ctx.webhooks,
         webchat: ctx.webchat,
+        workspace: ctx.workspace,
+        knowledge: ctx.knowledge,
       },
       users: ctx.users,
       sessions: ctx.portal.sessions,

@@ -6,6 +6,7 @@ import type { Config } from './config/schema.ts';
 import { loadMasterKeys, watchMasterKeyFile, withPrimary } from './crypto/master-keys.ts';
 import type { SealedColumn } from './crypto/sealed-columns.ts';
 import { Sealer } from './crypto/sealing.ts';
+import { ActionsService } from './digital-employees/actions/actions.service.ts';
 import { createDigitalEmployees } from './digital-employees/digital-employees.module.ts';
 import type { DigitalEmployeesService } from './digital-employees/digital-employees.service.ts';
 import type { EventRecorder } from './events/domain-events.ts';
@@ -14,6 +15,7 @@ import type { ConnectorsService } from './integrations/connectors.service.ts';
 import { createIntegrations } from './integrations/integrations.module.ts';
 import type { OutboundClient } from './integrations/outbound.ts';
 import { Scheduler } from './jobs/scheduler.ts';
+import { KnowledgeService } from './knowledge/knowledge.service.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
 import { LoginThrottle } from './portal-api/login-throttle.ts';
@@ -30,6 +32,7 @@ import { createWebchat, type Webchat } from './webchat/webchat.ts';
 import { WebhookOutbox } from './webhooks/outbox.ts';
 import { WEBHOOK_SEALED_COLUMNS } from './webhooks/webhook-secret.ts';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.module.ts';
+import { createWorkspace, type Workspace } from './workspace/workspace.ts';
 
 /**
  * The composition root's product: every service of the process, each built once, in dependency order, by
@@ -53,18 +56,24 @@ export interface AppContext {
   portal: { sessions: SessionsService; throttle: LoginThrottle };
   oauth: OAuthServices;
   digitalEmployees: DigitalEmployeesService;
+  /** Actions of digital employees: what an `openai` employee may call through `http` connectors. */
+  actions: ActionsService;
   /** Integration connectors and their write-only keys (src/integrations/). */
   connectors: ConnectorsService;
   /** The one outbound client for calls to connectors (reads the current key at call time). */
   connectorCaller: OutboundClient;
   /** Channels, conversations, messages, the realtime and conversation engines, agent commands (src/webchat/). */
   webchat: Webchat;
+  /** The agent workspace: statuses, snooze, labels, the inbox list's filters, the visitor panel, mentions. */
+  workspace: Workspace;
   /** The portal's system view: nodes, connections, replies in flight, recent errors (src/system/). */
   system: SystemView;
   /** Where changes record their webhook events, in their own transactions (src/webhooks/outbox.ts). */
   events: EventRecorder;
   /** Event webhooks: endpoints, their deliveries and the dispatcher that sends them (src/webhooks/). */
   webhooks: Webhooks;
+  /** Knowledge sources, their passages and search (src/knowledge/); every digital employee answers from it. */
+  knowledge: KnowledgeService;
   /** Prometheus metrics every capability reports into (src/metrics/). */
   metrics: Metrics;
   /** OpenTelemetry spans (src/tracing/); a pass-through unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
@@ -175,7 +184,15 @@ export async function createContext(
     closers.push(() => integrations.close());
     const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
     closers.push(() => oauth.close());
+    const knowledge = new KnowledgeService(
+      store.db,
+      store.dialect,
+      audit,
+      integrations.fetch,
+      config.knowledge,
+    );
     const digitalEmployees = createDigitalEmployees(store, companies, integrations.connectors);
+    const actions = new ActionsService(store.db, integrations.connectors);
     const scheduler = new Scheduler({
       db: store.db,
       logger,
@@ -188,7 +205,9 @@ export async function createContext(
       store,
       companies,
       digitalEmployees,
+      actions,
       connectorCaller: integrations.outbound,
+      knowledge,
       audit,
       sealer,
       rateLimiter,
@@ -198,6 +217,7 @@ export async function createContext(
       onClose: (fn) => closers.push(fn),
       scheduler,
     });
+    const workspace = createWorkspace({ store, events, audit, webchat, scheduler, logger });
     const webhooks = createWebhooks({
       store,
       sealer,
@@ -246,7 +266,9 @@ export async function createContext(
       connectors: integrations.connectors,
       connectorCaller: integrations.outbound,
       digitalEmployees,
+      actions,
       webchat,
+      workspace,
       system: new SystemView({
         realtime: webchat.realtime,
         store,
@@ -255,6 +277,7 @@ export async function createContext(
       }),
       events,
       webhooks,
+      knowledge,
       metrics,
       tracing,
       scheduler,

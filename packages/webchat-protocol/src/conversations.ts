@@ -6,6 +6,15 @@
 /** `closed` is terminal: no more messages are accepted. */
 export type ConversationStatus = 'open' | 'closed';
 
+/**
+ * The agent workspace's working status of an open conversation (docs/design.md "Agent workspace"): `pending` waits
+ * on the visitor, `snoozed` is parked until `snoozed_until`; both reopen when the visitor writes.
+ */
+export type WorkspaceStatus = 'open' | 'pending' | 'snoozed';
+
+/** Custom attributes of a visitor (their token's or the SDK's `attributes`): at most 20 short values. */
+export type VisitorAttributes = Record<string, string | number | boolean>;
+
 /** Who answers the visitor: the digital employee, or a human agent after a handover. */
 export type ConversationHandler = 'digital_employee' | 'agent';
 
@@ -42,6 +51,8 @@ export interface ConversationVisitorView {
   id: string;
   name: string | null;
   email: string | null;
+  /** Custom attributes the integrator sent (token or SDK); `{}` when none. */
+  attributes?: VisitorAttributes;
 }
 
 /** A conversation as the platform and portal (agent) routes return it: adds the session and the agent. */
@@ -54,6 +65,12 @@ export interface PlatformConversationView extends ConversationView {
   assignee_id?: string | null;
   /** The verified visitor (channels with identity on); `null` for an anonymous session's conversation. */
   visitor?: ConversationVisitorView | null;
+  /** Platform reads: the working status while open (`pending`, `snoozed`), else the lifecycle's `open`/`closed`. */
+  workspace_status?: WorkspaceStatus | 'closed';
+  /** When a snoozed conversation reopens by itself; `null` unless snoozed. */
+  snoozed_until?: string | null;
+  /** The company's labels on it, sorted. */
+  labels?: string[];
 }
 
 /** A thumb on a message: `up` or `down`. */

@@ -30,6 +30,8 @@ export type {
   MessageFeedback,
   MessageFeedbackView,
   PlatformConversationView,
+  VisitorAttributes,
+  WorkspaceStatus,
 } from './conversations.ts';
 export {
   acceptsEnvelope,
@@ -59,13 +61,20 @@ export {
   type VisitorTyping,
 } from './envelopes.ts';
 export {
+  type AgentRef,
   INBOX_NAMESPACE_NAME,
   type InboxConversationView,
   type InboxEvent,
+  type InboxMention,
+  type InboxNote,
   type InboxPublication,
+  type InboxStatus,
   type InboxVisitorTyping,
   inboxChannelOf,
   type LastMessagePreview,
+  type MentionNotification,
+  NOTE_LIMITS,
+  type NoteView,
 } from './inbox.ts';
 export {
   type BlockProblem,
@@ -93,13 +102,24 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  type NoteAuthorType,
   type NoticeBlock,
   type NoticeKind,
   RASTER_IMAGE_TYPES,
   type ReceivedBlock,
   type ReceivedSnapshot,
+  type ReplyBlockInput,
+  type SourceReference,
+  type SourcesBlock,
+  type StatusBlock,
   type TypingBlock,
   textOf,
   type UnknownBlock,
 } from './messages.ts';
 export { type ReadEvent, type ReadMarks, type ReadSide, readEventOf, readMarksOf } from './reads.ts';
+export {
+  ATTRIBUTE_LIMITS,
+  type AttributesReading,
+  attributeText,
+  readVisitorAttributes,
+} from './visitor-attributes.ts';

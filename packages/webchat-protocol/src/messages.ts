@@ -1,4 +1,9 @@
-import type { CardBlock, PostbackBlock, QuickRepliesBlock } from './interactive-blocks.ts';
+import type {
+  CardBlock,
+  InteractiveBlockInput,
+  PostbackBlock,
+  QuickRepliesBlock,
+} from './interactive-blocks.ts';
 
 /**
  * The message model of the webchat wire protocol: what REST returns for a message and what every envelope carries
@@ -6,8 +11,16 @@ import type { CardBlock, PostbackBlock, QuickRepliesBlock } from './interactive-
  * wire.
  */
 
-/** Who a message is from: the visitor, the digital employee, a human agent, or the service itself. */
-export type MessageRole = 'user' | 'digital_employee' | 'agent' | 'system';
+/**
+ * Who a message is from: the visitor, the digital employee, a human agent, or the service itself; `note` is an
+ * internal note for agents only (an agent's, the digital employee's or the service's, e.g. a hand-over summary or
+ * an action call): it is shown in platform and portal reads only and never reaches a visitor's client (SDK reads,
+ * envelopes, history recovery and `message.created` webhooks all leave it out).
+ */
+export type MessageRole = 'user' | 'digital_employee' | 'agent' | 'system' | 'note';
+
+/** Who wrote a note: an agent (portal user or API client), the digital employee, or Parley itself. */
+export type NoteAuthorType = 'agent' | 'digital_employee' | 'system';
 
 /** `partial` while a reply streams; `complete` once it is final (a complete message never changes again). */
 export type MessageStatus = 'partial' | 'complete';
@@ -106,13 +119,52 @@ export interface NoticeBlock {
   next_open_at?: string | null;
 }
 
+/** One source a reply is based on (docs/knowledge.md): a knowledge source of the company and where to read it. */
+export interface SourceReference {
+  source_id: string;
+  title: string;
+  /** An http(s) link to the source, when it has one; clients open nothing else. */
+  url?: string;
+  /** A short excerpt of the passage the reply used. */
+  snippet?: string;
+}
+
+/**
+ * What a digital employee's reply is based on, most relevant (or first cited) first. It follows the reply's markdown
+ * block(s) and comes before any `quick_replies` or `card` block; a reply not based on knowledge has none.
+ */
+export interface SourcesBlock {
+  id: string;
+  type: 'sources';
+  sources: SourceReference[];
+}
+
+/**
+ * Blocks a digital employee's reply adds after its markdown (the server assigns the ids): what it is based on
+ * (`sources`, placed first) and the choices it offers.
+ */
+export type ReplyBlockInput = Omit<SourcesBlock, 'id'> | InteractiveBlockInput;
+
 /** Every block type this protocol version defines; what a server of this version sends. */
+/**
+ * What the digital employee is doing right now, e.g. "Looking up your order…" while one of its actions runs
+ * (docs/design.md "Actions"): only in `partial` snapshots, replaced or removed by the next one, never in a
+ * `complete` one. Clients show it under the reply's text while it is there.
+ */
+export interface StatusBlock {
+  id: string;
+  type: 'status';
+  text: string;
+}
+
 export type Block =
   | TypingBlock
   | MarkdownBlock
+  | StatusBlock
   | ErrorBlock
   | AttachmentBlock
   | NoticeBlock
+  | SourcesBlock
   // Interactive blocks: choices offered and the visitor's answer (interactive-blocks.ts).
   | QuickRepliesBlock
   | CardBlock
@@ -125,6 +177,8 @@ export type BlockType = Block['type'];
 export interface MessageAuthor {
   id: string;
   name: string;
+  /** On notes only: what kind of author wrote it. */
+  type?: NoteAuthorType;
 }
 
 /** The full current state of one message: what REST returns and what every envelope carries. */
@@ -153,6 +207,8 @@ export interface MessageSnapshot {
    * envelopes).
    */
   feedback?: { rating: 'up' | 'down'; comment: string | null };
+  /** On notes only: the portal users of the company the note mentions (ids). */
+  mentions?: string[];
 }
 
 /**

@@ -49,6 +49,8 @@ export type {
   QuickRepliesBlock,
   QuickReplyOption,
   SendMessage,
+  SourceReference,
+  SourcesBlock,
   TypingBlock,
   VisitorTyping,
 } from './wire.ts';

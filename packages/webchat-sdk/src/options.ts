@@ -21,6 +21,12 @@ export interface WebchatOptions {
    * cached token is about to expire (its `exp`), and when the server refuses it (`visitor_token_invalid`).
    */
   getVisitorToken?: GetVisitorToken;
+  /**
+   * What agents should know about the visitor (e.g. `{ plan: 'gold', orders: 3 }`): at most 20 string, number or
+   * boolean values, keys ≤ 64 characters, values ≤ 256. Sent when a conversation starts, shown in the agents' inbox
+   * and filterable there. A verified visitor token's own `attributes` claim wins.
+   */
+  attributes?: Record<string, string | number | boolean>;
   /** Where the session id and the current conversation persist. Default: localStorage, else memory. */
   storage?: KeyValueStorage;
   /** WebSocket constructor where there is no global one (Node 20: `import WebSocket from 'ws'`). */

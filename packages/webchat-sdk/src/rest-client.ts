@@ -33,6 +33,8 @@ export interface RestClientOptions {
   fetch?: FetchLike;
   /** The verified visitor's token, sent as `X-Visitor-Token` on every call. */
   visitorTokens?: VisitorTokens;
+  /** The visitor's custom attributes, sent when a conversation starts (docs/design.md "Agent workspace"). */
+  attributes?: Record<string, string | number | boolean>;
 }
 
 /**
@@ -45,6 +47,7 @@ export class RestClient {
   private readonly headers: Record<string, string>;
   private readonly fetchFn: FetchLike;
   private readonly visitorTokens: VisitorTokens | undefined;
+  private readonly attributes: Record<string, string | number | boolean> | undefined;
 
   constructor(options: RestClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -52,6 +55,7 @@ export class RestClient {
     if (options.channelId) this.headers['X-Channel-Id'] = options.channelId;
     this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.visitorTokens = options.visitorTokens;
+    this.attributes = options.attributes;
   }
 
   /** Uses another session id from now on (a visitor who signed out starts a fresh anonymous session). */
@@ -87,7 +91,11 @@ export class RestClient {
   }
 
   async createConversation(): Promise<Conversation> {
-    const body = await this.request<Conversation>('POST', '/sdk/v1/conversations', {});
+    const body = await this.request<Conversation>(
+      'POST',
+      '/sdk/v1/conversations',
+      this.attributes ? { attributes: this.attributes } : {},
+    );
     return checkConversation(body);
   }
 

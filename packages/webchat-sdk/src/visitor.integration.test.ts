@@ -40,6 +40,14 @@ const agentPost = (conversationId: string, content: string) =>
     bearer(platformToken, { blocks: [{ type: 'markdown', content }] }),
   );
 
+describe('visitor attributes', () => {
+  test('the attributes option reaches the agents with the new conversation', async () => {
+    const chat = await webchats.start(new Wire(), { attributes: { plan: 'gold', orders: 3, vip: true } });
+    const conversation = await server.ctx.webchat.conversations.find(chat.conversation!.id);
+    assert.deepEqual(conversation?.attributes, { plan: 'gold', orders: 3, vip: true });
+  });
+});
+
 describe('verified visitors', () => {
   test('getVisitorToken is asked before the first call, every call carries the token, and a second device shares the conversation', async () => {
     let asked = 0;

@@ -62,6 +62,7 @@ export class Webchat extends Emitter<WebchatEvents> {
       sessionId: this.identity.sessionId,
       fetch: options.fetch,
       visitorTokens: this.identity.tokens,
+      ...(options.attributes ? { attributes: options.attributes } : {}),
     });
     this.connection = new RealtimeConnection(options, this.rest, emit);
     this.reads = new ReadState(this.rest, emit);

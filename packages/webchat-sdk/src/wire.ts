@@ -26,6 +26,8 @@ export type {
   ReceivedEnvelope as MessageEnvelope,
   ReceivedSnapshot as MessageSnapshot,
   SendMessage,
+  SourceReference,
+  SourcesBlock,
   TypingBlock,
   UnknownBlock,
   VisitorTyping,

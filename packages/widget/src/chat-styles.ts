@@ -41,6 +41,7 @@ header :focus-visible { outline-color: var(--accent-text); outline-offset: -3px;
 .msg.failed { outline: 2px solid #c92a2a; outline-offset: 1px; }
 .msg .meta button { background: none; border: none; color: inherit; text-decoration: underline; padding: 0; font-size: 12px; }
 .msg .error { color: #b42318; font-size: 13px; }
+.msg .status { font-size: 13px; font-style: italic; opacity: .8; margin-top: 4px; }
 .msg.user .error { color: inherit; }
 .unread-separator { display: flex; align-items: center; gap: 8px; color: #b42318; font-size: 12px; font-weight: 600; }
 .unread-separator::before, .unread-separator::after { content: ""; flex: 1; border-top: 1px solid currentColor; }
@@ -108,6 +109,10 @@ form.composer .send { background: var(--accent); color: var(--accent-text); bord
 }
 .choice:hover:not(:disabled), .card-link:hover { background: var(--accent); color: var(--accent-text); border-color: var(--accent); }
 .choice:disabled { opacity: 0.55; cursor: default; }
+.sources { margin-top: 8px; font-size: 0.85em; }
+.sources-title { margin: 0 0 2px; font-weight: 600; color: var(--muted, inherit); }
+.sources ol { margin: 0; padding-inline-start: 1.4em; }
+.sources a { color: inherit; text-decoration: underline; overflow-wrap: anywhere; }
 .card { margin-top: 8px; border: 1px solid var(--border); border-radius: 12px; overflow: hidden; background: var(--bg); max-width: 260px; }
 .card img { display: block; width: 100%; max-height: 160px; object-fit: cover; }
 .card-title { font-weight: 700; margin: 8px 10px 2px; }

@@ -1,4 +1,10 @@
-import type { CardBlock, ChatMessage, OfferedChoice, QuickRepliesBlock } from '@parley/webchat-sdk';
+import type {
+  CardBlock,
+  ChatMessage,
+  OfferedChoice,
+  QuickRepliesBlock,
+  SourcesBlock,
+} from '@parley/webchat-sdk';
 import { builder } from './dom.ts';
 import { safeHref } from './markdown.ts';
 import type { WidgetStrings } from './strings/en.ts';
@@ -25,11 +31,41 @@ export function interactiveBlocksFor(
 ): HTMLElement[] {
   const nodes: HTMLElement[] = [];
   for (const block of message.blocks) {
+    if (block.type === 'sources') {
+      const list = sources(doc, block as SourcesBlock, strings);
+      if (list) nodes.push(list);
+    }
     if (block.type === 'quick_replies' && context.open)
       nodes.push(quickReplies(doc, block as QuickRepliesBlock, strings, context));
     if (block.type === 'card') nodes.push(card(doc, block as CardBlock, context));
   }
   return nodes;
+}
+
+/**
+ * What an answer is based on (docs/knowledge.md "Citations"): each source as a link when its `url` is http(s)
+ * (opened in a new tab, `rel="noopener noreferrer"`, like card links), else as its title in plain text.
+ */
+function sources(doc: Document, block: SourcesBlock, strings: WidgetStrings): HTMLElement | null {
+  if (!Array.isArray(block.sources) || block.sources.length === 0) return null;
+  const el = builder(doc);
+  const nav = el('nav', { class: 'sources', 'aria-label': strings.sources });
+  nav.append(el('p', { class: 'sources-title' }, strings.sources));
+  const list = el('ol', {});
+  for (const source of block.sources) {
+    const safe = typeof source.url === 'string' ? safeHref(source.url) : null;
+    const href = safe && /^https?:/i.test(safe) ? safe : null;
+    const title = String(source.title ?? '');
+    const item = el('li', {});
+    if (href) {
+      const link = el('a', { href, target: '_blank', rel: 'noopener noreferrer' }, title);
+      if (source.snippet) link.title = source.snippet;
+      item.append(link);
+    } else item.textContent = title;
+    list.append(item);
+  }
+  nav.append(list);
+  return nav;
 }
 
 function quickReplies(

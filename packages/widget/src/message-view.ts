@@ -14,6 +14,8 @@ const ROLE_NAMES: Record<MessageRole, keyof WidgetStrings> = {
   digital_employee: 'assistant',
   agent: 'agent',
   system: 'system',
+  // Notes are for agents only: the server never sends one to a visitor (the entry only completes the map).
+  note: 'system',
 };
 
 /** What drawing one message needs besides the message. */
@@ -57,6 +59,10 @@ export function renderMessage(element: HTMLElement, message: ChatMessage, ctx: M
   if (message.role !== 'user' && message.role !== 'system')
     children.push(el('span', { class: 'author' }, authorName(message, strings)));
   children.push(bodyOf(message, ctx));
+  // A running action's status ("Looking up your order…"): partial snapshots only, gone once the reply completes.
+  const status = message.status === 'partial' ? message.blocks.find((b) => b.type === 'status') : undefined;
+  if (status && 'text' in status && typeof status.text === 'string')
+    children.push(el('div', { class: 'status', role: 'status' }, status.text));
   const files = renderAttachments(doc, message.blocks);
   if (files) children.push(files);
   children.push(...interactiveBlocksFor(doc, message, strings, { open: ctx.open, choose: ctx.choose }));

@@ -41,8 +41,8 @@ describe('portal in a browser: the inbox is live whatever host it is opened from
   /** The inbox in a page of the signed-in browser, with one conversation open. */
   const openInbox = async (page: Page) => {
     await page.goto('/portal/inbox');
-    await page.locator(`button.conversation[data-id="${conversation.id}"]`).click();
-    await page.getByRole('heading', { name: `Conversation #${conversation.id.slice(0, 8)}` }).waitFor();
+    await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
+    await page.locator('.conv-title', { hasText: `#${conversation.id.slice(0, 8)}` }).waitFor();
   };
   const notice = (page: Page) => page.locator('.transcript-pane .live-notice');
 

@@ -66,7 +66,7 @@ describe('first run: the README admin sees the /demo?company= conversation in th
     const portal = await browser.context.newPage();
     await signIn(portal, 'you@example.com', PASSWORD);
     await portal.goto('/portal/inbox');
-    await portal.locator('button.conversation').first().click();
+    await portal.locator('a.conversation').first().click();
     await portal.locator('.message.user').filter({ hasText: 'Hello from the demo page' }).waitFor();
     await portal.locator('.transcript-pane[data-live="true"]').waitFor();
 

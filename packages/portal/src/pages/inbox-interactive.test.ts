@@ -41,11 +41,16 @@ describe('portal in a browser: quick replies and cards in the inbox', () => {
 
   it('sends quick replies from the reply form and shows the visitor’s choice and cards', async () => {
     const { page } = browser;
-    await page.locator(`button.conversation[data-id="${conversation.id}"]`).click();
+    await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
     await page.locator('.transcript-pane[data-live="true"]').waitFor();
 
     await page.getByLabel('Reply as agent').fill('Which size do you need?');
-    await page.getByLabel('Quick replies (optional)').fill('Size 41\n\nSize 42\n');
+    // Quick replies are chips: type a label, Enter adds it (blank input adds nothing).
+    for (const label of ['Size 41', '', 'Size 42']) {
+      await page.getByLabel('Add a quick reply').fill(label);
+      await page.getByLabel('Add a quick reply').press('Enter');
+    }
+    await page.getByRole('list', { name: 'Quick replies' }).getByRole('listitem').nth(1).waitFor();
     await page.getByRole('button', { name: 'Send reply' }).click();
     const offer = page.locator('.message.agent').filter({ hasText: 'Which size do you need?' });
     await offer.locator('.quick-replies').filter({ hasText: 'Quick replies: Size 41 · Size 42' }).waitFor();
@@ -102,15 +107,18 @@ describe('portal in a browser: quick replies and cards in the inbox', () => {
     await screenshot(page, 'inbox-interactive');
   });
 
-  it('refuses more than 10 quick replies next to the field', async () => {
+  it('takes at most 10 quick replies as chips and removes one with its × button', async () => {
     const { page } = browser;
-    await page.getByLabel('Reply as agent').fill('Pick one');
-    await page
-      .getByLabel('Quick replies (optional)')
-      .fill(Array.from({ length: 11 }, (_, i) => `Option ${i}`).join('\n'));
-    await page.getByRole('button', { name: 'Send reply' }).click();
-    // validation_failed, shown next to the field it names.
-    await page.getByText('Quick replies (optional) must NOT have more than 10 items.').waitFor();
-    assert.equal(await page.locator('.message.agent').filter({ hasText: 'Pick one' }).count(), 0);
+    const add = page.getByLabel('Add a quick reply');
+    for (let i = 0; i < 10; i++) {
+      await add.fill(`Option ${i}`);
+      await add.press('Enter');
+    }
+    const chips = page.getByRole('list', { name: 'Quick replies' }).getByRole('listitem');
+    assert.equal(await chips.count(), 10);
+    assert.equal(await add.isDisabled(), true, 'an 11th cannot be typed');
+    await page.getByRole('button', { name: 'Remove quick reply Option 3' }).click();
+    assert.equal(await chips.count(), 9);
+    assert.equal(await add.isDisabled(), false);
   });
 });

@@ -100,12 +100,15 @@ describe('portal in a browser: live inbox, routing, notifications, canned respon
       ),
     );
     assert.match(await page.title(), /^\(\d+\) /);
-    await page.locator('#inbox-status').selectOption('queue');
-    await entry(id).getByRole('button', { name: 'Take' }).waitFor();
+    await page.getByRole('group', { name: 'View' }).getByRole('button', { name: 'Queued' }).click();
+    await entry(id).waitFor();
     await screenshot(page, 'inbox-queue');
-    await entry(id).getByRole('button', { name: 'Take' }).click();
+    // One ownership action: the queued conversation is still the digital employee's, so "Take over" (no "Take").
+    await entry(id).locator('a.conversation').click();
+    await page.getByRole('button', { name: 'Take over' }).click();
     await page.getByText('Handled by an agent (kim).').waitFor();
-    await page.locator('#inbox-status').selectOption('open');
+    assert.equal(await page.getByRole('button', { name: 'Take', exact: true }).count(), 0);
+    await page.getByRole('group', { name: 'View' }).getByRole('button', { name: 'All' }).click();
   });
 
   it('assigns round-robin across two available agents and shows admins their availability', async () => {
@@ -137,7 +140,7 @@ describe('portal in a browser: live inbox, routing, notifications, canned respon
   it('inserts a canned response with / (filtered menu, keyboard) and renders the markdown', async () => {
     const { page } = browser;
     const { id } = await startVisitor();
-    await entry(id).locator('button.conversation').click();
+    await entry(id).locator('a.conversation').click();
     await page.locator('.transcript-pane[data-live="true"]').waitFor();
     const box = page.getByLabel('Reply as agent');
     await box.click();

@@ -43,7 +43,7 @@ describe('portal in a browser: the visitor typing indicator', () => {
     await page.goto('/portal/inbox');
     await page.locator('[data-inbox-live="true"]').first().waitFor();
     const entry = page.locator(`.conversation-list li[data-id="${id}"]`);
-    await entry.locator('button.conversation').click();
+    await entry.locator('a.conversation').click();
     await page.locator('.transcript-pane[data-live="true"]').waitFor();
     const paneNote = page.locator('.transcript-pane .typing-note');
     assert.equal(await paneNote.isVisible(), false, 'nobody is typing yet');

@@ -51,7 +51,7 @@ describe('portal in a browser: agent inbox', () => {
     const { page } = browser;
     await page.getByRole('heading', { name: 'Inbox', level: 1 }).waitFor();
     assert.equal(await page.getByRole('link', { name: 'API clients' }).count(), 0);
-    await page.locator(`button.conversation[data-id="${conversation.id}"]`).click();
+    await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
     await page.locator('.transcript-pane[data-live="true"]').waitFor();
     await page.getByText('Handled by the digital employee.').waitFor();
 
@@ -118,10 +118,8 @@ describe('portal in a browser: agent inbox', () => {
       await route.continue();
     });
     try {
-      await page.locator(`button.conversation[data-id="${other.conversation.id}"]`).click();
-      await page
-        .getByRole('heading', { name: `Conversation #${other.conversation.id.slice(0, 8)}` })
-        .waitFor();
+      await page.locator(`a.conversation[data-id="${other.conversation.id}"]`).click();
+      await page.locator('.conv-title', { hasText: `#${other.conversation.id.slice(0, 8)}` }).waitFor();
       assert.equal(await pane.getAttribute('data-live'), null, 'not live before its subscription');
     } finally {
       release();
@@ -147,7 +145,7 @@ describe('portal in a browser: agent inbox', () => {
       route.continue({ url: route.request().url().replace(conversation.id, randomUUID()) }),
     );
     try {
-      await page.locator(`button.conversation[data-id="${conversation.id}"]`).click();
+      await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
       await page
         .locator('.transcript-pane')
         .getByRole('alert')

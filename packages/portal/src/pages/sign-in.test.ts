@@ -31,7 +31,8 @@ describe('portal in a browser: sign-in, roles, CSRF', () => {
 
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'API clients', level: 1 }).waitFor();
+    // Admins land on the inbox too; settings are one click away in the menu.
+    await page.getByRole('heading', { name: 'Inbox', level: 1 }).waitFor();
     const cookies = await browser.context.cookies();
     const session = cookies.find((c) => c.name === 'parley_portal_session');
     assert.ok(session?.httpOnly, 'the session cookie is httpOnly (no script can read it)');
@@ -57,7 +58,7 @@ describe('portal in a browser: sign-in, roles, CSRF', () => {
     assert.equal(answer.status, 403);
     assert.equal(answer.body.code, 'csrf_failed');
     await page.reload();
-    await page.getByRole('heading', { name: 'API clients', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Inbox', level: 1 }).waitFor();
     assert.equal(await page.getByText('forged').count(), 0);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in to the portal' }).waitFor();

@@ -104,7 +104,7 @@ describe('portal in a browser: visitor identity, unread counts and ratings', () 
   it('shows agents who the visitor is, their unread messages, ratings, and marks the conversation read', async () => {
     const { page } = browser;
     await page.getByRole('link', { name: 'Inbox' }).click();
-    const item = page.locator(`button.conversation[data-id="${conversation.id}"]`);
+    const item = page.locator(`a.conversation[data-id="${conversation.id}"]`);
     await item.waitFor();
     assert.match((await item.textContent())!, /Grace Hopper/);
     assert.equal(await item.locator('.unread').textContent(), '1');
@@ -134,9 +134,9 @@ describe('portal in a browser: visitor identity, unread counts and ratings', () 
       body: JSON.stringify({ score: 5, comment: 'Grace was great' }),
     });
     assert.equal(rated.status, 200);
-    await page.getByLabel('Show').selectOption('closed');
-    await page.locator(`button.conversation[data-id="${conversation.id}"]`).click();
-    await page.getByText('Satisfaction: 5/5 — “Grace was great”').waitFor();
+    await page.getByLabel('Status').selectOption('resolved');
+    await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
+    await page.getByRole('complementary', { name: 'Visitor' }).getByText('5/5 — “Grace was great”').waitFor();
 
     // Digital employees: how visitors rate each one.
     await page.getByRole('link', { name: 'Digital employees' }).click();

@@ -4,6 +4,7 @@ import { companyCommands } from '../companies/companies.cli.ts';
 import type { AppContext } from '../context.ts';
 import { digitalEmployeeCommands } from '../digital-employees/digital-employees.cli.ts';
 import { connectorCommands } from '../integrations/connectors.cli.ts';
+import { knowledgeCommands } from '../knowledge/knowledge.cli.ts';
 import { apiClientCommands } from '../oauth/api-clients.cli.ts';
 import { keyCommands } from '../oauth/keys.cli.ts';
 import { userCommands } from '../users/users.cli.ts';
@@ -35,4 +36,5 @@ export const commands: AnyCommand[] = [
   ...connectorCommands,
   ...masterKeyCommands,
   ...webhookCommands,
+  ...knowledgeCommands,
 ] as AnyCommand[];

@@ -106,6 +106,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       streamFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_FLUSH_INTERVAL_MS),
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),
+      actionTimeoutMs: int(env.PARLEY_ACTION_TIMEOUT_MS),
       replyLeaseMs: int(env.PARLEY_WEBCHAT_REPLY_LEASE_MS),
       replyStoreWaitMs: int(env.PARLEY_WEBCHAT_REPLY_STORE_WAIT_MS),
     },
@@ -147,6 +148,11 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       outboundTimeoutMs: int(env.PARLEY_OUTBOUND_TIMEOUT_MS),
       outboundMaxRedirects: int(env.PARLEY_OUTBOUND_MAX_REDIRECTS),
       checkTimeoutMs: int(env.PARLEY_CONNECTOR_CHECK_TIMEOUT_MS),
+    },
+    knowledge: {
+      maxSourceBytes: int(env.PARLEY_KNOWLEDGE_MAX_SOURCE_BYTES),
+      fetchTimeoutMs: int(env.PARLEY_KNOWLEDGE_FETCH_TIMEOUT_MS),
+      relevanceThreshold: int(env.PARLEY_KNOWLEDGE_RELEVANCE_THRESHOLD),
     },
   };
   return parseConfig(deepMerge(stripUndefined(raw), { ...overrides, dataDir }));

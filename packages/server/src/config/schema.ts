@@ -118,6 +118,8 @@ export const ConfigSchema = Type.Object(
       streamPersistIntervalMs: Type.Integer({ minimum: 0, default: 1000 }),
       /** A reply that takes longer is ended with an error block and a system message. */
       responderTimeoutMs: Type.Integer({ minimum: 1, default: 120_000 }),
+      /** One action call of a digital employee (digital-employees/actions/) gets at most this long. */
+      actionTimeoutMs: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
       /**
        * A node's claim on a conversation's reply lasts this long unless renewed (every third of it): when a node
        * dies mid-reply, another one finishes the message and answers the queued ones within about this time.
@@ -211,6 +213,20 @@ export const ConfigSchema = Type.Object(
         outboundMaxRedirects: Type.Integer({ minimum: 0, maximum: 10, default: 3 }),
         /** Timeout of `POST /integrations/v1/connectors/{id}/check`, in ms. */
         checkTimeoutMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 5_000 }),
+      },
+      { default: {} },
+    ),
+    knowledge: Type.Object(
+      {
+        /** Largest knowledge source accepted (JSON content, uploaded file or fetched page), in bytes. */
+        maxSourceBytes: Type.Integer({ minimum: 1024, maximum: 50 * 1024 * 1024, default: 5 * 1024 * 1024 }),
+        /** Time limit for fetching a knowledge source's URL (headers, and silence while the body streams), in ms. */
+        fetchTimeoutMs: Type.Integer({ minimum: 50, maximum: 120_000, default: 10_000 }),
+        /**
+         * The line between relevant and not (0–1, docs/knowledge.md "Thresholds"): below it the digital employees
+         * say they do not know and offer a person instead of answering.
+         */
+        relevanceThreshold: Type.Number({ minimum: 0, maximum: 1, default: 0.6 }),
       },
       { default: {} },
     ),

@@ -94,4 +94,62 @@ describe('digital-employees CLI', () => {
     assert.equal(invalid.code, 1);
     assert.equal(invalid.json.error.code, 'connector_required');
   });
+
+  it('adds, lists and deletes actions of a digital employee with an http connector', async () => {
+    const company = (await parley('companies', 'create', '--name', 'Actions Co')).json;
+    const employee = (await parley('digital-employees', 'list', '--company', company.id)).json
+      .digital_employees[0];
+    const connector = (
+      await parley(
+        ...['connectors', 'create', '--company', company.id, '--name', 'shop', '--type', 'http'],
+        ...['--url', 'https://shop.example.com/api', '--api-key', 'shop-key-1'],
+      )
+    ).json;
+    assert.ok(connector.id, JSON.stringify(connector));
+    const schema = JSON.stringify({
+      type: 'object',
+      properties: { order_id: { type: 'string' } },
+      required: ['order_id'],
+    });
+    const added = await parley(
+      ...['digital-employees', 'actions', 'add', '--company', company.id, '--employee', employee.id],
+      ...['--name', 'lookup_order', '--description', 'Finds an order', '--parameters', schema],
+      ...['--connector', connector.id, '--method', 'GET', '--path', '/orders/{order_id}'],
+    );
+    assert.equal(added.code, 0, JSON.stringify(added.json));
+    assert.equal(added.json.name, 'lookup_order');
+    const bad = await parley(
+      ...['digital-employees', 'actions', 'add', '--company', company.id, '--employee', employee.id],
+      ...[
+        '--name',
+        'Bad Name',
+        '--description',
+        'x',
+        '--connector',
+        connector.id,
+        '--method',
+        'GET',
+        '--path',
+        '/x',
+      ],
+    );
+    assert.notEqual(bad.code, 0);
+    assert.equal(bad.json.error.code, 'invalid_action');
+    const listed = (
+      await parley('digital-employees', 'actions', 'list', '--company', company.id, '--employee', employee.id)
+    ).json;
+    assert.deepEqual(
+      listed.actions.map((a: { name: string }) => a.name),
+      ['lookup_order'],
+    );
+    const deleted = await parley(
+      ...['digital-employees', 'actions', 'delete', '--company', company.id, '--employee', employee.id],
+      ...['--action-id', added.json.id],
+    );
+    assert.equal(deleted.code, 0);
+    const after = (
+      await parley('digital-employees', 'actions', 'list', '--company', company.id, '--employee', employee.id)
+    ).json;
+    assert.deepEqual(after.actions, []);
+  });
 });

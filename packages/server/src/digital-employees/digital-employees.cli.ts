@@ -1,11 +1,14 @@
+import { readFileSync } from 'node:fs';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { type Command, requireString } from '../cli-kit/command.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
+import type { Action, ActionsService } from './actions/actions.service.ts';
 import type { DigitalEmployeesService, digitalEmployeeToJson } from './digital-employees.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
 interface DigitalEmployeeCommandDeps {
   digitalEmployees: DigitalEmployeesService;
+  actions: ActionsService;
   companies: Pick<CompaniesService, 'get'>;
   audit: Pick<AuditLog, 'record'>;
 }
@@ -101,4 +104,103 @@ const setDefault: Command<{ id: string }, DigitalEmployeeCommandDeps> = {
   format: (r) => `default digital employee: ${r.id}`,
 };
 
-export const digitalEmployeeCommands = [create, list, setDefault];
+// Actions of a digital employee (docs/design.md "Actions").
+/** `--parameters '{"type":"object",…}'` or `--parameters-file schema.json`. */
+function parametersOf(options: Record<string, string | boolean | undefined>): unknown {
+  const file = optionalString(options['parameters-file']);
+  const text = file
+    ? readFileSync(file, 'utf8')
+    : (optionalString(options.parameters) ?? '{"type":"object"}');
+  try {
+    return JSON.parse(text);
+  } catch {
+    // The service reports it like any schema that is not an object.
+    return text;
+  }
+}
+
+const addAction: Command<Action, DigitalEmployeeCommandDeps> = {
+  name: 'digital-employees actions add',
+  summary: 'add an action a digital employee’s model may call through an http connector',
+  options: {
+    company: { description: 'company id', required: true },
+    employee: { description: 'digital employee id', required: true },
+    name: { description: 'tool name (a–z, 0–9, _; at most 64)', required: true },
+    description: { description: 'what it does, for the model', required: true },
+    parameters: { description: 'JSON Schema (type object) of the arguments, as JSON' },
+    'parameters-file': { description: 'file holding that JSON Schema' },
+    connector: { description: 'http connector id', required: true },
+    method: { description: 'GET | POST', required: true },
+    path: {
+      description: 'path template appended to the connector URL, e.g. /orders/{order_id}',
+      required: true,
+    },
+    'status-text': { description: 'what the visitor sees while it runs' },
+  },
+  async run(options, ctx) {
+    const companyId = requireString(options, 'company');
+    const action = await ctx.actions.create(companyId, requireString(options, 'employee'), {
+      name: requireString(options, 'name'),
+      description: requireString(options, 'description'),
+      parameters: parametersOf(options),
+      connector_id: requireString(options, 'connector'),
+      method: requireString(options, 'method').toUpperCase(),
+      path: requireString(options, 'path'),
+      status_text: optionalString(options['status-text']) ?? null,
+    });
+    await ctx.audit.record({
+      type: 'digital_employee.action_added',
+      companyId,
+      actor: 'cli',
+      subject: action.digital_employee_id,
+      details: { action_id: action.id, name: action.name, connector_id: action.connector_id },
+    });
+    return action;
+  },
+  format: (a) => `added action ${a.name}\nid: ${a.id}`,
+};
+
+const listActions: Command<{ actions: Action[] }, DigitalEmployeeCommandDeps> = {
+  name: 'digital-employees actions list',
+  summary: 'list the actions of a digital employee',
+  options: {
+    company: { description: 'company id', required: true },
+    employee: { description: 'digital employee id', required: true },
+  },
+  async run(options, ctx) {
+    return {
+      actions: await ctx.actions.list(requireString(options, 'company'), requireString(options, 'employee')),
+    };
+  },
+  format: (r) =>
+    r.actions
+      .map((a) => `${a.id}  ${a.name}  ${a.method} ${a.path}  (connector ${a.connector_id})`)
+      .join('\n') || '(no actions)',
+};
+
+const deleteAction: Command<{ deleted: string }, DigitalEmployeeCommandDeps> = {
+  name: 'digital-employees actions delete',
+  summary: 'delete an action of a digital employee',
+  options: {
+    company: { description: 'company id', required: true },
+    employee: { description: 'digital employee id', required: true },
+    'action-id': { description: 'action id', required: true },
+  },
+  async run(options, ctx) {
+    const companyId = requireString(options, 'company');
+    const employeeId = requireString(options, 'employee');
+    const actionId = requireString(options, 'action-id');
+    await ctx.actions.delete(companyId, employeeId, actionId);
+    await ctx.audit.record({
+      type: 'digital_employee.action_deleted',
+      companyId,
+      actor: 'cli',
+      subject: employeeId,
+      details: { action_id: actionId },
+    });
+    return { deleted: actionId };
+  },
+  format: (r) => `deleted action ${r.deleted}`,
+};
+
+export const digitalEmployeeCommands = [create, list, setDefault, addAction, listActions, deleteAction];

@@ -95,6 +95,9 @@ export const ERROR_CODES = [
   'visitor_token_required',
   'message_not_found',
   'feedback_not_allowed',
+  'action_not_found',
+  'invalid_action',
+  'action_name_taken',
   'conversation_open',
   // Routing, business hours, canned responses (webchat/routing/, webchat/canned-responses/).
   'agent_not_found',
@@ -113,6 +116,11 @@ export const ERROR_CODES = [
   'attachment_required',
   'attachment_link_invalid',
   'unknown_attachment',
+  // Knowledge sources and search (knowledge/).
+  'knowledge_source_not_found',
+  'invalid_knowledge_source',
+  'knowledge_source_too_large',
+  'knowledge_type_not_supported',
   // Portal and users.
   'not_signed_in',
   'invalid_credentials',

@@ -18,6 +18,8 @@ describe('dependencyUnavailable tells an outage from a bug', () => {
       coded('53100', 'could not extend file: No space left on device'),
       coded('58030', 'could not write to file'),
       coded('25006', 'cannot execute INSERT in a read-only transaction'),
+      coded('40P01', 'deadlock detected'),
+      coded('40001', 'could not serialize access due to concurrent update'),
       new Error('Connection terminated unexpectedly'),
       new Error('query failed', { cause: coded('08006') }),
     ]) {

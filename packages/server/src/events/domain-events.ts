@@ -13,11 +13,26 @@ export interface EventData {
     channel_id: string | null;
     digital_employee_id: string;
   };
-  /** Every complete message, any role (visitor, digital employee, agent, system). */
+  /** Every complete message, any role (visitor, digital employee, agent, system) except notes. */
   'message.created': { conversation_id: string; message: MessageSnapshot };
+  /** An internal note (role `note`, agents only): an agent's, a hand-over summary, an action call. */
+  'note.created': { conversation_id: string; note: MessageSnapshot };
   'conversation.handed_over': { conversation_id: string; agent: string | null };
   'conversation.handed_back': { conversation_id: string };
   'conversation.closed': { conversation_id: string };
+  /** The agent workspace's status of an open conversation changed (an agent, the snooze wake-up, the visitor). */
+  'conversation.status_changed': {
+    conversation_id: string;
+    status: 'open' | 'pending' | 'snoozed';
+    previous_status: 'open' | 'pending' | 'snoozed';
+    snoozed_until: string | null;
+  };
+  'conversation.labels_changed': {
+    conversation_id: string;
+    labels: string[];
+    added: string[];
+    removed: string[];
+  };
   'message.feedback': {
     conversation_id: string;
     message_id: string;
@@ -33,9 +48,12 @@ export type EventType = keyof EventData;
 export const EVENT_TYPES: readonly EventType[] = [
   'conversation.created',
   'message.created',
+  'note.created',
   'conversation.handed_over',
   'conversation.handed_back',
   'conversation.closed',
+  'conversation.status_changed',
+  'conversation.labels_changed',
   'message.feedback',
   'conversation.csat',
   'connector.api_key_rotated',

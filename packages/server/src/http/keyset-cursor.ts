@@ -31,8 +31,12 @@ export function decodeCursor(cursor: string): KeysetPosition {
   } catch {
     // Falls through to the problem below.
   }
-  throw new BadRequestError('invalid_cursor', 'The cursor is not one this API returned.');
+  throw invalidCursor();
 }
+
+/** A cursor this API never returned (or one tampered with): 400 `invalid_cursor`. */
+export const invalidCursor = () =>
+  new BadRequestError('invalid_cursor', 'The cursor is not one this API returned.');
 
 export interface KeysetPage<T> {
   items: T[];

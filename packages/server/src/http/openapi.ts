@@ -31,7 +31,16 @@ export async function registerOpenApi(app: App, publicUrl: string): Promise<void
         { name: 'platform', description: 'The calling API client.' },
         { name: 'integrations', description: 'Integration connectors and their write-only API keys.' },
         { name: 'conversations', description: 'Webchat conversations for agents and integrations (bearer).' },
+        {
+          name: 'digital-employees',
+          description:
+            'Actions of digital employees: what a model may call through http connectors (bearer).',
+        },
         { name: 'webhooks', description: 'Event webhooks signed per Standard Webhooks (docs/webhooks.md).' },
+        {
+          name: 'knowledge',
+          description: 'Knowledge sources the digital employees answer from, and search (docs/knowledge.md).',
+        },
         {
           name: 'webchat-sdk',
           description: 'What the webchat SDK and widget call (session headers, no token).',

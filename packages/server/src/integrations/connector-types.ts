@@ -28,6 +28,11 @@ export const CONNECTOR_TYPES: readonly ConnectorType[] = [
     defaultUrl: 'https://api.openai.com/v1',
     authenticate: bearer,
   },
+  {
+    name: 'http',
+    summary: "an HTTP API of your own that digital employees' actions call; the URL is its base URL",
+    authenticate: bearer,
+  },
 ];
 
 export const connectorType = (name: string): ConnectorType | undefined =>

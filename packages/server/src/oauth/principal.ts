@@ -27,6 +27,10 @@ export const SCOPES = [
   'conversations:write',
   'webhooks:read',
   'webhooks:write',
+  'knowledge:read',
+  'knowledge:write',
+  'digital_employees:read',
+  'digital_employees:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

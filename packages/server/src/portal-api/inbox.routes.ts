@@ -1,7 +1,6 @@
-import { INTERACTIVE_LIMITS, inboxChannelOf } from '@parley/webchat-protocol';
+import { ATTRIBUTE_LIMITS, INTERACTIVE_LIMITS, inboxChannelOf } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { keysetPage } from '../http/keyset-cursor.ts';
 import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import { answerIdempotently, IdempotencyKeyHeaders } from '../idempotency/idempotent-post.ts';
@@ -14,17 +13,53 @@ import type { MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
+import {
+  decodeInboxCursor,
+  encodeInboxCursor,
+  inboxStatusOf,
+  LABEL_LIMITS,
+  type WorkspaceService,
+} from '../workspace/workspace.service.ts';
 import { pageLimit } from './pagination.ts';
 import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+/**
+ * The inbox list's filters (docs/design.md "Agent workspace"): a view, a status (`closed` is the older name of
+ * `resolved`), a label and any number of `attr.KEY=VALUE` visitor attributes (at most 5).
+ */
 const ListQuery = Type.Object(
   {
-    status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
+    view: Type.Optional(
+      Type.Union([
+        Type.Literal('mine'),
+        Type.Literal('unassigned'),
+        Type.Literal('queued'),
+        Type.Literal('all'),
+      ]),
+    ),
+    status: Type.Optional(
+      Type.Union([
+        Type.Literal('open'),
+        Type.Literal('pending'),
+        Type.Literal('snoozed'),
+        Type.Literal('resolved'),
+        Type.Literal('closed'),
+      ]),
+    ),
+    label: Type.Optional(Type.String({ minLength: 1, maxLength: LABEL_LIMITS.length })),
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })),
     cursor: Type.Optional(Type.String({ maxLength: 300 })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    patternProperties: {
+      [`^attr\\.[A-Za-z0-9_][A-Za-z0-9_.-]{0,${ATTRIBUTE_LIMITS.keyLength - 1}}$`]: Type.String({
+        maxLength: ATTRIBUTE_LIMITS.valueLength,
+      }),
+    },
+    maxProperties: 12,
+  },
 );
 const Reply = Type.Object(
   {
@@ -87,7 +122,7 @@ const agentAuthor = (user: PortalUser): MessageAuthor => ({
  * Live updates come from the realtime engine: the browser subscribes to the conversation channel with tokens
  * signed here (subject `portal-user:<id>`, so the publish hook never accepts its publications as a visitor's).
  */
-export function registerInboxRoutes(app: App, webchat: Webchat): void {
+export function registerInboxRoutes(app: App, webchat: Webchat, workspace: WorkspaceService): void {
   const any = { portalAccess: 'any' as const };
   const load = (request: FastifyRequest<{ Params: { id: string } }>): Promise<Conversation> =>
     webchat.commands.find(companyOf(request), request.params.id);
@@ -96,21 +131,53 @@ export function registerInboxRoutes(app: App, webchat: Webchat): void {
   /** The agents' view: the visitor, unread count, CSAT and last message (one place: the live inbox's events too). */
   const inboxViews = (conversations: Conversation[]) => webchat.inbox.views(conversations);
 
+  // Unread first within the view, then most recently active (docs/design.md "Agent workspace").
   app.get('/inbox/conversations', { config: any, schema: { querystring: ListQuery } }, async (request) => {
-    const page = await keysetPage(pageLimit(request.query.limit), request.query.cursor, (query) =>
-      webchat.conversations.listForCompany(companyOf(request), {
-        ...query,
-        status: request.query.status,
-      }),
+    const { query } = request;
+    const attributes = Object.entries(query as Record<string, string>)
+      .filter(([key]) => key.startsWith('attr.'))
+      .map(([key, value]): [string, string] => [key.slice('attr.'.length), value]);
+    const limit = pageLimit(query.limit);
+    const rows = await workspace.list(
+      companyOf(request),
+      {
+        view: query.view ?? 'all',
+        userId: sessionOf(request).user.id,
+        ...(query.status ? { status: query.status === 'closed' ? 'resolved' : query.status } : {}),
+        ...(query.label !== undefined ? { label: query.label } : {}),
+        attributes,
+      },
+      { limit: limit + 1, ...(query.cursor ? { after: decodeInboxCursor(query.cursor) } : {}) },
     );
-    return { items: await inboxViews(page.items), next_cursor: page.nextCursor };
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return {
+      items: await inboxViews(items),
+      next_cursor: rows.length > limit && last ? encodeInboxCursor(last) : null,
+    };
   });
 
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
     const conversation = await load(request);
-    const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
+    const { messages } = await readMessagePage(
+      webchat,
+      conversation.id,
+      { limit: '200' },
+      { includeNotes: true },
+    );
     const [view] = await inboxViews([conversation]);
-    return { conversation: view, messages, read_marks: await webchat.reads.marksOf(conversation.id) };
+    return {
+      conversation: view,
+      messages,
+      read_marks: await webchat.reads.marksOf(conversation.id),
+      status: inboxStatusOf(conversation),
+      snoozed_until: conversation.status === 'closed' ? null : conversation.snoozedUntil,
+      labels: conversation.labels,
+      visitor: await workspace.visitorPanel(conversation, (id) => webchat.attachments.urlFor(id)),
+      // The newest hand-over summary note: none can be told apart yet (the notes core stores no note kind), so
+      // null until hand-over summaries land; the UI shows "Summarise" on demand meanwhile.
+      summary: null,
+    };
   });
 
   // Agents mark what they have read (the inbox does when it shows a conversation and as messages arrive): up to

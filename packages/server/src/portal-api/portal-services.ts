@@ -4,9 +4,11 @@ import type { Config } from '../config/schema.ts';
 import type { DigitalEmployeesService } from '../digital-employees/digital-employees.service.ts';
 import type { ConnectorsService } from '../integrations/connectors.service.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
+import type { KnowledgeService } from '../knowledge/knowledge.service.ts';
 import type { OAuthServices } from '../oauth/oauth.services.ts';
 import type { Webchat } from '../webchat/webchat.ts';
 import type { Webhooks } from '../webhooks/webhooks.module.ts';
+import type { Workspace } from '../workspace/workspace.ts';
 
 /**
  * The capabilities' services the portal's pages call (each page's routes use a few of them). Declared here, by the
@@ -22,4 +24,6 @@ export interface PortalServices {
   connectorCaller: Pick<OutboundClient, 'check'>;
   webhooks: Pick<Webhooks, 'service'>;
   webchat: Webchat;
+  workspace: Workspace;
+  knowledge: KnowledgeService;
 }

@@ -11,6 +11,7 @@ import { registerCompanyRoutes } from './company.routes.ts';
 import { registerConnectorRoutes } from './connectors.routes.ts';
 import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
 import { registerInboxRoutes } from './inbox.routes.ts';
+import { registerKnowledgeRoutes } from './knowledge.routes.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
 import { registerRoutingRoutes } from './routing.routes.ts';
 import { registerSearchRoutes } from './search.routes.ts';
@@ -18,6 +19,7 @@ import { registerSessionRoutes } from './session.routes.ts';
 import { registerSpaRoutes } from './spa.routes.ts';
 import { registerUserRoutes } from './users.routes.ts';
 import { registerWebhookRoutes } from './webhooks.routes.ts';
+import { registerWorkspaceRoutes } from './workspace.routes.ts';
 
 /**
  * The portal: the SPA at `/portal` and its JSON API at `/portal/api`, authenticated by a server-side session cookie
@@ -48,13 +50,15 @@ export async function registerPortal(
           registerApiClientRoutes(api as App, deps);
           registerConnectorRoutes(api as App, deps);
           registerWebhookRoutes(api as App, deps);
+          registerKnowledgeRoutes(api as App, deps);
           registerCompanyRoutes(api as App, deps);
           registerUserRoutes(api as App, deps);
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);
           registerSystemRoutes(api as App, system);
-          registerInboxRoutes(api as App, ctx.webchat);
+          registerInboxRoutes(api as App, ctx.webchat, ctx.workspace.service);
+          registerWorkspaceRoutes(api as App, ctx.webchat, ctx.workspace);
           registerRoutingRoutes(api as App, ctx.webchat);
           registerCannedResponseRoutes(api as App, ctx.webchat);
           registerSearchRoutes(api as App, ctx.webchat);

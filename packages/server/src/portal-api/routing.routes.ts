@@ -52,7 +52,8 @@ export function registerRoutingRoutes(app: App, webchat: Webchat): void {
 
   app.post(
     '/inbox/conversations/:id/assign',
-    { schema: { params: IdParams, body: AssignBody } },
+    // Agents reassign too (docs/design.md "Agent workspace"): "assign to me" is their own id.
+    { config: any, schema: { params: IdParams, body: AssignBody } },
     async (request) => {
       const userId = request.body?.user_id;
       return platformConversationView(

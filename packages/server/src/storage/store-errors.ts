@@ -10,9 +10,11 @@
  * (administrator/crash shutdown, cannot connect now, database dropped, idle session timeout), 57014 (statement
  * cancelled, e.g. by `statement_timeout` on an overloaded server), class 53 (insufficient resources: disk full, out
  * of memory, too many connections), class 58 (system error: I/O error, missing file), 25006 (read-only
- * transaction: a failover left the node on a standby).
+ * transaction: a failover left the node on a standby), and from class 40 (transaction rollback) 40001
+ * (serialization failure) and 40P01 (deadlock detected): the database rolled the whole transaction back and the same
+ * request can simply be tried again, which is what 503 with `Retry-After` tells the client.
  */
-const POSTGRES_UNAVAILABLE = /^(08|57P0[1-5]|57014|53|58|25006)/;
+const POSTGRES_UNAVAILABLE = /^(08|57P0[1-5]|57014|53|58|25006|40001|40P01)/;
 
 /** Socket-level failures while talking to PostgreSQL (refused, reset, unreachable, DNS). */
 const NETWORK_CODES = new Set([

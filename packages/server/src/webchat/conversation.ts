@@ -4,6 +4,8 @@ import {
   type ConversationView,
   channelOf,
   type PlatformConversationView,
+  type VisitorAttributes,
+  type WorkspaceStatus,
 } from '@parley/webchat-protocol';
 import type { Selectable } from 'kysely';
 import type { ConversationsTable } from './webchat.tables.ts';
@@ -41,6 +43,15 @@ export interface Conversation {
   queuedAt: string | null;
   /** The portal user the conversation is assigned to (routing), else null. */
   assigneeId: string | null;
+  /** The agent workspace (webchat/workspace/): working status while open, and when a snoozed one wakes. */
+  workspaceStatus: WorkspaceStatus;
+  snoozedUntil: string | null;
+  /** The company's labels on it, sorted. */
+  labels: string[];
+  /** The visitor's custom attributes (token or SDK), `{}` when none; kept for anonymous visitors too. */
+  attributes: VisitorAttributes;
+  /** The page the conversation was started on, when the SDK said. */
+  pageUrl: string | null;
 }
 
 export interface ConversationVisitor {
@@ -76,6 +87,11 @@ export function toConversation(row: Selectable<ConversationsTable>): Conversatio
     agentReadPosition: Number(row.agent_read_position ?? 0),
     queuedAt: row.queued_at ?? null,
     assigneeId: row.assignee_id ?? null,
+    workspaceStatus: (row.workspace_status ?? 'open') as WorkspaceStatus,
+    snoozedUntil: row.snoozed_until ?? null,
+    labels: parseJson<string[]>(row.labels, []),
+    attributes: parseJson<VisitorAttributes>(row.visitor_attributes, {}),
+    pageUrl: row.page_url ?? null,
   };
 }
 
@@ -104,6 +120,20 @@ export function platformConversationView(c: Conversation): PlatformConversationV
     session_id: c.sessionId,
     agent_name: c.agentName,
     assignee_id: c.assigneeId,
-    visitor: c.visitor ? { id: c.visitor.id, name: c.visitor.name, email: c.visitor.email } : null,
+    visitor: c.visitor
+      ? { id: c.visitor.id, name: c.visitor.name, email: c.visitor.email, attributes: c.attributes }
+      : null,
+    workspace_status: c.status === 'closed' ? 'closed' : c.workspaceStatus,
+    snoozed_until: c.status === 'closed' ? null : c.snoozedUntil,
+    labels: c.labels,
   };
+}
+
+function parseJson<T>(text: string | null | undefined, fallback: T): T {
+  if (!text) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
 }

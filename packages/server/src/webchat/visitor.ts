@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { VisitorAttributes } from '@parley/webchat-protocol';
 
 /** What a verified visitor token says about the visitor (identity/visitor-token.ts). */
 export interface VerifiedVisitor {
@@ -6,6 +7,8 @@ export interface VerifiedVisitor {
   id: string;
   name: string | null;
   email: string | null;
+  /** The token's custom `attributes` (docs/design.md "Agent workspace"); null when it carried none. */
+  attributes?: VisitorAttributes | null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RealtimeEngine } from '@parley/realtime';
+import type { NoteAuthorType, NoteView } from '@parley/webchat-protocol';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
@@ -59,6 +60,19 @@ export interface Webchat {
   inbox: InboxFeed;
   /** Search over conversations by visitor and message text (PostgreSQL full-text search / SQLite FTS5). */
   search: ConversationSearch;
+  /** Internal notes for agents only (hand-over summaries, action calls, agents' own): `addNote`. */
+  notes: {
+    // Typed here without importing notes/ (which reads conversations and messages): notes/notes.service.ts.
+    addNote(
+      companyId: string,
+      conversationId: string,
+      input: {
+        text: string;
+        author: { type: NoteAuthorType; id: string; name: string };
+        mentions?: string[];
+      },
+    ): Promise<NoteView>;
+  };
   /** Saved replies agents insert with `/shortcut`. */
   cannedResponses: CannedResponsesService;
   /** The queue, agents' availability and assignment (round-robin under capacity). */

@@ -61,3 +61,7 @@ export const feedbackNotAllowed = () =>
 
 export const conversationOpen = () =>
   new WebchatError(409, 'conversation_open', 'The conversation can be rated once it is closed.');
+
+/** A note the notes route cannot store (docs/design.md "Internal notes"): `detail` names the rule. */
+export const invalidNote = (detail: string) =>
+  new WebchatError(400, 'validation_failed', `Invalid note: ${detail}`);

@@ -51,6 +51,16 @@ export interface ConversationsTable {
   queued_at: string | null;
   assignee_id: string | null;
   assigned_at: string | null;
+  /**
+   * The agent workspace (migration 120): the working status while `status` is `open` (`open | pending | snoozed`),
+   * when a snoozed conversation wakes, the visitor's custom attributes (JSON object) and the page they started on.
+   */
+  workspace_status: Generated<string>;
+  snoozed_until: string | null;
+  visitor_attributes: string | null;
+  page_url: string | null;
+  /** JSON array of the labels (sorted), as `conversation_labels` holds them for filtering. */
+  labels: string | null;
 }
 
 export interface MessagesTable {
@@ -74,6 +84,8 @@ export interface MessagesTable {
   sequence: number;
   created_at: string;
   updated_at: string;
+  /** Notes only (migration 110): JSON `{author_type, mentions}`; null on every other message. */
+  note_meta: string | null;
 }
 
 /** A user message waiting for, or getting, its digital-employee reply (migration 021). */
@@ -98,6 +110,37 @@ export interface WebchatTables {
   conversations: ConversationsTable;
   messages: MessagesTable;
   reply_jobs: ReplyJobsTable;
+  conversation_labels: ConversationLabelsTable;
+  conversation_attributes: ConversationAttributesTable;
+  mention_notifications: MentionNotificationsTable;
+}
+
+/** Agent workspace (migration 120, src/workspace/): a company label on a conversation, one row per label. */
+export interface ConversationLabelsTable {
+  conversation_id: string;
+  company_id: string;
+  label: string;
+  created_at: string;
+}
+
+/** The visitor's custom attributes as rows, for the inbox filter `attr.KEY=VALUE` (values as text). */
+export interface ConversationAttributesTable {
+  conversation_id: string;
+  key: string;
+  value: string;
+}
+
+/** An agent mentioned in a private note: unread until they mark it read. */
+export interface MentionNotificationsTable {
+  id: string;
+  company_id: string;
+  user_id: string;
+  conversation_id: string;
+  message_id: string;
+  author_name: string | null;
+  preview: string;
+  created_at: string;
+  read_at: string | null;
 }
 
 // This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.

@@ -41,6 +41,9 @@ describe('webchat: a node killed mid-reply (PostgreSQL + Redis)', () => {
       PARLEY_REALTIME_REDIS_PREFIX: `${prefix}:rt`,
       PARLEY_RATE_LIMIT_PREFIX: `${prefix}:rl:`,
       PARLEY_WEBCHAT_REPLY_LEASE_MS: String(LEASE_MS),
+      // The store keeps only the reply's first snapshot: every word shown comes from the stream alone, so a takeover
+      // that went by the store would take them back.
+      PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS: '600000',
       LOG_LEVEL: 'warn',
     });
   });
@@ -70,6 +73,11 @@ describe('webchat: a node killed mid-reply (PostgreSQL + Redis)', () => {
       await doomed.stop('SIGKILL');
       const killedAt = Date.now();
       const seenBefore = Math.max(...watcher.log.of(replyId).map((x) => x.sequence));
+      // Every text either tab was shown of the reply before (and after) the kill.
+      const shownTexts = () =>
+        [...watcher.log.of(replyId), ...onDoomed.log.of(replyId)]
+          .filter((x) => x.operation !== 'complete')
+          .map((x) => textOf(x));
 
       const ended = await watcher.log.waitFor(
         (e) => e.some((x) => x.message_snapshot.id === replyId && x.operation === 'complete'),
@@ -83,6 +91,21 @@ describe('webchat: a node killed mid-reply (PostgreSQL + Redis)', () => {
       );
       const error = complete.message_snapshot.blocks.at(-1) as { type: string; code: string };
       assert.deepEqual([error.type, error.code], ['error', 'reply_interrupted']);
+      // DESIGN "Hostile input and faults": the final text begins with every text any client was shown.
+      const finalText = textOf(complete);
+      const shown = shownTexts();
+      assert.ok(Math.max(...shown.map((t) => t.length)) > 0, 'words were shown before the kill');
+      for (const text of shown)
+        assert.ok(
+          finalText.startsWith(text),
+          `final ${JSON.stringify(finalText)} keeps ${JSON.stringify(text)}`,
+        );
+      const stored = await survivor.ctx.store.db
+        .selectFrom('messages')
+        .select('blocks')
+        .where('id', '=', replyId)
+        .executeTakeFirstOrThrow();
+      assert.equal(textOf({ message_snapshot: { blocks: JSON.parse(stored.blocks) } }), finalText);
 
       const answered = await watcher.log.waitFor(
         (e) => e.some((x) => isReply(x) && x.operation === 'complete' && x.message_snapshot.id !== replyId),
@@ -110,3 +133,9 @@ describe('webchat: a node killed mid-reply (PostgreSQL + Redis)', () => {
 });
 
 const isReply = (x: MessageEnvelope) => x.message_snapshot.role === 'digital_employee';
+
+const textOf = (x: { message_snapshot: { blocks: readonly { type: string }[] } }) =>
+  x.message_snapshot.blocks
+    .filter((b) => b.type === 'markdown')
+    .map((b) => (b as unknown as { content: string }).content)
+    .join('');

@@ -4,6 +4,8 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { Sealer } from '../crypto/sealing.ts';
+import type { ActionsPort } from '../digital-employees/actions/action-runner.ts';
+import type { ActionsService } from '../digital-employees/actions/actions.service.ts';
 import type { DigitalEmployeesService } from '../digital-employees/digital-employees.service.ts';
 import { createResponder } from '../digital-employees/responders/create-responder.ts';
 import { greetingFor } from '../digital-employees/responders/responder.ts';
@@ -14,10 +16,11 @@ import type { App } from '../http/types.ts';
 import { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
+import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
-import { connectRedis } from '../storage/redis-client.ts';
+import { connectFailFastRedis } from '../storage/redis-client.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { AttachmentLinks } from './attachments/attachment-links.ts';
@@ -42,11 +45,14 @@ import {
 } from './conversations/reply-heartbeats.ts';
 import { ReplyQueue } from './conversations/reply-queue.ts';
 import { LOCAL_REPLY_SIGNALS, RedisReplySignals, type ReplySignals } from './conversations/reply-signals.ts';
+import { NO_SHOWN_TEXTS, RedisShownTexts, type ShownTexts } from './conversations/shown-texts.ts';
 import { FeedbackService } from './feedback/feedback.service.ts';
 import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
+import { HandoverSummaries, SUMMARY_HEADING } from './notes/handover-summary.ts';
+import { actionCallNote, NotesService } from './notes/notes.service.ts';
 import { ReadMarks } from './reads/read-marks.ts';
 import { endSessionSubscriptions } from './realtime/channel-access.ts';
 import { loadTokenSecret } from './realtime/token-secret.ts';
@@ -79,7 +85,10 @@ export interface WebchatDeps {
   store: Store;
   companies: CompaniesService;
   digitalEmployees: DigitalEmployeesService;
+  actions: ActionsService;
   connectorCaller: OutboundClient;
+  /** The company's knowledge, which every digital employee answers from (knowledge/). */
+  knowledge?: KnowledgeSearch;
   audit: AuditLog;
   /** Seals the channels' identity secrets at rest. */
   sealer: Sealer;
@@ -135,9 +144,38 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       onDeleted: (what, count) => deps.metrics.attachmentsSwept.inc({ what }, count),
     }),
   );
+  // Each action call of a digital employee: audited (never the key) and shown to agents as a note.
+  const actionsPort: ActionsPort = {
+    listFor: (companyId, employeeId) => deps.actions.listFor(companyId, employeeId),
+    timeoutMs: config.webchat.actionTimeoutMs,
+    record: async (call) => {
+      await deps.audit.record({
+        type: 'digital_employee.action_called',
+        companyId: call.companyId,
+        actor: `digital_employee:${call.digitalEmployeeId}`,
+        subject: call.conversationId,
+        details: {
+          action: call.action,
+          connector_id: call.connectorId,
+          outcome: call.result.outcome,
+          status: call.result.status,
+          duration_ms: call.result.durationMs,
+        },
+      });
+      await notes.addNote(call.companyId, call.conversationId, {
+        text: actionCallNote(call),
+        author: { type: 'digital_employee', id: call.digitalEmployeeId, name: call.digitalEmployeeName },
+      });
+    },
+  };
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
-    responderFor: (employee) => createResponder(employee, { connectors: deps.connectorCaller }),
+    responderFor: (employee) =>
+      createResponder(employee, {
+        connectors: deps.connectorCaller,
+        knowledge: deps.knowledge,
+        actions: actionsPort,
+      }),
     greetingFor: (employee) => greetingFor(employee),
   };
   const { metrics } = deps;
@@ -225,6 +263,91 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     attachments,
     routing,
     routingSettings,
+    // Every hand-over to a person gets its summary note for agents (notes/handover-summary.ts), in the background.
+    onHandedOver: (conversation) => {
+      void summaries
+        .write(conversation)
+        .catch((err) =>
+          webchatLogger.warn(
+            { conversationId: conversation.id, err: err instanceof Error ? err.message : String(err) },
+            'could not write the hand-over summary',
+          ),
+        );
+    },
+  });
+  const summaries = new HandoverSummaries({
+    transcript: async (conversationId, limit) => (await messages.page(conversationId, { limit })).messages,
+    latestSummaryAfter: async (conversationId) => {
+      const latest = (role: 'note' | 'user', like?: string) => {
+        let q = store.db
+          .selectFrom('messages')
+          .select((eb) => eb.fn.max('position').as('p'))
+          .where('conversation_id', '=', conversationId)
+          .where('role', '=', role);
+        if (like) q = q.where('blocks', 'like', like);
+        return q.executeTakeFirst().then((r) => Number(r?.p ?? 0));
+      };
+      const [summary, visitor] = await Promise.all([
+        latest('note', `%${SUMMARY_HEADING.replaceAll('*', '')}%`),
+        latest('user'),
+      ]);
+      return summary > visitor;
+    },
+    modelFor: async (conversation) => {
+      const employee = await deps.digitalEmployees.find(
+        conversation.companyId,
+        conversation.digitalEmployeeId,
+      );
+      if (employee?.responder !== 'openai' || !employee.connectorId || !employee.model) return undefined;
+      const { connectorId, model } = employee;
+      return {
+        employeeId: employee.id,
+        employeeName: employee.name,
+        complete: async (system, user, signal) => {
+          const response = await deps.connectorCaller.fetch(
+            conversation.companyId,
+            connectorId,
+            'chat/completions',
+            {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                model,
+                stream: false,
+                messages: [
+                  { role: 'system', content: system },
+                  { role: 'user', content: user },
+                ],
+              }),
+              signal,
+            },
+          );
+          if (!response.ok) throw new Error(`the model answered HTTP ${response.status}`);
+          const body = (await response.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
+          const content = body.choices?.[0]?.message?.content;
+          if (typeof content !== 'string' || content.trim() === '')
+            throw new Error('the model gave no summary');
+          return content;
+        },
+      };
+    },
+    notes: { addNote: (...args) => notes.addNote(...args) },
+    logger: webchatLogger,
+  });
+  const notes = new NotesService({
+    companyUsers: async (companyId, ids) => {
+      const rows = await store.db
+        .selectFrom('portal_users')
+        .select('id')
+        .where('company_id', '=', companyId)
+        .where('id', 'in', ids)
+        .execute();
+      return new Set(rows.map((r) => r.id));
+    },
+    conversations,
+    store: messages,
+    publishLive,
+    logger: webchatLogger,
   });
   // A webhook bot's `"handover": true` queues the conversation like the visitor's own request (docs/routing.md).
   engine.onHumanRequested = (conversation) =>
@@ -265,6 +388,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     }),
     routing,
     routingSettings,
+    notes,
     cannedResponses: new CannedResponsesService(store.db),
     search: new ConversationSearch(store.db, store.dialect),
     commands,
@@ -304,21 +428,25 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
 
 /**
  * What the nodes of a cluster tell each other about replies over Redis, on a connection of their own: hints
- * (reply-signals.ts) and heartbeats of running replies (reply-heartbeats.ts). Nothing on one node.
+ * (reply-signals.ts), heartbeats of running replies (reply-heartbeats.ts) and the texts clients were shown
+ * (shown-texts.ts). Nothing on one node. The connection has the outage settings of every other Redis client
+ * (storage/redis-client.ts `connectFailFastRedis`): a command fails at once while Redis is away instead of queueing.
  */
-function replyCoordinationFor(
+export function replyCoordinationFor(
   deps: WebchatDeps,
   logger: Logger,
-): { signals: ReplySignals; heartbeats: ReplyHeartbeats } {
+): { signals: ReplySignals; heartbeats: ReplyHeartbeats; shownTexts: ShownTexts } {
   const { redisUrl, webchat } = deps.config;
-  if (!redisUrl) return { signals: LOCAL_REPLY_SIGNALS, heartbeats: NO_HEARTBEATS };
-  const redis = connectRedis(redisUrl);
+  if (!redisUrl)
+    return { signals: LOCAL_REPLY_SIGNALS, heartbeats: NO_HEARTBEATS, shownTexts: NO_SHOWN_TEXTS };
+  const { redis, ready } = connectFailFastRedis(redisUrl);
   const prefix = `${webchat.realtimeRedisPrefix}:`;
-  const signals = new RedisReplySignals(redis, { prefix, logger });
+  const signals = new RedisReplySignals(redis, { prefix, logger, ready });
   const heartbeats = new RedisReplyHeartbeats(redis, { prefix, leaseMs: webchat.replyLeaseMs });
+  const shownTexts = new RedisShownTexts(redis, { prefix });
   deps.onClose(async () => {
     await signals.close();
     await redis.quit().catch(() => redis.disconnect());
   });
-  return { signals, heartbeats };
+  return { signals, heartbeats, shownTexts };
 }

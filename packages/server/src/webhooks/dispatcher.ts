@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { SealError, type Sealer } from '../crypto/sealing.ts';
 import type { OutboundFetch } from '../integrations/outbound-http.ts';
+import { errorField, ThrottledWarnings } from '../logging/throttled-warnings.ts';
 import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import { clockMs } from '../storage/db-clock.ts';
@@ -84,11 +85,18 @@ export class WebhookDispatcher {
    * open there (webhook-secret.ts), not find the key it opened to elsewhere.
    */
   private readonly keyCache = new Map<string, Buffer>();
+  /**
+   * Claims run every `pollMs` (100 ms by default) and fail each time while the store is away: the first failure is
+   * logged, then one summary per interval (logging/throttled-warnings.ts), not ten lines a second.
+   */
+  private readonly warnings: ThrottledWarnings;
 
   constructor(
     private readonly deps: DispatcherDeps,
     private readonly options: DispatcherOptions,
-  ) {}
+  ) {
+    this.warnings = new ThrottledWarnings(deps.logger, { clock: () => this.nowMs() });
+  }
 
   /** Starts sending. `alone`: no other process can hold leases (SQLite), so those of a previous process lapse now. */
   async start(options: { alone: boolean }): Promise<void> {
@@ -129,10 +137,7 @@ export class WebhookDispatcher {
         try {
           claimed = await this.claimAndSend(free);
         } catch (err) {
-          this.deps.logger.warn(
-            { err: { message: (err as Error).message } },
-            'could not claim webhook deliveries',
-          );
+          this.warnings.warn({ err: errorField(err) }, 'could not claim webhook deliveries');
         }
       }
       // A full claim means more may be due right now; otherwise wait for the next look or a free slot.
@@ -307,8 +312,8 @@ export class WebhookDispatcher {
         .then(() => this.write(batch))
         .catch((err) =>
           // Their leases lapse and they are sent again: at least once.
-          this.deps.logger.warn(
-            { err: { message: (err as Error).message }, count: batch.length },
+          this.warnings.warn(
+            { err: errorField(err), count: batch.length },
             'could not record webhook delivery outcomes',
           ),
         );
@@ -322,6 +327,21 @@ export class WebhookDispatcher {
     const succeeded = batch.filter(delivered);
     const failed = batch.filter((o) => !delivered(o));
     await this.deps.db.transaction().execute(async (trx) => {
+      // Lock order, the same in every transaction that touches both tables: the endpoint row first, then its
+      // deliveries — as deleting an endpoint does (its row, then the deliveries through ON DELETE CASCADE) and as
+      // disabling one does. Updating the deliveries first and the endpoint after (the old order here) could deadlock
+      // with a delete on PostgreSQL (40P01). NO KEY UPDATE: the lock the `failing_since_ms` update takes anyway, which
+      // does not block the outbox inserting deliveries for the endpoint (FOR KEY SHARE). SQLite has one writer.
+      const endpoints = [...new Set(batch.map((o) => o.delivery.endpointId))].sort();
+      if (this.deps.dialect === 'postgres' && endpoints.length > 0) {
+        await trx
+          .selectFrom('webhook_endpoints')
+          .select('id')
+          .where('id', 'in', endpoints)
+          .orderBy('id')
+          .forNoKeyUpdate()
+          .execute();
+      }
       for (const [status, ids] of groupIds(succeeded)) {
         await trx
           .updateTable('webhook_deliveries')

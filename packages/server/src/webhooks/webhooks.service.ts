@@ -144,7 +144,12 @@ export class WebhooksService {
     return rows.map(toWebhook);
   }
 
-  /** Deletes the endpoint with its deliveries (nothing more is sent, even an attempt already due). */
+  /**
+   * Deletes the endpoint with its deliveries (nothing more is sent, even an attempt already due). Locks the endpoint
+   * row first and its deliveries after (ON DELETE CASCADE), the order every transaction touching both keeps
+   * (dispatcher.ts `write`); should PostgreSQL still roll it back (40P01/40001), the caller gets 503
+   * `store_unavailable` with `Retry-After` (storage/store-errors.ts) and can simply send the delete again.
+   */
   async delete(companyId: string, id: string, actor: WebhookActor): Promise<void> {
     if (!isUuid(id)) throw new WebhookNotFoundError();
     await this.db.transaction().execute(async (trx) => {

@@ -63,6 +63,7 @@ export const ar: WidgetStrings = {
   csatFailed: 'تعذّر إرسال تقييمك. يُرجى المحاولة مرة أخرى.',
   csatThanks: 'شكرًا على تقييمك!',
   quickReplies: 'ردود مقترحة',
+  sources: 'المصادر',
   attachFile: 'إرفاق ملف',
   uploading: 'جارٍ رفع {name}',
   pastedImage: 'صورة ملصقة',

@@ -65,6 +65,7 @@ export const de: WidgetStrings = {
   csatFailed: 'Ihre Bewertung konnte nicht gesendet werden. Bitte versuchen Sie es erneut.',
   csatThanks: 'Vielen Dank für Ihre Bewertung!',
   quickReplies: 'Antwortvorschläge',
+  sources: 'Quellen',
   attachFile: 'Datei anhängen',
   uploading: '{name} wird hochgeladen',
   pastedImage: 'Eingefügtes Bild',

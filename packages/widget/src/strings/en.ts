@@ -66,6 +66,8 @@ export const en = {
   csatFailed: 'Your rating could not be sent. Please try again.',
   csatThanks: 'Thank you for your rating!',
   quickReplies: 'Suggested answers',
+  /** Heading of the links to what an answer is based on (a `sources` block). */
+  sources: 'Sources',
   attachFile: 'Attach a file',
   uploading: 'Uploading {name}',
   pastedImage: 'Pasted image',

@@ -64,6 +64,7 @@ export const es: WidgetStrings = {
   csatFailed: 'No se ha podido enviar tu valoración. Inténtalo de nuevo.',
   csatThanks: '¡Gracias por tu valoración!',
   quickReplies: 'Respuestas sugeridas',
+  sources: 'Fuentes',
   attachFile: 'Adjuntar un archivo',
   uploading: 'Subiendo {name}',
   pastedImage: 'Imagen pegada',

@@ -64,6 +64,7 @@ export const fr: WidgetStrings = {
   csatFailed: 'Votre note n’a pas pu être envoyée. Veuillez réessayer.',
   csatThanks: 'Merci pour votre note !',
   quickReplies: 'Réponses suggérées',
+  sources: 'Sources',
   attachFile: 'Joindre un fichier',
   uploading: 'Envoi de {name}',
   pastedImage: 'Image collée',

@@ -63,6 +63,7 @@ export const he: WidgetStrings = {
   csatFailed: 'לא הצלחנו לשלוח את הדירוג. נסו שוב.',
   csatThanks: 'תודה על הדירוג!',
   quickReplies: 'תשובות מוצעות',
+  sources: 'מקורות',
   attachFile: 'צירוף קובץ',
   uploading: 'מעלים את {name}',
   pastedImage: 'תמונה שהודבקה',

@@ -63,6 +63,7 @@ export const pt: WidgetStrings = {
   csatFailed: 'Não foi possível enviar sua avaliação. Tente novamente.',
   csatThanks: 'Obrigado pela sua avaliação!',
   quickReplies: 'Respostas sugeridas',
+  sources: 'Fontes',
   attachFile: 'Anexar um arquivo',
   uploading: 'Enviando {name}',
   pastedImage: 'Imagem colada',

@@ -1,4 +1,14 @@
 import { textOf } from '@parley/webchat-protocol';
+import {
+  answerFrom,
+  DONT_KNOW,
+  HANDING_OVER,
+  HANDOVER_OFFER,
+  isHandoverPostback,
+  relevantPassages,
+  sourcesBlock,
+} from '../../knowledge/grounding.ts';
+import type { KnowledgeSearch } from '../../knowledge/knowledge-search.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { type BuiltinAnswer, SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
 import type { ReplyChunk, Responder, RespondInput } from './responder.ts';
@@ -12,25 +22,54 @@ export class BuiltinResponder implements Responder {
   /** Answers each message on its own. */
   readonly historyLimit = 0;
 
-  constructor(private readonly employee: Pick<DigitalEmployee, 'settings'>) {}
+  constructor(
+    private readonly employee: Pick<DigitalEmployee, 'settings'>,
+    private readonly knowledge?: KnowledgeSearch,
+  ) {}
 
-  /** Streams the answer word by word, then offers its quick replies, if it has any. */
+  /**
+   * Streams the answer word by word, then what it is based on and the quick replies it offers. The order of
+   * preference (docs/knowledge.md "Cited answers"): a `handover` postback hands over; a relevant knowledge passage
+   * is quoted with its source; a configured keyword answer (greetings, small talk) is given; else, when the company
+   * has knowledge, "I don't know" with the `handover` option, and without knowledge the configured fallback.
+   */
   async *respond(input: RespondInput): AsyncIterable<ReplyChunk> {
     const text = textOf(input.message);
-    const reply = replyFor(this.employee, text);
+    if (isHandoverPostback(input.message)) {
+      input.requestHuman?.();
+      yield* this.words(HANDING_OVER, input.signal);
+      return;
+    }
+    const passages = this.knowledge ? await relevantPassages(this.knowledge, input.companyId, text, 3) : [];
+    const best = passages[0];
+    if (best) {
+      yield* this.words(answerFrom(best), input.signal);
+      yield { blocks: [sourcesBlock([best])] };
+      return;
+    }
+    const answer = bestAnswer(this.employee.settings.answers ?? [], text);
+    if (!answer && (await this.knowledge?.hasSources(input.companyId))) {
+      // The company has knowledge, and none of it answers: say so and offer a person, never guess.
+      yield* this.words(DONT_KNOW, input.signal);
+      yield { blocks: [HANDOVER_OFFER] };
+      return;
+    }
+    yield* this.words(replyFor(this.employee, text), input.signal);
+    if (answer?.quick_replies) yield { blocks: [{ type: 'quick_replies', options: answer.quick_replies }] };
+  }
+
+  private async *words(reply: string, signal: AbortSignal): AsyncIterable<string> {
     const delayMs = this.employee.settings.word_delay_ms ?? SETTINGS_DEFAULTS.wordDelayMs;
-    const pauses = new Pauses(input.signal);
+    const pauses = new Pauses(signal);
     try {
       for (const piece of wordPieces(reply)) {
-        if (input.signal.aborted) throw new ResponderAbortedError();
+        if (signal.aborted) throw new ResponderAbortedError();
         yield piece;
         if (delayMs > 0) await pauses.next(delayMs);
       }
     } finally {
       pauses.close();
     }
-    const options = bestAnswer(this.employee.settings.answers ?? [], text)?.quick_replies;
-    if (options) yield { blocks: [{ type: 'quick_replies', options }] };
   }
 }
 

@@ -8,10 +8,10 @@ import { WebhookResponder } from './webhook.responder.ts';
 export function createResponder(employee: DigitalEmployee, deps: ResponderDeps): Responder {
   switch (employee.responder) {
     case 'builtin':
-      return new BuiltinResponder(employee);
+      return new BuiltinResponder(employee, deps.knowledge);
     case 'webhook':
       return new WebhookResponder(employee, deps.connectors);
     case 'openai':
-      return new OpenAiResponder(employee, deps.connectors);
+      return new OpenAiResponder(employee, deps.connectors, deps.knowledge, deps.actions);
   }
 }

@@ -4,11 +4,15 @@ import type {
   ChatCompletionContentPart,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import { groundedModelReply } from '../../knowledge/grounding.ts';
+import type { KnowledgeSearch } from '../../knowledge/knowledge-search.ts';
+import { type ActionsPort, runAction } from '../actions/action-runner.ts';
+import { type Action, HANDOVER_TOOL } from '../actions/actions.service.ts';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
 import { backstopFor, SilenceDeadline } from './deadline.ts';
-import type { Responder, RespondInput } from './responder.ts';
+import type { ReplyChunk, Responder, RespondInput } from './responder.ts';
 import {
   ResponderBadResponseError,
   type ResponderError,
@@ -19,7 +23,32 @@ import {
 } from './responder-errors.ts';
 import { toResponderError } from './to-responder-error.ts';
 
-type Employee = Pick<DigitalEmployee, 'name' | 'connectorId' | 'model' | 'systemPrompt' | 'settings'>;
+type Employee = Pick<DigitalEmployee, 'name' | 'connectorId' | 'model' | 'systemPrompt' | 'settings'> &
+  Partial<Pick<DigitalEmployee, 'id'>>;
+
+/**
+ * Most model requests of one reply: each round may call tools, the last is offered none so the model must answer.
+ * A model that keeps calling tools cannot keep a visitor waiting forever.
+ */
+export const MAX_TOOL_ROUNDS = 4;
+
+/** The built-in tool that hands the conversation to a person (docs/design.md "Actions"). */
+const HANDOVER_FUNCTION = {
+  type: 'function' as const,
+  function: {
+    name: HANDOVER_TOOL,
+    description:
+      'Hand the conversation to a human agent: when the visitor asks for a person, or when you cannot help.',
+    parameters: { type: 'object', properties: { reason: { type: 'string' } } },
+  },
+};
+
+/** A tool call as its streamed deltas build it (OpenAI Chat Completions: `delta.tool_calls[i]`, keyed by `index`). */
+interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
 
 type OpenAiSdk = typeof import('openai');
 let sdk: Promise<OpenAiSdk> | undefined;
@@ -41,13 +70,23 @@ export class OpenAiResponder implements Responder {
   constructor(
     private readonly employee: Employee,
     private readonly connectors: ConnectorCaller,
+    private readonly knowledge?: KnowledgeSearch,
+    private readonly actions?: ActionsPort,
   ) {}
 
   get historyLimit(): number {
     return this.employee.settings.history_limit ?? SETTINGS_DEFAULTS.historyLimit;
   }
 
-  async *respond(input: RespondInput): AsyncIterable<string> {
+  /** Retrieval, guardrails and citations are knowledge/grounding.ts's; the model call is `stream`. */
+  respond(input: RespondInput): AsyncIterable<ReplyChunk> {
+    const question = textOf(input.message);
+    return groundedModelReply(this.knowledge, { ...input, question }, (grounding) =>
+      this.stream(input, grounding),
+    );
+  }
+
+  private async *stream(input: RespondInput, grounding?: string): AsyncIterable<ReplyChunk> {
     const { connectorId, model } = this.employee;
     if (!connectorId) throw new ResponderMisconfiguredError('no connector is set');
     if (!model) throw new ResponderMisconfiguredError('no model is set');
@@ -56,25 +95,119 @@ export class OpenAiResponder implements Responder {
     const openai = await openAiSdk();
     try {
       const client = await this.clientFor(openai, input.companyId, connectorId, deadline, timeoutMs);
-      let stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>;
-      try {
-        stream = await client.chat.completions.create(
-          { model, stream: true, messages: toChatMessages(this.employee, input) },
-          { signal: deadline.signal },
-        );
-        deadline.touch();
-        for await (const chunk of stream) {
+      const actions =
+        this.actions && this.employee.id ? await this.actions.listFor(input.companyId, this.employee.id) : [];
+      const tools = [
+        ...actions.map((a) => ({
+          type: 'function' as const,
+          function: { name: a.name, description: a.description, parameters: a.parameters },
+        })),
+        ...(input.requestHuman ? [HANDOVER_FUNCTION] : []),
+      ];
+      const messages = toChatMessages(this.employee, input, grounding);
+      for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
+        // The last round offers no tools: the model has to answer with what it has.
+        const offered = round < MAX_TOOL_ROUNDS - 1 ? tools : [];
+        const calls = new Map<number, ToolCall>();
+        let text = '';
+        try {
+          const stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk> =
+            await client.chat.completions.create(
+              { model, stream: true, messages, ...(offered.length > 0 ? { tools: offered } : {}) },
+              { signal: deadline.signal },
+            );
           deadline.touch();
-          const delta = chunk.choices?.[0]?.delta?.content;
-          if (typeof delta === 'string' && delta) yield delta;
+          for await (const chunk of stream) {
+            deadline.touch();
+            const delta = chunk.choices?.[0]?.delta;
+            if (typeof delta?.content === 'string' && delta.content) {
+              text += delta.content;
+              yield delta.content;
+            }
+            for (const part of delta?.tool_calls ?? []) {
+              const call = calls.get(part.index) ?? { id: '', name: '', arguments: '' };
+              if (part.id) call.id = part.id;
+              if (part.function?.name) call.name += part.function.name;
+              if (part.function?.arguments) call.arguments += part.function.arguments;
+              calls.set(part.index, call);
+            }
+          }
+          // The SDK ends a stream quietly when its signal aborts: a cut-off reply must not pass for a whole one.
+          deadline.throwIfStopped();
+        } catch (err) {
+          throw openAiError(openai, err, deadline, timeoutMs);
         }
-        // The SDK ends a stream quietly when its signal aborts: a cut-off reply must not pass for a whole one.
-        deadline.throwIfStopped();
-      } catch (err) {
-        throw openAiError(openai, err, deadline, timeoutMs);
+        if (calls.size === 0 || offered.length === 0) break;
+        const ordered = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c);
+        messages.push({
+          role: 'assistant',
+          content: text || null,
+          tool_calls: ordered.map((c) => ({
+            id: c.id,
+            type: 'function' as const,
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        });
+        for (const call of ordered) {
+          const action = actions.find((a) => a.name === call.name);
+          if (action) yield { status: action.status_text ?? 'Working on it…' };
+          const content = await this.callTool(input, call, action, deadline);
+          if (action) yield { status: null };
+          messages.push({ role: 'tool', tool_call_id: call.id, content });
+        }
       }
     } finally {
       deadline.dispose();
+    }
+  }
+
+  /** One tool call: the built-in hand-over, or an action; recorded either way. Returns the tool message's content. */
+  private async callTool(
+    input: RespondInput,
+    call: ToolCall,
+    action: Action | undefined,
+    deadline: SilenceDeadline,
+  ): Promise<string> {
+    const port = this.actions;
+    const record = (result: Parameters<ActionsPort['record']>[0]['result'], connectorId: string | null) =>
+      port
+        ?.record({
+          companyId: input.companyId,
+          conversationId: input.conversationId,
+          digitalEmployeeId: this.employee.id ?? '',
+          digitalEmployeeName: this.employee.name,
+          action: call.name,
+          connectorId,
+          arguments: call.arguments,
+          result,
+        })
+        // Recording is for agents and the audit trail; the visitor's reply goes on without it.
+        .catch(() => {});
+    if (call.name === HANDOVER_TOOL && input.requestHuman) {
+      input.requestHuman();
+      const result = {
+        outcome: 'ok' as const,
+        status: null,
+        durationMs: 0,
+        toolContent: JSON.stringify({ ok: true, note: 'A person will take over after this reply.' }),
+      };
+      await record(result, null);
+      return result.toolContent;
+    }
+    if (!action || !port)
+      return JSON.stringify({ error: `There is no tool named ${JSON.stringify(call.name)}.` });
+    // An action may take up to its own time-out: the reply is not silent meanwhile (the status shows).
+    const keepAlive = setInterval(() => deadline.touch(), 1000);
+    try {
+      const result = await runAction(this.connectors, input.companyId, action, call.arguments, {
+        timeoutMs: port.timeoutMs,
+        signal: input.signal,
+      });
+      await record(result, action.connector_id);
+      return result.toolContent;
+    } finally {
+      clearInterval(keepAlive);
+      deadline.touch();
     }
   }
 
@@ -147,6 +280,7 @@ function openAiError(
 export function toChatMessages(
   employee: Employee,
   input: Pick<RespondInput, 'message' | 'history'>,
+  grounding?: string,
 ): ChatCompletionMessageParam[] {
   const limit = employee.settings.history_limit ?? SETTINGS_DEFAULTS.historyLimit;
   const earlier = input.history.filter((m) => m.id !== input.message.id).flatMap(toChatMessage);
@@ -158,6 +292,8 @@ export function toChatMessages(
         `You are ${employee.name}, a helpful assistant chatting with a website visitor.`,
     },
     ...(limit === 0 ? [] : earlier.slice(-limit)),
+    // The knowledge passages for this question (knowledge/grounding.ts), numbered for `[n]` citations.
+    ...(grounding ? [{ role: 'system' as const, content: grounding }] : []),
     { role: 'user', content: userContent(input.message) },
   ];
   return messages;
@@ -174,6 +310,8 @@ function toChatMessage(message: MessageSnapshot): ChatCompletionMessageParam[] {
     case 'agent':
       return [{ role: 'assistant', content: `[${message.author?.name ?? 'Agent'}, human agent] ${text}` }];
     case 'system':
+    case 'note':
+      // Notices are the service's; notes are for agents only (never read back to the model as the conversation).
       return [];
   }
 }

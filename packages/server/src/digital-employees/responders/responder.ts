@@ -1,4 +1,6 @@
-import type { InteractiveBlockInput, MessageSnapshot } from '@parley/webchat-protocol';
+import type { MessageSnapshot, ReplyBlockInput } from '@parley/webchat-protocol';
+import type { KnowledgeSearch } from '../../knowledge/knowledge-search.ts';
+import type { ActionsPort } from '../actions/action-runner.ts';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 
@@ -24,7 +26,7 @@ export interface RespondInput {
  * message, after its markdown (docs/design.md "Interactive blocks"). Blocks are already validated
  * (`readInteractiveBlocks`); a responder that got invalid ones from its bot throws `responder_bad_response`.
  */
-export type ReplyChunk = string | { blocks: InteractiveBlockInput[] };
+export type ReplyChunk = string | { blocks: ReplyBlockInput[] } | { status: string | null };
 
 /**
  * Produces a digital employee's reply as markdown deltas (concatenated in order they are the whole text) and, at
@@ -39,6 +41,10 @@ export interface Responder {
 
 export interface ResponderDeps {
   connectors: ConnectorCaller;
+  /** The company's knowledge (knowledge/): builtin and openai employees answer from it (knowledge/grounding.ts). */
+  knowledge?: KnowledgeSearch;
+  /** Actions the `openai` responder offers its model as tools (digital-employees/actions/); none when absent. */
+  actions?: ActionsPort;
 }
 
 /** The greeting posted when a conversation starts (docs/design.md), or null when none is configured. */

@@ -19,12 +19,17 @@ import * as m073 from './073_scheduled_jobs.ts';
 import * as m074 from './074_attachment_lifetime.ts';
 import * as m081 from './081_neutral_default_digital_employee.ts';
 import * as m082 from './082_portal_user_names.ts';
+import * as m100 from './100_knowledge.ts';
+import * as m110 from './110_notes.ts';
+import * as m111 from './111_digital_employee_actions.ts';
+import * as m120 from './120_agent_workspace.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
  * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
  * routing, canned responses and search, 070–079 hostile input and faults (070 idempotency keys, 073–074 scheduled
- * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names).
+ * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 100–109
+ * knowledge, 110–119 notes, actions and hand-over summaries, 120–129 the agent workspace.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -47,4 +52,8 @@ export const migrations: Record<string, Migration> = {
   '074_attachment_lifetime': m074,
   '081_neutral_default_digital_employee': m081,
   '082_portal_user_names': m082,
+  '100_knowledge': m100,
+  '110_notes': m110,
+  '111_digital_employee_actions': m111,
+  '120_agent_workspace': m120,
 };

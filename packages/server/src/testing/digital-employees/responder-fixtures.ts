@@ -102,7 +102,10 @@ export function respondAs(
   employee: DigitalEmployee,
   input: Omit<RespondInput, 'digitalEmployee'>,
 ): AsyncIterable<ReplyChunk> {
-  return createResponder(employee, { connectors: server.ctx.connectorCaller }).respond({
+  return createResponder(employee, {
+    connectors: server.ctx.connectorCaller,
+    knowledge: server.ctx.knowledge,
+  }).respond({
     ...input,
     digitalEmployee: employee,
   });

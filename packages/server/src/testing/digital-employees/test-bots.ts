@@ -100,3 +100,47 @@ export async function writeChatCompletionStream(
   res.write(chunk({}, 'stop'));
   res.end('data: [DONE]\n\n');
 }
+
+/**
+ * Writes an OpenAI Chat Completions stream that calls tools, as the API streams them: each call's `id` and name in
+ * its first `delta.tool_calls[]` entry, its JSON arguments split over several deltas (by `index`), then
+ * `finish_reason: "tool_calls"` and `[DONE]`.
+ */
+export function writeToolCallStream(
+  res: ServerResponse,
+  model: string,
+  calls: Array<{ id: string; name: string; arguments: string }>,
+): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    `data: ${JSON.stringify({
+      id: 'chatcmpl-tools',
+      object: 'chat.completion.chunk',
+      created: 1_767_225_600,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    })}\n\n`;
+  res.write(chunk({ role: 'assistant', content: null }, null));
+  calls.forEach((call, index) => {
+    res.write(
+      chunk(
+        {
+          tool_calls: [
+            { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
+          ],
+        },
+        null,
+      ),
+    );
+    const third = Math.ceil(call.arguments.length / 3) || 1;
+    for (let at = 0; at < call.arguments.length; at += third)
+      res.write(
+        chunk(
+          { tool_calls: [{ index, function: { arguments: call.arguments.slice(at, at + third) } }] },
+          null,
+        ),
+      );
+  });
+  res.write(chunk({}, 'tool_calls'));
+  res.end('data: [DONE]\n\n');
+}

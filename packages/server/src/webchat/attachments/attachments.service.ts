@@ -240,7 +240,8 @@ export class AttachmentsService {
     };
   }
 
-  private urlFor(id: string): string {
+  /** A freshly signed download link of attachment `id` (the agent workspace lists a conversation's files). */
+  urlFor(id: string): string {
     return `${this.deps.publicUrl()}${this.deps.links.pathFor(id)}`;
   }
 }

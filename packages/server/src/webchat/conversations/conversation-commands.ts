@@ -43,7 +43,19 @@ export interface ConversationCommandsDeps {
   attachments: Pick<AttachmentsService, 'blocksOf' | 'present'>;
   routing: RoutingService;
   routingSettings: RoutingSettingsStore;
+  /**
+   * A person takes the conversation (queued for one, taken over, assigned or transferred): the hand-over summary
+   * note (notes/handover-summary.ts). Runs in the background; the command never waits for it.
+   */
+  onHandedOver?: (conversation: Conversation) => void;
 }
+
+/** The audit events that mean a person now has (or is about to have) the conversation. */
+const HANDOVER_EVENTS = new Set([
+  'conversation.handed_over',
+  'conversation.human_requested',
+  'conversation.assigned',
+]);
 
 /** The actor of assignments routing makes by itself (round-robin), as the audit log names it. */
 export const ROUTING_ACTOR: Actor = { id: 'routing' };
@@ -223,6 +235,7 @@ export class ConversationCommands {
     actor: Actor,
     details?: Record<string, unknown>,
   ): Promise<void> {
+    if (HANDOVER_EVENTS.has(type)) this.deps.onHandedOver?.(conversation);
     return this.deps.audit.record({
       type,
       companyId: conversation.companyId,

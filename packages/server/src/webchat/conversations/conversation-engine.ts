@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
+import { ThrottledWarnings } from '../../logging/throttled-warnings.ts';
 import { untilStoreAnswers } from '../../storage/store-retry.ts';
 import { DISABLED, type Tracing } from '../../tracing/tracing.ts';
 import type { Conversation } from '../conversation.ts';
@@ -26,6 +27,7 @@ import { LeaseLost, type ReplyJob, type ReplyQueue } from './reply-queue.ts';
 import { type JobOutcome, ReplyScheduler } from './reply-scheduler.ts';
 import type { InterruptReason, ReplySignals } from './reply-signals.ts';
 import { ReplyNotStored, ReplyStream, sequenceAfter, typingMessage } from './reply-stream.ts';
+import { markdownText, NO_SHOWN_TEXTS, type ShownTexts } from './shown-texts.ts';
 
 /** Where replies come from: the digital-employees capability (responders behind one interface). */
 export interface ReplySource {
@@ -50,6 +52,8 @@ export interface ConversationEngineDeps {
   signals: ReplySignals;
   /** Signs of life of the replies running here, outside the store (reply-heartbeats.ts; none on one node). */
   heartbeats?: ReplyHeartbeats;
+  /** The longest text clients may have been shown of each streaming reply (shown-texts.ts; none on one node). */
+  shownTexts?: ShownTexts;
   /**
    * How long a reply waits for a store that is away (to read the history it answers, to store its completion)
    * before it is left to a takeover; default REPLY_STORE_WAIT_MS.
@@ -139,9 +143,12 @@ export class ConversationEngine {
   private readonly announcements: PendingAnnouncements;
   /** Aborts when the drain's grace is over: replies stop waiting for the store (they are left to a takeover). */
   private readonly shuttingDown = new AbortController();
+  /** Warnings every reply repeats through an outage, one line per interval for all of them. */
+  private readonly warnings: ThrottledWarnings;
 
   constructor(private readonly deps: ConversationEngineDeps) {
     this.announcements = new PendingAnnouncements(deps.broadcaster, deps.logger);
+    this.warnings = new ThrottledWarnings(deps.logger);
     this.scheduler = new ReplyScheduler({
       queue: deps.queue,
       signals: deps.signals,
@@ -151,6 +158,10 @@ export class ConversationEngine {
       leaseMs: deps.leaseMs,
       sweepMs: Math.max(250, Math.round(deps.leaseMs / 3)),
     });
+  }
+
+  private get shownTexts(): ShownTexts {
+    return this.deps.shownTexts ?? NO_SHOWN_TEXTS;
   }
 
   private get storeWaitMs(): number {
@@ -273,6 +284,7 @@ export class ConversationEngine {
       this.claimedHere.set(claimed.job.messageId, { ...claimed, message: snapshot, slot });
       this.scheduler.hold(claimed.job);
     }
+    await this.visitorWrote(conversation);
     try {
       await this.announcements.announce(conversation.companyId, snapshot, 1, { rethrow: true });
     } finally {
@@ -373,17 +385,27 @@ export class ConversationEngine {
     await this.announcements.announce(conversation.companyId, stored.snapshot, stored.sequence);
   }
 
-  /** Completes an abandoned partial message with an error block, above every sequence it may have used. */
+  /**
+   * Completes an abandoned partial message with an error block, above every sequence it may have used, and with the
+   * longest text its node recorded as shown (shown-texts.ts) when the store's copy is shorter: a client that read
+   * words the dead node never persisted keeps them (DESIGN "Hostile input and faults": the final text begins with
+   * every text any client was shown). When that record cannot be read now, this throws and the job is tried again.
+   */
   private async completeAbandoned(messageId: string, text: string): Promise<boolean> {
+    const shown = await this.shownTexts.longest(messageId);
     const done = await this.deps.store.completeAbandoned(
       messageId,
       (blocks) => [
-        ...blocks.filter((b) => b.type !== 'typing'),
+        ...withShownText(
+          blocks.filter((b) => b.type !== 'typing'),
+          shown,
+        ),
         { id: randomUUID(), type: 'error', code: 'reply_interrupted', message: text },
       ],
       sequenceAfter,
     );
     if (!done) return false;
+    this.shownTexts.forget(messageId);
     const conversation = await this.deps.conversations.find(done.snapshot.conversation_id);
     if (conversation) {
       await this.announcements.announce(conversation.companyId, done.snapshot, done.sequence);
@@ -518,7 +540,9 @@ export class ConversationEngine {
         broadcaster: this.deps.broadcaster,
         announcements: this.announcements,
         live: this.deps.live,
+        shown: this.shownTexts,
         logger: this.deps.logger,
+        warnings: this.warnings,
         flushIntervalMs: this.deps.flushIntervalMs,
         persistIntervalMs: this.deps.persistIntervalMs,
         storeWaitMs: this.storeWaitMs,
@@ -571,6 +595,7 @@ export class ConversationEngine {
         if (first) this.deps.observer?.firstToken(secondsSince(started));
         first = false;
         if (typeof chunk === 'string') stream.append(chunk);
+        else if ('status' in chunk) stream.status(chunk.status);
         else stream.offer(chunk.blocks);
       }
       if (controller.signal.aborted) throw controller.signal.reason;
@@ -645,6 +670,24 @@ export class ConversationEngine {
    * composition in webchat.ts: routing acts through the conversation commands, which themselves use this engine).
    */
   onHumanRequested: ((conversation: Conversation) => Promise<unknown>) | undefined;
+
+  /**
+   * What happens when the visitor writes (set once by the composition, context.ts: the agent workspace reopens a
+   * pending or snoozed conversation, src/workspace/). Called after the message is stored; a failure is logged.
+   */
+  onVisitorMessage: ((conversation: Conversation) => Promise<unknown>) | undefined;
+
+  private async visitorWrote(conversation: Conversation): Promise<void> {
+    if (conversation.workspaceStatus === 'open' || !this.onVisitorMessage) return;
+    try {
+      await this.onVisitorMessage(conversation);
+    } catch (err) {
+      this.deps.logger.warn(
+        { conversationId: conversation.id, err: err instanceof Error ? err.message : String(err) },
+        'could not reopen the conversation the visitor wrote in',
+      );
+    }
+  }
 
   private async humanRequested(conversation: Conversation): Promise<void> {
     try {
@@ -721,3 +764,17 @@ async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): 
 }
 
 const secondsSince = (started: number): number => (performance.now() - started) / 1000;
+
+/**
+ * The blocks of an abandoned reply with its markdown made `shown` when that is longer than what was stored (the
+ * stored text is an earlier partial of the same stream, so `shown` begins with it). The markdown stays one block,
+ * in its place; a reply stored before its first words gets one at the start.
+ */
+export function withShownText(blocks: Block[], shown: string | undefined): Block[] {
+  if (shown === undefined || shown.length <= markdownText(blocks).length) return blocks;
+  const index = blocks.findIndex((b) => b.type === 'markdown');
+  if (index < 0) return [{ id: randomUUID(), type: 'markdown', content: shown }, ...blocks];
+  return blocks
+    .map((b, i) => (i === index ? { ...b, content: shown } : b))
+    .filter((b, i) => i <= index || b.type !== 'markdown');
+}

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import { attributeText, type VisitorAttributes } from '@parley/webchat-protocol';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
 import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
@@ -51,8 +52,15 @@ export class ConversationsService {
   }
 
   /** A new conversation of the session, and of the verified visitor it acts for (if any). */
-  async create(scope: SessionScope, digitalEmployeeId: string, visitor?: Visitor): Promise<Conversation> {
+  async create(
+    scope: SessionScope,
+    digitalEmployeeId: string,
+    visitor?: Visitor,
+    options: { attributes?: VisitorAttributes; pageUrl?: string } = {},
+  ): Promise<Conversation> {
     const at = now();
+    // The token's attributes win over what the page's SDK said (the token is the integrator's signed word).
+    const attributes = { ...options.attributes, ...visitor?.attributes };
     const row: ConversationRow = {
       id: randomUUID(),
       company_id: scope.companyId,
@@ -74,9 +82,16 @@ export class ConversationsService {
       queued_at: null,
       assignee_id: null,
       assigned_at: null,
+      workspace_status: 'open',
+      snoozed_until: null,
+      visitor_attributes:
+        attributes && Object.keys(attributes).length > 0 ? JSON.stringify(attributes) : null,
+      page_url: options.pageUrl ?? null,
+      labels: null,
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('conversations').values(row).execute();
+      await replaceAttributeRows(trx, row.id, attributes);
       await this.events.record(trx, {
         type: 'conversation.created',
         companyId: row.company_id,
@@ -171,16 +186,24 @@ export class ConversationsService {
    * without one of them leaves the known value.
    */
   async updateVisitorProfile(companyId: string, visitor: Visitor): Promise<void> {
-    if (visitor.name === null && visitor.email === null) return;
-    await this.db
-      .updateTable('conversations')
-      .set({
-        ...(visitor.name !== null ? { visitor_name: visitor.name } : {}),
-        ...(visitor.email !== null ? { visitor_email: visitor.email } : {}),
-      })
-      .where('company_id', '=', companyId)
-      .where('visitor_key', '=', visitor.key)
-      .execute();
+    const attributes = visitor.attributes ?? null;
+    if (visitor.name === null && visitor.email === null && attributes === null) return;
+    await this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .updateTable('conversations')
+        .set({
+          ...(visitor.name !== null ? { visitor_name: visitor.name } : {}),
+          ...(visitor.email !== null ? { visitor_email: visitor.email } : {}),
+          // A token with attributes says all of them: they replace what an earlier token or the SDK said.
+          ...(attributes !== null ? { visitor_attributes: JSON.stringify(attributes) } : {}),
+        })
+        .where('company_id', '=', companyId)
+        .where('visitor_key', '=', visitor.key)
+        .returning('id')
+        .execute();
+      if (attributes === null) return;
+      for (const row of rows) await replaceAttributeRows(trx, row.id, attributes);
+    });
   }
 
   async find(id: string): Promise<Conversation | undefined> {
@@ -297,4 +320,19 @@ export class ConversationsService {
     if (!row) throw noDigitalEmployee();
     return { id: row.id, name: row.name, companyId: row.company_id };
   }
+}
+
+/** Rewrites the rows the inbox filters attributes by (`attr.KEY=VALUE`, one per key) to match `attributes`. */
+export async function replaceAttributeRows(
+  db: Kysely<Database> | Transaction<Database>,
+  conversationId: string,
+  attributes: VisitorAttributes,
+): Promise<void> {
+  await db.deleteFrom('conversation_attributes').where('conversation_id', '=', conversationId).execute();
+  const rows = Object.entries(attributes).map(([key, value]) => ({
+    conversation_id: conversationId,
+    key,
+    value: attributeText(value),
+  }));
+  if (rows.length > 0) await db.insertInto('conversation_attributes').values(rows).execute();
 }

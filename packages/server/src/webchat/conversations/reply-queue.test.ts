@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectRedis } from '../../storage/redis-client.ts';
+import { connectFailFastRedis } from '../../storage/redis-client.ts';
 import { TEST_DATABASES, testRedisUrl } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
@@ -146,7 +146,8 @@ for (const database of TEST_DATABASES) {
     });
 
     it('a lapsed job whose node still beats in the broker is not taken over; once the beats stop, it is', async () => {
-      const redis = connectRedis(testRedisUrl());
+      const { redis, ready } = connectFailFastRedis(testRedisUrl());
+      await ready;
       const heartbeats = new RedisReplyHeartbeats(redis, { prefix: `t${randomUUID()}:`, leaseMs: 1_500 });
       const gone = async (job: ReplyJob) => !(await heartbeats.beating(job.messageId));
       try {

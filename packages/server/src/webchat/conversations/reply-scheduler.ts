@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { errorField, ThrottledWarnings } from '../../logging/throttled-warnings.ts';
 import type { ReplyHeartbeats } from './reply-heartbeats.ts';
 import type { ReplyJob, ReplyQueue } from './reply-queue.ts';
 import type { ReplySignals } from './reply-signals.ts';
@@ -43,7 +44,11 @@ export class ReplyScheduler {
   private sweeping = false;
   private lastSweepError = 0;
 
-  constructor(private readonly deps: ReplySchedulerDeps) {}
+  private readonly warnings: ThrottledWarnings;
+
+  constructor(private readonly deps: ReplySchedulerDeps) {
+    this.warnings = new ThrottledWarnings(deps.logger);
+  }
 
   start(): void {
     this.renewTimer = setInterval(() => void this.renew(), Math.max(100, this.deps.leaseMs / 3));
@@ -68,7 +73,10 @@ export class ReplyScheduler {
 
   private startLoop(conversationId: string, work: () => Promise<void>): void {
     const loop: Promise<void> = work()
-      .catch((err) => this.deps.logger.warn({ err, conversationId }, 'reply line could not be worked'))
+      // Every line fails at once when the store goes away: one line per interval for all of them, without stacks.
+      .catch((err) =>
+        this.warnings.warn({ err: errorField(err), conversationId }, 'reply line could not be worked'),
+      )
       .finally(() => {
         if (this.loops.get(conversationId) === loop) this.loops.delete(conversationId);
       });

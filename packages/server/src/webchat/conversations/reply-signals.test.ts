@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createLogger } from '../../logging/logger.ts';
+import { connectFailFastRedis } from '../../storage/redis-client.ts';
 import { testRedisUrl } from '../../testing/databases.ts';
 import { waitFor, waitForSettled } from '../../testing/wait.ts';
 import { RedisReplySignals, type ReplySignal } from './reply-signals.ts';
@@ -12,9 +13,10 @@ describe('reply signals between nodes (Redis)', () => {
   const prefix = `parley-test:${randomBytes(5).toString('hex')}:`;
   const connections: Redis[] = [];
   const nodes: RedisReplySignals[] = [];
-  const node = () => {
-    const redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: 1 });
-    redis.on('error', () => {});
+  const node = async () => {
+    // The server's one factory of Redis connections (storage/redis-client.ts), as webchat.ts uses it.
+    const { redis, ready } = connectFailFastRedis(testRedisUrl());
+    await ready;
     connections.push(redis);
     const signals = new RedisReplySignals(redis, { prefix, logger: createLogger('silent') });
     nodes.push(signals);
@@ -26,8 +28,8 @@ describe('reply signals between nodes (Redis)', () => {
   });
 
   it('delivers interrupts and wake-ups to the other nodes, not to the sender', async () => {
-    const a = node();
-    const b = node();
+    const a = await node();
+    const b = await node();
     const heardByA: ReplySignal[] = [];
     const heardByB: ReplySignal[] = [];
     await a.listen((signal) => heardByA.push(signal));
@@ -49,7 +51,7 @@ describe('reply signals between nodes (Redis)', () => {
   });
 
   it('ignores messages that are not signals', async () => {
-    const a = node();
+    const a = await node();
     const heard: ReplySignal[] = [];
     await a.listen((signal) => heard.push(signal));
     const raw = connections.at(-1)!;
@@ -62,18 +64,14 @@ describe('reply signals between nodes (Redis)', () => {
     }
     // A real signal after the junk arrives after it (one channel, in order): then the junk has been seen.
     const conversationId = randomUUID();
-    await node().send({ kind: 'wake', conversationId });
+    await (await node()).send({ kind: 'wake', conversationId });
     await waitFor('the real signal', () => heard.length > 0, 5_000);
     assert.deepEqual(heard, [{ kind: 'wake', conversationId }]);
   });
 
   it('a signal sent while Redis is unreachable is dropped with a warning, never an error', async () => {
-    const down = new Redis('redis://127.0.0.1:1', {
-      maxRetriesPerRequest: 0,
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
-    down.on('error', () => {});
+    const { redis: down, ready } = connectFailFastRedis('redis://127.0.0.1:1');
+    await ready;
     const lines: string[] = [];
     const logger = createLogger('info', { write: (line: string) => void lines.push(line) });
     const signals = new RedisReplySignals(down, { prefix, logger });
@@ -94,5 +92,27 @@ describe('reply signals between nodes (Redis)', () => {
       'could not signal the other nodes (Redis); they will notice on their next sweep',
     );
     assert.equal(logged[0].signal, 'wake');
+  });
+  it('hears signals again after its connection dropped and came back (subscribes on every ready)', async () => {
+    const a = await node();
+    const b = await node();
+    const heard: ReplySignal[] = [];
+    await b.listen((signal) => heard.push(signal));
+    // biome-ignore lint/complexity/useLiteralKeys: the private connection, dropped as a network failure would
+    const subscriber = b['subscriber']!;
+    const back = new Promise((resolve) => subscriber.once('ready', resolve));
+    subscriber.disconnect(true);
+    await back;
+    const conversationId = randomUUID();
+    await waitFor(
+      'B to hear a signal sent after it reconnected',
+      async () => {
+        await a.send({ kind: 'wake', conversationId });
+        return heard.length > 0;
+      },
+      5_000,
+      100,
+    );
+    assert.equal(heard[0]!.conversationId, conversationId);
   });
 });

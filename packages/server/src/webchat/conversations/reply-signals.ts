@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { keepRedisAlive } from '@parley/realtime';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { errorField, ThrottledWarnings } from '../../logging/throttled-warnings.ts';
 
 export type InterruptReason = 'handover' | 'closed';
 const INTERRUPT_REASONS: readonly string[] = ['handover', 'closed'];
@@ -35,11 +37,19 @@ export class RedisReplySignals implements ReplySignals {
   /** Names this node's messages, so its own signals coming back are ignored. */
   private readonly node = randomBytes(8).toString('base64url');
   private subscriber?: Redis;
+  private readonly warnings: ThrottledWarnings;
 
   constructor(
     private readonly redis: Redis,
-    private readonly options: { prefix: string; logger: Logger },
-  ) {}
+    private readonly options: {
+      prefix: string;
+      logger: Logger;
+      /** Settles once the command connection's first attempt did (storage/redis-client.ts): `listen` waits for it. */
+      ready?: Promise<void>;
+    },
+  ) {
+    this.warnings = new ThrottledWarnings(options.logger);
+  }
 
   private get channel(): string {
     return `${this.options.prefix}reply-signals`;
@@ -55,30 +65,55 @@ export class RedisReplySignals implements ReplySignals {
     try {
       await this.redis.publish(this.channel, message);
     } catch (err) {
-      // A hint, not a promise: the other nodes' sweeps and lease checks still get there.
-      this.options.logger.warn(
-        { err: { message: (err as Error).message }, signal: signal.kind },
+      // A hint, not a promise: the other nodes' sweeps and lease checks still get there. Throttled: while Redis is
+      // away every close, handover and drain fails here (logging/throttled-warnings.ts).
+      this.warnings.warn(
+        { err: errorField(err), signal: signal.kind },
         'could not signal the other nodes (Redis); they will notice on their next sweep',
       );
     }
   }
 
   async listen(handle: (signal: ReplySignal) => void): Promise<void> {
-    // A connection in subscriber mode can do nothing else: a duplicate of the command connection, which
-    // resubscribes by itself after Redis comes back.
-    const subscriber = this.redis.duplicate();
+    // The node starts its reply work once this resolves: its first signals and heartbeats then find the connection
+    // made (a fail-fast connection drops commands sent before it is).
+    await this.options.ready;
+    // A connection in subscriber mode can do nothing else: a duplicate of the command connection, with its outage
+    // settings (storage/redis-client.ts): commands are not queued while it is down, so ioredis' own resubscription
+    // is not relied on — every time it is ready (the first connection, each reconnect) it subscribes again.
+    const subscriber = this.redis.duplicate({ autoResubscribe: false });
     subscriber.on('error', () => {});
     this.subscriber = subscriber;
     subscriber.on('message', (_channel: string, raw: string) => {
       const signal = parseSignal(raw, this.node);
       if (signal) handle(signal);
     });
-    await subscriber.subscribe(this.channel);
+    const subscribe = () => subscriber.subscribe(this.channel);
+    subscriber.on('ready', () => void subscribe().catch(() => {}));
+    // PINGs while idle notice a connection that stopped answering (a partition), as for every Redis client.
+    const stopKeepAlive = keepRedisAlive(subscriber);
+    subscriber.once('end', stopKeepAlive);
+    // Redis away at start-up: the signals are hints, the 'ready' above subscribes once it is back.
+    if (await connected(subscriber)) await subscribe().catch(() => {});
   }
 
   async close(): Promise<void> {
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
   }
+}
+
+/** Whether the connection is ready now or becomes so at its first attempt (a lazy one is connected here). */
+function connected(redis: Redis): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  if (redis.status === 'wait')
+    return redis.connect().then(
+      () => true,
+      () => false,
+    );
+  return new Promise((resolve) => {
+    redis.once('ready', () => resolve(true));
+    redis.once('error', () => resolve(false));
+  });
 }
 
 function parseSignal(raw: string, ownNode: string): ReplySignal | undefined {

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../logging/logger.ts';
 import { openStore, type Store } from '../../storage/database.ts';
-import { TEST_DATABASES } from '../../testing/databases.ts';
+import { connectFailFastRedis } from '../../storage/redis-client.ts';
+import { TEST_DATABASES, testRedisUrl } from '../../testing/databases.ts';
 import { proxiedPostgres, readOnlySqlite, type StoreOutage } from '../../testing/store-outage.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
@@ -20,6 +21,7 @@ import {
   type ReplyStreamDeps,
   sequenceAfter,
 } from './reply-stream.ts';
+import { RedisShownTexts } from './shown-texts.ts';
 
 class Recorder implements Broadcaster {
   readonly envelopes: Array<MessageEnvelope & { history: boolean }> = [];
@@ -355,6 +357,97 @@ for (const database of TEST_DATABASES) {
       assert.equal(s.superseded, true);
       const stored = await store.find(id);
       assert.equal(stored?.status, 'complete');
+    });
+    it('records every text before it is shown: each partial finds its text (or a longer one) recorded in Redis', async () => {
+      const { redis, ready } = connectFailFastRedis(testRedisUrl());
+      await ready;
+      try {
+        const shown = new RedisShownTexts(redis, { prefix: `t${randomUUID()}:` });
+        const store = new MessageStore(server.ctx.store, server.ctx.events);
+        const checked: string[] = [];
+        // At the moment of each publication the record is already there, as a takeover would read it.
+        const recorder = new (class extends Recorder {
+          override async publish(channel: string, envelope: MessageEnvelope, options: { history: boolean }) {
+            const text = this.textOf(envelope);
+            if (envelope.operation !== 'complete' && text.length > 0) {
+              const recorded = (await shown.longest(envelope.message_snapshot.id)) ?? '';
+              assert.ok(recorded.startsWith(text), `recorded ${JSON.stringify(recorded)} covers ${text}`);
+              checked.push(text);
+            }
+            await super.publish(channel, envelope, options);
+          }
+        })();
+        const s = stream(store, recorder, { deps: { shown } });
+        const { id } = await s.start();
+        for (const word of ['Shown ', 'words ', 'are ', 'kept.']) {
+          s.append(word);
+          await nextTurn();
+        }
+        await s.idle();
+        assert.equal(await shown.longest(id), 'Shown words are kept.');
+        await s.complete();
+        assert.ok(checked.length >= 2, `partials with text were checked (${checked.length})`);
+        await waitFor(
+          'the record to be deleted once the reply is stored complete',
+          async () => (await shown.longest(id)) === undefined,
+        );
+      } finally {
+        redis.disconnect();
+      }
+    });
+
+    it('publishes no partial whose text could not be recorded; the complete still carries every word', async () => {
+      // Nothing listens on port 1: every record fails at once, as while Redis is unreachable.
+      const { redis, ready } = connectFailFastRedis('redis://127.0.0.1:1');
+      await ready;
+      try {
+        const shown = new RedisShownTexts(redis, { prefix: 'unreachable:' });
+        const store = new MessageStore(server.ctx.store, server.ctx.events);
+        const recorder = new Recorder();
+        const s = stream(store, recorder, { deps: { shown } });
+        const { id } = await s.start();
+        for (const word of ['Not ', 'shown ', 'yet.']) {
+          s.append(word);
+          await nextTurn();
+        }
+        await s.idle();
+        assert.deepEqual(
+          recorder.envelopes.filter((e) => recorder.textOf(e).length > 0),
+          [],
+          'no text went out unrecorded',
+        );
+        const complete = await s.complete();
+        assert.equal(recorder.textOf(recorder.envelopes.at(-1)!), 'Not shown yet.');
+        assert.equal(complete.status, 'complete');
+        assert.equal((await store.find(id))?.status, 'complete');
+      } finally {
+        redis.disconnect();
+      }
+    });
+    it('a broker that refuses every partial costs one log line, not one per envelope', async () => {
+      const lines: string[] = [];
+      const logger = createLogger('warn', {
+        write: (line: string) => void lines.push(JSON.parse(line).msg as string),
+      });
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
+      const refusing = new (class extends Recorder {
+        override async publish(channel: string, envelope: MessageEnvelope, options: { history: boolean }) {
+          if (envelope.operation !== 'complete') throw new Error('broker unavailable');
+          await super.publish(channel, envelope, options);
+        }
+      })();
+      const s = stream(store, refusing, { deps: { logger } });
+      await s.start();
+      for (let i = 0; i < 30; i++) {
+        s.append(`w${i} `);
+        await nextTurn();
+      }
+      await s.complete();
+      assert.equal(refusing.envelopes.length, 1, 'only the complete went out');
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith('could not publish a partial snapshot')),
+        ['could not publish a partial snapshot'],
+      );
     });
   });
 }

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { InteractiveBlockInput } from '@parley/webchat-protocol';
+import type { ReplyBlockInput } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
+import { errorField, ThrottledWarnings } from '../../logging/throttled-warnings.ts';
 import { isStoreUnavailable } from '../../storage/store-errors.ts';
 import { untilStoreAnswers } from '../../storage/store-retry.ts';
 import type { Block, ErrorBlock, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
 import type { AlsoInTransaction, MessageStore, NewMessage } from '../messages/message-store.ts';
 import { announce, type Broadcaster, type PendingAnnouncements } from './broadcaster.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
+import { markdownText, NO_SHOWN_TEXTS, type ShownTexts } from './shown-texts.ts';
 
 export interface ReplyStreamDeps {
   store: MessageStore;
@@ -14,7 +16,14 @@ export interface ReplyStreamDeps {
   /** Where the `complete` goes when the broker cannot take it now (announced again once it can). */
   announcements: PendingAnnouncements;
   live: LiveSnapshots;
+  /** Where each partial's text is recorded before any client sees it (shown-texts.ts); none on one node. */
+  shown?: ShownTexts;
   logger: Logger;
+  /**
+   * Where the warnings that repeat through an outage go (one line per message per interval, across every reply of
+   * the node); without it the stream throttles its own.
+   */
+  warnings?: ThrottledWarnings;
   /** Shortest time between two partial envelopes (coalescing). */
   flushIntervalMs: number;
   /** Shortest time between two database writes of the partial snapshot. */
@@ -102,6 +111,8 @@ export class ReplyStream {
   private content = '';
   /** Quick replies and cards of this reply, shown after its markdown (docs/design.md "Interactive blocks"). */
   private offers: Block[] = [];
+  /** What the employee is doing now (docs/design.md "Actions"), shown in partials only. */
+  private statusBlock: Block | undefined;
   private snapshot!: MessageSnapshot;
   private readonly markdownId = randomUUID();
   private lastFlushAt = 0;
@@ -122,7 +133,7 @@ export class ReplyStream {
   private publishing: Promise<void> | undefined;
   /** Serialises completions: a second complete() (the failure path) starts after the first settled. */
   private completing: Promise<unknown> = Promise.resolve();
-  private lastStoreWarning = 0;
+  private readonly warnings: ThrottledWarnings;
 
   constructor(
     private readonly deps: ReplyStreamDeps,
@@ -130,7 +141,9 @@ export class ReplyStream {
     private readonly conversationId: string,
     private readonly author: MessageAuthor,
     private readonly onSuperseded: () => void = () => {},
-  ) {}
+  ) {
+    this.warnings = deps.warnings ?? new ThrottledWarnings(deps.logger);
+  }
 
   /** Another node completed this message: this stream publishes and writes nothing more. */
   get superseded(): boolean {
@@ -186,12 +199,24 @@ export class ReplyStream {
   }
 
   /**
+   * Shows what the digital employee is doing (a `status` block after the markdown, e.g. while an action runs), or
+   * removes it (`null`). Partials only: the complete snapshot never carries it.
+   */
+  status(text: string | null): void {
+    if (this.finished) return;
+    this.statusBlock = text === null ? undefined : { id: randomUUID(), type: 'status', text };
+    this.scheduleFlush();
+  }
+
+  /**
    * Adds interactive blocks (already validated) after the markdown; published with the next partial and the
    * `complete`. A failed reply drops them (complete with an error), so no offer outlives a broken answer.
    */
-  offer(blocks: readonly InteractiveBlockInput[]): void {
+  offer(blocks: readonly ReplyBlockInput[]): void {
     if (this.finished || blocks.length === 0) return;
-    for (const block of blocks) this.offers.push({ id: randomUUID(), ...block });
+    for (const block of blocks) this.offers.push({ id: randomUUID(), ...block } as Block);
+    // `sources` come right after the markdown, before any choices (docs/knowledge.md "Citations").
+    this.offers.sort((a, b) => Number(b.type === 'sources') - Number(a.type === 'sources'));
     this.scheduleFlush();
   }
 
@@ -245,7 +270,7 @@ export class ReplyStream {
         waitMs: this.deps.storeWaitMs,
         signal: this.deps.shutdown,
         onWaiting: (err) =>
-          this.warnStoreAway(err, 'the store cannot take a completed reply now; waiting for it'),
+          this.warnThrottled(err, 'the store cannot take a completed reply now; waiting for it'),
       },
     ).catch((err: unknown) => {
       if (!isStoreUnavailable(err)) throw err;
@@ -259,6 +284,7 @@ export class ReplyStream {
     this.completed = true;
     this.snapshot = snapshot;
     this.deps.live.delete(snapshot.id);
+    (this.deps.shown ?? NO_SHOWN_TEXTS).forget(snapshot.id);
     if (!stored) {
       this.supersede();
       return snapshot;
@@ -277,9 +303,9 @@ export class ReplyStream {
     return this.content.length > 0 ? [{ id: this.markdownId, type: 'markdown', content: this.content }] : [];
   }
 
-  /** The markdown and the offers as they stand. */
+  /** The markdown, the status (if any) and the offers as they stand. */
   private blocks(): Block[] {
-    return [...this.markdown(), ...this.offers];
+    return [...this.markdown(), ...(this.statusBlock ? [this.statusBlock] : []), ...this.offers];
   }
 
   /** Publishes now if the last partial is old enough, else at most one flush later (coalescing). */
@@ -350,7 +376,7 @@ export class ReplyStream {
         (err: unknown) => {
           // Harmless for now: the next persist writes a newer snapshot, and the completion waits for the store.
           this.storeAway = true;
-          this.warnStoreAway(err, 'could not write a partial snapshot; streaming on');
+          this.warnThrottled(err, 'could not write a partial snapshot; streaming on');
         },
       )
       .finally(() => {
@@ -374,13 +400,23 @@ export class ReplyStream {
       if (this.supersededFlag || this.abandoned) return;
       const limit = this.storeAway ? this.reserved + OUTAGE_SEQUENCES : this.reserved;
       if (sequence > limit) continue;
+      // Recorded before anyone can see it (a publish, a REST read, a mid-stream subscribe): a takeover after this
+      // node dies completes the reply with at least this text. Not recorded, not shown — the next partial (or the
+      // complete) carries these words.
+      try {
+        await (this.deps.shown ?? NO_SHOWN_TEXTS).record(snapshot.id, markdownText(snapshot.blocks));
+      } catch (err) {
+        this.warnThrottled(err, 'could not record the text of a partial snapshot; not publishing it');
+        continue;
+      }
+      if (this.supersededFlag || this.abandoned) return;
       this.sequence = sequence;
       this.deps.live.set(snapshot, sequence);
       try {
         await announce(this.deps.broadcaster, this.companyId, snapshot, sequence);
       } catch (err) {
         // A lost partial is harmless (the next snapshot replaces it); the complete is what must arrive.
-        this.deps.logger.warn({ err, messageId: snapshot.id }, 'could not publish a partial snapshot');
+        this.warnThrottled(err, 'could not publish a partial snapshot');
       }
     }
   }
@@ -390,11 +426,8 @@ export class ReplyStream {
     while (this.publishing || this.persisting) await Promise.all([this.publishing, this.persisting]);
   }
 
-  /** An outage makes every write fail for a while: one warning per 30 s per reply says enough. */
-  private warnStoreAway(err: unknown, message: string): void {
-    const now = Date.now();
-    if (now - this.lastStoreWarning < 30_000) return;
-    this.lastStoreWarning = now;
-    this.deps.logger.warn({ err: { message: (err as Error).message }, messageId: this.snapshot.id }, message);
+  /** An outage makes these fail for every reply and every partial: throttled (logging/throttled-warnings.ts). */
+  private warnThrottled(err: unknown, message: string): void {
+    this.warnings.warn({ err: errorField(err), messageId: this.snapshot.id }, message);
   }
 }

@@ -332,6 +332,8 @@ for (const database of TEST_DATABASES) {
         id: 'user-7',
         name: 'Grace Hopper',
         email: 'grace@navy.example',
+        // The token carried no custom attributes (docs/design.md "Agent workspace").
+        attributes: {},
       });
       const anonymousView = await http(`${server.baseUrl}/platform/v1/conversations/${elsewhere.id}`, {
         headers: { authorization: `Bearer ${platformToken}` },

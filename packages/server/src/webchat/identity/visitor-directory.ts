@@ -35,7 +35,7 @@ export class VisitorDirectory {
       const attached = await this.conversations.attachSessionToVisitor(companyId, sessionId, visitor);
       await this.onAttached(companyId, sessionId, attached);
     }
-    const profile = JSON.stringify([visitor.id, visitor.name, visitor.email]);
+    const profile = JSON.stringify([visitor.id, visitor.name, visitor.email, visitor.attributes ?? null]);
     if (this.profiles.get(visitor.key) !== profile) {
       await this.conversations.updateVisitorProfile(companyId, visitor);
       this.profiles.set(visitor.key, profile);

@@ -1,4 +1,5 @@
 import { type JwtKeys, TokenError, verifyJwt } from '@parley/realtime';
+import { readVisitorAttributes } from '@parley/webchat-protocol';
 import { isUnsafeString } from '../../http/unsafe-text.ts';
 import type { VerifiedVisitor } from '../visitor.ts';
 
@@ -53,7 +54,16 @@ export function verifyVisitorToken(token: string, options: VerifyOptions): Verif
     id: requiredId(claims.sub),
     name: optionalText(claims, 'name', MAX_NAME_LENGTH),
     email: optionalText(claims, 'email', MAX_EMAIL_LENGTH),
+    attributes: attributesOf(claims.attributes),
   };
+}
+
+/** The optional `attributes` claim (at most 20 short values, @parley/webchat-protocol visitor-attributes.ts). */
+function attributesOf(value: unknown) {
+  if (value === undefined || value === null) return null;
+  const reading = readVisitorAttributes(value);
+  if (reading.problem !== undefined) throw new VisitorTokenRefusal(`The visitor token’s ${reading.problem}`);
+  return reading.attributes;
 }
 
 /** The codec's reasons in words for integrators (it never includes token material either). */

@@ -1,4 +1,5 @@
 import {
+  type AgentRef,
   type InboxConversationView,
   type InboxEvent,
   type InboxVisitorTyping,
@@ -100,17 +101,42 @@ export class InboxFeed {
   /** The inbox entries of these conversations, in the same order. */
   async views(conversations: Conversation[]): Promise<InboxConversationView[]> {
     const ids = conversations.map((c) => c.id);
-    const [unread, csat, last] = await Promise.all([
+    const [unread, csat, last, assignees] = await Promise.all([
       this.deps.reads.unreadCounts('agent', ids),
       this.deps.feedback.csatOf(ids),
       this.lastMessages(ids),
+      this.assignees(conversations),
     ]);
-    return conversations.map((c) => ({
-      ...platformConversationView(c),
-      unread_count: unread.get(c.id) ?? 0,
-      csat: csat.get(c.id) ?? null,
-      last_message: last.get(c.id) ?? null,
-    }));
+    return conversations.map((c) => {
+      const unreadCount = unread.get(c.id) ?? 0;
+      const assignee = c.assigneeId ? assignees.get(c.assigneeId) : undefined;
+      return {
+        ...platformConversationView(c),
+        // The agent workspace's statuses (docs/design.md "Agent workspace"): a closed conversation is resolved.
+        status: c.status === 'closed' ? 'resolved' : c.workspaceStatus,
+        snoozed_until: c.status === 'closed' ? null : c.snoozedUntil,
+        labels: c.labels,
+        unread: unreadCount > 0,
+        assignee: assignee ?? null,
+        unread_count: unreadCount,
+        csat: csat.get(c.id) ?? null,
+        last_message: last.get(c.id) ?? null,
+      };
+    });
+  }
+
+  /** The assigned agents by id, as colleagues see them: their display name (users/display-name.ts's rule). */
+  private async assignees(conversations: Conversation[]): Promise<Map<string, AgentRef>> {
+    const ids = [...new Set(conversations.flatMap((c) => (c.assigneeId ? [c.assigneeId] : [])))];
+    const found = new Map<string, AgentRef>();
+    if (ids.length === 0) return found;
+    const rows = await this.deps.db
+      .selectFrom('portal_users')
+      .select(['id', 'name', 'email'])
+      .where('id', 'in', ids)
+      .execute();
+    for (const row of rows) found.set(row.id, { id: row.id, name: row.name ?? row.email.split('@')[0]! });
+    return found;
   }
 
   private async lastMessages(ids: string[]): Promise<Map<string, LastMessagePreview>> {
@@ -121,6 +147,8 @@ export class InboxFeed {
       .select(['m.conversation_id', 'm.role', 'm.blocks', 'm.created_at'])
       .where('m.conversation_id', 'in', ids)
       .where('m.status', '=', 'complete')
+      // The preview is of the conversation itself; notes arrive as their own `note` event (notes/notes.service.ts).
+      .where('m.role', '!=', 'note')
       .where(({ eb, selectFrom }) =>
         eb(
           'm.position',
@@ -128,7 +156,8 @@ export class InboxFeed {
           selectFrom('messages as x')
             .select((x) => x.fn.max('x.position').as('p'))
             .whereRef('x.conversation_id', '=', 'm.conversation_id')
-            .where('x.status', '=', 'complete'),
+            .where('x.status', '=', 'complete')
+            .where('x.role', '!=', 'note'),
         ),
       )
       .execute();

@@ -42,7 +42,10 @@ for (const database of TEST_DATABASES) {
     });
 
     const typingOf = (id: string) =>
-      events.filter((e): e is InboxVisitorTyping => 'event' in e && e.conversation_id === id);
+      events.filter(
+        (e): e is InboxVisitorTyping =>
+          'event' in e && e.event === 'visitor_typing' && e.conversation_id === id,
+      );
     // Visitor messages only: a greeting the digital employee may post meanwhile is not what typing could add.
     const storedVisitorMessages = async (id: string) =>
       (

@@ -7,7 +7,14 @@ import type { Dialect, Store } from '../../storage/database.ts';
 import type { GroupCommit } from '../../storage/group-commit.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { MessagesTable } from '../webchat.tables.ts';
-import type { Block, MessageAuthor, MessageRole, MessageSnapshot, MessageStatus } from './message.ts';
+import type {
+  Block,
+  MessageAuthor,
+  MessageRole,
+  MessageSnapshot,
+  MessageStatus,
+  NoteAuthorType,
+} from './message.ts';
 
 export interface NewMessage {
   conversationId: string;
@@ -18,6 +25,19 @@ export interface NewMessage {
   clientMessageId?: string | null;
   /** Sequence of the first envelope that will announce it (1). */
   sequence?: number;
+  /** Notes only (role `note`): what kind of author wrote it and whom it mentions. */
+  note?: NoteMeta;
+}
+
+/** What only a note has (stored as JSON in `messages.note_meta`). */
+export interface NoteMeta {
+  authorType: NoteAuthorType;
+  mentions: string[];
+}
+
+/** Which reads may see notes: agents' (platform, portal) do; a visitor's never do. */
+export interface ReadAudience {
+  includeNotes?: boolean;
 }
 
 /** The conversation as the insert found it, under its row lock (so nothing changed it meanwhile). */
@@ -91,6 +111,7 @@ export class MessageStore {
         sequence: arg('sequence'),
         created_at: arg('created_at'),
         updated_at: arg('updated_at'),
+        note_meta: arg('note_meta'),
       }),
     );
     // Both writes only touch a message that is still partial: once one node completed it (the one streaming it,
@@ -180,6 +201,10 @@ export class MessageStore {
         sequence: input.sequence ?? 1,
         created_at: at,
         updated_at: at,
+        note_meta:
+          input.role === 'note' && input.note
+            ? JSON.stringify({ author_type: input.note.authorType, mentions: input.note.mentions })
+            : null,
       }),
     );
     const inserted: InsertedAt = { position, conversationStatus: row.status, handledBy: row.handled_by };
@@ -187,15 +212,22 @@ export class MessageStore {
       id,
       conversation_id: input.conversationId,
       role: input.role,
-      author: input.author,
+      author:
+        input.role === 'note' && input.author && input.note
+          ? { ...input.author, type: input.note.authorType }
+          : input.author,
       status: input.status,
       blocks: input.blocks,
       client_message_id: input.clientMessageId ?? null,
       position,
       created_at: at,
       updated_at: at,
+      ...(input.role === 'note' ? { mentions: input.note?.mentions ?? [] } : {}),
     };
-    if (snapshot.status === 'complete') await this.recordCreated(trx, row.company_id, snapshot);
+    // A note is for agents only: it has its own event, and `message.created` (which visitors' integrations may
+    // relay to the visitor) never carries one.
+    if (snapshot.role === 'note') await this.recordNoteCreated(trx, row.company_id, snapshot);
+    else if (snapshot.status === 'complete') await this.recordCreated(trx, row.company_id, snapshot);
     return { snapshot, inserted };
   }
 
@@ -217,6 +249,18 @@ export class MessageStore {
       type: 'message.created',
       companyId: company,
       data: { conversation_id: snapshot.conversation_id, message: snapshot },
+    });
+  }
+
+  private async recordNoteCreated(
+    trx: Kysely<Database>,
+    companyId: string,
+    snapshot: MessageSnapshot,
+  ): Promise<void> {
+    await this.events.record(trx, {
+      type: 'note.created',
+      companyId,
+      data: { conversation_id: snapshot.conversation_id, note: snapshot },
     });
   }
 
@@ -347,10 +391,13 @@ export class MessageStore {
   /** Newest first from `before` (exclusive), returned oldest first so a page reads top to bottom. */
   async page(
     conversationId: string,
-    options: { limit?: number; beforePosition?: number },
+    options: { limit?: number; beforePosition?: number } & ReadAudience,
   ): Promise<MessagePage> {
     const limit = Math.min(Math.max(options.limit ?? PAGE_DEFAULT, 1), PAGE_MAX);
     let query = this.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId);
+    // Notes only for readers that asked for them (agents): leaving them out is the default, so no visitor-facing
+    // read can show one by forgetting an option.
+    if (!options.includeNotes) query = query.where('role', '!=', 'note');
     if (options.beforePosition !== undefined) query = query.where('position', '<', options.beforePosition);
     const rows = await query
       .orderBy('position', 'desc')
@@ -361,13 +408,18 @@ export class MessageStore {
     return { messages: page.map(toSnapshot), next_before: more && page[0] ? page[0].id : null };
   }
 
-  async positionOf(conversationId: string, messageId: string): Promise<number | undefined> {
-    const row = await this.db
+  async positionOf(
+    conversationId: string,
+    messageId: string,
+    audience: ReadAudience = {},
+  ): Promise<number | undefined> {
+    let query = this.db
       .selectFrom('messages')
       .select('position')
       .where('conversation_id', '=', conversationId)
-      .where('id', '=', messageId)
-      .executeTakeFirst();
+      .where('id', '=', messageId);
+    if (!audience.includeNotes) query = query.where('role', '!=', 'note');
+    const row = await query.executeTakeFirst();
     return row?.position;
   }
 
@@ -398,13 +450,18 @@ export class MessageStore {
 }
 
 export function toSnapshot(row: MessagesTable): MessageSnapshot {
+  const note = row.role === 'note' ? parseNoteMeta(row.note_meta) : undefined;
   return {
     id: row.id,
     conversation_id: row.conversation_id,
     role: row.role as MessageRole,
     author:
       row.author_id !== null || row.author_name !== null
-        ? { id: row.author_id ?? '', name: row.author_name ?? '' }
+        ? {
+            id: row.author_id ?? '',
+            name: row.author_name ?? '',
+            ...(note ? { type: note.authorType } : {}),
+          }
         : null,
     status: row.status as MessageStatus,
     blocks: JSON.parse(row.blocks),
@@ -412,5 +469,16 @@ export function toSnapshot(row: MessagesTable): MessageSnapshot {
     position: row.position,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    ...(note ? { mentions: note.mentions } : {}),
   };
+}
+
+function parseNoteMeta(text: string | null): NoteMeta {
+  try {
+    const parsed =
+      text === null ? {} : (JSON.parse(text) as { author_type?: NoteAuthorType; mentions?: string[] });
+    return { authorType: parsed.author_type ?? 'system', mentions: parsed.mentions ?? [] };
+  } catch {
+    return { authorType: 'system', mentions: [] };
+  }
 }

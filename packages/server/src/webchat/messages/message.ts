@@ -16,6 +16,7 @@ export {
   type MessageRole,
   type MessageSnapshot,
   type MessageStatus,
+  type NoteAuthorType,
   type NoticeBlock,
   type SendAttachmentBlock,
   type SendMessage,

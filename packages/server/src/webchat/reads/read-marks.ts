@@ -135,12 +135,16 @@ export class ReadMarks {
 
   private async messageAt(conversationId: string, messageId: string) {
     if (!isUuid(messageId)) return undefined;
-    return this.deps.db
-      .selectFrom('messages')
-      .select(['id', 'position'])
-      .where('conversation_id', '=', conversationId)
-      .where('id', '=', messageId.toLowerCase())
-      .executeTakeFirst();
+    return (
+      this.deps.db
+        .selectFrom('messages')
+        .select(['id', 'position'])
+        .where('conversation_id', '=', conversationId)
+        .where('id', '=', messageId.toLowerCase())
+        // Read marks are published on the conversation channel: a note (agents only) is never named there.
+        .where('role', '!=', 'note')
+        .executeTakeFirst()
+    );
   }
 
   private latestMessage(conversationId: string) {
@@ -148,6 +152,7 @@ export class ReadMarks {
       .selectFrom('messages')
       .select(['id', 'position'])
       .where('conversation_id', '=', conversationId)
+      .where('role', '!=', 'note')
       .orderBy('position', 'desc')
       .limit(1)
       .executeTakeFirst();

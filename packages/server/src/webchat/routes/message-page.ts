@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import type { MessagePage } from '../messages/message-store.ts';
+import type { MessagePage, ReadAudience } from '../messages/message-store.ts';
 import { invalidCursor } from '../webchat.errors.ts';
 import type { Webchat } from '../webchat-services.ts';
 
@@ -20,14 +20,16 @@ export async function readMessagePage(
   webchat: Pick<Webchat, 'store' | 'live' | 'feedback' | 'attachments'>,
   conversationId: string,
   query: Static<typeof MessagePageQuery>,
+  audience: ReadAudience = {},
 ): Promise<MessagePage> {
   let beforePosition: number | undefined;
   if (query.before) {
-    beforePosition = await webchat.store.positionOf(conversationId, query.before);
+    beforePosition = await webchat.store.positionOf(conversationId, query.before, audience);
     if (beforePosition === undefined) throw invalidCursor();
   }
   const limit = query.limit === undefined ? undefined : Number(query.limit);
-  const page = await webchat.store.page(conversationId, { limit, beforePosition });
+  // Notes (agents only) only when the caller is an agent's read: the SDK's passes no audience.
+  const page = await webchat.store.page(conversationId, { limit, beforePosition, ...audience });
   // Rated messages show the visitor's rating (docs/design.md "Feedback, CSAT and read state").
   const ratings = await webchat.feedback.feedbackOf(page.messages.map((m) => m.id));
   const messages = webchat.live

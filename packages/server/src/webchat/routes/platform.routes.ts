@@ -1,3 +1,4 @@
+import { NOTE_LIMITS } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../../http/keyset-cursor.ts';
@@ -29,6 +30,21 @@ const AgentBody = Type.Object(
         description: "A block of an agent's post: markdown, an attachment, quick replies or a card.",
       }),
       { minItems: 1 },
+    ),
+    author: Type.Optional(
+      Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const NoteBody = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: NOTE_LIMITS.textBytes }),
+    mentions: Type.Optional(
+      Type.Array(Type.String({ maxLength: 100 }), {
+        maxItems: NOTE_LIMITS.mentions,
+        description: 'Portal user ids.',
+      }),
     ),
     author: Type.Optional(
       Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),
@@ -91,7 +107,33 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     },
     async (request) => {
       const conversation = await load(request, request.params.id);
-      return readMessagePage(webchat, conversation.id, request.query);
+      return readMessagePage(webchat, conversation.id, request.query, { includeNotes: true });
+    },
+  );
+
+  app.post(
+    '/platform/v1/conversations/:id/notes',
+    {
+      config: { requiredScope: 'conversations:write' },
+      schema: {
+        ...docs(
+          'Add an internal note',
+          'A note for agents only: it shows in platform and portal reads of the conversation (role `note`), is ' +
+            'sent to webhooks as `note.created`, and never reaches the visitor. `mentions` are ids of portal users ' +
+            'of the company.',
+        ),
+        params: IdParams,
+        body: NoteBody,
+      },
+    },
+    async (request, reply) => {
+      const { companyId, clientId } = principalOf(request);
+      const note = await webchat.notes.addNote(companyId, request.params.id, {
+        text: request.body.text,
+        mentions: request.body.mentions,
+        author: { type: 'agent', id: `client:${clientId}`, name: request.body.author?.name ?? 'Agent' },
+      });
+      return reply.status(201).send(note);
     },
   );
 

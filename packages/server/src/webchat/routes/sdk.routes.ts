@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { readVisitorAttributes, type VisitorAttributes } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, BadRequestError } from '../../errors/app-error.ts';
@@ -106,7 +107,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
           ),
         },
         async (request, reply) => {
-          requireEmptyOrObject(request.body);
+          const start = startOptions(request.body);
           const s = session(request);
           await webchat.limiter.enforce(
             [
@@ -118,7 +119,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
           const employeeId =
             s.channel?.digitalEmployeeId ??
             (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
-          const conversation = await webchat.conversations.create(scopeOf(s), employeeId, s.visitor);
+          const conversation = await webchat.conversations.create(scopeOf(s), employeeId, s.visitor, start);
           // A greeting's announcement feeds the agents' inbox; without one, the inbox learns of it here.
           if (!(await webchat.engine.postGreeting(conversation))) void webchat.inbox.changed(conversation.id);
           return reply.status(201).send(conversationView(conversation));
@@ -234,6 +235,39 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
 }
 
 /** `{}` is what the SDK sends; server-side callers may also send no body at all. */
+/**
+ * The optional body of a new conversation (docs/design.md "Agent workspace"): the visitor's custom `attributes`
+ * (limits in @parley/webchat-protocol visitor-attributes.ts; a verified token's own attributes win) and the
+ * `page_url` it starts on (http(s), at most 2048 characters), both shown to agents. Anything else is ignored.
+ */
+function startOptions(body: unknown): { attributes?: VisitorAttributes; pageUrl?: string } {
+  requireEmptyOrObject(body);
+  const { attributes, page_url: pageUrl } = (body ?? {}) as { attributes?: unknown; page_url?: unknown };
+  const reading = readVisitorAttributes(attributes);
+  if (reading.problem !== undefined) {
+    throw new BadRequestError('validation_failed', `Invalid body: ${reading.problem}`, {
+      errors: [{ field: 'attributes', message: reading.problem }],
+    });
+  }
+  if (pageUrl !== undefined && !isPageUrl(pageUrl)) {
+    const message = 'must be an http(s) URL of at most 2048 characters';
+    throw new BadRequestError('validation_failed', `Invalid body: page_url ${message}.`, {
+      errors: [{ field: 'page_url', message }],
+    });
+  }
+  return { attributes: reading.attributes, ...(typeof pageUrl === 'string' ? { pageUrl } : {}) };
+}
+
+function isPageUrl(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length > 2048) return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
 function requireEmptyOrObject(body: unknown): void {
   if (body === undefined || (body !== null && typeof body === 'object' && !Array.isArray(body))) return;
   throw new BadRequestError('validation_failed', 'The body must be a JSON object (or empty).');

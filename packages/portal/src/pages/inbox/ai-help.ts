@@ -1,0 +1,89 @@
+import { api } from '../../api.ts';
+import { h, replaceChildren } from '../../dom.ts';
+
+interface Suggestion {
+  text: string;
+  sources?: Array<string | { title?: string; url?: string; id?: string }>;
+}
+
+/** The hand-over summary (a digital employee's note when it handed the conversation to a person), if there is one. */
+export function summaryBox(summary: string | null | undefined): HTMLElement {
+  const box = h('section', {
+    class: 'handover-summary',
+    'aria-label': 'Hand-over summary',
+    hidden: !summary,
+  });
+  if (summary) box.append(h('h3', {}, 'Summary'), h('p', {}, summary));
+  return box;
+}
+
+/** "Summarise" on demand, shown only where the server answers it; the answer replaces the summary box's text. */
+export function summariseButton(conversationId: string, box: HTMLElement): HTMLButtonElement {
+  const button = h('button', { type: 'button', class: 'secondary small' }, 'Summarise');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const { summary } = await api<{ summary: string }>(
+        'POST',
+        `/inbox/conversations/${conversationId}/summarise`,
+      );
+      replaceChildren(box, h('h3', {}, 'Summary'), h('p', {}, summary));
+      box.hidden = false;
+    } catch {
+      // No summariser here (404) or it failed: the button goes, the conversation stays usable.
+      button.remove();
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+const sourceText = (s: NonNullable<Suggestion['sources']>[number]) =>
+  typeof s === 'string' ? s : (s.title ?? s.url ?? s.id ?? '');
+
+/**
+ * Suggested replies from the company's knowledge with their sources: a click inserts the text into the composer for
+ * the agent to read and send; nothing is ever sent by itself. Hidden when the server has no suggestions route or
+ * none to offer.
+ */
+export async function suggestionsBox(
+  conversationId: string,
+  insert: (text: string) => void,
+): Promise<HTMLElement | null> {
+  let suggestions: Suggestion[];
+  try {
+    ({ suggestions } = await api<{ suggestions: Suggestion[] }>(
+      'GET',
+      `/inbox/conversations/${conversationId}/suggestions`,
+    ));
+  } catch {
+    return null;
+  }
+  if (!suggestions?.length) return null;
+  return h(
+    'section',
+    { class: 'suggestions', 'aria-label': 'Suggested replies' },
+    h('h3', {}, 'Suggested replies'),
+    h(
+      'ul',
+      { class: 'plain-list' },
+      ...suggestions
+        .slice(0, 3)
+        .map((s) =>
+          h(
+            'li',
+            {},
+            h('button', { type: 'button', class: 'suggestion', onclick: () => insert(s.text) }, s.text),
+            s.sources?.length
+              ? h(
+                  'span',
+                  { class: 'muted sources' },
+                  `Sources: ${s.sources.map(sourceText).filter(Boolean).join(' · ')}`,
+                )
+              : null,
+          ),
+        ),
+    ),
+  );
+}

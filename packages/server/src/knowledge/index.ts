@@ -1,0 +1,1 @@
+export type { KnowledgePassage, KnowledgeSearch } from './knowledge-search.ts';

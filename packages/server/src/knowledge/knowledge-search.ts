@@ -1,0 +1,33 @@
+/**
+ * The seam other capabilities (digital employees, bench) use to ask a company's knowledge for passages. Implemented
+ * by `KnowledgeService` (knowledge.service.ts) on both stores; callers never see how ranking works.
+ */
+export interface KnowledgePassage {
+  /** The knowledge source the passage was cut from (`/platform/v1/knowledge/sources/{id}`). */
+  sourceId: string;
+  /** The source's title followed by the heading path of the passage, e.g. `Shipping › Returns`. */
+  title: string;
+  /** The source's URL, when it has one (only http/https). */
+  url?: string;
+  /** A short excerpt (≤ 240 characters) for lists and citations. */
+  snippet: string;
+  /** The passage's full text (one chunk). */
+  text: string;
+  /** Relevance, higher is better; comparable only within one result list. */
+  score: number;
+}
+
+export interface KnowledgeSearch {
+  /**
+   * The score (0–1) from which a passage is relevant enough to answer from (config `knowledge.relevanceThreshold`,
+   * docs/knowledge.md "Thresholds"); below it the digital employees say they do not know.
+   */
+  readonly relevanceThreshold: number;
+  /**
+   * Whether the company has any `ready` source. A company without knowledge keeps its employees as they were (no
+   * "I don't know" guardrail); one with knowledge gets grounded answers (knowledge/grounding.ts).
+   */
+  hasSources(companyId: string): Promise<boolean>;
+  /** Best passages first; only the company's `ready` sources; an empty list when nothing matches. */
+  search(companyId: string, query: string, options?: { limit?: number }): Promise<KnowledgePassage[]>;
+}

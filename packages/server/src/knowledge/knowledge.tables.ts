@@ -1,0 +1,40 @@
+export interface KnowledgeSourcesTable {
+  id: string;
+  company_id: string;
+  title: string;
+  /** http/https URL the source came from or points to; null when it has none. */
+  url: string | null;
+  /** `text/markdown`, `text/html`, `text/plain` or `application/pdf` (what was given, before extraction). */
+  content_type: string;
+  /** The text the chunks were cut from (markdown, HTML or plain text; a PDF's extracted text). */
+  content: string;
+  /** `indexing` while being (re-)indexed, `ready` when searchable, `failed` with `error`. */
+  status: string;
+  error: string | null;
+  /** 1 when the source was fetched from `url` (`{url, fetch: true}`): a PUT may fetch it again. */
+  fetched: number;
+  chunks: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KnowledgeChunksTable {
+  id: string;
+  company_id: string;
+  source_id: string;
+  /** Order of the chunk within its source, from 0. */
+  position: number;
+  /** The source's title and the heading path of the chunk: `Returns › Refunds`. */
+  title: string;
+  body: string;
+}
+
+export interface KnowledgeTables {
+  knowledge_sources: KnowledgeSourcesTable;
+  knowledge_chunks: KnowledgeChunksTable;
+}
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends KnowledgeTables {}
+}

@@ -1,0 +1,118 @@
+/**
+ * What the stores' full-text engines are asked, and how their candidates are scored on one scale
+ * (docs/knowledge.md "Ranking"). The engine (FTS5 bm25 / PostgreSQL ts_rank) finds and orders candidates by an OR of
+ * the question's words; a passage's final score then mixes how much of the question it covers with its engine rank:
+ *
+ *   score = 0.6 × coverage + 0.15 × text coverage + 0.25 × rank ÷ best rank
+ *
+ * where coverage is the share of the question's content words (stop words left out) the passage's title (the
+ * source's title and heading path) or text contains, and text coverage the share its text alone contains, compared
+ * after a light suffix folding: of two passages under a matching title, the one whose own words answer wins. Engine ranks are not comparable between questions; coverage is,
+ * so one threshold (config `knowledge.relevanceThreshold`, default 0.6: about half the question's words found in the
+ * engine's best passage) means the same for every question.
+ */
+
+/** English function words and chat filler: they carry no topic, so they neither match nor count in coverage. */
+const STOP_WORDS = new Set(
+  (
+    'a about above after again all also am an and any are as at be because been before being but by can cannot ' +
+    'could did do does doing done for from get got had has have having he her here hers him his how i if in into is ' +
+    'it its itself just let me more most my myself no nor not now of off on once only or other our ours out over own ' +
+    'please same she should so some such than that the their theirs them then there these they this those through ' +
+    'to too under until up us very was we were what when where which while who whom why will with would you your ' +
+    'yours hi hello hey thanks thank ok okay want need know tell like im ive id dont doesnt cant s t m d ll re ve'
+  ).split(' '),
+);
+
+/** Most words of one question sent to the engine (a pasted essay must not become a thousand-term query). */
+export const MAX_QUERY_TERMS = 32;
+
+/** Lower-case words of letters and digits, diacritics folded (café → cafe). */
+export function wordsOf(text: string): string[] {
+  return (
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}/gu, '')
+      .toLowerCase()
+      .replace(/['’]/g, '')
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
+}
+
+/** The question's distinct content words, in order: what the engine is asked and what coverage counts. */
+export function queryTerms(query: string): string[] {
+  const terms: string[] = [];
+  for (const word of wordsOf(query)) {
+    if (STOP_WORDS.has(word) || terms.includes(word)) continue;
+    terms.push(word);
+    if (terms.length >= MAX_QUERY_TERMS) break;
+  }
+  return terms;
+}
+
+/**
+ * A light English suffix folding for coverage only (the engines stem on their own): plural, past, gerund and adverb
+ * endings, so "refunds", "refunded" and "refunding" meet "refund". Words of four letters or fewer stay as they are.
+ */
+export function fold(word: string): string {
+  if (word.length <= 4) return word;
+  for (const [suffix, replacement] of FOLDS) {
+    if (word.endsWith(suffix) && word.length - suffix.length >= 3)
+      return word.slice(0, -suffix.length) + replacement;
+  }
+  return word;
+}
+
+const FOLDS: ReadonlyArray<[string, string]> = [
+  ['ies', 'y'],
+  ['ied', 'y'],
+  ['ing', ''],
+  ['ed', ''],
+  ['es', ''],
+  ['ly', ''],
+  ['s', ''],
+  ['e', ''],
+];
+
+/** Share (0–1) of `terms` found in the passage's title or text, after folding. */
+export function coverage(terms: readonly string[], title: string, body: string): number {
+  if (terms.length === 0) return 0;
+  const words = new Set(wordsOf(`${title} ${body}`).map(fold));
+  let found = 0;
+  for (const term of terms) if (words.has(fold(term))) found++;
+  return found / terms.length;
+}
+
+export interface Candidate {
+  title: string;
+  body: string;
+  /** The engine's rank, higher is better (FTS5 bm25 negated, ts_rank as is). */
+  rank: number;
+}
+
+/** Scores candidates on the shared scale (see the top of this file), best first. */
+export function rescore<C extends Candidate>(
+  terms: readonly string[],
+  candidates: readonly C[],
+): Array<C & { score: number }> {
+  const best = Math.max(0, ...candidates.map((c) => c.rank));
+  return candidates
+    .map((c) => ({
+      ...c,
+      score:
+        0.6 * coverage(terms, c.title, c.body) +
+        0.15 * coverage(terms, '', c.body) +
+        0.25 * (best > 0 ? Math.max(0, c.rank) / best : 0),
+    }))
+    .sort((a, b) => b.score - a.score || b.rank - a.rank);
+}
+
+/** SQLite FTS5 MATCH expression: every term as a quoted string (no operator can be injected), joined by OR. */
+export function fts5Query(terms: readonly string[]): string {
+  return terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
+}
+
+/** PostgreSQL to_tsquery text: terms are letters and digits only (wordsOf), so `|` is the only operator. */
+export function tsQuery(terms: readonly string[]): string {
+  return terms.join(' | ');
+}

@@ -1,0 +1,59 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../http/types.ts';
+import { searchResultView, sourceInputOf, sourceView } from '../knowledge/knowledge.schemas.ts';
+import type { KnowledgeActor } from '../knowledge/knowledge.service.ts';
+import { actorOf, companyOf, type PortalDeps } from './portal-auth.ts';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const SearchQuery = Type.Object({
+  q: Type.String({ minLength: 1, maxLength: 1000 }),
+  limit: Type.Optional(Type.String({ pattern: '^([1-9]|1[0-9]|20)$' })),
+});
+
+const actor = (request: FastifyRequest): KnowledgeActor => ({ actor: actorOf(request), ip: request.ip });
+
+/**
+ * Settings → Knowledge (docs/knowledge.md), over the same service as `/platform/v1/knowledge` and the CLI: sources as
+ * JSON text or a page to fetch (the bodies of the platform route), their passages as indexed, and search.
+ */
+export function registerKnowledgeRoutes(app: App, { ctx }: PortalDeps): void {
+  const knowledge = ctx.knowledge;
+  const bodyLimit = knowledge.settings.maxSourceBytes + 64 * 1024;
+
+  app.get('/knowledge/sources', async (request) => ({
+    sources: (await knowledge.list(companyOf(request))).map(sourceView),
+  }));
+
+  app.post('/knowledge/sources', { bodyLimit }, async (request, reply) => {
+    const source = await knowledge.create(companyOf(request), sourceInputOf(request.body), actor(request));
+    return reply.status(201).send(sourceView(source));
+  });
+
+  app.put('/knowledge/sources/:id', { bodyLimit, schema: { params: IdParams } }, async (request) =>
+    sourceView(
+      await knowledge.update(
+        companyOf(request),
+        request.params.id,
+        sourceInputOf(request.body),
+        actor(request),
+      ),
+    ),
+  );
+
+  app.delete('/knowledge/sources/:id', { schema: { params: IdParams } }, async (request, reply) => {
+    await knowledge.delete(companyOf(request), request.params.id, actor(request));
+    return reply.status(204).send();
+  });
+
+  app.get('/knowledge/sources/:id/chunks', { schema: { params: IdParams } }, async (request) => ({
+    chunks: await knowledge.chunks(companyOf(request), request.params.id),
+  }));
+
+  app.get('/knowledge/search', { schema: { querystring: SearchQuery } }, async (request) => {
+    const passages = await knowledge.search(companyOf(request), request.query.q, {
+      limit: Number(request.query.limit ?? 5),
+    });
+    return { results: passages.map(searchResultView) };
+  });
+}

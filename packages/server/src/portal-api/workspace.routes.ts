@@ -1,0 +1,102 @@
+import { NOTE_LIMITS } from '@parley/webchat-protocol';
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { App } from '../http/types.ts';
+import { displayNameOf } from '../users/display-name.ts';
+import { readMessagePage } from '../webchat/routes/message-page.ts';
+import type { Webchat } from '../webchat/webchat-services.ts';
+import { extractiveSummary } from '../workspace/extractive-summary.ts';
+import { LabelsBody, StatusBody } from '../workspace/workspace.schemas.ts';
+import type { Workspace } from '../workspace/workspace.ts';
+import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const NoteBody = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: NOTE_LIMITS.textBytes }),
+    mentions: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: NOTE_LIMITS.mentions })),
+  },
+  { additionalProperties: false },
+);
+const ReadBody = Type.Optional(
+  Type.Object(
+    { ids: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })) },
+    { additionalProperties: false },
+  ),
+);
+
+/**
+ * The agent workspace in the portal inbox (docs/design.md "Agent workspace"), for admins and agents alike: a
+ * conversation's working status and labels (the same bodies as the platform API), the company's labels in use,
+ * private notes with @mentions, and the signed-in agent's unread mentions.
+ */
+export function registerWorkspaceRoutes(
+  app: App,
+  webchat: Webchat,
+  { service: workspace, mentions }: Workspace,
+): void {
+  const any = { portalAccess: 'any' as const };
+  const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
+
+  app.put(
+    '/inbox/conversations/:id/status',
+    { config: any, schema: { params: IdParams, body: StatusBody } },
+    async (request) =>
+      workspace.setStatus(
+        companyOf(request),
+        request.params.id,
+        {
+          status: request.body.status,
+          ...(request.body.snoozed_until !== undefined ? { snoozedUntil: request.body.snoozed_until } : {}),
+        },
+        actor(request),
+      ),
+  );
+
+  app.put(
+    '/inbox/conversations/:id/labels',
+    { config: any, schema: { params: IdParams, body: LabelsBody } },
+    async (request) =>
+      workspace.setLabels(companyOf(request), request.params.id, request.body.labels, actor(request)),
+  );
+
+  app.get('/labels', { config: any }, async (request) => ({
+    labels: await workspace.companyLabels(companyOf(request)),
+  }));
+
+  // A private note (webchat/notes/): agents only, never the visitor; mentions notify the agents named.
+  app.post(
+    '/inbox/conversations/:id/notes',
+    { config: any, schema: { params: IdParams, body: NoteBody } },
+    async (request, reply) => {
+      const { user } = sessionOf(request);
+      const note = await webchat.notes.addNote(companyOf(request), request.params.id, {
+        text: request.body.text,
+        ...(request.body.mentions ? { mentions: request.body.mentions } : {}),
+        author: { type: 'agent', id: user.id, name: displayNameOf(user) },
+      });
+      return reply.status(201).send(note);
+    },
+  );
+
+  // "Summarise" on demand: an extractive summary of the transcript's latest 200 messages (workspace/extractive-summary.ts).
+  app.post(
+    '/inbox/conversations/:id/summarise',
+    { config: any, schema: { params: IdParams } },
+    async (request) => {
+      const conversation = await webchat.commands.find(companyOf(request), request.params.id);
+      const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
+      return { summary: extractiveSummary(messages) };
+    },
+  );
+
+  app.get('/notifications', { config: any }, async (request) => {
+    const notifications = await mentions.unread(companyOf(request), sessionOf(request).user.id);
+    return { notifications, unread: notifications.length };
+  });
+
+  // Marks the agent's own mentions read: `ids`, or all of them without a body.
+  app.post('/notifications/read', { config: any, schema: { body: ReadBody } }, async (request) => ({
+    marked: await mentions.markRead(companyOf(request), sessionOf(request).user.id, request.body?.ids),
+  }));
+}
