@@ -15,6 +15,7 @@ import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metri
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
 import { registerPortal } from './portal-api/portal.routes.ts';
+import { registerPrivacyRoutes } from './privacy/privacy.routes.ts';
 import { registerRequestTracing } from './tracing/request-tracing.ts';
 import { registerWebchat } from './webchat/webchat.ts';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.ts';
@@ -86,6 +87,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerConnectorRoutes(app, { connectors: ctx.connectors, connectorCaller: ctx.connectorCaller });
   registerActionRoutes(app, ctx.actions);
   await registerWebhookRoutes(app, ctx.webhooks.service);
+  // Erasure and export of a visitor's data (docs/privacy.md).
+  registerPrivacyRoutes(app, ctx.privacy.service);
   await registerKnowledgeRoutes(app, ctx.knowledge);
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
   registerWebchat(app, ctx.webchat, readiness);
@@ -105,6 +108,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
         webchat: ctx.webchat,
         workspace: ctx.workspace,
         knowledge: ctx.knowledge,
+        privacy: ctx.privacy,
       },
       users: ctx.users,
       sessions: ctx.portal.sessions,

@@ -19,6 +19,7 @@ import { KnowledgeService } from './knowledge/knowledge.service.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
 import { LoginThrottle } from './portal-api/login-throttle.ts';
+import { createPrivacy, type Privacy } from './privacy/privacy.module.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { type FinishedQuery, openStore, type Store } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
@@ -72,6 +73,8 @@ export interface AppContext {
   events: EventRecorder;
   /** Event webhooks: endpoints, their deliveries and the dispatcher that sends them (src/webhooks/). */
   webhooks: Webhooks;
+  /** Erasure, export and retention of visitors' data (src/privacy/, docs/privacy.md). */
+  privacy: Privacy;
   /** Knowledge sources, their passages and search (src/knowledge/); every digital employee answers from it. */
   knowledge: KnowledgeService;
   /** Prometheus metrics every capability reports into (src/metrics/). */
@@ -218,6 +221,7 @@ export async function createContext(
       scheduler,
     });
     const workspace = createWorkspace({ store, events, audit, webchat, scheduler, logger });
+    const privacy = createPrivacy({ store, webchat, audit, events, logger, metrics, scheduler });
     const webhooks = createWebhooks({
       store,
       sealer,
@@ -277,6 +281,7 @@ export async function createContext(
       }),
       events,
       webhooks,
+      privacy,
       knowledge,
       metrics,
       tracing,
@@ -299,6 +304,7 @@ export async function createContext(
  */
 export async function startServices(ctx: AppContext): Promise<void> {
   await ctx.oauth.keys.start();
+  await ctx.oauth.revocations.start();
   await ctx.webchat.serve();
   await ctx.webhooks.serve();
   ctx.scheduler.start();

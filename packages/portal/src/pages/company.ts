@@ -3,6 +3,7 @@ import { createForm, splitList } from '../components/form.ts';
 import { statusArea, titledSection } from '../components/page-parts.ts';
 import { copyable } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
+import { privacySection } from './company-privacy.ts';
 import { cannedResponsesSection, routingSection } from './company-routing.ts';
 
 interface AttachmentLimits {
@@ -133,5 +134,6 @@ export async function renderCompany(main: HTMLElement): Promise<void> {
     ),
     await routingSection((text) => status.say('success', text)),
     await cannedResponsesSection((text) => status.say('success', text)),
+    await privacySection((kind, text) => status.say(kind, text)),
   );
 }

@@ -50,7 +50,7 @@ describe('portal in a browser: sources of an answer in the inbox', () => {
 
   it('shows the sources under the digital employee’s answer', async () => {
     const { page } = browser;
-    await page.locator(`button.conversation[data-id="${conversation.id}"]`).click();
+    await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
     const sources = page.locator('.message.digital_employee .sources');
     await sources.waitFor();
     const link = sources.locator('a');

@@ -7,6 +7,7 @@ import { connectorCommands } from '../integrations/connectors.cli.ts';
 import { knowledgeCommands } from '../knowledge/knowledge.cli.ts';
 import { apiClientCommands } from '../oauth/api-clients.cli.ts';
 import { keyCommands } from '../oauth/keys.cli.ts';
+import { privacyCommands } from '../privacy/privacy.cli.ts';
 import { userCommands } from '../users/users.cli.ts';
 import { channelCommands } from '../webchat/channels.cli.ts';
 import { conversationCommands } from '../webchat/conversations/conversations.cli.ts';
@@ -36,5 +37,6 @@ export const commands: AnyCommand[] = [
   ...connectorCommands,
   ...masterKeyCommands,
   ...webhookCommands,
+  ...privacyCommands,
   ...knowledgeCommands,
 ] as AnyCommand[];

@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'broker_unavailable',
   'company_not_found',
   'invalid_name',
+  // Privacy (privacy/): erasure and export selectors.
+  'invalid_privacy_selector',
   // Idempotency-Key on message posts (idempotency/idempotent-post.ts).
   'idempotency_key_reused',
   'idempotency_key_in_use',
@@ -45,6 +47,12 @@ export const ERROR_CODES = [
   // API clients.
   'invalid_scopes',
   'api_client_not_found',
+  // Machine access, third round (oauth/api-clients.service.ts, docs/machine-access.md).
+  'api_client_secret_not_found',
+  'last_client_secret',
+  'invalid_expiry',
+  'wrong_auth_method',
+  'invalid_client_keys',
   // Connectors, outbound calls, master keys.
   'connector_not_found',
   'precondition_failed',

@@ -41,6 +41,11 @@ export interface EventData {
   };
   'conversation.csat': { conversation_id: string; score: number; comment: string | null };
   'connector.api_key_rotated': { connector_id: string; key_version: number };
+  /**
+   * A visitor's data was erased (privacy/, docs/privacy.md): ids and counts only, never what was erased — the
+   * receipt's id, the conversations removed and how many rows of each kind went.
+   */
+  'visitor.erased': { erasure_id: string; conversation_ids: string[]; erased: Record<string, number> };
 }
 
 export type EventType = keyof EventData;
@@ -57,6 +62,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'message.feedback',
   'conversation.csat',
   'connector.api_key_rotated',
+  'visitor.erased',
 ];
 
 export const isEventType = (value: string): value is EventType =>

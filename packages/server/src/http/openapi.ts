@@ -37,6 +37,7 @@ export async function registerOpenApi(app: App, publicUrl: string): Promise<void
             'Actions of digital employees: what a model may call through http connectors (bearer).',
         },
         { name: 'webhooks', description: 'Event webhooks signed per Standard Webhooks (docs/webhooks.md).' },
+        { name: 'privacy', description: "Erasure and export of a visitor's data (docs/privacy.md)." },
         {
           name: 'knowledge',
           description: 'Knowledge sources the digital employees answer from, and search (docs/knowledge.md).',

@@ -47,6 +47,12 @@ export class Metrics {
     labelNames: ['what'] as const,
     registers: [this.registry],
   });
+  readonly retentionDeleted = new Counter({
+    name: 'parley_retention_deleted_total',
+    help: 'Rows the retention sweep (privacy/retention.ts) deleted, by kind: conversation, message, webhook_delivery, webhook_event, audit_event.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   readonly tokenGrants = new Counter({
     name: 'parley_oauth_token_grants_total',
     help: 'Access tokens issued by the token endpoint.',

@@ -93,6 +93,8 @@ export class AccessTokenVerifier {
     private readonly companyExists: (companyId: string) => Promise<boolean>,
     /** The clock `exp` and `iat` are checked against (ms since the epoch); tests move it instead of waiting. */
     private readonly clock: () => number = Date.now,
+    /** Whether a token id was revoked (RFC 7009; RevocationList): checked on every request, cached or not. */
+    private readonly isRevoked: (jti: string) => boolean = () => false,
   ) {
     this.cache = new LruCache(config.oauth.tokenCacheSize);
   }
@@ -103,6 +105,7 @@ export class AccessTokenVerifier {
     const cached = this.cache.get(token);
     if (cached) {
       if (cached.exp + tolerance > nowSeconds) {
+        if (this.isRevoked(cached.principal.tokenId)) throw new InvalidAccessTokenError('revoked');
         this.stats.cacheHits++;
         return cached.principal;
       }
@@ -123,6 +126,7 @@ export class AccessTokenVerifier {
       throw new InvalidAccessTokenError('bad_signature');
     this.stats.verified++;
     const claims = checkClaims(payload, this.config, nowSeconds, tolerance);
+    if (this.isRevoked(claims.jti)) throw new InvalidAccessTokenError('revoked');
     // A token signed with our key but naming no company (one minted by hand, say) is no valid token: refused here,
     // never a foreign-key failure in whatever the request would have written.
     if (!(await this.companyExists(claims.company_id))) throw new InvalidAccessTokenError('unknown_company');
@@ -134,6 +138,20 @@ export class AccessTokenVerifier {
     };
     this.cache.set(token, { principal, exp: claims.exp });
     return principal;
+  }
+
+  /**
+   * The claims of a token this server issued that is still valid (not expired, not revoked), or `undefined`:
+   * what revocation (RFC 7009) and introspection (RFC 7662) need, without telling why a token is not active.
+   */
+  async activeClaims(token: string): Promise<AccessTokenClaims | undefined> {
+    try {
+      await this.verify(token);
+    } catch (err) {
+      if (err instanceof InvalidAccessTokenError) return undefined;
+      throw err;
+    }
+    return decodeJws(token)?.payload as unknown as AccessTokenClaims;
   }
 }
 

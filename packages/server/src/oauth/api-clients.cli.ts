@@ -1,5 +1,11 @@
-import { type Command, requireString } from '../cli-kit/command.ts';
-import { apiClientView } from './api-clients.service.ts';
+import { readFileSync } from 'node:fs';
+import { type Command, requireString, UsageError } from '../cli-kit/command.ts';
+import {
+  apiClientView,
+  type ClientSecretView,
+  parseDuration,
+  type RotatedSecret,
+} from './api-clients.service.ts';
 import type { OAuthServices } from './oauth.services.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
@@ -7,11 +13,25 @@ interface ApiClientCommandDeps {
   oauth: Pick<OAuthServices, 'clients'>;
 }
 
+const optional = (
+  options: Record<string, string | boolean | undefined>,
+  name: string,
+): string | undefined => {
+  const value = options[name];
+  return typeof value === 'string' && value.trim() !== '' ? value : undefined;
+};
+
 /** Scopes as one space- (or comma-) separated argument: `--scopes "connector:write connector:read"`. */
 const scopesOf = (value: string): string[] => value.split(/[\s,]+/).filter(Boolean);
 
 const create: Command<
-  { client_id: string; client_secret: string; name: string; scopes: string[] },
+  {
+    client_id: string;
+    client_secret?: string;
+    name: string;
+    scopes: string[];
+    auth_method?: 'private_key_jwt';
+  },
   ApiClientCommandDeps
 > = {
   name: 'api-clients create',
@@ -20,25 +40,128 @@ const create: Command<
     company: { description: 'company id', required: true },
     name: { description: 'display name (1-200 characters)', required: true },
     scopes: { description: 'space-separated scopes, e.g. "connector:write connector:read"', required: true },
+    'auth-method': { description: 'client_secret (default) or private_key_jwt (RFC 7523; no secret)' },
+    'jwks-file': { description: 'private_key_jwt: a file holding the client’s public JWK Set' },
+    'jwks-uri': { description: 'private_key_jwt: https URL where the client publishes its JWK Set' },
   },
   async run(options, ctx) {
-    const { client, secret } = await ctx.oauth.clients.create({
+    const method = optional(options, 'auth-method') ?? 'client_secret';
+    if (!['client_secret', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'].includes(method)) {
+      throw new UsageError('--auth-method is client_secret or private_key_jwt');
+    }
+    const jwksFile = optional(options, 'jwks-file');
+    let jwks: unknown;
+    if (jwksFile !== undefined) {
+      try {
+        jwks = JSON.parse(readFileSync(jwksFile, 'utf8'));
+      } catch {
+        throw new UsageError('--jwks-file is not a readable JSON file');
+      }
+    }
+    const { client, secret } = await ctx.oauth.clients.createAny({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
       scopes: scopesOf(requireString(options, 'scopes')),
       actor: 'cli',
+      authMethod: method === 'private_key_jwt' ? 'private_key_jwt' : 'client_secret',
+      jwks,
+      jwksUri: optional(options, 'jwks-uri'),
     });
-    return { client_id: client.clientId, client_secret: secret, name: client.name, scopes: client.scopes };
+    // The contract's four keys for a secret client; a private_key_jwt client has no secret and says so.
+    if (secret !== undefined)
+      return { client_id: client.clientId, client_secret: secret, name: client.name, scopes: client.scopes };
+    return {
+      client_id: client.clientId,
+      name: client.name,
+      scopes: client.scopes,
+      auth_method: 'private_key_jwt',
+    };
   },
   format: (r) =>
     [
       `created API client ${r.name}`,
       `client_id:     ${r.client_id}`,
-      `client_secret: ${r.client_secret}`,
+      ...(r.client_secret ? [`client_secret: ${r.client_secret}`] : [`auth method:   ${r.auth_method}`]),
       `scopes:        ${r.scopes.join(' ')}`,
-      '',
-      'Store the secret now: it is shown only this once. If it is lost, delete the client and create a new one.',
+      ...(r.client_secret
+        ? [
+            '',
+            'Store the secret now: it is shown only this once. If it is lost, rotate it (api-clients rotate-secret).',
+          ]
+        : []),
     ].join('\n'),
+};
+
+const rotateSecret: Command<RotatedSecret, ApiClientCommandDeps> = {
+  name: 'api-clients rotate-secret',
+  summary: 'give a client a new secret (printed once); the old one keeps working until it expires',
+  options: {
+    company: { description: 'company id', required: true },
+    'client-id': { description: 'client id (pcl_…)', required: true },
+    'old-expires-in': { description: 'how long the old secret keeps working: 7d (default), 12h, 30m, 0' },
+  },
+  async run(options, ctx) {
+    const expiresIn = optional(options, 'old-expires-in');
+    return ctx.oauth.clients.rotateSecret({
+      companyId: requireString(options, 'company'),
+      clientId: requireString(options, 'client-id'),
+      oldExpiresInSeconds: expiresIn === undefined ? undefined : parseDuration(expiresIn),
+      actor: 'cli',
+    });
+  },
+  format: (r) =>
+    [
+      `new secret ${r.secret_id} for ${r.client_id}`,
+      `client_secret: ${r.client_secret}`,
+      `the old secret works until ${r.old_secret_expires_at}`,
+      '',
+      'Store the secret now: it is shown only this once.',
+    ].join('\n'),
+};
+
+const listSecrets: Command<{ secrets: ClientSecretView[] }, ApiClientCommandDeps> = {
+  name: 'api-clients secrets',
+  summary: "list a client's working secrets (ids, expiry, last use; never the secrets)",
+  options: {
+    company: { description: 'company id', required: true },
+    'client-id': { description: 'client id (pcl_…)', required: true },
+  },
+  async run(options, ctx) {
+    const secrets = await ctx.oauth.clients.listSecrets(
+      requireString(options, 'company'),
+      requireString(options, 'client-id'),
+    );
+    return { secrets };
+  },
+  format: (r) =>
+    r.secrets
+      .map(
+        (s) =>
+          `${s.id}  created ${s.created_at}  expires ${s.expires_at ?? 'never'}  last used ${s.last_used_at ?? 'never'}`,
+      )
+      .join('\n') || '(no working secrets)',
+};
+
+const revokeSecret: Command<
+  { client_id: string; secret_id: string; revoked_at: string },
+  ApiClientCommandDeps
+> = {
+  name: 'api-clients revoke-secret',
+  summary: 'revoke one secret of a client at once (not its last working one)',
+  options: {
+    company: { description: 'company id', required: true },
+    'client-id': { description: 'client id (pcl_…)', required: true },
+    'secret-id': { description: 'secret id (psk_…, from api-clients secrets)', required: true },
+  },
+  async run(options, ctx) {
+    return ctx.oauth.clients.revokeSecret({
+      companyId: requireString(options, 'company'),
+      clientId: requireString(options, 'client-id'),
+      secretId: requireString(options, 'secret-id'),
+      actor: 'cli',
+    });
+  },
+  format: (r) => `revoked secret ${r.secret_id} of ${r.client_id}`,
 };
 
 const list: Command<{ api_clients: Array<ReturnType<typeof apiClientView>> }, ApiClientCommandDeps> = {
@@ -75,4 +198,4 @@ const remove: Command<{ client_id: string; deleted_at: string }, ApiClientComman
   format: (r) => `deleted API client ${r.client_id}; its tokens stop working within the hour`,
 };
 
-export const apiClientCommands = [create, list, remove];
+export const apiClientCommands = [create, list, remove, rotateSecret, listSecrets, revokeSecret];

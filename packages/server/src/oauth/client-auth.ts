@@ -1,14 +1,18 @@
+import { assertionIssuer, JWT_BEARER_ASSERTION } from './client-assertion.ts';
 import { type FormParams, formDecode } from './form-body.ts';
 import { invalidRequest } from './oauth-errors.ts';
 
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post';
-export const CLIENT_AUTH_METHODS: readonly ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+export const CLIENT_AUTH_METHODS: readonly ClientAuthMethod[] = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+];
 
-export interface PresentedCredentials {
-  clientId: string;
-  secret: string;
-  method: ClientAuthMethod;
-}
+export type PresentedCredentials =
+  | { clientId: string; secret: string; method: 'client_secret_basic' | 'client_secret_post' }
+  /** RFC 7523 §2.2; `clientId` is the assertion's `iss` (checked against `sub` and any `client_id` later). */
+  | { clientId: string; assertion: string; method: 'private_key_jwt' };
 
 /**
  * Reads the client's credentials from the request (RFC 6749 §2.3.1).
@@ -26,6 +30,9 @@ export function readClientCredentials(
   authorization: string | undefined,
   form: FormParams,
 ): PresentedCredentials | undefined {
+  if (form.client_assertion_type !== undefined || form.client_assertion !== undefined) {
+    return readAssertion(authorization, form);
+  }
   if (authorization !== undefined) {
     if (form.client_secret !== undefined) {
       throw invalidRequest('Client authentication must use only one method (Basic or body parameters).');
@@ -45,6 +52,28 @@ export function readClientCredentials(
     return { clientId: form.client_id, secret: form.client_secret, method: 'client_secret_post' };
   }
   return undefined;
+}
+
+/**
+ * RFC 7521 §4.2: `client_assertion_type` must be the JWT bearer type and `client_assertion` one JWT; no other
+ * method in the same request (RFC 6749 §2.3); a `client_id` parameter, when sent, must name the assertion's issuer.
+ */
+function readAssertion(authorization: string | undefined, form: FormParams): PresentedCredentials {
+  if (authorization !== undefined || form.client_secret !== undefined) {
+    throw invalidRequest('Client authentication must use only one method.');
+  }
+  if (form.client_assertion_type !== JWT_BEARER_ASSERTION) {
+    throw invalidRequest(`The client_assertion_type must be ${JWT_BEARER_ASSERTION}.`);
+  }
+  if (form.client_assertion === undefined || form.client_assertion === '') {
+    throw invalidRequest('The client_assertion parameter is required.');
+  }
+  const issuer = assertionIssuer(form.client_assertion);
+  if (issuer === undefined) throw invalidRequest('The client_assertion is not a JWT with an iss claim.');
+  if (form.client_id !== undefined && form.client_id !== issuer) {
+    throw invalidRequest('The client_id parameter does not match the client assertion.');
+  }
+  return { clientId: issuer, assertion: form.client_assertion, method: 'private_key_jwt' };
 }
 
 const BASE64 = /^([A-Za-z0-9+/]+)(={0,2})$/;

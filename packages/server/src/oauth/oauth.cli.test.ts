@@ -110,6 +110,7 @@ for (const database of TEST_DATABASES) {
         (c: { client_id: string }) => c.client_id === created.json.client_id,
       );
       assert.deepEqual(Object.keys(entry).sort(), [
+        'auth_method',
         'client_id',
         'created_at',
         'last_used_at',

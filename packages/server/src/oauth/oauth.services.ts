@@ -8,6 +8,7 @@ import type { Store } from '../storage/database.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
+import { RevocationList } from './revocation-list.ts';
 import { PEPPER_SEALED_COLUMN } from './secret-digest.ts';
 import { SIGNING_KEY_SEALED_COLUMN, SigningKeyStore } from './signing-keys.ts';
 
@@ -19,6 +20,8 @@ export interface OAuthServices {
   verifier: AccessTokenVerifier;
   /** Batched writer for `token.issued` audit events (see AuditBatcher). */
   auditBatcher: AuditBatcher;
+  /** Access tokens revoked before they expire (RFC 7009), shared by every node through the store. */
+  revocations: RevocationList;
 }
 
 export interface OAuthServicesDeps {
@@ -41,15 +44,30 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
     logger: deps.logger,
   });
   const auditBatcher = new AuditBatcher(deps.store.db, deps.logger);
+  const clients = new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit);
+  const revocations = new RevocationList(deps.store.db, deps.logger);
   return {
-    clients: new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit),
+    clients,
     keys,
     issuer: new AccessTokenIssuer(keys, deps.config),
-    verifier: new AccessTokenVerifier(keys, deps.config, (id) => deps.companies.exists(id)),
+    verifier: new AccessTokenVerifier(
+      keys,
+      deps.config,
+      (id) => deps.companies.exists(id),
+      Date.now,
+      (jti) => revocations.isRevoked(jti),
+    ),
     auditBatcher,
+    revocations,
     close: async () => {
       keys.stop();
+      await revocations.stop();
       await auditBatcher.close();
+      await clients
+        .flushUsage()
+        .catch((err: Error) =>
+          deps.logger.warn({ err: { message: err.message } }, 'writing secret last-use times failed'),
+        );
     },
   };
 }

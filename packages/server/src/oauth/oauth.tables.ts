@@ -5,7 +5,7 @@ export interface ApiClientsTable {
   name: string;
   /** JSON array of scope strings, a non-empty subset of SCOPES. */
   scopes: string;
-  /** base64url HMAC-SHA256 of the secret under the pepper of `pepper_version`. Never the secret itself. */
+  /** Legacy (before migration 140): the first secret's digest. Secrets live in `api_client_secrets` now. */
   secret_digest: string;
   pepper_version: number;
   /** Last four characters of the secret, so people can tell secrets apart in listings. */
@@ -15,6 +15,44 @@ export interface ApiClientsTable {
   last_used_at: string | null;
   /** Soft delete: a deleted client never obtains a token again. */
   deleted_at: string | null;
+  /** How the client authenticates at the token endpoint (migration 140). */
+  auth_method: 'client_secret' | 'private_key_jwt';
+  /** `private_key_jwt`: the client's public keys as a JSON JWK Set, when registered inline. */
+  jwks: string | null;
+  /** `private_key_jwt`: where the client publishes its JWK Set (fetched through the outbound policy). */
+  jwks_uri: string | null;
+}
+
+export interface ApiClientSecretsTable {
+  /** `psk_` + 22 base62 characters; shown in listings, never secret. */
+  id: string;
+  client_id: string;
+  /** base64url HMAC-SHA256 of the secret under the pepper of `pepper_version`. Never the secret itself. */
+  digest: string;
+  pepper_version: number;
+  /** Last four characters of the secret. */
+  hint: string;
+  created_at: string;
+  /** After this instant the secret no longer authenticates (set when a newer secret replaces it). */
+  expires_at: string | null;
+  revoked_at: string | null;
+  /** Written in batches (SecretUsage), at most a few seconds behind. */
+  last_used_at: string | null;
+}
+
+export interface RevokedTokensTable {
+  jti: string;
+  company_id: string;
+  client_id: string;
+  /** The token's own `exp`: afterwards the row is useless and may be deleted. */
+  expires_at: string;
+  revoked_at: string;
+}
+
+export interface UsedJtisTable {
+  /** `client_id|jti` of a client assertion already accepted. */
+  jti: string;
+  expires_at: string;
 }
 
 export interface OAuthPeppersTable {
@@ -40,6 +78,9 @@ export interface SigningKeysTable {
 
 export interface OAuthTables {
   api_clients: ApiClientsTable;
+  api_client_secrets: ApiClientSecretsTable;
+  oauth_revoked_tokens: RevokedTokensTable;
+  oauth_used_jtis: UsedJtisTable;
   oauth_peppers: OAuthPeppersTable;
   oauth_signing_keys: SigningKeysTable;
 }

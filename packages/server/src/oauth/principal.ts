@@ -27,6 +27,7 @@ export const SCOPES = [
   'conversations:write',
   'webhooks:read',
   'webhooks:write',
+  'privacy:write',
   'knowledge:read',
   'knowledge:write',
   'digital_employees:read',

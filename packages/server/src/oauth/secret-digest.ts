@@ -74,6 +74,23 @@ export class SecretDigester {
     return timingSafeEqual(presented, expected) && stored !== undefined;
   }
 
+  /**
+   * Compares a presented secret with each of a client's stored digests (rotation: several may be live) and returns
+   * the index of the one that matches, or -1. One HMAC, every comparison constant-time and always all of them.
+   */
+  async matchesAny(secret: string, storedDigests: readonly (string | undefined)[]): Promise<number> {
+    const pepper = await this.pepper.load();
+    const presented = this.hmac(pepper, secret);
+    this.decoy ??= this.hmac(pepper, 'decoy');
+    let found = -1;
+    storedDigests.forEach((digest, index) => {
+      const stored = digest === undefined ? undefined : Buffer.from(digest, 'base64url');
+      const expected = stored && stored.length === presented.length ? stored : this.decoy!;
+      if (timingSafeEqual(presented, expected) && stored !== undefined && found === -1) found = index;
+    });
+    return found;
+  }
+
   private hmac(pepper: Buffer, secret: string): Buffer {
     return createHmac('sha256', pepper).update(secret, 'utf8').digest();
   }

@@ -92,7 +92,26 @@ for (const database of TEST_DATABASES) {
         token_endpoint: `${server.config.publicUrl}${TOKEN_PATH}`,
         jwks_uri: `${server.config.publicUrl}/.well-known/jwks.json`,
         grant_types_supported: ['client_credentials'],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        token_endpoint_auth_methods_supported: [
+          'client_secret_basic',
+          'client_secret_post',
+          'private_key_jwt',
+        ],
+        token_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
+        revocation_endpoint: `${server.config.publicUrl}/platform/v1/auth/token/revoke`,
+        revocation_endpoint_auth_methods_supported: [
+          'client_secret_basic',
+          'client_secret_post',
+          'private_key_jwt',
+        ],
+        revocation_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
+        introspection_endpoint: `${server.config.publicUrl}/platform/v1/auth/token/introspect`,
+        introspection_endpoint_auth_methods_supported: [
+          'client_secret_basic',
+          'client_secret_post',
+          'private_key_jwt',
+        ],
+        introspection_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
         scopes_supported: [
           'connector:write',
           'connector:read',

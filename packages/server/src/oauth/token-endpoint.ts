@@ -3,8 +3,9 @@ import type { AuditLog } from '../audit/audit.service.ts';
 import type { Config } from '../config/schema.ts';
 import type { RateLimiter, RateLimitRule, RateLimitState } from '../ratelimit/index.ts';
 import type { AccessTokenIssuer } from './access-tokens.ts';
-import type { ApiClient, ApiClientsService } from './api-clients.service.ts';
+import type { ApiClient, ApiClientsService, AuthResult } from './api-clients.service.ts';
 import type { AuditBatcher } from './audit-batcher.ts';
+import { AssertionError, verifyClientAssertion } from './client-assertion.ts';
 import { type PresentedCredentials, readClientCredentials } from './client-auth.ts';
 import { isClientIdSyntax } from './credentials.ts';
 import type { FormParams } from './form-body.ts';
@@ -25,6 +26,7 @@ export interface TokenResponse {
 }
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
+export const TOKEN_PATH = '/platform/v1/auth/token/client-credentials';
 /** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 const MINUTE_MS = 60_000;
@@ -65,9 +67,7 @@ export class TokenEndpoint {
     if (form.grant_type !== CLIENT_CREDENTIALS) {
       throw new OAuthError('unsupported_grant_type', 'Only the client_credentials grant is supported.');
     }
-    const credentials = readClientCredentials(request.authorization, form);
-    await this.refuseWhileBlocked(credentials, request.ip);
-    const client = await this.authenticate(credentials, request.ip);
+    const client = await this.authenticateClient(request);
     const scopes = grantedScopes(form.scope, client.scopes);
     await this.chargeTokenQuota(client, request.ip);
 
@@ -97,6 +97,16 @@ export class TokenEndpoint {
       expires_in: issued.expiresIn,
       scope: issued.claims.scope,
     };
+  }
+
+  /**
+   * Client authentication as at the token endpoint (RFC 6749 §2.3), with the same failure budgets: also what the
+   * revocation (RFC 7009 §2.1) and introspection (RFC 7662 §2.1) endpoints require.
+   */
+  async authenticateClient(request: TokenRequest): Promise<ApiClient> {
+    const credentials = readClientCredentials(request.authorization, request.form);
+    await this.refuseWhileBlocked(credentials, request.ip);
+    return this.authenticate(credentials, request.ip);
   }
 
   /**
@@ -140,11 +150,46 @@ export class TokenEndpoint {
       await this.recordFailure(undefined, 'no_credentials', undefined, ip);
       throw invalidClient();
     }
-    const result = await this.clients.authenticate(credentials.clientId, credentials.secret);
-    if (result.ok) return result.client;
+    const result =
+      credentials.method === 'private_key_jwt'
+        ? await this.authenticateAssertion(credentials.clientId, credentials.assertion)
+        : await this.clients.authenticate(credentials.clientId, credentials.secret);
+    if (result.ok) {
+      // last_used_at of the secret: gathered in memory, written about once a second (no write per grant).
+      if (result.secretId) this.clients.recordSecretUse(result.secretId);
+      return result.client;
+    }
     const clientId = isClientIdSyntax(credentials.clientId) ? credentials.clientId : undefined;
     await this.recordFailure(clientId, result.reason, result.client, ip, credentials.method);
     throw invalidClient();
+  }
+
+  /**
+   * `private_key_jwt` (RFC 7523 §3): the client named by the assertion's `iss`, its signature by one of the client's
+   * registered keys, the claims, and the `jti` used once only across the cluster (the store's primary key decides
+   * between nodes). The audience is this token endpoint's URL or the issuer (PARLEY_PUBLIC_URL).
+   */
+  private async authenticateAssertion(clientId: string, assertion: string): Promise<AuthResult> {
+    const found = await this.clients.findForAssertion(clientId);
+    if (!found.ok) return found;
+    const { client } = found;
+    try {
+      const claims = verifyClientAssertion(assertion, {
+        clientId: client.clientId,
+        keys: client.jwks?.keys ?? [],
+        audiences: [`${this.config.publicUrl}${TOKEN_PATH}`, this.config.publicUrl],
+        nowSeconds: Date.now() / 1000,
+        toleranceSeconds: this.config.oauth.clockToleranceSeconds,
+      });
+      if (!(await this.clients.claimAssertionJti(client.clientId, claims.jti, claims.exp))) {
+        throw new AssertionError('jti_replayed');
+      }
+    } catch (err) {
+      if (!(err instanceof AssertionError)) throw err;
+      this.logger.debug({ client_id: client.clientId, reason: err.message }, 'client assertion refused');
+      return { ok: false, reason: 'invalid_assertion', client };
+    }
+    return { ok: true, client };
   }
 
   private async recordFailure(

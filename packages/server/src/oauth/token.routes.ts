@@ -13,9 +13,10 @@ import type { Tracing } from '../tracing/tracing.ts';
 import { type FormParams, parseForm } from './form-body.ts';
 import type { OAuthServices } from './oauth.services.ts';
 import { invalidRequest, OAuthError, sendOAuthError, temporarilyUnavailable } from './oauth-errors.ts';
-import { TokenEndpoint } from './token-endpoint.ts';
+import { TOKEN_PATH, TokenEndpoint } from './token-endpoint.ts';
 
-export const TOKEN_PATH = '/platform/v1/auth/token/client-credentials';
+export { TOKEN_PATH };
+
 const FORM = 'application/x-www-form-urlencoded';
 /** A token request is a few hundred bytes; anything much larger is not one. */
 const TOKEN_BODY_LIMIT = 8 * 1024;
@@ -139,6 +140,8 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
       },
     );
 
+    registerRevocationRoutes(scope, ctx, endpoint);
+
     // RFC 9110 §15.5.6: other methods get 405 with Allow; the body stays in the endpoint's OAuth format. OPTIONS
     // is left to the edge (204 with Allow, src/http/edge.ts); HEAD comes with GET.
     scope.route({
@@ -181,4 +184,143 @@ function toOAuthError(error: FastifyError | Error): OAuthError {
     return invalidRequest('The request could not be processed.');
   }
   return new OAuthError('server_error', 'An internal error occurred.', 500);
+}
+
+export const REVOKE_PATH = '/platform/v1/auth/token/revoke';
+export const INTROSPECT_PATH = '/platform/v1/auth/token/introspect';
+
+const TokenParam = Type.Object(
+  {
+    token: Type.Optional(Type.String({ description: 'The access token.' })),
+    token_type_hint: Type.Optional(Type.String({ examples: ['access_token'] })),
+  },
+  { additionalProperties: true },
+);
+
+const Introspection = Type.Object(
+  {
+    active: Type.Boolean(),
+    scope: Type.Optional(Type.String()),
+    client_id: Type.Optional(Type.String()),
+    sub: Type.Optional(Type.String()),
+    aud: Type.Optional(Type.String()),
+    iss: Type.Optional(Type.String()),
+    exp: Type.Optional(Type.Integer()),
+    iat: Type.Optional(Type.Integer()),
+    jti: Type.Optional(Type.String()),
+    token_type: Type.Optional(Type.String()),
+    company_id: Type.Optional(Type.String()),
+  },
+  {
+    description: 'RFC 7662 §2.2; only `active` when the token is not active or not of the caller’s company.',
+  },
+);
+
+/**
+ * Token revocation (RFC 7009) and introspection (RFC 7662) for access tokens, inside the token endpoint's plugin
+ * scope (form bodies, OAuth error format, `Cache-Control: no-store`). Both authenticate the calling client exactly
+ * as the token endpoint does (RFC 7009 §2.1, RFC 7662 §2.1), and reach only tokens of the client's own company:
+ * another company's token is answered as if it did not exist (`{"active":false}`; revocation 200 without effect,
+ * as §2.2 answers for an invalid token), so neither endpoint tells one company about another's tokens.
+ */
+export function registerRevocationRoutes(
+  scope: FastifyInstance,
+  ctx: OAuthRouteDeps,
+  endpoint: TokenEndpoint,
+): void {
+  const { verifier, revocations } = ctx.oauth;
+  const common = {
+    tags: ['oauth'],
+    security: [{ clientBasic: [] }],
+    consumes: [FORM],
+    body: TokenParam,
+  };
+
+  const tokenOf = (form: FormParams): string => {
+    if (form.token === undefined || form.token === '')
+      throw invalidRequest('The token parameter is required.');
+    return form.token;
+  };
+
+  scope.post(
+    REVOKE_PATH,
+    {
+      schema: {
+        ...common,
+        summary: 'Revoke an access token (RFC 7009)',
+        description:
+          'Client authentication as at the token endpoint. 200 whether or not the token was active (§2.2); a revoked token is refused (401 invalid_token) on every node within 1 s.',
+        response: { 200: Type.Null(), 400: OAuthErrorBody, 401: OAuthErrorBody, 429: OAuthErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const form = (request.body as FormParams | undefined) ?? invalidBody();
+      const token = tokenOf(form);
+      const client = await endpoint.authenticateClient({
+        form,
+        authorization: request.headers.authorization,
+        ip: request.ip,
+      });
+      const claims = await verifier.activeClaims(token);
+      if (claims && claims.company_id === client.companyId) {
+        await revocations.revoke({
+          jti: claims.jti,
+          exp: claims.exp,
+          companyId: claims.company_id,
+          clientId: claims.client_id,
+        });
+        await ctx.audit.record({
+          type: 'token.revoked',
+          companyId: client.companyId,
+          actor: `client:${client.clientId}`,
+          subject: claims.client_id,
+          ip: request.ip,
+          details: { jti: claims.jti, client_id: claims.client_id },
+        });
+      }
+      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').status(200).send();
+    },
+  );
+
+  scope.post(
+    INTROSPECT_PATH,
+    {
+      schema: {
+        ...common,
+        summary: 'Introspect an access token (RFC 7662)',
+        description:
+          'Client authentication as at the token endpoint. A token that is expired, revoked, not ours, or of another company is {"active":false}.',
+        response: { 200: Introspection, 400: OAuthErrorBody, 401: OAuthErrorBody, 429: OAuthErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const form = (request.body as FormParams | undefined) ?? invalidBody();
+      const token = tokenOf(form);
+      const client = await endpoint.authenticateClient({
+        form,
+        authorization: request.headers.authorization,
+        ip: request.ip,
+      });
+      const claims = await verifier.activeClaims(token);
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      if (!claims || claims.company_id !== client.companyId) return { active: false };
+      return {
+        active: true,
+        scope: claims.scope,
+        client_id: claims.client_id,
+        sub: claims.sub,
+        aud: claims.aud,
+        iss: claims.iss,
+        exp: claims.exp,
+        iat: claims.iat,
+        jti: claims.jti,
+        token_type: 'Bearer',
+        company_id: claims.company_id,
+      };
+    },
+  );
+}
+
+function invalidBody(): never {
+  throw invalidRequest(`The request body must be ${FORM}.`);
 }

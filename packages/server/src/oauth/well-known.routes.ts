@@ -1,10 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { Config } from '../config/schema.ts';
 import type { App } from '../http/types.ts';
+import { ASSERTION_ALGS } from './client-assertion.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
 import { SCOPES } from './principal.ts';
 import { JWKS_MAX_AGE_SECONDS, type SigningKeyStore } from './signing-keys.ts';
-import { TOKEN_PATH } from './token.routes.ts';
+import { INTROSPECT_PATH, REVOKE_PATH, TOKEN_PATH } from './token.routes.ts';
 
 const Jwk = Type.Object(
   {
@@ -29,6 +30,13 @@ const Metadata = Type.Object({
   jwks_uri: Type.String(),
   grant_types_supported: Type.Array(Type.String()),
   token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  token_endpoint_auth_signing_alg_values_supported: Type.Array(Type.String()),
+  revocation_endpoint: Type.String(),
+  revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  revocation_endpoint_auth_signing_alg_values_supported: Type.Array(Type.String()),
+  introspection_endpoint: Type.String(),
+  introspection_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  introspection_endpoint_auth_signing_alg_values_supported: Type.Array(Type.String()),
   scopes_supported: Type.Array(Type.String()),
   response_types_supported: Type.Array(Type.String()),
   service_documentation: Type.String(),
@@ -79,6 +87,15 @@ export function registerWellKnownRoutes(
         // The default is authorization_code + implicit (§2), so say it.
         grant_types_supported: ['client_credentials'],
         token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+        // §2: the algorithms accepted for private_key_jwt assertions (RFC 7523).
+        token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
+        // RFC 7009 and RFC 7662 endpoints authenticate clients exactly as the token endpoint does.
+        revocation_endpoint: `${base}${REVOKE_PATH}`,
+        revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+        revocation_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
+        introspection_endpoint: `${base}${INTROSPECT_PATH}`,
+        introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+        introspection_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
         scopes_supported: [...SCOPES],
         // REQUIRED by §2; a client-credentials-only server has no authorization endpoint, hence none.
         response_types_supported: [],

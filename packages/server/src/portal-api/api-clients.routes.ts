@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
-import { apiClientView } from '../oauth/api-clients.service.ts';
+import { apiClientView, MAX_OLD_SECRET_LIFETIME_SECONDS } from '../oauth/api-clients.service.ts';
 import { SCOPES } from '../oauth/principal.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
@@ -13,6 +13,19 @@ const CreateClient = Type.Object(
   { additionalProperties: false },
 );
 const ClientIdParams = Type.Object({ clientId: Type.String({ maxLength: 200 }) });
+const SecretParams = Type.Object({
+  clientId: Type.String({ maxLength: 200 }),
+  secretId: Type.String({ maxLength: 200 }),
+});
+const RotateSecret = Type.Object(
+  {
+    /** How long the secrets in use keep working; default 7 days, at most 90 (0: stop at once). */
+    old_expires_in_seconds: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_OLD_SECRET_LIFETIME_SECONDS }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 /**
  * Settings → API clients, over the OAuth capability's ApiClientsService (it validates, stores only a digest of
@@ -35,6 +48,39 @@ export function registerApiClientRoutes(app: App, { ctx }: PortalDeps): void {
     });
     return reply.status(201).send({ ...apiClientView(client), client_secret: secret });
   });
+
+  // Rotation with overlap (docs/machine-access.md): the new secret is in this one 201 only.
+  app.post(
+    '/api-clients/:clientId/secrets',
+    { schema: { params: ClientIdParams, body: Type.Optional(RotateSecret) } },
+    async (request, reply) => {
+      const rotated = await clients().rotateSecret({
+        companyId: sessionOf(request).user.companyId,
+        clientId: request.params.clientId,
+        oldExpiresInSeconds: request.body?.old_expires_in_seconds,
+        actor: actorOf(request),
+      });
+      return reply.status(201).send(rotated);
+    },
+  );
+
+  app.get('/api-clients/:clientId/secrets', { schema: { params: ClientIdParams } }, async (request) => ({
+    secrets: await clients().listSecrets(sessionOf(request).user.companyId, request.params.clientId),
+  }));
+
+  app.delete(
+    '/api-clients/:clientId/secrets/:secretId',
+    { schema: { params: SecretParams } },
+    async (request, reply) => {
+      await clients().revokeSecret({
+        companyId: sessionOf(request).user.companyId,
+        clientId: request.params.clientId,
+        secretId: request.params.secretId,
+        actor: actorOf(request),
+      });
+      return reply.status(204).send();
+    },
+  );
 
   app.delete('/api-clients/:clientId', { schema: { params: ClientIdParams } }, async (request, reply) => {
     await clients().delete(sessionOf(request).user.companyId, request.params.clientId, actorOf(request));

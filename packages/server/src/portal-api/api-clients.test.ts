@@ -108,6 +108,41 @@ for (const database of TEST_DATABASES) {
       assert.equal((await globex.get('/api-clients?limit=abc')).body.code, 'validation_failed');
     });
 
+    it('rotates a secret with overlap, lists secrets with last use, revokes the old one', async () => {
+      const created = await acme.post('/api-clients', { name: 'Rotated', scopes: ['connector:read'] });
+      const { client_id, client_secret: oldSecret } = created.body;
+      assert.equal((await requestToken(server, client_id, oldSecret)).status, 200);
+
+      const rotated = await acme.post(`/api-clients/${client_id}/secrets`, { old_expires_in_seconds: 3600 });
+      assert.equal(rotated.status, 201);
+      assert.equal(rotated.headers.get('cache-control'), 'no-store');
+      const newSecret = rotated.body.client_secret;
+      assert.match(newSecret, /^pcs_/);
+      assert.equal(rotated.body.secret_id.startsWith('psk_'), true);
+      assert.equal((await requestToken(server, client_id, oldSecret)).status, 200);
+      assert.equal((await requestToken(server, client_id, newSecret)).status, 200);
+
+      await server.ctx.oauth.clients.flushUsage();
+      const list = await acme.get(`/api-clients/${client_id}/secrets`);
+      assert.equal(list.status, 200);
+      assert.equal(list.body.secrets.length, 2);
+      assert.ok(list.body.secrets.every((s: { last_used_at: string | null }) => s.last_used_at));
+      assert.ok(!list.text.includes(oldSecret) && !list.text.includes(newSecret));
+      const oldId = list.body.secrets.find((s: { id: string }) => s.id !== rotated.body.secret_id).id;
+
+      // Another company's admin cannot touch it.
+      assert.equal((await globex.get(`/api-clients/${client_id}/secrets`)).status, 404);
+      assert.equal((await globex.del(`/api-clients/${client_id}/secrets/${oldId}`)).status, 404);
+      assert.equal((await agent.post(`/api-clients/${client_id}/secrets`, {})).status, 403);
+
+      assert.equal((await acme.del(`/api-clients/${client_id}/secrets/${oldId}`)).status, 204);
+      assert.equal((await requestToken(server, client_id, oldSecret)).status, 401);
+      assert.equal((await requestToken(server, client_id, newSecret)).status, 200);
+      const last = await acme.del(`/api-clients/${client_id}/secrets/${rotated.body.secret_id}`);
+      assert.equal(last.status, 409);
+      assert.equal(last.body.code, 'last_client_secret');
+    });
+
     it('refuses agents and requests without the CSRF token', async () => {
       assert.equal((await agent.get('/api-clients')).status, 403);
       assert.equal(

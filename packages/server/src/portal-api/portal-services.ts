@@ -6,6 +6,7 @@ import type { ConnectorsService } from '../integrations/connectors.service.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
 import type { KnowledgeService } from '../knowledge/knowledge.service.ts';
 import type { OAuthServices } from '../oauth/oauth.services.ts';
+import type { Privacy } from '../privacy/privacy.module.ts';
 import type { Webchat } from '../webchat/webchat.ts';
 import type { Webhooks } from '../webhooks/webhooks.module.ts';
 import type { Workspace } from '../workspace/workspace.ts';
@@ -26,4 +27,5 @@ export interface PortalServices {
   webchat: Webchat;
   workspace: Workspace;
   knowledge: KnowledgeService;
+  privacy: Privacy;
 }

@@ -13,6 +13,7 @@ import { registerDigitalEmployeeRoutes } from './digital-employees.routes.ts';
 import { registerInboxRoutes } from './inbox.routes.ts';
 import { registerKnowledgeRoutes } from './knowledge.routes.ts';
 import { type PortalDeps, portalGate } from './portal-auth.ts';
+import { registerPortalPrivacyRoutes } from './privacy.routes.ts';
 import { registerRoutingRoutes } from './routing.routes.ts';
 import { registerSearchRoutes } from './search.routes.ts';
 import { registerSessionRoutes } from './session.routes.ts';
@@ -52,6 +53,7 @@ export async function registerPortal(
           registerWebhookRoutes(api as App, deps);
           registerKnowledgeRoutes(api as App, deps);
           registerCompanyRoutes(api as App, deps);
+          registerPortalPrivacyRoutes(api as App, deps);
           registerUserRoutes(api as App, deps);
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);

@@ -124,6 +124,9 @@ function openSqlite(options: StoreOptions): Store {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  // Deleted content is overwritten with zeros, not just unlinked (https://sqlite.org/pragma.html#pragma_secure_delete):
+  // an erasure (privacy/) must not leave a visitor's words in free pages of the file.
+  sqlite.pragma('secure_delete = ON');
   const statements = withStatementCache(sqlite);
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: statements }),

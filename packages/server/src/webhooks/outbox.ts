@@ -55,6 +55,8 @@ export class WebhookOutbox implements EventRecorder {
         type: event.type,
         body: eventBody(id, event, new Date(createdMs).toISOString()),
         created_ms: createdMs,
+        // What an erasure (privacy/) finds the rows carrying a conversation's data by (migration 130).
+        conversation_id: 'conversation_id' in event.data ? event.data.conversation_id : null,
       })
       .execute();
     const due = clockMs(this.dialect);

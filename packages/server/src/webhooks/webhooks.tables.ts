@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Tables of the webhooks capability (migration 050_webhooks). Times the dispatcher compares across nodes
  * (`*_ms`, `next_attempt_at`) are milliseconds since the epoch on the database's clock (storage/db-clock.ts).
@@ -33,6 +35,8 @@ export interface WebhookEventsTable {
   /** The exact JSON body every attempt sends (signed byte for byte). */
   body: string;
   created_ms: number;
+  /** The conversation the event is about, null for others (migration 130): what an erasure deletes by. */
+  conversation_id: Generated<string | null>;
 }
 
 export interface WebhookDeliveriesTable {

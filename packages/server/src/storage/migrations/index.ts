@@ -23,13 +23,17 @@ import * as m100 from './100_knowledge.ts';
 import * as m110 from './110_notes.ts';
 import * as m111 from './111_digital_employee_actions.ts';
 import * as m120 from './120_agent_workspace.ts';
+import * as m130 from './130_privacy.ts';
+import * as m140 from './140_api_client_secrets.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
  * 001–009 foundation/OAuth, 010–019 connectors, 020–039 webchat, 040–049 portal, 050–059 webhooks, 060–069
  * routing, canned responses and search, 070–079 hostile input and faults (070 idempotency keys, 073–074 scheduled
  * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 100–109
- * knowledge, 110–119 notes, actions and hand-over summaries, 120–129 the agent workspace.
+ * knowledge, 110–119 notes, actions and hand-over summaries, 120–129 the agent workspace, 130–139 privacy (erasure
+ * receipts, retention settings), 140–149 machine access
+ * (client secrets, revocation, used assertion ids).
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -56,4 +60,6 @@ export const migrations: Record<string, Migration> = {
   '110_notes': m110,
   '111_digital_employee_actions': m111,
   '120_agent_workspace': m120,
+  '130_privacy': m130,
+  '140_api_client_secrets': m140,
 };

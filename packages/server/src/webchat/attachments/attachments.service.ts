@@ -240,7 +240,7 @@ export class AttachmentsService {
     };
   }
 
-  /** A freshly signed download link of attachment `id` (the agent workspace lists a conversation's files). */
+  /** A freshly signed download link of attachment `id` (the workspace's file list, the privacy export's `url`). */
   urlFor(id: string): string {
     return `${this.deps.publicUrl()}${this.deps.links.pathFor(id)}`;
   }

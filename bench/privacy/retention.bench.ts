@@ -1,0 +1,186 @@
+// The retention sweep (packages/server/src/privacy/retention.ts) deleting a 100,000-message data set — 1,000 resolved
+// conversations of 100 messages, past the company's `resolved_conversation_days` — in its batches, while a chat
+// goes on: a message stored and published every 20 ms into an open conversation of the same company. SQLite (the
+// embedded default) unless BENCH_DATABASE_URL names a PostgreSQL database (a schema of its own, dropped after).
+//
+// Reported: the sweep's batches (count, duration p50/p99/max), rows deleted by kind, the whole sweep's time, and the
+// chat's publish latency (store insert + realtime publish) before the sweep and during it (p50/p99/max).
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { channelOf } from '@parley/webchat-protocol';
+import { loadConfig } from '../../packages/server/src/config/load.ts';
+import { type AppContext, createContext } from '../../packages/server/src/context.ts';
+import { createLogger } from '../../packages/server/src/logging/logger.ts';
+import { RetentionSweeper } from '../../packages/server/src/privacy/retention.ts';
+import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
+import { percentile } from '../lib/stats.ts';
+
+const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 1_000);
+const MESSAGES_PER_CONVERSATION = Number(process.env.BENCH_MESSAGES_PER_CONVERSATION ?? 100);
+const PUBLISH_EVERY_MS = 20;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Inserts the resolved conversations and their messages directly, in transactions of 5,000 rows. */
+async function seed(ctx: AppContext, companyId: string): Promise<void> {
+  const employee = await ctx.webchat.conversations.defaultDigitalEmployee(companyId);
+  const old = new Date(Date.now() - 400 * DAY_MS).toISOString();
+  const ids: string[] = [];
+  for (let i = 0; i < CONVERSATIONS; i++) {
+    const conversation = await ctx.webchat.conversations.create(
+      { companyId, sessionId: randomUUID() },
+      employee.id,
+    );
+    ids.push(conversation.id);
+  }
+  let rows: Array<Record<string, unknown>> = [];
+  const flush = async () => {
+    const batch = rows;
+    rows = [];
+    await ctx.store.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < batch.length; i += 500)
+        // biome-ignore lint/suspicious/noExplicitAny: the bench writes whole rows of the messages table.
+        await trx
+          .insertInto('messages')
+          .values(batch.slice(i, i + 500) as any)
+          .execute();
+    });
+  };
+  for (const conversationId of ids) {
+    for (let p = 1; p <= MESSAGES_PER_CONVERSATION; p++) {
+      rows.push({
+        id: randomUUID(),
+        conversation_id: conversationId,
+        position: p,
+        role: p % 2 ? 'user' : 'digital_employee',
+        author_id: null,
+        author_name: null,
+        status: 'complete',
+        blocks: JSON.stringify([
+          { id: randomUUID(), type: 'markdown', content: `message ${p} of an old chat, order ${p * 7}` },
+        ]),
+        client_message_id: null,
+        sequence: p,
+        created_at: old,
+        updated_at: old,
+      });
+      if (rows.length >= 5_000) await flush();
+    }
+  }
+  await flush();
+  await ctx.store.db
+    .updateTable('conversations')
+    .set({ status: 'closed', updated_at: old, last_position: MESSAGES_PER_CONVERSATION })
+    .where('id', 'in', ids)
+    .execute();
+}
+
+/** A message stored and published every PUBLISH_EVERY_MS until `stop()`; answers each one's latency (ms). */
+function chat(ctx: AppContext, companyId: string, conversationId: string) {
+  const latencies: number[] = [];
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      const started = performance.now();
+      const snapshot = await ctx.webchat.store.insert({
+        conversationId,
+        role: 'user',
+        author: null,
+        status: 'complete',
+        blocks: [{ id: randomUUID(), type: 'markdown', content: 'still chatting' }],
+      });
+      await ctx.webchat.realtime.publish({ channel: channelOf(companyId, conversationId), data: snapshot });
+      const took = performance.now() - started;
+      latencies.push(took);
+      await new Promise((r) => setTimeout(r, Math.max(0, PUBLISH_EVERY_MS - took)));
+    }
+  })();
+  return {
+    latencies,
+    stop: async () => {
+      running = false;
+      await done;
+    },
+  };
+}
+
+const fmt = (values: number[]) => {
+  const sorted = Float64Array.from(values).sort();
+  return `p50 ${percentile(sorted, 50, true).toFixed(1)} ms, p99 ${percentile(sorted, 99, true).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms (${values.length})`;
+};
+
+const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-retention-'));
+const databaseUrl = process.env.BENCH_DATABASE_URL;
+const config = loadConfig({}, { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}) });
+const schema = databaseUrl ? uniqueSchema() : undefined;
+const ctx = await createContext(config, createLogger('error'), { schema });
+try {
+  await ctx.webchat.start();
+  const company = await ctx.companies.create('Bench retention');
+  const seeded = performance.now();
+  await seed(ctx, company.id);
+  console.log(
+    `seeded ${CONVERSATIONS} resolved conversations × ${MESSAGES_PER_CONVERSATION} messages (${ctx.store.dialect}) in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
+  );
+  const employee = await ctx.webchat.conversations.defaultDigitalEmployee(company.id);
+  const live = await ctx.webchat.conversations.create(
+    { companyId: company.id, sessionId: randomUUID() },
+    employee.id,
+  );
+
+  const before = chat(ctx, company.id, live.id);
+  await new Promise((r) => setTimeout(r, 5_000));
+  await before.stop();
+
+  await ctx.privacy.retention.set(company.id, {
+    resolved_conversation_days: 30,
+    delivered_webhook_days: null,
+    audit_days: null,
+  });
+  const deleted: Record<string, number> = {};
+  const sweeper = new RetentionSweeper({
+    db: ctx.store.db,
+    dialect: ctx.store.dialect,
+    privacy: ctx.privacy.service,
+    onDeleted: (kind, n) => {
+      deleted[kind] = (deleted[kind] ?? 0) + n;
+    },
+  });
+  const during = chat(ctx, company.id, live.id);
+  const batches: number[] = [];
+  const sweepStarted = performance.now();
+  // Bounded: 100,000 messages in batches of 500 plus the conversations take a few hundred batches.
+  for (let i = 0; i < 10_000; i++) {
+    const started = performance.now();
+    const { more } = await sweeper.runBatch(Date.now());
+    batches.push(performance.now() - started);
+    if (!more) break;
+    // The scheduler runs the next batch at its next poll; here only an event-loop turn apart, the harshest case.
+    await new Promise((r) => setImmediate(r));
+  }
+  const sweepMs = performance.now() - sweepStarted;
+  await during.stop();
+  const left = await ctx.store.db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('conversation_id', '<>', live.id)
+    .executeTakeFirstOrThrow();
+  console.log(
+    [
+      `retention sweep (${ctx.store.dialect}):`,
+      `  deleted                   ${Object.entries(deleted)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}; messages left ${left.n}`,
+      `  whole sweep               ${(sweepMs / 1000).toFixed(1)} s in ${batches.length} batches`,
+      `  batch duration            ${fmt(batches)}`,
+      `  publish before the sweep  ${fmt(before.latencies)}`,
+      `  publish during the sweep  ${fmt(during.latencies)}`,
+    ].join('\n'),
+  );
+  if (Number(left.n) !== 0) process.exitCode = 1;
+} finally {
+  await ctx.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  if (schema && databaseUrl) await dropTestSchema(schema, databaseUrl);
+}

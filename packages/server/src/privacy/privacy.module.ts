@@ -1,0 +1,45 @@
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { EventRecorder } from '../events/domain-events.ts';
+import type { Scheduler } from '../jobs/scheduler.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { Store } from '../storage/database.ts';
+import type { Webchat } from '../webchat/webchat.ts';
+import { PrivacyService } from './privacy.service.ts';
+import { RetentionSettingsStore, RetentionSweeper } from './retention.ts';
+
+export interface Privacy {
+  service: PrivacyService;
+  retention: RetentionSettingsStore;
+}
+
+export interface PrivacyModuleDeps {
+  store: Store;
+  webchat: Webchat;
+  audit: AuditLog;
+  events: EventRecorder;
+  logger: Logger;
+  metrics: Metrics;
+  scheduler: Scheduler;
+}
+
+/** Builds erasure, export and retention (docs/privacy.md) and adds the retention sweep to the scheduled jobs. */
+export function createPrivacy(deps: PrivacyModuleDeps): Privacy {
+  const service = new PrivacyService({
+    db: deps.store.db,
+    dialect: deps.store.dialect,
+    webchat: deps.webchat,
+    audit: deps.audit,
+    events: deps.events,
+    logger: deps.logger,
+  });
+  deps.scheduler.add(
+    new RetentionSweeper({
+      db: deps.store.db,
+      dialect: deps.store.dialect,
+      privacy: service,
+      onDeleted: (kind, count) => deps.metrics.retentionDeleted.inc({ kind }, count),
+    }),
+  );
+  return { service, retention: new RetentionSettingsStore(deps.store.db) };
+}

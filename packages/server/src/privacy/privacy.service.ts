@@ -1,0 +1,411 @@
+import { randomUUID } from 'node:crypto';
+import { channelOf, type MessageSnapshot } from '@parley/webchat-protocol';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/audit.service.ts';
+import { BadRequestError } from '../errors/app-error.ts';
+import type { EventRecorder } from '../events/domain-events.ts';
+import type { Dialect } from '../storage/database.ts';
+import type { Database } from '../storage/schema.ts';
+import { toSnapshot } from '../webchat/messages/message-store.ts';
+import { conversationNotFound } from '../webchat/webchat.errors.ts';
+import type { Webchat } from '../webchat/webchat.ts';
+import { type PrivacyDatabase, privacyDb } from './privacy.tables.ts';
+
+/** Exactly one of these names whose data an erasure or an export covers (docs/privacy.md "Selectors"). */
+export type PrivacySelector = { visitor_sub: string } | { conversation_id: string } | { session_id: string };
+
+/** Counts by kind of what an erasure removed (the receipt's `erased`). */
+export interface ErasedCounts {
+  conversations: number;
+  messages: number;
+  attachments: number;
+  attachment_blobs: number;
+  webhook_deliveries: number;
+  webhook_events: number;
+  read_marks: number;
+  feedback: number;
+  csat: number;
+  idempotency_keys: number;
+  realtime_histories: number;
+}
+
+export interface ErasureReceipt {
+  id: string;
+  erased_at: string;
+  erased: ErasedCounts;
+}
+
+export interface PrivacyActor {
+  /** `client:<id>`, `user:<id>`, `cli` (audit actor). */
+  actor: string;
+  ip?: string;
+}
+
+/** Rows an export reads per query. */
+const PAGE = 500;
+
+/**
+ * Rows one statement of an erasure or a retention batch deletes at most, by store. SQLite runs in the server's own
+ * thread (better-sqlite3 is synchronous), so a statement blocks every chat of the process while it runs: each deleted
+ * message also leaves the FTS5 index with `secure-delete` (about 1 ms a message on a 2-core machine, measured by
+ * `npm run bench -- retention`), so its batches stay small. PostgreSQL works beside the event loop.
+ */
+export const deleteBatchOf = (dialect: Dialect): number => (dialect === 'sqlite' ? 50 : 500);
+
+const emptyCounts = (): ErasedCounts => ({
+  conversations: 0,
+  messages: 0,
+  attachments: 0,
+  attachment_blobs: 0,
+  webhook_deliveries: 0,
+  webhook_events: 0,
+  read_marks: 0,
+  feedback: 0,
+  csat: 0,
+  idempotency_keys: 0,
+  realtime_histories: 0,
+});
+
+/** Reads the one selector of a request body: 400 `invalid_privacy_selector` unless exactly one is given. */
+export function selectorOf(body: Record<string, unknown>): PrivacySelector {
+  const given = (['visitor_sub', 'conversation_id', 'session_id'] as const).filter(
+    (key) => body[key] !== undefined,
+  );
+  if (given.length !== 1) {
+    throw new BadRequestError(
+      'invalid_privacy_selector',
+      'Give exactly one of visitor_sub, conversation_id or session_id.',
+    );
+  }
+  const key = given[0]!;
+  const value = body[key];
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
+    throw new BadRequestError(
+      'invalid_privacy_selector',
+      `${key} must be a non-empty string of at most 200 characters.`,
+    );
+  }
+  return { [key]: value } as PrivacySelector;
+}
+
+const selectorName = (selector: PrivacySelector): string => Object.keys(selector)[0]!;
+
+export interface PrivacyDeps {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  webchat: Pick<Webchat, 'realtime' | 'attachments'>;
+  audit: AuditLog;
+  events: EventRecorder;
+  logger: Pick<Logger, 'warn'>;
+}
+
+interface ConversationRef {
+  id: string;
+  session_id: string;
+  visitor_key: string | null;
+}
+
+/**
+ * Erasure and export of a visitor's data (docs/privacy.md). Everything a visitor typed or uploaded lives in rows
+ * that hang off a conversation (messages and their search entries, attachments, feedback, CSAT, read marks, reply
+ * jobs: `ON DELETE CASCADE`), in blobs named by attachment rows, in webhook outbox rows about the conversation, in
+ * idempotency answers quoting its messages, and in the conversation channel's realtime history. An erasure removes
+ * all of them and keeps a receipt of ids and counts.
+ */
+export class PrivacyService {
+  private readonly db: Kysely<PrivacyDatabase>;
+
+  constructor(private readonly deps: PrivacyDeps) {
+    this.db = privacyDb(deps.db);
+  }
+
+  /** The conversations a selector names in a company; 404 for a `conversation_id` the company does not have. */
+  async conversationsOf(companyId: string, selector: PrivacySelector): Promise<ConversationRef[]> {
+    let query = this.db
+      .selectFrom('conversations')
+      .select(['id', 'session_id', 'visitor_key'])
+      .where('company_id', '=', companyId);
+    if ('visitor_sub' in selector) query = query.where('visitor_id', '=', selector.visitor_sub);
+    else if ('session_id' in selector) query = query.where('session_id', '=', selector.session_id);
+    else query = query.where('id', '=', selector.conversation_id);
+    const rows = await query.orderBy('id').execute();
+    if ('conversation_id' in selector && rows.length === 0) throw conversationNotFound();
+    return rows;
+  }
+
+  /**
+   * Erases what the selector names, on every store and node: live connections of the visitor are disconnected first
+   * (so nothing new arrives meanwhile), then the rows go conversation by conversation, then the realtime histories
+   * (after the rows, so no recovery can serve what the store no longer has). The receipt, an audit entry and the
+   * `visitor.erased` event carry ids and counts only.
+   */
+  async erase(companyId: string, selector: PrivacySelector, by: PrivacyActor): Promise<ErasureReceipt> {
+    const conversations = await this.conversationsOf(companyId, selector);
+    await this.disconnect(conversations);
+    const counts = emptyCounts();
+    for (const conversation of conversations) {
+      const removed = await this.deleteConversation(conversation.id);
+      for (const key of Object.keys(removed) as Array<keyof ErasedCounts>) counts[key] += removed[key];
+    }
+    for (const conversation of conversations) {
+      await this.deps.webchat.realtime.removeHistory(channelOf(companyId, conversation.id));
+      counts.realtime_histories += 1;
+    }
+    const receipt: ErasureReceipt = { id: randomUUID(), erased_at: new Date().toISOString(), erased: counts };
+    const conversationIds = conversations.map((c) => c.id);
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('privacy_erasures')
+        .values({
+          id: receipt.id,
+          company_id: companyId,
+          selector: selectorName(selector),
+          actor: by.actor,
+          conversation_ids: JSON.stringify(conversationIds),
+          erased: JSON.stringify(counts),
+          erased_at: receipt.erased_at,
+        })
+        .execute();
+      await this.deps.audit.record(
+        {
+          type: 'visitor.erased',
+          companyId,
+          actor: by.actor,
+          subject: receipt.id,
+          ...(by.ip ? { ip: by.ip } : {}),
+          details: { selector: selectorName(selector), conversation_ids: conversationIds, erased: counts },
+        },
+        trx as unknown as Kysely<Database>,
+      );
+      await this.deps.events.record(trx as unknown as Kysely<Database>, {
+        type: 'visitor.erased',
+        companyId,
+        data: { erasure_id: receipt.id, conversation_ids: conversationIds, erased: { ...counts } },
+      });
+    });
+    return receipt;
+  }
+
+  /**
+   * Ends every live connection of the visitor on every node (the realtime engine's cluster control channel): the
+   * anonymous session's and the verified visitor's subjects (webchat/realtime/channel-access.ts).
+   */
+  private async disconnect(conversations: ConversationRef[]): Promise<void> {
+    const subjects = new Set<string>();
+    for (const c of conversations) {
+      subjects.add(c.session_id);
+      if (c.visitor_key) subjects.add(c.visitor_key);
+    }
+    for (const subject of subjects) await this.deps.webchat.realtime.disconnectUser(subject);
+  }
+
+  /**
+   * Deletes one conversation and everything hanging off it: messages in batches of deleteBatchOf (each batch its own
+   * statement, so a long history never holds the store in one long transaction), then the outbox rows and
+   * idempotency answers about it, the blobs of its attachments, and the conversation row with what cascades from it.
+   * Also the retention sweep's unit of work.
+   */
+  async deleteConversation(conversationId: string): Promise<ErasedCounts> {
+    const counts = emptyCounts();
+    const db = this.db;
+    const conversation = await db
+      .selectFrom('conversations')
+      .select(['visitor_read_position', 'agent_read_position'])
+      .where('id', '=', conversationId)
+      .executeTakeFirst();
+    if (!conversation) return counts;
+    counts.read_marks =
+      (conversation.visitor_read_position > 0 ? 1 : 0) + (conversation.agent_read_position > 0 ? 1 : 0);
+    counts.feedback = Number(
+      (
+        await db
+          .selectFrom('message_feedback')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('conversation_id', '=', conversationId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+    counts.csat = Number(
+      (
+        await db
+          .selectFrom('conversation_csat')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('conversation_id', '=', conversationId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+    const attachments = await db
+      .selectFrom('attachments')
+      .select(['id', 'blob_key'])
+      .where('conversation_id', '=', conversationId)
+      .execute();
+    counts.attachments = attachments.length;
+    for (;;) {
+      const batch = await db
+        .selectFrom('messages')
+        .select('id')
+        .where('conversation_id', '=', conversationId)
+        .limit(deleteBatchOf(this.deps.dialect))
+        .execute();
+      if (batch.length === 0) break;
+      const deleted = await db
+        .deleteFrom('messages')
+        .where(
+          'id',
+          'in',
+          batch.map((row) => row.id),
+        )
+        .executeTakeFirst();
+      counts.messages += Number(deleted.numDeletedRows);
+    }
+    await db.transaction().execute(async (trx) => {
+      const deliveries = await trx
+        .selectFrom('webhook_deliveries')
+        .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('webhook_events.conversation_id', '=', conversationId)
+        .executeTakeFirstOrThrow();
+      counts.webhook_deliveries = Number(deliveries.n);
+      // Deliveries go with their event (ON DELETE CASCADE, migration 050): pending ones are never retried.
+      const events = await trx
+        .deleteFrom('webhook_events')
+        .where('conversation_id', '=', conversationId)
+        .executeTakeFirst();
+      counts.webhook_events = Number(events.numDeletedRows);
+      // An agent's post answered under an Idempotency-Key keeps its answer (the message snapshot) for 24 h.
+      const keys = await trx
+        .deleteFrom('idempotency_keys')
+        .where('response_body', 'like', `%${conversationId}%`)
+        .executeTakeFirst();
+      counts.idempotency_keys = Number(keys.numDeletedRows);
+      for (const { blob_key } of attachments) {
+        const chunks = await trx
+          .deleteFrom('attachment_blob_chunks')
+          .where('blob_key', '=', blob_key)
+          .executeTakeFirst();
+        if (Number(chunks.numDeletedRows) > 0) counts.attachment_blobs += 1;
+      }
+      const deleted = await trx
+        .deleteFrom('conversations')
+        .where('id', '=', conversationId)
+        .executeTakeFirst();
+      counts.conversations = Number(deleted.numDeletedRows);
+    });
+    return counts;
+  }
+
+  /**
+   * The export (docs/privacy.md "Export"): one JSON document, written piece by piece from paged queries, so a long
+   * history never sits in memory. Message snapshots are those the SDK shows (attachment blocks with fresh signed
+   * links); each conversation lists its attachments with a signed download `url`.
+   */
+  async exportJson(companyId: string, selector: PrivacySelector): Promise<AsyncGenerator<string>> {
+    // Resolved before the first byte, so a missing conversation is a 404, not a broken document.
+    const conversations = await this.conversationsOf(companyId, selector);
+    return this.writeExport(companyId, selector, conversations);
+  }
+
+  private async *writeExport(
+    companyId: string,
+    selector: PrivacySelector,
+    conversations: ConversationRef[],
+  ): AsyncGenerator<string> {
+    const visitor =
+      'session_id' in selector
+        ? { session_id: selector.session_id }
+        : await this.visitorOf(companyId, conversations[0]?.id, selector);
+    yield `{"visitor":${JSON.stringify(visitor)},"conversations":[`;
+    let firstConversation = true;
+    for (const ref of conversations) {
+      const conversation = await this.db
+        .selectFrom('conversations')
+        .select(['id', 'created_at'])
+        .where('id', '=', ref.id)
+        .executeTakeFirst();
+      if (!conversation) continue;
+      yield `${firstConversation ? '' : ','}{"id":${JSON.stringify(conversation.id)},"created_at":${JSON.stringify(conversation.created_at)},"messages":[`;
+      firstConversation = false;
+      let after = 0;
+      let firstMessage = true;
+      for (;;) {
+        const rows = await this.db
+          .selectFrom('messages')
+          .selectAll()
+          .where('conversation_id', '=', ref.id)
+          .where('position', '>', after)
+          .where('status', '=', 'complete')
+          // Internal notes are the agents' working papers, never shown to visitors (docs/design.md "Internal
+          // notes"); they are erased with the conversation but left out of the copy a visitor is handed.
+          .where('role', '<>', 'note')
+          .orderBy('position')
+          .limit(PAGE)
+          .execute();
+        if (rows.length === 0) break;
+        after = rows[rows.length - 1]!.position;
+        const snapshots: MessageSnapshot[] = this.deps.webchat.attachments.presentAll(rows.map(toSnapshot));
+        yield (firstMessage ? '' : ',') + snapshots.map((s) => JSON.stringify(s)).join(',');
+        firstMessage = false;
+      }
+      yield '],"attachments":[';
+      let afterId = '';
+      let firstAttachment = true;
+      for (;;) {
+        const rows = await this.db
+          .selectFrom('attachments')
+          .select(['id', 'name', 'content_type', 'size', 'sha256'])
+          .where('conversation_id', '=', ref.id)
+          .where('id', '>', afterId)
+          .orderBy('id')
+          .limit(PAGE)
+          .execute();
+        if (rows.length === 0) break;
+        afterId = rows[rows.length - 1]!.id;
+        yield (firstAttachment ? '' : ',') +
+          rows
+            .map((row) => JSON.stringify({ ...row, url: this.deps.webchat.attachments.urlFor(row.id) }))
+            .join(',');
+        firstAttachment = false;
+      }
+      yield ']}';
+    }
+    yield ']}';
+  }
+
+  /** The visitor as their latest conversation names them (sub, name, email), or the selector alone. */
+  private async visitorOf(
+    companyId: string,
+    conversationId: string | undefined,
+    selector: PrivacySelector,
+  ): Promise<Record<string, string | null>> {
+    if ('visitor_sub' in selector) {
+      const row = await this.db
+        .selectFrom('conversations')
+        .select(['visitor_id', 'visitor_name', 'visitor_email'])
+        .where('company_id', '=', companyId)
+        .where('visitor_id', '=', selector.visitor_sub)
+        .orderBy('updated_at', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      return {
+        sub: selector.visitor_sub,
+        name: row?.visitor_name ?? null,
+        email: row?.visitor_email ?? null,
+      };
+    }
+    const row =
+      conversationId === undefined
+        ? undefined
+        : await this.db
+            .selectFrom('conversations')
+            .select(['session_id', 'visitor_id', 'visitor_name', 'visitor_email'])
+            .where('id', '=', conversationId)
+            .executeTakeFirst();
+    return {
+      session_id: row?.session_id ?? null,
+      sub: row?.visitor_id ?? null,
+      name: row?.visitor_name ?? null,
+      email: row?.visitor_email ?? null,
+    };
+  }
+}

@@ -1,0 +1,374 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { channelOf } from '@parley/webchat-protocol';
+import SQLite from 'better-sqlite3';
+import { TEST_DATABASES, testPostgresUrl } from '../testing/databases.ts';
+import { http } from '../testing/http-client.ts';
+import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { download, fileForm, sdkUpload } from '../testing/webchat/attachment-fixtures.ts';
+import {
+  connectToNewConversation,
+  digitalEmployeeCompletes,
+  newVisitor,
+  sdkGet,
+  sendMessage,
+} from '../testing/webchat/webchat-fixtures.ts';
+import { startWebhookSink, type WebhookSink } from '../testing/webhooks/webhook-sink.ts';
+import { RetentionSweeper } from './retention.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+// Erasure, export and retention (docs/privacy.md) on both stores and both brokers: SQLite with the memory broker,
+// PostgreSQL with Redis.
+for (const database of TEST_DATABASES) {
+  const redis = database === 'postgres';
+  describe(`privacy (${database}, ${redis ? 'redis' : 'memory'} broker)`, () => {
+    let server: TestServer;
+    let sink: WebhookSink;
+    let companyId: string;
+    let auth: Record<string, string>;
+    before(async () => {
+      server = await startTestServer({ database, redis, config: { webchat: { streamFlushIntervalMs: 0 } } });
+      sink = await startWebhookSink();
+      // The receiver fails every attempt, so deliveries stay pending: an erasure must keep them from any retry.
+      sink.answer = () => 500;
+      const client = await createTestClient(server.ctx, [
+        'privacy:write',
+        'webhooks:write',
+        'conversations:read',
+      ]);
+      companyId = client.companyId;
+      auth = { authorization: `Bearer ${await fetchToken(server, client)}` };
+      const hook = await http(`${server.baseUrl}/platform/v1/webhooks`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          url: sink.url,
+          events: ['message.created', 'conversation.created', 'visitor.erased'],
+        }),
+      });
+      assert.equal(hook.status, 201, hook.text);
+    });
+    after(async () => {
+      await server.close();
+      await sink.close();
+    });
+
+    const post = (path: string, body: unknown, headers = auth) =>
+      http(`${server.baseUrl}/platform/v1/privacy${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+
+    /** Every stored byte that could still hold `canary`: a pg_dump of the schema, or the SQLite file after a checkpoint. */
+    const dumpContains = (canary: string): boolean => {
+      if (database === 'postgres') {
+        const dump = execFileSync('pg_dump', ['--schema', server.schema!, '--data-only', testPostgresUrl()], {
+          maxBuffer: 256 * 1024 * 1024,
+        });
+        return dump.includes(canary);
+      }
+      const file = join(server.dataDir, 'parley.db');
+      const side = new SQLite(file);
+      try {
+        side.pragma('wal_checkpoint(TRUNCATE)');
+      } finally {
+        side.close();
+      }
+      const bytes = Buffer.concat([readFileSync(file), readFileSyncOrEmpty(`${file}-wal`)]);
+      return bytes.includes(Buffer.from(canary));
+    };
+
+    it('erases a session: messages, search, attachments and blobs, feedback, outbox, realtime history; disconnects it', async (t) => {
+      const canary = `canary-${randomUUID()}`;
+      const v = newVisitor(companyId);
+      const { conversation, c } = await connectToNewConversation(server, v);
+      t.after(() => c.close());
+      let disconnected = false;
+      c.client.on('disconnected', () => {
+        disconnected = true;
+      });
+      await sendMessage(c.sub, `my card is ${canary}`);
+      await c.log.waitFor((envelopes) => digitalEmployeeCompletes(envelopes).length >= 1);
+      const upload = await sdkUpload(
+        server,
+        v,
+        conversation.id,
+        fileForm(Buffer.from(`file ${canary}\n`), 'note.txt', 'text/plain'),
+      );
+      assert.equal(upload.status, 201, upload.text);
+      await c.sub.publish({
+        version: 1,
+        client_message_id: randomUUID(),
+        blocks: [{ type: 'attachment', attachment_id: upload.body.id }],
+      });
+      await c.log.waitFor((envelopes) => digitalEmployeeCompletes(envelopes).length >= 2);
+      // An internal note about the visitor (any message role is erased with its conversation).
+      await server.ctx.webchat.notes.addNote(companyId, conversation.id, {
+        text: `agent note: ${canary}`,
+        author: { type: 'system', id: 'privacy-test', name: 'Test' },
+      });
+      const listed = await sdkGet(server, v, `/conversations/${conversation.id}/messages`);
+      const firstReply = listed.body.messages.find(
+        (m: { role: string; status: string }) => m.role === 'digital_employee' && m.status === 'complete',
+      );
+      const rated = await http(
+        `${server.baseUrl}/sdk/v1/conversations/${conversation.id}/messages/${firstReply.id}/feedback`,
+        {
+          method: 'PUT',
+          headers: { ...v.headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ rating: 'down', comment: `bad ${canary}` }),
+        },
+      );
+      assert.ok(rated.status < 300, rated.text);
+      // Preconditions: the canary is really stored, searchable, in history and in the outbox.
+      const db = server.ctx.store.db;
+      const messages = await db
+        .selectFrom('messages')
+        .select('id')
+        .where('conversation_id', '=', conversation.id)
+        .execute();
+      const deliveries = await db
+        .selectFrom('webhook_deliveries')
+        .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+        .select('webhook_deliveries.id')
+        .where('webhook_events.conversation_id', '=', conversation.id)
+        .execute();
+      assert.ok(deliveries.length >= 2, 'deliveries about the conversation are pending');
+      const hits = await server.ctx.webchat.search.search(companyId, canary, { limit: 10 });
+      assert.equal(hits.length, 1, 'searchable before');
+      const history = await server.ctx.webchat.realtime.history(channelOf(companyId, conversation.id), {
+        limit: -1,
+      });
+      assert.ok(JSON.stringify(history.publications).includes(canary), 'in realtime history before');
+      assert.ok(dumpContains(canary), 'the dump holds the canary before');
+
+      const res = await post('/erasures', { session_id: v.sessionId });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.erased.conversations, 1);
+      assert.equal(res.body.erased.messages, messages.length);
+      assert.equal(res.body.erased.attachments, 1);
+      assert.equal(res.body.erased.attachment_blobs, 1);
+      assert.equal(res.body.erased.webhook_deliveries, deliveries.length);
+      assert.equal(res.body.erased.feedback, 1);
+      assert.equal(res.body.erased.realtime_histories, 1);
+      assert.match(res.body.id, /^[0-9a-f-]{36}$/);
+
+      // Nothing answers with it any more: REST, search, realtime history, export, the outbox, the dumps.
+      assert.equal((await sdkGet(server, v, `/conversations/${conversation.id}/messages`)).status, 404);
+      assert.equal((await server.ctx.webchat.search.search(companyId, canary, { limit: 10 })).length, 0);
+      const after = await server.ctx.webchat.realtime.history(channelOf(companyId, conversation.id), {
+        limit: -1,
+      });
+      assert.equal(after.publications.length, 0);
+      const exported = await post('/exports', { session_id: v.sessionId });
+      assert.equal(exported.status, 200);
+      assert.ok(!exported.text.includes(canary));
+      const outbox = await db.selectFrom('webhook_events').select('body').execute();
+      assert.ok(outbox.every((row) => !row.body.includes(canary)));
+      assert.ok(!dumpContains(canary), 'no dump holds the canary after');
+      await waitUntil(() => disconnected, 'the live session is disconnected');
+      c.close();
+      // Kept for audit: the receipt, with ids and counts only.
+      const audit = await server.ctx.audit.list({ companyId, type: 'visitor.erased' });
+      assert.equal(audit.length >= 1, true);
+      assert.ok(!JSON.stringify(audit).includes(canary));
+    });
+
+    it('erases every conversation of a visitor_sub, and only those; visitor.erased carries ids and counts', async () => {
+      const sub = `crm-${randomUUID()}`;
+      const canary = `canary-${randomUUID()}`;
+      const seed = async (visitorSub: string, text: string) => {
+        const employee = await server.ctx.webchat.conversations.defaultDigitalEmployee(companyId);
+        const conversation = await server.ctx.webchat.conversations.create(
+          { companyId, sessionId: randomUUID() },
+          employee.id,
+          {
+            key: `visitor:${randomUUID()}`,
+            id: visitorSub,
+            channelId: randomUUID(),
+            name: 'Zoë',
+            email: 'z@example.org',
+          },
+        );
+        for (const content of [text, `${text} again`])
+          await server.ctx.webchat.store.insert({
+            conversationId: conversation.id,
+            role: 'user',
+            author: null,
+            status: 'complete',
+            blocks: [{ id: randomUUID(), type: 'markdown', content }],
+          });
+        return conversation.id;
+      };
+      const mine = [await seed(sub, canary), await seed(sub, canary)];
+      const other = await seed(`crm-${randomUUID()}`, 'someone else');
+      const res = await post('/erasures', { visitor_sub: sub });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.erased.conversations, 2);
+      assert.equal(res.body.erased.messages, 4);
+      const left = await server.ctx.store.db
+        .selectFrom('conversations')
+        .select('id')
+        .where('id', 'in', [...mine, other])
+        .execute();
+      assert.deepEqual(
+        left.map((r) => r.id),
+        [other],
+      );
+      assert.ok(!dumpContains(canary));
+      await waitUntil(
+        () => sink.events('visitor.erased').some((e) => e.data.erasure_id === res.body.id),
+        'the event',
+      );
+      const event = sink.events('visitor.erased').find((e) => e.data.erasure_id === res.body.id)!;
+      assert.deepEqual([...(event.data.conversation_ids as string[])].sort(), [...mine].sort());
+      assert.ok(!event.body.includes(canary) && !event.body.includes(sub), 'no personal data in the event');
+    });
+
+    it('exports a conversation as one JSON document whose attachment urls download the files', async (t) => {
+      const v = newVisitor(companyId);
+      const { conversation: created, c } = await connectToNewConversation(server, v);
+      t.after(() => c.close());
+      const conversationId = created.id;
+      const bytes = Buffer.from(`export me ${randomUUID()}\n`);
+      const upload = await sdkUpload(server, v, conversationId, fileForm(bytes, 'a.txt', 'text/plain'));
+      assert.equal(upload.status, 201, upload.text);
+      await c.sub.publish({
+        version: 1,
+        client_message_id: randomUUID(),
+        blocks: [
+          { type: 'markdown', content: 'hello export' },
+          { type: 'attachment', attachment_id: upload.body.id },
+        ],
+      });
+      await c.log.waitFor((envelopes) => digitalEmployeeCompletes(envelopes).length >= 1);
+      c.close();
+      const res = await post('/exports', { conversation_id: conversationId });
+      assert.equal(res.status, 200, res.text);
+      const doc = JSON.parse(res.text);
+      assert.equal(doc.visitor.session_id, v.sessionId);
+      assert.equal(doc.conversations.length, 1);
+      const [conversation] = doc.conversations;
+      assert.equal(conversation.id, conversationId);
+      assert.ok(
+        conversation.messages.some((m: { blocks: Array<{ content?: string }> }) =>
+          m.blocks.some((b) => b.content === 'hello export'),
+        ),
+      );
+      assert.equal(conversation.attachments.length, 1);
+      const [attachment] = conversation.attachments;
+      assert.equal(attachment.sha256, createHash('sha256').update(bytes).digest('hex'));
+      const file = await download(attachment.url);
+      assert.equal(file.status, 200);
+      assert.deepEqual(file.bytes, bytes);
+    });
+
+    it('refuses a request without exactly one selector, an unknown conversation and a token without the scope', async () => {
+      for (const body of [{}, { visitor_sub: 'a', session_id: 'b' }]) {
+        const res = await post('/erasures', body);
+        assert.equal(res.status, 400);
+        assert.equal(res.body.code, 'invalid_privacy_selector');
+      }
+      const unknown = await post('/exports', { conversation_id: randomUUID() });
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.code, 'conversation_not_found');
+      const reader = await createTestClient(server.ctx, ['conversations:read'], companyId);
+      const res = await post(
+        '/erasures',
+        { session_id: 'x' },
+        { authorization: `Bearer ${await fetchToken(server, reader)}` },
+      );
+      assert.equal(res.status, 403);
+      assert.equal(res.body.code, 'insufficient_scope');
+    });
+
+    it('the retention sweep deletes resolved conversations, delivered deliveries and audit entries past their days', async () => {
+      const db = server.ctx.store.db;
+      const employee = await server.ctx.webchat.conversations.defaultDigitalEmployee(companyId);
+      const make = async (status: string) => {
+        const conversation = await server.ctx.webchat.conversations.create(
+          { companyId, sessionId: randomUUID() },
+          employee.id,
+        );
+        await server.ctx.webchat.store.insert({
+          conversationId: conversation.id,
+          role: 'user',
+          author: null,
+          status: 'complete',
+          blocks: [{ id: randomUUID(), type: 'markdown', content: 'old words' }],
+        });
+        await db.updateTable('conversations').set({ status }).where('id', '=', conversation.id).execute();
+        return conversation.id;
+      };
+      const resolved = await make('closed');
+      const open = await make('open');
+      // Off by default: nothing is deleted however old.
+      const sweeper = new RetentionSweeper({
+        db,
+        dialect: server.ctx.store.dialect,
+        privacy: server.ctx.privacy.service,
+      });
+      await sweeper.runBatch(Date.now() + 400 * DAY_MS);
+      assert.equal(
+        (await db.selectFrom('conversations').select('id').where('id', '=', resolved).execute()).length,
+        1,
+      );
+
+      await server.ctx.privacy.retention.set(companyId, {
+        resolved_conversation_days: 30,
+        delivered_webhook_days: 7,
+        audit_days: 365,
+      });
+      const deleted: Record<string, number> = {};
+      const counted = new RetentionSweeper({
+        db,
+        dialect: server.ctx.store.dialect,
+        privacy: server.ctx.privacy.service,
+        batchSize: 20,
+        onDeleted: (kind, n) => {
+          deleted[kind] = (deleted[kind] ?? 0) + n;
+        },
+      });
+      for (let i = 0; i < 50 && (await counted.runBatch(Date.now() + 400 * DAY_MS)).more; i++);
+      const ids = (
+        await db.selectFrom('conversations').select('id').where('id', 'in', [resolved, open]).execute()
+      ).map((r) => r.id);
+      assert.deepEqual(ids, [open], 'the resolved conversation went, the open one stays');
+      assert.ok((deleted.conversation ?? 0) >= 1);
+      assert.equal(
+        (await db.selectFrom('audit_events').select('id').where('company_id', '=', companyId).execute())
+          .length,
+        0,
+        'audit entries older than 365 days went',
+      );
+      await server.ctx.privacy.retention.set(companyId, {
+        resolved_conversation_days: null,
+        delivered_webhook_days: null,
+        audit_days: null,
+      });
+    });
+  });
+}
+
+function readFileSyncOrEmpty(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch {
+    return Buffer.alloc(0);
+  }
+}
+
+async function waitUntil(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
