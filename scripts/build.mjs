@@ -3,7 +3,7 @@
 // packages/server/src/build/build.ts). The compiler (esbuild, and tsx to load the build code) runs here only:
 // the built server needs neither.
 import { register } from 'tsx/esm/api';
-import { DIST } from './build-state.mjs';
+import { DIST } from '../packages/server/bin/build-state.mjs';
 
 register();
 const { buildProduction } = await import('../packages/server/src/build/build.ts');

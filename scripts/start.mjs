@@ -3,7 +3,7 @@
 // first when it is missing or older than the sources. Then the same as `npx parley serve`.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { BUILT_ENTRY, buildState, ROOT } from './build-state.mjs';
+import { BUILT_ENTRY, buildState, ROOT } from '../packages/server/bin/build-state.mjs';
 
 const state = buildState();
 if (state !== 'current') {

@@ -10,8 +10,8 @@
 // Folder patterns are paths, relative to the scope for layers and to the repository for `testSupport` and
 // `production`, where `*` stands for one name and `**` for any number of folders. A pattern names a folder with
 // everything under it, or one file; a file belongs to the layer whose pattern names the deepest part of its path
-// (in `packages/server/src`, `**/testing` holds `packages/server/src/webchat/testing/webchat-fixtures.ts` although
-// `webchat` holds the rest of `packages/server/src/webchat`).
+// (in `packages/server/src`, `**/testing` holds `packages/server/src/metrics/testing/exposition.ts` although
+// `metrics` holds the rest of `packages/server/src/metrics`).
 import { readFileSync } from 'node:fs';
 import { isTestFile, type SourceImport } from './imports.ts';
 
@@ -167,8 +167,8 @@ function placeScope(scope: Scope, files: string[], problems: string[]): PlacedSc
 }
 
 // How many leading names of `path` the pattern names (the folder or file it stands for), or -1 when it names none
-// of them. Of the path of `packages/server/src/webchat/testing/webchat-fixtures.ts` inside `packages/server/src`,
-// `webchat` names 1 name and `**/testing` 2.
+// of them. Of the path of `packages/server/src/metrics/testing/exposition.ts` inside `packages/server/src`,
+// `metrics` names 1 name and `**/testing` 2.
 export function match(pattern: string, path: string): number {
   const want = pattern.split('/');
   const have = path.split('/');

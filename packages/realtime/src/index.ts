@@ -2,8 +2,9 @@
  * @parley/realtime — a Centrifugo-compatible realtime engine (JSON client protocol over WebSocket) with memory and
  * Redis brokers and a Centrifugo-style server HTTP API. See README.md for the option reference.
  */
-import type { RealtimeEngineOptions } from './config/options.ts';
+
 import { RealtimeEngine } from './engine/engine.ts';
+import type { RealtimeEngineOptions } from './engine/options.ts';
 
 /** Creates and starts an engine (the broker is connected when the promise resolves). */
 export async function createRealtimeEngine(options: RealtimeEngineOptions = {}): Promise<RealtimeEngine> {
@@ -16,8 +17,6 @@ export * from './broker/index.ts';
 export type { DurationInput } from './config/duration.ts';
 export { parseGoDuration } from './config/duration.ts';
 export { ConfigError } from './config/errors.ts';
-export type { ChannelOptions, ChannelRules, NamespaceConfig } from './config/namespaces.ts';
-export type { CommandRateLimit, RealtimeEngineOptions } from './config/options.ts';
 export type {
   HistoryOptions,
   HistoryPublication,
@@ -41,7 +40,9 @@ export type {
   SubscribingResult,
 } from './engine/hooks.ts';
 export { createJsonLogger, type Logger, silentLogger } from './engine/logger.ts';
+export type { ChannelOptions, ChannelRules, NamespaceConfig } from './engine/namespaces.ts';
 export type { RealtimeObserver, SentFrameType } from './engine/observer.ts';
+export type { CommandRateLimit, RealtimeEngineOptions } from './engine/options.ts';
 export type { ServerRefreshRequest, ServerSubscribeRequest } from './engine/server-side.ts';
 export type { RealtimeTransport } from './engine/transport.ts';
 export { COMMAND_METHODS, type CommandMethod } from './protocol/codec.ts';

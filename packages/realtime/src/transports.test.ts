@@ -4,7 +4,7 @@ import { Centrifuge, type Options } from 'centrifuge';
 import { Centrifuge as CentrifugeProtobuf } from 'centrifuge/build/protobuf';
 import { EventSource } from 'eventsource';
 import WebSocket from 'ws';
-import type { RealtimeEngineOptions } from './config/options.ts';
+import type { RealtimeEngineOptions } from './engine/options.ts';
 import {
   closedAfterAll,
   connectionToken,

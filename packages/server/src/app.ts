@@ -2,10 +2,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { type AppContext, startServices } from './context.ts';
 import { registerActionRoutes } from './digital-employees/actions/actions.routes.ts';
-import { registerProblemHandlers } from './errors/problem.ts';
 import { type Readiness, registerHealthRoutes } from './health/health.routes.ts';
 import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { registerProblemHandlers } from './http/problem.ts';
 import type { RouteEntry } from './http/route-methods.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
@@ -68,15 +68,23 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   // A trace span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set (W3C traceparent accepted).
   registerRequestTracing(app, ctx.tracing);
   registerProblemHandlers(app);
-  await registerOpenApi(app, ctx);
+  await registerOpenApi(app, ctx.config.publicUrl);
 
   registerHealthRoutes(app, readiness);
   // GET /metrics behind PARLEY_METRICS_TOKEN, or on a listener of its own (PARLEY_METRICS_PORT).
   await registerMetricsEndpoint(app, ctx.metrics, ctx.config);
   // OAuth first: its app-wide bearer hook guards every route that declares config.requiredScope.
-  await registerOAuth(app, ctx);
+  await registerOAuth(app, {
+    oauth: ctx.oauth,
+    rateLimiter: ctx.rateLimiter,
+    audit: ctx.audit,
+    config: ctx.config,
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    tracing: ctx.tracing,
+  });
   registerWhoamiRoute(app);
-  await registerConnectorRoutes(app, ctx);
+  await registerConnectorRoutes(app, { connectors: ctx.connectors, connectorCaller: ctx.connectorCaller });
   registerActionRoutes(app, ctx.actions);
   await registerWebhookRoutes(app, ctx.webhooks.service);
   // Erasure and export of a visitor's data (docs/privacy.md).
@@ -85,8 +93,35 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
   registerWebchat(app, ctx.webchat, readiness);
   registerPlatformWorkspaceRoutes(app, ctx.workspace.service);
-  await registerPortal(app, ctx);
-  registerWidgetAssets(app, ctx);
+  await registerPortal(
+    app,
+    {
+      ctx: {
+        config: ctx.config,
+        audit: ctx.audit,
+        companies: ctx.companies,
+        oauth: ctx.oauth,
+        digitalEmployees: ctx.digitalEmployees,
+        connectors: ctx.connectors,
+        connectorCaller: ctx.connectorCaller,
+        webhooks: ctx.webhooks,
+        webchat: ctx.webchat,
+        workspace: ctx.workspace,
+        knowledge: ctx.knowledge,
+        privacy: ctx.privacy,
+      },
+      users: ctx.users,
+      sessions: ctx.portal.sessions,
+      throttle: ctx.portal.throttle,
+    },
+    ctx.system,
+  );
+  registerWidgetAssets(app, {
+    config: ctx.config,
+    companies: ctx.companies,
+    digitalEmployees: ctx.digitalEmployees,
+    channels: ctx.webchat.channels,
+  });
   // `/` (links to the demo, the portal and /docs) and the icon.
   registerLandingRoutes(app);
 

@@ -1,11 +1,8 @@
 import type { MessageSnapshot, ReceivedSnapshot } from './messages.ts';
 import type { ReadMarks } from './reads.ts';
+import { ENVELOPE_VERSION } from './version.ts';
 
-/**
- * The protocol version every envelope and SendMessage carries (spec "Versioning"): clients ignore envelopes with
- * a version they do not know, servers refuse SendMessages with one they do not speak.
- */
-export const ENVELOPE_VERSION = 1 as const;
+export { ENVELOPE_VERSION } from './version.ts';
 
 /** `replace` carries a partial snapshot; `complete` the final one. */
 export type EnvelopeOperation = 'replace' | 'complete';

@@ -1,4 +1,4 @@
-import { ENVELOPE_VERSION } from './envelopes.ts';
+import { ENVELOPE_VERSION } from './version.ts';
 
 /** Whose read mark: the visitor's (every device of theirs) or the agents' (the company's inbox). */
 export type ReadSide = 'visitor' | 'agent';

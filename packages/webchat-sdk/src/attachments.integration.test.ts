@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { TEST_DATABASES } from '../../server/src/testing/databases.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { pngOf } from '../../server/src/webchat/attachments/testing/attachment-fixtures.ts';
+import { pngOf } from '../../server/src/testing/webchat/attachment-fixtures.ts';
 import { TestWebchats, waitFor } from './testing/harness.ts';
 import type { UploadProgress } from './uploads.ts';
 

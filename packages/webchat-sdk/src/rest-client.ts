@@ -5,11 +5,12 @@ import type {
   MessageFeedbackView,
 } from '@parley/webchat-protocol';
 import { WebchatError } from './errors.ts';
+import type { FetchLike } from './fetch-like.ts';
 import { type Attachment, sendUpload, type UploadOptions } from './uploads.ts';
 import type { VisitorTokens } from './visitor-tokens.ts';
 import type { Conversation, MessageSnapshot } from './wire.ts';
 
-export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+export type { FetchLike } from './fetch-like.ts';
 
 /** `GET /sdk/v1/config`: the realtime endpoint and, from servers that offer them, its fallbacks. */
 export interface RealtimeConfig {

@@ -1,6 +1,6 @@
 import type { AttachmentView } from '@parley/webchat-protocol';
 import { WebchatError } from './errors.ts';
-import type { FetchLike } from './rest-client.ts';
+import type { FetchLike } from './fetch-like.ts';
 
 /** An uploaded attachment, as the server answers an upload (the protocol's `AttachmentView`). */
 export type Attachment = AttachmentView;

@@ -5,8 +5,8 @@ import { startTestServer, type TestServer } from '../../server/src/testing/test-
 import {
   createIdentityChannel,
   signVisitorToken,
-} from '../../server/src/webchat/identity/testing/identity-fixtures.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/webchat/testing/webchat-fixtures.ts';
+} from '../../server/src/testing/webchat/identity-fixtures.ts';
+import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
 import { memoryStorage } from './session-storage.ts';
 import { FAST_RECONNECT, TestWebchats, Wire, waitFor } from './testing/harness.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createTestClient, fetchToken } from '../../server/src/oauth/testing/oauth-fixtures.ts';
+import { createTestClient, fetchToken } from '../../server/src/testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { loadTokenSecret } from '../../server/src/webchat/realtime/token-secret.ts';
 import { RealtimeTokenSigner } from '../../server/src/webchat/realtime/tokens.ts';

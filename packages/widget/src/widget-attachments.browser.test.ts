@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { signIn, startPortalBrowser, type TestBrowser } from '../../portal/src/testing/browser.ts';
-import { createUsers, PASSWORD } from '../../server/src/portal-api/testing/portal-fixtures.ts';
+import { createUsers, PASSWORD } from '../../server/src/testing/portal/portal-fixtures.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { pngOf } from '../../server/src/webchat/attachments/testing/attachment-fixtures.ts';
+import { pngOf } from '../../server/src/testing/webchat/attachment-fixtures.ts';
 import { ensureDemo } from '../../server/src/widget-assets/demo-company.ts';
 
 /**
@@ -23,7 +23,7 @@ let companyId: string;
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
   server = await startTestServer();
-  companyId = (await ensureDemo(server.ctx)).companyId;
+  companyId = (await ensureDemo({ ...server.ctx, channels: server.ctx.webchat.channels })).companyId;
   await createUsers(server, companyId, { 'kim@demo.test': 'agent' });
   browser = await startPortalBrowser(server.baseUrl, { width: 1100, height: 800 });
   browser.page.on('pageerror', (err) => console.error('page error:', err.message));

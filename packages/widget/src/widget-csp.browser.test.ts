@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { pngOf } from '../../server/src/webchat/attachments/testing/attachment-fixtures.ts';
+import { pngOf } from '../../server/src/testing/webchat/attachment-fixtures.ts';
 import {
   realtimeOrigin,
   sitePage,

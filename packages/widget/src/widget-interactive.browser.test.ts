@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
 import { http } from '../../server/src/testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/webchat/testing/webchat-fixtures.ts';
+import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
 
 /**
  * Quick replies and cards in the widget, in headless Chromium on the server's /demo page of a company whose builtin

@@ -9,11 +9,8 @@ import { startChromium, type TestBrowser } from '../../server/src/testing/browse
 import { http } from '../../server/src/testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { waitFor } from '../../server/src/testing/wait.ts';
-import {
-  configureIdentity,
-  signVisitorToken,
-} from '../../server/src/webchat/identity/testing/identity-fixtures.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/webchat/testing/webchat-fixtures.ts';
+import { configureIdentity, signVisitorToken } from '../../server/src/testing/webchat/identity-fixtures.ts';
+import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
 
 /**
  * The widget for a verified visitor in headless Chromium, on an integrator's site — a web server of its own on

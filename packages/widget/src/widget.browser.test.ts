@@ -3,8 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { createTestClient, fetchToken } from '../../server/src/oauth/testing/oauth-fixtures.ts';
 import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
+import { createTestClient, fetchToken } from '../../server/src/testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { ensureDemo } from '../../server/src/widget-assets/demo-company.ts';
 
@@ -121,7 +121,7 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   await shot('5-back-online');
 
   // An agent answers with HTML and a javascript: link through the platform API: shown as text, nothing runs.
-  const demo = await ensureDemo(server.ctx);
+  const demo = await ensureDemo({ ...server.ctx, channels: server.ctx.webchat.channels });
   const conversationId = await page.evaluate(
     (key) => localStorage.getItem(key),
     `parley:${demo.companyId}:conversation:${demo.channelId}`,

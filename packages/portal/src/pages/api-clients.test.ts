@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { requestToken } from '../../../server/src/portal-api/testing/portal-fixtures.ts';
+import { requestToken } from '../../../server/src/testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { signInClient } from '../../../server/src/portal-api/testing/portal-fixtures.ts';
+import { signInClient } from '../../../server/src/testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import {
   type ConnectedVisitor,
@@ -11,7 +11,7 @@ import {
   sdkPost,
   sendMessage,
   type Visitor,
-} from '../../../server/src/webchat/testing/webchat-fixtures.ts';
+} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { signInClient } from '../../../server/src/portal-api/testing/portal-fixtures.ts';
+import { signInClient } from '../../../server/src/testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
   connectToNewConversation,
@@ -13,7 +12,8 @@ import {
   newVisitor,
   sendMessage,
   type Visitor,
-} from '../../../server/src/webchat/testing/webchat-fixtures.ts';
+} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
 import type { TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';

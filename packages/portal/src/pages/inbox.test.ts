@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
   connectToNewConversation,
@@ -11,7 +10,8 @@ import {
   createSlowEmployee,
   newVisitor,
   sendMessage,
-} from '../../../server/src/webchat/testing/webchat-fixtures.ts';
+} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 

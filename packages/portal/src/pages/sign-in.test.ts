@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PASSWORD } from '../../../server/src/portal-api/testing/portal-fixtures.ts';
+import { PASSWORD } from '../../../server/src/testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { screenshot, signIn, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';

@@ -5,7 +5,7 @@ import {
   connectVisitor,
   createConversation,
   newVisitor,
-} from '../../../server/src/webchat/testing/webchat-fixtures.ts';
+} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 

@@ -7,7 +7,7 @@ import {
   configureIdentity,
   newIdentifiedVisitor,
   signVisitorToken,
-} from '../../../server/src/webchat/identity/testing/identity-fixtures.ts';
+} from '../../../server/src/testing/webchat/identity-fixtures.ts';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -15,7 +15,7 @@ import {
   listMessages,
   sendMessage,
   type Visitor,
-} from '../../../server/src/webchat/testing/webchat-fixtures.ts';
+} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
 import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { waitFor } from '../../../server/src/testing/wait.ts';
-import { createConversation, newVisitor } from '../../../server/src/webchat/testing/webchat-fixtures.ts';
+import { createConversation, newVisitor } from '../../../server/src/testing/webchat/webchat-fixtures.ts';
 import {
   startWebhookSink,
   verifyDelivery,
   type WebhookSink,
-} from '../../../server/src/webhooks/testing/webhook-sink.ts';
+} from '../../../server/src/testing/webhooks/webhook-sink.ts';
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 

@@ -1,8 +1,4 @@
-import {
-  PASSWORD,
-  type PortalUsers,
-  startAcme,
-} from '../../../server/src/portal-api/testing/portal-fixtures.ts';
+import { PASSWORD, type PortalUsers, startAcme } from '../../../server/src/testing/portal/portal-fixtures.ts';
 import type { TestServer, TestServerOptions } from '../../../server/src/testing/test-server.ts';
 import { openSection, signIn, startPortalBrowser, type TestBrowser } from './browser.ts';
 

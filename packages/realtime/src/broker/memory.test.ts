@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { runBrokerContract } from '../testing/broker-contract/broker.test-suite.ts';
+import type { BrokerFactory } from '../testing/broker-contract/support.ts';
 import { waitFor } from '../testing/harness.ts';
-import { runBrokerContract } from './contract/broker.test-suite.ts';
-import type { BrokerFactory } from './contract/support.ts';
 import { MemoryBroker, MemoryHub, MemoryPresenceManager } from './memory.ts';
 
 const FACTORY: BrokerFactory = {

@@ -16,7 +16,7 @@ import type {
   SubscriptionErrorContext,
 } from 'centrifuge';
 import { Redis } from 'ioredis';
-import type { NamespaceConfig } from '../config/namespaces.ts';
+import type { NamespaceConfig } from '../engine/namespaces.ts';
 import {
   connectionToken,
   connectRawClient,

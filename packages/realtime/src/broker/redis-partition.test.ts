@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import type { PublicationContext, SubscribedContext, SubscribingContext } from 'centrifuge';
 import { Redis } from 'ioredis';
-import type { NamespaceConfig } from '../config/namespaces.ts';
+import type { NamespaceConfig } from '../engine/namespaces.ts';
 import { connectionToken, newClient, startTestServer, type TestServer, waitFor } from '../testing/harness.ts';
 import { PausableProxy } from '../testing/pausable-proxy.ts';
 import { RedisBroker, RedisPresenceManager } from './redis.ts';

@@ -1,8 +1,8 @@
 import type { ClientInfo, StreamPosition } from '../broker/types.ts';
-import { isValidPublicationData } from '../config/namespaces.ts';
 import { ErrorCode } from '../protocol/codes.ts';
 import { ClientError } from '../protocol/errors.ts';
 import type { EngineCore } from './core.ts';
+import { isValidPublicationData } from './namespaces.ts';
 
 /**
  * Server-side channel operations: what `RealtimeEngine.publish/history/removeHistory/presence/presenceStats`

@@ -1,5 +1,4 @@
 import type { ClientInfo } from '../broker/types.ts';
-import { isValidPublicationData } from '../config/namespaces.ts';
 import {
   type Command,
   type CommandMethod,
@@ -21,6 +20,7 @@ import { proxyPublish, proxyRpc } from '../proxy/calls.ts';
 import { proxyFailureToClientError } from '../proxy/client.ts';
 import { TokenError } from '../tokens/jwt.ts';
 import { handleConnect } from './connect.ts';
+import { isValidPublicationData } from './namespaces.ts';
 import { canPublish, canReadHistory, canReadPresence, isSubscribed, resolveChannel } from './permissions.ts';
 import { type ClientSession, SessionState } from './session.ts';
 import { handleSubscribe } from './subscribe.ts';

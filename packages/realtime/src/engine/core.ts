@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Broker, HistoryResult, PresenceManager, StreamPosition } from '../broker/types.ts';
-import { ChannelRegistry, type ResolvedChannelOptions } from '../config/namespaces.ts';
-import type { ResolvedEngineOptions } from '../config/options.ts';
 import { ErrorCode } from '../protocol/codes.ts';
 import { ClientError, isBrokerUnavailable } from '../protocol/errors.ts';
 import { TokenVerifier } from '../tokens/verifier.ts';
 import type { DisconnectInfo, RealtimeHooks } from './hooks.ts';
 import { Hub } from './hub.ts';
 import type { Logger } from './logger.ts';
+import { ChannelRegistry, type ResolvedChannelOptions } from './namespaces.ts';
+import type { ResolvedEngineOptions } from './options.ts';
 import { OutputScheduler } from './output.ts';
 import type { ChannelPublication, EventHookName, HistoryFilter, SessionHost } from './session-host.ts';
 import { type Subscription, SubscriptionState } from './subscription.ts';

@@ -4,7 +4,6 @@ import { before, describe, test } from 'node:test';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import { Centrifuge as CentrifugeProtobuf } from 'centrifuge/build/protobuf';
 import WebSocket from 'ws';
-import type { NamespaceConfig } from '../config/namespaces.ts';
 import {
   closedAfterAll,
   connectionToken,
@@ -15,6 +14,7 @@ import {
   waitFor,
   waitForEvent,
 } from '../testing/harness.ts';
+import type { NamespaceConfig } from './namespaces.ts';
 
 /**
  * Fossil delta compression with the official client (docs/protocol.md "Delta compression"): negotiated per

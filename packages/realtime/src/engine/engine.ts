@@ -2,8 +2,6 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { MemoryBroker, MemoryPresenceManager } from '../broker/memory.ts';
 import type { Broker, BrokerEventHandler, PresenceManager } from '../broker/types.ts';
-import { type RealtimeEngineOptions, resolveEngineOptions } from '../config/options.ts';
-import { handleApiRequest } from '../http-api/handler.ts';
 import { DisconnectCode } from '../protocol/codes.ts';
 import {
   channelHistory,
@@ -21,6 +19,8 @@ import type { NodeInfo } from './control.ts';
 import { EngineCore } from './core.ts';
 import { EmulationAcceptor } from './emulation.ts';
 import type { RealtimeHooks } from './hooks.ts';
+import { handleApiRequest } from './http-api.ts';
+import { type RealtimeEngineOptions, resolveEngineOptions } from './options.ts';
 import { PositionChecker } from './position-check.ts';
 import type { ServerRefreshRequest, ServerSubscribeRequest } from './server-side.ts';
 import { WebSocketAcceptor } from './websocket.ts';

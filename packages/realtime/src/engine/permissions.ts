@@ -1,6 +1,6 @@
-import type { ResolvedChannel, ResolvedChannelOptions } from '../config/namespaces.ts';
 import { ErrorCode } from '../protocol/codes.ts';
 import { ClientError } from '../protocol/errors.ts';
+import type { ResolvedChannel, ResolvedChannelOptions } from './namespaces.ts';
 import type { ClientSession } from './session.ts';
 import { SubscriptionState } from './subscription.ts';
 

@@ -1,4 +1,4 @@
-import type { CommandRateLimit } from '../config/options.ts';
+import type { CommandRateLimit } from './options.ts';
 
 /** Token bucket state kept inline on the session (two numbers) instead of an object per connection. */
 export interface RateLimited {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Centrifuge, PublicationContext, SubscribedContext, Subscription } from 'centrifuge';
 import { MemoryBroker } from '../broker/memory.ts';
-import type { NamespaceConfig } from '../config/namespaces.ts';
 import { FaultyBroker } from '../testing/faulty-broker.ts';
 import {
   closedAfterAll,
@@ -15,6 +14,7 @@ import {
   waitFor,
   waitForEvent,
 } from '../testing/harness.ts';
+import type { NamespaceConfig } from './namespaces.ts';
 
 /**
  * History-based recovery, race-free subscribe and positioning

@@ -1,10 +1,10 @@
 import type { Broker, ClientInfo, HistoryResult, PresenceManager, StreamPosition } from '../broker/types.ts';
-import type { ChannelRegistry, ResolvedChannelOptions } from '../config/namespaces.ts';
-import type { ResolvedEngineOptions } from '../config/options.ts';
 import type { TokenVerifier } from '../tokens/verifier.ts';
 import type { DisconnectInfo, RealtimeHooks } from './hooks.ts';
 import type { Hub } from './hub.ts';
 import type { Logger } from './logger.ts';
+import type { ChannelRegistry, ResolvedChannelOptions } from './namespaces.ts';
+import type { ResolvedEngineOptions } from './options.ts';
 import type { OutputScheduler } from './output.ts';
 import type { Subscription } from './subscription.ts';
 import type { TimerWheel } from './timer-wheel.ts';

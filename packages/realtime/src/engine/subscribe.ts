@@ -1,5 +1,4 @@
 import type { Publication, StreamPosition } from '../broker/types.ts';
-import type { ResolvedChannelOptions } from '../config/namespaces.ts';
 import {
   type Command,
   encodeObject,
@@ -15,6 +14,7 @@ import { TokenError } from '../tokens/jwt.ts';
 import type { SubscriptionOverride } from '../tokens/verifier.ts';
 import { DeltaPushes } from './delta.ts';
 import { advancePosition, PositionVerdict } from './hub.ts';
+import type { ResolvedChannelOptions } from './namespaces.ts';
 import { canReadHistory, canReadPresence, resolveChannel } from './permissions.ts';
 import type { ClientSession } from './session.ts';
 import { Subscription, type SubscriptionFlags, SubscriptionState } from './subscription.ts';

@@ -1,6 +1,6 @@
 import type { ClientInfo, Publication } from '../broker/types.ts';
-import type { ResolvedChannelOptions } from '../config/namespaces.ts';
 import type { ClientHandle } from './hooks.ts';
+import type { ResolvedChannelOptions } from './namespaces.ts';
 import type { SharedPush } from './shared-push.ts';
 
 export enum SubscriptionState {

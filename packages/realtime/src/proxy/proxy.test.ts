@@ -5,8 +5,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import type { NamespaceConfig } from '../config/namespaces.ts';
-import type { RealtimeEngineOptions } from '../config/options.ts';
+import type { NamespaceConfig } from '../engine/namespaces.ts';
+import type { RealtimeEngineOptions } from '../engine/options.ts';
 import {
   closedAfterAll,
   connectionToken,

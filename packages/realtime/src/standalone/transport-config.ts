@@ -1,12 +1,12 @@
 import { ConfigError } from '../config/errors.ts';
-import type { RealtimeEngineOptions } from '../config/options.ts';
+import type { RealtimeEngineOptions } from '../engine/options.ts';
 import type {
   ProxyEndpointOptions,
   ProxyOptions,
   RpcProxyRouting,
   StatusToCodeTransform,
 } from '../proxy/options.ts';
-import type { Reader } from './config.ts';
+import type { Reader } from './reader.ts';
 
 /**
  * The Centrifugo v6 sections of the stand-alone config beyond channels and tokens: proxies (`client.proxy`,

@@ -10,9 +10,9 @@ import { Centrifuge, type Options as CentrifugeOptions } from 'centrifuge';
 import WebSocket from 'ws';
 import { MemoryBroker, MemoryHub, MemoryPresenceManager } from '../broker/memory.ts';
 import { RedisBroker, RedisPresenceManager } from '../broker/redis.ts';
-import type { RealtimeEngineOptions } from '../config/options.ts';
 import type { RealtimeEngine } from '../engine/engine.ts';
 import { silentLogger } from '../engine/logger.ts';
+import type { RealtimeEngineOptions } from '../engine/options.ts';
 import { createRealtimeEngine } from '../index.ts';
 import { signHmacJwt } from '../tokens/jwt.ts';
 

@@ -1,7 +1,17 @@
 import { randomHex } from '../crypto/random-pool.ts';
 import { now } from '../storage/columns.ts';
-import type { AuditEventInput } from './audit.service.ts';
 import type { AuditEventsTable } from './audit.tables.ts';
+
+/** One event as a capability reports it (audit.service.ts `record`). */
+export interface AuditEventInput {
+  type: string;
+  companyId?: string | null;
+  actor?: string | null;
+  subject?: string | null;
+  ip?: string | null;
+  /** Event fields. Callers pass identifiers and versions only — never a secret, key or token. */
+  details?: Record<string, unknown>;
+}
 
 /** The stored row of an audit event, written now with a time-ordered id. */
 export function auditRow(event: AuditEventInput): AuditEventsTable {

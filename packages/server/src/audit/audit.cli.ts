@@ -1,7 +1,12 @@
-import { type Command, UsageError } from '../cli/command.ts';
-import type { AuditEvent } from './audit.service.ts';
+import { type Command, UsageError } from '../cli-kit/command.ts';
+import type { AuditEvent, AuditLog } from './audit.service.ts';
 
-const list: Command<{ events: Array<Record<string, unknown>> }> = {
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface AuditCommandDeps {
+  audit: Pick<AuditLog, 'list'>;
+}
+
+const list: Command<{ events: Array<Record<string, unknown>> }, AuditCommandDeps> = {
   name: 'audit list',
   summary: 'list audit events, newest first',
   options: {
@@ -13,7 +18,7 @@ const list: Command<{ events: Array<Record<string, unknown>> }> = {
     const limit = options.limit === undefined ? 100 : Number(options.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
       throw new UsageError('--limit must be 1 to 1000');
-    const events = await ctx!.audit.list({
+    const events = await ctx.audit.list({
       companyId: typeof options.company === 'string' ? options.company : undefined,
       type: typeof options.type === 'string' ? options.type : undefined,
       limit,

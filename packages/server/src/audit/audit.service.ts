@@ -1,16 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
-import { auditRow } from './audit-row.ts';
+import { type AuditEventInput, auditRow } from './audit-row.ts';
 
-export interface AuditEventInput {
-  type: string;
-  companyId?: string | null;
-  actor?: string | null;
-  subject?: string | null;
-  ip?: string | null;
-  /** Event fields. Callers pass identifiers and versions only — never a secret, key or token. */
-  details?: Record<string, unknown>;
-}
+export type { AuditEventInput } from './audit-row.ts';
 
 export interface AuditEvent extends Required<Omit<AuditEventInput, 'details'>> {
   id: string;

@@ -16,3 +16,8 @@ export interface AuditEventsTable {
 export interface AuditTables {
   audit_events: AuditEventsTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends AuditTables {}
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWidgetAssets } from '@parley/widget/build';
 import { buildPortalBundle } from '../portal-api/spa.routes.ts';
-import { type PrebuiltAsset, WIDGET_MANIFEST } from './prebuilt-assets.ts';
+import { type PrebuiltAsset, WIDGET_MANIFEST } from '../widget-assets/prebuilt-assets.ts';
 
 const ENTRY = fileURLToPath(new URL('./built-entry.ts', import.meta.url));
 

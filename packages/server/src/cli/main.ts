@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { UsageError } from '../cli-kit/command.ts';
 import { ConfigError } from '../config/errors.ts';
 import { MasterKeyError } from '../crypto/master-keys.ts';
 import { SealError } from '../crypto/sealing.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ErrorCode } from '../errors/codes.ts';
-import { type Command, UsageError } from './command.ts';
-import { commands } from './commands.ts';
+import { type AnyCommand, commands } from './commands.ts';
 import { PARLEY_VERSION } from './version.ts';
 
 /** Parses `parley <words…> [--option value] [--flag] [--json]` and runs the matching command. Returns the exit code. */
@@ -77,7 +77,7 @@ export async function runCli(
 }
 
 async function runCommand(
-  command: Command,
+  command: AnyCommand,
   options: Record<string, string | boolean | undefined>,
   env: Record<string, string | undefined> | undefined,
 ): Promise<unknown> {
@@ -100,7 +100,7 @@ async function runCommand(
   }
 }
 
-function findCommand(args: string[]): Command | undefined {
+function findCommand(args: string[]): AnyCommand | undefined {
   const words = args.filter((a) => !a.startsWith('-'));
   return [...commands]
     .sort((a, b) => b.name.split(' ').length - a.name.split(' ').length)
@@ -108,7 +108,7 @@ function findCommand(args: string[]): Command | undefined {
 }
 
 function parseOptions(
-  command: Command,
+  command: AnyCommand,
   rest: string[],
   readStdin: () => string,
 ): Record<string, string | boolean | undefined> {
@@ -139,7 +139,7 @@ function parseOptions(
 }
 
 /** `password` for `password-file` when `--password` is a secret option of the command. */
-function secretFileOption(command: Command, given: string): string | undefined {
+function secretFileOption(command: AnyCommand, given: string): string | undefined {
   if (!given.endsWith('-file')) return undefined;
   const name = given.slice(0, -'-file'.length);
   return command.options[name]?.secret ? name : undefined;
@@ -237,7 +237,7 @@ function overview(): string {
   ].join('\n');
 }
 
-function commandList(list: readonly Command[]): string[] {
+function commandList(list: readonly AnyCommand[]): string[] {
   const width = Math.max(...list.map((c) => c.name.length)) + 2;
   return list.map((c) => `  ${c.name.padEnd(width)}${c.summary}`);
 }
@@ -253,7 +253,7 @@ function groupHelp(group: string): string {
   ].join('\n');
 }
 
-function commandHelp(command: Command): string {
+function commandHelp(command: AnyCommand): string {
   const options = Object.entries(command.options);
   const synopsis = options
     .map(([n, s]) => {

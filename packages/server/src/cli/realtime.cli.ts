@@ -1,11 +1,11 @@
-import { type Command, requireString } from './command.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
 
 /**
  * `parley realtime --config FILE`: only the realtime engine, configured from a Centrifugo v6 JSON config file, so
  * people who run Centrifugo today can point their clients and config at Parley. Unknown keys are logged as warnings;
  * `prometheus.enabled` serves `/metrics` with Centrifugo's metric names (metrics/standalone-metrics.ts).
  */
-export const realtimeCommand: Command<undefined> = {
+export const realtimeCommand: Command<undefined, undefined> = {
   name: 'realtime',
   summary: 'run only the realtime engine from a Centrifugo v6 JSON config file',
   options: {

@@ -1,6 +1,6 @@
-import type { Command } from './command.ts';
+import type { Command } from '../cli-kit/command.ts';
 
-export const serveCommand: Command<undefined> = {
+export const serveCommand: Command<undefined, undefined> = {
   name: 'serve',
   summary: 'run the Parley server (what `npm start` does)',
   options: {},

@@ -1,13 +1,20 @@
-import { type Command, requireString } from '../cli/command.ts';
-import type { Company } from './companies.service.ts';
+import type { AuditLog } from '../audit/audit.service.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
+import type { CompaniesService, Company } from './companies.service.ts';
 
-const create: Command<{ id: string; name: string }> = {
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface CompanyCommandDeps {
+  companies: CompaniesService;
+  audit: Pick<AuditLog, 'record'>;
+}
+
+const create: Command<{ id: string; name: string }, CompanyCommandDeps> = {
   name: 'companies create',
   summary: 'create a company (tenant) and its default digital employee',
   options: { name: { description: 'display name', required: true } },
   async run(options, ctx) {
-    const company = await ctx!.companies.create(requireString(options, 'name'));
-    await ctx!.audit.record({
+    const company = await ctx.companies.create(requireString(options, 'name'));
+    await ctx.audit.record({
       type: 'company.created',
       companyId: company.id,
       actor: 'cli',
@@ -18,12 +25,15 @@ const create: Command<{ id: string; name: string }> = {
   format: (r) => `created company ${r.name}\nid: ${r.id}`,
 };
 
-const list: Command<{ companies: Array<{ id: string; name: string; created_at: string }> }> = {
+const list: Command<
+  { companies: Array<{ id: string; name: string; created_at: string }> },
+  CompanyCommandDeps
+> = {
   name: 'companies list',
   summary: 'list companies',
   options: {},
   async run(_options, ctx) {
-    const companies = await ctx!.companies.list();
+    const companies = await ctx.companies.list();
     return {
       companies: companies.map((c: Company) => ({ id: c.id, name: c.name, created_at: c.createdAt })),
     };

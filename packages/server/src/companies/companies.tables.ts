@@ -9,3 +9,8 @@ export interface CompaniesTable {
 export interface CompaniesTables {
   companies: CompaniesTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends CompaniesTables {}
+}

@@ -1,12 +1,22 @@
 import { readFileSync } from 'node:fs';
-import { type Command, requireString } from '../cli/command.ts';
-import type { Action } from './actions/actions.service.ts';
-import type { digitalEmployeeToJson } from './digital-employees.service.ts';
+import type { AuditLog } from '../audit/audit.service.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
+import type { Action, ActionsService } from './actions/actions.service.ts';
+import type { DigitalEmployeesService, digitalEmployeeToJson } from './digital-employees.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface DigitalEmployeeCommandDeps {
+  digitalEmployees: DigitalEmployeesService;
+  actions: ActionsService;
+  companies: Pick<CompaniesService, 'get'>;
+  audit: Pick<AuditLog, 'record'>;
+}
 
 const optionalString = (value: string | boolean | undefined): string | undefined =>
   typeof value === 'string' ? value : undefined;
 
-const create: Command<{ id: string }> = {
+const create: Command<{ id: string }, DigitalEmployeeCommandDeps> = {
   name: 'digital-employees create',
   summary: 'create a digital employee (builtin bot, webhook or OpenAI-compatible model)',
   options: {
@@ -21,7 +31,7 @@ const create: Command<{ id: string }> = {
   },
   async run(options, ctx) {
     const greeting = optionalString(options.greeting);
-    const employee = await ctx!.digitalEmployees.create({
+    const employee = await ctx.digitalEmployees.create({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
       responder: requireString(options, 'responder'),
@@ -31,7 +41,7 @@ const create: Command<{ id: string }> = {
       settings: greeting ? { greeting } : {},
       isDefault: options.default === true,
     });
-    await ctx!.audit.record({
+    await ctx.audit.record({
       type: 'digital_employee.created',
       companyId: employee.companyId,
       actor: 'cli',
@@ -47,14 +57,17 @@ const create: Command<{ id: string }> = {
   format: (r) => `created digital employee\nid: ${r.id}`,
 };
 
-const list: Command<{ digital_employees: Array<ReturnType<typeof digitalEmployeeToJson>> }> = {
+const list: Command<
+  { digital_employees: Array<ReturnType<typeof digitalEmployeeToJson>> },
+  DigitalEmployeeCommandDeps
+> = {
   name: 'digital-employees list',
   summary: "list a company's digital employees",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
-    const employees = await ctx!.digitalEmployees.list(companyId);
+    await ctx.companies.get(companyId);
+    const employees = await ctx.digitalEmployees.list(companyId);
     // Loaded when the command runs, not when `parley` starts: `--help` and the other commands need none of it.
     const { digitalEmployeeToJson } = await import('./digital-employees.service.ts');
     return { digital_employees: employees.map(digitalEmployeeToJson) };
@@ -68,7 +81,7 @@ const list: Command<{ digital_employees: Array<ReturnType<typeof digitalEmployee
       .join('\n') || '(no digital employees)',
 };
 
-const setDefault: Command<{ id: string }> = {
+const setDefault: Command<{ id: string }, DigitalEmployeeCommandDeps> = {
   name: 'digital-employees set-default',
   summary: "make a digital employee the company's default (answers new conversations)",
   options: {
@@ -76,11 +89,11 @@ const setDefault: Command<{ id: string }> = {
     id: { description: 'digital employee id', required: true },
   },
   async run(options, ctx) {
-    const employee = await ctx!.digitalEmployees.setDefault(
+    const employee = await ctx.digitalEmployees.setDefault(
       requireString(options, 'company'),
       requireString(options, 'id'),
     );
-    await ctx!.audit.record({
+    await ctx.audit.record({
       type: 'digital_employee.made_default',
       companyId: employee.companyId,
       actor: 'cli',
@@ -106,7 +119,7 @@ function parametersOf(options: Record<string, string | boolean | undefined>): un
   }
 }
 
-const addAction: Command<Action> = {
+const addAction: Command<Action, DigitalEmployeeCommandDeps> = {
   name: 'digital-employees actions add',
   summary: 'add an action a digital employee’s model may call through an http connector',
   options: {
@@ -126,7 +139,7 @@ const addAction: Command<Action> = {
   },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    const action = await ctx!.actions.create(companyId, requireString(options, 'employee'), {
+    const action = await ctx.actions.create(companyId, requireString(options, 'employee'), {
       name: requireString(options, 'name'),
       description: requireString(options, 'description'),
       parameters: parametersOf(options),
@@ -135,7 +148,7 @@ const addAction: Command<Action> = {
       path: requireString(options, 'path'),
       status_text: optionalString(options['status-text']) ?? null,
     });
-    await ctx!.audit.record({
+    await ctx.audit.record({
       type: 'digital_employee.action_added',
       companyId,
       actor: 'cli',
@@ -147,7 +160,7 @@ const addAction: Command<Action> = {
   format: (a) => `added action ${a.name}\nid: ${a.id}`,
 };
 
-const listActions: Command<{ actions: Action[] }> = {
+const listActions: Command<{ actions: Action[] }, DigitalEmployeeCommandDeps> = {
   name: 'digital-employees actions list',
   summary: 'list the actions of a digital employee',
   options: {
@@ -156,7 +169,7 @@ const listActions: Command<{ actions: Action[] }> = {
   },
   async run(options, ctx) {
     return {
-      actions: await ctx!.actions.list(requireString(options, 'company'), requireString(options, 'employee')),
+      actions: await ctx.actions.list(requireString(options, 'company'), requireString(options, 'employee')),
     };
   },
   format: (r) =>
@@ -165,7 +178,7 @@ const listActions: Command<{ actions: Action[] }> = {
       .join('\n') || '(no actions)',
 };
 
-const deleteAction: Command<{ deleted: string }> = {
+const deleteAction: Command<{ deleted: string }, DigitalEmployeeCommandDeps> = {
   name: 'digital-employees actions delete',
   summary: 'delete an action of a digital employee',
   options: {
@@ -177,8 +190,8 @@ const deleteAction: Command<{ deleted: string }> = {
     const companyId = requireString(options, 'company');
     const employeeId = requireString(options, 'employee');
     const actionId = requireString(options, 'action-id');
-    await ctx!.actions.delete(companyId, employeeId, actionId);
-    await ctx!.audit.record({
+    await ctx.actions.delete(companyId, employeeId, actionId);
+    await ctx.audit.record({
       type: 'digital_employee.action_deleted',
       companyId,
       actor: 'cli',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type PortalTestClient, signInClient, startAcme } from '../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { type PortalTestClient, signInClient, startAcme } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
 
 /** Rounds of each race: the losing interleaving showed in 8 of 10 on PostgreSQL before the fix. */

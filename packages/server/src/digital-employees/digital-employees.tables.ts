@@ -42,3 +42,8 @@ export interface DigitalEmployeesTables {
   digital_employees: DigitalEmployeesTable;
   digital_employee_actions: DigitalEmployeeActionsTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends DigitalEmployeesTables {}
+}

@@ -5,7 +5,7 @@
  * meaning; `errors/codes.test.ts` fails when the two disagree.
  */
 export const ERROR_CODES = [
-  // Common to every problem+json route (errors/problem.ts, http/edge.ts).
+  // Common to every problem+json route (http/problem.ts, http/edge.ts).
   'validation_failed',
   'invalid_json',
   'bad_request',

@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { SCOPES } from '../oauth/principal.ts';
-import { createTestClient } from '../oauth/testing/oauth-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from '../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { createTestClient } from '../testing/oauth/oauth-fixtures.ts';
+import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import {
   createChannelWithEmployee,
   createConversation,
   fetchPlatformToken,
   newVisitor,
-} from '../webchat/testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 import { BODY_ATTACKS, HEADER_ATTACKS, PATH_ATTACKS, QUERY_ATTACKS } from './attacks.ts';
 import { type RawResponse, rawRequest } from './raw-http.ts';
 

@@ -10,7 +10,7 @@ import {
   newVisitor,
   sdkPost,
   type Visitor,
-} from '../webchat/testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 import { REALTIME_VALUES } from './attacks.ts';
 
 /**

@@ -9,7 +9,7 @@ import {
   routeNotFound,
   toAppError,
   unsafeText,
-} from '../errors/problem.ts';
+} from './problem.ts';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.ts';
 import type { RouteMethods } from './route-methods.ts';
 

@@ -15,7 +15,7 @@ import {
   newVisitor,
   sdkPost,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 
 /**
  * The HTTP edge's time limits and per-address connection cap (src/http/time-limits.ts, connection-limits.ts;

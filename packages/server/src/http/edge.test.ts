@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createTestClient } from '../oauth/testing/oauth-fixtures.ts';
 import { TOKEN_PATH } from '../oauth/token.routes.ts';
-import type { PortalTestClient } from '../portal-api/testing/portal-fixtures.ts';
-import { startPortalWorld } from '../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
+import { createTestClient } from '../testing/oauth/oauth-fixtures.ts';
+import type { PortalTestClient } from '../testing/portal/portal-fixtures.ts';
+import { startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
-import { createConversation, fetchPlatformToken, newVisitor } from '../webchat/testing/webchat-fixtures.ts';
+import { createConversation, fetchPlatformToken, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const NUL = '\u0000';

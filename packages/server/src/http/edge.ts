@@ -13,18 +13,6 @@ import type {
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import {
-  formatSchemaErrors,
-  jsonTooDeep,
-  malformedUrl,
-  methodNotAllowed,
-  type RequestPart,
-  requestTimedOut,
-  routeNotFound,
-  sendProblem,
-  toAppError,
-  unsafeText,
-} from '../errors/problem.ts';
 import { AccessLogController } from './access-log.ts';
 import { parseBodyText } from './body-text.ts';
 import { clientAddressOf } from './client-address.ts';
@@ -37,6 +25,18 @@ import {
   tooManyConnections,
 } from './connection-limits.ts';
 import { useJsonBodyParser } from './json-body.ts';
+import {
+  formatSchemaErrors,
+  jsonTooDeep,
+  malformedUrl,
+  methodNotAllowed,
+  type RequestPart,
+  requestTimedOut,
+  routeNotFound,
+  sendProblem,
+  toAppError,
+  unsafeText,
+} from './problem.ts';
 import { genReqId, REQUEST_ID_HEADER, requestIdOf } from './request-id.ts';
 import { ROUTER_OPTIONS, type RouteEntry, RouteMethods } from './route-methods.ts';
 import { type TimeLimitOptions, timeLimitOptions, watchBodies } from './time-limits.ts';
@@ -120,7 +120,7 @@ export function createEdge(logger: Logger, settings: EdgeSettings, events?: Edge
         sendProblem(reply, appError ?? internalError());
       },
       clientErrorHandler: createClientErrorHandler(routes, logger),
-      // A body of 100,000 wrong items must not be answered with 100,000 messages (errors/problem.ts).
+      // A body of 100,000 wrong items must not be answered with 100,000 messages (http/problem.ts).
       schemaErrorFormatter: formatSchemaErrors,
     },
     register(app) {

@@ -1,6 +1,6 @@
 import { exceedsJsonDepth } from '@parley/realtime';
-import { jsonTooDeep } from '../errors/problem.ts';
 import { parseBodyText } from './body-text.ts';
+import { jsonTooDeep } from './problem.ts';
 import type { App } from './types.ts';
 
 /**

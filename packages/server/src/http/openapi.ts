@@ -1,13 +1,12 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { AppContext } from '../context.ts';
 import type { App } from './types.ts';
 
 /**
  * OpenAPI 3.1 generated from the route schemas (served as JSON at /docs/json, with a UI at /docs). Routes declare
  * `security` for bearer-protected operations so generated clients know which token to send.
  */
-export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> {
+export async function registerOpenApi(app: App, publicUrl: string): Promise<void> {
   // CORS preflights and other OPTIONS handlers are plumbing, not operations of the API.
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat();
@@ -23,7 +22,7 @@ export async function registerOpenApi(app: App, ctx: AppContext): Promise<void> 
           'Machine-to-machine access (OAuth 2.0 client credentials), connector API-key rotation and the webchat SDK API.',
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
-      servers: [{ url: ctx.config.publicUrl }],
+      servers: [{ url: publicUrl }],
       tags: [
         {
           name: 'oauth',

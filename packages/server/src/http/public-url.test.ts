@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitForSettled } from '../testing/wait.ts';
-import { newCentrifugeClient, newVisitor, sdkPost } from '../webchat/testing/webchat-fixtures.ts';
+import { newCentrifugeClient, newVisitor, sdkPost } from '../testing/webchat/webchat-fixtures.ts';
 
 /** A GET with a chosen Host header (fetch always sends the URL's own), as a browser at another name sends it. */
 function getWithHost(

@@ -21,3 +21,8 @@ export interface IdempotencyKeysTable {
 export interface IdempotencyTables {
   idempotency_keys: IdempotencyKeysTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends IdempotencyTables {}
+}

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { type PortalTestClient, startPortalWorld } from '../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
+import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
-import { createConversation, fetchPlatformToken, newVisitor } from '../webchat/testing/webchat-fixtures.ts';
+import { createConversation, fetchPlatformToken, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 
 /**
  * docs/design.md "Idempotency keys": `Idempotency-Key` on the platform's and the portal inbox's message posts. A

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.ts';
-import { PROBLEM_CONTENT_TYPE, problemOf, toAppError } from '../errors/problem.ts';
+import { PROBLEM_CONTENT_TYPE, problemOf, toAppError } from '../http/problem.ts';
 import type { IdempotencyKeys, KeyRef, StoredAnswer } from './idempotency-keys.ts';
 
 const HEADER = 'idempotency-key';

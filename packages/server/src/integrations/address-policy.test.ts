@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError } from '../config/load.ts';
+import { type KeyRecorder, startKeyRecorder } from '../testing/integrations/connectors-fixtures.ts';
 import { DestinationPolicy, type Resolver } from './address-policy.ts';
 import { OutboundError } from './connectors.errors.ts';
 import { OutboundHttp } from './outbound-http.ts';
 import { IPV4_BLOCKS, IPV6_BLOCKS } from './special-purpose-addresses.ts';
-import { type KeyRecorder, startKeyRecorder } from './testing/connectors-fixtures.ts';
 
 // Only ever judged here, never connected to: every call below that could connect goes to a name whose resolver stub
 // answers with loopback addresses, or to a literal the policy refuses before a socket exists.

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runParley, runParleyInProcess } from '../testing/cli.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   checkConnector,
   createTenant,
@@ -10,7 +9,8 @@ import {
   startKeyRecorder,
   type Tenant,
   testKey,
-} from './testing/connectors-fixtures.ts';
+} from '../testing/integrations/connectors-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`connectors CLI (${database})`, () => {

@@ -1,10 +1,18 @@
-import { type Command, requireString } from '../cli/command.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
 import { connectorTypeNames } from './connector-types.ts';
 import type { connectorView } from './connectors.schemas.ts';
+import type { ConnectorsService } from './connectors.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface ConnectorCommandDeps {
+  connectors: ConnectorsService;
+  companies: Pick<CompaniesService, 'get'>;
+}
 
 const CLI_ACTOR = { actor: 'cli' };
 
-const create: Command<{ id: string; name: string; type: string }> = {
+const create: Command<{ id: string; name: string; type: string }, ConnectorCommandDeps> = {
   name: 'connectors create',
   summary: 'create an integration connector (its API key is stored encrypted and never shown again)',
   options: {
@@ -19,8 +27,8 @@ const create: Command<{ id: string; name: string; type: string }> = {
   },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
-    const connector = await ctx!.connectors.create(
+    await ctx.companies.get(companyId);
+    const connector = await ctx.connectors.create(
       {
         companyId,
         name: requireString(options, 'name'),
@@ -35,16 +43,16 @@ const create: Command<{ id: string; name: string; type: string }> = {
   format: (r) => `created ${r.type} connector ${r.name}\nid: ${r.id}`,
 };
 
-const list: Command<{ connectors: ReturnType<typeof connectorView>[] }> = {
+const list: Command<{ connectors: ReturnType<typeof connectorView>[] }, ConnectorCommandDeps> = {
   name: 'connectors list',
   summary: "list a company's connectors (keys are never shown: api_key_set, key_version, rotated_at)",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
+    await ctx.companies.get(companyId);
     // Loaded when the command runs, not when `parley` starts: `--help` and the other commands need none of it.
     const { connectorView } = await import('./connectors.schemas.ts');
-    return { connectors: (await ctx!.connectors.list(companyId)).map(connectorView) };
+    return { connectors: (await ctx.connectors.list(companyId)).map(connectorView) };
   },
   format: (r) =>
     r.connectors
@@ -55,7 +63,7 @@ const list: Command<{ connectors: ReturnType<typeof connectorView>[] }> = {
       .join('\n') || '(no connectors)',
 };
 
-const remove: Command<{ id: string; deleted: true }> = {
+const remove: Command<{ id: string; deleted: true }, ConnectorCommandDeps> = {
   name: 'connectors delete',
   summary: 'delete a connector and its stored key',
   options: {
@@ -64,7 +72,7 @@ const remove: Command<{ id: string; deleted: true }> = {
   },
   async run(options, ctx) {
     const id = requireString(options, 'connector-id');
-    await ctx!.connectors.delete(requireString(options, 'company'), id, CLI_ACTOR);
+    await ctx.connectors.delete(requireString(options, 'company'), id, CLI_ACTOR);
     return { id, deleted: true };
   },
   format: (r) => `deleted connector ${r.id}`,

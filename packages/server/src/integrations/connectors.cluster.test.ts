@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   checkConnector,
   createConnector,
@@ -10,7 +9,8 @@ import {
   startKeyRecorder,
   type Tenant,
   testKey,
-} from './testing/connectors-fixtures.ts';
+} from '../testing/integrations/connectors-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 // Two nodes sharing one PostgreSQL schema: keys are read at call time, so no node ever uses a stale key.
 describe('connector key rotation across two nodes (postgres)', () => {

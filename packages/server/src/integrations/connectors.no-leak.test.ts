@@ -5,7 +5,6 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   checkConnector,
   createConnector,
@@ -15,7 +14,8 @@ import {
   putKey,
   startKeyRecorder,
   testKey,
-} from './testing/connectors-fixtures.ts';
+} from '../testing/integrations/connectors-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 /** The random part of a test key: finding it anywhere means the key (or a long piece of it) leaked. */
 const secretPart = (key: string) => key.slice(key.lastIndexOf('-') + 1);

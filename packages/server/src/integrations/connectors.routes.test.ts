@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestClient, fetchToken } from '../oauth/testing/oauth-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   checkConnector,
   createConnector,
@@ -14,7 +12,9 @@ import {
   startKeyRecorder,
   type Tenant,
   testKey,
-} from './testing/connectors-fixtures.ts';
+} from '../testing/integrations/connectors-fixtures.ts';
+import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 

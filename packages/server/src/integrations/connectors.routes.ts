@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.ts';
 import { acceptEmptyJsonBodies, requireJson } from '../http/lenient-json.ts';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
@@ -14,13 +13,20 @@ import {
   Problem,
   RotateKeyBody,
 } from './connectors.schemas.ts';
-import type { Actor } from './connectors.service.ts';
+import type { Actor, ConnectorsService } from './connectors.service.ts';
+import type { OutboundClient } from './outbound.ts';
+
+/** What the connector routes use, handed over by the composition root (app.ts). */
+export interface ConnectorRouteDeps {
+  connectors: Pick<ConnectorsService, 'list' | 'rotateKey'>;
+  connectorCaller: Pick<OutboundClient, 'check'>;
+}
 
 /**
  * The integrations API for API clients. Every route is bearer-protected by the app-wide hook (config.requiredScope)
  * and scoped to the token's company: another company's connector answers exactly like a missing one (404).
  */
-export async function registerConnectorRoutes(app: App, ctx: AppContext): Promise<void> {
+export async function registerConnectorRoutes(app: App, ctx: ConnectorRouteDeps): Promise<void> {
   app.get(
     '/integrations/v1/connectors',
     {

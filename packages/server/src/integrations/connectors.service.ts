@@ -3,10 +3,10 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
 import { SealError, type Sealer } from '../crypto/sealing.ts';
+import type { EventRecorder } from '../events/domain-events.ts';
 import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
-import type { EventRecorder } from '../webhooks/events.ts';
 import { connectorKeyAad, KeyFingerprinter } from './connector-key.ts';
 import { connectorType, connectorTypeNames } from './connector-types.ts';
 import { validateApiKey, validateName, validateUrl } from './connector-validation.ts';
@@ -85,7 +85,7 @@ export class ConnectorsService {
     private readonly dialect: Dialect,
     private readonly sealer: Sealer,
     private readonly audit: AuditLog,
-    /** Webhook events, recorded in the transaction of the change (webhooks/events.ts). */
+    /** Webhook events, recorded in the transaction of the change (events/domain-events.ts). */
     private readonly events: EventRecorder,
   ) {
     this.fingerprints = new KeyFingerprinter(db, sealer);

@@ -27,3 +27,8 @@ export interface IntegrationsTables {
   connectors: ConnectorsTable;
   integration_secrets: IntegrationSecretsTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends IntegrationsTables {}
+}

@@ -4,10 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { loadMasterKeys, parseMasterKeys, withPrimary } from '../crypto/master-keys.ts';
 import { Sealer } from '../crypto/sealing.ts';
-import { fetchToken } from '../oauth/testing/oauth-fixtures.ts';
 import { runParley, runParleyInProcess } from '../testing/cli.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { ConnectorsService } from './connectors.service.ts';
 import {
   checkConnector,
   createConnector,
@@ -17,7 +14,10 @@ import {
   startKeyRecorder,
   type Tenant,
   testKey,
-} from './testing/connectors-fixtures.ts';
+} from '../testing/integrations/connectors-fixtures.ts';
+import { fetchToken } from '../testing/oauth/oauth-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { ConnectorsService } from './connectors.service.ts';
 
 const sealedOf = async (server: TestServer, id: string): Promise<string> =>
   (

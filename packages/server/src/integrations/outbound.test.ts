@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { DestinationPolicy } from './address-policy.ts';
-import { OutboundError } from './connectors.errors.ts';
-import { joinUrl } from './outbound.ts';
-import { OutboundHttp } from './outbound-http.ts';
 import {
   checkConnector,
   createTenant,
   type KeyRecorder,
   startKeyRecorder,
   testKey,
-} from './testing/connectors-fixtures.ts';
+} from '../testing/integrations/connectors-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { DestinationPolicy } from './address-policy.ts';
+import { OutboundError } from './connectors.errors.ts';
+import { joinUrl } from './outbound.ts';
+import { OutboundHttp } from './outbound-http.ts';
 
 const CLI = { actor: 'cli' };
 

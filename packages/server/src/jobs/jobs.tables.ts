@@ -16,3 +16,8 @@ export interface ScheduledJobsTable {
 export interface JobsTables {
   scheduled_jobs: ScheduledJobsTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends JobsTables {}
+}

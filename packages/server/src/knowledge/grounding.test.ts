@@ -2,17 +2,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ReplyBlockInput, SourcesBlock } from '@parley/webchat-protocol';
 import type { ReplyChunk } from '../digital-employees/responders/responder.ts';
+import { TEST_DATABASES } from '../testing/databases.ts';
 import {
   conversationWith,
   createCompanyWithConnector,
   respondAs,
-} from '../digital-employees/responders/testing/responder-fixtures.ts';
-import { TestBot, writeChatCompletionStream } from '../digital-employees/responders/testing/test-bots.ts';
-import { collect } from '../digital-employees/responders/testing/test-messages.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
+} from '../testing/digital-employees/responder-fixtures.ts';
+import { TestBot, writeChatCompletionStream } from '../testing/digital-employees/test-bots.ts';
+import { collect } from '../testing/digital-employees/test-messages.ts';
+import { RETURNS_ARTICLE, SHIPPING_ARTICLE } from '../testing/knowledge/knowledge-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { DONT_KNOW, HANDING_OVER } from './grounding.ts';
-import { RETURNS_ARTICLE, SHIPPING_ARTICLE } from './testing/knowledge-fixtures.ts';
 
 const textOf = (chunks: ReplyChunk[]) => chunks.filter((c): c is string => typeof c === 'string').join('');
 const blocksOf = (chunks: ReplyChunk[]): ReplyBlockInput[] =>

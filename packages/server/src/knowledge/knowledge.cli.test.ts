@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runParley, runParleyInProcess } from '../testing/cli.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { pdfWith, RETURNS_ARTICLE, startPageServer } from '../testing/knowledge/knowledge-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { pdfWith, RETURNS_ARTICLE, startPageServer } from './testing/knowledge-fixtures.ts';
 
 // `parley knowledge add|list|search|delete` (DESIGN.md "Knowledge, cited answers and actions"), on both stores.
 for (const database of TEST_DATABASES) {

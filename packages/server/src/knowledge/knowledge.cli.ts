@@ -1,8 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { type Command, requireString } from '../cli/command.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
 import { InvalidKnowledgeSourceError } from './knowledge.errors.ts';
-import type { KnowledgeSource, SourceInput } from './knowledge.service.ts';
+import type { KnowledgeService, KnowledgeSource, SourceInput } from './knowledge.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface KnowledgeCommandDeps {
+  knowledge: KnowledgeService;
+  companies: Pick<CompaniesService, 'get'>;
+}
 
 const CLI_ACTOR = { actor: 'cli' };
 
@@ -10,7 +17,7 @@ const CLI_ACTOR = { actor: 'cli' };
 const viewOf = async (source: KnowledgeSource) => (await import('./knowledge.schemas.ts')).sourceView(source);
 type SourceView = Awaited<ReturnType<typeof viewOf>>;
 
-const add: Command<SourceView> = {
+const add: Command<SourceView, KnowledgeCommandDeps> = {
   name: 'knowledge add',
   summary:
     'add a knowledge source from a file (PDF, markdown, HTML, text) or a web page (fetched); prints the source',
@@ -25,7 +32,7 @@ const add: Command<SourceView> = {
   },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
+    await ctx.companies.get(companyId);
     const file = typeof options.file === 'string' ? options.file : undefined;
     const url = typeof options.url === 'string' ? options.url : undefined;
     const title = typeof options.title === 'string' ? options.title : undefined;
@@ -43,7 +50,7 @@ const add: Command<SourceView> = {
     } else {
       throw new InvalidKnowledgeSourceError('--file or --url', 'is required');
     }
-    return viewOf(await ctx!.knowledge.create(companyId, input, CLI_ACTOR));
+    return viewOf(await ctx.knowledge.create(companyId, input, CLI_ACTOR));
   },
   format: (r) =>
     [
@@ -54,14 +61,14 @@ const add: Command<SourceView> = {
     ].join('\n'),
 };
 
-const list: Command<{ sources: SourceView[] }> = {
+const list: Command<{ sources: SourceView[] }, KnowledgeCommandDeps> = {
   name: 'knowledge list',
   summary: "list a company's knowledge sources",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
-    const sources = await ctx!.knowledge.list(companyId);
+    await ctx.companies.get(companyId);
+    const sources = await ctx.knowledge.list(companyId);
     return { sources: await Promise.all(sources.map(viewOf)) };
   },
   format: (r) =>
@@ -74,7 +81,7 @@ interface SearchView {
   results: Array<{ source_id: string; title: string; url?: string; snippet: string; score: number }>;
 }
 
-const search: Command<SearchView> = {
+const search: Command<SearchView, KnowledgeCommandDeps> = {
   name: 'knowledge search',
   summary: "search a company's knowledge as the digital employees do; prints ranked passages",
   options: {
@@ -84,12 +91,12 @@ const search: Command<SearchView> = {
   },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
+    await ctx.companies.get(companyId);
     const limit = typeof options.limit === 'string' ? Number(options.limit) : 5;
     if (!Number.isInteger(limit) || limit < 1 || limit > 20)
       throw new InvalidKnowledgeSourceError('--limit', 'must be a whole number from 1 to 20');
     const { searchResultView } = await import('./knowledge.schemas.ts');
-    const passages = await ctx!.knowledge.search(companyId, requireString(options, 'query'), { limit });
+    const passages = await ctx.knowledge.search(companyId, requireString(options, 'query'), { limit });
     return { results: passages.map(searchResultView) };
   },
   format: (r) =>
@@ -97,7 +104,7 @@ const search: Command<SearchView> = {
     '(nothing found)',
 };
 
-const remove: Command<{ id: string; deleted: true }> = {
+const remove: Command<{ id: string; deleted: true }, KnowledgeCommandDeps> = {
   name: 'knowledge delete',
   summary: 'delete a knowledge source; its passages are never found or cited again',
   options: {
@@ -106,7 +113,7 @@ const remove: Command<{ id: string; deleted: true }> = {
   },
   async run(options, ctx) {
     const id = requireString(options, 'source-id');
-    await ctx!.knowledge.delete(requireString(options, 'company'), id, CLI_ACTOR);
+    await ctx.knowledge.delete(requireString(options, 'company'), id, CLI_ACTOR);
     return { id, deleted: true };
   },
   format: (r) => `deleted knowledge source ${r.id}`,

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   knowledgeApi,
   knowledgeTenant,
@@ -9,7 +8,8 @@ import {
   RETURNS_ARTICLE,
   SHIPPING_ARTICLE,
   startPageServer,
-} from './testing/knowledge-fixtures.ts';
+} from '../testing/knowledge/knowledge-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 

@@ -7,14 +7,14 @@ import type { MessageEnvelope } from '@parley/webchat-protocol';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { RETURNS_ARTICLE } from '../testing/knowledge/knowledge-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import {
   connectToNewConversation,
   digitalEmployeeCompletes,
   newVisitor,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
-import { RETURNS_ARTICLE } from './testing/knowledge-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 
 const DOC = new URL('../../../../docs/asyncapi.yaml', import.meta.url);
 process.env.SCARF_ANALYTICS = 'false';

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AggregatorRegistry, type Counter, type Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
-import { sendProblem } from '../errors/problem.ts';
+import { sendProblem } from '../http/problem.ts';
 import { routeTemplateOf } from '../http/route-template.ts';
 import type { App } from '../http/types.ts';
 import type { Metrics } from './metrics.ts';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createTestClient, fetchToken, postToken } from '../oauth/testing/oauth-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
+import { createTestClient, fetchToken, postToken } from '../testing/oauth/oauth-fixtures.ts';
 import { freePort } from '../testing/process.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
@@ -12,7 +12,7 @@ import {
   digitalEmployeeCompletes as deComplete,
   newVisitor,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 import { parseExposition, type Sample, sampleValue } from './testing/exposition.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';

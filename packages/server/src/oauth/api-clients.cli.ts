@@ -1,11 +1,17 @@
 import { readFileSync } from 'node:fs';
-import { type Command, requireString, UsageError } from '../cli/command.ts';
+import { type Command, requireString, UsageError } from '../cli-kit/command.ts';
 import {
   apiClientView,
   type ClientSecretView,
   parseDuration,
   type RotatedSecret,
 } from './api-clients.service.ts';
+import type { OAuthServices } from './oauth.services.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface ApiClientCommandDeps {
+  oauth: Pick<OAuthServices, 'clients'>;
+}
 
 const optional = (
   options: Record<string, string | boolean | undefined>,
@@ -18,13 +24,16 @@ const optional = (
 /** Scopes as one space- (or comma-) separated argument: `--scopes "connector:write connector:read"`. */
 const scopesOf = (value: string): string[] => value.split(/[\s,]+/).filter(Boolean);
 
-const create: Command<{
-  client_id: string;
-  client_secret?: string;
-  name: string;
-  scopes: string[];
-  auth_method?: 'private_key_jwt';
-}> = {
+const create: Command<
+  {
+    client_id: string;
+    client_secret?: string;
+    name: string;
+    scopes: string[];
+    auth_method?: 'private_key_jwt';
+  },
+  ApiClientCommandDeps
+> = {
   name: 'api-clients create',
   summary: 'create an API client; prints its secret once (it cannot be shown again)',
   options: {
@@ -49,7 +58,7 @@ const create: Command<{
         throw new UsageError('--jwks-file is not a readable JSON file');
       }
     }
-    const { client, secret } = await ctx!.oauth.clients.createAny({
+    const { client, secret } = await ctx.oauth.clients.createAny({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
       scopes: scopesOf(requireString(options, 'scopes')),
@@ -83,7 +92,7 @@ const create: Command<{
     ].join('\n'),
 };
 
-const rotateSecret: Command<RotatedSecret> = {
+const rotateSecret: Command<RotatedSecret, ApiClientCommandDeps> = {
   name: 'api-clients rotate-secret',
   summary: 'give a client a new secret (printed once); the old one keeps working until it expires',
   options: {
@@ -93,7 +102,7 @@ const rotateSecret: Command<RotatedSecret> = {
   },
   async run(options, ctx) {
     const expiresIn = optional(options, 'old-expires-in');
-    return ctx!.oauth.clients.rotateSecret({
+    return ctx.oauth.clients.rotateSecret({
       companyId: requireString(options, 'company'),
       clientId: requireString(options, 'client-id'),
       oldExpiresInSeconds: expiresIn === undefined ? undefined : parseDuration(expiresIn),
@@ -110,7 +119,7 @@ const rotateSecret: Command<RotatedSecret> = {
     ].join('\n'),
 };
 
-const listSecrets: Command<{ secrets: ClientSecretView[] }> = {
+const listSecrets: Command<{ secrets: ClientSecretView[] }, ApiClientCommandDeps> = {
   name: 'api-clients secrets',
   summary: "list a client's working secrets (ids, expiry, last use; never the secrets)",
   options: {
@@ -118,7 +127,7 @@ const listSecrets: Command<{ secrets: ClientSecretView[] }> = {
     'client-id': { description: 'client id (pcl_…)', required: true },
   },
   async run(options, ctx) {
-    const secrets = await ctx!.oauth.clients.listSecrets(
+    const secrets = await ctx.oauth.clients.listSecrets(
       requireString(options, 'company'),
       requireString(options, 'client-id'),
     );
@@ -133,7 +142,10 @@ const listSecrets: Command<{ secrets: ClientSecretView[] }> = {
       .join('\n') || '(no working secrets)',
 };
 
-const revokeSecret: Command<{ client_id: string; secret_id: string; revoked_at: string }> = {
+const revokeSecret: Command<
+  { client_id: string; secret_id: string; revoked_at: string },
+  ApiClientCommandDeps
+> = {
   name: 'api-clients revoke-secret',
   summary: 'revoke one secret of a client at once (not its last working one)',
   options: {
@@ -142,7 +154,7 @@ const revokeSecret: Command<{ client_id: string; secret_id: string; revoked_at: 
     'secret-id': { description: 'secret id (psk_…, from api-clients secrets)', required: true },
   },
   async run(options, ctx) {
-    return ctx!.oauth.clients.revokeSecret({
+    return ctx.oauth.clients.revokeSecret({
       companyId: requireString(options, 'company'),
       clientId: requireString(options, 'client-id'),
       secretId: requireString(options, 'secret-id'),
@@ -152,12 +164,12 @@ const revokeSecret: Command<{ client_id: string; secret_id: string; revoked_at: 
   format: (r) => `revoked secret ${r.secret_id} of ${r.client_id}`,
 };
 
-const list: Command<{ api_clients: Array<ReturnType<typeof apiClientView>> }> = {
+const list: Command<{ api_clients: Array<ReturnType<typeof apiClientView>> }, ApiClientCommandDeps> = {
   name: 'api-clients list',
   summary: "list a company's API clients (never their secrets)",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
-    const clients = await ctx!.oauth.clients.list(requireString(options, 'company'));
+    const clients = await ctx.oauth.clients.list(requireString(options, 'company'));
     return { api_clients: clients.map(apiClientView) };
   },
   format: (r) =>
@@ -168,7 +180,7 @@ const list: Command<{ api_clients: Array<ReturnType<typeof apiClientView>> }> = 
       .join('\n') || '(no API clients)',
 };
 
-const remove: Command<{ client_id: string; deleted_at: string }> = {
+const remove: Command<{ client_id: string; deleted_at: string }, ApiClientCommandDeps> = {
   name: 'api-clients delete',
   summary: 'delete an API client: no new tokens; issued tokens work until they expire (at most 1 hour)',
   options: {
@@ -176,7 +188,7 @@ const remove: Command<{ client_id: string; deleted_at: string }> = {
     'client-id': { description: 'client id (pcl_…)', required: true },
   },
   async run(options, ctx) {
-    const client = await ctx!.oauth.clients.delete(
+    const client = await ctx.oauth.clients.delete(
       requireString(options, 'company'),
       requireString(options, 'client-id'),
       'cli',

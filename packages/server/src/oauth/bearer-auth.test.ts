@@ -18,8 +18,6 @@ import {
   uniqueSchema,
 } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
-import { AccessTokenVerifier, type InvalidAccessTokenError } from './access-tokens.ts';
-import { b64url, encodeHeader, signJws } from './jwt.ts';
 import {
   basicAuth,
   bearer,
@@ -27,7 +25,9 @@ import {
   createTestClient,
   postToken,
   type TestClient,
-} from './testing/oauth-fixtures.ts';
+} from '../testing/oauth/oauth-fixtures.ts';
+import { AccessTokenVerifier, type InvalidAccessTokenError } from './access-tokens.ts';
+import { b64url, encodeHeader, signJws } from './jwt.ts';
 
 const WHOAMI = '/platform/v1/auth/whoami';
 const SCOPED = '/test/connector-write';

@@ -1,9 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { App } from '../http/types.ts';
 import { attributeToCompany } from '../logging/request-company.ts';
-import { InvalidAccessTokenError } from './access-tokens.ts';
+import { type AccessTokenVerifier, InvalidAccessTokenError } from './access-tokens.ts';
 import { REALM } from './oauth-errors.ts';
 import type { Principal } from './principal.ts';
 
@@ -36,8 +35,7 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  * Handlers never check tokens or scopes themselves, and scope every query to `request.principal.companyId`: a token
  * only ever reaches its own company's data.
  */
-export function registerBearerAuth(app: App, ctx: AppContext): void {
-  const { verifier } = ctx.oauth;
+export function registerBearerAuth(app: App, verifier: AccessTokenVerifier): void {
   app.addHook('onRoute', (route) => {
     const required = route.config?.requiredScope;
     if (required === undefined) return;

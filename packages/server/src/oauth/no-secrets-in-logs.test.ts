@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { http } from '../testing/http-client.ts';
+import { basicAuth, bearer, createTestClient, postToken } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { generateClientSecret } from './credentials.ts';
-import { basicAuth, bearer, createTestClient, postToken } from './testing/oauth-fixtures.ts';
 
 describe('no secret or token reaches the server log', () => {
   let server: TestServer;

@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { runCli } from '../cli/main.ts';
 import { cliEnvFor } from '../testing/cli.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { basicAuth, claimsOf, headerOf, postToken } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { basicAuth, claimsOf, headerOf, postToken } from './testing/oauth-fixtures.ts';
 
 const GRANT = 'grant_type=client_credentials';
 const repoRoot = new URL('../../../../', import.meta.url).pathname;

@@ -84,3 +84,8 @@ export interface OAuthTables {
   oauth_peppers: OAuthPeppersTable;
   oauth_signing_keys: SigningKeysTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends OAuthTables {}
+}

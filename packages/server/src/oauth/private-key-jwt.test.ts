@@ -7,9 +7,9 @@ import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { runCli } from '../cli/main.ts';
 import { cliEnvFor } from '../testing/cli.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { basicAuth, postToken } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { JWT_BEARER_ASSERTION } from './client-assertion.ts';
-import { basicAuth, postToken } from './testing/oauth-fixtures.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 
 const ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const;

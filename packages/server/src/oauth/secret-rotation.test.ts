@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { runCli } from '../cli/main.ts';
 import { cliEnvFor } from '../testing/cli.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { basicAuth, postToken } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { parseDuration } from './api-clients.service.ts';
-import { basicAuth, postToken } from './testing/oauth-fixtures.ts';
 
 const GRANT = 'grant_type=client_credentials';
 

@@ -11,10 +11,16 @@ import { openStore } from '../storage/database.ts';
 import { migrateToLatest } from '../storage/migrate.ts';
 import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
+import {
+  bearer,
+  createTestClient,
+  fetchToken,
+  headerOf,
+  type TestClient,
+} from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
 import { KEY_RETENTION_SECONDS, SigningKeyStore } from './signing-keys.ts';
-import { bearer, createTestClient, fetchToken, headerOf, type TestClient } from './testing/oauth-fixtures.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 
 const WHOAMI = '/platform/v1/auth/whoami';

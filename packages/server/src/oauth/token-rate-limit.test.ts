@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { HttpResult } from '../testing/http-client.ts';
+import { basicAuth, createTestClient, postToken, type TestClient } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { generateClientSecret } from './credentials.ts';
-import { basicAuth, createTestClient, postToken, type TestClient } from './testing/oauth-fixtures.ts';
 
 const GRANT = 'grant_type=client_credentials';
 const LIMIT = 3;

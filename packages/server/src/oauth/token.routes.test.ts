@@ -2,9 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type HttpResult, http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
-import { generateClientId, generateClientSecret } from './credentials.ts';
 import {
   basicAuth,
   claimsOf,
@@ -13,7 +10,10 @@ import {
   headerOf,
   postToken,
   type TestClient,
-} from './testing/oauth-fixtures.ts';
+} from '../testing/oauth/oauth-fixtures.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
+import { generateClientId, generateClientSecret } from './credentials.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 
 const GRANT = 'grant_type=client_credentials';

@@ -1,11 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.ts';
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { dependencyUnavailable, RETRY_AFTER_SECONDS } from '../errors/unavailable.ts';
 import { parseBodyText } from '../http/body-text.ts';
 import type { App } from '../http/types.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import type { RateLimiter } from '../ratelimit/index.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 import { type FormParams, parseForm } from './form-body.ts';
+import type { OAuthServices } from './oauth.services.ts';
 import { invalidRequest, OAuthError, sendOAuthError, temporarilyUnavailable } from './oauth-errors.ts';
 import { TOKEN_PATH, TokenEndpoint } from './token-endpoint.ts';
 
@@ -59,7 +65,18 @@ const TokenResponseBody = Type.Object({
  * (our parser, which detects repeated parameters), every error is answered in the OAuth format, and every answer
  * carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 §5.1).
  */
-export async function registerTokenRoutes(app: App, ctx: AppContext): Promise<void> {
+/** What the OAuth surface uses (oauth.routes.ts), handed over by the composition root (app.ts). */
+export interface OAuthRouteDeps {
+  oauth: OAuthServices;
+  rateLimiter: RateLimiter;
+  audit: AuditLog;
+  config: Config;
+  logger: Logger;
+  metrics: Pick<Metrics, 'tokenGrants' | 'tokenRefusals'>;
+  tracing: Pick<Tracing, 'inSpan'>;
+}
+
+export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promise<void> {
   const { clients, issuer, auditBatcher } = ctx.oauth;
   const endpoint = new TokenEndpoint(
     clients,
@@ -208,7 +225,7 @@ const Introspection = Type.Object(
  */
 export function registerRevocationRoutes(
   scope: FastifyInstance,
-  ctx: AppContext,
+  ctx: OAuthRouteDeps,
   endpoint: TokenEndpoint,
 ): void {
   const { verifier, revocations } = ctx.oauth;

@@ -1,10 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
-import type { AppContext } from '../context.ts';
+import type { Config } from '../config/schema.ts';
 import type { App } from '../http/types.ts';
 import { ASSERTION_ALGS } from './client-assertion.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
 import { SCOPES } from './principal.ts';
-import { JWKS_MAX_AGE_SECONDS } from './signing-keys.ts';
+import { JWKS_MAX_AGE_SECONDS, type SigningKeyStore } from './signing-keys.ts';
 import { INTROSPECT_PATH, REVOKE_PATH, TOKEN_PATH } from './token.routes.ts';
 
 const Jwk = Type.Object(
@@ -46,9 +46,12 @@ const Metadata = Type.Object({
  * Discovery: the JWK Set (RFC 7517 §5) of every published signing key, and RFC 8414 authorization-server
  * metadata. Both are public and cacheable; the JWKS max-age is part of KEY_RETENTION_SECONDS.
  */
-export function registerWellKnownRoutes(app: App, ctx: AppContext): void {
-  const { keys } = ctx.oauth;
-
+export function registerWellKnownRoutes(
+  app: App,
+  keys: SigningKeyStore,
+  // The config itself, read per request: the test server learns its port (publicUrl) after the app is built.
+  config: Pick<Config, 'publicUrl'>,
+): void {
   app.get(
     '/.well-known/jwks.json',
     {
@@ -74,7 +77,7 @@ export function registerWellKnownRoutes(app: App, ctx: AppContext): void {
       },
     },
     async (_request, reply) => {
-      const base = ctx.config.publicUrl;
+      const base = config.publicUrl;
       reply.header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
       return {
         // RFC 8414 §3.3: must equal the `iss` of the tokens we mint.

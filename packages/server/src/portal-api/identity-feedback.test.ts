@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
+import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
-import { newIdentifiedVisitor, signVisitorToken } from '../webchat/identity/testing/identity-fixtures.ts';
-import { createConversation, listMessages, sdkGet } from '../webchat/testing/webchat-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from './testing/portal-fixtures.ts';
+import { newIdentifiedVisitor, signVisitorToken } from '../testing/webchat/identity-fixtures.ts';
+import { createConversation, listMessages, sdkGet } from '../testing/webchat/webchat-fixtures.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`portal: visitor identity, ratings and unread counts (${database})`, () => {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
+import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
-import { createConversation, newVisitor } from '../webchat/testing/webchat-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from './testing/portal-fixtures.ts';
+import { createConversation, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 
 interface Grant {
   websocket_url: string;

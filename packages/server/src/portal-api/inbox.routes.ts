@@ -7,11 +7,7 @@ import { answerIdempotently, IdempotencyKeyHeaders } from '../idempotency/idempo
 import { displayNameOf } from '../users/display-name.ts';
 import type { PortalUser } from '../users/users.service.ts';
 import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
-import {
-  type Conversation,
-  channelOf,
-  platformConversationView,
-} from '../webchat/conversations/conversation.ts';
+import { type Conversation, channelOf, platformConversationView } from '../webchat/conversation.ts';
 import type { AgentMessageInput } from '../webchat/conversations/conversation-commands.ts';
 import type { MessageAuthor } from '../webchat/messages/message.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';

@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { waitForSettled } from '../testing/wait.ts';
-import type { MessageEnvelope } from '../webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -13,8 +13,8 @@ import {
   EnvelopeLog,
   newVisitor,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from './testing/portal-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from '../webchat/messages/message.ts';
 
 const markdown = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');

@@ -1,77 +1,25 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.ts';
-import { attributeToCompany } from '../logging/request-company.ts';
 import type { SessionsService } from '../users/sessions.service.ts';
-import type { PortalUser, UsersService } from '../users/users.service.ts';
+import type { UsersService } from '../users/users.service.ts';
 import type { LoginThrottle } from './login-throttle.ts';
-import { CsrfError, ForbiddenRoleError, NotSignedInError } from './portal.errors.ts';
+import type { PortalServices } from './portal-services.ts';
 
-export const SESSION_COOKIE = 'parley_portal_session';
-export const CSRF_HEADER = 'x-csrf-token';
+// Who is signed in lives with the users and their sessions (users/portal-session.ts), so a capability's portal
+// routes can ask without reaching up into this surface.
+export {
+  actorOf,
+  CSRF_HEADER,
+  companyOf,
+  type PortalAccess,
+  type PortalSession,
+  portalGate,
+  SESSION_COOKIE,
+  sessionOf,
+} from '../users/portal-session.ts';
 
-/** Who may call a portal route: `public` (sign-in), `any` signed-in user, or `admin` only. */
-export type PortalAccess = 'public' | 'any' | 'admin';
-
-export interface PortalSession {
-  user: PortalUser;
-  token: string;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    portalSession?: PortalSession;
-  }
-  interface FastifyContextConfig {
-    /** Portal routes: who may call them. Unset on a /portal/api route means `admin` (closed by default). */
-    portalAccess?: PortalAccess;
-  }
-}
-
+/** What the portal's page routes are handed (portal.routes.ts), built once by the composition root (app.ts). */
 export interface PortalDeps {
-  ctx: AppContext;
+  ctx: PortalServices;
   users: UsersService;
   sessions: SessionsService;
   throttle: LoginThrottle;
-}
-
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/**
- * The portal API's gate, run before every /portal/api handler: resolves the session cookie, enforces the route's
- * role, and on state-changing methods requires the CSRF token (see SessionsService.csrfTokenFor for the pattern).
- */
-export function portalGate(deps: PortalDeps) {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const access = request.routeOptions.config.portalAccess ?? 'admin';
-    if (access === 'public') return;
-    const token = request.cookies?.[SESSION_COOKIE];
-    const active = token ? await deps.sessions.resume(token) : undefined;
-    if (!token || !active) throw new NotSignedInError();
-    attributeToCompany(request, reply, active.user.companyId);
-    if (
-      !SAFE_METHODS.has(request.method) &&
-      !deps.sessions.csrfTokenMatches(token, headerOf(request, CSRF_HEADER))
-    ) {
-      throw new CsrfError();
-    }
-    if (access === 'admin' && active.user.role !== 'admin') throw new ForbiddenRoleError();
-    request.portalSession = { user: active.user, token };
-  };
-}
-
-/** The signed-in user of a gated route (the gate guarantees one). */
-export function sessionOf(request: FastifyRequest): PortalSession {
-  if (!request.portalSession) throw new NotSignedInError();
-  return request.portalSession;
-}
-
-/** The signed-in user's company: the only one a portal route reads or changes. */
-export const companyOf = (request: FastifyRequest): string => sessionOf(request).user.companyId;
-
-/** `user:<id>` — the audit actor for portal actions. */
-export const actorOf = (request: FastifyRequest): string => `user:${sessionOf(request).user.id}`;
-
-function headerOf(request: FastifyRequest, name: string): string | undefined {
-  const v = request.headers[name];
-  return Array.isArray(v) ? v[0] : v;
 }

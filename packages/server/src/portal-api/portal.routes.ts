@@ -1,8 +1,8 @@
 import cookie from '@fastify/cookie';
-import type { AppContext } from '../context.ts';
 import { publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import { registerSystemRoutes } from '../system/system.routes.ts';
+import type { SystemView } from '../system/system.service.ts';
 import { registerApiClientRoutes } from './api-clients.routes.ts';
 import { registerAuditRoutes } from './audit.routes.ts';
 import { registerCannedResponseRoutes } from './canned-responses.routes.ts';
@@ -27,13 +27,12 @@ import { registerWorkspaceRoutes } from './workspace.routes.ts';
  * (separate from API-client bearer tokens). Every API route passes `portalGate` (session, role, CSRF). The pages'
  * routes call the owning capabilities' services; none of their logic lives here.
  */
-export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
-  const deps: PortalDeps = {
-    ctx,
-    users: ctx.users,
-    sessions: ctx.portal.sessions,
-    throttle: ctx.portal.throttle,
-  };
+export async function registerPortal(
+  app: App,
+  deps: PortalDeps,
+  system: Pick<SystemView, 'snapshot'>,
+): Promise<void> {
+  const { ctx } = deps;
   await app.register(
     async (portal) => {
       await portal.register(cookie);
@@ -44,7 +43,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
       registerSpaRoutes(portal as App, (request) => publicUrlFor(ctx.config, request));
       await portal.register(
         async (api) => {
-          api.addHook('onRequest', portalGate(deps));
+          api.addHook('onRequest', portalGate(deps.sessions));
           api.addHook('onSend', async (_request, reply) => {
             reply.header('cache-control', 'no-store');
           });
@@ -59,7 +58,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerChannelRoutes(api as App, deps);
           registerDigitalEmployeeRoutes(api as App, deps);
           registerAuditRoutes(api as App, deps);
-          registerSystemRoutes(api as App, deps);
+          registerSystemRoutes(api as App, system);
           registerInboxRoutes(api as App, ctx.webchat, ctx.workspace.service);
           registerWorkspaceRoutes(api as App, ctx.webchat, ctx.workspace);
           registerRoutingRoutes(api as App, ctx.webchat);

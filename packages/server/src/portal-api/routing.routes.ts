@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
-import { platformConversationView } from '../webchat/conversations/conversation.ts';
+import { platformConversationView } from '../webchat/conversation.ts';
 import {
   AssignBody,
   AvailabilityBody,

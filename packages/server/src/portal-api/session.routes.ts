@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { App } from '../http/types.ts';
+import { NotSignedInError } from '../users/portal-session.errors.ts';
 import { InvalidCredentialsError } from '../users/users.errors.ts';
 import type { PortalUser } from '../users/users.service.ts';
 import { normalizeEmail } from '../users/users.service.ts';
-import { NotSignedInError } from './portal.errors.ts';
 import { type PortalDeps, SESSION_COOKIE, sessionOf } from './portal-auth.ts';
 
 const SignIn = Type.Object(

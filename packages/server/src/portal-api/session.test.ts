@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { TestClock } from '../testing/clock.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
+import { createUsers, PASSWORD, PortalTestClient, startAcme } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
-import { createUsers, PASSWORD, PortalTestClient, startAcme } from './testing/portal-fixtures.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`portal sign-in, roles and CSRF (${database})`, () => {

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { SPA_PATHS } from '@parley/portal/pages';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { prebuiltAsset } from '../build/prebuilt-assets.ts';
 import type { App } from '../http/types.ts';
+import { prebuiltAsset } from '../widget-assets/prebuilt-assets.ts';
 
 const PORTAL_ENTRY = fileURLToPath(new URL('../../../portal/src/main.ts', import.meta.url));
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
+import { ForbiddenRoleError } from '../users/portal-session.errors.ts';
 import { NAME_MAX_LENGTH } from '../users/users.errors.ts';
 import type { PortalUser } from '../users/users.service.ts';
-import { ForbiddenRoleError } from './portal.errors.ts';
 import { actorOf, companyOf, type PortalDeps, sessionOf } from './portal-auth.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
-import type { MessageEnvelope } from '../webchat/messages/message.ts';
 import {
   type ConnectedVisitor,
   connectVisitor,
   createConversation,
   newVisitor,
-} from '../webchat/testing/webchat-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from './testing/portal-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from '../webchat/messages/message.ts';
 
 const markdown = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');

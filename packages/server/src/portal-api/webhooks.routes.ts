@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { EVENT_TYPES } from '../events/domain-events.ts';
 import type { App } from '../http/types.ts';
-import { EVENT_TYPES } from '../webhooks/events.ts';
 import type { WebhookActor } from '../webhooks/webhooks.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, companyOf, type PortalDeps } from './portal-auth.ts';

@@ -11,7 +11,7 @@ import {
   digitalEmployeeCompletes,
   newVisitor,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 
 // `parley privacy export|erase` against a running server's data; on PostgreSQL with Redis, the CLI's erasure
 // disconnects the visitor's live session on the server (the broker's control channel) and drops its history there.

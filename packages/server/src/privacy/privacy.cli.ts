@@ -1,8 +1,18 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type Command, requireString, UsageError } from '../cli/command.ts';
+import { type Command, requireString, UsageError } from '../cli-kit/command.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
+import type { Privacy } from './privacy.module.ts';
 import type { ErasureReceipt, PrivacySelector } from './privacy.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface PrivacyCommandDeps {
+  companies: Pick<CompaniesService, 'get'>;
+  privacy: Pick<Privacy, 'service'>;
+  /** Connects the broker, so erasure disconnects live sessions on every node (webchat/webchat-services.ts `start`). */
+  webchat: { start(): Promise<void> };
+}
 
 const SELECTOR_OPTIONS = {
   company: { description: 'company id', required: true },
@@ -24,17 +34,17 @@ function selectorOf(options: Record<string, string | boolean | undefined>): Priv
   return { [name.replace('-', '_')]: value } as PrivacySelector;
 }
 
-const erase: Command<ErasureReceipt> = {
+const erase: Command<ErasureReceipt, PrivacyCommandDeps> = {
   name: 'privacy erase',
   summary: "erase a visitor's conversations, messages, files, feedback, webhook data and realtime history",
   options: SELECTOR_OPTIONS,
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
+    await ctx.companies.get(companyId);
     // The broker is connected so that live sessions are disconnected and realtime history removed on every node
     // (with REDIS_URL; a single-node memory broker lives in the server process and expires history within 1 h).
-    await ctx!.webchat.start();
-    return ctx!.privacy.service.erase(companyId, selectorOf(options), { actor: 'cli' });
+    await ctx.webchat.start();
+    return ctx.privacy.service.erase(companyId, selectorOf(options), { actor: 'cli' });
   },
   format: (r) =>
     [
@@ -43,7 +53,7 @@ const erase: Command<ErasureReceipt> = {
     ].join('\n'),
 };
 
-const exportCommand: Command<unknown> = {
+const exportCommand: Command<unknown, PrivacyCommandDeps> = {
   name: 'privacy export',
   summary: "export a visitor's conversations, messages and files as one JSON document",
   options: {
@@ -52,8 +62,8 @@ const exportCommand: Command<unknown> = {
   },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
-    const parts = await ctx!.privacy.service.exportJson(companyId, selectorOf(options));
+    await ctx.companies.get(companyId);
+    const parts = await ctx.privacy.service.exportJson(companyId, selectorOf(options));
     if (typeof options.out === 'string') {
       await pipeline(Readable.from(parts), createWriteStream(options.out, { mode: 0o600 }));
       return { file: options.out };

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
+import type { EventRecorder } from '../events/domain-events.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Store } from '../storage/database.ts';
 import type { Webchat } from '../webchat/webchat.ts';
-import type { EventRecorder } from '../webhooks/events.ts';
 import { PrivacyService } from './privacy.service.ts';
 import { RetentionSettingsStore, RetentionSweeper } from './retention.ts';
 

@@ -4,12 +4,12 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { BadRequestError } from '../errors/app-error.ts';
+import type { EventRecorder } from '../events/domain-events.ts';
 import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import { toSnapshot } from '../webchat/messages/message-store.ts';
 import { conversationNotFound } from '../webchat/webchat.errors.ts';
 import type { Webchat } from '../webchat/webchat.ts';
-import type { EventRecorder } from '../webhooks/events.ts';
 import { type PrivacyDatabase, privacyDb } from './privacy.tables.ts';
 
 /** Exactly one of these names whose data an erasure or an export covers (docs/privacy.md "Selectors"). */

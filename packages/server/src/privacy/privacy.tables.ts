@@ -37,3 +37,8 @@ export interface PrivacyDatabase extends Database, PrivacyTables {}
 
 export const privacyDb = (db: Kysely<Database>): Kysely<PrivacyDatabase> =>
   db as unknown as Kysely<PrivacyDatabase>;
+
+// These tables join the one database type (storage/schema.ts) from here too, so every Kysely<Database> sees them.
+declare module '../storage/schema.ts' {
+  interface Database extends PrivacyTables {}
+}

@@ -6,11 +6,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { channelOf } from '@parley/webchat-protocol';
 import SQLite from 'better-sqlite3';
-import { createTestClient, fetchToken } from '../oauth/testing/oauth-fixtures.ts';
 import { TEST_DATABASES, testPostgresUrl } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
+import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { download, fileForm, sdkUpload } from '../webchat/attachments/testing/attachment-fixtures.ts';
+import { download, fileForm, sdkUpload } from '../testing/webchat/attachment-fixtures.ts';
 import {
   connectToNewConversation,
   digitalEmployeeCompletes,
@@ -18,8 +18,8 @@ import {
   sdkGet,
   sdkPost,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
-import { startWebhookSink, type WebhookSink } from '../webhooks/testing/webhook-sink.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import { startWebhookSink, type WebhookSink } from '../testing/webhooks/webhook-sink.ts';
 import { RetentionSweeper } from './retention.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -11,10 +11,11 @@ import {
   SqliteDialect,
 } from 'kysely';
 import type pg from 'pg';
+import type { Dialect } from './dialect.ts';
 import { GroupCommit } from './group-commit.ts';
 import type { Database } from './schema.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect } from './dialect.ts';
 
 export interface Store {
   db: Kysely<Database>;

@@ -13,7 +13,7 @@ import {
   newVisitor,
   sdkPost,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 import { openStore, type Store } from './database.ts';
 import type { Database } from './schema.ts';
 import { isStoreUnavailable } from './store-errors.ts';

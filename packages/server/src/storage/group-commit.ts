@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { Dialect } from './database.ts';
+import type { Dialect } from './dialect.ts';
 import type { Database } from './schema.ts';
 
 /**

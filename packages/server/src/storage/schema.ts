@@ -1,28 +1,9 @@
-import type { AuditTables } from '../audit/audit.tables.ts';
-import type { CompaniesTables } from '../companies/companies.tables.ts';
-import type { DigitalEmployeesTables } from '../digital-employees/digital-employees.tables.ts';
-import type { IdempotencyTables } from '../idempotency/idempotency.tables.ts';
-import type { IntegrationsTables } from '../integrations/connectors.tables.ts';
-import type { JobsTables } from '../jobs/jobs.tables.ts';
-import type { KnowledgeTables } from '../knowledge/knowledge.tables.ts';
-import type { OAuthTables } from '../oauth/oauth.tables.ts';
-import type { UsersTables } from '../users/users.tables.ts';
-import type { WebchatTables } from '../webchat/webchat.tables.ts';
-import type { WebhooksTables } from '../webhooks/webhooks.tables.ts';
-
 /**
- * The whole database as Kysely sees it: each capability declares its own tables next to its code and is listed
- * here. Migrations in ./migrations create them for SQLite and PostgreSQL alike.
+ * The whole database as Kysely sees it. Each capability declares its own tables next to its code and adds them to
+ * this interface from its `*.tables.ts` (TypeScript declaration merging, types only: nothing runs), so the store
+ * names no feature and every capability stays above it (docs/architecture.md "Layers"). Migrations in ./migrations
+ * create the tables for SQLite and PostgreSQL alike; `npm run typecheck` compiles every `*.tables.ts`, so the type is
+ * always whole.
  */
-export interface Database
-  extends CompaniesTables,
-    AuditTables,
-    OAuthTables,
-    DigitalEmployeesTables,
-    WebchatTables,
-    UsersTables,
-    IntegrationsTables,
-    WebhooksTables,
-    IdempotencyTables,
-    JobsTables,
-    KnowledgeTables {}
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging from each capability's *.tables.ts
+export interface Database {}

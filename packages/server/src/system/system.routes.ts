@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
-import { type PortalDeps, sessionOf } from '../portal-api/portal-auth.ts';
+import { sessionOf } from '../users/portal-session.ts';
+import type { SystemView } from './system.service.ts';
 
 const Count = Type.Integer({ minimum: 0 });
 
@@ -40,7 +41,7 @@ const SystemSnapshotSchema = Type.Object({
 });
 
 /** Settings → System (admins): what the cluster is doing now. The page asks again every few seconds. */
-export function registerSystemRoutes(app: App, { ctx }: PortalDeps): void {
+export function registerSystemRoutes(app: App, system: Pick<SystemView, 'snapshot'>): void {
   app.get(
     '/system',
     {
@@ -49,6 +50,6 @@ export function registerSystemRoutes(app: App, { ctx }: PortalDeps): void {
         response: { 200: SystemSnapshotSchema },
       },
     },
-    async (request) => ctx.system.snapshot(sessionOf(request).user.companyId),
+    async (request) => system.snapshot(sessionOf(request).user.companyId),
   );
 }

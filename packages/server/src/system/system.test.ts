@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type PortalTestClient, startPortalWorld } from '../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
+import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
 import {
@@ -12,7 +12,7 @@ import {
   createSlowEmployee,
   newVisitor,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 import { RecentErrors } from './recent-errors.ts';
 
 for (const database of TEST_DATABASES) {

@@ -17,7 +17,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Config } from '../config/schema.ts';
 import { markFailed } from './span-status.ts';
-import type { Carrier, SpanOptions, Tracing } from './tracing.ts';
+import type { Carrier, SpanOptions, Tracing } from './tracing-types.ts';
 
 /** Tracing switched on (tracing.ts `createTracing` loads this module only then): spans exported over OTLP/HTTP. */
 export class OtelTracing implements Tracing {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createCompanyWithConnector } from '../digital-employees/responders/testing/responder-fixtures.ts';
-import { TestBot } from '../digital-employees/responders/testing/test-bots.ts';
-import { createTestClient, fetchToken } from '../oauth/testing/oauth-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { createCompanyWithConnector } from '../testing/digital-employees/responder-fixtures.ts';
+import { TestBot } from '../testing/digital-employees/test-bots.ts';
+import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
 import {
@@ -12,7 +12,7 @@ import {
   newVisitor,
   digitalEmployeeCompletes as replies,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 import { OtlpReceiver, type ReceivedSpan } from './testing/otlp-receiver.ts';
 
 const SERVER = 2;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli } from '../cli/main.ts';
-import { PortalTestClient } from '../portal-api/testing/portal-test-client.ts';
+import { PortalTestClient } from '../testing/portal/portal-test-client.ts';
 import { PARLEY_CLI } from '../testing/process.ts';
 import { startTestServer } from '../testing/test-server.ts';
 

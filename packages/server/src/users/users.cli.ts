@@ -1,7 +1,15 @@
-import { type Command, requireString } from '../cli/command.ts';
+import type { AuditLog } from '../audit/audit.service.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
+import type { UsersService } from './users.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface UserCommandDeps {
+  users: UsersService;
+  audit: Pick<AuditLog, 'record'>;
+}
 
 /** `{id, email, role}` (the external contract, docs/design.md "CLI"), and `name` when one was given. */
-const create: Command<{ id: string; email: string; name?: string; role: string }> = {
+const create: Command<{ id: string; email: string; name?: string; role: string }, UserCommandDeps> = {
   name: 'users create',
   summary: 'create a portal user (the first admin of a company is created this way)',
   options: {
@@ -15,14 +23,14 @@ const create: Command<{ id: string; email: string; name?: string; role: string }
     },
   },
   async run(options, ctx) {
-    const user = await ctx!.users.create({
+    const user = await ctx.users.create({
       companyId: requireString(options, 'company'),
       email: requireString(options, 'email'),
       password: String(options.password),
       role: requireString(options, 'role'),
       name: typeof options.name === 'string' ? options.name : null,
     });
-    await ctx!.audit.record({
+    await ctx.audit.record({
       type: 'portal_user.created',
       companyId: user.companyId,
       actor: 'cli',

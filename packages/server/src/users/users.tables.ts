@@ -30,3 +30,8 @@ export interface UsersTables {
   portal_users: PortalUsersTable;
   portal_sessions: PortalSessionsTable;
 }
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends UsersTables {}
+}

@@ -8,10 +8,7 @@ import addFormats from 'ajv-formats';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
-import { fileForm, pngOf, sdkUpload } from './attachments/testing/attachment-fixtures.ts';
-import { visitorTypingEvent } from './inbox-feed/inbox-feed.ts';
-import type { MessageEnvelope } from './messages/message.ts';
-import { parseVisitorTyping } from './messages/send-message.ts';
+import { fileForm, pngOf, sdkUpload } from '../testing/webchat/attachment-fixtures.ts';
 import {
   bearer,
   connectToNewConversation,
@@ -22,7 +19,10 @@ import {
   newVisitor,
   replyIsStreaming,
   sendMessage,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import { visitorTypingEvent } from './inbox-feed/inbox-feed.ts';
+import type { MessageEnvelope } from './messages/message.ts';
+import { parseVisitorTyping } from './messages/send-message.ts';
 
 const DOC = new URL('../../../../docs/asyncapi.yaml', import.meta.url);
 

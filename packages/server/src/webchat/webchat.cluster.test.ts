@@ -4,8 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor, waitForSettled } from '../testing/wait.ts';
-import type { MessageEnvelope } from './messages/message.ts';
-import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
+import { assertStreamedReply, markdownOf } from '../testing/webchat/stream-assertions.ts';
 import {
   bearer,
   connectToNewConversation,
@@ -20,7 +19,8 @@ import {
   sdkPost,
   sendMessage,
   slowEmployeeText,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from './messages/message.ts';
 
 // The key flows on PostgreSQL + Redis, across two nodes sharing both.
 describe('webchat on PostgreSQL + Redis, two nodes', () => {

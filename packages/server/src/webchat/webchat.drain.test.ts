@@ -3,14 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitForSettled } from '../testing/wait.ts';
-import type { MessageEnvelope } from './messages/message.ts';
 import {
   connectVisitor,
   createCompanyWithSlowEmployee,
   createConversation,
   newVisitor,
   sendMessage,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from './messages/message.ts';
 
 // SIGTERM on one node of a cluster: its clients move to another node, the reply it streams finishes (it is not
 // cut off), and the messages queued behind it are answered by the node that stays.

@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor, waitForSettled } from '../testing/wait.ts';
-import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
+import { assertStreamedReply, markdownOf } from '../testing/webchat/stream-assertions.ts';
 import {
   bearer,
   connectToNewConversation,
@@ -24,7 +24,7 @@ import {
   sdkPost,
   sendMessage,
   slowEmployeeText,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 
 // End to end with the official centrifuge client on SQLite + the memory broker.
 describe('webchat end to end (sqlite, memory broker)', () => {

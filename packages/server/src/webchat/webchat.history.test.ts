@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitForSettled } from '../testing/wait.ts';
-import type { MessageEnvelope } from './messages/message.ts';
 import {
   connectVisitor,
   createCompanyWithSlowEmployee,
@@ -11,7 +10,8 @@ import {
   newVisitor,
   replyIsStreaming,
   sendMessage,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from './messages/message.ts';
 
 // The spec's channel history is "100 messages retained for 1 hour": a client that was away recovers the last 100
 // messages, each in its latest state — and one that joins mid-reply learns of the reply still streaming.

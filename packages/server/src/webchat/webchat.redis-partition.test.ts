@@ -7,8 +7,6 @@ import { TEST_DATABASES, testRedisUrl } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
-import type { MessageEnvelope } from './messages/message.ts';
-import { MessageStore } from './messages/message-store.ts';
 import {
   connectToNewConversation,
   createCompanyWithSlowEmployee,
@@ -17,7 +15,9 @@ import {
   replyIsStreaming,
   sdkPost,
   sendMessage,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from './messages/message.ts';
+import { MessageStore } from './messages/message-store.ts';
 
 /** The contract answers within 2 s; the slack absorbs a loaded 2-core machine. */
 const PROMPT_MS = 2_000 + 1_500;

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startTestServer } from '../testing/test-server.ts';
 import { waitForSettled } from '../testing/wait.ts';
-import { MessageStore } from './messages/message-store.ts';
 import {
   connectToNewConversation,
   connectVisitor,
@@ -17,7 +16,8 @@ import {
   newVisitor,
   replyIsStreaming,
   sendMessage,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import { MessageStore } from './messages/message-store.ts';
 
 describe('webchat restart', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-restart-'));

@@ -1,8 +1,4 @@
 import type { Generated } from 'kysely';
-import type { AttachmentsTables } from './attachments/attachments.tables.ts';
-import type { CannedResponsesTables } from './canned-responses/canned-responses.tables.ts';
-import type { FeedbackTables } from './feedback/feedback.tables.ts';
-import type { RoutingTables } from './routing/routing.tables.ts';
 
 /** Tables of the webchat (migrations 020–029). Timestamps are ISO-8601 UTC text, JSON is text (storage/columns.ts). */
 
@@ -42,7 +38,7 @@ export interface ConversationsTable {
   last_position: number;
   created_at: string;
   updated_at: string;
-  /** The verified visitor it belongs to (identity/visitor.ts `visitorKeyOf`); null for an anonymous session's. */
+  /** The verified visitor it belongs to (webchat/visitor.ts `visitorKeyOf`); null for an anonymous session's. */
   visitor_key: string | null;
   /** The visitor's `sub` (the integrator's user id), name and email, as their latest token carried them. */
   visitor_id: string | null;
@@ -108,11 +104,8 @@ export interface ReplyJobsTable {
   queued_at: number;
 }
 
-export interface WebchatTables
-  extends FeedbackTables,
-    AttachmentsTables,
-    RoutingTables,
-    CannedResponsesTables {
+/** The webchat's core tables; attachments, feedback, routing and canned responses add theirs from their folders. */
+export interface WebchatTables {
   channels: ChannelsTable;
   conversations: ConversationsTable;
   messages: MessagesTable;
@@ -148,4 +141,9 @@ export interface MentionNotificationsTable {
   preview: string;
   created_at: string;
   read_at: string | null;
+}
+
+// This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../storage/schema.ts' {
+  interface Database extends WebchatTables {}
 }

@@ -4,14 +4,14 @@ import { after, before, describe, it } from 'node:test';
 import { testPostgresUrl, testRedisUrl } from '../testing/databases.ts';
 import { type ServerProcess, startServerProcess } from '../testing/process.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import type { MessageEnvelope } from './messages/message.ts';
 import {
   connectVisitor,
   createCompanyWithSlowEmployee,
   createConversation,
   newVisitor,
   sendMessage,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from './messages/message.ts';
 
 const LEASE_MS = 1_500;
 

@@ -9,6 +9,7 @@ import type { ActionsService } from '../digital-employees/actions/actions.servic
 import type { DigitalEmployeesService } from '../digital-employees/digital-employees.service.ts';
 import { createResponder } from '../digital-employees/responders/create-responder.ts';
 import { greetingFor } from '../digital-employees/responders/responder.ts';
+import type { EventRecorder } from '../events/domain-events.ts';
 import type { Readiness } from '../health/health.routes.ts';
 import { ownOriginsFor, publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
@@ -21,7 +22,6 @@ import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { connectFailFastRedis } from '../storage/redis-client.ts';
 import type { Tracing } from '../tracing/tracing.ts';
-import type { EventRecorder } from '../webhooks/events.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { AttachmentLinks } from './attachments/attachment-links.ts';
 import { AttachmentSweeper } from './attachments/attachment-sweeper.ts';
@@ -93,7 +93,7 @@ export interface WebchatDeps {
   /** Seals the channels' identity secrets at rest. */
   sealer: Sealer;
   rateLimiter: RateLimiter;
-  /** Webhook events of conversations, messages and ratings (webhooks/events.ts), in each change's transaction. */
+  /** Webhook events of conversations, messages and ratings (events/domain-events.ts), in each change's transaction. */
   events: EventRecorder;
   /** Realtime, reply and broker metrics are reported here. */
   metrics: Metrics;

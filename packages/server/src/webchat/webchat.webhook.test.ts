@@ -4,16 +4,16 @@ import { after, before, describe, it } from 'node:test';
 import {
   createCompanyWithConnector,
   rotateThroughApi,
-} from '../digital-employees/responders/testing/responder-fixtures.ts';
-import { TestBot } from '../digital-employees/responders/testing/test-bots.ts';
+} from '../testing/digital-employees/responder-fixtures.ts';
+import { TestBot } from '../testing/digital-employees/test-bots.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { assertStreamedReply, markdownOf } from './testing/stream-assertions.ts';
+import { assertStreamedReply, markdownOf } from '../testing/webchat/stream-assertions.ts';
 import {
   connectToNewConversation,
   newVisitor,
   digitalEmployeeCompletes as replies,
   sendMessage,
-} from './testing/webchat-fixtures.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 
 // A webhook digital employee through the whole webchat: SendMessage → webhook bot (local HTTP server) → envelopes.
 describe('webchat with a webhook digital employee', () => {

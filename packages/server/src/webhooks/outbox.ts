@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { CompiledQuery, Kysely } from 'kysely';
+import type { DomainEvent, EventRecorder } from '../events/domain-events.ts';
 import { compileOnce } from '../storage/compiled.ts';
 import type { Dialect } from '../storage/database.ts';
 import { clockMs } from '../storage/db-clock.ts';
 import type { Database } from '../storage/schema.ts';
-import type { DomainEvent, EventRecorder } from './events.ts';
 
 /** `msg_` + 128 random bits: the event's id, its body's `id` and the `webhook-id` header of every attempt. */
 export const newEventId = (): string => `msg_${randomBytes(16).toString('base64url')}`;

@@ -4,8 +4,8 @@ import { runParley, runParleyInProcess } from '../testing/cli.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
-import { createConversation, newVisitor } from '../webchat/testing/webchat-fixtures.ts';
-import { startWebhookSink, verifyDelivery, type WebhookSink } from './testing/webhook-sink.ts';
+import { createConversation, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
+import { startWebhookSink, verifyDelivery, type WebhookSink } from '../testing/webhooks/webhook-sink.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`webhooks CLI (${database})`, () => {

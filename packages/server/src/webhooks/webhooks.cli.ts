@@ -1,13 +1,21 @@
-import { type Command, requireString } from '../cli/command.ts';
-import { EVENT_TYPES } from './events.ts';
+import { type Command, requireString } from '../cli-kit/command.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
+import { EVENT_TYPES } from '../events/domain-events.ts';
+import type { Webhooks } from './webhooks.module.ts';
 import type { createdWebhookView, Webhook } from './webhooks.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface WebhookCommandDeps {
+  webhooks: Pick<Webhooks, 'service'>;
+  companies: Pick<CompaniesService, 'get'>;
+}
 
 const CLI_ACTOR = { actor: 'cli' };
 
 /** Event types as one space- (or comma-) separated argument: `--events "message.created conversation.closed"`. */
 const eventsOf = (value: string): string[] => value.split(/[\s,]+/).filter(Boolean);
 
-const create: Command<ReturnType<typeof createdWebhookView>> = {
+const create: Command<ReturnType<typeof createdWebhookView>, WebhookCommandDeps> = {
   name: 'webhooks create',
   summary: 'create an event webhook; prints its signing secret once (it cannot be shown again)',
   options: {
@@ -18,8 +26,8 @@ const create: Command<ReturnType<typeof createdWebhookView>> = {
   },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
-    const created = await ctx!.webhooks.service.create(
+    await ctx.companies.get(companyId);
+    const created = await ctx.webhooks.service.create(
       companyId,
       {
         url: requireString(options, 'url'),
@@ -43,14 +51,14 @@ const create: Command<ReturnType<typeof createdWebhookView>> = {
     ].join('\n'),
 };
 
-const list: Command<{ webhooks: Webhook[] }> = {
+const list: Command<{ webhooks: Webhook[] }, WebhookCommandDeps> = {
   name: 'webhooks list',
   summary: "list a company's webhooks (secrets are never shown)",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
-    await ctx!.companies.get(companyId);
-    return { webhooks: await ctx!.webhooks.service.list(companyId) };
+    await ctx.companies.get(companyId);
+    return { webhooks: await ctx.webhooks.service.list(companyId) };
   },
   format: (r) =>
     r.webhooks
@@ -58,7 +66,7 @@ const list: Command<{ webhooks: Webhook[] }> = {
       .join('\n') || '(no webhooks)',
 };
 
-const remove: Command<{ id: string; deleted: true }> = {
+const remove: Command<{ id: string; deleted: true }, WebhookCommandDeps> = {
   name: 'webhooks delete',
   summary: 'delete a webhook and its pending deliveries',
   options: {
@@ -67,7 +75,7 @@ const remove: Command<{ id: string; deleted: true }> = {
   },
   async run(options, ctx) {
     const id = requireString(options, 'webhook-id');
-    await ctx!.webhooks.service.delete(requireString(options, 'company'), id, CLI_ACTOR);
+    await ctx.webhooks.service.delete(requireString(options, 'company'), id, CLI_ACTOR);
     return { id, deleted: true };
   },
   format: (r) => `deleted webhook ${r.id}`,

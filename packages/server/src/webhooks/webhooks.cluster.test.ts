@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createConnector, testKey } from '../integrations/testing/connectors-fixtures.ts';
+import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
 import {
@@ -9,7 +9,7 @@ import {
   verifyDelivery,
   type WebhookSink,
   webhookTenant,
-} from './testing/webhook-sink.ts';
+} from '../testing/webhooks/webhook-sink.ts';
 
 const EVENTS = 300;
 

@@ -3,13 +3,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { createConnector, testKey } from '../integrations/testing/connectors-fixtures.ts';
 import { createLogger } from '../logging/logger.ts';
 import { testPostgresUrl } from '../testing/databases.ts';
+import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
+import { api, webhookTenant } from '../testing/webhooks/webhook-sink.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
-import { api, webhookTenant } from './testing/webhook-sink.ts';
 
 /**
  * Deleting an endpoint while the dispatcher records the outcome of one of its deliveries (PostgreSQL). The delete

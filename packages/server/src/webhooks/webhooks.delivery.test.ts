@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createConnector, testKey } from '../integrations/testing/connectors-fixtures.ts';
-import { createTestClient, fetchToken } from '../oauth/testing/oauth-fixtures.ts';
+import { EVENT_TYPES } from '../events/domain-events.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
+import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
 import {
@@ -11,16 +12,15 @@ import {
   createConversation,
   newVisitor,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
-import { WebhookDispatcher } from './dispatcher.ts';
-import { EVENT_TYPES } from './events.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
 import {
   api,
   startWebhookSink,
   verifyDelivery,
   type WebhookSink,
   webhookTenant,
-} from './testing/webhook-sink.ts';
+} from '../testing/webhooks/webhook-sink.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

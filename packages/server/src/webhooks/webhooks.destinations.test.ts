@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createConnector, testKey } from '../integrations/testing/connectors-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
+import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
 import { freePort } from '../testing/process.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
-import { api, startWebhookSink, type WebhookSink, webhookTenant } from './testing/webhook-sink.ts';
+import { api, startWebhookSink, type WebhookSink, webhookTenant } from '../testing/webhooks/webhook-sink.ts';
 
 const PUBLIC_URL = 'https://parley.example';
 

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { api, startWebhookSink, type WebhookSink, webhookTenant } from './testing/webhook-sink.ts';
+import { api, startWebhookSink, type WebhookSink, webhookTenant } from '../testing/webhooks/webhook-sink.ts';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
+import { EVENT_TYPES } from '../events/domain-events.ts';
 import { CONNECTOR_URL_MAX } from '../integrations/connector-validation.ts';
-import { EVENT_TYPES } from './events.ts';
 import { DESCRIPTION_MAX } from './webhooks.service.ts';
 
 export { Problem } from '../integrations/connectors.schemas.ts';

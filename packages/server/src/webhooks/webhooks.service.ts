@@ -4,13 +4,13 @@ import type { Kysely } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
 import type { Sealer } from '../crypto/sealing.ts';
+import { type EventType, isEventType } from '../events/domain-events.ts';
 import type { DestinationPolicy } from '../integrations/address-policy.ts';
 import { validateUrl } from '../integrations/connector-validation.ts';
 import { now, toBool } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import { clockMs } from '../storage/db-clock.ts';
 import type { Database } from '../storage/schema.ts';
-import { type EventType, isEventType } from './events.ts';
 import { newWebhookSecret } from './signature.ts';
 import { webhookSecretAad } from './webhook-secret.ts';
 import {

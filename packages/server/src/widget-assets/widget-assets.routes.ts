@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { prebuiltWidget } from '../build/prebuilt-assets.ts';
-import type { AppContext } from '../context.ts';
+import type { Config } from '../config/schema.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { publicUrlFor } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
-import { type DemoSetup, ensureDemo } from './demo-company.ts';
+import { type DemoDeps, type DemoSetup, ensureDemo } from './demo-company.ts';
 import { type DemoTarget, demoPage } from './demo-page.ts';
+import { prebuiltWidget } from './prebuilt-assets.ts';
 
 const DemoQuery = Type.Object({ company: Type.Optional(Type.String({ maxLength: 100 })) });
 const AssetParams = Type.Object({ file: Type.String({ maxLength: 100 }) });
@@ -23,7 +23,7 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
  * `GET /demo`: a page with the widget configured for the "Demo" company, created on first visit (or for the
  * company named by `?company=`).
  */
-export function registerWidgetAssets(app: App, ctx: AppContext): void {
+export function registerWidgetAssets(app: App, ctx: DemoDeps & { config: Config }): void {
   let built: Promise<ServedAssets> | null = null;
   const loadAssets = () => {
     built ??= loadWidgetAssets().catch((err) => {

@@ -1,7 +1,7 @@
 import type { InboxStatus, VisitorAttributes } from '@parley/webchat-protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
-import type { Conversation } from '../webchat/conversations/conversation.ts';
+import type { Conversation } from '../webchat/conversation.ts';
 import { previewOf } from '../webchat/inbox-feed/inbox-feed.ts';
 
 /** Earlier conversations of the same visitor shown in the panel, newest first. */

@@ -2,14 +2,14 @@ import type { WorkspaceStatus } from '@parley/webchat-protocol';
 import { type Kysely, sql } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { BadRequestError } from '../errors/app-error.ts';
+import type { EventRecorder } from '../events/domain-events.ts';
 import { invalidCursor } from '../http/keyset-cursor.ts';
 import { isUnsafeString } from '../http/unsafe-text.ts';
 import { now } from '../storage/columns.ts';
 import type { Database } from '../storage/schema.ts';
-import { type Conversation, toConversation } from '../webchat/conversations/conversation.ts';
+import { type Conversation, toConversation } from '../webchat/conversation.ts';
 import type { Actor } from '../webchat/conversations/conversation-commands.ts';
 import { conversationClosed } from '../webchat/webchat.errors.ts';
-import type { EventRecorder } from '../webhooks/events.ts';
 import { type VisitorPanel, visitorPanelOf } from './visitor-panel.ts';
 
 /** Labels on one conversation: at most 20, each 1–50 characters (docs/design.md "Agent workspace"). */

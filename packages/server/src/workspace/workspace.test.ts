@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type PortalTestClient, startPortalWorld } from '../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
+import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
 import { waitFor } from '../testing/wait.ts';
-import { createIdentityChannel, signVisitorToken } from '../webchat/identity/testing/identity-fixtures.ts';
+import { createIdentityChannel, signVisitorToken } from '../testing/webchat/identity-fixtures.ts';
 import {
   connectVisitor,
   createConversation,
@@ -14,8 +14,8 @@ import {
   sdkGet,
   sdkPost,
   sendMessage,
-} from '../webchat/testing/webchat-fixtures.ts';
-import { startWebhookSink, type WebhookSink, api as webhookApi } from '../webhooks/testing/webhook-sink.ts';
+} from '../testing/webchat/webchat-fixtures.ts';
+import { startWebhookSink, type WebhookSink, api as webhookApi } from '../testing/webhooks/webhook-sink.ts';
 import { SnoozeWakeJob } from './snooze-wake.job.ts';
 
 const HOUR = 3600_000;

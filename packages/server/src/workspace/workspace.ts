@@ -1,8 +1,8 @@
 import type { AuditLog } from '../audit/audit.service.ts';
+import type { EventRecorder } from '../events/domain-events.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import type { Store } from '../storage/database.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
-import type { EventRecorder } from '../webhooks/events.ts';
 import { MentionsService } from './mentions.service.ts';
 import { SnoozeWakeJob } from './snooze-wake.job.ts';
 import { WorkspaceService } from './workspace.service.ts';

@@ -2,6 +2,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import {
+  createCompanyWithConnector,
+  rotateThroughApi,
+  untilCallerHangsUp,
+} from '../../testing/digital-employees/responder-fixtures.ts';
+import {
+  TestBot,
+  writeChatCompletionStream,
+  writeToolCallStream,
+} from '../../testing/digital-employees/test-bots.ts';
 import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
@@ -12,13 +22,7 @@ import {
   listMessages,
   newVisitor,
   sendMessage,
-} from '../../webchat/testing/webchat-fixtures.ts';
-import {
-  createCompanyWithConnector,
-  rotateThroughApi,
-  untilCallerHangsUp,
-} from '../responders/testing/responder-fixtures.ts';
-import { TestBot, writeChatCompletionStream, writeToolCallStream } from '../responders/testing/test-bots.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 const MODEL = 'parley-test-model';
 const ORDER_SCHEMA = {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { collect, messageOf } from '../../testing/digital-employees/test-messages.ts';
 import { defaultDigitalEmployeeFor, defaultSettingsFor } from '../default-digital-employee.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees.settings.ts';
 import { BuiltinResponder, replyFor, wordPieces } from './builtin.responder.ts';
 import { createResponder } from './create-responder.ts';
 import { greetingFor, type ReplyChunk, type RespondInput } from './responder.ts';
-import { collect, messageOf } from './testing/test-messages.ts';
 
 const company = { id: randomUUID(), name: 'Acme', allowedOrigins: [], createdAt: '2026-01-01T00:00:00.000Z' };
 

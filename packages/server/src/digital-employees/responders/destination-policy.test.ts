@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
+import { TestBot } from '../../testing/digital-employees/test-bots.ts';
+import { collect, messageOf } from '../../testing/digital-employees/test-messages.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { createResponder } from './create-responder.ts';
 import { ResponderError } from './responder-errors.ts';
-import { createCompanyWithConnector } from './testing/responder-fixtures.ts';
-import { TestBot } from './testing/test-bots.ts';
-import { collect, messageOf } from './testing/test-messages.ts';
 
 // docs/design.md: a config switch blocks loopback and private destinations. Both responders go through the outbound
 // client (the openai package gets its fetch), so neither can be pointed at the server's own network.

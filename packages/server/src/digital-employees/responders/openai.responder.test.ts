@@ -3,11 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
-import type { TestServer } from '../../testing/test-server.ts';
-import type { DigitalEmployee } from '../digital-employees.service.ts';
-import { createResponder } from './create-responder.ts';
-import { OpenAiResponder } from './openai.responder.ts';
-import type { ReplyChunk, RespondInput } from './responder.ts';
 import {
   assertNoKey,
   assertNoKeyInLogs,
@@ -20,9 +15,14 @@ import {
   rotateThroughApi,
   startServerAndBotPerSuite,
   untilCallerHangsUp,
-} from './testing/responder-fixtures.ts';
-import { type TestBot, writeChatCompletionStream } from './testing/test-bots.ts';
-import { collect } from './testing/test-messages.ts';
+} from '../../testing/digital-employees/responder-fixtures.ts';
+import { type TestBot, writeChatCompletionStream } from '../../testing/digital-employees/test-bots.ts';
+import { collect } from '../../testing/digital-employees/test-messages.ts';
+import type { TestServer } from '../../testing/test-server.ts';
+import type { DigitalEmployee } from '../digital-employees.service.ts';
+import { createResponder } from './create-responder.ts';
+import { OpenAiResponder } from './openai.responder.ts';
+import type { ReplyChunk, RespondInput } from './responder.ts';
 
 interface ChatRequest {
   model: string;

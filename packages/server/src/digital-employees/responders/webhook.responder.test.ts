@@ -3,10 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TEST_DATABASES } from '../../testing/databases.ts';
-import type { TestServer } from '../../testing/test-server.ts';
-import type { DigitalEmployee } from '../digital-employees.service.ts';
-import { createResponder } from './create-responder.ts';
-import type { ReplyChunk, RespondInput } from './responder.ts';
 import {
   assertNoKey,
   assertNoKeyInLogs,
@@ -19,9 +15,13 @@ import {
   rotateThroughApi,
   startServerAndBotPerSuite,
   untilCallerHangsUp,
-} from './testing/responder-fixtures.ts';
-import { TestBot } from './testing/test-bots.ts';
-import { collect } from './testing/test-messages.ts';
+} from '../../testing/digital-employees/responder-fixtures.ts';
+import { TestBot } from '../../testing/digital-employees/test-bots.ts';
+import { collect } from '../../testing/digital-employees/test-messages.ts';
+import type { TestServer } from '../../testing/test-server.ts';
+import type { DigitalEmployee } from '../digital-employees.service.ts';
+import { createResponder } from './create-responder.ts';
+import type { ReplyChunk, RespondInput } from './responder.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`webhook responder (${database})`, () => {

@@ -6,16 +6,16 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
+import { download, fileForm, sdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
 import {
   bearer,
   createConversation,
   fetchPlatformToken,
   newVisitor,
   type Visitor,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 import { AttachmentSweeper, CLAIM_MS } from './attachment-sweeper.ts';
 import { StoreBlobStore } from './store-blob-store.ts';
-import { download, fileForm, sdkUpload } from './testing/attachment-fixtures.ts';
 
 /** The sweeper under test keeps uploads 1 s and leaves blobs younger than 1 s: its clock moves them past both. */
 const TTL_MS = 1000;

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createCompanyWithConnector } from '../../digital-employees/responders/testing/responder-fixtures.ts';
-import { TestBot, writeChatCompletionStream } from '../../digital-employees/responders/testing/test-bots.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
+import { TestBot, writeChatCompletionStream } from '../../testing/digital-employees/test-bots.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { download, fileForm, PDF, pngOf, sdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
 import {
   connectToNewConversation,
   newVisitor,
   digitalEmployeeCompletes as replies,
-} from '../testing/webchat-fixtures.ts';
-import { download, fileForm, PDF, pngOf, sdkUpload } from './testing/attachment-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 interface AttachmentOnWire {
   type: 'attachment';

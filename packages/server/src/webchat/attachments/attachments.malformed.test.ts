@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { createConversation, newVisitor } from '../testing/webchat-fixtures.ts';
-import { download, rawSdkUpload } from './testing/attachment-fixtures.ts';
+import { download, rawSdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
+import { createConversation, newVisitor } from '../../testing/webchat/webchat-fixtures.ts';
 
 const BOUNDARY = 'parley-malformed-boundary';
 const partHead = (disposition = 'filename="notes.txt"') =>

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.ts';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import { ownConversation } from '../routes/sdk-session.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { DOWNLOAD_PATH_PREFIX } from './attachment-links.ts';

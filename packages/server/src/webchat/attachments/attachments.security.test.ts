@@ -5,9 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { createConversation, newVisitor, type Visitor } from '../testing/webchat-fixtures.ts';
+import { download, fileForm, PDF, pngOf, sdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
+import { createConversation, newVisitor, type Visitor } from '../../testing/webchat/webchat-fixtures.ts';
 import { AttachmentLinks, LINK_TTL_SECONDS } from './attachment-links.ts';
-import { download, fileForm, PDF, pngOf, sdkUpload } from './testing/attachment-fixtures.ts';
 
 const HOUR_MS = LINK_TTL_SECONDS * 1000;
 

@@ -4,7 +4,7 @@ import type { AttachmentView } from '@parley/webchat-protocol';
 import type { Kysely } from 'kysely';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import type { AttachmentBlock, Block, MessageSnapshot, SendMessageBlock } from '../messages/message.ts';
 import type { AttachmentLinks, LinkQuery } from './attachment-links.ts';
 import { attachmentLinkInvalid, unknownAttachment } from './attachments.errors.ts';

@@ -43,3 +43,8 @@ export interface AttachmentsTables {
   attachment_blob_chunks: AttachmentBlobChunksTable;
   attachment_settings: AttachmentSettingsTable;
 }
+
+// These tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../../storage/schema.ts' {
+  interface Database extends AttachmentsTables {}
+}

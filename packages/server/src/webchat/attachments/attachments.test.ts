@@ -5,14 +5,21 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import {
+  download,
+  fileForm,
+  PDF,
+  platformUpload,
+  pngOf,
+  sdkUpload,
+} from '../../testing/webchat/attachment-fixtures.ts';
+import {
   bearer,
   connectVisitor,
   createConversation,
   fetchPlatformToken,
   listMessages,
   newVisitor,
-} from '../testing/webchat-fixtures.ts';
-import { download, fileForm, PDF, platformUpload, pngOf, sdkUpload } from './testing/attachment-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 

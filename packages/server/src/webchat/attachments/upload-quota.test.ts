@@ -4,8 +4,8 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { HttpResult } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { createConversation, newVisitor, type Visitor } from '../testing/webchat-fixtures.ts';
-import { fileForm, sdkUpload } from './testing/attachment-fixtures.ts';
+import { fileForm, sdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
+import { createConversation, newVisitor, type Visitor } from '../../testing/webchat/webchat-fixtures.ts';
 
 /** The quotas of this file's server: a few KiB, so a handful of small uploads reach them. */
 const SESSION_QUOTA = 3000;

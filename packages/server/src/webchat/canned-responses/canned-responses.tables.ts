@@ -13,3 +13,8 @@ export interface CannedResponsesTable {
 export interface CannedResponsesTables {
   canned_responses: CannedResponsesTable;
 }
+
+// These tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../../storage/schema.ts' {
+  interface Database extends CannedResponsesTables {}
+}

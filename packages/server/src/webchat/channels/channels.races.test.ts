@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type PortalTestClient, signInClient, startAcme } from '../../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { type PortalTestClient, signInClient, startAcme } from '../../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../../testing/test-server.ts';
 
 /** Rounds of the race: a channel left pointing at nothing showed in 1 of 8 on PostgreSQL before the fix. */

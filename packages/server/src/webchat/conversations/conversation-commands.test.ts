@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../../cli/main.ts';
-import { createUsers, signInClient } from '../../portal-api/testing/portal-fixtures.ts';
 import { testPostgresUrl, testRedisUrl } from '../../testing/databases.ts';
+import { createUsers, signInClient } from '../../testing/portal/portal-fixtures.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import {
   bearer,
@@ -11,7 +11,7 @@ import {
   createConversation,
   fetchPlatformToken,
   newVisitor,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 // One module for what agents do (post, handover, hand back, close), whoever acts: the platform API, the portal
 // inbox and the CLI give the same results and leave the same audit events. PostgreSQL + Redis, so the CLI (its own

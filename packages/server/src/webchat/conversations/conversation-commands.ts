@@ -8,13 +8,13 @@ import {
 import type { AuditLog } from '../../audit/audit.service.ts';
 import { BadRequestError } from '../../errors/app-error.ts';
 import type { AttachmentsService } from '../attachments/attachments.service.ts';
+import type { Conversation } from '../conversation.ts';
 import type { Block, MessageAuthor, MessageSnapshot } from '../messages/message.ts';
 import { type MessageLimits, messageTooLarge } from '../messages/message-limits.ts';
 import { type BusinessHours, openingAt } from '../routing/business-hours.ts';
 import type { AssignTarget, RoutingService } from '../routing/routing.service.ts';
 import type { RoutingSettingsStore } from '../routing/routing-settings.ts';
 import { conversationClosed, conversationNotFound } from '../webchat.errors.ts';
-import type { Conversation } from './conversation.ts';
 import type { ConversationEngine, Notice } from './conversation-engine.ts';
 import type { ConversationsService } from './conversations.service.ts';
 

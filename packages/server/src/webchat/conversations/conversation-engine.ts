@@ -6,6 +6,7 @@ import { ResponderError } from '../../digital-employees/responders/responder-err
 import { ThrottledWarnings } from '../../logging/throttled-warnings.ts';
 import { untilStoreAnswers } from '../../storage/store-retry.ts';
 import { DISABLED, type Tracing } from '../../tracing/tracing.ts';
+import type { Conversation } from '../conversation.ts';
 import { storedUserBlocks } from '../interactive/postbacks.ts';
 import type {
   Block,
@@ -19,7 +20,6 @@ import type { MessageStore } from '../messages/message-store.ts';
 import type { ReadMarks } from '../reads/read-marks.ts';
 import { conversationClosed } from '../webchat.errors.ts';
 import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
-import type { Conversation } from './conversation.ts';
 import type { ConversationsService } from './conversations.service.ts';
 import type { LiveSnapshots } from './live-snapshots.ts';
 import { NO_HEARTBEATS, type ReplyHeartbeats } from './reply-heartbeats.ts';

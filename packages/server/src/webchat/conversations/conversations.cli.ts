@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { type Command, requireString, UsageError } from '../../cli/command.ts';
-import type { AppContext } from '../../context.ts';
+import { type Command, requireString, UsageError } from '../../cli-kit/command.ts';
+import { type Conversation, platformConversationView } from '../conversation.ts';
 import type { MessageSnapshot } from '../messages/message.ts';
-import { type Conversation, platformConversationView } from './conversation.ts';
-import type { Actor } from './conversation-commands.ts';
+import type { Actor, ConversationCommands } from './conversation-commands.ts';
+import type { ConversationsService } from './conversations.service.ts';
+
+/** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
+interface ConversationCommandDeps {
+  webchat: {
+    /** Connects the broker, so a change reaches the visitors (webchat-services.ts `start`). */
+    start(): Promise<void>;
+    conversations: ConversationsService;
+    commands: ConversationCommands;
+  };
+}
 
 /** The CLI acts as itself in the audit log. */
 const CLI: Actor = { id: 'cli' };
@@ -17,7 +27,7 @@ type View = ReturnType<typeof platformConversationView>;
 
 /** What a conversation command does, given the conversation it names and its options. */
 type Act<R> = (
-  ctx: AppContext,
+  ctx: ConversationCommandDeps,
   companyId: string,
   conversationId: string,
   options: Record<string, unknown>,
@@ -31,17 +41,17 @@ type Act<R> = (
 function action<R>(
   name: string,
   summary: string,
-  extra: Command['options'],
+  extra: Command<unknown, ConversationCommandDeps>['options'],
   act: Act<R>,
   format: (result: R) => string,
-): Command<R> {
+): Command<R, ConversationCommandDeps> {
   return {
     name: `conversations ${name}`,
     summary,
     options: { ...target, ...extra },
     async run(options, ctx) {
-      await ctx!.webchat.start();
-      return act(ctx!, requireString(options, 'company'), requireString(options, 'conversation'), options);
+      await ctx.webchat.start();
+      return act(ctx, requireString(options, 'company'), requireString(options, 'conversation'), options);
     },
     format,
   };
@@ -49,7 +59,7 @@ function action<R>(
 
 const describe = (c: View) => `${c.id}  ${c.status}  handled by ${c.handled_by}`;
 
-const list: Command<{ conversations: View[] }> = {
+const list: Command<{ conversations: View[] }, ConversationCommandDeps> = {
   name: 'conversations list',
   summary: "list a company's conversations, most recently active first",
   options: {
@@ -63,7 +73,7 @@ const list: Command<{ conversations: View[] }> = {
       throw new UsageError('--status must be open or closed');
     const limit = options.limit === undefined ? 50 : Number(options.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new UsageError('--limit must be 1–200');
-    const found: Conversation[] = await ctx!.webchat.conversations.listForCompany(
+    const found: Conversation[] = await ctx.webchat.conversations.listForCompany(
       requireString(options, 'company'),
       {
         limit,
@@ -102,9 +112,9 @@ const post = action<MessageSnapshot>(
 function stateChange(
   name: string,
   summary: string,
-  extra: Command['options'],
+  extra: Command<unknown, ConversationCommandDeps>['options'],
   act: Act<Conversation>,
-): Command<View> {
+): Command<View, ConversationCommandDeps> {
   return action<View>(
     name,
     summary,

@@ -2,18 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { attributeText, type VisitorAttributes } from '@parley/webchat-protocol';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
+import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { EventRecorder } from '../../webhooks/events.ts';
-import type { Visitor } from '../identity/visitor.ts';
-import { noDigitalEmployee } from '../webchat.errors.ts';
 import {
   type Conversation,
   type ConversationHandler,
   type ConversationStatus,
   toConversation,
-} from './conversation.ts';
+} from '../conversation.ts';
+import type { Visitor } from '../visitor.ts';
+import { noDigitalEmployee } from '../webchat.errors.ts';
 
 /**
  * Who may see a conversation over the SDK: an anonymous session sees the conversations it started (and not yet
@@ -25,7 +25,7 @@ export interface SessionScope {
   sessionId: string;
   /** When set (X-Channel-Id), only that channel's conversations are visible. */
   channelId?: string;
-  /** The verified visitor the session acts for (identity/visitor.ts `visitorKeyOf`). */
+  /** The verified visitor the session acts for (webchat/visitor.ts `visitorKeyOf`). */
   visitorKey?: string;
 }
 
@@ -43,7 +43,7 @@ export class ConversationsService {
 
   constructor(
     private readonly db: Kysely<Database>,
-    /** Webhook events of conversation changes, recorded in each change's transaction (webhooks/events.ts). */
+    /** Webhook events of conversation changes, recorded in each change's transaction (events/domain-events.ts). */
     private readonly events: EventRecorder,
   ) {
     this.byId = compileOnce<{ id: string }>((arg) =>

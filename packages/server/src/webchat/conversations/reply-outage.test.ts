@@ -6,7 +6,6 @@ import { TEST_DATABASES } from '../../testing/databases.ts';
 import { outageReadyDatabase, proxiedPostgres, type StoreOutage } from '../../testing/store-outage.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
-import type { MessageEnvelope } from '../messages/message.ts';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -15,7 +14,8 @@ import {
   newVisitor,
   sendMessage,
   slowEmployeeText,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from '../messages/message.ts';
 
 /** Short leases, so that every lease lapses during the outages below (3–4 leases long). */
 const LEASE_MS = 900;

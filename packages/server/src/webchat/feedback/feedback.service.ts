@@ -7,10 +7,10 @@ import type {
 } from '@parley/webchat-protocol';
 import type { Kysely } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
+import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { EventRecorder } from '../../webhooks/events.ts';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import { conversationOpen, feedbackNotAllowed, messageNotFound } from '../webchat.errors.ts';
 
 /** Roles whose messages a visitor may rate (docs/design.md "Feedback, CSAT and read state"). */
@@ -31,7 +31,7 @@ export interface DigitalEmployeeStats {
 /**
  * Visitors' ratings: a thumb (and an optional comment) on a digital-employee or agent message, and a CSAT score
  * (1–5, optional comment) on a closed conversation. Rating again replaces the previous rating. Each change is one
- * transaction of its own, with its event for the company's webhooks (webhooks/events.ts).
+ * transaction of its own, with its event for the company's webhooks (events/domain-events.ts).
  */
 export class FeedbackService {
   constructor(

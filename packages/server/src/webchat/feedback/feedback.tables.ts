@@ -25,3 +25,8 @@ export interface FeedbackTables {
   message_feedback: MessageFeedbackTable;
   conversation_csat: ConversationCsatTable;
 }
+
+// These tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../../storage/schema.ts' {
+  interface Database extends FeedbackTables {}
+}

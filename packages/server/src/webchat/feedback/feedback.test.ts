@@ -14,7 +14,7 @@ import {
   newVisitor,
   sendMessage,
   type Visitor,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 const put = (server: TestServer, v: Visitor, path: string, body: unknown) =>
   http(`${server.baseUrl}/sdk/v1${path}`, {

@@ -5,9 +5,9 @@ import { ConflictError } from '../../errors/app-error.ts';
 import { LruCache } from '../../oauth/lru-cache.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { Channel, ChannelsService, IdentityMode } from '../channels/channels.service.ts';
+import { type Visitor, visitorKeyOf } from '../visitor.ts';
 import { channelNotFound, visitorTokenInvalid, visitorTokenRequired } from '../webchat.errors.ts';
 import { generateIdentitySecret, identitySecretAad, type SecretSlot } from './identity-secret.ts';
-import { type Visitor, visitorKeyOf } from './visitor.ts';
 import { VisitorTokenRefusal, verifyVisitorToken } from './visitor-token.ts';
 
 /** After a rotation the previous secret keeps verifying tokens this long, so integrators can roll over. */

@@ -4,13 +4,13 @@ import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { sdkGet } from '../testing/webchat-fixtures.ts';
 import {
   configureIdentity,
   createIdentityChannel,
   newIdentifiedVisitor,
   signVisitorToken,
-} from './testing/identity-fixtures.ts';
+} from '../../testing/webchat/identity-fixtures.ts';
+import { sdkGet } from '../../testing/webchat/webchat-fixtures.ts';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const nowSeconds = () => Math.floor(Date.now() / 1000);

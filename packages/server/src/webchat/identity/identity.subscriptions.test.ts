@@ -7,6 +7,11 @@ import type { TestDatabase } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitForSettled } from '../../testing/wait.ts';
 import {
+  createIdentityChannel,
+  newIdentifiedVisitor,
+  signVisitorToken,
+} from '../../testing/webchat/identity-fixtures.ts';
+import {
   connectVisitor,
   createConversation,
   newCentrifugeClient,
@@ -15,12 +20,7 @@ import {
   sdkPost,
   sendMessage,
   type Visitor,
-} from '../testing/webchat-fixtures.ts';
-import {
-  createIdentityChannel,
-  newIdentifiedVisitor,
-  signVisitorToken,
-} from './testing/identity-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 /**
  * docs/design.md "Who may read a conversation channel": the attack of an anonymous session that keeps reading a

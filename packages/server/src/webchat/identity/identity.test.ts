@@ -8,6 +8,12 @@ import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitForSettled } from '../../testing/wait.ts';
 import {
+  configureIdentity,
+  createIdentityChannel,
+  newIdentifiedVisitor,
+  signVisitorToken,
+} from '../../testing/webchat/identity-fixtures.ts';
+import {
   connectVisitor,
   createConversation,
   fetchPlatformToken,
@@ -17,14 +23,8 @@ import {
   sdkGet,
   sdkPost,
   sendMessage,
-} from '../testing/webchat-fixtures.ts';
-import {
-  configureIdentity,
-  createIdentityChannel,
-  newIdentifiedVisitor,
-  signVisitorToken,
-} from './testing/identity-fixtures.ts';
-import { visitorKeyOf } from './visitor.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
+import { visitorKeyOf } from '../visitor.ts';
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
 const ids = (res: { body: { conversations: Array<{ id: string }> } }) =>

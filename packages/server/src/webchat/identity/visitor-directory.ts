@@ -1,6 +1,6 @@
 import { LruCache } from '../../oauth/lru-cache.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
-import type { Visitor } from './visitor.ts';
+import type { Visitor } from '../visitor.ts';
 
 /**
  * Keeps the store in step with what verified requests say about their visitor: an identified request attaches the

@@ -1,7 +1,7 @@
 import { type JwtKeys, TokenError, verifyJwt } from '@parley/realtime';
 import { readVisitorAttributes } from '@parley/webchat-protocol';
 import { isUnsafeString } from '../../http/unsafe-text.ts';
-import type { VerifiedVisitor } from './visitor.ts';
+import type { VerifiedVisitor } from '../visitor.ts';
 
 /** The longest life a visitor token may claim: `exp` at most this far ahead (plus the clock tolerance). */
 const MAX_VISITOR_TOKEN_LIFETIME_SECONDS = 24 * 3600;

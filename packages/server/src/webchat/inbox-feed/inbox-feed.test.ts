@@ -5,18 +5,18 @@ import type { InboxEvent } from '@parley/webchat-protocol';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { createLogger } from '../../logging/logger.ts';
-import { type PortalWorld, startPortalWorld } from '../../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { type PortalWorld, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
-import { ConversationsService } from '../conversations/conversations.service.ts';
 import {
   connectVisitor,
   createConversation,
   newVisitor,
   sdkPost,
   sendMessage,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
+import { ConversationsService } from '../conversations/conversations.service.ts';
 import { InboxFeed, previewOf } from './inbox-feed.ts';
 
 // The live inbox (docs/routing.md "Live inbox"): agents follow their company's inbox channel; every change of a

@@ -3,11 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import type { InboxPublication, InboxVisitorTyping } from '@parley/webchat-protocol';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
-import { type PortalWorld, startPortalWorld } from '../../portal-api/testing/portal-fixtures.ts';
 import { TestClock } from '../../testing/clock.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { type PortalWorld, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
 import { waitFor } from '../../testing/wait.ts';
-import { connectVisitor, createConversation, newVisitor } from '../testing/webchat-fixtures.ts';
+import { connectVisitor, createConversation, newVisitor } from '../../testing/webchat/webchat-fixtures.ts';
 
 const TYPING = { version: 1, event: 'typing' };
 

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Subscription } from 'centrifuge';
-import { createCompanyWithConnector } from '../../digital-employees/responders/testing/responder-fixtures.ts';
-import { TestBot } from '../../digital-employees/responders/testing/test-bots.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
+import { TestBot } from '../../testing/digital-employees/test-bots.ts';
 import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import type { MessageEnvelope } from '../messages/message.ts';
 import {
   bearer,
   type ConnectedVisitor,
@@ -17,7 +16,8 @@ import {
   listMessages,
   newVisitor,
   sendMessage,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from '../messages/message.ts';
 
 // Interactive blocks end to end (docs/design.md "Interactive blocks") over real HTTP and the official `centrifuge`
 // client: bots and agents offer quick replies and cards, the visitor answers with a postback.

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
+import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Dialect, Store } from '../../storage/database.ts';
 import type { GroupCommit } from '../../storage/group-commit.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { EventRecorder } from '../../webhooks/events.ts';
 import type { MessagesTable } from '../webchat.tables.ts';
 import type {
   Block,

@@ -3,7 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { connectToNewConversation, listMessages, newVisitor } from '../testing/webchat-fixtures.ts';
+import {
+  connectToNewConversation,
+  listMessages,
+  newVisitor,
+} from '../../testing/webchat/webchat-fixtures.ts';
 import { PUBLISH_CODES, PublishRefusal, parseSendMessage } from './send-message.ts';
 
 // The HTTP edge's text rule (src/http/unsafe-text.ts) holds on the realtime boundary too, with the official client.

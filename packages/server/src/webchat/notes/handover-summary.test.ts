@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createCompanyWithConnector } from '../../digital-employees/responders/testing/responder-fixtures.ts';
-import { TestBot, writeChatCompletionStream } from '../../digital-employees/responders/testing/test-bots.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
+import { TestBot, writeChatCompletionStream } from '../../testing/digital-employees/test-bots.ts';
 import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
@@ -14,7 +14,7 @@ import {
   listMessages,
   newVisitor,
   sendMessage,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 const MODEL = 'parley-test-model';
 

@@ -1,6 +1,6 @@
 import { type MessageSnapshot, textOf } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import type { NotesService } from './notes.service.ts';
 
 /** How long the employee's model may take to write a summary before the extractive one is used instead. */

@@ -9,18 +9,18 @@ import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
 import {
-  startWebhookSink,
-  type WebhookSink,
-  api as webhookApi,
-} from '../../webhooks/testing/webhook-sink.ts';
-import {
   bearer,
   connectVisitor,
   createConversation,
   fetchPlatformToken,
   listMessages,
   newVisitor,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
+import {
+  startWebhookSink,
+  type WebhookSink,
+  api as webhookApi,
+} from '../../testing/webhooks/webhook-sink.ts';
 
 const NOTE = 'Customer is a reseller; check the contract before refunding (internal).';
 

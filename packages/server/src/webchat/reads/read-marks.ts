@@ -11,7 +11,7 @@ import { isUuid } from '../../companies/companies.service.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import { messageNotFound } from '../webchat.errors.ts';
 
 /** The messages a side has not read yet when they come after its mark: for visitors, everything but their own. */

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { readMarksOf } from '@parley/webchat-protocol';
-import { type PortalTestClient, startPortalWorld } from '../../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { http } from '../../testing/http-client.ts';
+import { type PortalTestClient, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
 import {
@@ -19,7 +19,7 @@ import {
   sdkPost,
   sendMessage,
   type Visitor,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 for (const database of TEST_DATABASES) {
   describe(`read state (${database})`, () => {

@@ -7,9 +7,9 @@ import {
   parseChannel,
 } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
-import { isVisitorKey } from '../identity/visitor.ts';
+import { isVisitorKey } from '../visitor.ts';
 import type { ConnectionMeta } from './tokens.ts';
 
 /** The realtime subjects of portal users (portal-api/inbox.routes.ts): agents of the token's company. */

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitForSettled } from '../../testing/wait.ts';
-import { newCentrifugeClient } from '../testing/webchat-fixtures.ts';
+import { newCentrifugeClient } from '../../testing/webchat/webchat-fixtures.ts';
 
 /**
  * A connection token signed with the realtime secret but naming a company that does not exist (one signed by hand)

@@ -3,10 +3,9 @@ import { isTypingPublication, VISITOR_TYPING_RELAY_MS } from '@parley/webchat-pr
 import { AppError } from '../../errors/app-error.ts';
 import type { AbuseLimits } from '../abuse-limits.ts';
 import { type AttachmentsService, isUnknownAttachment } from '../attachments/attachments.service.ts';
-import { type Conversation, parseChannel } from '../conversations/conversation.ts';
+import { type Conversation, parseChannel } from '../conversation.ts';
 import type { ConversationEngine } from '../conversations/conversation-engine.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
-import { isVisitorKey } from '../identity/visitor.ts';
 import type { InboxFeed } from '../inbox-feed/inbox-feed.ts';
 import {
   PUBLISH_CODES,
@@ -15,6 +14,7 @@ import {
   parseVisitorTyping,
   type SendMessageLimits,
 } from '../messages/send-message.ts';
+import { isVisitorKey } from '../visitor.ts';
 import { forRealtime } from './realtime-errors.ts';
 import type { ConnectionMeta } from './tokens.ts';
 

@@ -19,7 +19,7 @@ export interface ConnectionMeta {
 /**
  * Signs the Centrifugo connection and subscription JWTs (HS256, RFC 7519 + RFC 7515 §3.1). `sub` is the visitor's
  * X-Session-Id (docs/design.md "Webchat REST") or, for a session acting for a verified visitor, that visitor's key
- * (identity/visitor.ts), one subject for every device of theirs; the engine refuses a subscription token whose `sub`
+ * (webchat/visitor.ts), one subject for every device of theirs; the engine refuses a subscription token whose `sub`
  * or `channel` does not match the connection (docs/protocol.md "Subscription token").
  */
 export class RealtimeTokenSigner {

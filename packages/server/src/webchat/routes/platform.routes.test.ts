@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { http } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { bearer, createConversation, fetchPlatformToken, newVisitor } from '../testing/webchat-fixtures.ts';
+import {
+  bearer,
+  createConversation,
+  fetchPlatformToken,
+  newVisitor,
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 describe('GET /platform/v1/conversations (paging)', () => {
   let server: TestServer;

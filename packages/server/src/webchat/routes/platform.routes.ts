@@ -6,7 +6,7 @@ import type { App } from '../../http/types.ts';
 import { answerIdempotently, IdempotencyKeyHeaders } from '../../idempotency/idempotent-post.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import { AttachmentBlockInput } from '../attachments/attachments.schemas.ts';
-import { type Conversation, platformConversationView } from '../conversations/conversation.ts';
+import { type Conversation, platformConversationView } from '../conversation.ts';
 import {
   CardBlockInput,
   MarkdownBlockInput,

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type CompaniesService, type Company, isUuid } from '../../companies/companies.service.ts';
 import type { Channel, ChannelsService } from '../channels/channels.service.ts';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import type { SessionScope } from '../conversations/conversations.service.ts';
 import type { ChannelIdentity } from '../identity/channel-identity.ts';
-import type { Visitor } from '../identity/visitor.ts';
+import type { Visitor } from '../visitor.ts';
 import {
   channelNotFound,
   companyNotFound,

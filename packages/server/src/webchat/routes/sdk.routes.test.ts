@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { http, json } from '../../testing/http-client.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { channelCommands } from '../channels/channels.cli.ts';
-import { createConversation, newVisitor, sdkGet, sdkPost } from '../testing/webchat-fixtures.ts';
+import { createConversation, newVisitor, sdkGet, sdkPost } from '../../testing/webchat/webchat-fixtures.ts';
+import { channelCommands } from '../channels.cli.ts';
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
 const [createChannel, listChannels] = channelCommands;

@@ -3,11 +3,11 @@ import { readVisitorAttributes, type VisitorAttributes } from '@parley/webchat-p
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, BadRequestError } from '../../errors/app-error.ts';
-import { sendProblem } from '../../errors/problem.ts';
+import { sendProblem } from '../../http/problem.ts';
 import { realtimeFallbackUrlsOf, websocketUrlOf } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
 import { registerSdkAttachmentRoutes } from '../attachments/attachments.routes.ts';
-import { type Conversation, channelOf, conversationView } from '../conversations/conversation.ts';
+import { type Conversation, channelOf, conversationView } from '../conversation.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../realtime/tokens.ts';
 import { openingView } from '../routing/routing.schemas.ts';
 import { registerSdkRoutingRoutes } from '../routing/sdk-routing.routes.ts';

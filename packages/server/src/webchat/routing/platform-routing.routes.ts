@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
-import { platformConversationView } from '../conversations/conversation.ts';
+import { platformConversationView } from '../conversation.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { AssignBody, agentView } from './routing.schemas.ts';
 

@@ -4,7 +4,7 @@ import { now } from '../../storage/columns.ts';
 import type { Dialect } from '../../storage/database.ts';
 import type { Database } from '../../storage/schema.ts';
 import { displayNameOf } from '../../users/display-name.ts';
-import { type Conversation, toConversation } from '../conversations/conversation.ts';
+import { type Conversation, toConversation } from '../conversation.ts';
 import type { Availability } from './routing.tables.ts';
 import type { RoutingSettingsStore } from './routing-settings.ts';
 

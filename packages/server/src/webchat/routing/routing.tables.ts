@@ -25,3 +25,8 @@ export interface RoutingTables {
   agent_availability: AgentAvailabilityTable;
   company_routing: CompanyRoutingTable;
 }
+
+// These tables join the one database type (storage/schema.ts) from here, so the store knows no feature.
+declare module '../../storage/schema.ts' {
+  interface Database extends RoutingTables {}
+}

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '../../cli/main.ts';
-import { createCompanyWithConnector } from '../../digital-employees/responders/testing/responder-fixtures.ts';
-import { TestBot } from '../../digital-employees/responders/testing/test-bots.ts';
-import {
-  createUsers,
-  type PortalTestClient,
-  signInClient,
-} from '../../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
+import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
+import { TestBot } from '../../testing/digital-employees/test-bots.ts';
+import { createUsers, type PortalTestClient, signInClient } from '../../testing/portal/portal-fixtures.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
 import {
@@ -22,7 +18,7 @@ import {
   sdkPost,
   sendMessage,
   type Visitor,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
 
 // Routing (docs/routing.md): request_human queues, round-robin among available agents under capacity, take,
 // reassign, hand back, business hours, on both stores.

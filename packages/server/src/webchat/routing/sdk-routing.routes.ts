@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/types.ts';
-import { conversationView } from '../conversations/conversation.ts';
+import { conversationView } from '../conversation.ts';
 import { ownConversation, type SdkSession } from '../routes/sdk-session.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { openingView } from './routing.schemas.ts';

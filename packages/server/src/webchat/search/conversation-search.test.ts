@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { type PortalWorld, startPortalWorld } from '../../portal-api/testing/portal-fixtures.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
-import type { MessageEnvelope } from '../messages/message.ts';
+import { type PortalWorld, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
 import {
   bearer,
   connectVisitor,
@@ -11,7 +10,8 @@ import {
   fetchPlatformToken,
   newVisitor,
   sendMessage,
-} from '../testing/webchat-fixtures.ts';
+} from '../../testing/webchat/webchat-fixtures.ts';
+import type { MessageEnvelope } from '../messages/message.ts';
 
 // One contract for search (docs/routing.md "Search") over both stores: PostgreSQL full-text search (GIN index on a
 // tsvector) and SQLite FTS5 kept in step by triggers must give the same answers.

@@ -3,7 +3,7 @@ import type { KeysetPosition } from '../../http/keyset-cursor.ts';
 import type { Dialect } from '../../storage/database.ts';
 import { POSTGRES_DOCUMENT } from '../../storage/migrations/062_message_search.ts';
 import type { Database } from '../../storage/schema.ts';
-import { type Conversation, toConversation } from '../conversations/conversation.ts';
+import { type Conversation, toConversation } from '../conversation.ts';
 
 /** The message that made a conversation a hit: the latest one matching, with the text around the first term. */
 export interface MessageMatch {

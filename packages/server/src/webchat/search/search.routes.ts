@@ -1,6 +1,6 @@
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
-import { platformConversationView } from '../conversations/conversation.ts';
+import { platformConversationView } from '../conversation.ts';
 import type { Webchat } from '../webchat-services.ts';
 import { SearchQuery, searchPage } from './search.schemas.ts';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { keysetPage } from '../../http/keyset-cursor.ts';
-import type { Conversation } from '../conversations/conversation.ts';
+import type { Conversation } from '../conversation.ts';
 import type { Webchat } from '../webchat-services.ts';
 
 export const SearchQuery = Type.Object(
