@@ -6,6 +6,8 @@ import {
 } from '../digital-employees/digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees/digital-employees.settings.ts';
 import { RESPONDERS } from '../digital-employees/digital-employees.settings.ts';
+import { OutcomesParams, OutcomesQuery } from '../digital-employees/outcomes.routes.ts';
+import { OUTCOME_DAYS_DEFAULT, outcomesOf } from '../digital-employees/outcomes.ts';
 import type { App } from '../http/types.ts';
 import { emptyStats } from '../webchat/feedback/feedback.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
@@ -100,6 +102,17 @@ export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): vo
       (await ctx.webchat.feedback.statsByEmployee(companyId)).get(employee.id) ?? emptyStats(employee.id)
     );
   });
+
+  // The portal's "Outcomes" section: the same queries (docs/outcomes.md) as the platform route.
+  app.get(
+    '/digital-employees/:id/outcomes',
+    { schema: { params: OutcomesParams, querystring: OutcomesQuery } },
+    async (request) => {
+      const companyId = sessionOf(request).user.companyId;
+      const employee = await employees.get(companyId, request.params.id);
+      return outcomesOf(ctx.store.db, companyId, employee.id, request.query.days ?? OUTCOME_DAYS_DEFAULT);
+    },
+  );
 
   app.post('/digital-employees', { schema: { body: CreateEmployee } }, async (request, reply) => {
     const b = request.body;
