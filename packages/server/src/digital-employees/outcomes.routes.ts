@@ -7,16 +7,22 @@ import type { DigitalEmployeesService } from './digital-employees.service.ts';
 import { OUTCOME_DAYS_DEFAULT, OUTCOME_DAYS_MAX, outcomesOf } from './outcomes.ts';
 
 export const OutcomesParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
-export const OutcomesQuery = Type.Object({
-  days: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      maximum: OUTCOME_DAYS_MAX,
-      default: OUTCOME_DAYS_DEFAULT,
-      description: 'The window: conversations started in the last `days` days (default 30).',
-    }),
-  ),
-});
+// Query strings arrive as text (no coercion in this app): 1–365 spelled as a plain decimal number.
+export const OutcomesQuery = Type.Object(
+  {
+    days: Type.Optional(
+      Type.String({
+        pattern: '^(?:[1-9]|[1-9][0-9]|[12][0-9]{2}|3[0-5][0-9]|36[0-5])$',
+        description: `The window: conversations started in the last \`days\` days, 1–${OUTCOME_DAYS_MAX} (default ${OUTCOME_DAYS_DEFAULT}).`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The window a request asks for (the schema has checked it is 1–365). */
+export const outcomeDays = (query: { days?: string }): number =>
+  query.days === undefined ? OUTCOME_DAYS_DEFAULT : Number(query.days);
 
 /**
  * `GET /platform/v1/digital-employees/{id}/outcomes` (scope `digital_employees:read`): the metrics of
@@ -43,7 +49,7 @@ export function registerOutcomeRoutes(
     async (request) => {
       const { companyId } = principalOf(request);
       const employee = await deps.digitalEmployees.get(companyId, request.params.id);
-      return outcomesOf(deps.db, companyId, employee.id, request.query.days ?? OUTCOME_DAYS_DEFAULT);
+      return outcomesOf(deps.db, companyId, employee.id, outcomeDays(request.query));
     },
   );
 }

@@ -6,8 +6,8 @@ import {
 } from '../digital-employees/digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees/digital-employees.settings.ts';
 import { RESPONDERS } from '../digital-employees/digital-employees.settings.ts';
-import { OutcomesParams, OutcomesQuery } from '../digital-employees/outcomes.routes.ts';
-import { OUTCOME_DAYS_DEFAULT, outcomesOf } from '../digital-employees/outcomes.ts';
+import { OutcomesParams, OutcomesQuery, outcomeDays } from '../digital-employees/outcomes.routes.ts';
+import { outcomesOf } from '../digital-employees/outcomes.ts';
 import type { App } from '../http/types.ts';
 import { emptyStats } from '../webchat/feedback/feedback.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
@@ -110,7 +110,7 @@ export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): vo
     async (request) => {
       const companyId = sessionOf(request).user.companyId;
       const employee = await employees.get(companyId, request.params.id);
-      return outcomesOf(ctx.store.db, companyId, employee.id, request.query.days ?? OUTCOME_DAYS_DEFAULT);
+      return outcomesOf(ctx.store.db, companyId, employee.id, outcomeDays(request.query));
     },
   );
 
