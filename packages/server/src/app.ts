@@ -2,7 +2,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { type AppContext, startServices } from './context.ts';
 import { registerActionRoutes } from './digital-employees/actions/actions.routes.ts';
-import { registerOutcomeRoutes } from './digital-employees/outcomes.routes.ts';
 import { registerProblemHandlers } from './errors/problem.ts';
 import { type Readiness, registerHealthRoutes } from './health/health.routes.ts';
 import { createEdge } from './http/edge.ts';
@@ -78,9 +77,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await registerOAuth(app, ctx);
   registerWhoamiRoute(app);
   await registerConnectorRoutes(app, ctx);
-  registerActionRoutes(app, ctx.actions);
-  // Outcomes per digital employee: the queries of docs/outcomes.md.
-  registerOutcomeRoutes(app, { db: ctx.store.db, digitalEmployees: ctx.digitalEmployees });
+  // Actions and outcomes (docs/outcomes.md) of digital employees.
+  registerActionRoutes(app, ctx.actions, ctx.digitalEmployees);
   await registerWebhookRoutes(app, ctx.webhooks.service);
   // Erasure and export of a visitor's data (docs/privacy.md).
   registerPrivacyRoutes(app, ctx.privacy.service);

@@ -1,5 +1,5 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
-import type { Database } from '../storage/schema.ts';
+import { Type } from '@sinclair/typebox';
+import { type QueryExecutorProvider, type RawBuilder, sql } from 'kysely';
 
 /**
  * The outcomes of one digital employee, each metric one SQL query. docs/outcomes.md prints these very texts (a test
@@ -82,6 +82,23 @@ export interface DigitalEmployeeOutcomes {
 export const OUTCOME_DAYS_DEFAULT = 30;
 export const OUTCOME_DAYS_MAX = 365;
 
+// Query strings arrive as text (no coercion in this app): 1–365 spelled as a plain decimal number.
+export const OutcomesQuery = Type.Object(
+  {
+    days: Type.Optional(
+      Type.String({
+        pattern: '^(?:[1-9]|[1-9][0-9]|[12][0-9]{2}|3[0-5][0-9]|36[0-5])$',
+        description: `The window: conversations started in the last \`days\` days, 1–${OUTCOME_DAYS_MAX} (default ${OUTCOME_DAYS_DEFAULT}).`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The window a request asks for (the schema has checked it is 1–365). */
+export const outcomeDays = (query: { days?: string }): number =>
+  query.days === undefined ? OUTCOME_DAYS_DEFAULT : Number(query.days);
+
 /** The query text with each `:name` bound as a parameter (the text itself is a constant above, never input). */
 export function bindOutcomeQuery(text: string, params: OutcomeParams): RawBuilder<Record<string, unknown>> {
   const parts = text.split(/:(company_id|employee_id|since)\b/);
@@ -94,7 +111,7 @@ export function bindOutcomeQuery(text: string, params: OutcomeParams): RawBuilde
 }
 
 async function one(
-  db: Kysely<Database>,
+  db: QueryExecutorProvider,
   name: OutcomeQueryName,
   params: OutcomeParams,
 ): Promise<Record<string, unknown>> {
@@ -107,7 +124,7 @@ const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(
 
 /** Runs every query of OUTCOME_QUERIES for one employee and window (the caller has checked the employee exists). */
 export async function outcomesOf(
-  db: Kysely<Database>,
+  db: QueryExecutorProvider,
   companyId: string,
   employeeId: string,
   days: number,

@@ -3,11 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import {
   type DigitalEmployee,
   digitalEmployeeToJson,
+  OutcomesQuery,
+  outcomeDays,
 } from '../digital-employees/digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees/digital-employees.settings.ts';
 import { RESPONDERS } from '../digital-employees/digital-employees.settings.ts';
-import { OutcomesParams, OutcomesQuery, outcomeDays } from '../digital-employees/outcomes.routes.ts';
-import { outcomesOf } from '../digital-employees/outcomes.ts';
 import type { App } from '../http/types.ts';
 import { emptyStats } from '../webchat/feedback/feedback.service.ts';
 import { PageQuery, pageOf } from './pagination.ts';
@@ -106,11 +106,13 @@ export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): vo
   // The portal's "Outcomes" section: the same queries (docs/outcomes.md) as the platform route.
   app.get(
     '/digital-employees/:id/outcomes',
-    { schema: { params: OutcomesParams, querystring: OutcomesQuery } },
+    { schema: { params: IdParams, querystring: OutcomesQuery } },
     async (request) => {
-      const companyId = sessionOf(request).user.companyId;
-      const employee = await employees.get(companyId, request.params.id);
-      return outcomesOf(ctx.store.db, companyId, employee.id, outcomeDays(request.query));
+      return employees.outcomes(
+        sessionOf(request).user.companyId,
+        request.params.id,
+        outcomeDays(request.query),
+      );
     },
   );
 
