@@ -85,7 +85,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   });
   registerWhoamiRoute(app);
   await registerConnectorRoutes(app, { connectors: ctx.connectors, connectorCaller: ctx.connectorCaller });
-  registerActionRoutes(app, ctx.actions);
+  // Actions and outcomes (docs/outcomes.md) of digital employees.
+  registerActionRoutes(app, ctx.actions, ctx.digitalEmployees);
   await registerWebhookRoutes(app, ctx.webhooks.service);
   // Erasure and export of a visitor's data (docs/privacy.md).
   registerPrivacyRoutes(app, ctx.privacy.service);

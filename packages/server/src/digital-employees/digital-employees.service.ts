@@ -28,6 +28,10 @@ import {
   validateSettings,
 } from './digital-employees.settings.ts';
 import type { DigitalEmployeesTable } from './digital-employees.tables.ts';
+import { type DigitalEmployeeOutcomes, outcomesOf } from './outcomes.ts';
+
+// The routes of both APIs take the outcomes window's schema from here (docs/outcomes.md).
+export { OutcomesQuery, outcomeDays } from './outcomes.ts';
 
 export interface DigitalEmployee {
   id: string;
@@ -170,6 +174,12 @@ export class DigitalEmployeesService {
       this.byId({ company_id: companyId, id }),
     );
     return rows[0] && fromRow(rows[0]);
+  }
+
+  /** The metrics of docs/outcomes.md over the last `days` days; 404 for an unknown or another company's employee. */
+  async outcomes(companyId: string, id: string, days: number): Promise<DigitalEmployeeOutcomes> {
+    const employee = await this.get(companyId, id);
+    return outcomesOf(this.db, companyId, employee.id, days);
   }
 
   async get(companyId: string, id: string): Promise<DigitalEmployee> {

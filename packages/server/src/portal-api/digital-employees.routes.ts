@@ -3,6 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import {
   type DigitalEmployee,
   digitalEmployeeToJson,
+  OutcomesQuery,
+  outcomeDays,
 } from '../digital-employees/digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees/digital-employees.settings.ts';
 import { RESPONDERS } from '../digital-employees/digital-employees.settings.ts';
@@ -100,6 +102,19 @@ export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): vo
       (await ctx.webchat.feedback.statsByEmployee(companyId)).get(employee.id) ?? emptyStats(employee.id)
     );
   });
+
+  // The portal's "Outcomes" section: the same queries (docs/outcomes.md) as the platform route.
+  app.get(
+    '/digital-employees/:id/outcomes',
+    { schema: { params: IdParams, querystring: OutcomesQuery } },
+    async (request) => {
+      return employees.outcomes(
+        sessionOf(request).user.companyId,
+        request.params.id,
+        outcomeDays(request.query),
+      );
+    },
+  );
 
   app.post('/digital-employees', { schema: { body: CreateEmployee } }, async (request, reply) => {
     const b = request.body;

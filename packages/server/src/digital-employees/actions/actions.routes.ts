@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
+import { type DigitalEmployeesService, OutcomesQuery, outcomeDays } from '../digital-employees.service.ts';
 import { ACTION_METHODS, type ActionsService } from './actions.service.ts';
 
 const Params = Type.Object({ id: Type.String({ maxLength: 100 }) });
@@ -35,7 +36,30 @@ const docs = (summary: string, description?: string) => ({
  * `/platform/v1/digital-employees/{id}/actions` (docs/design.md "Actions"): scopes `digital_employees:read` /
  * `digital_employees:write`, always the token's company (another company's employee answers 404).
  */
-export function registerActionRoutes(app: App, actions: ActionsService): void {
+export function registerActionRoutes(
+  app: App,
+  actions: ActionsService,
+  employees: DigitalEmployeesService,
+): void {
+  // Beside the actions because both are the platform's digital-employee routes (one registration in app.ts).
+  app.get(
+    '/platform/v1/digital-employees/:id/outcomes',
+    {
+      config: { requiredScope: 'digital_employees:read' },
+      schema: {
+        ...docs(
+          'Outcomes of a digital employee',
+          'Conversations, answered from knowledge, handed over, resolved without a person, feedback and CSAT over ' +
+            'the last `days` days — each the query printed in docs/outcomes.md.',
+        ),
+        params: Params,
+        querystring: OutcomesQuery,
+      },
+    },
+    async (request) =>
+      employees.outcomes(principalOf(request).companyId, request.params.id, outcomeDays(request.query)),
+  );
+
   app.post(
     '/platform/v1/digital-employees/:id/actions',
     {
