@@ -61,7 +61,7 @@ export async function registerPortal(app: App, ctx: AppContext): Promise<void> {
           registerAuditRoutes(api as App, deps);
           registerSystemRoutes(api as App, deps);
           registerInboxRoutes(api as App, ctx.webchat, ctx.workspace.service);
-          registerWorkspaceRoutes(api as App, ctx.webchat, ctx.workspace);
+          registerWorkspaceRoutes(api as App, ctx.webchat, ctx.workspace, ctx.knowledge);
           registerRoutingRoutes(api as App, ctx.webchat);
           registerCannedResponseRoutes(api as App, ctx.webchat);
           registerSearchRoutes(api as App, ctx.webchat);
