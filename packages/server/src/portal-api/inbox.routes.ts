@@ -9,7 +9,8 @@ import type { PortalUser } from '../users/users.service.ts';
 import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
 import { type Conversation, channelOf, platformConversationView } from '../webchat/conversation.ts';
 import type { AgentMessageInput } from '../webchat/conversations/conversation-commands.ts';
-import type { MessageAuthor } from '../webchat/messages/message.ts';
+import { type MessageAuthor, textOf } from '../webchat/messages/message.ts';
+import { SUMMARY_HEADING } from '../webchat/notes/handover-summary.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
@@ -174,9 +175,9 @@ export function registerInboxRoutes(app: App, webchat: Webchat, workspace: Works
       snoozed_until: conversation.status === 'closed' ? null : conversation.snoozedUntil,
       labels: conversation.labels,
       visitor: await workspace.visitorPanel(conversation, (id) => webchat.attachments.urlFor(id)),
-      // The newest hand-over summary note: none can be told apart yet (the notes core stores no note kind), so
-      // null until hand-over summaries land; the UI shows "Summarise" on demand meanwhile.
-      summary: null,
+      // The newest hand-over summary note (webchat/notes/handover-summary.ts marks it `kind: handover_summary`),
+      // without its heading: the inbox shows it at the top of the conversation.
+      summary: await handoverSummaryOf(webchat, conversation.id),
     };
   });
 
@@ -283,4 +284,16 @@ export function registerInboxRoutes(app: App, webchat: Webchat, workspace: Works
       channel,
     };
   }
+}
+
+/** The conversation's newest hand-over summary as the portal shows it, or null when it has none. */
+async function handoverSummaryOf(
+  webchat: Webchat,
+  conversationId: string,
+): Promise<{ text: string; created_at: string } | null> {
+  const note = await webchat.store.latestNoteOfKind(conversationId, 'handover_summary');
+  if (!note) return null;
+  const text = textOf(note);
+  const body = text.startsWith(SUMMARY_HEADING) ? text.slice(SUMMARY_HEADING.length).trim() : text;
+  return { text: body, created_at: note.created_at };
 }

@@ -60,7 +60,7 @@ export async function registerPortal(
           registerAuditRoutes(api as App, deps);
           registerSystemRoutes(api as App, system);
           registerInboxRoutes(api as App, ctx.webchat, ctx.workspace.service);
-          registerWorkspaceRoutes(api as App, ctx.webchat, ctx.workspace);
+          registerWorkspaceRoutes(api as App, ctx.webchat, ctx.workspace, ctx.knowledge);
           registerRoutingRoutes(api as App, ctx.webchat);
           registerCannedResponseRoutes(api as App, ctx.webchat);
           registerSearchRoutes(api as App, ctx.webchat);

@@ -2,10 +2,12 @@ import { NOTE_LIMITS } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
+import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import { displayNameOf } from '../users/display-name.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
 import { extractiveSummary } from '../workspace/extractive-summary.ts';
+import { lastVisitorQuestion, suggestedReplies } from '../workspace/suggested-replies.ts';
 import { LabelsBody, StatusBody } from '../workspace/workspace.schemas.ts';
 import type { Workspace } from '../workspace/workspace.ts';
 import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
@@ -34,6 +36,7 @@ export function registerWorkspaceRoutes(
   app: App,
   webchat: Webchat,
   { service: workspace, mentions }: Workspace,
+  knowledge: KnowledgeSearch,
 ): void {
   const any = { portalAccess: 'any' as const };
   const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
@@ -87,6 +90,19 @@ export function registerWorkspaceRoutes(
       const conversation = await webchat.commands.find(companyOf(request), request.params.id);
       const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
       return { summary: extractiveSummary(messages) };
+    },
+  );
+
+  // Suggested replies from the company's knowledge for the visitor's last question (workspace/suggested-replies.ts):
+  // only the company's own sources, never sent by themselves — the inbox inserts one into the composer on a click.
+  app.get(
+    '/inbox/conversations/:id/suggestions',
+    { config: any, schema: { params: IdParams } },
+    async (request) => {
+      const companyId = companyOf(request);
+      const conversation = await webchat.commands.find(companyId, request.params.id);
+      const { messages } = await webchat.store.page(conversation.id, { limit: 50 });
+      return { suggestions: await suggestedReplies(knowledge, companyId, lastVisitorQuestion(messages)) };
     },
   );
 

@@ -51,7 +51,7 @@ import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
-import { HandoverSummaries, SUMMARY_HEADING } from './notes/handover-summary.ts';
+import { HandoverSummaries } from './notes/handover-summary.ts';
 import { actionCallNote, NotesService } from './notes/notes.service.ts';
 import { ReadMarks } from './reads/read-marks.ts';
 import { endSessionSubscriptions } from './realtime/channel-access.ts';
@@ -278,18 +278,17 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   const summaries = new HandoverSummaries({
     transcript: async (conversationId, limit) => (await messages.page(conversationId, { limit })).messages,
     latestSummaryAfter: async (conversationId) => {
-      const latest = (role: 'note' | 'user', like?: string) => {
-        let q = store.db
-          .selectFrom('messages')
-          .select((eb) => eb.fn.max('position').as('p'))
-          .where('conversation_id', '=', conversationId)
-          .where('role', '=', role);
-        if (like) q = q.where('blocks', 'like', like);
-        return q.executeTakeFirst().then((r) => Number(r?.p ?? 0));
-      };
+      const latestVisitor = store.db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.max('position').as('p'))
+        .where('conversation_id', '=', conversationId)
+        .where('role', '=', 'user')
+        .executeTakeFirst()
+        .then((r) => Number(r?.p ?? 0));
+      // By the note's kind, not its text: an agent's note quoting the heading is no summary.
       const [summary, visitor] = await Promise.all([
-        latest('note', `%${SUMMARY_HEADING.replaceAll('*', '')}%`),
-        latest('user'),
+        messages.latestNoteOfKind(conversationId, 'handover_summary').then((n) => n?.position ?? 0),
+        latestVisitor,
       ]);
       return summary > visitor;
     },

@@ -20,7 +20,8 @@ export interface ConversationDetail {
   snoozed_until?: string | null;
   labels?: string[];
   visitor?: VisitorDetail | null;
-  summary?: string | null;
+  /** The newest hand-over summary (a note Parley wrote when the conversation was handed to a person). */
+  summary?: { text: string; created_at: string } | null;
 }
 
 export interface PaneContext {
@@ -78,7 +79,7 @@ export class ConversationPane {
       sendNote: (text, mentions) => this.sendNote(text, mentions),
     });
     this.visitor = visitorPanel(this.conversation, detail.visitor, (id) => ctx.openConversation(id));
-    const summary = summaryBox(detail.summary);
+    const summary = summaryBox(detail.summary?.text);
     const tools = h('div', { class: 'ai-tools' }, this.workspace ? summariseButton(this.id, summary) : null);
     this.setState(this.conversation);
     replaceChildren(

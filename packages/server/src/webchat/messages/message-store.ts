@@ -33,7 +33,12 @@ export interface NewMessage {
 export interface NoteMeta {
   authorType: NoteAuthorType;
   mentions: string[];
+  /** What the note is when Parley wrote it for a purpose: `handover_summary` (notes/handover-summary.ts). */
+  kind?: NoteKind;
 }
+
+/** Notes Parley writes for a purpose; an agent's own notes have no kind. */
+export type NoteKind = 'handover_summary';
 
 /** Which reads may see notes: agents' (platform, portal) do; a visitor's never do. */
 export interface ReadAudience {
@@ -203,7 +208,11 @@ export class MessageStore {
         updated_at: at,
         note_meta:
           input.role === 'note' && input.note
-            ? JSON.stringify({ author_type: input.note.authorType, mentions: input.note.mentions })
+            ? JSON.stringify({
+                author_type: input.note.authorType,
+                mentions: input.note.mentions,
+                ...(input.note.kind ? { kind: input.note.kind } : {}),
+              })
             : null,
       }),
     );
@@ -382,6 +391,23 @@ export class MessageStore {
       .selectAll()
       .where('conversation_id', '=', conversationId)
       .where('role', 'in', ['digital_employee', 'agent'])
+      .orderBy('position', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && toSnapshot(row);
+  }
+
+  /**
+   * The conversation's newest note of a kind (e.g. its latest hand-over summary). `note_meta` is text JSON on both
+   * stores, written by `insert` with `kind` last, so a LIKE on the serialised pair finds it without JSON operators.
+   */
+  async latestNoteOfKind(conversationId: string, kind: NoteKind): Promise<MessageSnapshot | undefined> {
+    const row = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', conversationId)
+      .where('role', '=', 'note')
+      .where('note_meta', 'like', `%"kind":${JSON.stringify(kind)}%`)
       .orderBy('position', 'desc')
       .limit(1)
       .executeTakeFirst();

@@ -66,6 +66,7 @@ export class HandoverSummaries {
     const byModel = Boolean(text);
     await this.deps.notes.addNote(conversation.companyId, conversation.id, {
       text: `${SUMMARY_HEADING}\n\n${byModel ? text : extractiveSummary(messages)}`,
+      kind: 'handover_summary',
       author:
         byModel && model
           ? { type: 'digital_employee', id: model.employeeId, name: model.employeeName }

@@ -10,7 +10,7 @@ import type { Logger } from '../../logging/logger.ts';
 import type { ConversationsService } from '../conversations/conversations.service.ts';
 import type { MessageSnapshot } from '../messages/message.ts';
 import { textOf } from '../messages/message.ts';
-import type { MessageStore } from '../messages/message-store.ts';
+import type { MessageStore, NoteKind } from '../messages/message-store.ts';
 import { conversationNotFound, invalidNote } from '../webchat.errors.ts';
 
 const NOTE_MAX_BYTES = NOTE_LIMITS.textBytes;
@@ -29,6 +29,8 @@ export interface NewNote {
   author: NoteAuthor;
   /** Portal users of the company the note is for (their ids). */
   mentions?: string[];
+  /** Set when Parley writes the note for a purpose (a hand-over summary), so readers can find it again. */
+  kind?: NoteKind;
 }
 
 export type { InboxNote, NoteView };
@@ -70,7 +72,7 @@ export class NotesService {
       author: { id: input.author.id, name: input.author.name },
       status: 'complete',
       blocks: [{ id: randomUUID(), type: 'markdown', content: text }],
-      note: { authorType: input.author.type, mentions },
+      note: { authorType: input.author.type, mentions, ...(input.kind ? { kind: input.kind } : {}) },
     });
     const view = noteView(snapshot);
     const event: InboxNote = { version: 1, event: 'note', conversation_id: conversation.id, note: view };
