@@ -39,6 +39,11 @@ for (const database of TEST_DATABASES) {
         'conversations:write',
         'webhooks:read',
         'webhooks:write',
+        'privacy:write',
+        'knowledge:read',
+        'knowledge:write',
+        'digital_employees:read',
+        'digital_employees:write',
       ]);
 
       const issued = await requestToken(server, client_id, client_secret);

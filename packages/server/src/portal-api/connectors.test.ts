@@ -73,7 +73,11 @@ for (const database of TEST_DATABASES) {
       assert.equal(row.key_version, 2);
       assert.ok(row.rotated_at);
       assert.ok(!list.text.includes('key-one') && !list.text.includes('key-two'), 'keys are never listed');
-      assert.deepEqual(list.body.types.map((t: { name: string }) => t.name).sort(), ['openai', 'webhook']);
+      assert.deepEqual(list.body.types.map((t: { name: string }) => t.name).sort(), [
+        'http',
+        'openai',
+        'webhook',
+      ]);
       const logs = server.logs.join('\n');
       assert.ok(!logs.includes('key-one') && !logs.includes('key-two'), 'keys are never logged');
       const events = await server.ctx.audit.list({ subject: id });

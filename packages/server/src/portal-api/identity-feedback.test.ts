@@ -96,7 +96,12 @@ for (const database of TEST_DATABASES) {
 
       const list = await agent.get('/inbox/conversations?status=open');
       const item = list.body.items.find((c: { id: string }) => c.id === conversation.id);
-      assert.deepEqual(item.visitor, { id: 'crm-1001', name: 'Ada Lovelace', email: 'ada@example.com' });
+      assert.deepEqual(item.visitor, {
+        id: 'crm-1001',
+        name: 'Ada Lovelace',
+        email: 'ada@example.com',
+        attributes: {},
+      });
       assert.equal(item.unread_count, 0, 'no visitor message yet');
       assert.equal(item.csat, null);
       const detail = await agent.get(`/inbox/conversations/${conversation.id}`);
