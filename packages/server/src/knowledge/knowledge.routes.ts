@@ -1,5 +1,6 @@
 import multipart from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors/app-error.ts';
 import type { App } from '../http/types.ts';
 import { bearerErrorResponses } from '../oauth/bearer.schemas.ts';
 import { principalOf } from '../oauth/principal.ts';
@@ -175,6 +176,18 @@ async function inputOf(request: FastifyRequest, maxBytes: number): Promise<Sourc
       throw new InvalidKnowledgeSourceError('body', 'must be application/json or multipart/form-data');
     return sourceInputOf(request.body);
   }
+  try {
+    return await multipartInputOf(request, maxBytes);
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    // A multipart body that ended early or broke mid-part (busboy's "Premature close", "terminated early", a
+    // malformed boundary) is the client's fault and nothing was stored: a 400, never a logged 500.
+    throw new InvalidKnowledgeSourceError('file', 'the multipart body is incomplete or malformed');
+  }
+}
+
+/** A multipart form with one `file` part and the optional `title` and `url` fields. */
+async function multipartInputOf(request: FastifyRequest, maxBytes: number): Promise<SourceInput> {
   const fields: Record<string, string> = {};
   let file: { bytes: Buffer; fileName: string; declaredType: string } | undefined;
   for await (const part of request.parts({
