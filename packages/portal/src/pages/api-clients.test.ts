@@ -10,6 +10,9 @@ describe('portal in a browser: API clients page', () => {
   let browser: TestBrowser;
   before(async () => {
     ({ server, browser } = await startPortalPage());
+    // Everyone lands on the inbox; API clients are one click away.
+    await browser.page.getByRole('link', { name: 'API clients' }).click();
+    await browser.page.getByRole('heading', { name: 'API clients', exact: true }).waitFor();
   });
   after(() => closePortalPage({ server, browser }));
 

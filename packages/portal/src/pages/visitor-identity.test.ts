@@ -134,7 +134,8 @@ describe('portal in a browser: visitor identity, unread counts and ratings', () 
       body: JSON.stringify({ score: 5, comment: 'Grace was great' }),
     });
     assert.equal(rated.status, 200);
-    await page.getByLabel('Status').selectOption('resolved');
+    // The list's status filter (the conversation pane has a Status control of its own).
+    await page.locator('#inbox-status').selectOption('resolved');
     await page.locator(`a.conversation[data-id="${conversation.id}"]`).click();
     await page.getByRole('complementary', { name: 'Visitor' }).getByText('5/5 — “Grace was great”').waitFor();
 
