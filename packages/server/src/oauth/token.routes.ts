@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { Config } from '../config/schema.ts';
@@ -242,6 +242,18 @@ export function registerRevocationRoutes(
     return form.token;
   };
 
+  /** Both endpoints authenticate the client as the token endpoint does, then read the token's claims if it is active. */
+  const clientAndClaims = async (request: FastifyRequest) => {
+    const form = (request.body as FormParams | undefined) ?? invalidBody();
+    const token = tokenOf(form);
+    const client = await endpoint.authenticateClient({
+      form,
+      authorization: request.headers.authorization,
+      ip: request.ip,
+    });
+    return { client, claims: await verifier.activeClaims(token) };
+  };
+
   scope.post(
     REVOKE_PATH,
     {
@@ -254,14 +266,7 @@ export function registerRevocationRoutes(
       },
     },
     async (request, reply) => {
-      const form = (request.body as FormParams | undefined) ?? invalidBody();
-      const token = tokenOf(form);
-      const client = await endpoint.authenticateClient({
-        form,
-        authorization: request.headers.authorization,
-        ip: request.ip,
-      });
-      const claims = await verifier.activeClaims(token);
+      const { client, claims } = await clientAndClaims(request);
       if (claims && claims.company_id === client.companyId) {
         await revocations.revoke({
           jti: claims.jti,
@@ -294,14 +299,7 @@ export function registerRevocationRoutes(
       },
     },
     async (request, reply) => {
-      const form = (request.body as FormParams | undefined) ?? invalidBody();
-      const token = tokenOf(form);
-      const client = await endpoint.authenticateClient({
-        form,
-        authorization: request.headers.authorization,
-        ip: request.ip,
-      });
-      const claims = await verifier.activeClaims(token);
+      const { client, claims } = await clientAndClaims(request);
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       if (!claims || claims.company_id !== client.companyId) return { active: false };
       return {

@@ -174,15 +174,11 @@ export class RetentionSweeper implements ScheduledJob {
       .limit(this.batchSize)
       .execute();
     if (messages.length > 0) {
-      const deleted = await this.db
-        .deleteFrom('messages')
-        .where(
-          'id',
-          'in',
-          messages.map((m) => m.id),
-        )
-        .executeTakeFirst();
-      this.report('message', Number(deleted.numDeletedRows));
+      await this.deleteRows(
+        'messages',
+        messages.map((m) => m.id),
+        'message',
+      );
       if (messages.length === this.batchSize) return true;
     }
     for (const id of ids) await this.deleteConversation(id);
@@ -206,16 +202,12 @@ export class RetentionSweeper implements ScheduledJob {
         .execute();
       if (messages.length === 0) break;
       const started = performance.now();
-      const deleted = await this.db
-        .deleteFrom('messages')
-        .where(
-          'id',
-          'in',
-          messages.map((m) => m.id),
-        )
-        .executeTakeFirst();
+      await this.deleteRows(
+        'messages',
+        messages.map((m) => m.id),
+        'message',
+      );
       const perRow = (performance.now() - started) / messages.length;
-      this.report('message', Number(deleted.numDeletedRows));
       this.statementRows = Math.min(
         MAX_STATEMENT_ROWS,
         Math.max(MIN_STATEMENT_ROWS, Math.floor(this.budgetMs / 4 / Math.max(perRow, 0.01))),
@@ -277,17 +269,11 @@ export class RetentionSweeper implements ScheduledJob {
       )
       .limit(this.batchSize)
       .execute();
-    if (orphans.length > 0) {
-      const deleted = await this.db
-        .deleteFrom('webhook_events')
-        .where(
-          'id',
-          'in',
-          orphans.map((row) => row.id),
-        )
-        .executeTakeFirst();
-      this.report('webhook_event', Number(deleted.numDeletedRows));
-    }
+    await this.deleteRows(
+      'webhook_events',
+      orphans.map((row) => row.id),
+      'webhook_event',
+    );
     return due.length === this.batchSize || orphans.length === this.batchSize;
   }
 
@@ -300,16 +286,23 @@ export class RetentionSweeper implements ScheduledJob {
       .limit(this.batchSize)
       .execute();
     if (due.length === 0) return false;
-    const deleted = await this.db
-      .deleteFrom('audit_events')
-      .where(
-        'id',
-        'in',
-        due.map((row) => row.id),
-      )
-      .executeTakeFirst();
-    this.report('audit_event', Number(deleted.numDeletedRows));
+    await this.deleteRows(
+      'audit_events',
+      due.map((row) => row.id),
+      'audit_event',
+    );
     return due.length === this.batchSize;
+  }
+
+  /** Deletes the rows `ids` of `table` (none: nothing to do) and counts them as `kind`. */
+  private async deleteRows(
+    table: 'messages' | 'webhook_events' | 'audit_events',
+    ids: string[],
+    kind: RetentionKind,
+  ): Promise<void> {
+    if (ids.length === 0) return;
+    const deleted = await this.db.deleteFrom(table).where('id', 'in', ids).executeTakeFirst();
+    this.report(kind, Number(deleted.numDeletedRows));
   }
 
   private report(kind: RetentionKind, count: number): void {
