@@ -104,7 +104,7 @@ test('a pasted image uploads with progress, shows as a thumbnail, and the agent 
   const agent = await browser.context.newPage();
   await signIn(agent, 'kim@demo.test', PASSWORD);
   const [conversation] = await server.ctx.webchat.conversations.listForCompany(companyId, { limit: 1 });
-  await agent.locator(`button.conversation[data-id="${conversation!.id}"]`).click();
+  await agent.locator(`a.conversation[data-id="${conversation!.id}"]`).click();
   const inInbox = agent.locator('.message.user img.thumbnail');
   assert.deepEqual(await loadedSize(inInbox), { width: 48, height: 32 });
   await agent.screenshot({ path: join(artifacts, 'attachments-4-inbox.png'), fullPage: true });
