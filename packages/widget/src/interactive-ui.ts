@@ -43,7 +43,7 @@ export function interactiveBlocksFor(
 }
 
 /**
- * What an answer is based on (docs/knowledge.md "Citations"): each source as a link when its `url` is http(s)
+ * What an answer is based on (docs/knowledge.md "Cited answers"): each source as a link when its `url` is http(s)
  * (opened in a new tab, `rel="noopener noreferrer"`, like card links), else as its title in plain text.
  */
 function sources(doc: Document, block: SourcesBlock, strings: WidgetStrings): HTMLElement | null {

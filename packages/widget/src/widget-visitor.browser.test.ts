@@ -112,6 +112,7 @@ test('an identified visitor sees the same history in a second browser, and messa
     id: 'shopper-1',
     name: 'Ada',
     email: 'ada@example.com',
+    attributes: {},
   });
 
   // Another browser (its own profile: nothing stored) with Parley.init and a token callback, as an SPA embeds it.

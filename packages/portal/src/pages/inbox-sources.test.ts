@@ -12,7 +12,7 @@ import {
 import { screenshot, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
-// A cited answer in the agent inbox (docs/knowledge.md "Citations"): the company's builtin digital employee answered
+// A cited answer in the agent inbox (docs/knowledge.md "Cited answers"): the company's builtin digital employee answered
 // from knowledge, and the transcript shows the sources under the answer, the http(s) one as a safe link.
 describe('portal in a browser: sources of an answer in the inbox', () => {
   let server: TestServer;

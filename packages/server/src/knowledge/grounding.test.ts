@@ -22,7 +22,7 @@ const sourcesOf = (chunks: ReplyChunk[]) =>
 const handoverOffered = (chunks: ReplyChunk[]) =>
   blocksOf(chunks).some((b) => b.type === 'quick_replies' && b.options.some((o) => o.id === 'handover'));
 
-// Cited answers (DESIGN.md "Knowledge, cited answers and actions"): the builtin employee answers from knowledge
+// Cited answers (docs/knowledge.md): the builtin employee answers from knowledge
 // without a model, the openai employee gets the passages and cites them; both say "I don't know" in code.
 for (const database of TEST_DATABASES) {
   describe(`answers from knowledge (${database})`, () => {

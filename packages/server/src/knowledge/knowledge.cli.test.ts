@@ -7,7 +7,7 @@ import { TEST_DATABASES } from '../testing/databases.ts';
 import { pdfWith, RETURNS_ARTICLE, startPageServer } from '../testing/knowledge/knowledge-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
-// `parley knowledge add|list|search|delete` (DESIGN.md "Knowledge, cited answers and actions"), on both stores.
+// `parley knowledge add|list|search|delete` (docs/knowledge.md), on both stores.
 for (const database of TEST_DATABASES) {
   describe(`knowledge CLI (${database})`, () => {
     let server: TestServer;

@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
-// The /platform/v1/knowledge routes of DESIGN.md "Knowledge, cited answers and actions", on both stores.
+// The /platform/v1/knowledge routes of docs/knowledge.md, on both stores.
 for (const database of TEST_DATABASES) {
   describe(`knowledge API (${database})`, () => {
     let server: TestServer;

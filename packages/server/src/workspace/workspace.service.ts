@@ -65,7 +65,7 @@ export interface WorkspaceDeps {
  * conversation (`open`, `pending` — waiting on the visitor —, `snoozed` until a time), the company's labels, and the
  * inbox list filtered by view, status, label and visitor attributes, unread first. Closing stays the lifecycle's
  * (ConversationCommands.close); a closed conversation shows as `resolved`. Every change is audited, recorded for
- * webhooks in its own transaction (webhooks/events.ts) and published to the live inbox.
+ * webhooks in its own transaction (packages/server/src/events/domain-events.ts) and published to the live inbox.
  */
 export class WorkspaceService {
   private readonly clock: () => number;

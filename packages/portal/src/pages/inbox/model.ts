@@ -2,7 +2,7 @@ import type { Csat, InboxConversationView, PlatformConversationView } from '@par
 
 /**
  * What the inbox reads of a conversation: the platform view and the inbox's own fields (unread count, CSAT, last
- * message), plus the agent-workspace fields of ../shared DESIGN "Agent workspace" when the server sends them
+ * message), plus the agent-workspace fields of docs/design.md "Agent workspace" when the server sends them
  * (status open / pending / snoozed / resolved, snooze time, labels, assignee). Every new field is optional: the UI
  * works with a server that does not send them yet and shows the controls only when they are there.
  */

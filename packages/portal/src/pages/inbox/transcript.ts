@@ -173,7 +173,7 @@ function interactiveElement(b: ReceivedBlock): HTMLElement[] {
 }
 
 /**
- * What a digital employee's answer was based on (docs/knowledge.md "Citations"): each source's title, a link when its
+ * What a digital employee's answer was based on (docs/knowledge.md "Cited answers"): each source's title, a link when its
  * URL is http(s) (new tab, no referrer, no opener), so the agent can check the answer against it.
  */
 function sourcesElement(block: SourcesBlock): HTMLElement[] {

@@ -1,7 +1,7 @@
 /**
  * Shared by the broker contract suites (`*.test-suite.ts` in this folder): the backend factory each test file
  * provides, nodes that record every event they receive, and the waits the suites use. Every `Broker` +
- * `PresenceManager` pair (see `../types.ts`) must pass every suite; the rules are those of
+ * `PresenceManager` pair (see `packages/realtime/src/broker/types.ts`) must pass every suite; the rules are those of
  * docs/protocol.md "History, recovery and positioning" and "Redis broker layout" (streams, offsets, epochs,
  * one PUB/SUB path).
  */

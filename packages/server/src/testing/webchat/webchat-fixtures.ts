@@ -96,7 +96,7 @@ export interface ConnectedVisitor {
   position: { offset: number; epoch: string };
   /** The `data` of every subscribe result so far (the replies in flight: webchat/realtime/in-flight.ts). */
   subscribedData: unknown[];
-  /** Read events received (live, outside history; reads/read-marks.ts): not envelopes, so not in `log`. */
+  /** Read events received (live, outside history; packages/server/src/webchat/reads/read-marks.ts): not envelopes, so not in `log`. */
   readEvents: ReadEvent[];
   close(): void;
 }

@@ -215,7 +215,7 @@ export class ReplyStream {
   offer(blocks: readonly ReplyBlockInput[]): void {
     if (this.finished || blocks.length === 0) return;
     for (const block of blocks) this.offers.push({ id: randomUUID(), ...block } as Block);
-    // `sources` come right after the markdown, before any choices (docs/knowledge.md "Citations").
+    // `sources` come right after the markdown, before any choices (docs/knowledge.md "Cited answers").
     this.offers.sort((a, b) => Number(b.type === 'sources') - Number(a.type === 'sources'));
     this.scheduleFlush();
   }

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 
 /**
  * The longest text of each streaming reply that clients may have been shown, kept outside the node that streams it
- * (docs/architecture.md "Replies"). The store holds a partial reply's text only as of its last persist
+ * (docs/architecture.md "Flow of a message"). The store holds a partial reply's text only as of its last persist
  * (`streamPersistIntervalMs`), while partials go out every flush: a node that dies between the two has shown words
  * the store does not have. The contract (DESIGN "Hostile input and faults") is that the final `complete` text
  * begins with every text any client was shown, so a stream records each partial's text here *before* it publishes
@@ -24,7 +24,7 @@ export interface ShownTexts {
 
 /**
  * One node alone: a reply can only be finished by this node after a restart, from the store. Nothing is recorded
- * (a text shown since the last persist is lost with the process; see docs/architecture.md "Replies").
+ * (a text shown since the last persist is lost with the process; see docs/architecture.md "Flow of a message").
  */
 export const NO_SHOWN_TEXTS: ShownTexts = {
   record: async () => {},
