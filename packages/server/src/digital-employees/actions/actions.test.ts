@@ -174,13 +174,22 @@ for (const database of TEST_DATABASES) {
           ]);
         return writeChatCompletionStream(res, MODEL, ['Your order ', 'has shipped.']);
       };
-      service.handler = (_req, res) => {
+      let visitor: Awaited<ReturnType<typeof connectToNewConversation>>['c'] | undefined;
+      service.handler = async (_req, res) => {
+        // The action answers once the visitor has been shown its status, so what the test sees does not hang on
+        // whether a flush of the stream happened to land while the call ran.
+        await visitor?.log.waitFor(
+          (e) => e.some((x) => x.message_snapshot.blocks.some((b) => b.type === 'status')),
+          10_000,
+          'the action status',
+        );
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ order: 'A/17 b', state: 'shipped' }));
       };
       const before = { model: model.requests.length, service: service.requests.length };
       const v = newVisitor(companyId);
       const { conversation, c } = await connectToNewConversation(server, v);
+      visitor = c;
       try {
         await sendMessage(c.sub, 'Where is my order A/17 b?');
         const done = await c.log.waitFor(
