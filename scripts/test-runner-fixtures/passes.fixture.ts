@@ -5,5 +5,6 @@ import { describe, it } from 'node:test';
 describe('a passing file', () => {
   it('adds', () => assert.equal(1 + 1, 2));
   it('concatenates', () => assert.equal('a' + 'b', 'ab'));
+  // Skipped on purpose: scripts/test-runner.test.ts checks that the closing line counts a skipped test.
   it.skip('is skipped', () => {});
 });

@@ -101,17 +101,10 @@ export class KnowledgeService implements KnowledgeSearch {
           updated_at: at,
         })
         .execute();
-      await this.audit.record(
-        {
-          type: 'knowledge.source_created',
-          companyId,
-          actor: actor.actor,
-          subject: id,
-          ip: actor.ip ?? null,
-          details: { source_id: id, kind: input.kind },
-        },
-        trx,
-      );
+      await this.audited(trx, 'knowledge.source_created', companyId, id, actor, {
+        source_id: id,
+        kind: input.kind,
+      });
       await this.replaceChunks(trx, companyId, id, read);
     });
     return this.get(companyId, id);
@@ -154,17 +147,10 @@ export class KnowledgeService implements KnowledgeSearch {
         })
         .where('id', '=', id)
         .execute();
-      await this.audit.record(
-        {
-          type: 'knowledge.source_updated',
-          companyId,
-          actor: actor.actor,
-          subject: id,
-          ip: actor.ip ?? null,
-          details: { source_id: id, kind: input.kind },
-        },
-        trx,
-      );
+      await this.audited(trx, 'knowledge.source_updated', companyId, id, actor, {
+        source_id: id,
+        kind: input.kind,
+      });
       await this.replaceChunks(trx, companyId, id, read);
     });
     return this.get(companyId, id);
@@ -176,18 +162,23 @@ export class KnowledgeService implements KnowledgeSearch {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('knowledge_chunks').where('source_id', '=', existing.id).execute();
       await trx.deleteFrom('knowledge_sources').where('id', '=', existing.id).execute();
-      await this.audit.record(
-        {
-          type: 'knowledge.source_deleted',
-          companyId,
-          actor: actor.actor,
-          subject: id,
-          ip: actor.ip ?? null,
-          details: { source_id: id },
-        },
-        trx,
-      );
+      await this.audited(trx, 'knowledge.source_deleted', companyId, id, actor, { source_id: id });
     });
+  }
+
+  /** The audit entry of a change to source `id`, written in the change's own transaction. */
+  private audited(
+    trx: Kysely<Database>,
+    type: 'knowledge.source_created' | 'knowledge.source_updated' | 'knowledge.source_deleted',
+    companyId: string,
+    id: string,
+    actor: KnowledgeActor,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    return this.audit.record(
+      { type, companyId, actor: actor.actor, subject: id, ip: actor.ip ?? null, details },
+      trx,
+    );
   }
 
   async get(companyId: string, id: string): Promise<KnowledgeSource> {
