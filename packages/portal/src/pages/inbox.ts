@@ -1,4 +1,4 @@
-import { ApiError, api, type SessionInfo } from '../api.ts';
+import { api, type SessionInfo } from '../api.ts';
 import { statusArea } from '../components/page-parts.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { InboxAlerts } from './inbox/alerts.ts';
@@ -42,7 +42,6 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   let pane: ConversationPane | undefined;
   let labels: string[] = [];
   let colleagues: Promise<Colleague[]> | undefined;
-  let notes: Promise<boolean> | undefined;
   const typing = new VisitorTypingMarks((id, now) => {
     list.setTyping(id, now);
     if (id === pane?.id) pane.typingNote.hidden = !now;
@@ -82,13 +81,12 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     showView('conversation');
     try {
       const detail = await api<ConversationDetail>('GET', `/inbox/conversations/${encodeURIComponent(id)}`);
-      notes ??= notesAvailable(id);
-      const canNote = await notes;
       // Another conversation was chosen while this one loaded: showing it now would put the wrong one on screen.
       if (list.selected !== id) return;
       pane = new ConversationPane(paneEl, detail, {
         me: me.id,
-        notes: canNote,
+        // The portal is served by the server it talks to, which always takes notes (docs/design.md "Internal notes").
+        notes: true,
         drafts,
         live,
         labels: () => labels,
@@ -194,19 +192,6 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   await Promise.all([list.load(), routing.refresh(), live.start().catch(() => undefined)]);
   const initial = conversationIdFromPath(location.pathname);
   if (initial) await open(initial, false);
-}
-
-/**
- * Whether this server takes private notes from the portal: an empty note is refused as invalid (400) where the
- * route exists and is unknown (404) where it does not; nothing is created either way.
- */
-async function notesAvailable(conversationId: string): Promise<boolean> {
-  try {
-    await api('POST', `/inbox/conversations/${encodeURIComponent(conversationId)}/notes`, {});
-    return true;
-  } catch (err) {
-    return err instanceof ApiError && err.status !== 404 && err.status !== 405;
-  }
 }
 
 /** localStorage, or nothing where the browser refuses it (drafts then live only on screen). */
