@@ -15,9 +15,10 @@ import {
   randomBase62,
   secretHint,
 } from './credentials.ts';
-import type { ApiClientsTable } from './oauth.tables.ts';
+import type { ApiClientsTable, DpopPolicy } from './oauth.tables.ts';
 import { SCOPES, type Scope } from './principal.ts';
 import { SecretDigester } from './secret-digest.ts';
+import { claimJtiOnce } from './used-jtis.ts';
 
 export interface ApiClient {
   clientId: string;
@@ -32,6 +33,8 @@ export interface ApiClient {
   /** `private_key_jwt` with inline keys: the JWK Set as registered. */
   jwks: { keys: Record<string, unknown>[] } | null;
   jwksUri: string | null;
+  /** DPoP (RFC 9449) for this client's tokens: a proof may bind them (`optional`), or must (`required`). */
+  dpop: DpopPolicy;
 }
 
 /** `client_secret`: Basic or body parameters (RFC 6749 §2.3.1); `private_key_jwt`: RFC 7523 §2.2 assertions. */
@@ -65,6 +68,7 @@ export const apiClientView = (c: ApiClient) => ({
   auth_method: c.authMethod === 'private_key_jwt' ? 'private_key_jwt' : 'client_secret_basic',
   ...(c.authMethod === 'client_secret' ? { secret_hint: `${CLIENT_SECRET_PREFIX}…${c.secretHint}` } : {}),
   ...(c.jwksUri ? { jwks_uri: c.jwksUri } : {}),
+  dpop: c.dpop,
   created_at: c.createdAt,
   last_used_at: c.lastUsedAt,
 });
@@ -85,6 +89,8 @@ export interface NewApiClient {
   /** `private_key_jwt`: exactly one of `jwks` (a JWK Set of public keys) and `jwksUri`. */
   jwks?: unknown;
   jwksUri?: string;
+  /** Default `optional`. */
+  dpop?: DpopPolicy;
 }
 
 /** Why an authentication failed. Kept server-side (audit), never told to the caller (no oracle). */
@@ -163,6 +169,7 @@ export class ApiClientsService {
     if (authMethod === 'client_secret' && (input.jwks !== undefined || input.jwksUri !== undefined)) {
       throw new BadRequestError('invalid_client_keys', 'Public keys are only for private_key_jwt clients.');
     }
+    const dpop = validDpopPolicy(input.dpop);
     await this.companies.get(input.companyId);
     const secret = authMethod === 'client_secret' ? generateClientSecret() : undefined;
     const digest = secret === undefined ? '' : await this.digester.digest(secret);
@@ -181,6 +188,7 @@ export class ApiClientsService {
       auth_method: authMethod,
       jwks: keys?.jwks ? JSON.stringify(keys.jwks) : null,
       jwks_uri: keys?.jwksUri ?? null,
+      dpop,
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('api_clients').values(row).execute();
@@ -196,7 +204,7 @@ export class ApiClientsService {
           companyId: row.company_id,
           actor: input.actor ?? 'system',
           subject: row.id,
-          details: { client_id: row.id, name, scopes, auth_method: authMethod },
+          details: { client_id: row.id, name, scopes, auth_method: authMethod, dpop },
         },
         trx,
       );
@@ -455,12 +463,7 @@ export class ApiClientsService {
    * the row's primary key decides. Rows are kept until the assertion expires (then purged, RevocationList).
    */
   async claimAssertionJti(clientId: string, jti: string, exp: number): Promise<boolean> {
-    const result = await this.db
-      .insertInto('oauth_used_jtis')
-      .values({ jti: `${clientId}|${jti}`, expires_at: new Date(exp * 1000).toISOString() })
-      .onConflict((oc) => oc.column('jti').doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    return claimJtiOnce(this.db, `${clientId}|${jti}`, exp);
   }
 
   /**
@@ -515,6 +518,12 @@ export function parseDuration(text: string): number {
   }
   const unit = { d: 86400, h: 3600, m: 60, s: 1, '': 0 }[match[2] as 'd' | 'h' | 'm' | 's' | ''];
   return Number(match[1]) * unit;
+}
+
+function validDpopPolicy(dpop: string | undefined): DpopPolicy {
+  if (dpop === undefined) return 'optional';
+  if (dpop === 'optional' || dpop === 'required') return dpop;
+  throw new BadRequestError('invalid_dpop_policy', 'DPoP is optional or required.');
 }
 
 function validName(name: string): string {
@@ -621,5 +630,6 @@ function toClient(row: ApiClientsTable): ApiClient {
     authMethod: row.auth_method,
     jwks: row.jwks ? JSON.parse(row.jwks) : null,
     jwksUri: row.jwks_uri,
+    dpop: row.dpop,
   };
 }

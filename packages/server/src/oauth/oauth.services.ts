@@ -8,9 +8,12 @@ import type { Store } from '../storage/database.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
+import { DpopProofs } from './dpop.ts';
+import { DpopNonces } from './dpop-nonces.ts';
 import { RevocationList } from './revocation-list.ts';
 import { PEPPER_SEALED_COLUMN } from './secret-digest.ts';
 import { SIGNING_KEY_SEALED_COLUMN, SigningKeyStore } from './signing-keys.ts';
+import { claimJtiOnce } from './used-jtis.ts';
 
 /** Everything OAuth, built once per context (server or CLI command) and shared by routes, hooks and commands. */
 export interface OAuthServices {
@@ -22,6 +25,8 @@ export interface OAuthServices {
   auditBatcher: AuditBatcher;
   /** Access tokens revoked before they expire (RFC 7009), shared by every node through the store. */
   revocations: RevocationList;
+  /** DPoP proof checks (RFC 9449), for the token endpoint and every protected route. */
+  dpop: DpopProofs;
 }
 
 export interface OAuthServicesDeps {
@@ -59,6 +64,14 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
     ),
     auditBatcher,
     revocations,
+    dpop: new DpopProofs(
+      {
+        proofMaxAgeSeconds: deps.config.oauth.dpopProofMaxAgeSeconds,
+        clockToleranceSeconds: deps.config.oauth.clockToleranceSeconds,
+      },
+      (key, exp) => claimJtiOnce(deps.store.db, key, exp),
+      deps.config.oauth.dpopNonce ? new DpopNonces(() => keys.signingKey().privateKey) : undefined,
+    ),
     close: async () => {
       keys.stop();
       await revocations.stop();

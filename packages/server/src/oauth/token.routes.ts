@@ -55,7 +55,9 @@ const TokenForm = Type.Object(
 
 const TokenResponseBody = Type.Object({
   access_token: Type.String({ description: 'RFC 9068 JWT access token' }),
-  token_type: Type.Literal('Bearer'),
+  token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], {
+    description: 'DPoP when a DPoP proof bound the token (RFC 9449 §5.1)',
+  }),
   expires_in: Type.Integer({ examples: [3600] }),
   scope: Type.String({ examples: ['connector:write connector:read'] }),
 });
@@ -86,6 +88,7 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
     auditBatcher,
     ctx.config,
     ctx.logger,
+    ctx.oauth.dpop,
   );
 
   await app.register(async (scope: FastifyInstance) => {
@@ -133,9 +136,17 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
       async (request, reply) => {
         const form = request.body as FormParams | undefined;
         if (!form) throw invalidRequest(`The request body must be ${FORM}.`);
-        const grant = { form, authorization: request.headers.authorization, ip: request.ip };
+        const grant = {
+          form,
+          authorization: request.headers.authorization,
+          ip: request.ip,
+          dpop: { header: request.headers.dpop, method: 'POST', uri: `${ctx.config.publicUrl}${TOKEN_PATH}` },
+        };
         const response = await ctx.tracing.inSpan('oauth.token_grant', {}, () => endpoint.handle(grant));
         tokenGrants.inc();
+        // RFC 9449 §8.2: with nonces on, each answer hands out the current one, so clients rarely meet use_dpop_nonce.
+        const nonce = ctx.oauth.dpop.nonces?.current();
+        if (nonce) reply.header('dpop-nonce', nonce);
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
       },
     );
@@ -210,6 +221,7 @@ const Introspection = Type.Object(
     jti: Type.Optional(Type.String()),
     token_type: Type.Optional(Type.String()),
     company_id: Type.Optional(Type.String()),
+    cnf: Type.Optional(Type.Object({ jkt: Type.String() }, { description: 'RFC 9449 §6.2' })),
   },
   {
     description: 'RFC 7662 §2.2; only `active` when the token is not active or not of the caller’s company.',
@@ -312,8 +324,10 @@ export function registerRevocationRoutes(
         exp: claims.exp,
         iat: claims.iat,
         jti: claims.jti,
-        token_type: 'Bearer',
+        // RFC 9449 §6.2: a DPoP-bound token introspects as such, with the key it is bound to.
+        token_type: claims.cnf ? 'DPoP' : 'Bearer',
         company_id: claims.company_id,
+        ...(claims.cnf ? { cnf: { jkt: claims.cnf.jkt } } : {}),
       };
     },
   );
