@@ -6,6 +6,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../errors/app-err
 import { now } from '../storage/columns.ts';
 import type { Store } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
+import { validClientKeys } from './client-keys.ts';
 import {
   CLIENT_SECRET_PREFIX,
   generateClientId,
@@ -101,7 +102,9 @@ export type AuthFailureReason =
   | 'deleted_client'
   | 'wrong_secret'
   | 'wrong_auth_method'
-  | 'invalid_assertion';
+  | 'invalid_assertion'
+  /** A `jwks_uri` client whose key set could not be fetched (refused by the outbound policy, down, not a JWK Set). */
+  | 'jwks_unavailable';
 
 export type AuthResult =
   | { ok: true; client: ApiClient; secretId?: string }
@@ -570,51 +573,6 @@ function secretRow(
     revoked_at: null,
     last_used_at: null,
   };
-}
-
-/** Most keys a client may register inline: a current and a next key per algorithm is plenty. */
-const MAX_CLIENT_KEYS = 10;
-const ASSERTION_ALGS_BY_KTY: Record<string, true> = { EC: true, RSA: true, OKP: true };
-
-/**
- * A `private_key_jwt` client's keys: a JWK Set of public keys (no private members), or an https `jwks_uri`
- * (http only for loopback, for tests and local development). Exactly one of the two.
- */
-function validClientKeys(
-  jwks: unknown,
-  jwksUri: string | undefined,
-): { jwks?: { keys: Record<string, unknown>[] }; jwksUri?: string } {
-  if ((jwks === undefined) === (jwksUri === undefined)) {
-    throw new BadRequestError(
-      'invalid_client_keys',
-      'A private_key_jwt client needs either a JWK Set or a jwks_uri.',
-    );
-  }
-  if (jwksUri !== undefined) {
-    // Fetching a client's jwks_uri (through the outbound policy, with caching) is not built yet: say so plainly
-    // instead of accepting a client that could never authenticate.
-    throw new BadRequestError(
-      'invalid_client_keys',
-      'A jwks_uri is not supported yet; register the JWK Set itself (--jwks-file).',
-    );
-  }
-  const keys = (jwks as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_CLIENT_KEYS) {
-    throw new BadRequestError('invalid_client_keys', `A JWK Set holds 1 to ${MAX_CLIENT_KEYS} keys.`);
-  }
-  for (const key of keys) {
-    if (
-      typeof key !== 'object' ||
-      key === null ||
-      !ASSERTION_ALGS_BY_KTY[(key as { kty?: string }).kty ?? '']
-    ) {
-      throw new BadRequestError('invalid_client_keys', 'Each key must be an EC, RSA or OKP public JWK.');
-    }
-    if (['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'].some((m) => m in key)) {
-      throw new BadRequestError('invalid_client_keys', 'The JWK Set must hold public keys only.');
-    }
-  }
-  return { jwks: { keys: keys as Record<string, unknown>[] } };
 }
 
 function toClient(row: ApiClientsTable): ApiClient {

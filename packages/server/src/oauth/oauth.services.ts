@@ -8,6 +8,7 @@ import type { Store } from '../storage/database.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
+import { ClientKeySets, type JwksFetch } from './client-key-sets.ts';
 import { DpopProofs } from './dpop.ts';
 import { DpopNonces } from './dpop-nonces.ts';
 import { RevocationList } from './revocation-list.ts';
@@ -27,6 +28,8 @@ export interface OAuthServices {
   revocations: RevocationList;
   /** DPoP proof checks (RFC 9449), for the token endpoint and every protected route. */
   dpop: DpopProofs;
+  /** `private_key_jwt` clients' public keys, inline or fetched from their `jwks_uri`. */
+  clientKeys: ClientKeySets;
 }
 
 export interface OAuthServicesDeps {
@@ -36,6 +39,10 @@ export interface OAuthServicesDeps {
   audit: AuditLog;
   companies: CompaniesService;
   logger: Logger;
+  /** The outbound `fetch` (address policy, time-outs) that reads clients' `jwks_uri`; absent, such keys fail. */
+  fetchJwks?: JwksFetch;
+  /** The clock of DPoP proof windows and key-set caching (ms since the epoch); tests move it instead of waiting. */
+  clock?: () => number;
 }
 
 /**
@@ -51,6 +58,7 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
   const auditBatcher = new AuditBatcher(deps.store.db, deps.logger);
   const clients = new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit);
   const revocations = new RevocationList(deps.store.db, deps.logger);
+  const clock = deps.clock ?? Date.now;
   return {
     clients,
     keys,
@@ -70,8 +78,10 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
         clockToleranceSeconds: deps.config.oauth.clockToleranceSeconds,
       },
       (key, exp) => claimJtiOnce(deps.store.db, key, exp),
-      deps.config.oauth.dpopNonce ? new DpopNonces(() => keys.signingKey().privateKey) : undefined,
+      deps.config.oauth.dpopNonce ? new DpopNonces(() => keys.signingKey().privateKey, clock) : undefined,
+      clock,
     ),
+    clientKeys: new ClientKeySets(deps.fetchJwks, deps.config.oauth.jwksUriCacheSeconds, deps.logger, clock),
     close: async () => {
       keys.stop();
       await revocations.stop();

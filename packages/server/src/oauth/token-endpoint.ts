@@ -5,8 +5,9 @@ import type { RateLimiter, RateLimitRule, RateLimitState } from '../ratelimit/in
 import type { AccessTokenIssuer } from './access-tokens.ts';
 import type { ApiClient, ApiClientsService, AuthResult } from './api-clients.service.ts';
 import type { AuditBatcher } from './audit-batcher.ts';
-import { AssertionError, verifyClientAssertion } from './client-assertion.ts';
+import { type AssertionClaims, AssertionError, verifyClientAssertion } from './client-assertion.ts';
 import { type PresentedCredentials, readClientCredentials } from './client-auth.ts';
+import { type ClientKeySets, KeySetUnavailableError } from './client-key-sets.ts';
 import { isClientIdSyntax } from './credentials.ts';
 import { type DpopProofs, dpopProofRequired, tokenEndpointDpopError } from './dpop.ts';
 import { DpopProofError, type DpopRequest, type VerifiedProof } from './dpop-proof.ts';
@@ -67,6 +68,7 @@ export class TokenEndpoint {
     private readonly config: Config,
     private readonly logger: Logger,
     private readonly dpop: DpopProofs,
+    private readonly clientKeys: ClientKeySets,
   ) {}
 
   async handle(request: TokenRequest): Promise<TokenResponse> {
@@ -199,22 +201,40 @@ export class TokenEndpoint {
     if (!found.ok) return found;
     const { client } = found;
     try {
-      const claims = verifyClientAssertion(assertion, {
-        clientId: client.clientId,
-        keys: client.jwks?.keys ?? [],
-        audiences: [`${this.config.publicUrl}${TOKEN_PATH}`, this.config.publicUrl],
-        nowSeconds: Date.now() / 1000,
-        toleranceSeconds: this.config.oauth.clockToleranceSeconds,
-      });
+      const claims = await this.verifyAssertion(assertion, client);
       if (!(await this.clients.claimAssertionJti(client.clientId, claims.jti, claims.exp))) {
         throw new AssertionError('jti_replayed');
       }
     } catch (err) {
+      if (err instanceof KeySetUnavailableError) return { ok: false, reason: 'jwks_unavailable', client };
       if (!(err instanceof AssertionError)) throw err;
       this.logger.debug({ client_id: client.clientId, reason: err.message }, 'client assertion refused');
       return { ok: false, reason: 'invalid_assertion', client };
     }
     return { ok: true, client };
+  }
+
+  /**
+   * The assertion checked against the client's keys; a key the known set lacks (a `jwks_uri` client that rotated)
+   * fetches the set again, at most every few seconds per client (ClientKeySets), and tries once more.
+   */
+  private async verifyAssertion(assertion: string, client: ApiClient): Promise<AssertionClaims> {
+    const verify = (keys: readonly Record<string, unknown>[]) =>
+      verifyClientAssertion(assertion, {
+        clientId: client.clientId,
+        keys,
+        audiences: [`${this.config.publicUrl}${TOKEN_PATH}`, this.config.publicUrl],
+        nowSeconds: Date.now() / 1000,
+        toleranceSeconds: this.config.oauth.clockToleranceSeconds,
+      });
+    try {
+      return verify(await this.clientKeys.keysOf(client));
+    } catch (err) {
+      if (!(err instanceof AssertionError) || err.message !== 'no_matching_key') throw err;
+      const fresh = await this.clientKeys.refetched(client);
+      if (!fresh) throw err;
+      return verify(fresh);
+    }
   }
 
   private async recordFailure(

@@ -89,6 +89,7 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
     ctx.config,
     ctx.logger,
     ctx.oauth.dpop,
+    ctx.oauth.clientKeys,
   );
 
   await app.register(async (scope: FastifyInstance) => {
