@@ -120,7 +120,7 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
           tags: ['oauth'],
           summary: 'Get an access token (OAuth 2.0 client credentials)',
           description:
-            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters. Errors follow RFC 6749 §5.2; 429 carries Retry-After.',
+            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters, or a private_key_jwt assertion (RFC 7523). A DPoP header (RFC 9449) binds the token to the proof key (token_type DPoP). Errors follow RFC 6749 §5.2; 429 carries Retry-After.',
           security: [{ clientBasic: [] }],
           consumes: [FORM],
           body: TokenForm,
