@@ -185,7 +185,16 @@ export async function createContext(
     const events = new WebhookOutbox(store.dialect);
     const integrations = createIntegrations({ config, store, sealer, audit, logger, events, tracing });
     closers.push(() => integrations.close());
-    const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
+    const oauth = createOAuthServices({
+      config,
+      store,
+      sealer,
+      audit,
+      companies,
+      logger,
+      fetchJwks: integrations.fetch,
+      clock: options.clock,
+    });
     closers.push(() => oauth.close());
     const knowledge = new KnowledgeService(
       store.db,

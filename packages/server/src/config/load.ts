@@ -119,6 +119,9 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       signingAlg: str(env.PARLEY_TOKEN_SIGNING_ALG),
       keyReloadIntervalMs: int(env.PARLEY_SIGNING_KEY_RELOAD_MS),
       tokenCacheSize: int(env.PARLEY_TOKEN_CACHE_SIZE),
+      dpopProofMaxAgeSeconds: int(env.PARLEY_DPOP_PROOF_MAX_AGE_SECONDS),
+      dpopNonce: bool(env.PARLEY_DPOP_NONCE),
+      jwksUriCacheSeconds: int(env.PARLEY_JWKS_URI_CACHE_SECONDS),
     },
     rateLimit: {
       keyPrefix: str(env.PARLEY_RATE_LIMIT_PREFIX),

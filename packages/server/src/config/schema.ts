@@ -148,6 +148,12 @@ export const ConfigSchema = Type.Object(
       keyReloadIntervalMs: Type.Integer({ minimum: 50, maximum: 300_000, default: 30_000 }),
       /** Verified access tokens remembered per node (until their `exp`), so repeat calls skip the signature check. */
       tokenCacheSize: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10_000 }),
+      /** DPoP (RFC 9449 §11.1): how old a proof's `iat` may be, in seconds. */
+      dpopProofMaxAgeSeconds: Type.Integer({ minimum: 5, maximum: 300, default: 60 }),
+      /** DPoP server nonces (RFC 9449 §8, §9): every proof must carry a `nonce` the server handed out. */
+      dpopNonce: Type.Boolean({ default: false }),
+      /** A client's `jwks_uri` key set is re-fetched after this many seconds (or on an unknown `kid`). */
+      jwksUriCacheSeconds: Type.Integer({ minimum: 10, maximum: 86_400, default: 300 }),
     }),
     rateLimit: Type.Object(
       {

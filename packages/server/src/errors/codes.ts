@@ -44,6 +44,9 @@ export const ERROR_CODES = [
   'token_required',
   'invalid_token',
   'insufficient_scope',
+  // DPoP (RFC 9449 §12.2 registry; oauth/dpop.ts): at the token endpoint and on protected routes.
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
   // API clients.
   'invalid_scopes',
   'api_client_not_found',
@@ -53,6 +56,7 @@ export const ERROR_CODES = [
   'invalid_expiry',
   'wrong_auth_method',
   'invalid_client_keys',
+  'invalid_dpop_policy',
   // Connectors, outbound calls, master keys.
   'connector_not_found',
   'precondition_failed',

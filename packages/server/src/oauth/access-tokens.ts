@@ -17,6 +17,8 @@ export interface AccessTokenClaims {
   iat: number;
   exp: number;
   jti: string;
+  /** RFC 9449 §6.1: the DPoP key the token is bound to (RFC 7638 thumbprint). */
+  cnf?: { jkt: string };
 }
 
 export interface IssuedAccessToken {
@@ -41,6 +43,8 @@ export class AccessTokenIssuer {
     clientId: string;
     companyId: string;
     scopes: readonly string[];
+    /** A DPoP proof's key thumbprint: the token is then bound to it (`cnf.jkt`). */
+    jkt?: string;
   }): Promise<IssuedAccessToken> {
     const key = this.keys.signingKey();
     const iat = Math.floor(Date.now() / 1000);
@@ -55,6 +59,7 @@ export class AccessTokenIssuer {
       iat,
       exp: iat + TOKEN_LIFETIME_SECONDS,
       jti: randomBase64url(16),
+      ...(input.jkt ? { cnf: { jkt: input.jkt } } : {}),
     };
     const token = await signJwsInPool(key.encodedHeader, claims, key.alg, key.privateKey);
     return { token, claims, kid: key.kid, alg: key.alg, expiresIn: TOKEN_LIFETIME_SECONDS };
@@ -135,6 +140,7 @@ export class AccessTokenVerifier {
       companyId: claims.company_id,
       scopes: claims.scope.split(' ').filter(Boolean),
       tokenId: claims.jti,
+      ...(claims.cnf ? { jkt: claims.cnf.jkt } : {}),
     };
     this.cache.set(token, { principal, exp: claims.exp });
     return principal;
@@ -183,5 +189,8 @@ function checkClaims(
     if (typeof payload[claim] !== 'string') throw new InvalidAccessTokenError(`missing_${claim}`);
   }
   if (payload.sub !== payload.client_id) throw new InvalidAccessTokenError('sub_mismatch');
+  const cnf = payload.cnf as { jkt?: unknown } | undefined;
+  if (cnf !== undefined && (typeof cnf !== 'object' || cnf === null || typeof cnf.jkt !== 'string'))
+    throw new InvalidAccessTokenError('bad_cnf');
   return payload as unknown as AccessTokenClaims;
 }

@@ -43,6 +43,7 @@ const create: Command<
     'auth-method': { description: 'client_secret (default) or private_key_jwt (RFC 7523; no secret)' },
     'jwks-file': { description: 'private_key_jwt: a file holding the client’s public JWK Set' },
     'jwks-uri': { description: 'private_key_jwt: https URL where the client publishes its JWK Set' },
+    dpop: { description: 'optional (default) or required: DPoP-bound tokens (RFC 9449)' },
   },
   async run(options, ctx) {
     const method = optional(options, 'auth-method') ?? 'client_secret';
@@ -66,6 +67,7 @@ const create: Command<
       authMethod: method === 'private_key_jwt' ? 'private_key_jwt' : 'client_secret',
       jwks,
       jwksUri: optional(options, 'jwks-uri'),
+      dpop: dpopOption(optional(options, 'dpop')),
     });
     // The contract's four keys for a secret client; a private_key_jwt client has no secret and says so.
     if (secret !== undefined)
@@ -199,3 +201,8 @@ const remove: Command<{ client_id: string; deleted_at: string }, ApiClientComman
 };
 
 export const apiClientCommands = [create, list, remove, rotateSecret, listSecrets, revokeSecret];
+
+function dpopOption(value: string | undefined): 'optional' | 'required' | undefined {
+  if (value === undefined || value === 'optional' || value === 'required') return value;
+  throw new UsageError('--dpop is optional or required');
+}

@@ -6,6 +6,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../errors/app-err
 import { now } from '../storage/columns.ts';
 import type { Store } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
+import { validClientKeys } from './client-keys.ts';
 import {
   CLIENT_SECRET_PREFIX,
   generateClientId,
@@ -15,9 +16,10 @@ import {
   randomBase62,
   secretHint,
 } from './credentials.ts';
-import type { ApiClientsTable } from './oauth.tables.ts';
+import type { ApiClientsTable, DpopPolicy } from './oauth.tables.ts';
 import { SCOPES, type Scope } from './principal.ts';
 import { SecretDigester } from './secret-digest.ts';
+import { claimJtiOnce } from './used-jtis.ts';
 
 export interface ApiClient {
   clientId: string;
@@ -32,6 +34,8 @@ export interface ApiClient {
   /** `private_key_jwt` with inline keys: the JWK Set as registered. */
   jwks: { keys: Record<string, unknown>[] } | null;
   jwksUri: string | null;
+  /** DPoP (RFC 9449) for this client's tokens: a proof may bind them (`optional`), or must (`required`). */
+  dpop: DpopPolicy;
 }
 
 /** `client_secret`: Basic or body parameters (RFC 6749 §2.3.1); `private_key_jwt`: RFC 7523 §2.2 assertions. */
@@ -65,6 +69,7 @@ export const apiClientView = (c: ApiClient) => ({
   auth_method: c.authMethod === 'private_key_jwt' ? 'private_key_jwt' : 'client_secret_basic',
   ...(c.authMethod === 'client_secret' ? { secret_hint: `${CLIENT_SECRET_PREFIX}…${c.secretHint}` } : {}),
   ...(c.jwksUri ? { jwks_uri: c.jwksUri } : {}),
+  dpop: c.dpop,
   created_at: c.createdAt,
   last_used_at: c.lastUsedAt,
 });
@@ -85,6 +90,8 @@ export interface NewApiClient {
   /** `private_key_jwt`: exactly one of `jwks` (a JWK Set of public keys) and `jwksUri`. */
   jwks?: unknown;
   jwksUri?: string;
+  /** Default `optional`. */
+  dpop?: DpopPolicy;
 }
 
 /** Why an authentication failed. Kept server-side (audit), never told to the caller (no oracle). */
@@ -95,7 +102,9 @@ export type AuthFailureReason =
   | 'deleted_client'
   | 'wrong_secret'
   | 'wrong_auth_method'
-  | 'invalid_assertion';
+  | 'invalid_assertion'
+  /** A `jwks_uri` client whose key set could not be fetched (refused by the outbound policy, down, not a JWK Set). */
+  | 'jwks_unavailable';
 
 export type AuthResult =
   | { ok: true; client: ApiClient; secretId?: string }
@@ -163,6 +172,7 @@ export class ApiClientsService {
     if (authMethod === 'client_secret' && (input.jwks !== undefined || input.jwksUri !== undefined)) {
       throw new BadRequestError('invalid_client_keys', 'Public keys are only for private_key_jwt clients.');
     }
+    const dpop = validDpopPolicy(input.dpop);
     await this.companies.get(input.companyId);
     const secret = authMethod === 'client_secret' ? generateClientSecret() : undefined;
     const digest = secret === undefined ? '' : await this.digester.digest(secret);
@@ -181,6 +191,7 @@ export class ApiClientsService {
       auth_method: authMethod,
       jwks: keys?.jwks ? JSON.stringify(keys.jwks) : null,
       jwks_uri: keys?.jwksUri ?? null,
+      dpop,
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('api_clients').values(row).execute();
@@ -196,7 +207,7 @@ export class ApiClientsService {
           companyId: row.company_id,
           actor: input.actor ?? 'system',
           subject: row.id,
-          details: { client_id: row.id, name, scopes, auth_method: authMethod },
+          details: { client_id: row.id, name, scopes, auth_method: authMethod, dpop },
         },
         trx,
       );
@@ -455,12 +466,7 @@ export class ApiClientsService {
    * the row's primary key decides. Rows are kept until the assertion expires (then purged, RevocationList).
    */
   async claimAssertionJti(clientId: string, jti: string, exp: number): Promise<boolean> {
-    const result = await this.db
-      .insertInto('oauth_used_jtis')
-      .values({ jti: `${clientId}|${jti}`, expires_at: new Date(exp * 1000).toISOString() })
-      .onConflict((oc) => oc.column('jti').doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    return claimJtiOnce(this.db, `${clientId}|${jti}`, exp);
   }
 
   /**
@@ -517,6 +523,12 @@ export function parseDuration(text: string): number {
   return Number(match[1]) * unit;
 }
 
+function validDpopPolicy(dpop: string | undefined): DpopPolicy {
+  if (dpop === undefined) return 'optional';
+  if (dpop === 'optional' || dpop === 'required') return dpop;
+  throw new BadRequestError('invalid_dpop_policy', 'DPoP is optional or required.');
+}
+
 function validName(name: string): string {
   const trimmed = name.trim();
   if (trimmed.length === 0 || trimmed.length > API_CLIENT_NAME_MAX) {
@@ -563,51 +575,6 @@ function secretRow(
   };
 }
 
-/** Most keys a client may register inline: a current and a next key per algorithm is plenty. */
-const MAX_CLIENT_KEYS = 10;
-const ASSERTION_ALGS_BY_KTY: Record<string, true> = { EC: true, RSA: true, OKP: true };
-
-/**
- * A `private_key_jwt` client's keys: a JWK Set of public keys (no private members), or an https `jwks_uri`
- * (http only for loopback, for tests and local development). Exactly one of the two.
- */
-function validClientKeys(
-  jwks: unknown,
-  jwksUri: string | undefined,
-): { jwks?: { keys: Record<string, unknown>[] }; jwksUri?: string } {
-  if ((jwks === undefined) === (jwksUri === undefined)) {
-    throw new BadRequestError(
-      'invalid_client_keys',
-      'A private_key_jwt client needs either a JWK Set or a jwks_uri.',
-    );
-  }
-  if (jwksUri !== undefined) {
-    // Fetching a client's jwks_uri (through the outbound policy, with caching) is not built yet: say so plainly
-    // instead of accepting a client that could never authenticate.
-    throw new BadRequestError(
-      'invalid_client_keys',
-      'A jwks_uri is not supported yet; register the JWK Set itself (--jwks-file).',
-    );
-  }
-  const keys = (jwks as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_CLIENT_KEYS) {
-    throw new BadRequestError('invalid_client_keys', `A JWK Set holds 1 to ${MAX_CLIENT_KEYS} keys.`);
-  }
-  for (const key of keys) {
-    if (
-      typeof key !== 'object' ||
-      key === null ||
-      !ASSERTION_ALGS_BY_KTY[(key as { kty?: string }).kty ?? '']
-    ) {
-      throw new BadRequestError('invalid_client_keys', 'Each key must be an EC, RSA or OKP public JWK.');
-    }
-    if (['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'].some((m) => m in key)) {
-      throw new BadRequestError('invalid_client_keys', 'The JWK Set must hold public keys only.');
-    }
-  }
-  return { jwks: { keys: keys as Record<string, unknown>[] } };
-}
-
 function toClient(row: ApiClientsTable): ApiClient {
   return {
     clientId: row.id,
@@ -621,5 +588,6 @@ function toClient(row: ApiClientsTable): ApiClient {
     authMethod: row.auth_method,
     jwks: row.jwks ? JSON.parse(row.jwks) : null,
     jwksUri: row.jwks_uri,
+    dpop: row.dpop,
   };
 }

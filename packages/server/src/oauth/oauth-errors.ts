@@ -14,6 +14,8 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'slow_down'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   | 'temporarily_unavailable'
   | 'server_error';
 

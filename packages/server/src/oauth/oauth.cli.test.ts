@@ -95,6 +95,44 @@ for (const database of TEST_DATABASES) {
       assert.ok(!JSON.stringify(event).includes(run.json.client_secret));
     });
 
+    it('api-clients create --dpop required makes a client that must send DPoP proofs', async () => {
+      const run = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'Bound',
+        '--scopes',
+        'connector:read',
+        '--dpop',
+        'required',
+        '--json',
+      );
+      assert.equal(run.code, 0, run.output);
+      const list = await cli('api-clients', 'list', '--company', companyId, '--json');
+      const entry = list.json.api_clients.find(
+        (c: { client_id: string }) => c.client_id === run.json.client_id,
+      );
+      assert.equal(entry.dpop, 'required');
+      const token = await tokenFor(run);
+      assert.equal(token.status, 400);
+      assert.equal(token.body.error, 'invalid_dpop_proof');
+      const bad = await cli(
+        'api-clients',
+        'create',
+        '--company',
+        companyId,
+        '--name',
+        'Bad',
+        '--scopes',
+        'connector:read',
+        '--dpop',
+        'always',
+      );
+      assert.equal(bad.code, 2);
+    });
+
     it('api-clients create tells people the secret is shown once', async () => {
       const run = await createClient('Human', 'connector:read', { json: false });
       assert.equal(run.code, 0);
@@ -113,6 +151,7 @@ for (const database of TEST_DATABASES) {
         'auth_method',
         'client_id',
         'created_at',
+        'dpop',
         'last_used_at',
         'name',
         'scopes',

@@ -8,7 +8,7 @@ import { registerWellKnownRoutes } from './well-known.routes.ts';
  * (The signing keys are loaded and reloaded by the services the server starts: context.ts `startServices`.)
  */
 export async function registerOAuth(app: App, deps: OAuthRouteDeps): Promise<void> {
-  registerBearerAuth(app, deps.oauth.verifier);
+  registerBearerAuth(app, deps.oauth.verifier, { proofs: deps.oauth.dpop, config: deps.config });
   await registerTokenRoutes(app, deps);
   registerWellKnownRoutes(app, deps.oauth.keys, deps.config);
 }

@@ -8,9 +8,13 @@ import type { Store } from '../storage/database.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
+import { ClientKeySets, type JwksFetch } from './client-key-sets.ts';
+import { DpopProofs } from './dpop.ts';
+import { DpopNonces } from './dpop-nonces.ts';
 import { RevocationList } from './revocation-list.ts';
 import { PEPPER_SEALED_COLUMN } from './secret-digest.ts';
 import { SIGNING_KEY_SEALED_COLUMN, SigningKeyStore } from './signing-keys.ts';
+import { claimJtiOnce } from './used-jtis.ts';
 
 /** Everything OAuth, built once per context (server or CLI command) and shared by routes, hooks and commands. */
 export interface OAuthServices {
@@ -22,6 +26,10 @@ export interface OAuthServices {
   auditBatcher: AuditBatcher;
   /** Access tokens revoked before they expire (RFC 7009), shared by every node through the store. */
   revocations: RevocationList;
+  /** DPoP proof checks (RFC 9449), for the token endpoint and every protected route. */
+  dpop: DpopProofs;
+  /** `private_key_jwt` clients' public keys, inline or fetched from their `jwks_uri`. */
+  clientKeys: ClientKeySets;
 }
 
 export interface OAuthServicesDeps {
@@ -31,6 +39,10 @@ export interface OAuthServicesDeps {
   audit: AuditLog;
   companies: CompaniesService;
   logger: Logger;
+  /** The outbound `fetch` (address policy, time-outs) that reads clients' `jwks_uri`; absent, such keys fail. */
+  fetchJwks?: JwksFetch;
+  /** The clock of DPoP proof windows and key-set caching (ms since the epoch); tests move it instead of waiting. */
+  clock?: () => number;
 }
 
 /**
@@ -46,6 +58,7 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
   const auditBatcher = new AuditBatcher(deps.store.db, deps.logger);
   const clients = new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit);
   const revocations = new RevocationList(deps.store.db, deps.logger);
+  const clock = deps.clock ?? Date.now;
   return {
     clients,
     keys,
@@ -59,6 +72,16 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
     ),
     auditBatcher,
     revocations,
+    dpop: new DpopProofs(
+      {
+        proofMaxAgeSeconds: deps.config.oauth.dpopProofMaxAgeSeconds,
+        clockToleranceSeconds: deps.config.oauth.clockToleranceSeconds,
+      },
+      (key, exp) => claimJtiOnce(deps.store.db, key, exp),
+      deps.config.oauth.dpopNonce ? new DpopNonces(() => keys.signingKey().privateKey, clock) : undefined,
+      clock,
+    ),
+    clientKeys: new ClientKeySets(deps.fetchJwks, deps.config.oauth.jwksUriCacheSeconds, deps.logger, clock),
     close: async () => {
       keys.stop();
       await revocations.stop();

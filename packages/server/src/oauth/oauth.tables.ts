@@ -21,7 +21,12 @@ export interface ApiClientsTable {
   jwks: string | null;
   /** `private_key_jwt`: where the client publishes its JWK Set (fetched through the outbound policy). */
   jwks_uri: string | null;
+  /** DPoP (RFC 9449) for this client's tokens (migration 200): a proof may bind them, or must. */
+  dpop: DpopPolicy;
 }
+
+/** `optional`: a valid proof binds the token; `required`: a token request without a proof is refused. */
+export type DpopPolicy = 'optional' | 'required';
 
 export interface ApiClientSecretsTable {
   /** `psk_` + 22 base62 characters; shown in listings, never secret. */

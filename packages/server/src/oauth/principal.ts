@@ -8,6 +8,8 @@ export interface Principal {
   scopes: string[];
   /** Token id (`jti`), for audit records. */
   tokenId: string;
+  /** RFC 9449 §6.1 `cnf.jkt` of a DPoP-bound token: each request must carry a proof signed by that key. */
+  jkt?: string;
 }
 
 /**

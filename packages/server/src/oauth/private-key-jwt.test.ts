@@ -157,7 +157,14 @@ for (const database of TEST_DATABASES) {
       await assert.rejects(svc.createAny({ ...base, jwks: { keys: [priv] } }), {
         code: 'invalid_client_keys',
       });
-      await assert.rejects(svc.createAny({ ...base, jwksUri: 'https://keys.example/jwks' }), {
+      for (const jwksUri of [
+        'http://keys.example/jwks',
+        'https://u:p@keys.example/jwks',
+        'https://k.example/#f',
+      ]) {
+        await assert.rejects(svc.createAny({ ...base, jwksUri }), { code: 'invalid_client_keys' }, jwksUri);
+      }
+      await assert.rejects(svc.createAny({ ...base, jwksUri: 'https://k.example/j', jwks: { keys: jwks } }), {
         code: 'invalid_client_keys',
       });
       await assert.rejects(svc.rotateSecret({ companyId, clientId }), { code: 'wrong_auth_method' });

@@ -112,6 +112,7 @@ for (const database of TEST_DATABASES) {
           'private_key_jwt',
         ],
         introspection_endpoint_auth_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
+        dpop_signing_alg_values_supported: ['ES256', 'RS256', 'PS256', 'EdDSA'],
         scopes_supported: [
           'connector:write',
           'connector:read',

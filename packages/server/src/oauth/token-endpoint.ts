@@ -5,9 +5,12 @@ import type { RateLimiter, RateLimitRule, RateLimitState } from '../ratelimit/in
 import type { AccessTokenIssuer } from './access-tokens.ts';
 import type { ApiClient, ApiClientsService, AuthResult } from './api-clients.service.ts';
 import type { AuditBatcher } from './audit-batcher.ts';
-import { AssertionError, verifyClientAssertion } from './client-assertion.ts';
+import { type AssertionClaims, AssertionError, verifyClientAssertion } from './client-assertion.ts';
 import { type PresentedCredentials, readClientCredentials } from './client-auth.ts';
+import { type ClientKeySets, KeySetUnavailableError } from './client-key-sets.ts';
 import { isClientIdSyntax } from './credentials.ts';
+import { type DpopProofs, dpopProofRequired, tokenEndpointDpopError } from './dpop.ts';
+import { DpopProofError, type DpopRequest, type VerifiedProof } from './dpop-proof.ts';
 import type { FormParams } from './form-body.ts';
 import { invalidClient, invalidRequest, OAuthError, slowDown } from './oauth-errors.ts';
 
@@ -15,12 +18,15 @@ export interface TokenRequest {
   form: FormParams;
   authorization: string | undefined;
   ip: string;
+  /** The `DPoP` header and what its proof must name (`htm`, `htu`); revocation and introspection pass none. */
+  dpop?: Omit<DpopRequest, 'accessToken'>;
 }
 
 /** RFC 6749 §5.1 success body. No refresh token, ever (§4.4.3). */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** `DPoP` when a proof bound the token (RFC 9449 §5.1), else `Bearer`. */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
 }
@@ -47,8 +53,10 @@ interface FailureBudget {
  *    minute → 429;
  * 3. client authentication (§2.3.1) → `invalid_client` (401, generic description, reason kept in the audit log);
  * 4. scope (§3.3): omitted → all of the client's scopes; otherwise each must be one of them → `invalid_scope`;
- * 5. the per-client token quota → 429;
- * 6. mint the JWT, record `token.issued` (batched, see AuditBatcher), refresh `last_used_at`.
+ * 5. DPoP (RFC 9449 §5): a `DPoP` proof, when sent, must be valid (`invalid_dpop_proof`, `use_dpop_nonce`) and
+ *    binds the token to its key (`cnf.jkt`); a client whose DPoP is `required` must send one;
+ * 6. the per-client token quota → 429;
+ * 7. mint the JWT, record `token.issued` (batched, see AuditBatcher), refresh `last_used_at`.
  */
 export class TokenEndpoint {
   constructor(
@@ -59,6 +67,8 @@ export class TokenEndpoint {
     private readonly auditBatcher: AuditBatcher,
     private readonly config: Config,
     private readonly logger: Logger,
+    private readonly dpop: DpopProofs,
+    private readonly clientKeys: ClientKeySets,
   ) {}
 
   async handle(request: TokenRequest): Promise<TokenResponse> {
@@ -69,12 +79,14 @@ export class TokenEndpoint {
     }
     const client = await this.authenticateClient(request);
     const scopes = grantedScopes(form.scope, client.scopes);
+    const proof = await this.dpopProof(request, client);
     await this.chargeTokenQuota(client, request.ip);
 
     const issued = await this.issuer.issue({
       clientId: client.clientId,
       companyId: client.companyId,
       scopes,
+      jkt: proof?.jkt,
     });
     this.auditBatcher.record({
       type: 'token.issued',
@@ -88,15 +100,30 @@ export class TokenEndpoint {
         jti: issued.claims.jti,
         kid: issued.kid,
         exp: issued.claims.exp,
+        ...(proof ? { jkt: proof.jkt } : {}),
       },
     });
     await this.clients.touch(client.clientId);
     return {
       access_token: issued.token,
-      token_type: 'Bearer',
+      token_type: proof ? 'DPoP' : 'Bearer',
       expires_in: issued.expiresIn,
       scope: issued.claims.scope,
     };
+  }
+
+  /** The request's verified DPoP proof, if any (RFC 9449 §5); refuses a `required` client without one. */
+  private async dpopProof(request: TokenRequest, client: ApiClient): Promise<VerifiedProof | undefined> {
+    let proof: VerifiedProof | undefined;
+    try {
+      proof = request.dpop ? await this.dpop.check(request.dpop) : undefined;
+    } catch (err) {
+      if (!(err instanceof DpopProofError)) throw err;
+      this.logger.debug({ client_id: client.clientId, reason: err.message }, 'DPoP proof refused');
+      throw tokenEndpointDpopError(err, this.dpop.nonces);
+    }
+    if (!proof && client.dpop === 'required') throw dpopProofRequired();
+    return proof;
   }
 
   /**
@@ -174,22 +201,40 @@ export class TokenEndpoint {
     if (!found.ok) return found;
     const { client } = found;
     try {
-      const claims = verifyClientAssertion(assertion, {
-        clientId: client.clientId,
-        keys: client.jwks?.keys ?? [],
-        audiences: [`${this.config.publicUrl}${TOKEN_PATH}`, this.config.publicUrl],
-        nowSeconds: Date.now() / 1000,
-        toleranceSeconds: this.config.oauth.clockToleranceSeconds,
-      });
+      const claims = await this.verifyAssertion(assertion, client);
       if (!(await this.clients.claimAssertionJti(client.clientId, claims.jti, claims.exp))) {
         throw new AssertionError('jti_replayed');
       }
     } catch (err) {
+      if (err instanceof KeySetUnavailableError) return { ok: false, reason: 'jwks_unavailable', client };
       if (!(err instanceof AssertionError)) throw err;
       this.logger.debug({ client_id: client.clientId, reason: err.message }, 'client assertion refused');
       return { ok: false, reason: 'invalid_assertion', client };
     }
     return { ok: true, client };
+  }
+
+  /**
+   * The assertion checked against the client's keys; a key the known set lacks (a `jwks_uri` client that rotated)
+   * fetches the set again, at most every few seconds per client (ClientKeySets), and tries once more.
+   */
+  private async verifyAssertion(assertion: string, client: ApiClient): Promise<AssertionClaims> {
+    const verify = (keys: readonly Record<string, unknown>[]) =>
+      verifyClientAssertion(assertion, {
+        clientId: client.clientId,
+        keys,
+        audiences: [`${this.config.publicUrl}${TOKEN_PATH}`, this.config.publicUrl],
+        nowSeconds: Date.now() / 1000,
+        toleranceSeconds: this.config.oauth.clockToleranceSeconds,
+      });
+    try {
+      return verify(await this.clientKeys.keysOf(client));
+    } catch (err) {
+      if (!(err instanceof AssertionError) || err.message !== 'no_matching_key') throw err;
+      const fresh = await this.clientKeys.refetched(client);
+      if (!fresh) throw err;
+      return verify(fresh);
+    }
   }
 
   private async recordFailure(

@@ -55,7 +55,9 @@ const TokenForm = Type.Object(
 
 const TokenResponseBody = Type.Object({
   access_token: Type.String({ description: 'RFC 9068 JWT access token' }),
-  token_type: Type.Literal('Bearer'),
+  token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], {
+    description: 'DPoP when a DPoP proof bound the token (RFC 9449 §5.1)',
+  }),
   expires_in: Type.Integer({ examples: [3600] }),
   scope: Type.String({ examples: ['connector:write connector:read'] }),
 });
@@ -86,6 +88,8 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
     auditBatcher,
     ctx.config,
     ctx.logger,
+    ctx.oauth.dpop,
+    ctx.oauth.clientKeys,
   );
 
   await app.register(async (scope: FastifyInstance) => {
@@ -116,7 +120,7 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
           tags: ['oauth'],
           summary: 'Get an access token (OAuth 2.0 client credentials)',
           description:
-            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters. Errors follow RFC 6749 §5.2; 429 carries Retry-After.',
+            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters, or a private_key_jwt assertion (RFC 7523). A DPoP header (RFC 9449) binds the token to the proof key (token_type DPoP). Errors follow RFC 6749 §5.2; 429 carries Retry-After.',
           security: [{ clientBasic: [] }],
           consumes: [FORM],
           body: TokenForm,
@@ -133,9 +137,17 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
       async (request, reply) => {
         const form = request.body as FormParams | undefined;
         if (!form) throw invalidRequest(`The request body must be ${FORM}.`);
-        const grant = { form, authorization: request.headers.authorization, ip: request.ip };
+        const grant = {
+          form,
+          authorization: request.headers.authorization,
+          ip: request.ip,
+          dpop: { header: request.headers.dpop, method: 'POST', uri: `${ctx.config.publicUrl}${TOKEN_PATH}` },
+        };
         const response = await ctx.tracing.inSpan('oauth.token_grant', {}, () => endpoint.handle(grant));
         tokenGrants.inc();
+        // RFC 9449 §8.2: with nonces on, each answer hands out the current one, so clients rarely meet use_dpop_nonce.
+        const nonce = ctx.oauth.dpop.nonces?.current();
+        if (nonce) reply.header('dpop-nonce', nonce);
         return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
       },
     );
@@ -210,6 +222,7 @@ const Introspection = Type.Object(
     jti: Type.Optional(Type.String()),
     token_type: Type.Optional(Type.String()),
     company_id: Type.Optional(Type.String()),
+    cnf: Type.Optional(Type.Object({ jkt: Type.String() }, { description: 'RFC 9449 §6.2' })),
   },
   {
     description: 'RFC 7662 §2.2; only `active` when the token is not active or not of the caller’s company.',
@@ -312,8 +325,10 @@ export function registerRevocationRoutes(
         exp: claims.exp,
         iat: claims.iat,
         jti: claims.jti,
-        token_type: 'Bearer',
+        // RFC 9449 §6.2: a DPoP-bound token introspects as such, with the key it is bound to.
+        token_type: claims.cnf ? 'DPoP' : 'Bearer',
         company_id: claims.company_id,
+        ...(claims.cnf ? { cnf: { jkt: claims.cnf.jkt } } : {}),
       };
     },
   );

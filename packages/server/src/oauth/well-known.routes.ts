@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.ts';
 import type { App } from '../http/types.ts';
 import { ASSERTION_ALGS } from './client-assertion.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
+import { DPOP_ALGS } from './dpop-proof.ts';
 import { SCOPES } from './principal.ts';
 import { JWKS_MAX_AGE_SECONDS, type SigningKeyStore } from './signing-keys.ts';
 import { INTROSPECT_PATH, REVOKE_PATH, TOKEN_PATH } from './token.routes.ts';
@@ -37,6 +38,7 @@ const Metadata = Type.Object({
   introspection_endpoint: Type.String(),
   introspection_endpoint_auth_methods_supported: Type.Array(Type.String()),
   introspection_endpoint_auth_signing_alg_values_supported: Type.Array(Type.String()),
+  dpop_signing_alg_values_supported: Type.Array(Type.String()),
   scopes_supported: Type.Array(Type.String()),
   response_types_supported: Type.Array(Type.String()),
   service_documentation: Type.String(),
@@ -96,6 +98,8 @@ export function registerWellKnownRoutes(
         introspection_endpoint: `${base}${INTROSPECT_PATH}`,
         introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
         introspection_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
+        // RFC 9449 §5.1: the algorithms accepted for DPoP proofs.
+        dpop_signing_alg_values_supported: [...DPOP_ALGS],
         scopes_supported: [...SCOPES],
         // REQUIRED by §2; a client-credentials-only server has no authorization endpoint, hence none.
         response_types_supported: [],

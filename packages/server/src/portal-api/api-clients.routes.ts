@@ -9,6 +9,8 @@ const CreateClient = Type.Object(
   {
     name: Type.String({ maxLength: 1000 }),
     scopes: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 }),
+    /** DPoP (RFC 9449, docs/machine-access.md): `required` refuses token requests without a proof. */
+    dpop: Type.Optional(Type.Union([Type.Literal('optional'), Type.Literal('required')])),
   },
   { additionalProperties: false },
 );
@@ -44,6 +46,7 @@ export function registerApiClientRoutes(app: App, { ctx }: PortalDeps): void {
       companyId: sessionOf(request).user.companyId,
       name: request.body.name,
       scopes: request.body.scopes,
+      dpop: request.body.dpop,
       actor: actorOf(request),
     });
     return reply.status(201).send({ ...apiClientView(client), client_secret: secret });

@@ -96,6 +96,21 @@ for (const database of TEST_DATABASES) {
       ]);
     });
 
+    it('creates a client whose DPoP is required (RFC 9449): a token request without a proof is refused', async () => {
+      const created = await acme.post('/api-clients', {
+        name: 'Bound',
+        scopes: ['connector:read'],
+        dpop: 'required',
+      });
+      assert.equal(created.status, 201);
+      assert.equal(created.body.dpop, 'required');
+      const token = await requestToken(server, created.body.client_id, created.body.client_secret);
+      assert.equal(token.status, 400);
+      assert.equal(token.body.error, 'invalid_dpop_proof');
+      const bad = await acme.post('/api-clients', { name: 'x', scopes: ['connector:read'], dpop: 'always' });
+      assert.equal(bad.body.code, 'validation_failed');
+    });
+
     it('pages the list', async () => {
       for (const name of ['p1', 'p2', 'p3'])
         await globex.post('/api-clients', { name, scopes: ['connector:read'] });

@@ -25,6 +25,7 @@ import * as m111 from './111_digital_employee_actions.ts';
 import * as m120 from './120_agent_workspace.ts';
 import * as m130 from './130_privacy.ts';
 import * as m140 from './140_api_client_secrets.ts';
+import * as m200 from './200_api_client_dpop.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '120_agent_workspace': m120,
   '130_privacy': m130,
   '140_api_client_secrets': m140,
+  '200_api_client_dpop': m200,
 };
