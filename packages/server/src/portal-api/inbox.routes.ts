@@ -13,6 +13,7 @@ import { type MessageAuthor, textOf } from '../webchat/messages/message.ts';
 import { SUMMARY_HEADING } from '../webchat/notes/handover-summary.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
+import { messagePageDepsOf } from '../webchat/webchat.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
 import {
   decodeInboxCursor,
@@ -161,7 +162,7 @@ export function registerInboxRoutes(app: App, webchat: Webchat, workspace: Works
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
     const conversation = await load(request);
     const { messages } = await readMessagePage(
-      webchat,
+      messagePageDepsOf(webchat),
       conversation.id,
       { limit: '200' },
       { includeNotes: true },

@@ -12,7 +12,7 @@ export function registerSearchRoutes(app: App, webchat: Webchat): void {
     '/inbox/search',
     { config: { portalAccess: 'any' }, schema: { querystring: SearchQuery } },
     async (request) =>
-      searchPage(webchat, sessionOf(request).user.companyId, request.query, (conversations) =>
+      searchPage(webchat.search, sessionOf(request).user.companyId, request.query, (conversations) =>
         webchat.inbox.views(conversations),
       ),
   );

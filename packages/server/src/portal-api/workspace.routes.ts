@@ -5,6 +5,7 @@ import type { App } from '../http/types.ts';
 import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import { displayNameOf } from '../users/display-name.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
+import { messagePageDepsOf } from '../webchat/webchat.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
 import { extractiveSummary } from '../workspace/extractive-summary.ts';
 import { lastVisitorQuestion, suggestedReplies } from '../workspace/suggested-replies.ts';
@@ -88,7 +89,9 @@ export function registerWorkspaceRoutes(
     { config: any, schema: { params: IdParams } },
     async (request) => {
       const conversation = await webchat.commands.find(companyOf(request), request.params.id);
-      const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
+      const { messages } = await readMessagePage(messagePageDepsOf(webchat), conversation.id, {
+        limit: '200',
+      });
       return { summary: extractiveSummary(messages) };
     },
   );

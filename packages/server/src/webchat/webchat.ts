@@ -64,6 +64,7 @@ import {
   registerRealtimeFallbacks,
   webchatHooks,
 } from './realtime/webchat-realtime.ts';
+import type { MessagePageDeps } from './routes/message-page.ts';
 import { registerPlatformConversationRoutes } from './routes/platform.routes.ts';
 import { registerSdkRoutes } from './routes/sdk.routes.ts';
 import { registerPlatformRoutingRoutes } from './routing/platform-routing.routes.ts';
@@ -406,7 +407,8 @@ export function createWebchat(deps: WebchatDeps): Webchat {
 /**
  * The webchat's HTTP surface: SDK REST (`/sdk/v1`), platform conversation routes, the realtime engine on
  * `/connection/websocket` (same port, via the HTTP server's `upgrade` event), the broker's readiness, and the drain
- * that must happen before the HTTP server closes (upgraded sockets would keep it waiting).
+ * that must happen before the HTTP server closes (upgraded sockets would keep it waiting). Each route registration
+ * gets the few services it declares (its `…Deps`), picked here by name.
  */
 export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness): void {
   attachRealtime(app.server, webchat.realtime);
@@ -417,12 +419,48 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
     };
   }
   app.addHook('preClose', () => webchat.drain(0));
-  registerSdkRoutes(app, webchat);
-  registerPlatformConversationRoutes(app, webchat);
-  registerPlatformRoutingRoutes(app, webchat);
-  registerPlatformSearchRoutes(app, webchat);
-  registerPlatformAttachmentRoutes(app, webchat);
-  registerAttachmentDownloadRoute(app, webchat);
+  const messagePage = messagePageDepsOf(webchat);
+  const uploads = { attachments: webchat.attachments, uploadQuota: webchat.uploadQuota };
+  registerSdkRoutes(app, {
+    ...messagePage,
+    ...uploads,
+    limits: webchat.config,
+    publicUrlFor: webchat.publicUrlFor,
+    ownOriginsFor: webchat.ownOriginsFor,
+    companies: webchat.companies,
+    channels: webchat.channels,
+    identity: webchat.identity,
+    visitors: webchat.visitors,
+    limiter: webchat.limiter,
+    conversations: webchat.conversations,
+    greeter: webchat.engine,
+    inbox: webchat.inbox,
+    reads: webchat.reads,
+    signer: webchat.signer,
+    commands: webchat.commands,
+    routingSettings: webchat.routingSettings,
+  });
+  registerPlatformConversationRoutes(app, {
+    ...messagePage,
+    conversations: webchat.conversations,
+    commands: webchat.commands,
+    notes: webchat.notes,
+    idempotency: webchat.idempotency,
+  });
+  registerPlatformRoutingRoutes(app, { commands: webchat.commands, routing: webchat.routing });
+  registerPlatformSearchRoutes(app, webchat.search);
+  registerPlatformAttachmentRoutes(app, { ...uploads, commands: webchat.commands });
+  registerAttachmentDownloadRoute(app, webchat.attachments);
+}
+
+/** What reading a page of messages takes (routes/message-page.ts), for the webchat's and the portal's routes. */
+export function messagePageDepsOf(webchat: Webchat) {
+  return {
+    messages: webchat.store,
+    live: webchat.live,
+    feedback: webchat.feedback,
+    attachments: webchat.attachments,
+  } satisfies MessagePageDeps;
 }
 
 /**

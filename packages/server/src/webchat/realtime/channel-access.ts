@@ -46,7 +46,7 @@ export async function assertMaySubscribe(
   }
 }
 
-/** The subject's claim on a conversation of its company, as the SDK's REST scope decides it (routes/sdk-session.ts). */
+/** The subject's claim on a conversation of its company, as the SDK's REST scope decides it (identity/sdk-session.ts). */
 function owns(subject: string, conversation: Conversation): boolean {
   if (isAgent(subject)) return true;
   if (isVisitorKey(subject)) return conversation.visitor?.key === subject;
