@@ -454,7 +454,7 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
 }
 
 /** What reading a page of messages takes (routes/message-page.ts), for the webchat's and the portal's routes. */
-export function messagePageDepsOf(webchat: Webchat) {
+export function messagePageDepsOf(webchat: Pick<Webchat, 'store' | 'live' | 'feedback' | 'attachments'>) {
   return {
     messages: webchat.store,
     live: webchat.live,

@@ -12,7 +12,7 @@ import type { ConversationsService } from '../conversations/conversations.servic
 import { isVisitorKey } from '../visitor.ts';
 import type { ConnectionMeta } from './tokens.ts';
 
-/** The realtime subjects of portal users (portal-api/inbox.routes.ts): agents of the token's company. */
+/** The realtime subjects of portal users (workspace/inbox.portal.routes.ts): agents of the token's company. */
 const PORTAL_SUBJECT_PREFIX = 'portal-user:';
 
 /**
