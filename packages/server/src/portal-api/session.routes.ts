@@ -1,3 +1,4 @@
+import type { SessionInfo } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { AuditLog } from '../audit/audit.service.ts';
@@ -40,7 +41,7 @@ export function registerSessionRoutes(app: App, deps: SessionRouteDeps): void {
   const { users, sessions, throttle } = deps;
   const secure = deps.publicUrl.startsWith('https:');
 
-  const describe = async (user: PortalUser, token: string, expiresAt: string) => {
+  const describe = async (user: PortalUser, token: string, expiresAt: string): Promise<SessionInfo> => {
     const company = await deps.companies.get(user.companyId);
     return {
       user: { id: user.id, email: user.email, name: user.name, role: user.role },

@@ -1,3 +1,4 @@
+import type { PortalUserView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { App } from '../http/types.ts';
@@ -14,7 +15,7 @@ const NameBody = Type.Object(
 );
 
 /** A portal user as the portal shows them: never the password hash. */
-export const portalUserView = (user: PortalUser) => ({
+export const portalUserView = (user: PortalUser): PortalUserView => ({
   id: user.id,
   email: user.email,
   name: user.name,

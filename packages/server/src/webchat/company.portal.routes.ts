@@ -1,3 +1,4 @@
+import type { CompanyView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
@@ -32,7 +33,7 @@ export interface CompanyPortalDeps {
 }
 
 export function registerCompanyPortalRoutes(app: App, deps: CompanyPortalDeps): void {
-  const view = async (companyId: string) => {
+  const view = async (companyId: string): Promise<CompanyView> => {
     const company = await deps.companies.get(companyId);
     const attachments = await deps.attachments.settingsFor(companyId);
     return {
