@@ -3,6 +3,8 @@
 // showing an empty cell. Types only: nothing here runs, and the package imports nothing but the webchat protocol's
 // types.
 
+export type { AuditEntryView, AuditPage } from './audit.ts';
+export type { ChannelEmployeeOption, ChannelView, IdentityMode } from './channels.ts';
 export type { AttachmentLimitsView, CompanyView } from './company.ts';
 export type { Page } from './page.ts';
 export type { AgentView, CannedResponseView, RoutingSettingsView } from './routing.ts';

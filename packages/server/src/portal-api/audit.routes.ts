@@ -1,3 +1,4 @@
+import type { AuditPage } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { auditCursor } from '../audit/audit.service.ts';
@@ -31,7 +32,7 @@ export interface AuditPortalDeps {
 }
 
 export function registerAuditRoutes(app: App, { audit, users }: AuditPortalDeps): void {
-  app.get('/audit', { schema: { querystring: AuditQuery } }, async (request) => {
+  app.get('/audit', { schema: { querystring: AuditQuery } }, async (request): Promise<AuditPage> => {
     const companyId = sessionOf(request).user.companyId;
     const limit = pageLimit(request.query.limit);
     const events = await audit.list({

@@ -1,3 +1,4 @@
+import type { ChannelEmployeeOption, ChannelView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { DigitalEmployeesService } from '../digital-employees/digital-employees.service.ts';
@@ -46,14 +47,14 @@ export interface ChannelPortalDeps {
 export function registerChannelPortalRoutes(app: App, deps: ChannelPortalDeps): void {
   const { channels } = deps;
 
-  const employeesOf = async (companyId: string) =>
+  const employeesOf = async (companyId: string): Promise<ChannelEmployeeOption[]> =>
     (await deps.digitalEmployees.list(companyId)).map((e) => ({
       id: e.id,
       name: e.name,
       is_default: e.isDefault,
     }));
 
-  const view = (c: Channel, employees: Array<{ id: string; name: string }>) => ({
+  const view = (c: Channel, employees: Array<{ id: string; name: string }>): ChannelView => ({
     id: c.id,
     name: c.name,
     digital_employee: {
