@@ -1,3 +1,7 @@
+import type { Page, SessionInfo } from '@parley/wire-types';
+
+// The portal API's answers are declared once, with the server (packages/wire-types).
+export type { Page, SessionInfo };
 /** A problem+json answer (RFC 9457) from the portal API, with the field errors the forms show inline. */
 export class ApiError extends Error {
   constructor(
@@ -9,20 +13,6 @@ export class ApiError extends Error {
   ) {
     super(detail);
   }
-}
-
-export interface SessionInfo {
-  user: { id: string; email: string; name: string | null; role: 'admin' | 'agent' };
-  company: { id: string; name: string };
-  csrf_token: string;
-  expires_at: string;
-}
-
-export interface Page<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
 }
 
 let csrfToken = '';

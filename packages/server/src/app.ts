@@ -2,25 +2,42 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { type AppContext, startServices } from './context.ts';
 import { registerActionRoutes } from './digital-employees/actions/actions.routes.ts';
+import { registerDigitalEmployeePortalRoutes } from './digital-employees/digital-employees.portal.routes.ts';
 import { type Readiness, registerHealthRoutes } from './health/health.routes.ts';
 import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerProblemHandlers } from './http/problem.ts';
 import type { RouteEntry } from './http/route-methods.ts';
 import type { App } from './http/types.ts';
+import { registerConnectorPortalRoutes } from './integrations/connectors.portal.routes.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
 import { registerKnowledgeRoutes } from './knowledge/knowledge.routes.ts';
 import { registerLandingRoutes } from './landing/landing.routes.ts';
 import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
+import { registerApiClientRoutes } from './portal-api/api-clients.routes.ts';
+import { registerAuditRoutes } from './portal-api/audit.routes.ts';
+import { registerKnowledgePortalRoutes } from './portal-api/knowledge.routes.ts';
 import { registerPortal } from './portal-api/portal.routes.ts';
+import { registerPortalPrivacyRoutes } from './portal-api/privacy.routes.ts';
 import { registerPrivacyRoutes } from './privacy/privacy.routes.ts';
+import { registerSystemRoutes } from './system/system.routes.ts';
 import { registerRequestTracing } from './tracing/request-tracing.ts';
+import { registerUserRoutes } from './users/users.portal.routes.ts';
+import { registerCannedResponsePortalRoutes } from './webchat/canned-responses/canned-responses.portal.routes.ts';
+import { registerChannelPortalRoutes } from './webchat/channels.portal.routes.ts';
+import { registerCompanyPortalRoutes } from './webchat/company.portal.routes.ts';
+import { emptyStats } from './webchat/feedback/feedback.service.ts';
+import { registerRoutingPortalRoutes } from './webchat/routing/routing.portal.routes.ts';
+import { registerSearchPortalRoutes } from './webchat/search/search.portal.routes.ts';
 import { registerWebchat } from './webchat/webchat.ts';
+import { registerWebhookPortalRoutes } from './webhooks/webhooks.portal.routes.ts';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.ts';
 import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
+import { registerInboxPortalRoutes } from './workspace/inbox.portal.routes.ts';
 import { registerPlatformWorkspaceRoutes } from './workspace/workspace.platform.routes.ts';
+import { registerWorkspacePortalRoutes } from './workspace/workspace.portal.routes.ts';
 
 export interface BuiltApp {
   app: App;
@@ -94,29 +111,16 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   // Webchat: SDK REST, platform conversations, and the realtime engine on /connection/websocket (same port).
   registerWebchat(app, ctx.webchat, readiness);
   registerPlatformWorkspaceRoutes(app, ctx.workspace.service);
-  await registerPortal(
-    app,
-    {
-      ctx: {
-        config: ctx.config,
-        audit: ctx.audit,
-        companies: ctx.companies,
-        oauth: ctx.oauth,
-        digitalEmployees: ctx.digitalEmployees,
-        connectors: ctx.connectors,
-        connectorCaller: ctx.connectorCaller,
-        webhooks: ctx.webhooks,
-        webchat: ctx.webchat,
-        workspace: ctx.workspace,
-        knowledge: ctx.knowledge,
-        privacy: ctx.privacy,
-      },
-      users: ctx.users,
-      sessions: ctx.portal.sessions,
-      throttle: ctx.portal.throttle,
-    },
-    ctx.system,
-  );
+  // The portal: SPA, sign-in and session gate; each page's routes from its capability, with what it uses.
+  await registerPortal(app, {
+    config: ctx.config,
+    sessions: ctx.portal.sessions,
+    users: ctx.users,
+    companies: ctx.companies,
+    audit: ctx.audit,
+    rateLimiter: ctx.rateLimiter,
+    pages: portalPagesOf(ctx),
+  });
   registerWidgetAssets(app, {
     config: ctx.config,
     companies: ctx.companies,
@@ -134,4 +138,57 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     await startServices(ctx);
   };
   return { app, readiness, drain, start, routes: edge.routes };
+}
+
+/**
+ * The portal's pages, each registered from its capability's folder with the few services it declares (`…PortalDeps`),
+ * picked here by name; `registerPortal` puts them behind the portal gate on `/portal/api`.
+ */
+function portalPagesOf(ctx: AppContext): Array<(api: App) => void> {
+  const { webchat, audit } = ctx;
+  return [
+    (api) => registerApiClientRoutes(api, ctx.oauth),
+    (api) =>
+      registerConnectorPortalRoutes(api, {
+        connectors: ctx.connectors,
+        connectorCaller: ctx.connectorCaller,
+      }),
+    (api) => registerWebhookPortalRoutes(api, ctx.webhooks.service),
+    (api) => registerKnowledgePortalRoutes(api, ctx.knowledge),
+    (api) =>
+      registerCompanyPortalRoutes(api, { companies: ctx.companies, attachments: webchat.attachments, audit }),
+    (api) => registerPortalPrivacyRoutes(api, { privacy: ctx.privacy, audit }),
+    (api) => registerUserRoutes(api, { users: ctx.users, audit }),
+    (api) =>
+      registerChannelPortalRoutes(api, {
+        channels: webchat.channels,
+        identity: webchat.identity,
+        digitalEmployees: ctx.digitalEmployees,
+        audit,
+        publicUrl: () => ctx.config.publicUrl,
+      }),
+    (api) =>
+      registerDigitalEmployeePortalRoutes(api, {
+        employees: ctx.digitalEmployees,
+        connectors: ctx.connectors,
+        ratings: {
+          statsByEmployee: (companyId) => webchat.feedback.statsByEmployee(companyId),
+          unrated: emptyStats,
+        },
+        audit,
+      }),
+    (api) => registerAuditRoutes(api, { audit, users: ctx.users }),
+    (api) => registerSystemRoutes(api, ctx.system),
+    (api) => registerInboxPortalRoutes(api, webchat, ctx.workspace.service),
+    (api) => registerWorkspacePortalRoutes(api, webchat, ctx.workspace, ctx.knowledge),
+    (api) =>
+      registerRoutingPortalRoutes(api, {
+        routing: webchat.routing,
+        routingSettings: webchat.routingSettings,
+        commands: webchat.commands,
+        audit,
+      }),
+    (api) => registerCannedResponsePortalRoutes(api, { cannedResponses: webchat.cannedResponses, audit }),
+    (api) => registerSearchPortalRoutes(api, { search: webchat.search, inbox: webchat.inbox }),
+  ];
 }

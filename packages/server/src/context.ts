@@ -18,7 +18,6 @@ import { Scheduler } from './jobs/scheduler.ts';
 import { KnowledgeService } from './knowledge/knowledge.service.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { createOAuthServices, OAUTH_SEALED_COLUMNS, type OAuthServices } from './oauth/oauth.services.ts';
-import { LoginThrottle } from './portal-api/login-throttle.ts';
 import { createPrivacy, type Privacy } from './privacy/privacy.module.ts';
 import { createRateLimiter, type RateLimiter } from './ratelimit/index.ts';
 import { type FinishedQuery, openStore, type Store } from './storage/database.ts';
@@ -53,8 +52,8 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   companies: CompaniesService;
   users: UsersService;
-  /** Portal sign-in sessions and their failed-sign-in throttle. */
-  portal: { sessions: SessionsService; throttle: LoginThrottle };
+  /** Portal sign-in sessions (the portal throttles failed sign-ins itself: packages/server/src/portal-api/login-throttle.ts). */
+  portal: { sessions: SessionsService };
   oauth: OAuthServices;
   digitalEmployees: DigitalEmployeesService;
   /** Actions of digital employees: what an `openai` employee may call through `http` connectors. */
@@ -268,12 +267,6 @@ export async function createContext(
           },
           options.clock,
         ),
-        throttle: new LoginThrottle(rateLimiter, {
-          perEmail: config.portal.loginFailuresPerEmail,
-          perEmailAllIps: config.portal.loginFailuresPerEmailAllIps,
-          perIp: config.portal.loginFailuresPerIp,
-          windowSeconds: config.portal.loginThrottleWindowSeconds,
-        }),
       },
       oauth,
       connectors: integrations.connectors,

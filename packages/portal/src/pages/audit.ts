@@ -1,22 +1,7 @@
+import type { AuditPage } from '@parley/wire-types';
 import { ApiError, api } from '../api.ts';
 import { breakable, shortId } from '../components/short-id.ts';
 import { formatTime, h, replaceChildren, uid } from '../dom.ts';
-
-interface AuditRow {
-  id: string;
-  type: string;
-  actor: string | null;
-  actor_label: string | null;
-  subject: string | null;
-  ip: string | null;
-  details: Record<string, unknown>;
-  created_at: string;
-}
-
-interface AuditPage {
-  items: AuditRow[];
-  next_before: string | null;
-}
 
 const KNOWN_TYPES = [
   'portal.signed_in',

@@ -1,3 +1,4 @@
+import type { ChannelEmployeeOption, ChannelView, IdentityMode } from '@parley/wire-types';
 import { api, type Page, pageQuery } from '../api.ts';
 import { createForm, splitList } from '../components/form.ts';
 import { pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
@@ -6,35 +7,15 @@ import { showSecretOnce } from '../components/secret-once.ts';
 import { copyable, copyButton, formDialog } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
-interface ChannelRow {
-  id: string;
-  name: string;
-  digital_employee: { id: string; name: string | null };
-  allowed_origins: string[];
-  created_at: string;
-  snippet: string;
-  identity: IdentityMode;
-  identity_secret_set: boolean;
-  identity_previous_secret_until: string | null;
-}
-
-type IdentityMode = 'off' | 'optional' | 'required';
-
 const IDENTITY_LABELS: Record<IdentityMode, string> = {
   off: 'Off — every visitor is anonymous',
   optional: 'Optional — verified when a visitor token is sent',
   required: 'Required — only verified visitors',
 };
 
-interface EmployeeOption {
-  id: string;
-  name: string;
-  is_default: boolean;
-}
-
 /** Settings → Channels: one per widget or app placement, each with its ready-to-paste widget snippet. */
 export async function renderChannels(main: HTMLElement): Promise<void> {
-  const first = await api<Page<ChannelRow> & { digital_employees: EmployeeOption[] }>(
+  const first = await api<Page<ChannelView> & { digital_employees: ChannelEmployeeOption[] }>(
     'GET',
     `/channels?${pageQuery(0, 1)}`,
   );
@@ -42,7 +23,7 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
   const snippetSlot = h('div');
   const secretSlot = h('div', { class: 'secret-slot' });
 
-  const showSnippet = (c: ChannelRow) => {
+  const showSnippet = (c: ChannelView) => {
     const title = `snippet-${c.id}`;
     const box = h(
       'section',
@@ -62,7 +43,7 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
     box.focus();
   };
 
-  const table = pagedTable<ChannelRow>({
+  const table = pagedTable<ChannelView>({
     caption: 'Channels',
     empty: 'No channels yet.',
     load: (offset, limit) => api('GET', `/channels?${pageQuery(offset, limit)}`),
@@ -96,7 +77,7 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
   });
 
   // Visitor identity: the mode, and a rotation; a secret in the answer is shown once (like an API client's).
-  const editIdentity = (c: ChannelRow) =>
+  const editIdentity = (c: ChannelView) =>
     formDialog(
       `Visitor identity of “${c.name}”`,
       'Verified visitors see their conversations on every device and agents see their name and email. Your backend signs a visitor token (a JWT, HS256 with this channel’s identity secret: sub = your user id, exp at most 24 hours ahead, optional name and email); the widget sends it (data-visitor-token or Parley.init({ getVisitorToken })).',
@@ -184,7 +165,7 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
       },
     ],
     onSubmit: async (values) => {
-      const created = await api<ChannelRow>('POST', '/channels', {
+      const created = await api<ChannelView>('POST', '/channels', {
         name: values.name,
         digital_employee_id: values.digital_employee_id,
         allowed_origins: splitList(values.allowed_origins!),

@@ -1,4 +1,4 @@
-import type { BusinessHoursStatus } from '@parley/webchat-protocol';
+import type { CannedResponseView, RoutingSettingsView } from '@parley/wire-types';
 import { api } from '../api.ts';
 import { createForm, type FieldSpec } from '../components/form.ts';
 import { titledSection } from '../components/page-parts.ts';
@@ -14,33 +14,12 @@ const WEEKDAYS = [
   ['sun', 'Sunday'],
 ] as const;
 
-interface Interval {
-  from: string;
-  to: string;
-}
-
-interface BusinessHours {
-  time_zone: string;
-  weekly: Partial<Record<(typeof WEEKDAYS)[number][0], Interval[]>>;
-  holidays: string[];
-}
-
-interface RoutingSettings {
-  agent_capacity: number;
-  business_hours: BusinessHours | null;
-  opening: BusinessHoursStatus;
-}
-
-interface CannedResponse {
-  id: string;
-  shortcut: string;
-  title: string;
-  content: string;
-}
-
 const INTERVALS = /^\s*(\d{2}:\d{2})\s*-\s*(\d{2}:\d{2})\s*$/;
 
 /** "09:00-12:00, 13:00-17:00" ⇄ intervals; empty means closed that day. */
+type BusinessHours = NonNullable<RoutingSettingsView['business_hours']>;
+type Interval = NonNullable<BusinessHours['weekly']['mon']>[number];
+
 const formatDay = (intervals: Interval[] = []) => intervals.map((i) => `${i.from}-${i.to}`).join(', ');
 function parseDay(text: string): Interval[] | undefined {
   const parts = text.split(',').filter((p) => p.trim() !== '');
@@ -49,7 +28,7 @@ function parseDay(text: string): Interval[] | undefined {
   return intervals.map((m) => ({ from: m![1]!, to: m![2]! }));
 }
 
-const openingText = (o: RoutingSettings['opening']) =>
+const openingText = (o: RoutingSettingsView['opening']) =>
   o.open
     ? 'Agents are in now.'
     : o.next_open_at
@@ -61,7 +40,7 @@ const openingText = (o: RoutingSettings['opening']) =>
  * before round-robin passes them by, and when agents are in (time zone, hours per weekday, holidays).
  */
 export async function routingSection(say: (text: string) => void): Promise<HTMLElement> {
-  const settings = await api<RoutingSettings>('GET', '/company/routing');
+  const settings = await api<RoutingSettingsView>('GET', '/company/routing');
   const opening = h('p', { class: 'hint opening' }, openingText(settings.opening));
   const hours = settings.business_hours;
   const dayFields: FieldSpec[] = WEEKDAYS.map(([key, label]) => ({
@@ -113,7 +92,7 @@ export async function routingSection(say: (text: string) => void): Promise<HTMLE
         const intervals = parseDay(String(values[`day_${key}`] ?? '')) ?? [];
         if (intervals.length > 0) weekly[key] = intervals;
       }
-      const saved = await api<RoutingSettings>('PUT', '/company/routing', {
+      const saved = await api<RoutingSettingsView>('PUT', '/company/routing', {
         agent_capacity: Number(values.agent_capacity),
         business_hours: useHours
           ? {
@@ -137,7 +116,7 @@ export async function routingSection(say: (text: string) => void): Promise<HTMLE
 export async function cannedResponsesSection(say: (text: string) => void): Promise<HTMLElement> {
   const list = h('ul', { class: 'canned-list', 'aria-label': 'Canned responses' });
   const show = async () => {
-    const { items } = await api<{ items: CannedResponse[] }>('GET', '/canned-responses');
+    const { items } = await api<{ items: CannedResponseView[] }>('GET', '/canned-responses');
     replaceChildren(
       list,
       ...(items.length

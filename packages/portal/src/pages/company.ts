@@ -1,3 +1,4 @@
+import type { AttachmentLimitsView, CompanyView } from '@parley/wire-types';
 import { api } from '../api.ts';
 import { createForm, splitList } from '../components/form.ts';
 import { statusArea, titledSection } from '../components/page-parts.ts';
@@ -5,19 +6,6 @@ import { copyable } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 import { privacySection } from './company-privacy.ts';
 import { cannedResponsesSection, routingSection } from './company-routing.ts';
-
-interface AttachmentLimits {
-  max_attachment_bytes: number;
-  allowed_types: string[];
-}
-
-interface CompanyView {
-  id: string;
-  name: string;
-  allowed_origins: string[];
-  attachments: AttachmentLimits;
-  created_at: string;
-}
 
 const MIB = 1024 * 1024;
 
@@ -33,7 +21,7 @@ const ATTACHMENT_TYPE_OPTIONS = [
 ];
 
 /** Settings → Company → Attachments: the largest file and the types visitors and agents may send. */
-function attachmentLimitsForm(limits: AttachmentLimits, say: (text: string) => void) {
+function attachmentLimitsForm(limits: AttachmentLimitsView, say: (text: string) => void) {
   return createForm({
     submitLabel: 'Save attachment limits',
     fields: [

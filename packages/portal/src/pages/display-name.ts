@@ -1,15 +1,6 @@
+import type { PortalUserView } from '@parley/wire-types';
 import { api, type SessionInfo } from '../api.ts';
 import type { FieldSpec } from '../components/form.ts';
-
-/** A portal user as `/portal/api/users` answers (never a password). */
-export interface PortalUserRow {
-  id: string;
-  email: string;
-  name: string | null;
-  role: 'admin' | 'agent';
-  created_at: string;
-  last_login_at: string | null;
-}
 
 /** The most a display name may have (the server's rule: users.errors.ts NAME_MAX_LENGTH). */
 const NAME_MAX = 80;
@@ -27,8 +18,8 @@ export function nameField(value: string | null): FieldSpec {
 }
 
 /** Saves a user's display name (empty: none) and, when it is the signed-in user's own, updates the session. */
-export async function saveName(userId: string, value: string, session: SessionInfo): Promise<PortalUserRow> {
-  const saved = await api<PortalUserRow>('PATCH', `/users/${encodeURIComponent(userId)}`, {
+export async function saveName(userId: string, value: string, session: SessionInfo): Promise<PortalUserView> {
+  const saved = await api<PortalUserView>('PATCH', `/users/${encodeURIComponent(userId)}`, {
     name: value.trim() === '' ? null : value,
   });
   if (userId === session.user.id) {

@@ -85,8 +85,6 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
       if (list.selected !== id) return;
       pane = new ConversationPane(paneEl, detail, {
         me: me.id,
-        // The portal is served by the server it talks to, which always takes notes (docs/design.md "Internal notes").
-        notes: true,
         drafts,
         live,
         labels: () => labels,

@@ -1,8 +1,9 @@
+import type { PortalUserView } from '@parley/wire-types';
 import { api, type SessionInfo } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { pageIntro, statusArea, titledSection } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
-import { nameField, type PortalUserRow, saveName, shownName } from './display-name.ts';
+import { nameField, saveName, shownName } from './display-name.ts';
 
 /**
  * Settings → Users: the company's portal users and the names visitors see on their messages. Admins give anyone a
@@ -28,7 +29,7 @@ export async function renderUsers(main: HTMLElement, session: SessionInfo): Prom
   );
   const formSlot = h('div');
 
-  const show = (users: PortalUserRow[]) => {
+  const show = (users: PortalUserView[]) => {
     replaceChildren(
       rows,
       ...users.map((u) =>
@@ -64,7 +65,7 @@ export async function renderUsers(main: HTMLElement, session: SessionInfo): Prom
     });
     replaceChildren(formSlot, form.el);
   };
-  const load = async () => show((await api<{ users: PortalUserRow[] }>('GET', '/users')).users);
+  const load = async () => show((await api<{ users: PortalUserView[] }>('GET', '/users')).users);
 
   main.append(
     ...pageIntro(

@@ -170,7 +170,7 @@ export const ConfigSchema = Type.Object(
         sessionIdleSeconds: Type.Integer({ minimum: 1, default: 3_600 }),
         /**
          * Failed sign-ins allowed within one throttle window before 429: per (client IP, email), per email over every
-         * IP, and per client IP over every email (portal-api/login-throttle.ts).
+         * IP, and per client IP over every email (packages/server/src/portal-api/login-throttle.ts).
          */
         loginFailuresPerEmail: Type.Integer({ minimum: 1, default: 10 }),
         loginFailuresPerEmailAllIps: Type.Integer({ minimum: 1, default: 100 }),

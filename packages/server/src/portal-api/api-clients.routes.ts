@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
+import { PageQuery, pageOf } from '../http/offset-page.ts';
 import type { App } from '../http/types.ts';
 import { apiClientView, MAX_OLD_SECRET_LIFETIME_SECONDS } from '../oauth/api-clients.service.ts';
+import type { OAuthServices } from '../oauth/oauth.services.ts';
 import { SCOPES } from '../oauth/principal.ts';
-import { PageQuery, pageOf } from './pagination.ts';
-import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+import { actorOf, sessionOf } from '../users/portal-session.ts';
 
 const CreateClient = Type.Object(
   {
@@ -33,8 +34,8 @@ const RotateSecret = Type.Object(
  * Settings → API clients, over the OAuth capability's ApiClientsService (it validates, stores only a digest of
  * the secret and writes the audit events). The secret appears in exactly one response: the 201 of the creation.
  */
-export function registerApiClientRoutes(app: App, { ctx }: PortalDeps): void {
-  const clients = () => ctx.oauth.clients;
+export function registerApiClientRoutes(app: App, oauth: Pick<OAuthServices, 'clients'>): void {
+  const clients = () => oauth.clients;
 
   app.get('/api-clients', { schema: { querystring: PageQuery } }, async (request) => ({
     ...pageOf((await clients().list(sessionOf(request).user.companyId)).map(apiClientView), request.query),

@@ -1,8 +1,11 @@
+import type { AuditPage } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
+import type { AuditLog } from '../audit/audit.service.ts';
 import { auditCursor } from '../audit/audit.service.ts';
+import { pageLimit } from '../http/offset-page.ts';
 import type { App } from '../http/types.ts';
-import { pageLimit } from './pagination.ts';
-import { type PortalDeps, sessionOf } from './portal-auth.ts';
+import { sessionOf } from '../users/portal-session.ts';
+import type { UsersService } from '../users/users.service.ts';
 
 const AuditQuery = Type.Object(
   {
@@ -22,11 +25,17 @@ const AuditQuery = Type.Object(
  * Events hold identifiers and versions only (AuditLog's contract with every capability), so nothing secret is
  * shown; user actors are resolved to their email for reading.
  */
-export function registerAuditRoutes(app: App, { ctx, users }: PortalDeps): void {
-  app.get('/audit', { schema: { querystring: AuditQuery } }, async (request) => {
+/** What the audit log page uses: the log, and the company's users to name their actions. */
+export interface AuditPortalDeps {
+  audit: Pick<AuditLog, 'list'>;
+  users: Pick<UsersService, 'list'>;
+}
+
+export function registerAuditRoutes(app: App, { audit, users }: AuditPortalDeps): void {
+  app.get('/audit', { schema: { querystring: AuditQuery } }, async (request): Promise<AuditPage> => {
     const companyId = sessionOf(request).user.companyId;
     const limit = pageLimit(request.query.limit);
-    const events = await ctx.audit.list({
+    const events = await audit.list({
       companyId,
       type: request.query.type?.trim() || undefined,
       subject: request.query.subject?.trim() || undefined,

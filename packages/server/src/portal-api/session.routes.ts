@@ -1,11 +1,16 @@
+import type { SessionInfo } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
 import type { App } from '../http/types.ts';
 import { NotSignedInError } from '../users/portal-session.errors.ts';
+import { SESSION_COOKIE, sessionOf } from '../users/portal-session.ts';
+import type { SessionsService } from '../users/sessions.service.ts';
 import { InvalidCredentialsError } from '../users/users.errors.ts';
-import type { PortalUser } from '../users/users.service.ts';
+import type { PortalUser, UsersService } from '../users/users.service.ts';
 import { normalizeEmail } from '../users/users.service.ts';
-import { type PortalDeps, SESSION_COOKIE, sessionOf } from './portal-auth.ts';
+import type { LoginThrottle } from './login-throttle.ts';
 
 const SignIn = Type.Object(
   {
@@ -19,12 +24,25 @@ const SignIn = Type.Object(
  * Sign-in, the current session, sign-out. The sign-in route takes JSON only: a cross-site HTML form cannot send
  * `application/json` without a CORS preflight we never grant, which keeps login CSRF out without a token.
  */
-export function registerSessionRoutes(app: App, deps: PortalDeps): void {
-  const { ctx, users, sessions, throttle } = deps;
-  const secure = ctx.config.publicUrl.startsWith('https:');
+/** What sign-in, the current session and sign-out use. */
+export interface SessionRouteDeps {
+  users: Pick<UsersService, 'verifyCredentials'>;
+  sessions: Pick<SessionsService, 'csrfTokenFor' | 'start' | 'resume' | 'end'>;
+  /** Failed sign-ins per address and account (login-throttle.ts). */
+  throttle: Pick<LoginThrottle, 'check' | 'recordFailure' | 'recordSuccess'>;
+  companies: Pick<CompaniesService, 'get'>;
+  audit: Pick<AuditLog, 'record'>;
+  /** The cookie is `Secure` when the public URL is https (PARLEY_PUBLIC_URL). */
+  publicUrl: string;
+  sessionTtlSeconds: number;
+}
 
-  const describe = async (user: PortalUser, token: string, expiresAt: string) => {
-    const company = await ctx.companies.get(user.companyId);
+export function registerSessionRoutes(app: App, deps: SessionRouteDeps): void {
+  const { users, sessions, throttle } = deps;
+  const secure = deps.publicUrl.startsWith('https:');
+
+  const describe = async (user: PortalUser, token: string, expiresAt: string): Promise<SessionInfo> => {
+    const company = await deps.companies.get(user.companyId);
     return {
       user: { id: user.id, email: user.email, name: user.name, role: user.role },
       company: { id: company.id, name: company.name },
@@ -35,7 +53,7 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
 
   /** A user's session starting or ending, in their company's audit log. */
   const auditSession = (type: 'portal.signed_in' | 'portal.signed_out', user: PortalUser, ip: string) =>
-    ctx.audit.record({ type, companyId: user.companyId, actor: `user:${user.id}`, subject: user.id, ip });
+    deps.audit.record({ type, companyId: user.companyId, actor: `user:${user.id}`, subject: user.id, ip });
 
   const setCookie = (reply: FastifyReply, token: string) =>
     reply.setCookie(SESSION_COOKIE, token, {
@@ -43,7 +61,7 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
       httpOnly: true,
       sameSite: 'strict',
       secure,
-      maxAge: ctx.config.portal.sessionTtlSeconds,
+      maxAge: deps.sessionTtlSeconds,
     });
 
   app.post(
@@ -55,7 +73,7 @@ export function registerSessionRoutes(app: App, deps: PortalDeps): void {
       const user = await users.verifyCredentials(email, request.body.password);
       if (!user) {
         await throttle.recordFailure(email, request.ip);
-        await ctx.audit.record({
+        await deps.audit.record({
           type: 'portal.sign_in_failed',
           actor: 'anonymous',
           subject: email,

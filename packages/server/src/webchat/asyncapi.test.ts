@@ -255,7 +255,7 @@ describe('docs/asyncapi.yaml', () => {
     const { conversation, c } = await connectToNewConversation(server, v);
     try {
       const stored = await server.ctx.webchat.conversations.find(conversation.id);
-      // What the portal inbox's read route does (portal-api/inbox.routes.ts).
+      // What the portal inbox's read route does (workspace/inbox.portal.routes.ts).
       await server.ctx.webchat.reads.markAgentRead(stored!);
       const [event] = await waitFor('the read event', () => c.readEvents.length > 0 && c.readEvents);
       assert.ok(validRead(event), `${JSON.stringify(event)}: ${JSON.stringify(validRead.errors)}`);

@@ -21,6 +21,20 @@ export interface Visitor extends VerifiedVisitor {
   channelId: string;
 }
 
+/**
+ * Who may see a conversation over the SDK: an anonymous session sees the conversations it started (and not yet
+ * attached to a verified visitor); a session acting for a verified visitor sees every conversation of that visitor,
+ * from every session and device. Always within the company and, with X-Channel-Id, that channel.
+ */
+export interface SessionScope {
+  companyId: string;
+  sessionId: string;
+  /** When set (X-Channel-Id), only that channel's conversations are visible. */
+  channelId?: string;
+  /** The verified visitor the session acts for (`visitorKeyOf` below). */
+  visitorKey?: string;
+}
+
 const VISITOR_KEY_PREFIX = 'visitor:';
 
 /**

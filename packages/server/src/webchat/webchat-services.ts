@@ -26,8 +26,9 @@ import type { RoutingSettingsStore } from './routing/routing-settings.ts';
 import type { ConversationSearch } from './search/conversation-search.ts';
 
 /**
- * The webchat capability's services, built once by `createWebchat` (webchat.ts) for the composition root: what the
- * SDK and platform routes, the portal inbox and the CLI share. Building connects nothing; `start` and `serve` do.
+ * The webchat capability's services, built once by `createWebchat` (webchat.ts) for the composition root, which
+ * hands each route registration and command the few of them it declares (`registerWebchat`); nothing inside
+ * `webchat/` imports this bag, so it stands above every subfolder. Building connects nothing; `start` and `serve` do.
  */
 export interface Webchat {
   config: Config['webchat'];

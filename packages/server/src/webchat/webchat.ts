@@ -34,6 +34,7 @@ import { StoreBlobStore } from './attachments/store-blob-store.ts';
 import { UploadQuota } from './attachments/upload-quota.ts';
 import { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import { ChannelsService } from './channels/channels.service.ts';
+import type { Conversation } from './conversation.ts';
 import { ConversationCommands } from './conversations/conversation-commands.ts';
 import { ConversationEngine, type ReplySource } from './conversations/conversation-engine.ts';
 import { ConversationsService } from './conversations/conversations.service.ts';
@@ -51,7 +52,7 @@ import { ChannelIdentity } from './identity/channel-identity.ts';
 import { VisitorDirectory } from './identity/visitor-directory.ts';
 import { feedingInbox, InboxFeed } from './inbox-feed/inbox-feed.ts';
 import { MessageStore } from './messages/message-store.ts';
-import { HandoverSummaries } from './notes/handover-summary.ts';
+import { HandoverSummaries, type SummaryModel } from './notes/handover-summary.ts';
 import { actionCallNote, NotesService } from './notes/notes.service.ts';
 import { ReadMarks } from './reads/read-marks.ts';
 import { endSessionSubscriptions } from './realtime/channel-access.ts';
@@ -64,6 +65,7 @@ import {
   registerRealtimeFallbacks,
   webchatHooks,
 } from './realtime/webchat-realtime.ts';
+import type { MessagePageDeps } from './routes/message-page.ts';
 import { registerPlatformConversationRoutes } from './routes/platform.routes.ts';
 import { registerSdkRoutes } from './routes/sdk.routes.ts';
 import { registerPlatformRoutingRoutes } from './routing/platform-routing.routes.ts';
@@ -145,29 +147,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     }),
   );
   // Each action call of a digital employee: audited (never the key) and shown to agents as a note.
-  const actionsPort: ActionsPort = {
-    listFor: (companyId, employeeId) => deps.actions.listFor(companyId, employeeId),
-    timeoutMs: config.webchat.actionTimeoutMs,
-    record: async (call) => {
-      await deps.audit.record({
-        type: 'digital_employee.action_called',
-        companyId: call.companyId,
-        actor: `digital_employee:${call.digitalEmployeeId}`,
-        subject: call.conversationId,
-        details: {
-          action: call.action,
-          connector_id: call.connectorId,
-          outcome: call.result.outcome,
-          status: call.result.status,
-          duration_ms: call.result.durationMs,
-        },
-      });
-      await notes.addNote(call.companyId, call.conversationId, {
-        text: actionCallNote(call),
-        author: { type: 'digital_employee', id: call.digitalEmployeeId, name: call.digitalEmployeeName },
-      });
-    },
-  };
+  const actionsPort = actionsPortFor(deps, (...args) => notes.addNote(...args));
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
     responderFor: (employee) =>
@@ -277,72 +257,13 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   });
   const summaries = new HandoverSummaries({
     transcript: async (conversationId, limit) => (await messages.page(conversationId, { limit })).messages,
-    latestSummaryAfter: async (conversationId) => {
-      const latestVisitor = store.db
-        .selectFrom('messages')
-        .select((eb) => eb.fn.max('position').as('p'))
-        .where('conversation_id', '=', conversationId)
-        .where('role', '=', 'user')
-        .executeTakeFirst()
-        .then((r) => Number(r?.p ?? 0));
-      // By the note's kind, not its text: an agent's note quoting the heading is no summary.
-      const [summary, visitor] = await Promise.all([
-        messages.latestNoteOfKind(conversationId, 'handover_summary').then((n) => n?.position ?? 0),
-        latestVisitor,
-      ]);
-      return summary > visitor;
-    },
-    modelFor: async (conversation) => {
-      const employee = await deps.digitalEmployees.find(
-        conversation.companyId,
-        conversation.digitalEmployeeId,
-      );
-      if (employee?.responder !== 'openai' || !employee.connectorId || !employee.model) return undefined;
-      const { connectorId, model } = employee;
-      return {
-        employeeId: employee.id,
-        employeeName: employee.name,
-        complete: async (system, user, signal) => {
-          const response = await deps.connectorCaller.fetch(
-            conversation.companyId,
-            connectorId,
-            'chat/completions',
-            {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({
-                model,
-                stream: false,
-                messages: [
-                  { role: 'system', content: system },
-                  { role: 'user', content: user },
-                ],
-              }),
-              signal,
-            },
-          );
-          if (!response.ok) throw new Error(`the model answered HTTP ${response.status}`);
-          const body = (await response.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
-          const content = body.choices?.[0]?.message?.content;
-          if (typeof content !== 'string' || content.trim() === '')
-            throw new Error('the model gave no summary');
-          return content;
-        },
-      };
-    },
+    latestSummaryAfter: (conversationId) => summaryIsCurrent(store, messages, conversationId),
+    modelFor: (conversation) => summaryModelFor(deps, conversation),
     notes: { addNote: (...args) => notes.addNote(...args) },
     logger: webchatLogger,
   });
   const notes = new NotesService({
-    companyUsers: async (companyId, ids) => {
-      const rows = await store.db
-        .selectFrom('portal_users')
-        .select('id')
-        .where('company_id', '=', companyId)
-        .where('id', 'in', ids)
-        .execute();
-      return new Set(rows.map((r) => r.id));
-    },
+    companyUsers: (companyId, ids) => companyUserIds(store, companyId, ids),
     conversations,
     store: messages,
     publishLive,
@@ -406,7 +327,8 @@ export function createWebchat(deps: WebchatDeps): Webchat {
 /**
  * The webchat's HTTP surface: SDK REST (`/sdk/v1`), platform conversation routes, the realtime engine on
  * `/connection/websocket` (same port, via the HTTP server's `upgrade` event), the broker's readiness, and the drain
- * that must happen before the HTTP server closes (upgraded sockets would keep it waiting).
+ * that must happen before the HTTP server closes (upgraded sockets would keep it waiting). Each route registration
+ * gets the few services it declares (its `…Deps`), picked here by name.
  */
 export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness): void {
   attachRealtime(app.server, webchat.realtime);
@@ -417,12 +339,155 @@ export function registerWebchat(app: App, webchat: Webchat, readiness: Readiness
     };
   }
   app.addHook('preClose', () => webchat.drain(0));
-  registerSdkRoutes(app, webchat);
-  registerPlatformConversationRoutes(app, webchat);
-  registerPlatformRoutingRoutes(app, webchat);
-  registerPlatformSearchRoutes(app, webchat);
-  registerPlatformAttachmentRoutes(app, webchat);
-  registerAttachmentDownloadRoute(app, webchat);
+  const messagePage = messagePageDepsOf(webchat);
+  const uploads = { attachments: webchat.attachments, uploadQuota: webchat.uploadQuota };
+  registerSdkRoutes(app, {
+    ...messagePage,
+    ...uploads,
+    limits: webchat.config,
+    publicUrlFor: webchat.publicUrlFor,
+    ownOriginsFor: webchat.ownOriginsFor,
+    companies: webchat.companies,
+    channels: webchat.channels,
+    identity: webchat.identity,
+    visitors: webchat.visitors,
+    limiter: webchat.limiter,
+    conversations: webchat.conversations,
+    greeter: webchat.engine,
+    inbox: webchat.inbox,
+    reads: webchat.reads,
+    signer: webchat.signer,
+    commands: webchat.commands,
+    routingSettings: webchat.routingSettings,
+  });
+  registerPlatformConversationRoutes(app, {
+    ...messagePage,
+    conversations: webchat.conversations,
+    commands: webchat.commands,
+    notes: webchat.notes,
+    idempotency: webchat.idempotency,
+  });
+  registerPlatformRoutingRoutes(app, { commands: webchat.commands, routing: webchat.routing });
+  registerPlatformSearchRoutes(app, webchat.search);
+  registerPlatformAttachmentRoutes(app, { ...uploads, commands: webchat.commands });
+  registerAttachmentDownloadRoute(app, webchat.attachments);
+}
+
+/** What reading a page of messages takes (routes/message-page.ts), for the webchat's and the portal's routes. */
+export function messagePageDepsOf(webchat: Pick<Webchat, 'store' | 'live' | 'feedback' | 'attachments'>) {
+  return {
+    messages: webchat.store,
+    live: webchat.live,
+    feedback: webchat.feedback,
+    attachments: webchat.attachments,
+  } satisfies MessagePageDeps;
+}
+
+/**
+ * Whether the conversation's newest hand-over summary is newer than the visitor's last message (then a new hand-over
+ * needs no new summary). By the note's kind, not its text: an agent's note quoting the heading is no summary.
+ */
+async function summaryIsCurrent(
+  store: Store,
+  messages: MessageStore,
+  conversationId: string,
+): Promise<boolean> {
+  const latestVisitor = store.db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.max('position').as('p'))
+    .where('conversation_id', '=', conversationId)
+    .where('role', '=', 'user')
+    .executeTakeFirst()
+    .then((r) => Number(r?.p ?? 0));
+  const [summary, visitor] = await Promise.all([
+    messages.latestNoteOfKind(conversationId, 'handover_summary').then((n) => n?.position ?? 0),
+    latestVisitor,
+  ]);
+  return summary > visitor;
+}
+
+/** Which of `ids` are portal users of the company (a note's @mentions name only colleagues). */
+async function companyUserIds(store: Store, companyId: string, ids: string[]): Promise<Set<string>> {
+  const rows = await store.db
+    .selectFrom('portal_users')
+    .select('id')
+    .where('company_id', '=', companyId)
+    .where('id', 'in', ids)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * The model that writes a conversation's hand-over summary (notes/handover-summary.ts): its digital employee's own,
+ * when that is an `openai` employee with a connector and a model; none otherwise (the summary is then extractive).
+ */
+async function summaryModelFor(
+  deps: Pick<WebchatDeps, 'digitalEmployees' | 'connectorCaller'>,
+  conversation: Conversation,
+): Promise<SummaryModel | undefined> {
+  const employee = await deps.digitalEmployees.find(conversation.companyId, conversation.digitalEmployeeId);
+  if (employee?.responder !== 'openai' || !employee.connectorId || !employee.model) return undefined;
+  const { connectorId, model } = employee;
+  return {
+    employeeId: employee.id,
+    employeeName: employee.name,
+    complete: async (system, user, signal) => {
+      const response = await deps.connectorCaller.fetch(
+        conversation.companyId,
+        connectorId,
+        'chat/completions',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model,
+            stream: false,
+            messages: [
+              { role: 'system', content: system },
+              { role: 'user', content: user },
+            ],
+          }),
+          signal,
+        },
+      );
+      if (!response.ok) throw new Error(`the model answered HTTP ${response.status}`);
+      const body = (await response.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
+      const content = body.choices?.[0]?.message?.content;
+      if (typeof content !== 'string' || content.trim() === '') throw new Error('the model gave no summary');
+      return content;
+    },
+  };
+}
+
+/** What a digital employee's actions report to: each call audited (never the key) and written as a note for agents. */
+function actionsPortFor(
+  deps: Pick<WebchatDeps, 'actions' | 'audit' | 'config'>,
+  addNote: NotesService['addNote'],
+): ActionsPort {
+  const { config } = deps;
+  return {
+    listFor: (companyId, employeeId) => deps.actions.listFor(companyId, employeeId),
+    timeoutMs: config.webchat.actionTimeoutMs,
+    record: async (call) => {
+      await deps.audit.record({
+        type: 'digital_employee.action_called',
+        companyId: call.companyId,
+        actor: `digital_employee:${call.digitalEmployeeId}`,
+        subject: call.conversationId,
+        details: {
+          action: call.action,
+          connector_id: call.connectorId,
+          outcome: call.result.outcome,
+          status: call.result.status,
+          duration_ms: call.result.durationMs,
+        },
+      });
+      await addNote(call.companyId, call.conversationId, {
+        text: actionCallNote(call),
+        author: { type: 'digital_employee', id: call.digitalEmployeeId, name: call.digitalEmployeeName },
+      });
+    },
+  };
 }
 
 /**

@@ -1,12 +1,6 @@
+import type { CannedResponseView } from '@parley/wire-types';
 import { api } from '../../api.ts';
 import { h, replaceChildren } from '../../dom.ts';
-
-interface CannedResponse {
-  id: string;
-  shortcut: string;
-  title: string;
-  content: string;
-}
 
 /** `/query` right before the caret, at the start or after a space. */
 const TRIGGER = /(^|\s)\/([a-z0-9_-]*)$/;
@@ -23,8 +17,8 @@ export function attachCannedMenu(box: HTMLTextAreaElement): HTMLElement {
     'aria-label': 'Canned responses',
     hidden: true,
   });
-  let all: CannedResponse[] | undefined;
-  let shown: CannedResponse[] = [];
+  let all: CannedResponseView[] | undefined;
+  let shown: CannedResponseView[] = [];
   let active = 0;
   let trigger: { start: number; end: number } | undefined;
 
@@ -34,7 +28,7 @@ export function attachCannedMenu(box: HTMLTextAreaElement): HTMLElement {
     box.removeAttribute('aria-activedescendant');
   };
 
-  const insert = (response: CannedResponse) => {
+  const insert = (response: CannedResponseView) => {
     if (!trigger) return;
     box.value = box.value.slice(0, trigger.start) + response.content + box.value.slice(trigger.end);
     const caret = trigger.start + response.content.length;
@@ -85,7 +79,7 @@ export function attachCannedMenu(box: HTMLTextAreaElement): HTMLElement {
     if (!match) return close();
     const query = match[2]!;
     trigger = { start: before.length - query.length - 1, end: before.length };
-    all ??= (await api<{ items: CannedResponse[] }>('GET', '/canned-responses')).items;
+    all ??= (await api<{ items: CannedResponseView[] }>('GET', '/canned-responses')).items;
     shown = all
       .filter((r) => r.shortcut.includes(query) || r.title.toLowerCase().includes(query))
       .slice(0, 8);

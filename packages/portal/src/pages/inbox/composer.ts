@@ -17,8 +17,6 @@ export interface ReplyInput {
 export interface ComposerOptions {
   conversationId: string;
   drafts: Drafts;
-  /** Whether the server takes private notes (the workspace API); without it the composer has no Note mode. */
-  notes: boolean;
   colleagues: () => Promise<Colleague[]>;
   sendReply(input: ReplyInput): Promise<void>;
   sendNote(text: string, mentions: string[]): Promise<void>;
@@ -56,7 +54,7 @@ export class Composer {
     const draft = o.drafts.get(o.conversationId);
     if (draft) {
       this.box.value = draft.text;
-      this.setMode(o.notes ? draft.mode : 'reply', false);
+      this.setMode(draft.mode, false);
     }
   }
 
@@ -137,14 +135,13 @@ export class Composer {
     });
     replaceChildren(
       this.el,
-      this.o.notes
-        ? h(
-            'div',
-            { class: 'composer-modes', role: 'group', 'aria-label': 'Write' },
-            this.modeButtons.reply,
-            this.modeButtons.note,
-          )
-        : null,
+      // The portal is served by the server it talks to, which always takes notes (docs/design.md "Internal notes").
+      h(
+        'div',
+        { class: 'composer-modes', role: 'group', 'aria-label': 'Write' },
+        this.modeButtons.reply,
+        this.modeButtons.note,
+      ),
       this.box,
       attachCannedMenu(this.box),
       this.mentions.el,

@@ -26,8 +26,6 @@ export interface ConversationDetail {
 
 export interface PaneContext {
   me: string;
-  /** Whether the server takes private notes from the portal. */
-  notes: boolean;
   drafts: Drafts;
   live: InboxLive;
   labels: () => string[];
@@ -73,7 +71,6 @@ export class ConversationPane {
     this.composer = new Composer({
       conversationId: this.id,
       drafts: ctx.drafts,
-      notes: ctx.notes,
       colleagues: ctx.colleagues,
       sendReply: (input) => this.sendReply(input),
       sendNote: (text, mentions) => this.sendNote(text, mentions),

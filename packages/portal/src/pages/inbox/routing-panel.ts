@@ -1,14 +1,6 @@
+import type { AgentView } from '@parley/wire-types';
 import { api } from '../../api.ts';
 import { h, replaceChildren } from '../../dom.ts';
-
-interface AgentEntry {
-  id: string;
-  name: string;
-  email: string;
-  role: string;
-  availability: 'available' | 'away';
-  open_conversations: number;
-}
 
 /**
  * The agent's own availability (round-robin assigns only to available agents, docs/routing.md) and, for admins,
@@ -20,14 +12,14 @@ export function routingPanel(me: { id: string; role: 'admin' | 'agent' }): {
 } {
   const toggle = h('button', { type: 'button', class: 'secondary availability', 'aria-pressed': 'false' });
   const team = h('ul', { class: 'agents', 'aria-label': 'Agents', hidden: me.role !== 'admin' });
-  const show = (mine: AgentEntry | undefined) => {
+  const show = (mine: AgentView | undefined) => {
     const available = mine?.availability === 'available';
     toggle.setAttribute('aria-pressed', String(available));
     toggle.textContent = available ? 'Available — click to go away' : 'Away — click to become available';
     toggle.dataset.availability = available ? 'available' : 'away';
   };
   const refresh = async () => {
-    const { agents } = await api<{ agents: AgentEntry[] }>('GET', '/inbox/agents');
+    const { agents } = await api<{ agents: AgentView[] }>('GET', '/inbox/agents');
     show(agents.find((a) => a.id === me.id));
     if (me.role !== 'admin') return;
     replaceChildren(
@@ -44,7 +36,7 @@ export function routingPanel(me: { id: string; role: 'admin' | 'agent' }): {
   };
   toggle.addEventListener('click', async () => {
     const next = toggle.dataset.availability === 'available' ? 'away' : 'available';
-    show(await api<AgentEntry>('PUT', '/inbox/availability', { availability: next }));
+    show(await api<AgentView>('PUT', '/inbox/availability', { availability: next }));
     void refresh();
   });
   return { el: h('div', { class: 'routing-panel' }, toggle, team), refresh };

@@ -3,14 +3,38 @@ import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { AttachmentView } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../config/schema.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
+import type { AbuseLimits } from '../abuse-limits.ts';
 import type { Conversation } from '../conversation.ts';
-import { ownConversation } from '../routes/sdk-session.ts';
-import type { Webchat } from '../webchat-services.ts';
+import { ownConversation, type SessionConversations } from '../identity/sdk-session.ts';
 import { DOWNLOAD_PATH_PREFIX } from './attachment-links.ts';
 import { AttachmentError, attachmentRequired, attachmentTooLarge } from './attachments.errors.ts';
+import type { AttachmentsService } from './attachments.service.ts';
+import type { UploadQuota } from './upload-quota.ts';
+
+/** What receiving an upload takes: the company's attachment settings and store, and the visitors' byte quotas. */
+export interface UploadDeps {
+  attachments: Pick<AttachmentsService, 'settingsFor' | 'upload'>;
+  uploadQuota: Pick<UploadQuota, 'admit' | 'meter'>;
+}
+
+/** The visitor's upload: their own conversations, and the uploads-per-minute limits. */
+export interface SdkAttachmentDeps extends UploadDeps {
+  conversations: SessionConversations;
+  limiter: Pick<AbuseLimits, 'enforce'>;
+  limits: Pick<Config['webchat'], 'uploadsPerMinutePerSession' | 'uploadsPerMinutePerIp'>;
+}
+
+/**
+ * An agent's upload (platform, portal): any conversation of the caller's company. `find` is typed here rather than
+ * imported: conversations/ builds on attachments/, so attachments/ must not import it back.
+ */
+export interface AgentAttachmentDeps extends UploadDeps {
+  commands: { find(companyId: string, conversationId: string): Promise<Conversation> };
+}
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
@@ -56,19 +80,19 @@ const streamedBody = { validatorCompiler: () => () => true };
  * streaming (attachments.service.ts). Multipart framing errors are `attachment_required`.
  */
 async function receiveUpload(
-  webchat: Webchat,
+  deps: UploadDeps,
   request: FastifyRequest,
   conversation: Conversation,
   uploadedBy: string,
   quota?: QuotaHolder,
 ): Promise<AttachmentView> {
-  const settings = await webchat.attachments.settingsFor(conversation.companyId);
+  const settings = await deps.attachments.settingsFor(conversation.companyId);
   const header = request.headers['content-length'];
   const announced = header === undefined ? undefined : Number(header);
   if (announced !== undefined && announced > settings.maxAttachmentBytes + MULTIPART_OVERHEAD_BYTES)
     throw attachmentTooLarge(settings.maxAttachmentBytes);
   if (!request.isMultipart()) throw attachmentRequired();
-  if (quota) await webchat.uploadQuota.admit(quota.sessionId, quota.ip, announced);
+  if (quota) await deps.uploadQuota.admit(quota.sessionId, quota.ip, announced);
   // Only the file parts (fields are skipped): exactly one, named `file`.
   const parts = request
     .files({
@@ -85,10 +109,10 @@ async function receiveUpload(
   if (part.file.destroyed) throw attachmentRequired();
   // The quota counts the file's bytes as they arrive (upload-quota.ts); an error on either side ends both.
   const stream = quota
-    ? pipeline(part.file, webchat.uploadQuota.meter(quota.sessionId, quota.ip), () => undefined)
+    ? pipeline(part.file, deps.uploadQuota.meter(quota.sessionId, quota.ip), () => undefined)
     : part.file;
   try {
-    return await webchat.attachments.upload(
+    return await deps.attachments.upload(
       conversation,
       {
         stream,
@@ -166,7 +190,7 @@ async function lingerThenClose(request: FastifyRequest, reply: FastifyReply): Pr
 }
 
 /** `POST /sdk/v1/conversations/{id}/attachments`, inside the SDK plugin (session headers, Origin, visitor token). */
-export function registerSdkAttachmentRoutes(sdk: App, webchat: Webchat): void {
+export function registerSdkAttachmentRoutes(sdk: App, deps: SdkAttachmentDeps): void {
   sdk.register(async (uploads) => {
     await uploads.register(multipart);
     uploads.addHook('onResponse', lingerThenClose);
@@ -175,26 +199,26 @@ export function registerSdkAttachmentRoutes(sdk: App, webchat: Webchat): void {
       { ...streamedBody, schema: uploadSchema(['webchat-sdk'], 'Upload an attachment') },
       async (request, reply) => {
         const { id } = request.params as { id: string };
-        const conversation = await ownConversation(webchat, request, id);
+        const conversation = await ownConversation(deps.conversations, request, id);
         const s = request.sdkSession!;
         // Counted before a byte is read: every upload lands in the shared store (docs/config.md "Webchat").
-        await webchat.limiter.enforce(
+        await deps.limiter.enforce(
           [
-            { key: `upl:s:${s.sessionId}`, limit: webchat.config.uploadsPerMinutePerSession },
-            { key: `upl:ip:${request.ip}`, limit: webchat.config.uploadsPerMinutePerIp },
+            { key: `upl:s:${s.sessionId}`, limit: deps.limits.uploadsPerMinutePerSession },
+            { key: `upl:ip:${request.ip}`, limit: deps.limits.uploadsPerMinutePerIp },
           ],
           'uploads',
         );
         const uploadedBy = s.visitor ? `visitor:${s.visitor.key}` : `session:${s.sessionId}`;
         const quota = { sessionId: s.sessionId, ip: request.ip };
-        return reply.status(201).send(await receiveUpload(webchat, request, conversation, uploadedBy, quota));
+        return reply.status(201).send(await receiveUpload(deps, request, conversation, uploadedBy, quota));
       },
     );
   });
 }
 
 /** `POST /platform/v1/conversations/{id}/attachments` (`conversations:write`). */
-export function registerPlatformAttachmentRoutes(app: App, webchat: Webchat): void {
+export function registerPlatformAttachmentRoutes(app: App, deps: AgentAttachmentDeps): void {
   app.register(async (uploads) => {
     await uploads.register(multipart);
     uploads.addHook('onResponse', lingerThenClose);
@@ -208,10 +232,8 @@ export function registerPlatformAttachmentRoutes(app: App, webchat: Webchat): vo
       async (request, reply) => {
         const { companyId, clientId } = principalOf(request);
         const { id } = request.params as { id: string };
-        const conversation = await webchat.commands.find(companyId, id);
-        return reply
-          .status(201)
-          .send(await receiveUpload(webchat, request, conversation, `client:${clientId}`));
+        const conversation = await deps.commands.find(companyId, id);
+        return reply.status(201).send(await receiveUpload(deps, request, conversation, `client:${clientId}`));
       },
     );
   });
@@ -220,7 +242,7 @@ export function registerPlatformAttachmentRoutes(app: App, webchat: Webchat): vo
 /** Registers the portal's upload (agents attaching a file to a post); the caller's company decides. */
 export function registerPortalAttachmentRoute(
   app: App,
-  webchat: Webchat,
+  deps: AgentAttachmentDeps,
   path: string,
   who: (request: FastifyRequest) => { companyId: string; uploadedBy: string },
   routeConfig: Record<string, unknown>,
@@ -230,8 +252,8 @@ export function registerPortalAttachmentRoute(
     uploads.addHook('onResponse', lingerThenClose);
     uploads.post(path, { config: routeConfig, schema: { params: IdParams } }, async (request, reply) => {
       const { companyId, uploadedBy } = who(request);
-      const conversation = await webchat.commands.find(companyId, (request.params as { id: string }).id);
-      return reply.status(201).send(await receiveUpload(webchat, request, conversation, uploadedBy));
+      const conversation = await deps.commands.find(companyId, (request.params as { id: string }).id);
+      return reply.status(201).send(await receiveUpload(deps, request, conversation, uploadedBy));
     });
   });
 }
@@ -240,7 +262,10 @@ export function registerPortalAttachmentRoute(
  * `GET /webchat/attachments/{id}?expires&signature`: the signed link itself is the authorisation (no headers,
  * so an `<img>` can load it); anything wrong with it is 403 `attachment_link_invalid`.
  */
-export function registerAttachmentDownloadRoute(app: App, webchat: Webchat): void {
+export function registerAttachmentDownloadRoute(
+  app: App,
+  attachments: Pick<AttachmentsService, 'download'>,
+): void {
   app.get(
     `${DOWNLOAD_PATH_PREFIX}:id`,
     {
@@ -257,7 +282,7 @@ export function registerAttachmentDownloadRoute(app: App, webchat: Webchat): voi
       },
     },
     async (request, reply) => {
-      const download = await webchat.attachments.download(request.params.id, request.query);
+      const download = await attachments.download(request.params.id, request.query);
       return reply.headers(download.headers).send(download.body);
     },
   );

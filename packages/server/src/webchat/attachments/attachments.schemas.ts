@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { UUID_PATTERN } from '../routes/message-page.ts';
+import { UUID_PATTERN } from '../uuid-pattern.ts';
 
 /** An attachment of this conversation in an agent's post, uploaded first (docs/design.md "Attachments"). */
 export const AttachmentBlockInput = Type.Object(

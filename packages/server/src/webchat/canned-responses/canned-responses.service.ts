@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { CannedResponseView } from '@parley/wire-types';
 import type { Kysely, Selectable } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
 import { ConflictError, NotFoundError } from '../../errors/app-error.ts';
@@ -6,14 +7,8 @@ import { now } from '../../storage/columns.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CannedResponsesTable } from './canned-responses.tables.ts';
 
-export interface CannedResponse {
-  id: string;
-  shortcut: string;
-  title: string;
-  content: string;
-  created_at: string;
-  updated_at: string;
-}
+/** A saved reply as the portal API answers it (packages/wire-types). */
+export type CannedResponse = CannedResponseView;
 
 export interface CannedResponseInput {
   shortcut: string;

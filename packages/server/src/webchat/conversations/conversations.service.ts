@@ -12,22 +12,8 @@ import {
   type ConversationStatus,
   toConversation,
 } from '../conversation.ts';
-import type { Visitor } from '../visitor.ts';
+import type { SessionScope, Visitor } from '../visitor.ts';
 import { noDigitalEmployee } from '../webchat.errors.ts';
-
-/**
- * Who may see a conversation over the SDK: an anonymous session sees the conversations it started (and not yet
- * attached to a verified visitor); a session acting for a verified visitor sees every conversation of that visitor,
- * from every session and device. Always within the company and, with X-Channel-Id, that channel.
- */
-export interface SessionScope {
-  companyId: string;
-  sessionId: string;
-  /** When set (X-Channel-Id), only that channel's conversations are visible. */
-  channelId?: string;
-  /** The verified visitor the session acts for (webchat/visitor.ts `visitorKeyOf`). */
-  visitorKey?: string;
-}
 
 export interface DigitalEmployeeRef {
   id: string;

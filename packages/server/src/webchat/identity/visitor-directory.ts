@@ -1,6 +1,19 @@
 import { LruCache } from '../../oauth/lru-cache.ts';
-import type { ConversationsService } from '../conversations/conversations.service.ts';
 import type { Visitor } from '../visitor.ts';
+
+/**
+ * The conversations' side of a visitor's identity (conversations/conversations.service.ts), typed here: conversations/
+ * builds on what identity/ serves (the SDK session), so identity/ must not import it back.
+ */
+export interface VisitorConversations {
+  hasAnonymousConversations(companyId: string, sessionId: string, channelId: string): Promise<boolean>;
+  attachSessionToVisitor(companyId: string, sessionId: string, visitor: Visitor): Promise<string[]>;
+  knownVisitorProfile(
+    companyId: string,
+    visitorKey: string,
+  ): Promise<{ name: string | null; email: string | null } | undefined>;
+  updateVisitorProfile(companyId: string, visitor: Visitor): Promise<void>;
+}
 
 /**
  * Keeps the store in step with what verified requests say about their visitor: an identified request attaches the
@@ -14,7 +27,7 @@ export class VisitorDirectory {
   private readonly profiles = new LruCache<string, string>(10_000);
 
   constructor(
-    private readonly conversations: ConversationsService,
+    private readonly conversations: VisitorConversations,
     /**
      * Told which conversations left the anonymous session for the visitor, once that is stored: the session's
      * realtime connections lose them (realtime/channel-access.ts `endSessionSubscriptions`).

@@ -12,7 +12,7 @@ import type { ConversationsService } from '../conversations/conversations.servic
 import { isVisitorKey } from '../visitor.ts';
 import type { ConnectionMeta } from './tokens.ts';
 
-/** The realtime subjects of portal users (portal-api/inbox.routes.ts): agents of the token's company. */
+/** The realtime subjects of portal users (workspace/inbox.portal.routes.ts): agents of the token's company. */
 const PORTAL_SUBJECT_PREFIX = 'portal-user:';
 
 /**
@@ -46,7 +46,7 @@ export async function assertMaySubscribe(
   }
 }
 
-/** The subject's claim on a conversation of its company, as the SDK's REST scope decides it (routes/sdk-session.ts). */
+/** The subject's claim on a conversation of its company, as the SDK's REST scope decides it (identity/sdk-session.ts). */
 function owns(subject: string, conversation: Conversation): boolean {
   if (isAgent(subject)) return true;
   if (isVisitorKey(subject)) return conversation.visitor?.key === subject;

@@ -1,9 +1,18 @@
 import { type Static, Type } from '@sinclair/typebox';
-import type { MessagePage, ReadAudience } from '../messages/message-store.ts';
+import type { AttachmentsService } from '../attachments/attachments.service.ts';
+import type { LiveSnapshots } from '../conversations/live-snapshots.ts';
+import type { FeedbackService } from '../feedback/feedback.service.ts';
+import type { MessagePage, MessageStore, ReadAudience } from '../messages/message-store.ts';
+import { UUID_PATTERN } from '../uuid-pattern.ts';
 import { invalidCursor } from '../webchat.errors.ts';
-import type { Webchat } from '../webchat-services.ts';
 
-export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+/** What reading a page of messages takes: the stored page, the live overlay, ratings and attachment links. */
+export interface MessagePageDeps {
+  messages: Pick<MessageStore, 'positionOf' | 'page'>;
+  live: Pick<LiveSnapshots, 'overlay'>;
+  feedback: Pick<FeedbackService, 'feedbackOf'>;
+  attachments: Pick<AttachmentsService, 'present'>;
+}
 
 /** The query of a conversation's message history, the same on the SDK and the platform routes. */
 export const MessagePageQuery = Type.Object({
@@ -17,25 +26,25 @@ export const MessagePageQuery = Type.Object({
  * rated messages with their `feedback`, attachments with fresh links.
  */
 export async function readMessagePage(
-  webchat: Pick<Webchat, 'store' | 'live' | 'feedback' | 'attachments'>,
+  deps: MessagePageDeps,
   conversationId: string,
   query: Static<typeof MessagePageQuery>,
   audience: ReadAudience = {},
 ): Promise<MessagePage> {
   let beforePosition: number | undefined;
   if (query.before) {
-    beforePosition = await webchat.store.positionOf(conversationId, query.before, audience);
+    beforePosition = await deps.messages.positionOf(conversationId, query.before, audience);
     if (beforePosition === undefined) throw invalidCursor();
   }
   const limit = query.limit === undefined ? undefined : Number(query.limit);
   // Notes (agents only) only when the caller is an agent's read: the SDK's passes no audience.
-  const page = await webchat.store.page(conversationId, { limit, beforePosition, ...audience });
+  const page = await deps.messages.page(conversationId, { limit, beforePosition, ...audience });
   // Rated messages show the visitor's rating (docs/design.md "Feedback, CSAT and read state").
-  const ratings = await webchat.feedback.feedbackOf(page.messages.map((m) => m.id));
-  const messages = webchat.live
+  const ratings = await deps.feedback.feedbackOf(page.messages.map((m) => m.id));
+  const messages = deps.live
     .overlay(page.messages)
     .map((m) => (ratings.has(m.id) ? { ...m, feedback: ratings.get(m.id)! } : m))
     // Attachment blocks with a freshly signed `url` on every read (docs/design.md "Attachments").
-    .map((m) => webchat.attachments.present(m));
+    .map((m) => deps.attachments.present(m));
   return { messages, next_before: page.next_before };
 }

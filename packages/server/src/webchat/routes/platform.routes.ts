@@ -3,17 +3,20 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { App } from '../../http/types.ts';
+import type { IdempotencyKeys } from '../../idempotency/idempotency-keys.ts';
 import { answerIdempotently, IdempotencyKeyHeaders } from '../../idempotency/idempotent-post.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import { AttachmentBlockInput } from '../attachments/attachments.schemas.ts';
 import { type Conversation, platformConversationView } from '../conversation.ts';
+import type { ConversationCommands } from '../conversations/conversation-commands.ts';
+import type { ConversationsService } from '../conversations/conversations.service.ts';
 import {
   CardBlockInput,
   MarkdownBlockInput,
   QuickRepliesBlockInput,
 } from '../interactive/interactive.schemas.ts';
-import type { Webchat } from '../webchat-services.ts';
-import { MessagePageQuery, readMessagePage } from './message-page.ts';
+import type { NotesService } from '../notes/notes.service.ts';
+import { type MessagePageDeps, MessagePageQuery, readMessagePage } from './message-page.ts';
 
 const IdParams = Type.Object({ id: Type.String() });
 
@@ -59,13 +62,22 @@ const HandoverBody = Type.Optional(
   ),
 );
 
+/** What the platform's conversation routes use: the company's conversations, agents' commands, notes, replays. */
+export interface PlatformConversationDeps extends MessagePageDeps {
+  conversations: Pick<ConversationsService, 'listForCompany'>;
+  commands: Pick<ConversationCommands, 'find' | 'post' | 'handover' | 'handback' | 'close'>;
+  notes: Pick<NotesService, 'addNote'>;
+  /** Idempotency-Key of agents' message posts (idempotency/). */
+  idempotency: IdempotencyKeys;
+}
+
 /**
  * Agents' and integrations' view of conversations (`/platform/v1/conversations`, scopes `conversations:read` /
  * `conversations:write`): list, read, post as an agent, hand over, hand back, close. Always the caller's company.
  */
-export function registerPlatformConversationRoutes(app: App, webchat: Webchat): void {
+export function registerPlatformConversationRoutes(app: App, deps: PlatformConversationDeps): void {
   const load = (request: FastifyRequest, id: string): Promise<Conversation> =>
-    webchat.commands.find(principalOf(request).companyId, id);
+    deps.commands.find(principalOf(request).companyId, id);
 
   app.get(
     '/platform/v1/conversations',
@@ -84,7 +96,7 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
       const { companyId } = principalOf(request);
       const limit = Math.min(Math.max(Number(request.query.limit ?? 50), 1), 200);
       const page = await keysetPage(limit, request.query.cursor, (query) =>
-        webchat.conversations.listForCompany(companyId, { ...query, status: request.query.status }),
+        deps.conversations.listForCompany(companyId, { ...query, status: request.query.status }),
       );
       return { conversations: page.items.map(platformConversationView), next_cursor: page.nextCursor };
     },
@@ -107,7 +119,7 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     },
     async (request) => {
       const conversation = await load(request, request.params.id);
-      return readMessagePage(webchat, conversation.id, request.query, { includeNotes: true });
+      return readMessagePage(deps, conversation.id, request.query, { includeNotes: true });
     },
   );
 
@@ -128,7 +140,7 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     },
     async (request, reply) => {
       const { companyId, clientId } = principalOf(request);
-      const note = await webchat.notes.addNote(companyId, request.params.id, {
+      const note = await deps.notes.addNote(companyId, request.params.id, {
         text: request.body.text,
         mentions: request.body.mentions,
         author: { type: 'agent', id: `client:${clientId}`, name: request.body.author?.name ?? 'Agent' },
@@ -160,9 +172,9 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     async (request, reply) => {
       const { companyId, clientId } = principalOf(request);
       // A client that retries after a time-out sends the same Idempotency-Key: posted once (idempotency/).
-      return answerIdempotently(webchat.idempotency, request, reply, companyId, async () => ({
+      return answerIdempotently(deps.idempotency, request, reply, companyId, async () => ({
         status: 201,
-        body: await webchat.commands.post(
+        body: await deps.commands.post(
           companyId,
           request.params.id,
           {
@@ -192,7 +204,7 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
       const { companyId } = principalOf(request);
       const agentName = request.body?.author?.name ?? null;
       return platformConversationView(
-        await webchat.commands.handover(companyId, request.params.id, agentName, actorOf(request)),
+        await deps.commands.handover(companyId, request.params.id, agentName, actorOf(request)),
       );
     },
   );
@@ -206,7 +218,7 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     async (request) => {
       const { companyId } = principalOf(request);
       return platformConversationView(
-        await webchat.commands.handback(companyId, request.params.id, actorOf(request)),
+        await deps.commands.handback(companyId, request.params.id, actorOf(request)),
       );
     },
   );
@@ -223,7 +235,7 @@ export function registerPlatformConversationRoutes(app: App, webchat: Webchat): 
     async (request) => {
       const { companyId } = principalOf(request);
       return platformConversationView(
-        await webchat.commands.close(companyId, request.params.id, actorOf(request)),
+        await deps.commands.close(companyId, request.params.id, actorOf(request)),
       );
     },
   );

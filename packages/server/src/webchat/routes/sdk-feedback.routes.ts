@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../../http/types.ts';
-import type { Webchat } from '../webchat-services.ts';
-import { UUID_PATTERN } from './message-page.ts';
-import { ownConversation } from './sdk-session.ts';
+import type { FeedbackService } from '../feedback/feedback.service.ts';
+import { ownConversation, type SessionConversations } from '../identity/sdk-session.ts';
+import type { ReadMarks } from '../reads/read-marks.ts';
+import { UUID_PATTERN } from '../uuid-pattern.ts';
 
 /** Longest feedback or CSAT comment, in characters. */
 const MAX_COMMENT_LENGTH = 2000;
@@ -29,12 +30,19 @@ const docs = (summary: string, description: string) => ({
   description: `Session headers as on every /sdk/v1 route. ${description}`,
 });
 
+/** What the visitor's feedback, CSAT and read routes use. */
+export interface SdkFeedbackDeps {
+  conversations: SessionConversations;
+  feedback: Pick<FeedbackService, 'rateMessage' | 'rateConversation'>;
+  reads: Pick<ReadMarks, 'markVisitorRead'>;
+}
+
 /**
  * The visitor's side of feedback, CSAT and read state on `/sdk/v1` (docs/design.md "Feedback, CSAT and read state"),
  * registered inside the SDK plugin, so the session headers, Origin and visitor token are checked first. Every
  * route acts on a conversation the session (or its verified visitor) may see; any other is 404.
  */
-export function registerSdkFeedbackRoutes(sdk: App, webchat: Webchat): void {
+export function registerSdkFeedbackRoutes(sdk: App, deps: SdkFeedbackDeps): void {
   sdk.put(
     '/conversations/:id/messages/:messageId/feedback',
     {
@@ -48,8 +56,8 @@ export function registerSdkFeedbackRoutes(sdk: App, webchat: Webchat): void {
       },
     },
     async (request) => {
-      const conversation = await ownConversation(webchat, request, request.params.id);
-      return webchat.feedback.rateMessage(conversation, request.params.messageId, request.body);
+      const conversation = await ownConversation(deps.conversations, request, request.params.id);
+      return deps.feedback.rateMessage(conversation, request.params.messageId, request.body);
     },
   );
 
@@ -66,8 +74,8 @@ export function registerSdkFeedbackRoutes(sdk: App, webchat: Webchat): void {
       },
     },
     async (request) => {
-      const conversation = await ownConversation(webchat, request, request.params.id);
-      return webchat.feedback.rateConversation(conversation, request.body);
+      const conversation = await ownConversation(deps.conversations, request, request.params.id);
+      return deps.feedback.rateConversation(conversation, request.body);
     },
   );
 
@@ -84,8 +92,8 @@ export function registerSdkFeedbackRoutes(sdk: App, webchat: Webchat): void {
       },
     },
     async (request, reply) => {
-      const conversation = await ownConversation(webchat, request, request.params.id);
-      await webchat.reads.markVisitorRead(conversation, request.body.message_id);
+      const conversation = await ownConversation(deps.conversations, request, request.params.id);
+      await deps.reads.markVisitorRead(conversation, request.body.message_id);
       return reply.status(204).send();
     },
   );

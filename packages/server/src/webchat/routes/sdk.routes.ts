@@ -2,18 +2,21 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { readVisitorAttributes, type VisitorAttributes } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CompaniesService } from '../../companies/companies.service.ts';
+import type { Config } from '../../config/schema.ts';
 import { AppError, BadRequestError } from '../../errors/app-error.ts';
 import { sendProblem } from '../../http/problem.ts';
 import { realtimeFallbackUrlsOf, websocketUrlOf } from '../../http/public-url.ts';
 import type { App } from '../../http/types.ts';
-import { registerSdkAttachmentRoutes } from '../attachments/attachments.routes.ts';
+import type { AbuseLimits } from '../abuse-limits.ts';
+import { registerSdkAttachmentRoutes, type UploadDeps } from '../attachments/attachments.routes.ts';
+import type { ChannelsService } from '../channels/channels.service.ts';
 import { type Conversation, channelOf, conversationView } from '../conversation.ts';
-import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../realtime/tokens.ts';
-import { openingView } from '../routing/routing.schemas.ts';
-import { registerSdkRoutingRoutes } from '../routing/sdk-routing.routes.ts';
-import type { Webchat } from '../webchat-services.ts';
-import { MessagePageQuery, readMessagePage, UUID_PATTERN } from './message-page.ts';
-import { registerSdkFeedbackRoutes } from './sdk-feedback.routes.ts';
+import type { ConversationCommands } from '../conversations/conversation-commands.ts';
+import type { ConversationEngine } from '../conversations/conversation-engine.ts';
+import type { ConversationsService } from '../conversations/conversations.service.ts';
+import type { FeedbackService } from '../feedback/feedback.service.ts';
+import type { ChannelIdentity } from '../identity/channel-identity.ts';
 import {
   enforceOrigin,
   identifyVisitor,
@@ -23,7 +26,58 @@ import {
   type SdkSession,
   scopeOf,
   setCorsHeaders,
-} from './sdk-session.ts';
+} from '../identity/sdk-session.ts';
+import type { VisitorDirectory } from '../identity/visitor-directory.ts';
+import type { InboxFeed } from '../inbox-feed/inbox-feed.ts';
+import type { ReadMarks } from '../reads/read-marks.ts';
+import {
+  CONNECTION_TOKEN_TTL_SECONDS,
+  type RealtimeTokenSigner,
+  SUBSCRIPTION_TOKEN_TTL_SECONDS,
+} from '../realtime/tokens.ts';
+import { openingView } from '../routing/routing.schemas.ts';
+import type { RoutingSettingsStore } from '../routing/routing-settings.ts';
+import { registerSdkRoutingRoutes } from '../routing/sdk-routing.routes.ts';
+import { UUID_PATTERN } from '../uuid-pattern.ts';
+import { type MessagePageDeps, MessagePageQuery, readMessagePage } from './message-page.ts';
+import { registerSdkFeedbackRoutes } from './sdk-feedback.routes.ts';
+
+/**
+ * What the SDK surface (`/sdk/v1`) uses, each collaborator narrowed to the calls made here or in the visitor's
+ * feedback, routing and upload routes it registers; built once by the webchat's root (packages/server/src/webchat/webchat.ts `registerWebchat`).
+ */
+export type SdkRoutesDeps = MessagePageDeps &
+  UploadDeps & {
+    /** The abuse limits of conversations and uploads per minute (docs/config.md "Webchat"). */
+    limits: Pick<
+      Config['webchat'],
+      | 'conversationsPerMinutePerSession'
+      | 'conversationsPerMinutePerIp'
+      | 'uploadsPerMinutePerSession'
+      | 'uploadsPerMinutePerIp'
+    >;
+    /** The base URL to hand this request's client (PARLEY_PUBLIC_URL, or in development the request's own). */
+    publicUrlFor(request: FastifyRequest): string;
+    /** The browser origins that are Parley's own for this request (always allowed to use the webchat). */
+    ownOriginsFor(request: FastifyRequest): string[];
+    companies: Pick<CompaniesService, 'find'>;
+    channels: Pick<ChannelsService, 'find' | 'isKnownOrigin'>;
+    identity: Pick<ChannelIdentity, 'identify'>;
+    visitors: Pick<VisitorDirectory, 'remember'>;
+    limiter: Pick<AbuseLimits, 'enforce'>;
+    conversations: Pick<
+      ConversationsService,
+      'findForSession' | 'listForSession' | 'create' | 'defaultDigitalEmployee'
+    >;
+    /** Posts a new conversation's greeting (conversations/conversation-engine.ts). */
+    greeter: Pick<ConversationEngine, 'postGreeting'>;
+    inbox: Pick<InboxFeed, 'changed'>;
+    reads: Pick<ReadMarks, 'unreadCounts' | 'markVisitorRead'>;
+    feedback: Pick<FeedbackService, 'feedbackOf' | 'csatOf' | 'rateMessage' | 'rateConversation'>;
+    signer: Pick<RealtimeTokenSigner, 'connectionToken' | 'subscriptionToken'>;
+    commands: Pick<ConversationCommands, 'requestHuman'>;
+    routingSettings: Pick<RoutingSettingsStore, 'get'>;
+  };
 
 const SDK_HEADERS = 'Content-Type, X-Session-Id, X-Company, X-Channel-Id, X-Visitor-Token';
 
@@ -45,11 +99,11 @@ const session = (request: FastifyRequest): SdkSession => request.sdkSession!;
  * The SDK view of conversations with what the visitor has not read yet and their CSAT (read state and ratings live
  * in reads/ and feedback/).
  */
-async function sdkViews(webchat: Webchat, conversations: Conversation[]) {
+async function sdkViews(deps: Pick<SdkRoutesDeps, 'reads' | 'feedback'>, conversations: Conversation[]) {
   const ids = conversations.map((c) => c.id);
   const [unread, csat] = await Promise.all([
-    webchat.reads.unreadCounts('visitor', ids),
-    webchat.feedback.csatOf(ids),
+    deps.reads.unreadCounts('visitor', ids),
+    deps.feedback.csatOf(ids),
   ]);
   return conversations.map((c) => ({
     ...conversationView(c),
@@ -63,7 +117,7 @@ async function sdkViews(webchat: Webchat, conversations: Conversation[]) {
  * headers, the browser Origin and the verified visitor (X-Visitor-Token); a session only ever sees its own
  * conversations, or its visitor's (and, with X-Channel-Id, only that channel's).
  */
-export function registerSdkRoutes(app: App, webchat: Webchat): void {
+export function registerSdkRoutes(app: App, deps: SdkRoutesDeps): void {
   app.register(
     async (plugin) => {
       const sdk = plugin.withTypeProvider<TypeBoxTypeProvider>();
@@ -71,7 +125,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
       // the real request is then checked against that company's or channel's own list.
       sdk.options('/*', async (request, reply) => {
         const origin = request.headers.origin;
-        if (!origin || !(await admitsSomewhere(request, webchat, origin))) {
+        if (!origin || !(await admitsSomewhere(request, deps, origin))) {
           return sendProblem(
             reply,
             new AppError(403, 'origin_not_allowed', 'This Origin is not allowed to use the webchat API.'),
@@ -87,13 +141,13 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
       sdk.addHook('onRequest', async (request, reply) => {
         if (request.method === 'OPTIONS') return;
         try {
-          const s = await resolveSdkSession(request, webchat.companies, webchat.channels);
-          enforceOrigin(request, reply, s, webchat.ownOriginsFor(request));
-          const visitor = identifyVisitor(request, s, webchat.identity);
-          if (visitor) s.visitor = await webchat.visitors.remember(s.company.id, s.sessionId, visitor);
+          const s = await resolveSdkSession(request, deps.companies, deps.channels);
+          enforceOrigin(request, reply, s, deps.ownOriginsFor(request));
+          const visitor = identifyVisitor(request, s, deps.identity);
+          if (visitor) s.visitor = await deps.visitors.remember(s.company.id, s.sessionId, visitor);
           request.sdkSession = s;
         } catch (err) {
-          await exposeErrorToKnownOrigin(request, reply, webchat, err);
+          await exposeErrorToKnownOrigin(request, reply, deps, err);
           throw err;
         }
       });
@@ -109,19 +163,19 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
         async (request, reply) => {
           const start = startOptions(request.body);
           const s = session(request);
-          await webchat.limiter.enforce(
+          await deps.limiter.enforce(
             [
-              { key: `conv:s:${s.sessionId}`, limit: webchat.config.conversationsPerMinutePerSession },
-              { key: `conv:ip:${request.ip}`, limit: webchat.config.conversationsPerMinutePerIp },
+              { key: `conv:s:${s.sessionId}`, limit: deps.limits.conversationsPerMinutePerSession },
+              { key: `conv:ip:${request.ip}`, limit: deps.limits.conversationsPerMinutePerIp },
             ],
             'conversations created',
           );
           const employeeId =
             s.channel?.digitalEmployeeId ??
-            (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
-          const conversation = await webchat.conversations.create(scopeOf(s), employeeId, s.visitor, start);
+            (await deps.conversations.defaultDigitalEmployee(s.company.id)).id;
+          const conversation = await deps.conversations.create(scopeOf(s), employeeId, s.visitor, start);
           // A greeting's announcement feeds the agents' inbox; without one, the inbox learns of it here.
-          if (!(await webchat.engine.postGreeting(conversation))) void webchat.inbox.changed(conversation.id);
+          if (!(await deps.greeter.postGreeting(conversation))) void deps.inbox.changed(conversation.id);
           return reply.status(201).send(conversationView(conversation));
         },
       );
@@ -135,8 +189,8 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
           ),
         },
         async (request) => {
-          const conversations = await webchat.conversations.listForSession(scopeOf(session(request)));
-          return { conversations: await sdkViews(webchat, conversations) };
+          const conversations = await deps.conversations.listForSession(scopeOf(session(request)));
+          return { conversations: await sdkViews(deps, conversations) };
         },
       );
 
@@ -144,7 +198,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
         '/conversations/:id',
         { schema: { ...sdkDocs('Read one conversation'), params: Type.Object({ id: Type.String() }) } },
         async (request) =>
-          (await sdkViews(webchat, [await ownConversation(webchat, request, request.params.id)]))[0],
+          (await sdkViews(deps, [await ownConversation(deps.conversations, request, request.params.id)]))[0],
       );
 
       sdk.get(
@@ -160,8 +214,8 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
           },
         },
         async (request) => {
-          const conversation = await ownConversation(webchat, request, request.params.id);
-          return readMessagePage(webchat, conversation.id, request.query);
+          const conversation = await ownConversation(deps.conversations, request, request.params.id);
+          return readMessagePage(deps, conversation.id, request.query);
         },
       );
 
@@ -176,7 +230,7 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
         async (request, reply) => {
           requireEmptyOrObject(request.body);
           const s = session(request);
-          const token = webchat.signer.connectionToken(realtimeSubjectOf(s), {
+          const token = deps.signer.connectionToken(realtimeSubjectOf(s), {
             company_id: s.company.id,
             channel_id: s.channel?.id ?? null,
           });
@@ -198,18 +252,22 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
           },
         },
         async (request, reply) => {
-          const conversation = await ownConversation(webchat, request, request.body.conversation_id);
+          const conversation = await ownConversation(
+            deps.conversations,
+            request,
+            request.body.conversation_id,
+          );
           const channel = channelOf(conversation.companyId, conversation.id);
-          const token = webchat.signer.subscriptionToken(realtimeSubjectOf(session(request)), channel);
+          const token = deps.signer.subscriptionToken(realtimeSubjectOf(session(request)), channel);
           return reply
             .header('cache-control', 'no-store')
             .send({ subscription_token: token, expires_in: SUBSCRIPTION_TOKEN_TTL_SECONDS, channel });
         },
       );
 
-      registerSdkFeedbackRoutes(sdk, webchat);
-      registerSdkRoutingRoutes(sdk, webchat);
-      registerSdkAttachmentRoutes(sdk, webchat);
+      registerSdkFeedbackRoutes(sdk, deps);
+      registerSdkRoutingRoutes(sdk, deps);
+      registerSdkAttachmentRoutes(sdk, deps);
 
       // PARLEY_PUBLIC_URL when configured; in development the host this request came in on, so a page opened at
       // http://127.0.0.1:8080 is not sent to ws://localhost:8080.
@@ -219,9 +277,9 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
         '/config',
         { schema: sdkDocs('Where the realtime endpoint is; whether agents are in') },
         async (request) => {
-          const base = webchat.publicUrlFor(request);
+          const base = deps.publicUrlFor(request);
           return {
-            business_hours: openingView(await webchat.routingSettings.get(session(request).company.id)),
+            business_hours: openingView(await deps.routingSettings.get(session(request).company.id)),
             realtime_url: base.replace(/^http/, 'ws'),
             websocket_url: websocketUrlOf(base),
             // Where the SDK falls back when a WebSocket cannot be opened (docs/design.md "Webchat REST").
@@ -277,15 +335,19 @@ function requireEmptyOrObject(body: unknown): void {
 async function exposeErrorToKnownOrigin(
   request: FastifyRequest,
   reply: FastifyReply,
-  webchat: Webchat,
+  deps: Pick<SdkRoutesDeps, 'ownOriginsFor' | 'channels'>,
   err: unknown,
 ): Promise<void> {
   const origin = request.headers.origin;
   if (!origin || (err as { code?: string }).code === 'origin_not_allowed') return;
-  if (await admitsSomewhere(request, webchat, origin)) setCorsHeaders(reply, origin);
+  if (await admitsSomewhere(request, deps, origin)) setCorsHeaders(reply, origin);
 }
 
 /** Whether this server's own origin or some company's or channel's list admits `origin` (preflight and errors). */
-async function admitsSomewhere(request: FastifyRequest, webchat: Webchat, origin: string): Promise<boolean> {
-  return webchat.ownOriginsFor(request).includes(origin) || webchat.channels.isKnownOrigin(origin);
+async function admitsSomewhere(
+  request: FastifyRequest,
+  deps: Pick<SdkRoutesDeps, 'ownOriginsFor' | 'channels'>,
+  origin: string,
+): Promise<boolean> {
+  return deps.ownOriginsFor(request).includes(origin) || deps.channels.isKnownOrigin(origin);
 }

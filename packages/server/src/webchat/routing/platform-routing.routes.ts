@@ -2,9 +2,25 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
-import { platformConversationView } from '../conversation.ts';
-import type { Webchat } from '../webchat-services.ts';
+import { type Conversation, platformConversationView } from '../conversation.ts';
 import { AssignBody, agentView } from './routing.schemas.ts';
+import type { AssignTarget, RoutingService } from './routing.service.ts';
+
+/**
+ * What the platform's routing routes use. `assign` is typed here rather than imported: conversations/ (its
+ * commands) builds on routing/, so routing/ must not import it back.
+ */
+export interface PlatformRoutingDeps {
+  commands: {
+    assign(
+      companyId: string,
+      conversationId: string,
+      target: AssignTarget,
+      actor: { id: string; ip?: string },
+    ): Promise<Conversation>;
+  };
+  routing: Pick<RoutingService, 'queue' | 'agents'>;
+}
 
 const docs = (summary: string, description: string) => ({ tags: ['conversations'], summary, description });
 
@@ -12,7 +28,7 @@ const docs = (summary: string, description: string) => ({ tags: ['conversations'
  * Routing on the platform API (docs/routing.md): assign a conversation (to a portal user, or round-robin), read
  * the queue and the agents' availability. Always the token's company.
  */
-export function registerPlatformRoutingRoutes(app: App, webchat: Webchat): void {
+export function registerPlatformRoutingRoutes(app: App, deps: PlatformRoutingDeps): void {
   const actorOf = (request: FastifyRequest) => ({
     id: `client:${principalOf(request).clientId}`,
     ip: request.ip,
@@ -34,7 +50,7 @@ export function registerPlatformRoutingRoutes(app: App, webchat: Webchat): void 
     async (request) => {
       const userId = request.body?.user_id;
       return platformConversationView(
-        await webchat.commands.assign(
+        await deps.commands.assign(
           principalOf(request).companyId,
           request.params.id,
           userId ? { userId } : 'next',
@@ -51,9 +67,7 @@ export function registerPlatformRoutingRoutes(app: App, webchat: Webchat): void 
       schema: docs('Read the queue', 'Open conversations waiting for an agent, longest waiting first.'),
     },
     async (request) => ({
-      conversations: (await webchat.routing.queue(principalOf(request).companyId)).map(
-        platformConversationView,
-      ),
+      conversations: (await deps.routing.queue(principalOf(request).companyId)).map(platformConversationView),
     }),
   );
 
@@ -67,7 +81,7 @@ export function registerPlatformRoutingRoutes(app: App, webchat: Webchat): void 
       ),
     },
     async (request) => ({
-      agents: (await webchat.routing.agents(principalOf(request).companyId)).map(agentView),
+      agents: (await deps.routing.agents(principalOf(request).companyId)).map(agentView),
     }),
   );
 }

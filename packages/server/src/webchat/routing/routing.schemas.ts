@@ -1,4 +1,5 @@
 import type { BusinessHoursStatus } from '@parley/webchat-protocol';
+import type { AgentView, RoutingSettingsView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import { openingAt } from './business-hours.ts';
 import type { AgentState } from './routing.service.ts';
@@ -54,7 +55,7 @@ export function openingView(settings: RoutingSettings, at = new Date()): Busines
   };
 }
 
-export function routingSettingsView(settings: RoutingSettings) {
+export function routingSettingsView(settings: RoutingSettings): RoutingSettingsView {
   return {
     agent_capacity: settings.agentCapacity,
     business_hours: settings.businessHours,
@@ -62,7 +63,7 @@ export function routingSettingsView(settings: RoutingSettings) {
   };
 }
 
-export const agentView = (a: AgentState) => ({
+export const agentView = (a: AgentState): AgentView => ({
   id: a.userId,
   name: a.name,
   email: a.email,

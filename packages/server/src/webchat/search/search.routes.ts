@@ -1,11 +1,14 @@
 import type { App } from '../../http/types.ts';
 import { principalOf } from '../../oauth/principal.ts';
 import { platformConversationView } from '../conversation.ts';
-import type { Webchat } from '../webchat-services.ts';
+import type { ConversationSearch } from './conversation-search.ts';
 import { SearchQuery, searchPage } from './search.schemas.ts';
 
 /** Search on the platform API (docs/routing.md "Search"): the token's company only. */
-export function registerPlatformSearchRoutes(app: App, webchat: Webchat): void {
+export function registerPlatformSearchRoutes(
+  app: App,
+  search: Pick<ConversationSearch, 'search' | 'matchesIn'>,
+): void {
   app.get(
     '/platform/v1/conversations/search',
     {
@@ -20,7 +23,7 @@ export function registerPlatformSearchRoutes(app: App, webchat: Webchat): void {
     },
     async (request) => {
       const { items, next_cursor } = await searchPage(
-        webchat,
+        search,
         principalOf(request).companyId,
         request.query,
         async (conversations) => conversations.map(platformConversationView),

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { keysetPage } from '../../http/keyset-cursor.ts';
 import type { Conversation } from '../conversation.ts';
-import type { Webchat } from '../webchat-services.ts';
+import type { ConversationSearch } from './conversation-search.ts';
 
 export const SearchQuery = Type.Object(
   {
@@ -18,16 +18,16 @@ export const SearchQuery = Type.Object(
  * visitor or the id matched).
  */
 export async function searchPage<View extends object>(
-  webchat: Webchat,
+  search: Pick<ConversationSearch, 'search' | 'matchesIn'>,
   companyId: string,
   query: { q: string; limit?: string; cursor?: string },
   viewsOf: (conversations: Conversation[]) => Promise<View[]>,
 ) {
   const limit = Math.min(Math.max(Number(query.limit ?? 20), 1), 100);
   const page = await keysetPage(limit, query.cursor, (position) =>
-    webchat.search.search(companyId, query.q, position),
+    search.search(companyId, query.q, position),
   );
-  const matches = await webchat.search.matchesIn(
+  const matches = await search.matchesIn(
     page.items.map((c) => c.id),
     query.q,
   );

@@ -1,8 +1,12 @@
+import type { CompanyView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { CompaniesService } from '../companies/companies.service.ts';
 import type { App } from '../http/types.ts';
-import { ATTACHMENT_TYPES } from '../webchat/attachments/content-types.ts';
-import { normalizeOrigin } from '../webchat/channels/channels.service.ts';
-import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+import { actorOf, sessionOf } from '../users/portal-session.ts';
+import type { AttachmentsService } from './attachments/attachments.service.ts';
+import { ATTACHMENT_TYPES } from './attachments/content-types.ts';
+import { normalizeOrigin } from './channels/channels.service.ts';
 
 const Origins = Type.Object(
   { allowed_origins: Type.Array(Type.String({ maxLength: 300 }), { maxItems: 50 }) },
@@ -21,10 +25,17 @@ const AttachmentLimits = Type.Object(
  * Company settings: the id integrators send as `X-Company`, the browser origins allowed to embed the widget, and
  * the attachment limits (docs/design.md "Attachments").
  */
-export function registerCompanyRoutes(app: App, { ctx }: PortalDeps): void {
-  const view = async (companyId: string) => {
-    const company = await ctx.companies.get(companyId);
-    const attachments = await ctx.webchat.attachments.settingsFor(companyId);
+/** What the company settings page uses: the company, its attachment limits, the audit log. */
+export interface CompanyPortalDeps {
+  companies: Pick<CompaniesService, 'get' | 'setAllowedOrigins'>;
+  attachments: Pick<AttachmentsService, 'settingsFor' | 'updateSettings'>;
+  audit: Pick<AuditLog, 'record'>;
+}
+
+export function registerCompanyPortalRoutes(app: App, deps: CompanyPortalDeps): void {
+  const view = async (companyId: string): Promise<CompanyView> => {
+    const company = await deps.companies.get(companyId);
+    const attachments = await deps.attachments.settingsFor(companyId);
     return {
       id: company.id,
       name: company.name,
@@ -49,8 +60,8 @@ export function registerCompanyRoutes(app: App, { ctx }: PortalDeps): void {
           .map(normalizeOrigin),
       ),
     ];
-    await ctx.companies.setAllowedOrigins(companyId, origins);
-    await ctx.audit.record({
+    await deps.companies.setAllowedOrigins(companyId, origins);
+    await deps.audit.record({
       type: 'company.allowed_origins_changed',
       companyId,
       actor: actorOf(request),
@@ -63,11 +74,11 @@ export function registerCompanyRoutes(app: App, { ctx }: PortalDeps): void {
 
   app.put('/company/attachments', { schema: { body: AttachmentLimits } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
-    const settings = await ctx.webchat.attachments.updateSettings(companyId, {
+    const settings = await deps.attachments.updateSettings(companyId, {
       maxAttachmentBytes: request.body.max_attachment_bytes,
       allowedTypes: request.body.allowed_types,
     });
-    await ctx.audit.record({
+    await deps.audit.record({
       type: 'company.attachment_settings_changed',
       companyId,
       actor: actorOf(request),

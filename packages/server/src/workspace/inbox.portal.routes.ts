@@ -1,10 +1,12 @@
 import { ATTRIBUTE_LIMITS, INTERACTIVE_LIMITS, inboxChannelOf } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { pageLimit } from '../http/offset-page.ts';
 import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
 import { answerIdempotently, IdempotencyKeyHeaders } from '../idempotency/idempotent-post.ts';
 import { displayNameOf } from '../users/display-name.ts';
+import { actorOf, companyOf, sessionOf } from '../users/portal-session.ts';
 import type { PortalUser } from '../users/users.service.ts';
 import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
 import { type Conversation, channelOf, platformConversationView } from '../webchat/conversation.ts';
@@ -13,6 +15,7 @@ import { type MessageAuthor, textOf } from '../webchat/messages/message.ts';
 import { SUMMARY_HEADING } from '../webchat/notes/handover-summary.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
+import { messagePageDepsOf } from '../webchat/webchat.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
 import {
   decodeInboxCursor,
@@ -20,9 +23,7 @@ import {
   inboxStatusOf,
   LABEL_LIMITS,
   type WorkspaceService,
-} from '../workspace/workspace.service.ts';
-import { pageLimit } from './pagination.ts';
-import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
+} from './workspace.service.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 /**
@@ -123,7 +124,27 @@ const agentAuthor = (user: PortalUser): MessageAuthor => ({
  * Live updates come from the realtime engine: the browser subscribes to the conversation channel with tokens
  * signed here (subject `portal-user:<id>`, so the publish hook never accepts its publications as a visitor's).
  */
-export function registerInboxRoutes(app: App, webchat: Webchat, workspace: WorkspaceService): void {
+/** The webchat services the inbox uses (webchat/webchat-services.ts), and no more. */
+export type InboxWebchat = Pick<
+  Webchat,
+  | 'commands'
+  | 'idempotency'
+  | 'inbox'
+  | 'reads'
+  | 'signer'
+  | 'publicUrlFor'
+  | 'store'
+  | 'live'
+  | 'feedback'
+  | 'attachments'
+  | 'uploadQuota'
+>;
+
+export function registerInboxPortalRoutes(
+  app: App,
+  webchat: InboxWebchat,
+  workspace: Pick<WorkspaceService, 'list' | 'visitorPanel'>,
+): void {
   const any = { portalAccess: 'any' as const };
   const load = (request: FastifyRequest<{ Params: { id: string } }>): Promise<Conversation> =>
     webchat.commands.find(companyOf(request), request.params.id);
@@ -161,7 +182,7 @@ export function registerInboxRoutes(app: App, webchat: Webchat, workspace: Works
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
     const conversation = await load(request);
     const { messages } = await readMessagePage(
-      webchat,
+      messagePageDepsOf(webchat),
       conversation.id,
       { limit: '200' },
       { includeNotes: true },
@@ -288,7 +309,7 @@ export function registerInboxRoutes(app: App, webchat: Webchat, workspace: Works
 
 /** The conversation's newest hand-over summary as the portal shows it, or null when it has none. */
 async function handoverSummaryOf(
-  webchat: Webchat,
+  webchat: Pick<Webchat, 'store'>,
   conversationId: string,
 ): Promise<{ text: string; created_at: string } | null> {
   const note = await webchat.store.latestNoteOfKind(conversationId, 'handover_summary');

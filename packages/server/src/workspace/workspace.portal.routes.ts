@@ -4,13 +4,14 @@ import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
 import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import { displayNameOf } from '../users/display-name.ts';
+import { actorOf, companyOf, sessionOf } from '../users/portal-session.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
+import { messagePageDepsOf } from '../webchat/webchat.ts';
 import type { Webchat } from '../webchat/webchat-services.ts';
-import { extractiveSummary } from '../workspace/extractive-summary.ts';
-import { lastVisitorQuestion, suggestedReplies } from '../workspace/suggested-replies.ts';
-import { LabelsBody, StatusBody } from '../workspace/workspace.schemas.ts';
-import type { Workspace } from '../workspace/workspace.ts';
-import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
+import { extractiveSummary } from './extractive-summary.ts';
+import { lastVisitorQuestion, suggestedReplies } from './suggested-replies.ts';
+import { LabelsBody, StatusBody } from './workspace.schemas.ts';
+import type { Workspace } from './workspace.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const NoteBody = Type.Object(
@@ -32,10 +33,10 @@ const ReadBody = Type.Optional(
  * conversation's working status and labels (the same bodies as the platform API), the company's labels in use,
  * private notes with @mentions, and the signed-in agent's unread mentions.
  */
-export function registerWorkspaceRoutes(
+export function registerWorkspacePortalRoutes(
   app: App,
-  webchat: Webchat,
-  { service: workspace, mentions }: Workspace,
+  webchat: Pick<Webchat, 'commands' | 'notes' | 'store' | 'live' | 'feedback' | 'attachments'>,
+  { service: workspace, mentions }: Pick<Workspace, 'service' | 'mentions'>,
   knowledge: KnowledgeSearch,
 ): void {
   const any = { portalAccess: 'any' as const };
@@ -88,7 +89,9 @@ export function registerWorkspaceRoutes(
     { config: any, schema: { params: IdParams } },
     async (request) => {
       const conversation = await webchat.commands.find(companyOf(request), request.params.id);
-      const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
+      const { messages } = await readMessagePage(messagePageDepsOf(webchat), conversation.id, {
+        limit: '200',
+      });
       return { summary: extractiveSummary(messages) };
     },
   );

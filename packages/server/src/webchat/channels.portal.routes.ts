@@ -1,8 +1,12 @@
+import type { ChannelEmployeeOption, ChannelView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
+import type { AuditLog } from '../audit/audit.service.ts';
+import type { DigitalEmployeesService } from '../digital-employees/digital-employees.service.ts';
+import { PageQuery, pageOf } from '../http/offset-page.ts';
 import type { App } from '../http/types.ts';
-import type { Channel } from '../webchat/channels/channels.service.ts';
-import { PageQuery, pageOf } from './pagination.ts';
-import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+import { actorOf, sessionOf } from '../users/portal-session.ts';
+import type { Channel, ChannelsService } from './channels/channels.service.ts';
+import type { ChannelIdentity } from './identity/channel-identity.ts';
 
 const CreateChannel = Type.Object(
   {
@@ -30,17 +34,27 @@ export const widgetSnippet = (publicUrl: string, companyId: string, channelId: s
  * Settings → Channels, over the webchat capability's ChannelsService (it checks that the digital employee belongs
  * to the company and normalises origins). Each row carries its ready-to-paste widget snippet.
  */
-export function registerChannelRoutes(app: App, { ctx }: PortalDeps): void {
-  const channels = ctx.webchat.channels;
+/** What Settings → Channels uses. */
+export interface ChannelPortalDeps {
+  channels: ChannelsService;
+  identity: Pick<ChannelIdentity, 'configure'>;
+  digitalEmployees: Pick<DigitalEmployeesService, 'list'>;
+  audit: Pick<AuditLog, 'record'>;
+  /** Where the widget is served from (PARLEY_PUBLIC_URL), read per use: a test server learns it after listen. */
+  publicUrl(): string;
+}
 
-  const employeesOf = async (companyId: string) =>
-    (await ctx.digitalEmployees.list(companyId)).map((e) => ({
+export function registerChannelPortalRoutes(app: App, deps: ChannelPortalDeps): void {
+  const { channels } = deps;
+
+  const employeesOf = async (companyId: string): Promise<ChannelEmployeeOption[]> =>
+    (await deps.digitalEmployees.list(companyId)).map((e) => ({
       id: e.id,
       name: e.name,
       is_default: e.isDefault,
     }));
 
-  const view = (c: Channel, employees: Array<{ id: string; name: string }>) => ({
+  const view = (c: Channel, employees: Array<{ id: string; name: string }>): ChannelView => ({
     id: c.id,
     name: c.name,
     digital_employee: {
@@ -49,7 +63,7 @@ export function registerChannelRoutes(app: App, { ctx }: PortalDeps): void {
     },
     allowed_origins: c.allowedOrigins,
     created_at: c.createdAt,
-    snippet: widgetSnippet(ctx.config.publicUrl, c.companyId, c.id),
+    snippet: widgetSnippet(deps.publicUrl(), c.companyId, c.id),
     // Never the secret itself: only whether there is one and until when the previous one still verifies.
     identity: c.identity.mode,
     identity_secret_set: c.identity.sealedSecret !== null,
@@ -74,7 +88,7 @@ export function registerChannelRoutes(app: App, { ctx }: PortalDeps): void {
       digitalEmployeeId: request.body.digital_employee_id,
       allowedOrigins: (request.body.allowed_origins ?? []).map((o) => o.trim()).filter(Boolean),
     });
-    await ctx.audit.record({
+    await deps.audit.record({
       type: 'channel.created',
       companyId,
       actor: actorOf(request),
@@ -88,7 +102,7 @@ export function registerChannelRoutes(app: App, { ctx }: PortalDeps): void {
   // got one just now (its first, or a rotation); the page shows it once.
   app.put('/channels/:id/identity', { schema: { params: IdParams, body: IdentityBody } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
-    return ctx.webchat.identity.configure(
+    return deps.identity.configure(
       companyId,
       request.params.id,
       { mode: request.body.mode, rotateSecret: request.body.rotate_secret === true },

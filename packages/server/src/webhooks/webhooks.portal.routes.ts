@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { EVENT_TYPES } from '../events/domain-events.ts';
+import { PageQuery, pageOf } from '../http/offset-page.ts';
 import type { App } from '../http/types.ts';
-import type { WebhookActor } from '../webhooks/webhooks.service.ts';
-import { PageQuery, pageOf } from './pagination.ts';
-import { actorOf, companyOf, type PortalDeps } from './portal-auth.ts';
+import { actorOf, companyOf } from '../users/portal-session.ts';
+import type { WebhookActor, WebhooksService } from './webhooks.service.ts';
 
 // Rules are checked by the webhooks service (its codes and messages); these bounds only stop absurd bodies.
 const CreateWebhook = Type.Object(
@@ -27,9 +27,7 @@ const actor = (request: FastifyRequest): WebhookActor => ({ actor: actorOf(reque
  * Settings → Webhooks, over the webhooks capability (the same service as `/platform/v1/webhooks` and the CLI): the
  * secret travels outward only in the answers of create and rotate, once.
  */
-export function registerWebhookRoutes(app: App, { ctx }: PortalDeps): void {
-  const webhooks = ctx.webhooks.service;
-
+export function registerWebhookPortalRoutes(app: App, webhooks: WebhooksService): void {
   app.get('/webhooks', { schema: { querystring: PageQuery } }, async (request) => ({
     ...pageOf(await webhooks.list(companyOf(request)), request.query),
     event_types: EVENT_TYPES,

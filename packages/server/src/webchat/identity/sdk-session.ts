@@ -2,9 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type CompaniesService, type Company, isUuid } from '../../companies/companies.service.ts';
 import type { Channel, ChannelsService } from '../channels/channels.service.ts';
 import type { Conversation } from '../conversation.ts';
-import type { SessionScope } from '../conversations/conversations.service.ts';
-import type { ChannelIdentity } from '../identity/channel-identity.ts';
-import type { Visitor } from '../visitor.ts';
+import type { SessionScope, Visitor } from '../visitor.ts';
 import {
   channelNotFound,
   companyNotFound,
@@ -13,7 +11,7 @@ import {
   missingHeader,
   originNotAllowed,
 } from '../webchat.errors.ts';
-import type { Webchat } from '../webchat-services.ts';
+import type { ChannelIdentity } from './channel-identity.ts';
 
 /** Who is calling an SDK route: resolved from X-Session-Id, X-Company and X-Channel-Id (spec "Webchat session context"). */
 export interface SdkSession {
@@ -38,8 +36,8 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
 /** Reads and checks the three headers; every failure is a 400 or 404 problem, never a 500. */
 export async function resolveSdkSession(
   request: FastifyRequest,
-  companies: CompaniesService,
-  channels: ChannelsService,
+  companies: Pick<CompaniesService, 'find'>,
+  channels: Pick<ChannelsService, 'find'>,
 ): Promise<SdkSession> {
   const sessionId = header(request, 'x-session-id');
   if (!sessionId) throw missingHeader('X-Session-Id');
@@ -67,7 +65,7 @@ export async function resolveSdkSession(
 export function identifyVisitor(
   request: FastifyRequest,
   session: SdkSession,
-  identity: ChannelIdentity,
+  identity: Pick<ChannelIdentity, 'identify'>,
 ): Visitor | undefined {
   if (!session.channel) return undefined;
   return identity.identify(session.channel, header(request, 'x-visitor-token')?.trim());
@@ -82,15 +80,24 @@ export const scopeOf = (s: SdkSession): SessionScope => ({
 });
 
 /**
+ * What an SDK route needs to find the session's own conversations (conversations/conversations.service.ts). Typed
+ * here, not imported: conversations/ builds on the attachments and routing this file serves, so identity/ must not
+ * import it back.
+ */
+export interface SessionConversations {
+  findForSession(scope: SessionScope, id: string): Promise<Conversation | undefined>;
+}
+
+/**
  * Conversation `id` if it is this session's own — or its verified visitor's, from any session — (and, with
  * X-Channel-Id, that channel's); 404 otherwise, so existence is never revealed.
  */
 export async function ownConversation(
-  webchat: Pick<Webchat, 'conversations'>,
+  conversations: SessionConversations,
   request: FastifyRequest,
   id: string,
 ): Promise<Conversation> {
-  const conversation = await webchat.conversations.findForSession(scopeOf(request.sdkSession!), id);
+  const conversation = await conversations.findForSession(scopeOf(request.sdkSession!), id);
   if (!conversation) throw conversationNotFound();
   return conversation;
 }

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { PageQuery, pageOf } from '../http/offset-page.ts';
 import type { App } from '../http/types.ts';
-import { connectorType, connectorTypeNames } from '../integrations/connector-types.ts';
-import { connectorView, keyRotationView } from '../integrations/connectors.schemas.ts';
-import type { Actor } from '../integrations/connectors.service.ts';
-import { PageQuery, pageOf } from './pagination.ts';
-import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+import { actorOf, sessionOf } from '../users/portal-session.ts';
+import { connectorType, connectorTypeNames } from './connector-types.ts';
+import { connectorView, keyRotationView } from './connectors.schemas.ts';
+import type { Actor, ConnectorsService } from './connectors.service.ts';
+import type { OutboundClient } from './outbound.ts';
 
 // Lengths are checked by the connectors service (its codes and messages); these bounds only stop absurd bodies.
 const CreateConnector = Type.Object(
@@ -26,10 +27,16 @@ const actor = (request: FastifyRequest): Actor => ({ actor: actorOf(request), ip
  * Settings → Connectors, over the integrations capability (ConnectorsService seals keys and audits; the outbound
  * client performs the connection test with the current key). Keys only ever travel inward, in create and rotate.
  */
-export function registerConnectorRoutes(app: App, { ctx }: PortalDeps): void {
+/** What the portal's connector routes use. */
+export interface ConnectorPortalDeps {
+  connectors: Pick<ConnectorsService, 'list' | 'create' | 'rotateKey' | 'delete'>;
+  connectorCaller: Pick<OutboundClient, 'check'>;
+}
+
+export function registerConnectorPortalRoutes(app: App, deps: ConnectorPortalDeps): void {
   app.get('/connectors', { schema: { querystring: PageQuery } }, async (request) => ({
     ...pageOf(
-      (await ctx.connectors.list(sessionOf(request).user.companyId)).map(connectorView),
+      (await deps.connectors.list(sessionOf(request).user.companyId)).map(connectorView),
       request.query,
     ),
     types: connectorTypeNames().map((name) => ({
@@ -41,7 +48,7 @@ export function registerConnectorRoutes(app: App, { ctx }: PortalDeps): void {
 
   app.post('/connectors', { schema: { body: CreateConnector } }, async (request, reply) => {
     const { name, type, url, api_key } = request.body;
-    const connector = await ctx.connectors.create(
+    const connector = await deps.connectors.create(
       {
         companyId: sessionOf(request).user.companyId,
         name,
@@ -55,7 +62,7 @@ export function registerConnectorRoutes(app: App, { ctx }: PortalDeps): void {
   });
 
   app.put('/connectors/:id/api-key', { schema: { params: IdParams, body: RotateKey } }, async (request) => {
-    const rotation = await ctx.connectors.rotateKey(
+    const rotation = await deps.connectors.rotateKey(
       {
         companyId: sessionOf(request).user.companyId,
         connectorId: request.params.id,
@@ -67,11 +74,11 @@ export function registerConnectorRoutes(app: App, { ctx }: PortalDeps): void {
   });
 
   app.post('/connectors/:id/check', { schema: { params: IdParams } }, async (request) =>
-    ctx.connectorCaller.check(sessionOf(request).user.companyId, request.params.id),
+    deps.connectorCaller.check(sessionOf(request).user.companyId, request.params.id),
   );
 
   app.delete('/connectors/:id', { schema: { params: IdParams } }, async (request, reply) => {
-    await ctx.connectors.delete(sessionOf(request).user.companyId, request.params.id, actor(request));
+    await deps.connectors.delete(sessionOf(request).user.companyId, request.params.id, actor(request));
     return reply.status(204).send();
   });
 }

@@ -1,16 +1,19 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import type { App } from '../http/types.ts';
-import { platformConversationView } from '../webchat/conversation.ts';
+import type { AuditLog } from '../../audit/audit.service.ts';
+import type { App } from '../../http/types.ts';
+import { actorOf, companyOf, sessionOf } from '../../users/portal-session.ts';
+import { platformConversationView } from '../conversation.ts';
+import type { PlatformRoutingDeps } from './platform-routing.routes.ts';
 import {
   AssignBody,
   AvailabilityBody,
   agentView,
   RoutingSettingsBody,
   routingSettingsView,
-} from '../webchat/routing/routing.schemas.ts';
-import type { Webchat } from '../webchat/webchat-services.ts';
-import { actorOf, companyOf, sessionOf } from './portal-auth.ts';
+} from './routing.schemas.ts';
+import type { RoutingService } from './routing.service.ts';
+import type { RoutingSettingsStore } from './routing-settings.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 
@@ -18,30 +21,41 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
  * Routing in the portal (docs/routing.md): agents mark themselves available or away, see the queue and take from
  * it; admins reassign and see everyone's availability, and set the agent capacity and business hours.
  */
-export function registerRoutingRoutes(app: App, webchat: Webchat): void {
+/**
+ * What routing in the portal uses. The agents' commands are typed here (conversations/ builds on routing/, so
+ * routing/ must not import it back).
+ */
+export interface RoutingPortalDeps {
+  routing: Pick<RoutingService, 'agents' | 'agent' | 'setAvailability' | 'queue'>;
+  routingSettings: Pick<RoutingSettingsStore, 'get' | 'update'>;
+  commands: PlatformRoutingDeps['commands'] & { routeQueue(companyId: string): Promise<number> };
+  audit: Pick<AuditLog, 'record'>;
+}
+
+export function registerRoutingPortalRoutes(app: App, deps: RoutingPortalDeps): void {
   const any = { portalAccess: 'any' as const };
   const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
 
   app.get('/inbox/agents', { config: any }, async (request) => ({
-    agents: (await webchat.routing.agents(companyOf(request))).map(agentView),
+    agents: (await deps.routing.agents(companyOf(request))).map(agentView),
   }));
 
   app.put('/inbox/availability', { config: any, schema: { body: AvailabilityBody } }, async (request) => {
     const { user } = sessionOf(request);
-    await webchat.routing.setAvailability(user, request.body.availability);
+    await deps.routing.setAvailability(user, request.body.availability);
     // An agent who just became available takes what waits, up to capacity.
-    if (request.body.availability === 'available') await webchat.commands.routeQueue(user.companyId);
-    const me = await webchat.routing.agent(user.companyId, user.id);
+    if (request.body.availability === 'available') await deps.commands.routeQueue(user.companyId);
+    const me = await deps.routing.agent(user.companyId, user.id);
     return agentView(me);
   });
 
   app.get('/inbox/queue', { config: any }, async (request) => ({
-    items: (await webchat.routing.queue(companyOf(request))).map(platformConversationView),
+    items: (await deps.routing.queue(companyOf(request))).map(platformConversationView),
   }));
 
   app.post('/inbox/conversations/:id/take', { config: any, schema: { params: IdParams } }, async (request) =>
     platformConversationView(
-      await webchat.commands.assign(
+      await deps.commands.assign(
         companyOf(request),
         request.params.id,
         { userId: sessionOf(request).user.id },
@@ -57,7 +71,7 @@ export function registerRoutingRoutes(app: App, webchat: Webchat): void {
     async (request) => {
       const userId = request.body?.user_id;
       return platformConversationView(
-        await webchat.commands.assign(
+        await deps.commands.assign(
           companyOf(request),
           request.params.id,
           userId ? { userId } : 'next',
@@ -68,17 +82,17 @@ export function registerRoutingRoutes(app: App, webchat: Webchat): void {
   );
 
   app.get('/company/routing', async (request) =>
-    routingSettingsView(await webchat.routingSettings.get(companyOf(request))),
+    routingSettingsView(await deps.routingSettings.get(companyOf(request))),
   );
 
   app.put('/company/routing', { schema: { body: RoutingSettingsBody } }, async (request) => {
     const companyId = companyOf(request);
     const { agent_capacity, business_hours } = request.body;
-    const settings = await webchat.routingSettings.update(companyId, {
+    const settings = await deps.routingSettings.update(companyId, {
       ...(agent_capacity !== undefined ? { agentCapacity: agent_capacity } : {}),
       ...(business_hours !== undefined ? { businessHours: business_hours } : {}),
     });
-    await webchat.audit.record({
+    await deps.audit.record({
       type: 'company.routing_changed',
       companyId,
       actor: actorOf(request),
@@ -87,7 +101,7 @@ export function registerRoutingRoutes(app: App, webchat: Webchat): void {
       details: { agent_capacity: settings.agentCapacity, business_hours: settings.businessHours !== null },
     });
     // A larger capacity may free room for what waits.
-    await webchat.commands.routeQueue(companyId);
+    await deps.commands.routeQueue(companyId);
     return routingSettingsView(settings);
   });
 }

@@ -1,9 +1,11 @@
+import type { PortalUserView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
+import type { AuditLog } from '../audit/audit.service.ts';
 import type { App } from '../http/types.ts';
-import { ForbiddenRoleError } from '../users/portal-session.errors.ts';
-import { NAME_MAX_LENGTH } from '../users/users.errors.ts';
-import type { PortalUser } from '../users/users.service.ts';
-import { actorOf, companyOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+import { ForbiddenRoleError } from './portal-session.errors.ts';
+import { actorOf, companyOf, sessionOf } from './portal-session.ts';
+import { NAME_MAX_LENGTH } from './users.errors.ts';
+import type { PortalUser, UsersService } from './users.service.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const NameBody = Type.Object(
@@ -13,7 +15,7 @@ const NameBody = Type.Object(
 );
 
 /** A portal user as the portal shows them: never the password hash. */
-export const portalUserView = (user: PortalUser) => ({
+export const portalUserView = (user: PortalUser): PortalUserView => ({
   id: user.id,
   email: user.email,
   name: user.name,
@@ -27,7 +29,13 @@ export const portalUserView = (user: PortalUser) => ({
  * anyone of the company; every user names themselves (the portal's profile page). The name is what visitors see on
  * the user's messages and in "… joined the conversation".
  */
-export function registerUserRoutes(app: App, { ctx, users }: PortalDeps): void {
+/** What the portal's user routes use. */
+export interface UserPortalDeps {
+  users: Pick<UsersService, 'list' | 'setName'>;
+  audit: Pick<AuditLog, 'record'>;
+}
+
+export function registerUserRoutes(app: App, { users, audit }: UserPortalDeps): void {
   app.get('/users', async (request) => ({
     users: (await users.list(companyOf(request))).map(portalUserView),
   }));
@@ -39,7 +47,7 @@ export function registerUserRoutes(app: App, { ctx, users }: PortalDeps): void {
       const self = sessionOf(request).user;
       if (request.params.id !== self.id && self.role !== 'admin') throw new ForbiddenRoleError();
       const user = await users.setName(companyOf(request), request.params.id, request.body.name);
-      await ctx.audit.record({
+      await audit.record({
         type: 'portal_user.renamed',
         companyId: user.companyId,
         actor: actorOf(request),

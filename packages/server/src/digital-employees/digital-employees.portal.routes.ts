@@ -1,17 +1,19 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import type { AuditLog } from '../audit/audit.service.ts';
+import { PageQuery, pageOf } from '../http/offset-page.ts';
+import type { App } from '../http/types.ts';
+import type { ConnectorsService } from '../integrations/connectors.service.ts';
+import { actorOf, sessionOf } from '../users/portal-session.ts';
 import {
   type DigitalEmployee,
+  type DigitalEmployeesService,
   digitalEmployeeToJson,
   OutcomesQuery,
   outcomeDays,
-} from '../digital-employees/digital-employees.service.ts';
-import type { DigitalEmployeeSettings } from '../digital-employees/digital-employees.settings.ts';
-import { RESPONDERS } from '../digital-employees/digital-employees.settings.ts';
-import type { App } from '../http/types.ts';
-import { emptyStats } from '../webchat/feedback/feedback.service.ts';
-import { PageQuery, pageOf } from './pagination.ts';
-import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
+} from './digital-employees.service.ts';
+import type { DigitalEmployeeSettings } from './digital-employees.settings.ts';
+import { RESPONDERS } from './digital-employees.settings.ts';
 
 // Field rules live in the digital-employees service (its codes name the field); these bounds only stop absurd bodies.
 const Fields = {
@@ -61,15 +63,34 @@ function settingsWithGreeting(
  * Settings → Digital employees, over the digital-employees service (validation, the one-default invariant).
  * Changes are audited here because the service leaves auditing to its callers (as the CLI does).
  */
-export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): void {
-  const employees = ctx.digitalEmployees;
+/**
+ * How visitors rate each digital employee (the webchat's feedback, webchat/feedback/feedback.service.ts), typed here:
+ * the webchat builds on this capability, so the composition root hands the ratings in.
+ */
+export interface EmployeeRatings {
+  /** Per employee id; employees nobody rated yet are absent. */
+  statsByEmployee(companyId: string): Promise<ReadonlyMap<string, object>>;
+  /** The stats of an employee nobody rated yet. */
+  unrated(employeeId: string): object;
+}
+
+/** What Settings → Digital employees uses. */
+export interface DigitalEmployeePortalDeps {
+  employees: DigitalEmployeesService;
+  connectors: Pick<ConnectorsService, 'list'>;
+  ratings: EmployeeRatings;
+  audit: Pick<AuditLog, 'record'>;
+}
+
+export function registerDigitalEmployeePortalRoutes(app: App, deps: DigitalEmployeePortalDeps): void {
+  const { employees, ratings } = deps;
   const audit = (
     request: FastifyRequest,
     type: string,
     e: Pick<DigitalEmployee, 'id' | 'companyId'>,
     details: Record<string, unknown> = {},
   ) =>
-    ctx.audit.record({
+    deps.audit.record({
       type,
       companyId: e.companyId,
       actor: actorOf(request),
@@ -80,17 +101,17 @@ export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): vo
 
   app.get('/digital-employees', { schema: { querystring: PageQuery } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
-    const connectors = (await ctx.connectors.list(companyId)).map((c) => ({
+    const connectors = (await deps.connectors.list(companyId)).map((c) => ({
       id: c.id,
       name: c.name,
       type: c.type,
     }));
     const page = pageOf(await employees.list(companyId), request.query);
     // How visitors rate each one: share of thumbs up on its messages, CSAT average of its conversations.
-    const stats = await ctx.webchat.feedback.statsByEmployee(companyId);
+    const stats = await ratings.statsByEmployee(companyId);
     const items = page.items.map((e) => ({
       ...digitalEmployeeToJson(e),
-      stats: stats.get(e.id) ?? emptyStats(e.id),
+      stats: stats.get(e.id) ?? ratings.unrated(e.id),
     }));
     return { ...page, items, connectors, responders: RESPONDERS };
   });
@@ -98,9 +119,7 @@ export function registerDigitalEmployeeRoutes(app: App, { ctx }: PortalDeps): vo
   app.get('/digital-employees/:id/stats', { schema: { params: IdParams } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
     const employee = await employees.get(companyId, request.params.id);
-    return (
-      (await ctx.webchat.feedback.statsByEmployee(companyId)).get(employee.id) ?? emptyStats(employee.id)
-    );
+    return (await ratings.statsByEmployee(companyId)).get(employee.id) ?? ratings.unrated(employee.id);
   });
 
   // The portal's "Outcomes" section: the same queries (docs/outcomes.md) as the platform route.

@@ -1,3 +1,4 @@
+import type { Page } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 
 /** `?limit=&offset=` of every portal list (strings: the server does not coerce query types). */
@@ -11,13 +12,6 @@ export const PageQuery = Type.Object(
 
 const PAGE_SIZE_DEFAULT = 20;
 const PAGE_SIZE_MAX = 100;
-
-export interface Page<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-}
 
 /** The page size a `?limit=` asks for: the default when absent or 0, at most PAGE_SIZE_MAX (every portal list). */
 export const pageLimit = (limit: string | undefined): number =>
