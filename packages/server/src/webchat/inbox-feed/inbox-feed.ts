@@ -59,9 +59,12 @@ export class InboxFeed {
    * Publishes the conversation's current list entry soon (within BATCH_WINDOW_MS, with every other conversation
    * that changed meanwhile: one read of their entries instead of four statements per message). Each entry is read
    * after the change that caused it, so the list shows the latest state. A failure is logged (the list catches up on
-   * its next load). Resolves once the entry is published.
+   * its next load). Resolves once the entry is published. With `companyId`, nothing is done while nobody follows
+   * the company's inbox channel (see InboxFeedDeps `followed`).
    */
-  changed(conversationId: string): Promise<void> {
+  changed(conversationId: string, companyId?: string): Promise<void> {
+    // A company nobody follows costs no inbox reads (a burst of visitors while its agents are away).
+    if (companyId !== undefined && !this.followed(companyId)) return Promise.resolve();
     this.pending.add(conversationId);
     this.batch ??= new Promise<void>((resolve) => setTimeout(resolve, BATCH_WINDOW_MS).unref()).then(() =>
       this.publishPending(),
@@ -224,8 +227,7 @@ export function feedingInbox(broadcaster: Broadcaster, feed: InboxFeed): Broadca
     publish: async (channel, envelope, options) => {
       await broadcaster.publish(channel, envelope, options);
       const target = envelope.operation === 'complete' ? parseChannel(channel) : undefined;
-      // A burst of visitors' messages in a company whose agents are all away costs no inbox reads.
-      if (target && feed.followed(target.companyId)) void feed.changed(target.conversationId);
+      if (target) void feed.changed(target.conversationId, target.companyId);
     },
   };
 }

@@ -121,7 +121,8 @@ export function registerSdkRoutes(app: App, webchat: Webchat): void {
             (await webchat.conversations.defaultDigitalEmployee(s.company.id)).id;
           const conversation = await webchat.conversations.create(scopeOf(s), employeeId, s.visitor, start);
           // A greeting's announcement feeds the agents' inbox; without one, the inbox learns of it here.
-          if (!(await webchat.engine.postGreeting(conversation))) void webchat.inbox.changed(conversation.id);
+          if (!(await webchat.engine.postGreeting(conversation)))
+            void webchat.inbox.changed(conversation.id, conversation.companyId);
           return reply.status(201).send(conversationView(conversation));
         },
       );
