@@ -82,16 +82,15 @@ async function runServerSide(): Promise<void> {
       },
       isDefault: true,
     });
-    const t0 = Date.now();
-    const targets = await inBatches(conversations, 50, () => setUpConversation(server.baseUrl, company.id));
-    console.log(`created ${targets.length} conversations with tokens in ${Date.now() - t0} ms`);
-
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    // The load side creates the conversations too, from its own thread: the figure is the server's, not fetch's.
     const result = await runClients(
       {
         mode: 'centrifugo',
+        baseUrl: server.baseUrl,
+        companyId: company.id,
+        count: conversations,
         wsUrl: `${server.baseUrl.replace('http', 'ws')}/connection/websocket`,
-        targets,
         timeoutMs,
       },
       loopDelay,
@@ -107,7 +106,14 @@ async function runServerSide(): Promise<void> {
 }
 
 type LoadData =
-  | { mode: 'centrifugo'; wsUrl: string; targets: Target[]; timeoutMs: number }
+  | {
+      mode: 'centrifugo';
+      baseUrl: string;
+      companyId: string;
+      count: number;
+      wsUrl: string;
+      timeoutMs: number;
+    }
   | { mode: 'floor'; wsUrl: string; count: number; timeoutMs: number };
 type RunResult = { outcomes: Outcome[]; start: number; timedOut: boolean };
 
@@ -123,7 +129,12 @@ async function runClients(
     return await new Promise<RunResult>((resolve, reject) => {
       worker.on('error', reject);
       worker.on('message', (message: { type: string } & Record<string, unknown>) => {
-        if (message.type === 'subscribed') {
+        if (message.type === 'created') {
+          const perSecond = Math.round((1000 * Number(message.count)) / Number(message.ms));
+          console.log(
+            `created ${message.count} conversations with tokens in ${message.ms} ms (${perSecond}/s; SDK REST from the load side's thread)`,
+          );
+        } else if (message.type === 'subscribed') {
           console.log(`${data.mode}: ${message.clients} clients ready in ${message.ms} ms; streaming…`);
           loopDelay?.enable();
           worker.postMessage('go');
@@ -355,8 +366,14 @@ async function setUpConversation(baseUrl: string, companyId: string): Promise<Ta
 
 /** The worker: connects every client, waits for "go", publishes one SendMessage each and times the replies. */
 async function runLoadSide(data: LoadData): Promise<void> {
+  const count = data.count;
+  let targets: Target[] = [];
+  if (data.mode === 'centrifugo') {
+    const created = Date.now();
+    targets = await inBatches(count, 50, () => setUpConversation(data.baseUrl, data.companyId));
+    parentPort!.postMessage({ type: 'created', count, ms: Date.now() - created });
+  }
   const t0 = Date.now();
-  const count = data.mode === 'centrifugo' ? data.targets.length : data.count;
   const outcomes: Outcome[] = Array.from({ length: count }, () => ({
     sentAt: 0,
     arrivals: [],
@@ -370,7 +387,7 @@ async function runLoadSide(data: LoadData): Promise<void> {
   };
   const sockets = await inBatches(count, 50, (i) =>
     data.mode === 'centrifugo'
-      ? connectAndSubscribe(data.wsUrl, data.targets[i]!, outcomes[i]!, onComplete)
+      ? connectAndSubscribe(data.wsUrl, targets[i]!, outcomes[i]!, onComplete)
       : connectToFloor(data.wsUrl, outcomes[i]!, onComplete),
   );
   parentPort!.postMessage({ type: 'subscribed', clients: count, ms: Date.now() - t0 });
@@ -386,7 +403,7 @@ async function runLoadSide(data: LoadData): Promise<void> {
       JSON.stringify({
         id: 3,
         publish: {
-          channel: data.targets[i]!.channel,
+          channel: targets[i]!.channel,
           data: {
             version: 1,
             client_message_id: randomUUID(),
