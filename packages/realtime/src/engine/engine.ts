@@ -160,6 +160,14 @@ export class RealtimeEngine {
     return publishToChannel(this.core, request);
   }
 
+  /**
+   * Whether a client of this node follows the channel now. Only this node's clients: with a broker shared by other
+   * nodes, a channel nobody follows here may still have subscribers elsewhere.
+   */
+  hasLocalSubscribers(channel: string): boolean {
+    return (this.core.hub.subscribers(channel)?.size ?? 0) > 0;
+  }
+
   /** Channel history (no client limits apply); 108 when the namespace keeps none. */
   history(
     channel: string,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import { BadRequestError, NotFoundError } from '../errors/app-error.ts';
 import { now } from '../storage/columns.ts';
+import { compileOnce } from '../storage/compiled.ts';
 import type { Database } from '../storage/schema.ts';
 import type { CompaniesTable } from './companies.tables.ts';
 
@@ -28,7 +29,14 @@ export class CompaniesService {
   /** Ids found to exist. Companies are never deleted, so a yes stays true; a no is asked again each time. */
   private readonly known = new Set<string>();
 
-  constructor(private readonly db: Kysely<Database>) {}
+  /** Read on every SDK request (its X-Company header), so compiled once (storage/compiled.ts). */
+  private readonly byId;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.byId = compileOnce<{ id: string }>((arg) =>
+      db.selectFrom('companies').selectAll().where('id', '=', arg('id')),
+    );
+  }
 
   addCreatedHook(hook: CompanyCreatedHook): void {
     this.onCreated.push(hook);
@@ -52,8 +60,8 @@ export class CompaniesService {
 
   async find(id: string): Promise<Company | undefined> {
     if (!isUuid(id)) return undefined;
-    const row = await this.db.selectFrom('companies').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toCompany(row);
+    const { rows } = await this.db.executeQuery<CompaniesTable>(this.byId({ id }));
+    return rows[0] && toCompany(rows[0]);
   }
 
   /**

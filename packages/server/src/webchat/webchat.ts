@@ -121,7 +121,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       'generated the realtime token secret in the data folder; set PARLEY_REALTIME_TOKEN_SECRET on multi-node deployments',
     );
   }
-  const conversations = new ConversationsService(store.db, deps.events);
+  const conversations = new ConversationsService(store.db, deps.events, store.writes);
   const channels = new ChannelsService(store.db, store.dialect);
   const messages = new MessageStore(store, deps.events);
   const live = new LiveSnapshots();
@@ -180,6 +180,10 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     reads,
     feedback,
     publish: publishLive,
+    // Alone with the memory broker this node knows every subscriber; in a cluster another node's agents may follow.
+    ...(config.redisUrl === undefined
+      ? { followed: (channel: string) => realtime.hasLocalSubscribers(channel) }
+      : {}),
     logger: webchatLogger,
   });
   const engine = new ConversationEngine({

@@ -5,6 +5,7 @@ import { isUuid } from '../../companies/companies.service.ts';
 import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
 import { compileOnce } from '../../storage/compiled.ts';
+import type { GroupCommit } from '../../storage/group-commit.ts';
 import type { Database } from '../../storage/schema.ts';
 import {
   type Conversation,
@@ -26,14 +27,28 @@ type ConversationRow = Selectable<Database['conversations']>;
 export class ConversationsService {
   // Read on every chat message (the publish hook, the reply), so compiled once (see compileOnce).
   private readonly byId;
+  // Read with every conversation an SDK opens without a channel (see compileOnce).
+  private readonly defaultEmployee;
 
   constructor(
     private readonly db: Kysely<Database>,
     /** Webhook events of conversation changes, recorded in each change's transaction (events/domain-events.ts). */
     private readonly events: EventRecorder,
+    /**
+     * Where a new conversation's write runs: the store's shared commits (packages/server/src/storage/group-commit.ts),
+     * so a burst of visitors opening chats shares SQLite commits; without it, a transaction of its own.
+     */
+    private readonly writes?: Pick<GroupCommit, 'run'>,
   ) {
     this.byId = compileOnce<{ id: string }>((arg) =>
       db.selectFrom('conversations').selectAll().where('id', '=', arg('id')),
+    );
+    this.defaultEmployee = compileOnce<{ company_id: string }>((arg) =>
+      db
+        .selectFrom('digital_employees')
+        .select(['id', 'name', 'company_id'])
+        .where('company_id', '=', arg('company_id'))
+        .where('is_default', '=', 1),
     );
   }
 
@@ -75,9 +90,10 @@ export class ConversationsService {
       page_url: options.pageUrl ?? null,
       labels: null,
     };
-    await this.db.transaction().execute(async (trx) => {
+    const write = async (trx: Transaction<Database>) => {
       await trx.insertInto('conversations').values(row).execute();
-      await replaceAttributeRows(trx, row.id, attributes);
+      // A new conversation has no attribute rows to replace: only the inserts.
+      await insertAttributeRows(trx, row.id, attributes);
       await this.events.record(trx, {
         type: 'conversation.created',
         companyId: row.company_id,
@@ -87,7 +103,9 @@ export class ConversationsService {
           digital_employee_id: row.digital_employee_id,
         },
       });
-    });
+    };
+    // Answered only once committed, shared commit or not (group-commit.ts settles after the commit).
+    await (this.writes ? this.writes.run(write) : this.db.transaction().execute(write));
     return toConversation(row);
   }
 
@@ -297,12 +315,10 @@ export class ConversationsService {
 
   /** The company's default digital employee (created with the company by the digital-employees capability). */
   async defaultDigitalEmployee(companyId: string): Promise<DigitalEmployeeRef> {
-    const row = await this.db
-      .selectFrom('digital_employees')
-      .select(['id', 'name', 'company_id'])
-      .where('company_id', '=', companyId)
-      .where('is_default', '=', 1)
-      .executeTakeFirst();
+    const { rows } = await this.db.executeQuery<{ id: string; name: string; company_id: string }>(
+      this.defaultEmployee({ company_id: companyId }),
+    );
+    const row = rows[0];
     if (!row) throw noDigitalEmployee();
     return { id: row.id, name: row.name, companyId: row.company_id };
   }
@@ -315,6 +331,15 @@ export async function replaceAttributeRows(
   attributes: VisitorAttributes,
 ): Promise<void> {
   await db.deleteFrom('conversation_attributes').where('conversation_id', '=', conversationId).execute();
+  await insertAttributeRows(db, conversationId, attributes);
+}
+
+/** Adds one row per attribute (the caller removed the old ones, or there are none yet). */
+async function insertAttributeRows(
+  db: Kysely<Database> | Transaction<Database>,
+  conversationId: string,
+  attributes: VisitorAttributes,
+): Promise<void> {
   const rows = Object.entries(attributes).map(([key, value]) => ({
     conversation_id: conversationId,
     key,

@@ -187,3 +187,52 @@ describe('inbox entries published in batches', () => {
     assert.equal(closed?.event.conversation.status, 'resolved', 'the entry as it stands now');
   });
 });
+
+describe('inbox entries of a company nobody follows', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('are neither read nor published, while a followed company gets its entries', async () => {
+    const conversations = new ConversationsService(server.ctx.store.db, server.ctx.events);
+    const reads: string[][] = [];
+    const published: string[] = [];
+    const companies = await Promise.all(
+      ['Followed Co', 'Away Co'].map((n) => server.ctx.companies.create(n)),
+    );
+    const followedChannel = `inbox:companies.${companies[0]!.id}`;
+    const feed = new InboxFeed({
+      db: server.ctx.store.db,
+      conversations: Object.assign(Object.create(conversations), {
+        findMany: (ids: string[]) => {
+          reads.push([...ids]);
+          return conversations.findMany(ids);
+        },
+      }),
+      reads: { unreadCounts: async (_side, ids) => new Map(ids.map((id) => [id, 0])) },
+      feedback: { csatOf: async () => new Map() },
+      publish: async (channel) => {
+        published.push(channel);
+      },
+      followed: (channel) => channel === followedChannel,
+      logger: createLogger('silent'),
+    });
+    const [followed, away] = await Promise.all(
+      companies.map(async (company) => {
+        const employee = (await server.ctx.digitalEmployees.list(company.id))[0]!;
+        return conversations.create({ companyId: company.id, sessionId: randomUUID() }, employee.id);
+      }),
+    );
+    // Told with the company (as the broadcaster does): the company nobody follows is not even queued.
+    await Promise.all([
+      feed.changed(followed!.id, followed!.companyId),
+      feed.changed(away!.id, away!.companyId),
+    ]);
+    assert.deepEqual(reads, [[followed!.id]], 'only the followed company’s entry is read');
+    // Told without it (the workspace's changes): read with the batch, but not published.
+    await Promise.all([feed.changed(followed!.id), feed.changed(away!.id)]);
+    assert.deepEqual(published, [followedChannel, followedChannel], 'only the followed channel gets entries');
+  });
+});

@@ -32,6 +32,12 @@ export interface InboxFeedDeps {
   feedback: Pick<FeedbackService, 'csatOf'>;
   /** Server-side publish on the realtime engine (no history: the list is read over REST, then kept live). */
   publish(channel: string, data: string): Promise<void>;
+  /**
+   * Whether anybody may follow this inbox channel now; entries of a channel nobody follows are neither read nor
+   * published (a publication without history reaches only current subscribers anyway). Only a node that knows every
+   * subscriber can say no — one alone, with the memory broker; without it, every channel counts as followed.
+   */
+  followed?: (channel: string) => boolean;
   logger: Logger;
 }
 
@@ -53,9 +59,12 @@ export class InboxFeed {
    * Publishes the conversation's current list entry soon (within BATCH_WINDOW_MS, with every other conversation
    * that changed meanwhile: one read of their entries instead of four statements per message). Each entry is read
    * after the change that caused it, so the list shows the latest state. A failure is logged (the list catches up on
-   * its next load). Resolves once the entry is published.
+   * its next load). Resolves once the entry is published. With `companyId`, nothing is done while nobody follows
+   * the company's inbox channel (see InboxFeedDeps `followed`).
    */
-  changed(conversationId: string): Promise<void> {
+  changed(conversationId: string, companyId?: string): Promise<void> {
+    // A company nobody follows costs no inbox reads (a burst of visitors while its agents are away).
+    if (companyId !== undefined && !this.followed(companyId)) return Promise.resolve();
     this.pending.add(conversationId);
     this.batch ??= new Promise<void>((resolve) => setTimeout(resolve, BATCH_WINDOW_MS).unref()).then(() =>
       this.publishPending(),
@@ -70,9 +79,16 @@ export class InboxFeed {
     for (let i = 0; i < ids.length; i += MAX_BATCH) await this.publishEntries(ids.slice(i, i + MAX_BATCH));
   }
 
+  /** Whether the company's agents may be following its inbox channel (see InboxFeedDeps `followed`). */
+  followed(companyId: string): boolean {
+    return this.deps.followed?.(inboxChannelOf(companyId)) ?? true;
+  }
+
   private async publishEntries(ids: string[]): Promise<void> {
     try {
-      const conversations = await this.deps.conversations.findMany(ids);
+      const conversations = (await this.deps.conversations.findMany(ids)).filter((c) =>
+        this.followed(c.companyId),
+      );
       const views = await this.views(conversations);
       await Promise.all(
         conversations.map((conversation, i) => {
@@ -211,7 +227,7 @@ export function feedingInbox(broadcaster: Broadcaster, feed: InboxFeed): Broadca
     publish: async (channel, envelope, options) => {
       await broadcaster.publish(channel, envelope, options);
       const target = envelope.operation === 'complete' ? parseChannel(channel) : undefined;
-      if (target) void feed.changed(target.conversationId);
+      if (target) void feed.changed(target.conversationId, target.companyId);
     },
   };
 }

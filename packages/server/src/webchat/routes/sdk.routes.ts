@@ -175,7 +175,8 @@ export function registerSdkRoutes(app: App, deps: SdkRoutesDeps): void {
             (await deps.conversations.defaultDigitalEmployee(s.company.id)).id;
           const conversation = await deps.conversations.create(scopeOf(s), employeeId, s.visitor, start);
           // A greeting's announcement feeds the agents' inbox; without one, the inbox learns of it here.
-          if (!(await deps.greeter.postGreeting(conversation))) void deps.inbox.changed(conversation.id);
+          if (!(await deps.greeter.postGreeting(conversation)))
+            void deps.inbox.changed(conversation.id, conversation.companyId);
           return reply.status(201).send(conversationView(conversation));
         },
       );
