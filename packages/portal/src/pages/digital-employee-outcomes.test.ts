@@ -159,8 +159,8 @@ describe('portal in a browser: outcomes of a digital employee', () => {
       detail: '33% of 3 conversations',
     });
     assert.deepEqual(await tile(section, 'Feedback'), {
-      value: '2 up · 1 down',
-      detail: 'helpful: 67% of 3 thumbs',
+      value: '67%',
+      detail: 'helpful: 2 up, 1 down',
     });
     assert.deepEqual(await tile(section, 'CSAT'), { value: '3.5 / 5', detail: 'from 2 ratings' });
     await screenshot(page, 'digital-employee-outcomes');
@@ -194,5 +194,6 @@ describe('portal in a browser: outcomes of a digital employee', () => {
     );
     assert.deepEqual(await tile(section, 'Handed over'), { value: '0', detail: 'no conversations yet' });
     assert.deepEqual(await tile(section, 'CSAT'), { value: '—', detail: 'no ratings yet' });
+    assert.deepEqual(await tile(section, 'Feedback'), { value: '—', detail: 'no thumbs yet' });
   });
 });

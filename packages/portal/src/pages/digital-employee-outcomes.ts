@@ -64,8 +64,8 @@ export function outcomeFigures(o: Outcomes): HTMLElement {
     ),
     figure(
       'Feedback',
-      thumbs > 0 ? `${o.thumbs_up} up · ${o.thumbs_down} down` : '—',
-      `helpful: ${share(o.thumbs_up, thumbs, 'thumbs')}`,
+      thumbs > 0 ? `${Math.round((o.thumbs_up / thumbs) * 100)}%` : '—',
+      thumbs > 0 ? `helpful: ${o.thumbs_up} up, ${o.thumbs_down} down` : 'no thumbs yet',
     ),
     figure(
       'CSAT',
