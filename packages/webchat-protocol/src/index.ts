@@ -9,6 +9,12 @@
  * ```
  */
 export {
+  ACTION_NOTE_EXCERPT_CHARS,
+  type ActionCallNote,
+  actionCallNoteText,
+  readActionCallNote,
+} from './action-call-note.ts';
+export {
   type ChannelAddress,
   channelOf,
   EMULATION_PATH,

@@ -29,7 +29,12 @@ describe('portal in a browser: digital employees page', () => {
       .filter({ has: page.getByRole('heading', { name: 'New digital employee' }) });
     assert.equal(await form.getByLabel('Model').isVisible(), false, 'builtin: no model field');
     await form.getByRole('textbox', { name: 'Name', exact: true }).fill('Max');
+    const handoverTool = form.getByLabel('May hand the conversation to a person (handover tool)');
+    await form.getByLabel('Responder').selectOption('openai');
+    assert.equal(await handoverTool.isVisible(), true, 'openai: the handover tool can be switched off');
+    assert.equal(await handoverTool.isChecked(), true, 'on by default');
     await form.getByLabel('Responder').selectOption('webhook');
+    assert.equal(await handoverTool.isVisible(), false, 'webhook: no tools');
     assert.equal(await form.getByLabel('Connector').isVisible(), true);
     await form.getByRole('button', { name: 'Create digital employee' }).click();
     await form

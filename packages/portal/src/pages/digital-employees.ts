@@ -4,6 +4,7 @@ import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '
 import { pagedTable } from '../components/paged-table.ts';
 import { copyable, formDialog } from '../components/widgets.ts';
 import { formatTime, h } from '../dom.ts';
+import { outcomesSection } from './digital-employee-outcomes.ts';
 
 interface Employee {
   id: string;
@@ -12,7 +13,7 @@ interface Employee {
   connector_id: string | null;
   model: string | null;
   system_prompt: string | null;
-  settings: { greeting?: string | null };
+  settings: { greeting?: string | null; handover_tool?: boolean };
   is_default: boolean;
   updated_at: string;
   /** How visitors rate it (thumbs on its messages, CSAT of its conversations). */
@@ -72,6 +73,7 @@ const APPLIES: Record<string, string[]> = {
   connector_id: ['webhook', 'openai'],
   model: ['openai'],
   system_prompt: ['openai'],
+  handover_tool: ['openai'],
 };
 
 /** Settings → Digital employees: who answers conversations; create, edit, choose the company default. */
@@ -79,6 +81,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
   let listing = await api<Listing>('GET', `/digital-employees?${pageQuery(0, 1)}`);
   const status = statusArea();
   const { say } = status;
+  const outcomes = outcomesSection();
   const connectorName = (id: string | null) =>
     id ? (listing.connectors.find((c) => c.id === id)?.name ?? id) : '—';
 
@@ -115,6 +118,12 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
       },
     ],
   });
+
+  /** After a change: the list, and the outcomes' choice of employees (names, who is the default). */
+  const reloadAll = async () => {
+    await table.reload();
+    await outcomes.refresh();
+  };
 
   const fieldsFor = (e?: Employee): FieldSpec[] => [
     {
@@ -153,6 +162,13 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
       value: e?.system_prompt ?? '',
     },
     {
+      name: 'handover_tool',
+      label: 'May hand the conversation to a person (handover tool)',
+      type: 'checkbox',
+      value: e?.settings.handover_tool === false ? 'false' : 'true',
+      hint: 'Offers the model the built-in handover tool. Visitors can always ask for a person.',
+    },
+    {
       name: 'greeting',
       label: 'Greeting',
       type: 'textarea',
@@ -184,6 +200,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
       connector_id: applies('connector_id') ? values.connector_id || null : null,
       model: applies('model') ? values.model || null : null,
       system_prompt: applies('system_prompt') ? values.system_prompt || null : null,
+      ...(applies('handover_tool') ? { handover_tool: values.handover_tool === 'true' } : {}),
       greeting: values.greeting || null,
     };
   };
@@ -197,7 +214,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
           const saved = await api<Employee>('PATCH', `/digital-employees/${e.id}`, body(values));
           close();
           say('success', `Saved “${saved.name}”.`);
-          await table.reload();
+          await reloadAll();
         },
       });
       wireResponder(form);
@@ -211,7 +228,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
     } catch (err) {
       say('error', err instanceof Error ? err.message : 'Failed.');
     }
-    await table.reload();
+    await reloadAll();
   };
 
   const remove = (e: Employee): Promise<void> =>
@@ -222,7 +239,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
       path: `/digital-employees/${e.id}`,
       deleted: `Deleted “${e.name}”.`,
       status,
-      reload: () => table.reload(),
+      reload: () => reloadAll(),
     });
 
   const create = createForm({
@@ -235,7 +252,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
         is_default: values.is_default === 'true',
       });
       say('success', `Created “${created.name}”.`);
-      await table.reload();
+      await reloadAll();
     },
   });
   wireResponder(create);
@@ -250,7 +267,8 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
     ),
     status.el,
     titledSection('de-list', 'Your digital employees', table.el),
+    titledSection('de-outcomes', 'Outcomes', outcomes.el),
     titledSection('de-create', 'New digital employee', create.el),
   );
-  await table.reload();
+  await reloadAll();
 }

@@ -10,7 +10,7 @@ interface ListedEmployee {
   name: string;
   responder: string;
   is_default: boolean;
-  settings: { greeting?: string };
+  settings: { greeting?: string; handover_tool?: boolean };
 }
 
 // The real CLI entry (argument parsing, config from the environment, a context per command, `--json` output) run
@@ -71,8 +71,16 @@ describe('digital-employees CLI', () => {
     const model = await parley(
       ...['digital-employees', 'create', '--company', company.id, '--name', 'Max', '--responder', 'openai'],
       ...['--connector', connector.id, '--model', 'gpt-4o-mini', '--system-prompt', 'Be brief.'],
+      '--no-handover-tool',
     );
     assert.equal(model.code, 0, JSON.stringify(model.json));
+    const listedMax = (await parley('digital-employees', 'list', '--company', company.id)).json
+      .digital_employees;
+    assert.deepEqual(
+      listedMax.find((e: ListedEmployee) => e.id === model.json.id).settings,
+      { handover_tool: false },
+      'the model is not offered the handover tool',
+    );
     const max = (
       await parley('digital-employees', 'list', '--company', company.id)
     ).json.digital_employees.find((e: ListedEmployee) => e.id === model.json.id);

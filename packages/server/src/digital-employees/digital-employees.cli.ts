@@ -28,9 +28,14 @@ const create: Command<{ id: string }, DigitalEmployeeCommandDeps> = {
     'system-prompt': { description: 'system prompt (openai)' },
     greeting: { description: 'message posted when a conversation starts' },
     default: { description: "make it the company's default digital employee", flag: true },
+    'no-handover-tool': {
+      description: 'openai: do not offer the model the built-in handover tool (settings.handover_tool false)',
+      flag: true,
+    },
   },
   async run(options, ctx) {
     const greeting = optionalString(options.greeting);
+    const withoutHandover = options['no-handover-tool'] === true;
     const employee = await ctx.digitalEmployees.create({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
@@ -38,7 +43,7 @@ const create: Command<{ id: string }, DigitalEmployeeCommandDeps> = {
       connectorId: optionalString(options.connector) ?? null,
       model: optionalString(options.model) ?? null,
       systemPrompt: optionalString(options['system-prompt']) ?? null,
-      settings: greeting ? { greeting } : {},
+      settings: { ...(greeting ? { greeting } : {}), ...(withoutHandover ? { handover_tool: false } : {}) },
       isDefault: options.default === true,
     });
     await ctx.audit.record({

@@ -23,6 +23,8 @@ const Fields = {
   model: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]),
   system_prompt: Type.Union([Type.String({ maxLength: 30_000 }), Type.Null()]),
   greeting: Type.Union([Type.String({ maxLength: 5000 }), Type.Null()]),
+  /** `settings.handover_tool` of an openai employee (docs/config.md "Digital employees"). */
+  handover_tool: Type.Boolean(),
 };
 const CreateEmployee = Type.Object(
   {
@@ -32,6 +34,7 @@ const CreateEmployee = Type.Object(
     model: Type.Optional(Fields.model),
     system_prompt: Type.Optional(Fields.system_prompt),
     greeting: Type.Optional(Fields.greeting),
+    handover_tool: Type.Optional(Fields.handover_tool),
     is_default: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -42,10 +45,19 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const blankToNull = (v: string | null | undefined): string | null | undefined =>
   typeof v === 'string' && v.trim() === '' ? null : v;
 
-/** The portal edits only the greeting of the settings object; a change of responder keeps only the greeting. */
-function settingsWithGreeting(
+/** The settings the portal edits; the others stay as they are. */
+interface PortalSettings {
+  greeting?: string | null;
+  handover_tool?: boolean;
+}
+
+/**
+ * The portal edits the greeting and, of an openai employee, whether the model may hand over; a change of
+ * responder keeps only the greeting. `handover_tool` is stored only when switched off (on is the default).
+ */
+function portalSettings(
   base: DigitalEmployeeSettings,
-  greeting: string | null | undefined,
+  { greeting, handover_tool }: PortalSettings,
   responderChanged: boolean,
 ): DigitalEmployeeSettings {
   const next: DigitalEmployeeSettings = responderChanged
@@ -53,9 +65,10 @@ function settingsWithGreeting(
       ? { greeting: base.greeting }
       : {}
     : { ...base };
-  if (greeting === undefined) return next;
-  if (greeting === null || greeting.trim() === '') delete next.greeting;
-  else next.greeting = greeting;
+  if (greeting === null || greeting?.trim() === '') delete next.greeting;
+  else if (greeting !== undefined) next.greeting = greeting;
+  if (handover_tool === true) delete next.handover_tool;
+  else if (handover_tool === false) next.handover_tool = false;
   return next;
 }
 
@@ -144,7 +157,7 @@ export function registerDigitalEmployeePortalRoutes(app: App, deps: DigitalEmplo
       connectorId: blankToNull(b.connector_id) ?? null,
       model: blankToNull(b.model) ?? null,
       systemPrompt: blankToNull(b.system_prompt) ?? null,
-      settings: settingsWithGreeting({}, b.greeting, false),
+      settings: portalSettings({}, b, false),
       isDefault: b.is_default === true,
     });
     await audit(request, 'digital_employee.created', employee, {
@@ -169,7 +182,7 @@ export function registerDigitalEmployeePortalRoutes(app: App, deps: DigitalEmplo
         connectorId: blankToNull(b.connector_id),
         model: blankToNull(b.model),
         systemPrompt: blankToNull(b.system_prompt),
-        settings: settingsWithGreeting(current.settings, b.greeting, responderChanged),
+        settings: portalSettings(current.settings, b, responderChanged),
       });
       await audit(request, 'digital_employee.updated', updated, {
         responder: updated.responder,

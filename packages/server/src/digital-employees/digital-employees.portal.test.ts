@@ -67,6 +67,37 @@ for (const database of TEST_DATABASES) {
       }
     });
 
+    it("switches an openai employee's handover tool off and on again; other responders refuse it", async () => {
+      const connector = await acme.post('/connectors', {
+        name: 'Model',
+        type: 'openai',
+        url: 'http://127.0.0.1:9/v1',
+        api_key: 'sk-portal-test',
+      });
+      assert.equal(connector.status, 201, connector.text);
+      const created = await acme.post('/digital-employees', {
+        name: 'Modelled',
+        responder: 'openai',
+        connector_id: connector.body.id,
+        model: 'm',
+        handover_tool: false,
+      });
+      assert.equal(created.status, 201, created.text);
+      assert.deepEqual(created.body.settings, { handover_tool: false });
+      const on = await acme.request('PATCH', `/digital-employees/${created.body.id}`, {
+        handover_tool: true,
+      });
+      assert.equal(on.status, 200);
+      assert.deepEqual(on.body.settings, {}, 'on is the default: nothing stored');
+      const builtin = await acme.post('/digital-employees', {
+        name: 'Scripted',
+        responder: 'builtin',
+        handover_tool: false,
+      });
+      assert.equal(builtin.status, 400);
+      assert.equal(builtin.body.code, 'invalid_settings');
+    });
+
     it('answers field errors', async () => {
       const noConnector = await acme.post('/digital-employees', { name: 'Bot', responder: 'webhook' });
       assert.equal(noConnector.body.code, 'connector_required');

@@ -19,12 +19,11 @@ import {
   InvalidDigitalEmployeeError,
 } from './digital-employees.errors.ts';
 import {
-  BUILTIN_ONLY_SETTINGS,
   type DigitalEmployeeSettings,
   isResponderKind,
-  REMOTE_ONLY_SETTINGS,
   RESPONDERS,
   type ResponderKind,
+  SETTINGS_REFUSED_BY,
   validateSettings,
 } from './digital-employees.settings.ts';
 import type { DigitalEmployeesTable } from './digital-employees.tables.ts';
@@ -317,7 +316,7 @@ function keepApplicable(
   next: string,
 ): Pick<DigitalEmployee, 'connectorId' | 'model' | 'systemPrompt' | 'settings'> {
   const settings = { ...current.settings };
-  const dropped = next === 'builtin' ? REMOTE_ONLY_SETTINGS : BUILTIN_ONLY_SETTINGS;
+  const dropped = isResponderKind(next) ? SETTINGS_REFUSED_BY[next] : [];
   for (const key of dropped) delete settings[key];
   return {
     connectorId: next === 'builtin' ? null : current.connectorId,

@@ -39,7 +39,7 @@ export type BuiltinAnswer = Static<typeof BuiltinAnswerSchema>;
 /**
  * Per-digital-employee settings, stored as one JSON object. `greeting` applies to every responder (posted when a
  * conversation is created); `answers`, `fallback` and `word_delay_ms` only to builtin; `timeout_ms` and
- * `history_limit` only to webhook and openai.
+ * `history_limit` only to webhook and openai; `handover_tool` only to openai (the one responder offered tools).
  */
 export const DigitalEmployeeSettingsSchema = Type.Object(
   {
@@ -52,6 +52,11 @@ export const DigitalEmployeeSettingsSchema = Type.Object(
     timeout_ms: Type.Optional(Type.Integer({ minimum: 50, maximum: 600_000 })),
     /** How many earlier messages are sent along (the newest ones). */
     history_limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 500 })),
+    /**
+     * Whether the model is offered the built-in `handover` tool (default true). Off, the model cannot hand over by
+     * itself; visitors still can (`request_human`, the "talk to a person" option).
+     */
+    handover_tool: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -62,10 +67,19 @@ export const SETTINGS_DEFAULTS = {
   wordDelayMs: 20,
   timeoutMs: { webhook: 30_000, openai: 60_000 },
   historyLimit: 50,
+  handoverTool: true,
 } as const;
 
 export const BUILTIN_ONLY_SETTINGS = ['answers', 'fallback', 'word_delay_ms'] as const;
 export const REMOTE_ONLY_SETTINGS = ['timeout_ms', 'history_limit'] as const;
+export const OPENAI_ONLY_SETTINGS = ['handover_tool'] as const;
+
+/** Which settings a responder refuses (those of the other kinds); a change of responder drops them. */
+export const SETTINGS_REFUSED_BY: Record<ResponderKind, readonly (keyof DigitalEmployeeSettings)[]> = {
+  builtin: [...REMOTE_ONLY_SETTINGS, ...OPENAI_ONLY_SETTINGS],
+  webhook: [...BUILTIN_ONLY_SETTINGS, ...OPENAI_ONLY_SETTINGS],
+  openai: BUILTIN_ONLY_SETTINGS,
+};
 
 /** Validates settings for a responder kind; throws `invalid_settings` naming the first offending field. */
 export function validateSettings(responder: ResponderKind, input: unknown): DigitalEmployeeSettings {
@@ -90,9 +104,7 @@ export function validateSettings(responder: ResponderKind, input: unknown): Digi
       throw new InvalidDigitalEmployeeError('invalid_settings', field, `${field}: ${problem.message}`);
     }
   }
-  const misplaced = (responder === 'builtin' ? REMOTE_ONLY_SETTINGS : BUILTIN_ONLY_SETTINGS).find(
-    (key) => settings[key] !== undefined,
-  );
+  const misplaced = SETTINGS_REFUSED_BY[responder].find((key) => settings[key] !== undefined);
   if (misplaced) {
     throw new InvalidDigitalEmployeeError(
       'invalid_settings',

@@ -8,10 +8,12 @@ import {
   RASTER_IMAGE_TYPES,
   type ReceivedBlock,
   type ReceivedSnapshot,
+  readActionCallNote,
   type SourcesBlock,
   type TypingBlock,
 } from '@parley/webchat-protocol';
-import { formatTime, h } from '../../dom.ts';
+import { type Child, formatTime, h } from '../../dom.ts';
+import { actionCallCard } from './action-call-card.ts';
 import { renderMarkdown } from './markdown.ts';
 import { firstUnreadIndex, initialsOf } from './model.ts';
 
@@ -20,7 +22,7 @@ export interface NoteView {
   id: string;
   role: 'note';
   text: string;
-  author?: { id?: string; name?: string | null } | null;
+  author?: { id?: string; name?: string | null; type?: string } | null;
   created_at: string;
 }
 
@@ -63,7 +65,7 @@ export class Transcript {
   /** Adds or replaces a message; follows it when the agent is at the bottom already. */
   show(m: TranscriptItem, follow = true): void {
     const atBottom = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 48;
-    const el = isNote(m) ? noteElement(m) : messageElement(m);
+    const el = actionCallElement(m) ?? (isNote(m) ? noteElement(m) : messageElement(m));
     const old = this.elements.get(m.id);
     if (old) old.replaceWith(el);
     else this.el.append(el);
@@ -83,16 +85,39 @@ export class Transcript {
   }
 }
 
+/**
+ * A note a digital employee wrote for one of its action calls, as a card; `undefined` for any other item. Only a
+ * digital employee's notes are read this way: an agent's note that happens to look like one stays a note.
+ */
+function actionCallElement(m: TranscriptItem): HTMLElement | undefined {
+  if (m.role !== 'note' || m.author?.type !== 'digital_employee') return undefined;
+  const text = isNote(m)
+    ? m.text
+    : m.blocks
+        .filter((b) => b.type === 'markdown')
+        .map((b) => (b as MarkdownBlock).content ?? '')
+        .join('\n\n');
+  const call = readActionCallNote(text);
+  if (!call) return undefined;
+  return actionCallCard(call, {
+    id: m.id,
+    who: noteHeading(m.author?.name, m.created_at ?? null),
+  });
+}
+
+/** Who wrote a note and when, marked private (visitors never see notes). */
+function noteHeading(author: string | null | undefined, createdAt: string | null): Child[] {
+  return [
+    h('span', { class: 'avatar', 'aria-hidden': 'true' }, initialsOf(author)),
+    `${author ?? 'Agent'} · private note · ${formatTime(createdAt)}`,
+  ];
+}
+
 function noteElement(n: NoteView): HTMLElement {
   return h(
     'li',
     { class: 'message note', 'data-id': n.id },
-    h(
-      'span',
-      { class: 'who' },
-      h('span', { class: 'avatar', 'aria-hidden': 'true' }, initialsOf(n.author?.name)),
-      `${n.author?.name ?? 'Agent'} · private note · ${formatTime(n.created_at)}`,
-    ),
+    h('span', { class: 'who' }, ...noteHeading(n.author?.name, n.created_at)),
     h('div', { class: 'text' }, renderMarkdown(document, n.text)),
   );
 }

@@ -33,6 +33,7 @@ const ORDER_SCHEMA = {
 };
 
 interface ChatBody {
+  stream?: boolean;
   tools?: Array<{ type: string; function: { name: string; parameters: unknown } }>;
   messages: Array<{ role: string; content: string | null; tool_call_id?: string; tool_calls?: unknown[] }>;
 }
@@ -293,6 +294,75 @@ for (const database of TEST_DATABASES) {
       } finally {
         c.close();
       }
+    });
+
+    /** The conversation as agents read it: who handles it, and since when it waits for a person. */
+    const conversationOf = async (token: string, id: string) => {
+      const res = await http(`${server.baseUrl}/platform/v1/conversations/${id}`, bearer(token));
+      assert.equal(res.status, 200, res.text);
+      return res.body as { handled_by: string; queued_at: string | null };
+    };
+    const handedOver = (c: { handled_by: string; queued_at: string | null }) =>
+      c.handled_by === 'agent' || c.queued_at !== null;
+
+    it('the handover tool is offered by default and hands over; settings.handover_tool false withholds it', async () => {
+      const { companyId, employee, token } = await setup();
+      model.handler = (req, res) => {
+        const body = req.body as ChatBody;
+        if (!body.messages.some((m) => m.role === 'tool'))
+          return writeToolCallStream(res, MODEL, [
+            { id: 'call_h', name: 'handover', arguments: '{"reason":"asks for a person"}' },
+          ]);
+        return writeChatCompletionStream(res, MODEL, ['Let me see what I can do.']);
+      };
+      /** One visitor question; returns the model's requests of that reply and the conversation afterwards. */
+      const ask = async () => {
+        const before = model.requests.length;
+        const { conversation, c } = await connectToNewConversation(server, newVisitor(companyId));
+        try {
+          await sendMessage(c.sub, 'I want to talk to a person.');
+          await c.log.waitFor((e) =>
+            e.some((x) => x.operation === 'complete' && x.message_snapshot.role === 'digital_employee'),
+          );
+        } finally {
+          c.close();
+        }
+        // Streamed requests only: the hand-over summary's request (not streamed) comes after the reply.
+        const requests = (model.requests.slice(before) as Array<{ body: ChatBody }>).filter(
+          (r) => r.body.stream,
+        );
+        return { requests, id: conversation.id };
+      };
+
+      const on = await ask();
+      assert.deepEqual(
+        on.requests[0]!.body.tools!.map((t) => t.function.name),
+        ['handover'],
+      );
+      await waitFor('the hand-over', async () => handedOver(await conversationOf(token, on.id)));
+
+      await server.ctx.digitalEmployees.update(companyId, employee.id, {
+        settings: { handover_tool: false },
+      });
+      const off = await ask();
+      assert.equal(off.requests[0]!.body.tools, undefined, 'no tools at all: the employee has no actions');
+      // A call of a tool that was not offered is not run: the reply ends with what the model said.
+      assert.equal(off.requests.length, 1);
+      const after = await conversationOf(token, off.id);
+      assert.equal(after.handled_by, 'digital_employee');
+      assert.equal(after.queued_at, null, 'the model could not hand over');
+
+      // The setting is the openai employee's alone: others refuse it.
+      await assert.rejects(
+        server.ctx.digitalEmployees.update(companyId, employee.id, {
+          responder: 'builtin',
+          connectorId: null,
+          model: null,
+          systemPrompt: null,
+          settings: { handover_tool: true },
+        }),
+        (err: { code?: string }) => err.code === 'invalid_settings',
+      );
     });
 
     it('a slow action times out into a clear tool result and the reply still completes', async () => {

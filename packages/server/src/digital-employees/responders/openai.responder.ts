@@ -102,7 +102,7 @@ export class OpenAiResponder implements Responder {
           type: 'function' as const,
           function: { name: a.name, description: a.description, parameters: a.parameters },
         })),
-        ...(input.requestHuman ? [HANDOVER_FUNCTION] : []),
+        ...(this.offersHandover(input) ? [HANDOVER_FUNCTION] : []),
       ];
       const messages = toChatMessages(this.employee, input, grounding);
       for (let round = 0; round < MAX_TOOL_ROUNDS; round++) {
@@ -161,6 +161,16 @@ export class OpenAiResponder implements Responder {
     }
   }
 
+  /**
+   * Whether the model gets the built-in `handover` tool: when the conversation can be handed over at all and the
+   * employee's `settings.handover_tool` is not switched off (docs/config.md "Digital employees"). A call of a tool
+   * not offered is answered like any unknown tool.
+   */
+  private offersHandover(input: RespondInput): boolean {
+    const enabled = this.employee.settings.handover_tool ?? SETTINGS_DEFAULTS.handoverTool;
+    return enabled && input.requestHuman !== undefined;
+  }
+
   /** One tool call: the built-in hand-over, or an action; recorded either way. Returns the tool message's content. */
   private async callTool(
     input: RespondInput,
@@ -183,8 +193,8 @@ export class OpenAiResponder implements Responder {
         })
         // Recording is for agents and the audit trail; the visitor's reply goes on without it.
         .catch(() => {});
-    if (call.name === HANDOVER_TOOL && input.requestHuman) {
-      input.requestHuman();
+    if (call.name === HANDOVER_TOOL && this.offersHandover(input)) {
+      input.requestHuman?.();
       const result = {
         outcome: 'ok' as const,
         status: null,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  actionCallNoteText,
   type InboxNote,
   inboxChannelOf,
   NOTE_LIMITS,
@@ -119,31 +120,21 @@ export function noteView(snapshot: MessageSnapshot): NoteView {
   };
 }
 
-/** How much of an action's arguments and result a note shows (the model got the whole result). */
-const NOTE_EXCERPT_CHARS = 1500;
-
-const excerpt = (text: string) =>
-  text.length > NOTE_EXCERPT_CHARS
-    ? `${text.slice(0, NOTE_EXCERPT_CHARS)}… (${text.length} characters)`
-    : text;
-
-/** The note agents see for one action call of a digital employee: what was called, how it went, what came back. */
+/**
+ * The note agents see for one action call of a digital employee: what was called, how it went, what came back, in
+ * the protocol's one format (packages/webchat-protocol/src/action-call-note.ts), which the portal reads back as a card.
+ */
 export function actionCallNote(call: {
   action: string;
   arguments: string;
   result: { outcome: string; status: number | null; durationMs: number; toolContent: string };
 }): string {
-  const how =
-    call.result.status !== null ? `HTTP ${call.result.status}, ${call.result.outcome}` : call.result.outcome;
-  const fence = '```';
-  return [
-    `Action \`${call.action}\` — ${how} in ${call.result.durationMs} ms`,
-    '',
-    `Arguments: \`${excerpt(call.arguments || '{}').replaceAll('`', "'")}\``,
-    '',
-    'Result:',
-    fence,
-    excerpt(call.result.toolContent).replaceAll(fence, "'''"),
-    fence,
-  ].join('\n');
+  return actionCallNoteText({
+    action: call.action,
+    outcome: call.result.outcome,
+    status: call.result.status,
+    durationMs: call.result.durationMs,
+    arguments: call.arguments,
+    result: call.result.toolContent,
+  });
 }
