@@ -82,14 +82,18 @@ export function registerWorkspaceRoutes(
     },
   );
 
-  // "Summarise" on demand: an extractive summary of the transcript's latest 200 messages (workspace/extractive-summary.ts).
+  // "Summarise" on demand: by the conversation's model when its digital employee is an `openai` one, as hand-over
+  // summaries are (packages/server/src/webchat/notes/handover-summary.ts), else (or when the model fails) an
+  // extractive summary of the transcript's latest 200 messages (packages/server/src/workspace/extractive-summary.ts).
+  // Either may hold markdown; the portal renders it without an HTML parser.
   app.post(
     '/inbox/conversations/:id/summarise',
     { config: any, schema: { params: IdParams } },
     async (request) => {
       const conversation = await webchat.commands.find(companyOf(request), request.params.id);
       const { messages } = await readMessagePage(webchat, conversation.id, { limit: '200' });
-      return { summary: extractiveSummary(messages) };
+      const byModel = await webchat.summaryByModel(conversation, messages);
+      return { summary: byModel ?? extractiveSummary(messages) };
     },
   );
 

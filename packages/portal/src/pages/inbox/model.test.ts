@@ -9,6 +9,7 @@ import {
   handlerLabel,
   initialsOf,
   type ListFilter,
+  labelNames,
   listQuery,
   snoozeChoices,
   sortForList,
@@ -124,5 +125,17 @@ describe('inbox model', () => {
     // On a Monday, "Monday" is the next one.
     const onMonday = snoozeChoices(new Date(2026, 10, 30, 8, 0))[2]!.until;
     assert.equal(onMonday.getDate(), 7);
+  });
+
+  it('reads the label names of GET /labels ({label, conversations}), most used first as the server sends them', () => {
+    assert.deepEqual(
+      labelNames({
+        labels: [
+          { label: 'vip', conversations: 3 },
+          { label: 'refund', conversations: 1 },
+        ],
+      }),
+      ['vip', 'refund'],
+    );
   });
 });
