@@ -39,9 +39,28 @@ const PROMPT =
  * hand-over: a second trigger (e.g. queued, then assigned) with nothing new from the visitor adds nothing.
  */
 export class HandoverSummaries {
+  /** The summary being written per conversation on this node. */
+  private readonly writing = new Map<string, Promise<void>>();
+
   constructor(private readonly deps: HandoverSummaryDeps) {}
 
-  async write(conversation: Conversation): Promise<void> {
+  /**
+   * One hand-over often fires several triggers at once (taking over is a hand-over and an assignment): they are
+   * chained per conversation, so the later ones find the first one's note and add none (without this both read "no
+   * summary yet" before either wrote, and the model was asked twice).
+   */
+  write(conversation: Conversation): Promise<void> {
+    const previous = this.writing.get(conversation.id) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.writeOnce(conversation));
+    this.writing.set(conversation.id, next);
+    const forget = () => {
+      if (this.writing.get(conversation.id) === next) this.writing.delete(conversation.id);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private async writeOnce(conversation: Conversation): Promise<void> {
     if (await this.deps.latestSummaryAfter(conversation.id)) return;
     const messages = await this.deps.transcript(conversation.id, TRANSCRIPT_MESSAGES);
     if (!messages.some((m) => m.role === 'user')) return;
