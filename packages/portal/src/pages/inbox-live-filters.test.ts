@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { TestClock } from '../../../server/src/testing/clock.ts';
@@ -12,12 +11,11 @@ import {
   newVisitor,
 } from '../../../server/src/testing/webchat/webchat-fixtures.ts';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import type { TestBrowser } from '../testing/browser.ts';
+import { screenshotFolder, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
-const SHOTS = '/tmp/parley-inbox-live-filters';
-const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png` });
+const shot = screenshotFolder('inbox-live-filters');
 const HOUR = 3_600_000;
 
 /**
@@ -35,7 +33,6 @@ describe('portal in a browser: the live list (injected clock, labels by a collea
     page.locator(`.conversation-list a.conversation[data-id="${id}"]`);
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     ({ server, browser } = await startPortalPage({
       server: {
         clock: clock.now,

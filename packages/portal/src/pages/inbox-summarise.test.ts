@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
 import {
   TestBot,
   writeChatCompletionStream,
@@ -15,12 +13,11 @@ import {
   sendMessage,
 } from '../../../server/src/testing/webchat/webchat-fixtures.ts';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import type { TestBrowser } from '../testing/browser.ts';
+import { screenshotFolder, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
-const SHOTS = '/tmp/parley-inbox-summarise';
-const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png` });
+const shot = screenshotFolder('inbox-summarise');
 const MODEL = 'parley-test-model';
 
 /** What the model writes: markdown, and markup that must stay text (docs/design.md "Summarise"). */
@@ -47,7 +44,6 @@ describe('portal in a browser: summaries by an openai model', () => {
   const summaryRequests: ChatRequest[] = [];
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     model = await TestBot.start();
     model.handler = (req, res) => {
       const body = req.body as ChatRequest;

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startChromium, type TestBrowser } from '../../../server/src/testing/browser.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { sitePage, startSite, type TestSite } from '../../../widget/src/testing/site.ts';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
+import { screenshotFolder } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
-const SHOTS = '/tmp/parley-inbox-widget-notes';
+const shot = screenshotFolder('inbox-widget-notes');
 const NOTE = 'Internal: refund approved by finance, do not promise a date';
 const REPLY = 'Your refund is on its way.';
 
@@ -46,7 +46,6 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
   let received: string[] = [];
 
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     site = await startSite();
     ({ server, browser: agent } = await startPortalPage({
       server: { config: { webchat: { streamFlushIntervalMs: 0 } } },
@@ -120,12 +119,12 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
     await a.getByLabel('Reply as agent').press('Enter');
     await a.locator('.message.agent').filter({ hasText: REPLY }).waitFor();
     await expectNoSeriousAxeViolations(a, 'note and reply');
-    await a.screenshot({ path: `${SHOTS}/1-agent.png` });
+    await shot(a, '1-agent');
 
     // The visitor gets the reply. The note was written before it on the same conversation, so had it been sent, it
     // would have arrived first.
     await v.locator('.msg.agent').filter({ hasText: REPLY }).waitFor();
-    await v.screenshot({ path: `${SHOTS}/2-visitor.png` });
+    await shot(v, '2-visitor');
     const shown = (await v.locator('body').innerText()) + (await widgetText(v));
     assert.ok(shown.includes(REPLY), 'the reply is on screen');
     assert.ok(!shown.includes(NOTE), 'the note is not on screen');
@@ -156,7 +155,7 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
       [],
       'history recovery carried no note',
     );
-    await v.screenshot({ path: `${SHOTS}/3-visitor-reloaded.png` });
+    await shot(v, '3-visitor-reloaded');
   });
 });
 

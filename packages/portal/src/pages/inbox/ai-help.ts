@@ -41,8 +41,9 @@ export function summariseButton(conversationId: string, box: HTMLElement): HTMLB
       box.setAttribute('aria-label', 'Summary');
       box.hidden = false;
     } catch {
-      // No summariser here (404) or it failed: the button goes, the conversation stays usable.
-      button.remove();
+      // No summariser here (404) or it failed: the button goes (hidden, so the header's re-render keeps it gone),
+      // the conversation stays usable.
+      button.hidden = true;
     } finally {
       button.disabled = false;
     }

@@ -55,6 +55,8 @@ export class ConversationPane {
   private readonly head = h('div', { class: 'conv-header' });
   private readonly feedback = statusArea();
   private readonly liveNotice = h('p', { class: 'notice warning live-notice', role: 'status', hidden: true });
+  /** "Summarise", on the labels' row of the header (a row of its own left the transcript too little height). */
+  private summarise: HTMLButtonElement | null = null;
   readonly typingNote: HTMLElement;
 
   constructor(
@@ -80,14 +82,13 @@ export class ConversationPane {
     });
     this.visitor = visitorPanel(this.conversation, detail.visitor, (id) => ctx.openConversation(id));
     const summary = summaryBox(detail.summary?.text);
-    const tools = h('div', { class: 'ai-tools' }, this.workspace ? summariseButton(this.id, summary) : null);
+    this.summarise = this.workspace ? summariseButton(this.id, summary) : null;
     this.setState(this.conversation);
     replaceChildren(
       pane,
       this.head,
       this.feedback.el,
       summary,
-      tools,
       this.liveNotice,
       this.transcript.el,
       this.typingNote,
@@ -97,7 +98,7 @@ export class ConversationPane {
     );
     this.transcript.open();
     void suggestionsBox(this.id, (text) => this.composer.insert(text)).then((box) => {
-      if (box && pane.contains(this.transcript.el)) tools.after(box);
+      if (box && pane.contains(this.transcript.el)) summary.after(box);
     });
     this.follow();
   }
@@ -151,7 +152,12 @@ export class ConversationPane {
       ),
       h('p', { class: 'conv-state' }, stateText(this.conversation)),
       actionBar(this.conversation, opts),
-      this.workspace ? labelsEditor(this.conversation, this.ctx.labels(), opts) : null,
+      h(
+        'div',
+        { class: 'conv-tools' },
+        this.workspace ? labelsEditor(this.conversation, this.ctx.labels(), opts) : null,
+        this.summarise,
+      ),
     );
     // Resolved or reopened: the composer comes or goes with it.
     if (wasOpen !== this.isOpen() && this.pane.contains(this.transcript.el))

@@ -11,6 +11,7 @@ import {
   type ListFilter,
   labelNames,
   listQuery,
+  listTime,
   snoozeChoices,
   sortForList,
   unreadOf,
@@ -137,5 +138,22 @@ describe('inbox model', () => {
       }),
       ['vip', 'refund'],
     );
+  });
+
+  it('says when in the list briefly: the time today, the day this year, the date before', () => {
+    const now = new Date(2026, 10, 27, 15, 0);
+    const today = new Date(2026, 10, 27, 9, 5);
+    assert.equal(
+      listTime(today.toISOString(), now),
+      today.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }),
+    );
+    const march = new Date(2026, 2, 3, 9, 5);
+    assert.equal(
+      listTime(march.toISOString(), now),
+      march.toLocaleDateString([], { day: 'numeric', month: 'short' }),
+    );
+    const old = new Date(2024, 2, 3);
+    assert.equal(listTime(old.toISOString(), now), old.toLocaleDateString());
+    assert.equal(listTime(null, now), '');
   });
 });

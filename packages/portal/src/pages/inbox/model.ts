@@ -113,6 +113,20 @@ export function belongs(c: ConversationView, filter: ListFilter, me: string): bo
   return true;
 }
 
+/**
+ * When, as the list says it (short, like any chat inbox): the time for today, the day and month for this year, the
+ * date before that; the full time goes in the element's title.
+ */
+export function listTime(iso: string | null | undefined, now: Date = new Date()): string {
+  const d = new Date(iso ?? '');
+  if (Number.isNaN(d.getTime())) return '';
+  if (d.toDateString() === now.toDateString())
+    return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  if (d.getFullYear() === now.getFullYear())
+    return d.toLocaleDateString([], { day: 'numeric', month: 'short' });
+  return d.toLocaleDateString();
+}
+
 /** Unread conversations first, then the most recently changed (a stable order for equal keys). */
 export function sortForList(items: ConversationView[]): ConversationView[] {
   return [...items].sort((a, b) => {
