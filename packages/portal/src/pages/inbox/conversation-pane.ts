@@ -84,11 +84,18 @@ export class ConversationPane {
     const summary = summaryBox(detail.summary?.text);
     this.summarise = this.workspace ? summariseButton(this.id, summary) : null;
     this.setState(this.conversation);
+    // The AI help above the transcript scrolls within a bounded height (styles.css `.ai-help`): a long summary and
+    // three suggestions used to push the transcript out of the pane. Focusable, so a keyboard can scroll it.
+    const aiHelp = h(
+      'div',
+      { class: 'ai-help', role: 'region', 'aria-label': 'AI help', tabindex: 0 },
+      summary,
+    );
     replaceChildren(
       pane,
       this.head,
       this.feedback.el,
-      summary,
+      aiHelp,
       this.liveNotice,
       this.transcript.el,
       this.typingNote,
