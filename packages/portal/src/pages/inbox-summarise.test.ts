@@ -20,7 +20,7 @@ import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 const shot = screenshotFolder('inbox-summarise');
 const MODEL = 'parley-test-model';
 
-/** What the model writes: markdown, and markup that must stay text (docs/design.md "Summarise"). */
+/** What the model writes: markdown, and markup that must stay text (docs/design.md "Agent workspace", Summarise). */
 const HANDOVER_SUMMARY =
   '**Wants** a refund for order #1042.\n\n- Told: returns within 30 days\n- Open: <img src=x onerror="window.pwned=1"> the refund itself';
 const ON_DEMAND_SUMMARY = 'Visitor is *still waiting* for the refund.\n\n1. Check the order\n2. Refund it';

@@ -84,7 +84,7 @@ export class ConversationPane {
     const summary = summaryBox(detail.summary?.text);
     this.summarise = this.workspace ? summariseButton(this.id, summary) : null;
     this.setState(this.conversation);
-    // The AI help above the transcript scrolls within a bounded height (styles.css `.ai-help`): a long summary and
+    // The AI help above the transcript scrolls within a bounded height (`.ai-help` in packages/portal/src/styles.css): a long summary and
     // three suggestions used to push the transcript out of the pane. Focusable, so a keyboard can scroll it.
     const aiHelp = h(
       'div',
