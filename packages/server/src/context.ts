@@ -93,8 +93,8 @@ export interface ContextOptions {
   /** Where the logger's warnings and errors are kept for the system view (main.ts feeds it from the log stream). */
   recentErrors?: RecentErrors;
   /**
-   * Milliseconds since the epoch for portal session expiry and the in-memory rate limits (Date.now); tests pass a
-   * clock they move instead of waiting for time to pass.
+   * Milliseconds since the epoch for portal session expiry, the in-memory rate limits and the scheduled jobs
+   * (Date.now); tests pass a clock they move instead of waiting for time to pass.
    */
   clock?: () => number;
 }
@@ -207,6 +207,8 @@ export async function createContext(
     const scheduler = new Scheduler({
       db: store.db,
       logger,
+      // A test's clock also drives the scheduled jobs (the snooze wake-up among them): moving it makes them due.
+      ...(options.clock ? { clock: options.clock } : {}),
       onRun: (job, outcome) => metrics.jobRuns.inc({ job, outcome }),
     });
     closers.push(() => scheduler.stop());

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { RETURNS_ARTICLE } from '../../../server/src/testing/knowledge/knowledge-fixtures.ts';
@@ -16,12 +15,11 @@ import {
 } from '../../../server/src/testing/webchat/webchat-fixtures.ts';
 import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import type { TestBrowser } from '../testing/browser.ts';
+import { screenshotFolder, type TestBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
-const SHOTS = '/tmp/parley-inbox-workspace';
-const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png` });
+const shot = screenshotFolder('inbox-workspace');
 const text = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');
 /** A 1×1 PNG, an image the attachment rules accept. */
@@ -46,7 +44,6 @@ describe('portal in a browser: the agent workspace', () => {
     axeStates.push(state);
   };
   before(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     ({ server, browser } = await startPortalPage({
       server: { config: { webchat: { streamFlushIntervalMs: 0 } } },
       users: { 'kim@acme.test': 'agent', 'ann@acme.test': 'agent' },

@@ -9,9 +9,11 @@ import { ListPane } from './inbox/list-pane.ts';
 import { InboxLive } from './inbox/live.ts';
 import type { Colleague } from './inbox/mentions.ts';
 import {
+  type CompanyLabels,
   type ConversationView,
   conversationIdFromPath,
   conversationPath,
+  labelNames,
   visitorLabel,
 } from './inbox/model.ts';
 import { routingPanel } from './inbox/routing-panel.ts';
@@ -112,8 +114,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
 
   const loadLabels = async () => {
     try {
-      const answer = await api<{ labels: Array<string | { name: string }> }>('GET', '/labels');
-      labels = answer.labels.map((l) => (typeof l === 'string' ? l : l.name));
+      labels = labelNames(await api<CompanyLabels>('GET', '/labels'));
     } catch {
       labels = [];
     }

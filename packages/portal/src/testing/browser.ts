@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
@@ -37,6 +38,15 @@ export async function signIn(page: Page, email: string, password: string): Promi
 export async function openSection(page: Page, name: string): Promise<void> {
   await page.getByRole('link', { name }).click();
   await page.getByRole('heading', { name, level: 1 }).waitFor();
+}
+
+/**
+ * A fresh folder outside the repository for the screenshots of one run of a test file, to look at after it
+ * (`ls -td /tmp/parley-{name}-*`): one per run, so runs in other worktrees never overwrite them.
+ */
+export function screenshotFolder(name: string): (page: Page, shot: string) => Promise<Buffer> {
+  const folder = mkdtempSync(join(tmpdir(), `parley-${name}-`));
+  return (page, shot) => page.screenshot({ path: join(folder, `${shot}.png`) });
 }
 
 export const screenshot = (page: Page, name: string) =>

@@ -49,7 +49,10 @@ export interface TestServerOptions {
    * still reach the server at `baseUrl` (127.0.0.1): what a new user who opens http://127.0.0.1:8080 meets.
    */
   defaultPublicUrl?: boolean;
-  /** The clock of session expiry and in-memory rate limits (see ContextOptions.clock), e.g. a TestClock's `now`. */
+  /**
+   * The clock of session expiry, in-memory rate limits and scheduled jobs (see ContextOptions.clock), e.g. a
+   * TestClock's `now`.
+   */
   clock?: () => number;
   /**
    * Runs between building and starting, as main.ts orders them: adds routes or hooks to the built app, or looks at

@@ -1,5 +1,5 @@
 import type { RealtimeEngine } from '@parley/realtime';
-import type { NoteAuthorType, NoteView } from '@parley/webchat-protocol';
+import type { MessageSnapshot, NoteAuthorType, NoteView } from '@parley/webchat-protocol';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
@@ -10,6 +10,7 @@ import type { AttachmentsService } from './attachments/attachments.service.ts';
 import type { UploadQuota } from './attachments/upload-quota.ts';
 import type { CannedResponsesService } from './canned-responses/canned-responses.service.ts';
 import type { ChannelsService } from './channels/channels.service.ts';
+import type { Conversation } from './conversation.ts';
 import type { ConversationCommands } from './conversations/conversation-commands.ts';
 import type { ConversationEngine } from './conversations/conversation-engine.ts';
 import type { ConversationsService } from './conversations/conversations.service.ts';
@@ -74,6 +75,11 @@ export interface Webchat {
       },
     ): Promise<NoteView>;
   };
+  /**
+   * A summary of `messages` by the conversation's model (an `openai` employee's, as hand-over summaries are written),
+   * or undefined when it has none or the model fails: the caller falls back to an extractive summary.
+   */
+  summaryByModel(conversation: Conversation, messages: MessageSnapshot[]): Promise<string | undefined>;
   /** Saved replies agents insert with `/shortcut`. */
   cannedResponses: CannedResponsesService;
   /** The queue, agents' availability and assignment (round-robin under capacity). */

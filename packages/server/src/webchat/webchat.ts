@@ -313,6 +313,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     routing,
     routingSettings,
     notes,
+    summaryByModel: async (conversation, messages) => (await summaries.byModel(conversation, messages))?.text,
     cannedResponses: new CannedResponsesService(store.db),
     search: new ConversationSearch(store.db, store.dialect),
     commands,

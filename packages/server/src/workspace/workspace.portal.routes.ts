@@ -35,7 +35,7 @@ const ReadBody = Type.Optional(
  */
 export function registerWorkspacePortalRoutes(
   app: App,
-  webchat: Pick<Webchat, 'commands' | 'notes' | 'store' | 'live' | 'feedback' | 'attachments'>,
+  webchat: Pick<Webchat, 'commands' | 'notes' | 'store' | 'live' | 'feedback' | 'attachments' | 'summaryByModel'>,
   { service: workspace, mentions }: Pick<Workspace, 'service' | 'mentions'>,
   knowledge: KnowledgeSearch,
 ): void {
@@ -83,7 +83,10 @@ export function registerWorkspacePortalRoutes(
     },
   );
 
-  // "Summarise" on demand: an extractive summary of the transcript's latest 200 messages (workspace/extractive-summary.ts).
+  // "Summarise" on demand: by the conversation's model when its digital employee is an `openai` one, as hand-over
+  // summaries are (packages/server/src/webchat/notes/handover-summary.ts), else (or when the model fails) an
+  // extractive summary of the transcript's latest 200 messages (packages/server/src/workspace/extractive-summary.ts).
+  // Either may hold markdown; the portal renders it without an HTML parser.
   app.post(
     '/inbox/conversations/:id/summarise',
     { config: any, schema: { params: IdParams } },
@@ -92,7 +95,8 @@ export function registerWorkspacePortalRoutes(
       const { messages } = await readMessagePage(messagePageDepsOf(webchat), conversation.id, {
         limit: '200',
       });
-      return { summary: extractiveSummary(messages) };
+      const byModel = await webchat.summaryByModel(conversation, messages);
+      return { summary: byModel ?? extractiveSummary(messages) };
     },
   );
 

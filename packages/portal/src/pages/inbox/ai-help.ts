@@ -1,10 +1,20 @@
 import { api } from '../../api.ts';
 import { h, replaceChildren } from '../../dom.ts';
+import { renderMarkdown } from './markdown.ts';
 
 interface Suggestion {
   text: string;
   sources?: Array<string | { title?: string; url?: string; id?: string }>;
 }
+
+/**
+ * A summary's content: a model's or the extractive one may hold markdown (lists, bold), rendered with the
+ * transcript's renderer, which never hands text to an HTML parser (packages/portal/src/pages/inbox/markdown.ts).
+ */
+const summaryContent = (title: string, summary: string) => [
+  h('h3', {}, title),
+  h('div', { class: 'summary-text' }, renderMarkdown(document, summary)),
+];
 
 /** The hand-over summary (a digital employee's note when it handed the conversation to a person), if there is one. */
 export function summaryBox(summary: string | null | undefined): HTMLElement {
@@ -13,7 +23,7 @@ export function summaryBox(summary: string | null | undefined): HTMLElement {
     'aria-label': 'Hand-over summary',
     hidden: !summary,
   });
-  if (summary) box.append(h('h3', {}, 'Summary'), h('p', {}, summary));
+  if (summary) box.append(...summaryContent('Hand-over summary', summary));
   return box;
 }
 
@@ -27,11 +37,13 @@ export function summariseButton(conversationId: string, box: HTMLElement): HTMLB
         'POST',
         `/inbox/conversations/${conversationId}/summarise`,
       );
-      replaceChildren(box, h('h3', {}, 'Summary'), h('p', {}, summary));
+      replaceChildren(box, ...summaryContent('Summary', summary));
+      box.setAttribute('aria-label', 'Summary');
       box.hidden = false;
     } catch {
-      // No summariser here (404) or it failed: the button goes, the conversation stays usable.
-      button.remove();
+      // No summariser here (404) or it failed: the button goes (hidden, so the header's re-render keeps it gone),
+      // the conversation stays usable.
+      button.hidden = true;
     } finally {
       button.disabled = false;
     }

@@ -14,7 +14,7 @@ export class QuickReplyChips {
     class: 'chip-input',
     maxlength: 80,
     'aria-label': 'Add a quick reply',
-    placeholder: 'Add a quick reply…',
+    placeholder: 'Quick reply…',
   });
 
   constructor(private readonly max: number) {

@@ -42,7 +42,7 @@ export class Composer {
   constructor(private readonly o: ComposerOptions) {
     this.box = h('textarea', {
       class: 'composer-box',
-      rows: 3,
+      rows: 2,
       maxlength: 16384,
       'aria-label': 'Reply as agent',
     });
@@ -147,13 +147,14 @@ export class Composer {
       this.mentions.el,
       this.preview,
       this.files.el,
-      this.chips.el,
       h(
         'div',
         { class: 'composer-tools' },
         attach,
         picker,
         previewToggle,
+        // Quick replies on the tools' row: a row of their own cost the transcript a line.
+        this.chips.el,
         h('span', { class: 'spacer' }),
         this.send,
       ),

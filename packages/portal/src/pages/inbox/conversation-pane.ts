@@ -53,6 +53,8 @@ export class ConversationPane {
   private readonly head = h('div', { class: 'conv-header' });
   private readonly feedback = statusArea();
   private readonly liveNotice = h('p', { class: 'notice warning live-notice', role: 'status', hidden: true });
+  /** "Summarise", on the labels' row of the header (a row of its own left the transcript too little height). */
+  private summarise: HTMLButtonElement | null = null;
   readonly typingNote: HTMLElement;
 
   constructor(
@@ -77,14 +79,20 @@ export class ConversationPane {
     });
     this.visitor = visitorPanel(this.conversation, detail.visitor, (id) => ctx.openConversation(id));
     const summary = summaryBox(detail.summary?.text);
-    const tools = h('div', { class: 'ai-tools' }, this.workspace ? summariseButton(this.id, summary) : null);
+    this.summarise = this.workspace ? summariseButton(this.id, summary) : null;
     this.setState(this.conversation);
+    // The AI help above the transcript scrolls within a bounded height (`.ai-help` in packages/portal/src/styles.css): a long summary and
+    // three suggestions used to push the transcript out of the pane. Focusable, so a keyboard can scroll it.
+    const aiHelp = h(
+      'div',
+      { class: 'ai-help', role: 'region', 'aria-label': 'AI help', tabindex: 0 },
+      summary,
+    );
     replaceChildren(
       pane,
       this.head,
       this.feedback.el,
-      summary,
-      tools,
+      aiHelp,
       this.liveNotice,
       this.transcript.el,
       this.typingNote,
@@ -94,7 +102,7 @@ export class ConversationPane {
     );
     this.transcript.open();
     void suggestionsBox(this.id, (text) => this.composer.insert(text)).then((box) => {
-      if (box && pane.contains(this.transcript.el)) tools.after(box);
+      if (box && pane.contains(this.transcript.el)) summary.after(box);
     });
     this.follow();
   }
@@ -148,7 +156,12 @@ export class ConversationPane {
       ),
       h('p', { class: 'conv-state' }, stateText(this.conversation)),
       actionBar(this.conversation, opts),
-      this.workspace ? labelsEditor(this.conversation, this.ctx.labels(), opts) : null,
+      h(
+        'div',
+        { class: 'conv-tools' },
+        this.workspace ? labelsEditor(this.conversation, this.ctx.labels(), opts) : null,
+        this.summarise,
+      ),
     );
     // Resolved or reopened: the composer comes or goes with it.
     if (wasOpen !== this.isOpen() && this.pane.contains(this.transcript.el))

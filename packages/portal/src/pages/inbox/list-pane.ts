@@ -2,13 +2,16 @@ import { ApiError, api } from '../../api.ts';
 import { formatTime, h, replaceChildren } from '../../dom.ts';
 import {
   belongs,
+  type CompanyLabels,
   type ConversationView,
   conversationPath,
   handlerLabel,
   type InboxView,
   initialsOf,
   type ListFilter,
+  labelNames,
   listQuery,
+  listTime,
   STATUSES,
   sortForList,
   unreadOf,
@@ -116,13 +119,21 @@ export class ListPane {
     this.workspace = true;
     this.statusOptions();
     try {
-      const { labels } = await api<{ labels: Array<string | { name: string }> }>('GET', '/labels');
-      const names = labels.map((l) => (typeof l === 'string' ? l : l.name));
-      this.label.append(...names.map((n) => h('option', { value: n }, n)));
-      this.labelField.hidden = names.length === 0;
+      this.learnLabels(labelNames(await api<CompanyLabels>('GET', '/labels')));
     } catch {
       // No labels route: the filter stays hidden.
     }
+  }
+
+  /**
+   * Offers labels not yet in the filter: the company's at load, then any a pushed entry carries (a colleague or the
+   * API labelled a conversation meanwhile), so the filter never needs a reload.
+   */
+  private learnLabels(names: readonly string[]): void {
+    const known = new Set([...this.label.options].map((o) => o.value));
+    const fresh = [...new Set(names)].filter((n) => !known.has(n));
+    this.label.append(...fresh.map((n) => h('option', { value: n }, n)));
+    this.labelField.hidden = this.label.options.length <= 1;
   }
 
   setView(v: InboxView): void {
@@ -186,6 +197,7 @@ export class ListPane {
   /** A pushed entry: replaced in place (unread ones to the top), or removed when it no longer belongs. */
   upsert(c: ConversationView): void {
     this.known.set(c.id, c);
+    if (this.workspace && c.labels?.length) this.learnLabels(c.labels);
     const old = this.list.querySelector(`li[data-id="${CSS.escape(c.id)}"]`);
     if (!belongs(c, this.filter, this.o.me)) {
       if (old && !this.filter.q) old.remove();
@@ -231,7 +243,11 @@ export class ListPane {
           'span',
           { class: 'conv-head' },
           h('span', { class: c.visitor ? 'visitor' : 'visitor muted' }, name),
-          h('span', { class: 'muted when' }, formatTime(c.updated_at)),
+          h(
+            'time',
+            { class: 'muted when', datetime: c.updated_at ?? null, title: formatTime(c.updated_at) },
+            listTime(c.updated_at),
+          ),
         ),
         h('span', { class: 'preview' }, c.last_message ? c.last_message.text : 'No messages yet.'),
         h('span', { class: 'typing-note', hidden: !this.o.isTyping(c.id) }, 'Visitor is typing…'),

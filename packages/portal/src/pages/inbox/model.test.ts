@@ -9,7 +9,9 @@ import {
   handlerLabel,
   initialsOf,
   type ListFilter,
+  labelNames,
   listQuery,
+  listTime,
   snoozeChoices,
   sortForList,
   unreadOf,
@@ -124,5 +126,34 @@ describe('inbox model', () => {
     // On a Monday, "Monday" is the next one.
     const onMonday = snoozeChoices(new Date(2026, 10, 30, 8, 0))[2]!.until;
     assert.equal(onMonday.getDate(), 7);
+  });
+
+  it('reads the label names of GET /labels ({label, conversations}), most used first as the server sends them', () => {
+    assert.deepEqual(
+      labelNames({
+        labels: [
+          { label: 'vip', conversations: 3 },
+          { label: 'refund', conversations: 1 },
+        ],
+      }),
+      ['vip', 'refund'],
+    );
+  });
+
+  it('says when in the list briefly: the time today, the day this year, the date before', () => {
+    const now = new Date(2026, 10, 27, 15, 0);
+    const today = new Date(2026, 10, 27, 9, 5);
+    assert.equal(
+      listTime(today.toISOString(), now),
+      today.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }),
+    );
+    const march = new Date(2026, 2, 3, 9, 5);
+    assert.equal(
+      listTime(march.toISOString(), now),
+      march.toLocaleDateString([], { day: 'numeric', month: 'short' }),
+    );
+    const old = new Date(2024, 2, 3);
+    assert.equal(listTime(old.toISOString(), now), old.toLocaleDateString());
+    assert.equal(listTime(null, now), '');
   });
 });

@@ -93,6 +93,14 @@ export function listQuery(filter: ListFilter, workspace: boolean, cursor?: strin
   return params;
 }
 
+/** `GET /portal/api/labels`: the company's labels in use, with how many conversations carry each, most used first. */
+export interface CompanyLabels {
+  labels: Array<{ label: string; conversations: number }>;
+}
+
+/** The label names of the company's labels, in the server's order (most used first). */
+export const labelNames = (answer: CompanyLabels): string[] => answer.labels.map((l) => l.label);
+
 /** Whether a pushed entry belongs in the list as filtered now (search results are not followed live). */
 export function belongs(c: ConversationView, filter: ListFilter, me: string): boolean {
   if (filter.q) return false;
@@ -103,6 +111,20 @@ export function belongs(c: ConversationView, filter: ListFilter, me: string): bo
   if (filter.view === 'unassigned') return !c.assignee_id;
   if (filter.view === 'queued') return Boolean(c.queued_at) && !c.assignee_id && !resolved;
   return true;
+}
+
+/**
+ * When, as the list says it (short, like any chat inbox): the time for today, the day and month for this year, the
+ * date before that; the full time goes in the element's title.
+ */
+export function listTime(iso: string | null | undefined, now: Date = new Date()): string {
+  const d = new Date(iso ?? '');
+  if (Number.isNaN(d.getTime())) return '';
+  if (d.toDateString() === now.toDateString())
+    return d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  if (d.getFullYear() === now.getFullYear())
+    return d.toLocaleDateString([], { day: 'numeric', month: 'short' });
+  return d.toLocaleDateString();
 }
 
 /** Unread conversations first, then the most recently changed (a stable order for equal keys). */

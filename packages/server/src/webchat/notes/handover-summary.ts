@@ -39,46 +39,72 @@ const PROMPT =
  * hand-over: a second trigger (e.g. queued, then assigned) with nothing new from the visitor adds nothing.
  */
 export class HandoverSummaries {
+  /** The summary being written per conversation on this node. */
+  private readonly writing = new Map<string, Promise<void>>();
+
   constructor(private readonly deps: HandoverSummaryDeps) {}
 
-  async write(conversation: Conversation): Promise<void> {
+  /**
+   * One hand-over often fires several triggers at once (taking over is a hand-over and an assignment): they are
+   * chained per conversation, so the later ones find the first one's note and add none (without this both read "no
+   * summary yet" before either wrote, and the model was asked twice).
+   */
+  write(conversation: Conversation): Promise<void> {
+    const previous = this.writing.get(conversation.id) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.writeOnce(conversation));
+    this.writing.set(conversation.id, next);
+    const forget = () => {
+      if (this.writing.get(conversation.id) === next) this.writing.delete(conversation.id);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private async writeOnce(conversation: Conversation): Promise<void> {
     if (await this.deps.latestSummaryAfter(conversation.id)) return;
     const messages = await this.deps.transcript(conversation.id, TRANSCRIPT_MESSAGES);
     if (!messages.some((m) => m.role === 'user')) return;
-    const model = await this.deps.modelFor(conversation).catch(() => undefined);
-    let text: string | undefined;
-    if (model) {
-      try {
-        text = (
-          await model.complete(
-            PROMPT,
-            transcriptText(messages),
-            AbortSignal.timeout(SUMMARY_MODEL_TIMEOUT_MS),
-          )
-        ).trim();
-      } catch (err) {
-        this.deps.logger.warn(
-          { conversationId: conversation.id, err: err instanceof Error ? err.message : String(err) },
-          'the model could not summarise the conversation; using the extractive summary',
-        );
-      }
-    }
-    const byModel = Boolean(text);
+    const byModel = await this.byModel(conversation, messages);
+    const text = byModel?.text;
     await this.deps.notes.addNote(conversation.companyId, conversation.id, {
-      text: `${SUMMARY_HEADING}\n\n${byModel ? text : extractiveSummary(messages)}`,
+      text: `${SUMMARY_HEADING}\n\n${text ?? extractiveSummary(messages)}`,
       kind: 'handover_summary',
-      author:
-        byModel && model
-          ? { type: 'digital_employee', id: model.employeeId, name: model.employeeName }
-          : { type: 'system', id: 'system', name: 'Parley' },
+      author: byModel
+        ? { type: 'digital_employee', id: byModel.model.employeeId, name: byModel.model.employeeName }
+        : { type: 'system', id: 'system', name: 'Parley' },
     });
+  }
+
+  /**
+   * The summary of `messages` by the conversation's model (one non-streamed request, bounded in time), or undefined
+   * when its employee has no model or the model fails (logged): callers then use an extractive summary. Also what
+   * "Summarise" on demand asks first (packages/server/src/portal-api/workspace.routes.ts).
+   */
+  async byModel(
+    conversation: Conversation,
+    messages: MessageSnapshot[],
+  ): Promise<{ text: string; model: SummaryModel } | undefined> {
+    const model = await this.deps.modelFor(conversation).catch(() => undefined);
+    if (!model) return undefined;
+    try {
+      const text = (
+        await model.complete(PROMPT, transcriptText(messages), AbortSignal.timeout(SUMMARY_MODEL_TIMEOUT_MS))
+      ).trim();
+      return text ? { text, model } : undefined;
+    } catch (err) {
+      this.deps.logger.warn(
+        { conversationId: conversation.id, err: err instanceof Error ? err.message : String(err) },
+        'the model could not summarise the conversation; using the extractive summary',
+      );
+      return undefined;
+    }
   }
 }
 
 /** The transcript as the model reads it: one line per message, role first, bounded in length (newest kept). */
 export function transcriptText(messages: MessageSnapshot[]): string {
   const lines = messages
-    .filter((m) => m.status === 'complete' && m.role !== 'system')
+    .filter((m) => m.status === 'complete' && m.role !== 'system' && m.role !== 'note')
     .map(
       (m) => `${m.role === 'user' ? 'Visitor' : m.role === 'agent' ? 'Agent' : 'Assistant'}: ${textOf(m)}`,
     );
