@@ -1,11 +1,14 @@
 // The retention sweep (packages/server/src/privacy/retention.ts) deleting a 100,000-message data set — 1,000 resolved
 // conversations of 100 messages, past the company's `resolved_conversation_days` — in its batches, while a chat
 // goes on: a message stored and published every 20 ms into an open conversation. SQLite (the embedded default)
-// unless BENCH_DATABASE_URL names a PostgreSQL database (a schema of its own, dropped after).
+// unless BENCH_DATABASE_URL names a PostgreSQL database (a schema of its own, dropped after); the memory broker
+// unless BENCH_REDIS_URL names a Redis server (the publishes then go through it, as in a cluster).
 //
 // Run twice in one process, on two companies with the same data set: unpaced (batches bounded by rows only, as
 // before) and paced by time (RetentionSweeper's default `batchBudgetOf`). Reported for each: the sweep's batches
-// (count, duration p50/p99/max), rows deleted by kind, the whole sweep's time, and the chat's publish latency (store insert + realtime publish) before any sweep and during each (p50/p99/max).
+// (count, duration p50/p99/max), rows deleted by kind, the whole sweep's time, and the chat's publish latency (store
+// insert + realtime publish) before any sweep, during each and after both (p50/p99/max): the floor measured at both
+// ends of the run shows what the machine's load alone does.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -113,7 +116,11 @@ const fmt = (values: number[]) => {
 
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-retention-'));
 const databaseUrl = process.env.BENCH_DATABASE_URL;
-const config = loadConfig({}, { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}) });
+const redisUrl = process.env.BENCH_REDIS_URL;
+const config = loadConfig(
+  {},
+  { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}), ...(redisUrl ? { redisUrl } : {}) },
+);
 const schema = databaseUrl ? uniqueSchema() : undefined;
 const ctx = await createContext(config, createLogger('error'), { schema });
 /** One sweep of `companyId`'s resolved conversations while the chat goes on; prints its figures, answers the left. */
@@ -160,7 +167,7 @@ async function sweep(
     .executeTakeFirstOrThrow();
   console.log(
     [
-      `retention sweep, ${label} (${ctx.store.dialect}):`,
+      `retention sweep, ${label} (${ctx.store.dialect}, ${redisUrl ? 'redis' : 'memory'} broker):`,
       `  deleted                   ${Object.entries(deleted)
         .map(([k, n]) => `${k} ${n}`)
         .join(', ')}; messages left ${left.n}`,
@@ -183,7 +190,7 @@ try {
   await seed(ctx, unpacedCompany.id);
   await seed(ctx, pacedCompany.id);
   console.log(
-    `seeded 2 × ${CONVERSATIONS} resolved conversations × ${MESSAGES_PER_CONVERSATION} messages (${ctx.store.dialect}) in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
+    `seeded 2 × ${CONVERSATIONS} resolved conversations × ${MESSAGES_PER_CONVERSATION} messages (${ctx.store.dialect}, ${redisUrl ? 'redis' : 'memory'} broker) in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
   );
   const employee = await ctx.webchat.conversations.defaultDigitalEmployee(chatCompany.id);
   const live = await ctx.webchat.conversations.create(
@@ -199,6 +206,11 @@ try {
 
   let left = await sweep('unpaced (rows only)', unpacedCompany.id, liveRef, Number.POSITIVE_INFINITY);
   left += await sweep('paced (default budget)', pacedCompany.id, liveRef, undefined);
+  // The floor again, with no sweep: what the machine's load alone does to a publish by the end of the run.
+  const afterwards = chat(ctx, chatCompany.id, live.id);
+  await new Promise((r) => setTimeout(r, 5_000));
+  await afterwards.stop();
+  console.log(`publish after the sweeps  ${fmt(afterwards.latencies)}`);
   if (left !== 0) process.exitCode = 1;
 } finally {
   await ctx.close();
