@@ -19,6 +19,7 @@ import { type AppContext, createContext } from '../../packages/server/src/contex
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
 import { RetentionSweeper } from '../../packages/server/src/privacy/retention.ts';
 import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
+import type { MessagesTable } from '../../packages/server/src/webchat/webchat.tables.ts';
 import { percentile } from '../lib/stats.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 1_000);
@@ -38,16 +39,15 @@ async function seed(ctx: AppContext, companyId: string): Promise<void> {
     );
     ids.push(conversation.id);
   }
-  let rows: Array<Record<string, unknown>> = [];
+  let rows: MessagesTable[] = [];
   const flush = async () => {
     const batch = rows;
     rows = [];
     await ctx.store.db.transaction().execute(async (trx) => {
       for (let i = 0; i < batch.length; i += 500)
-        // biome-ignore lint/suspicious/noExplicitAny: the bench writes whole rows of the messages table.
         await trx
           .insertInto('messages')
-          .values(batch.slice(i, i + 500) as any)
+          .values(batch.slice(i, i + 500))
           .execute();
     });
   };
@@ -68,6 +68,7 @@ async function seed(ctx: AppContext, companyId: string): Promise<void> {
         sequence: p,
         created_at: old,
         updated_at: old,
+        note_meta: null,
       });
       if (rows.length >= 5_000) await flush();
     }

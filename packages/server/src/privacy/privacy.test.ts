@@ -48,6 +48,7 @@ for (const { database, redis } of SETUPS) {
         'privacy:write',
         'webhooks:write',
         'conversations:read',
+        'conversations:write',
       ]);
       companyId = client.companyId;
       auth = { authorization: `Bearer ${await fetchToken(server, client)}` };
@@ -175,6 +176,29 @@ for (const { database, redis } of SETUPS) {
         },
       );
       assert.ok(rated.status < 300, rated.text);
+      const read = await sdkPost(server, v, `/conversations/${conversation.id}/read`, {
+        message_id: firstReply.id,
+      });
+      assert.ok(read.status < 300, read.text);
+      // An agent's answer posted under an Idempotency-Key: its stored answer quotes the message for 24 h.
+      const answered = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify({ blocks: [{ type: 'markdown', content: `we got ${canary}` }] }),
+      });
+      assert.equal(answered.status, 201, answered.text);
+      // A closed conversation takes the visitor's CSAT, with a comment.
+      const closed = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/close`, {
+        method: 'POST',
+        headers: auth,
+      });
+      assert.ok(closed.status < 300, closed.text);
+      const csat = await http(`${server.baseUrl}/sdk/v1/conversations/${conversation.id}/csat`, {
+        method: 'PUT',
+        headers: { ...v.headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ score: 2, comment: `slow ${canary}` }),
+      });
+      assert.ok(csat.status < 300, csat.text);
       // Preconditions: the canary is really stored, searchable, in history and in the outbox.
       const db = server.ctx.store.db;
       const messages = await db
@@ -189,6 +213,11 @@ for (const { database, redis } of SETUPS) {
         .where('webhook_events.conversation_id', '=', conversation.id)
         .execute();
       assert.ok(deliveries.length >= 2, 'deliveries about the conversation are pending');
+      const events = await db
+        .selectFrom('webhook_events')
+        .select('id')
+        .where('conversation_id', '=', conversation.id)
+        .execute();
       const hits = await server.ctx.webchat.search.search(companyId, canary, { limit: 10 });
       assert.equal(hits.length, 1, 'searchable before');
       const history = await server.ctx.webchat.realtime.history(channelOf(companyId, conversation.id), {
@@ -205,6 +234,10 @@ for (const { database, redis } of SETUPS) {
       assert.equal(res.body.erased.attachment_blobs, 1);
       assert.equal(res.body.erased.webhook_deliveries, deliveries.length);
       assert.equal(res.body.erased.feedback, 1);
+      assert.equal(res.body.erased.csat, 1);
+      assert.equal(res.body.erased.read_marks, 1, "the visitor's read mark");
+      assert.equal(res.body.erased.webhook_events, events.length);
+      assert.equal(res.body.erased.idempotency_keys, 1, "the agent's stored answer");
       assert.equal(res.body.erased.realtime_histories, 1);
       assert.match(res.body.id, /^[0-9a-f-]{36}$/);
 
