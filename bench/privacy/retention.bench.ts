@@ -13,18 +13,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { channelOf } from '@parley/webchat-protocol';
 import { loadConfig } from '../../packages/server/src/config/load.ts';
 import { type AppContext, createContext } from '../../packages/server/src/context.ts';
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
 import { RetentionSweeper } from '../../packages/server/src/privacy/retention.ts';
 import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
 import type { MessagesTable } from '../../packages/server/src/webchat/webchat.tables.ts';
-import { percentile } from '../lib/stats.ts';
+import { chat, chatAlone, fmt } from './chat-load.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 1_000);
 const MESSAGES_PER_CONVERSATION = Number(process.env.BENCH_MESSAGES_PER_CONVERSATION ?? 100);
-const PUBLISH_EVERY_MS = 20;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Inserts the resolved conversations and their messages directly, in transactions of 5,000 rows. */
@@ -80,40 +78,6 @@ async function seed(ctx: AppContext, companyId: string): Promise<void> {
     .where('id', 'in', ids)
     .execute();
 }
-
-/** A message stored and published every PUBLISH_EVERY_MS until `stop()`; answers each one's latency (ms). */
-function chat(ctx: AppContext, companyId: string, conversationId: string) {
-  const latencies: number[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const started = performance.now();
-      const snapshot = await ctx.webchat.store.insert({
-        conversationId,
-        role: 'user',
-        author: null,
-        status: 'complete',
-        blocks: [{ id: randomUUID(), type: 'markdown', content: 'still chatting' }],
-      });
-      await ctx.webchat.realtime.publish({ channel: channelOf(companyId, conversationId), data: snapshot });
-      const took = performance.now() - started;
-      latencies.push(took);
-      await new Promise((r) => setTimeout(r, Math.max(0, PUBLISH_EVERY_MS - took)));
-    }
-  })();
-  return {
-    latencies,
-    stop: async () => {
-      running = false;
-      await done;
-    },
-  };
-}
-
-const fmt = (values: number[]) => {
-  const sorted = Float64Array.from(values).sort();
-  return `p50 ${percentile(sorted, 50, true).toFixed(1)} ms, p99 ${percentile(sorted, 99, true).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms (${values.length})`;
-};
 
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-retention-'));
 const databaseUrl = process.env.BENCH_DATABASE_URL;
@@ -200,18 +164,12 @@ try {
   );
   const liveRef = { companyId: chatCompany.id, id: live.id };
 
-  const before = chat(ctx, chatCompany.id, live.id);
-  await new Promise((r) => setTimeout(r, 5_000));
-  await before.stop();
-  console.log(`publish before any sweep  ${fmt(before.latencies)}`);
+  console.log(`publish before any sweep  ${fmt(await chatAlone(ctx, liveRef, 5_000))}`);
 
   let left = await sweep('unpaced (rows only)', unpacedCompany.id, liveRef, Number.POSITIVE_INFINITY);
   left += await sweep('paced (default budget)', pacedCompany.id, liveRef, undefined);
   // The floor again, with no sweep: what the machine's load alone does to a publish by the end of the run.
-  const afterwards = chat(ctx, chatCompany.id, live.id);
-  await new Promise((r) => setTimeout(r, 5_000));
-  await afterwards.stop();
-  console.log(`publish after the sweeps  ${fmt(afterwards.latencies)}`);
+  console.log(`publish after the sweeps  ${fmt(await chatAlone(ctx, liveRef, 5_000))}`);
   if (left !== 0) process.exitCode = 1;
 } finally {
   await ctx.close();
