@@ -94,7 +94,7 @@ async function during(label: string, live: { companyId: string; id: string }, wo
   await work();
   const took = performance.now() - started;
   await load.stop();
-  console.log(`${label.padEnd(34)} ${(took / 1000).toFixed(1)} s; publish meanwhile ${fmt(load.latencies)}`);
+  console.log(`${label.padEnd(36)} ${(took / 1000).toFixed(1)} s; publish meanwhile ${fmt(load.latencies)}`);
 }
 
 try {
@@ -111,12 +111,12 @@ try {
     ).id,
   };
   console.log(`seeded 2 conversations × ${MESSAGES} messages (${setup})`);
-  console.log(`${'publish before'.padEnd(34)} ${fmt(await chatAlone(ctx, live, 5_000))}`);
+  console.log(`${'publish before'.padEnd(36)} ${fmt(await chatAlone(ctx, live, 5_000))}`);
   await during('delete, 50-row statements, no yield', live, () => deleteUnyielding(ctx, unyielding));
   await during('erase (PrivacyService.erase)', live, () =>
     ctx.privacy.service.erase(company.id, { conversation_id: erased }, { actor: 'bench' }),
   );
-  console.log(`${'publish after'.padEnd(34)} ${fmt(await chatAlone(ctx, live, 5_000))}`);
+  console.log(`${'publish after'.padEnd(36)} ${fmt(await chatAlone(ctx, live, 5_000))}`);
 } finally {
   await ctx.close();
   rmSync(dataDir, { recursive: true, force: true });
