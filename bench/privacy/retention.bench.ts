@@ -1,26 +1,28 @@
 // The retention sweep (packages/server/src/privacy/retention.ts) deleting a 100,000-message data set — 1,000 resolved
 // conversations of 100 messages, past the company's `resolved_conversation_days` — in its batches, while a chat
 // goes on: a message stored and published every 20 ms into an open conversation. SQLite (the embedded default)
-// unless BENCH_DATABASE_URL names a PostgreSQL database (a schema of its own, dropped after).
+// unless BENCH_DATABASE_URL names a PostgreSQL database (a schema of its own, dropped after); the memory broker
+// unless BENCH_REDIS_URL names a Redis server (the publishes then go through it, as in a cluster).
 //
 // Run twice in one process, on two companies with the same data set: unpaced (batches bounded by rows only, as
 // before) and paced by time (RetentionSweeper's default `batchBudgetOf`). Reported for each: the sweep's batches
-// (count, duration p50/p99/max), rows deleted by kind, the whole sweep's time, and the chat's publish latency (store insert + realtime publish) before any sweep and during each (p50/p99/max).
+// (count, duration p50/p99/max), rows deleted by kind, the whole sweep's time, and the chat's publish latency (store
+// insert + realtime publish) before any sweep, during each and after both (p50/p99/max): the floor measured at both
+// ends of the run shows what the machine's load alone does.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { channelOf } from '@parley/webchat-protocol';
 import { loadConfig } from '../../packages/server/src/config/load.ts';
 import { type AppContext, createContext } from '../../packages/server/src/context.ts';
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
 import { RetentionSweeper } from '../../packages/server/src/privacy/retention.ts';
 import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
-import { percentile } from '../lib/stats.ts';
+import type { MessagesTable } from '../../packages/server/src/webchat/webchat.tables.ts';
+import { chat, chatAlone, fmt } from './chat-load.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 1_000);
 const MESSAGES_PER_CONVERSATION = Number(process.env.BENCH_MESSAGES_PER_CONVERSATION ?? 100);
-const PUBLISH_EVERY_MS = 20;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Inserts the resolved conversations and their messages directly, in transactions of 5,000 rows. */
@@ -35,16 +37,15 @@ async function seed(ctx: AppContext, companyId: string): Promise<void> {
     );
     ids.push(conversation.id);
   }
-  let rows: Array<Record<string, unknown>> = [];
+  let rows: MessagesTable[] = [];
   const flush = async () => {
     const batch = rows;
     rows = [];
     await ctx.store.db.transaction().execute(async (trx) => {
       for (let i = 0; i < batch.length; i += 500)
-        // biome-ignore lint/suspicious/noExplicitAny: the bench writes whole rows of the messages table.
         await trx
           .insertInto('messages')
-          .values(batch.slice(i, i + 500) as any)
+          .values(batch.slice(i, i + 500))
           .execute();
     });
   };
@@ -65,6 +66,7 @@ async function seed(ctx: AppContext, companyId: string): Promise<void> {
         sequence: p,
         created_at: old,
         updated_at: old,
+        note_meta: null,
       });
       if (rows.length >= 5_000) await flush();
     }
@@ -77,43 +79,13 @@ async function seed(ctx: AppContext, companyId: string): Promise<void> {
     .execute();
 }
 
-/** A message stored and published every PUBLISH_EVERY_MS until `stop()`; answers each one's latency (ms). */
-function chat(ctx: AppContext, companyId: string, conversationId: string) {
-  const latencies: number[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const started = performance.now();
-      const snapshot = await ctx.webchat.store.insert({
-        conversationId,
-        role: 'user',
-        author: null,
-        status: 'complete',
-        blocks: [{ id: randomUUID(), type: 'markdown', content: 'still chatting' }],
-      });
-      await ctx.webchat.realtime.publish({ channel: channelOf(companyId, conversationId), data: snapshot });
-      const took = performance.now() - started;
-      latencies.push(took);
-      await new Promise((r) => setTimeout(r, Math.max(0, PUBLISH_EVERY_MS - took)));
-    }
-  })();
-  return {
-    latencies,
-    stop: async () => {
-      running = false;
-      await done;
-    },
-  };
-}
-
-const fmt = (values: number[]) => {
-  const sorted = Float64Array.from(values).sort();
-  return `p50 ${percentile(sorted, 50, true).toFixed(1)} ms, p99 ${percentile(sorted, 99, true).toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms (${values.length})`;
-};
-
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-retention-'));
 const databaseUrl = process.env.BENCH_DATABASE_URL;
-const config = loadConfig({}, { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}) });
+const redisUrl = process.env.BENCH_REDIS_URL;
+const config = loadConfig(
+  {},
+  { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}), ...(redisUrl ? { redisUrl } : {}) },
+);
 const schema = databaseUrl ? uniqueSchema() : undefined;
 const ctx = await createContext(config, createLogger('error'), { schema });
 /** One sweep of `companyId`'s resolved conversations while the chat goes on; prints its figures, answers the left. */
@@ -160,7 +132,7 @@ async function sweep(
     .executeTakeFirstOrThrow();
   console.log(
     [
-      `retention sweep, ${label} (${ctx.store.dialect}):`,
+      `retention sweep, ${label} (${ctx.store.dialect}, ${redisUrl ? 'redis' : 'memory'} broker):`,
       `  deleted                   ${Object.entries(deleted)
         .map(([k, n]) => `${k} ${n}`)
         .join(', ')}; messages left ${left.n}`,
@@ -183,7 +155,7 @@ try {
   await seed(ctx, unpacedCompany.id);
   await seed(ctx, pacedCompany.id);
   console.log(
-    `seeded 2 × ${CONVERSATIONS} resolved conversations × ${MESSAGES_PER_CONVERSATION} messages (${ctx.store.dialect}) in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
+    `seeded 2 × ${CONVERSATIONS} resolved conversations × ${MESSAGES_PER_CONVERSATION} messages (${ctx.store.dialect}, ${redisUrl ? 'redis' : 'memory'} broker) in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
   );
   const employee = await ctx.webchat.conversations.defaultDigitalEmployee(chatCompany.id);
   const live = await ctx.webchat.conversations.create(
@@ -192,13 +164,12 @@ try {
   );
   const liveRef = { companyId: chatCompany.id, id: live.id };
 
-  const before = chat(ctx, chatCompany.id, live.id);
-  await new Promise((r) => setTimeout(r, 5_000));
-  await before.stop();
-  console.log(`publish before any sweep  ${fmt(before.latencies)}`);
+  console.log(`publish before any sweep  ${fmt(await chatAlone(ctx, liveRef, 5_000))}`);
 
   let left = await sweep('unpaced (rows only)', unpacedCompany.id, liveRef, Number.POSITIVE_INFINITY);
   left += await sweep('paced (default budget)', pacedCompany.id, liveRef, undefined);
+  // The floor again, with no sweep: what the machine's load alone does to a publish by the end of the run.
+  console.log(`publish after the sweeps  ${fmt(await chatAlone(ctx, liveRef, 5_000))}`);
   if (left !== 0) process.exitCode = 1;
 } finally {
   await ctx.close();

@@ -10,6 +10,7 @@ import type { Database } from '../storage/schema.ts';
 import { toSnapshot } from '../webchat/messages/message-store.ts';
 import { conversationNotFound } from '../webchat/webchat.errors.ts';
 import type { Webchat } from '../webchat/webchat.ts';
+import { MessageDeletion } from './message-deletion.ts';
 import { type PrivacyDatabase, privacyDb } from './privacy.tables.ts';
 
 /** Exactly one of these names whose data an erasure or an export covers (docs/privacy.md "Selectors"). */
@@ -44,14 +45,6 @@ export interface PrivacyActor {
 
 /** Rows an export reads per query. */
 const PAGE = 500;
-
-/**
- * Rows one statement of an erasure or a retention batch deletes at most, by store. SQLite runs in the server's own
- * thread (better-sqlite3 is synchronous), so a statement blocks every chat of the process while it runs: each deleted
- * message also leaves the FTS5 index with `secure-delete` (about 1 ms a message on a 2-core machine, measured by
- * `npm run bench -- retention`), so its batches stay small. PostgreSQL works beside the event loop.
- */
-export const deleteBatchOf = (dialect: Dialect): number => (dialect === 'sqlite' ? 50 : 500);
 
 const emptyCounts = (): ErasedCounts => ({
   conversations: 0,
@@ -115,9 +108,11 @@ interface ConversationRef {
  */
 export class PrivacyService {
   private readonly db: Kysely<PrivacyDatabase>;
+  private readonly messages: MessageDeletion;
 
   constructor(private readonly deps: PrivacyDeps) {
     this.db = privacyDb(deps.db);
+    this.messages = new MessageDeletion(this.db, deps.dialect);
   }
 
   /** The conversations a selector names in a company; 404 for a `conversation_id` the company does not have. */
@@ -201,98 +196,98 @@ export class PrivacyService {
   }
 
   /**
-   * Deletes one conversation and everything hanging off it: messages in batches of deleteBatchOf (each batch its own
-   * statement, so a long history never holds the store in one long transaction), then the outbox rows and
-   * idempotency answers about it, the blobs of its attachments, and the conversation row with what cascades from it.
-   * Also the retention sweep's unit of work.
+   * Deletes one conversation and everything hanging off it (also the retention sweep's unit of work). Its feedback
+   * first (counted before its messages take it along by cascade), then its messages in short statements that give
+   * the event loop back on SQLite (MessageDeletion), so a long history never holds the store or the chats of the
+   * process; then, in one transaction, the rest.
    */
   async deleteConversation(conversationId: string): Promise<ErasedCounts> {
     const counts = emptyCounts();
-    const db = this.db;
-    const conversation = await db
+    counts.feedback = await this.deleteFeedback(this.db, conversationId);
+    counts.messages = (await this.messages.run([conversationId])).deleted;
+    await this.db.transaction().execute(async (trx) => {
+      if (!(await lockConversation(trx, conversationId))) return;
+      await this.deleteRemainder(trx, conversationId, counts);
+    });
+    return counts;
+  }
+
+  private async deleteFeedback(db: Kysely<PrivacyDatabase>, conversationId: string): Promise<number> {
+    const deleted = await db
+      .deleteFrom('message_feedback')
+      .where('conversation_id', '=', conversationId)
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  }
+
+  /**
+   * The transaction that ends an erasure of one conversation, after its row lock is taken. Whatever arrived while
+   * the messages went (a message or a rating sent meanwhile: docs/privacy.md "Writes during an erasure") is deleted
+   * and counted here, so the receipt counts what was there; a write after it finds no conversation (404). Then the
+   * outbox rows and idempotency answers about the conversation, the blobs of its attachments, and the conversation
+   * row with what cascades from it (read marks, CSAT, attachments, workspace rows).
+   */
+  private async deleteRemainder(
+    trx: Kysely<PrivacyDatabase>,
+    conversationId: string,
+    counts: ErasedCounts,
+  ): Promise<void> {
+    const conversation = await trx
       .selectFrom('conversations')
       .select(['visitor_read_position', 'agent_read_position'])
       .where('id', '=', conversationId)
-      .executeTakeFirst();
-    if (!conversation) return counts;
+      .executeTakeFirstOrThrow();
     counts.read_marks =
       (conversation.visitor_read_position > 0 ? 1 : 0) + (conversation.agent_read_position > 0 ? 1 : 0);
-    counts.feedback = Number(
-      (
-        await db
-          .selectFrom('message_feedback')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('conversation_id', '=', conversationId)
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
     counts.csat = Number(
       (
-        await db
+        await trx
           .selectFrom('conversation_csat')
           .select((eb) => eb.fn.countAll().as('n'))
           .where('conversation_id', '=', conversationId)
           .executeTakeFirstOrThrow()
       ).n,
     );
-    const attachments = await db
+    counts.feedback += await this.deleteFeedback(trx, conversationId);
+    const late = await trx
+      .deleteFrom('messages')
+      .where('conversation_id', '=', conversationId)
+      .executeTakeFirst();
+    counts.messages += Number(late.numDeletedRows);
+    const deliveries = await trx
+      .selectFrom('webhook_deliveries')
+      .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('webhook_events.conversation_id', '=', conversationId)
+      .executeTakeFirstOrThrow();
+    counts.webhook_deliveries = Number(deliveries.n);
+    // Deliveries go with their event (ON DELETE CASCADE, migration 050): pending ones are never retried.
+    const events = await trx
+      .deleteFrom('webhook_events')
+      .where('conversation_id', '=', conversationId)
+      .executeTakeFirst();
+    counts.webhook_events = Number(events.numDeletedRows);
+    // An agent's post answered under an Idempotency-Key keeps its answer (the message snapshot) for 24 h.
+    const keys = await trx
+      .deleteFrom('idempotency_keys')
+      .where('response_body', 'like', `%${conversationId}%`)
+      .executeTakeFirst();
+    counts.idempotency_keys = Number(keys.numDeletedRows);
+    const attachments = await trx
       .selectFrom('attachments')
-      .select(['id', 'blob_key'])
+      .select('blob_key')
       .where('conversation_id', '=', conversationId)
       .execute();
     counts.attachments = attachments.length;
-    for (;;) {
-      const batch = await db
-        .selectFrom('messages')
-        .select('id')
-        .where('conversation_id', '=', conversationId)
-        .limit(deleteBatchOf(this.deps.dialect))
-        .execute();
-      if (batch.length === 0) break;
-      const deleted = await db
-        .deleteFrom('messages')
-        .where(
-          'id',
-          'in',
-          batch.map((row) => row.id),
-        )
+    for (const { blob_key } of attachments) {
+      const chunks = await trx
+        .deleteFrom('attachment_blob_chunks')
+        .where('blob_key', '=', blob_key)
         .executeTakeFirst();
-      counts.messages += Number(deleted.numDeletedRows);
+      if (Number(chunks.numDeletedRows) > 0) counts.attachment_blobs += 1;
     }
-    await db.transaction().execute(async (trx) => {
-      const deliveries = await trx
-        .selectFrom('webhook_deliveries')
-        .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('webhook_events.conversation_id', '=', conversationId)
-        .executeTakeFirstOrThrow();
-      counts.webhook_deliveries = Number(deliveries.n);
-      // Deliveries go with their event (ON DELETE CASCADE, migration 050): pending ones are never retried.
-      const events = await trx
-        .deleteFrom('webhook_events')
-        .where('conversation_id', '=', conversationId)
-        .executeTakeFirst();
-      counts.webhook_events = Number(events.numDeletedRows);
-      // An agent's post answered under an Idempotency-Key keeps its answer (the message snapshot) for 24 h.
-      const keys = await trx
-        .deleteFrom('idempotency_keys')
-        .where('response_body', 'like', `%${conversationId}%`)
-        .executeTakeFirst();
-      counts.idempotency_keys = Number(keys.numDeletedRows);
-      for (const { blob_key } of attachments) {
-        const chunks = await trx
-          .deleteFrom('attachment_blob_chunks')
-          .where('blob_key', '=', blob_key)
-          .executeTakeFirst();
-        if (Number(chunks.numDeletedRows) > 0) counts.attachment_blobs += 1;
-      }
-      const deleted = await trx
-        .deleteFrom('conversations')
-        .where('id', '=', conversationId)
-        .executeTakeFirst();
-      counts.conversations = Number(deleted.numDeletedRows);
-    });
-    return counts;
+    const deleted = await trx.deleteFrom('conversations').where('id', '=', conversationId).executeTakeFirst();
+    counts.conversations = Number(deleted.numDeletedRows);
   }
 
   /**
@@ -408,4 +403,19 @@ export class PrivacyService {
       email: row?.visitor_email ?? null,
     };
   }
+}
+
+/**
+ * Takes the conversation's row lock for the rest of the transaction — the one a message insert takes to number its
+ * message (`takePosition` in packages/server/src/webchat/messages/message-store.ts) —, so on PostgreSQL a write racing the erasure either
+ * commits before it (and is erased with it) or waits and then finds no conversation. SQLite runs one write
+ * transaction at a time. Answers false when the conversation is already gone (an erasure or a sweep before).
+ */
+async function lockConversation(trx: Kysely<PrivacyDatabase>, conversationId: string): Promise<boolean> {
+  const locked = await trx
+    .updateTable('conversations')
+    .set((eb) => ({ last_position: eb.ref('last_position') }))
+    .where('id', '=', conversationId)
+    .executeTakeFirst();
+  return Number(locked.numUpdatedRows) > 0;
 }

@@ -4,12 +4,14 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { channelOf } from '@parley/webchat-protocol';
 import SQLite from 'better-sqlite3';
 import { TEST_DATABASES, testPostgresUrl } from '../testing/databases.ts';
 import { http } from '../testing/http-client.ts';
 import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
 import { download, fileForm, sdkUpload } from '../testing/webchat/attachment-fixtures.ts';
 import {
   connectToNewConversation,
@@ -24,10 +26,14 @@ import { RetentionSweeper } from './retention.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-// Erasure, export and retention (docs/privacy.md) on both stores and both brokers: SQLite with the memory broker,
-// PostgreSQL with Redis.
-for (const database of TEST_DATABASES) {
-  const redis = database === 'postgres';
+// Erasure, export and retention (docs/privacy.md) on both stores, each with both brokers: the realtime history a
+// canary must leave lives in the memory broker or in Redis, whichever store holds the rows.
+const SETUPS = TEST_DATABASES.flatMap((database) => [
+  { database, redis: false },
+  { database, redis: true },
+]);
+
+for (const { database, redis } of SETUPS) {
   describe(`privacy (${database}, ${redis ? 'redis' : 'memory'} broker)`, () => {
     let server: TestServer;
     let sink: WebhookSink;
@@ -42,6 +48,7 @@ for (const database of TEST_DATABASES) {
         'privacy:write',
         'webhooks:write',
         'conversations:read',
+        'conversations:write',
       ]);
       companyId = client.companyId;
       auth = { authorization: `Bearer ${await fetchToken(server, client)}` };
@@ -66,6 +73,47 @@ for (const database of TEST_DATABASES) {
         headers: { ...headers, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
+
+    const pendingDeliveries = async (company: string): Promise<number> =>
+      (
+        await server.ctx.store.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('company_id', '=', company)
+          .where('status', '=', 'pending')
+          .execute()
+      ).length;
+
+    /** `count` old messages of a conversation, written as rows in a few statements (a long history, quickly). */
+    const seedMessages = async (conversationId: string, count: number): Promise<void> => {
+      const at = new Date().toISOString();
+      const rows = Array.from({ length: count }, (_, i) => ({
+        id: randomUUID(),
+        conversation_id: conversationId,
+        position: i + 1,
+        role: i % 2 ? 'digital_employee' : 'user',
+        author_id: null,
+        author_name: null,
+        status: 'complete',
+        blocks: JSON.stringify([{ id: randomUUID(), type: 'markdown', content: `old message ${i}` }]),
+        client_message_id: null,
+        sequence: 1,
+        created_at: at,
+        updated_at: at,
+        note_meta: null,
+      }));
+      const db = server.ctx.store.db;
+      for (let i = 0; i < rows.length; i += 200)
+        await db
+          .insertInto('messages')
+          .values(rows.slice(i, i + 200))
+          .execute();
+      await db
+        .updateTable('conversations')
+        .set({ last_position: count })
+        .where('id', '=', conversationId)
+        .execute();
+    };
 
     /** Every stored byte that could still hold `canary`: a pg_dump of the schema, or the SQLite file after a checkpoint. */
     const dumpContains = (canary: string): boolean => {
@@ -128,6 +176,29 @@ for (const database of TEST_DATABASES) {
         },
       );
       assert.ok(rated.status < 300, rated.text);
+      const read = await sdkPost(server, v, `/conversations/${conversation.id}/read`, {
+        message_id: firstReply.id,
+      });
+      assert.ok(read.status < 300, read.text);
+      // An agent's answer posted under an Idempotency-Key: its stored answer quotes the message for 24 h.
+      const answered = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/messages`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify({ blocks: [{ type: 'markdown', content: `we got ${canary}` }] }),
+      });
+      assert.equal(answered.status, 201, answered.text);
+      // A closed conversation takes the visitor's CSAT, with a comment.
+      const closed = await http(`${server.baseUrl}/platform/v1/conversations/${conversation.id}/close`, {
+        method: 'POST',
+        headers: auth,
+      });
+      assert.ok(closed.status < 300, closed.text);
+      const csat = await http(`${server.baseUrl}/sdk/v1/conversations/${conversation.id}/csat`, {
+        method: 'PUT',
+        headers: { ...v.headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ score: 2, comment: `slow ${canary}` }),
+      });
+      assert.ok(csat.status < 300, csat.text);
       // Preconditions: the canary is really stored, searchable, in history and in the outbox.
       const db = server.ctx.store.db;
       const messages = await db
@@ -142,6 +213,11 @@ for (const database of TEST_DATABASES) {
         .where('webhook_events.conversation_id', '=', conversation.id)
         .execute();
       assert.ok(deliveries.length >= 2, 'deliveries about the conversation are pending');
+      const events = await db
+        .selectFrom('webhook_events')
+        .select('id')
+        .where('conversation_id', '=', conversation.id)
+        .execute();
       const hits = await server.ctx.webchat.search.search(companyId, canary, { limit: 10 });
       assert.equal(hits.length, 1, 'searchable before');
       const history = await server.ctx.webchat.realtime.history(channelOf(companyId, conversation.id), {
@@ -158,6 +234,10 @@ for (const database of TEST_DATABASES) {
       assert.equal(res.body.erased.attachment_blobs, 1);
       assert.equal(res.body.erased.webhook_deliveries, deliveries.length);
       assert.equal(res.body.erased.feedback, 1);
+      assert.equal(res.body.erased.csat, 1);
+      assert.equal(res.body.erased.read_marks, 1, "the visitor's read mark");
+      assert.equal(res.body.erased.webhook_events, events.length);
+      assert.equal(res.body.erased.idempotency_keys, 1, "the agent's stored answer");
       assert.equal(res.body.erased.realtime_histories, 1);
       assert.match(res.body.id, /^[0-9a-f-]{36}$/);
 
@@ -168,13 +248,43 @@ for (const database of TEST_DATABASES) {
         limit: -1,
       });
       assert.equal(after.publications.length, 0);
+      // A client coming back asks for what followed its position (recovery): nothing is left to serve.
+      const recovery = await server.ctx.webchat.realtime.history(channelOf(companyId, conversation.id), {
+        since: { offset: 0, epoch: history.epoch },
+        limit: -1,
+      });
+      assert.equal(recovery.publications.length, 0);
       const exported = await post('/exports', { session_id: v.sessionId });
       assert.equal(exported.status, 200);
       assert.ok(!exported.text.includes(canary));
       const outbox = await db.selectFrom('webhook_events').select('body').execute();
       assert.ok(outbox.every((row) => !row.body.includes(canary)));
       assert.ok(!dumpContains(canary), 'no dump holds the canary after');
-      await waitUntil(() => disconnected, 'the live session is disconnected');
+      // Webhook retries: the receiver recovers and every pending delivery is due now; what is sent is delivered
+      // (the `visitor.erased` event at least), and nothing sent after the erasure carries the canary.
+      assert.ok(
+        sink.received.some((r) => r.body.includes(canary)),
+        'failed attempts carried it before',
+      );
+      const sentBefore = sink.received.length;
+      sink.answer = () => 200;
+      t.after(() => {
+        sink.answer = () => 500;
+      });
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ next_attempt_at: 0 })
+        .where('company_id', '=', companyId)
+        .where('status', '=', 'pending')
+        .execute();
+      await waitFor('the retries', async () => (await pendingDeliveries(companyId)) === 0);
+      const retried = sink.received.slice(sentBefore);
+      assert.ok(retried.length >= 1, 'the retries ran');
+      assert.ok(
+        retried.every((r) => !r.body.includes(canary)),
+        'no retry carries the canary',
+      );
+      await waitFor('the live session is disconnected', () => disconnected);
       c.close();
       // Kept for audit: the receipt, with ids and counts only.
       const audit = await server.ctx.audit.list({ companyId, type: 'visitor.erased' });
@@ -300,13 +410,86 @@ for (const database of TEST_DATABASES) {
         [other],
       );
       assert.ok(!dumpContains(canary));
-      await waitUntil(
-        () => sink.events('visitor.erased').some((e) => e.data.erasure_id === res.body.id),
-        'the event',
+      await waitFor('the event', () =>
+        sink.events('visitor.erased').some((e) => e.data.erasure_id === res.body.id),
       );
       const event = sink.events('visitor.erased').find((e) => e.data.erasure_id === res.body.id)!;
       assert.deepEqual([...(event.data.conversation_ids as string[])].sort(), [...mine].sort());
       assert.ok(!event.body.includes(canary) && !event.body.includes(sub), 'no personal data in the event');
+    });
+
+    it('erases a long history in statements that give the event loop back; a message arriving meanwhile is erased and counted, one after is refused', async () => {
+      const canary = `canary-${randomUUID()}`;
+      const db = server.ctx.store.db;
+      const employee = await server.ctx.webchat.conversations.defaultDigitalEmployee(companyId);
+      const conversation = await server.ctx.webchat.conversations.create(
+        { companyId, sessionId: randomUUID() },
+        employee.id,
+      );
+      const seeded = 2_000;
+      await seedMessages(conversation.id, seeded);
+      const messagesLeft = async () =>
+        Number(
+          (
+            await db
+              .selectFrom('messages')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('conversation_id', '=', conversation.id)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      assert.equal(await messagesLeft(), seeded);
+
+      // Event-loop turns that ran while the erasure did: a chat's timers and sockets get the same turns.
+      let turns = 0;
+      let erasing = true;
+      const countTurns = () => {
+        if (!erasing) return;
+        turns++;
+        setImmediate(countTurns);
+      };
+      setImmediate(countTurns);
+      const erasure = server.ctx.privacy.service
+        .erase(companyId, { conversation_id: conversation.id }, { actor: 'test' })
+        .finally(() => {
+          erasing = false;
+        });
+      // Once the first messages are gone, the visitor's next message arrives (the erasure is under way).
+      for (let i = 0; i < 100_000 && erasing && (await messagesLeft()) === seeded; i++) await nextTurn();
+      const arriving = await server.ctx.webchat.store
+        .insert({
+          conversationId: conversation.id,
+          role: 'user',
+          author: null,
+          status: 'complete',
+          blocks: [{ id: randomUUID(), type: 'markdown', content: `sent mid-erase ${canary}` }],
+        })
+        .then(
+          () => 'stored' as const,
+          (err: { code?: string }) => err.code,
+        );
+      const receipt = await erasure;
+      if (database === 'sqlite') {
+        assert.equal(arriving, 'stored', 'the message arrived while the erasure ran');
+        assert.ok(turns > 10, `the event loop turned ${turns} times during the erasure`);
+      }
+      assert.ok(arriving === 'stored' || arriving === 'conversation_not_found', String(arriving));
+      assert.equal(receipt.erased.messages, seeded + (arriving === 'stored' ? 1 : 0), 'counted as removed');
+      assert.equal(receipt.erased.conversations, 1);
+      assert.equal(await messagesLeft(), 0);
+      // After the erasure the conversation is gone: a late write is refused with the writer's 404.
+      await assert.rejects(
+        server.ctx.webchat.store.insert({
+          conversationId: conversation.id,
+          role: 'user',
+          author: null,
+          status: 'complete',
+          blocks: [{ id: randomUUID(), type: 'markdown', content: `too late ${canary}` }],
+        }),
+        (err: { code?: string; status?: number }) => err.code === 'conversation_not_found',
+      );
+      assert.equal((await server.ctx.webchat.search.search(companyId, canary, { limit: 10 })).length, 0);
+      assert.ok(!dumpContains(canary), 'no dump holds the canary after');
     });
 
     it('exports a conversation as one JSON document whose attachment urls download the files', async (t) => {
@@ -501,12 +684,4 @@ function readFileSyncOrEmpty(path: string): Buffer {
   } catch {
     return Buffer.alloc(0);
   }
-}
-
-async function waitUntil(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail(`timed out waiting for ${what}`);
 }

@@ -4,7 +4,8 @@ import type { ScheduledJob } from '../jobs/scheduler.ts';
 import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
-import { deleteBatchOf, type PrivacyService } from './privacy.service.ts';
+import { MessageDeletion } from './message-deletion.ts';
+import type { PrivacyService } from './privacy.service.ts';
 import { type PrivacyDatabase, privacyDb } from './privacy.tables.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -24,6 +25,12 @@ export const DEFAULT_RETENTION: RetentionSettings = {
   delivered_webhook_days: null,
   audit_days: null,
 };
+
+/**
+ * Rows (messages, deliveries, audit entries) one unpaced batch deletes at most, by store: PostgreSQL works beside the
+ * event loop; on SQLite the batches are bounded by time instead (batchBudgetOf), this is only their ceiling.
+ */
+export const deleteBatchOf = (dialect: Dialect): number => (dialect === 'sqlite' ? 50 : 500);
 
 export type RetentionKind = 'conversation' | 'message' | 'webhook_delivery' | 'webhook_event' | 'audit_event';
 
@@ -83,10 +90,6 @@ export interface RetentionSweeperOptions {
 export const batchBudgetOf = (dialect: Dialect): number =>
   dialect === 'sqlite' ? 10 : Number.POSITIVE_INFINITY;
 
-/** Smallest and largest SQLite message statement, in rows, whatever the measured cost says. */
-const MIN_STATEMENT_ROWS = 1;
-const MAX_STATEMENT_ROWS = 50;
-
 /**
  * The retention sweep (docs/privacy.md "Retention"), a scheduled job (jobs/scheduler.ts: one node at a time): for
  * each company with settings, conversations closed more than `resolved_conversation_days` ago (with everything an
@@ -101,8 +104,7 @@ export class RetentionSweeper implements ScheduledJob {
   private readonly db: Kysely<PrivacyDatabase>;
   private readonly batchSize: number;
   private readonly budgetMs: number;
-  /** Rows the next SQLite message statement deletes, re-sized after each from its measured cost. */
-  private statementRows = 4;
+  private readonly messages: MessageDeletion;
   /** When the current batch started (performance.now()). */
   private batchStarted = 0;
 
@@ -110,6 +112,7 @@ export class RetentionSweeper implements ScheduledJob {
     this.db = privacyDb(options.db);
     this.batchSize = options.batchSize ?? deleteBatchOf(options.dialect);
     this.budgetMs = options.batchBudgetMs ?? batchBudgetOf(options.dialect);
+    this.messages = new MessageDeletion(this.db, options.dialect, { timeSized: this.paced });
   }
 
   private get paced(): boolean {
@@ -186,35 +189,13 @@ export class RetentionSweeper implements ScheduledJob {
   }
 
   /**
-   * The SQLite form: messages in statements sized so that each takes a few milliseconds (the last statement's
-   * measured cost per row, aiming at a quarter of the budget), with a macrotask turn between statements — a
-   * Kysely query on better-sqlite3 resolves in microtasks only, so without it no timer or socket of a chat would run
-   * until the batch ended. The batch ends once its budget is spent; conversations whose messages are gone follow,
-   * one per turn, within the same budget.
+   * The SQLite form: messages in short statements with the event loop given back after each (MessageDeletion) until
+   * the batch's budget is spent; conversations whose messages are gone follow, one per turn, within the same budget.
    */
   private async sweepConversationsPaced(ids: string[]): Promise<boolean> {
-    for (;;) {
-      const messages = await this.db
-        .selectFrom('messages')
-        .select('id')
-        .where('conversation_id', 'in', ids)
-        .limit(this.statementRows)
-        .execute();
-      if (messages.length === 0) break;
-      const started = performance.now();
-      await this.deleteRows(
-        'messages',
-        messages.map((m) => m.id),
-        'message',
-      );
-      const perRow = (performance.now() - started) / messages.length;
-      this.statementRows = Math.min(
-        MAX_STATEMENT_ROWS,
-        Math.max(MIN_STATEMENT_ROWS, Math.floor(this.budgetMs / 4 / Math.max(perRow, 0.01))),
-      );
-      await nextTurn();
-      if (this.overBudget()) return true;
-    }
+    const { deleted, done } = await this.messages.run(ids, () => this.overBudget());
+    this.report('message', deleted);
+    if (!done) return true;
     for (const id of ids) {
       await this.deleteConversation(id);
       await nextTurn();

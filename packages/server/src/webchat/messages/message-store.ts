@@ -6,6 +6,7 @@ import { compileOnce } from '../../storage/compiled.ts';
 import type { Dialect, Store } from '../../storage/database.ts';
 import type { GroupCommit } from '../../storage/group-commit.ts';
 import type { Database } from '../../storage/schema.ts';
+import { conversationNotFound } from '../webchat.errors.ts';
 import type { MessagesTable } from '../webchat.tables.ts';
 import type {
   Block,
@@ -190,7 +191,8 @@ export class MessageStore {
       company_id: string;
     }>(this.takePosition({ id: input.conversationId, at }));
     const row = taken.rows[0];
-    if (row === undefined) throw new Error(`conversation ${input.conversationId} does not exist`);
+    // Gone meanwhile (an erasure or a retention sweep: docs/privacy.md "Writes during an erasure"): the writer's 404.
+    if (row === undefined) throw conversationNotFound();
     const position = row.last_position;
     await trx.executeQuery(
       this.insertRow({

@@ -51,6 +51,7 @@ for (const database of TEST_DATABASES) {
       await seed('refund', acmeId, { name: 'Zoë Martin', email: 'zoe@example.org' }, [
         'Hello there',
         'My card reference is ref-3f2a1b4c-4021-4abc-9def-0123456789ab.',
+        'And the voucher code-4e8b4f56-814d.',
         'I would like a **refund** for order 4711, the parcel arrived broken.',
       ]);
       await seed('shipping', acmeId, null, ['When does my parcel ship?', 'Is shipping free to Canada?']);
@@ -82,6 +83,9 @@ for (const database of TEST_DATABASES) {
       // PostgreSQL's parser reads `-4021` as a signed number and `-4abc` as `-4` and `abc`: the query must be cut as the
       // text was, or a value copied from the transcript would not find it.
       assert.deepEqual(await hitIds('ref-3f2a1b4c-4021-4abc-9def-0123456789ab'), [ids.refund]);
+      // A lexeme that reads as a number with an exponent (`4e8b4f56`: `4e8` and `b4f56`) is taken as it is, never
+      // parsed a second time into a phrase the text does not hold.
+      assert.deepEqual(await hitIds('code-4e8b4f56-814d'), [ids.refund]);
       assert.deepEqual(await hitIds('markdown'), [], 'block JSON keys and types are not text');
       assert.deepEqual(await hitIds('nothing-like-this'), []);
       const [hit] = (await search('broken')).items;

@@ -118,11 +118,13 @@ export class ConversationSearch {
 /**
  * `'word':* & 'other':*`: the query cut into lexemes by PostgreSQL's own parser, as the document was. The parser
  * reads text by its context (in `canary-3f2a-4abc` it finds `-4` and `abc`, a signed number and a word), so terms cut
- * apart by termsOf would miss the very text they were copied from. Lexemes are quoted for to_tsquery
- * (a quote doubled, a backslash escaped).
+ * apart by termsOf would miss the very text they were copied from. Lexemes are quoted (a quote doubled, a backslash
+ * escaped) and cast to `tsquery`, whose input takes them as they are: `to_tsquery` would run the parser over each
+ * once more and cut one that reads as a number with an exponent (`4e8b4f56` → `4e8 <-> b4f56`), which the document,
+ * parsed in context, does not hold.
  */
 const postgresQuery = (text: string) =>
-  sql`(select to_tsquery('simple', string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*', ' & ')) from unnest(to_tsvector('simple', ${text})))`;
+  sql`(select string_agg('''' || replace(replace(lexeme, '\\', '\\\\'), '''', '''''') || ''':*', ' & ')::tsquery from unnest(to_tsvector('simple', ${text})))`;
 
 /** `"word"* "other"*` — FTS5 prefix queries, every term required. */
 const ftsQuery = (terms: string[]): string => terms.map((t) => `"${t}"*`).join(' ');
