@@ -35,7 +35,10 @@ const ReadBody = Type.Optional(
  */
 export function registerWorkspacePortalRoutes(
   app: App,
-  webchat: Pick<Webchat, 'commands' | 'notes' | 'store' | 'live' | 'feedback' | 'attachments' | 'summaryByModel'>,
+  webchat: Pick<
+    Webchat,
+    'commands' | 'notes' | 'store' | 'live' | 'feedback' | 'attachments' | 'summaryByModel'
+  >,
   { service: workspace, mentions }: Pick<Workspace, 'service' | 'mentions'>,
   knowledge: KnowledgeSearch,
 ): void {
