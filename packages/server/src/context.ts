@@ -185,7 +185,7 @@ export async function createContext(
     const events = new WebhookOutbox(store.dialect);
     const integrations = createIntegrations({ config, store, sealer, audit, logger, events, tracing });
     closers.push(() => integrations.close());
-    const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger });
+    const oauth = createOAuthServices({ config, store, sealer, audit, companies, logger, rateLimiter });
     closers.push(() => oauth.close());
     const knowledge = new KnowledgeService(
       store.db,

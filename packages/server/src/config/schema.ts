@@ -138,8 +138,10 @@ export const ConfigSchema = Type.Object(
       authFailuresPerMinute: Type.Integer({ minimum: 1, default: 60 }),
       /** Failed client authentications per minute allowed per client IP, whatever the client ID, before 429. */
       authFailuresPerMinutePerIp: Type.Integer({ minimum: 1, default: 600 }),
-      /** Token requests per minute allowed per client before 429. */
+      /** Token requests per minute allowed per client before 429, for clients without their own quota. */
       tokensPerMinute: Type.Integer({ minimum: 1, default: 600 }),
+      /** Bearer API calls per minute allowed per client before 429, for clients without their own quota. */
+      apiCallsPerMinute: Type.Integer({ minimum: 1, default: 6000 }),
       /** Leeway for `exp`/`iat` checks on access tokens, in seconds. */
       clockToleranceSeconds: Type.Integer({ minimum: 0, maximum: 300, default: 30 }),
       /** Algorithm of signing keys created from now on (each key keeps the one it was made with). */

@@ -53,6 +53,9 @@ export const ERROR_CODES = [
   'invalid_expiry',
   'wrong_auth_method',
   'invalid_client_keys',
+  // Per-client quotas (oauth/client-quotas.ts).
+  'invalid_quota',
+  'client_quota_exceeded',
   // Connectors, outbound calls, master keys.
   'connector_not_found',
   'precondition_failed',

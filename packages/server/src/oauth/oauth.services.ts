@@ -4,10 +4,12 @@ import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
 import { rewrapSealedColumns, type SealedColumn, sealedColumnName } from '../crypto/sealed-columns.ts';
 import { SealError, type Sealer } from '../crypto/sealing.ts';
+import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
+import { ClientQuotas } from './client-quotas.ts';
 import { RevocationList } from './revocation-list.ts';
 import { PEPPER_SEALED_COLUMN } from './secret-digest.ts';
 import { SIGNING_KEY_SEALED_COLUMN, SigningKeyStore } from './signing-keys.ts';
@@ -22,6 +24,8 @@ export interface OAuthServices {
   auditBatcher: AuditBatcher;
   /** Access tokens revoked before they expire (RFC 7009), shared by every node through the store. */
   revocations: RevocationList;
+  /** Per-client token and API-call quotas (docs/machine-access.md "Quotas"). */
+  quotas: ClientQuotas;
 }
 
 export interface OAuthServicesDeps {
@@ -31,6 +35,7 @@ export interface OAuthServicesDeps {
   audit: AuditLog;
   companies: CompaniesService;
   logger: Logger;
+  rateLimiter: RateLimiter;
 }
 
 /**
@@ -59,6 +64,7 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
     ),
     auditBatcher,
     revocations,
+    quotas: new ClientQuotas(deps.rateLimiter, clients, deps.config.oauth, deps.logger),
     close: async () => {
       keys.stop();
       await revocations.stop();

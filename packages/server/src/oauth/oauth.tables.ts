@@ -21,6 +21,10 @@ export interface ApiClientsTable {
   jwks: string | null;
   /** `private_key_jwt`: where the client publishes its JWK Set (fetched through the outbound policy). */
   jwks_uri: string | null;
+  /** Token requests per minute for this client; null: the default `oauth.tokensPerMinute` (migration 210). */
+  tokens_per_minute: number | null;
+  /** Bearer API calls per minute for this client; null: the default `oauth.apiCallsPerMinute`. */
+  api_calls_per_minute: number | null;
 }
 
 export interface ApiClientSecretsTable {

@@ -7,6 +7,7 @@ import type { ApiClient, ApiClientsService, AuthResult } from './api-clients.ser
 import type { AuditBatcher } from './audit-batcher.ts';
 import { AssertionError, verifyClientAssertion } from './client-assertion.ts';
 import { type PresentedCredentials, readClientCredentials } from './client-auth.ts';
+import type { ClientQuotas, QuotaCharge } from './client-quotas.ts';
 import { isClientIdSyntax } from './credentials.ts';
 import type { FormParams } from './form-body.ts';
 import { invalidClient, invalidRequest, OAuthError, slowDown } from './oauth-errors.ts';
@@ -23,6 +24,12 @@ export interface TokenResponse {
   token_type: 'Bearer';
   expires_in: number;
   scope: string;
+}
+
+/** A granted token request: the body, and the `RateLimit` headers of the client's token quota (if counted). */
+export interface TokenGrant {
+  response: TokenResponse;
+  headers: Record<string, string>;
 }
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
@@ -47,7 +54,7 @@ interface FailureBudget {
  *    minute → 429;
  * 3. client authentication (§2.3.1) → `invalid_client` (401, generic description, reason kept in the audit log);
  * 4. scope (§3.3): omitted → all of the client's scopes; otherwise each must be one of them → `invalid_scope`;
- * 5. the per-client token quota → 429;
+ * 5. the per-client token quota (client-quotas.ts) → 429;
  * 6. mint the JWT, record `token.issued` (batched, see AuditBatcher), refresh `last_used_at`.
  */
 export class TokenEndpoint {
@@ -55,13 +62,14 @@ export class TokenEndpoint {
     private readonly clients: ApiClientsService,
     private readonly issuer: AccessTokenIssuer,
     private readonly limiter: RateLimiter,
+    private readonly quotas: ClientQuotas,
     private readonly audit: AuditLog,
     private readonly auditBatcher: AuditBatcher,
     private readonly config: Config,
     private readonly logger: Logger,
   ) {}
 
-  async handle(request: TokenRequest): Promise<TokenResponse> {
+  async handle(request: TokenRequest): Promise<TokenGrant> {
     const { form } = request;
     if (form.grant_type === undefined) throw invalidRequest('The grant_type parameter is required.');
     if (form.grant_type !== CLIENT_CREDENTIALS) {
@@ -69,7 +77,7 @@ export class TokenEndpoint {
     }
     const client = await this.authenticateClient(request);
     const scopes = grantedScopes(form.scope, client.scopes);
-    await this.chargeTokenQuota(client, request.ip);
+    const quota = await this.chargeTokenQuota(client, request.ip);
 
     const issued = await this.issuer.issue({
       clientId: client.clientId,
@@ -91,12 +99,13 @@ export class TokenEndpoint {
       },
     });
     await this.clients.touch(client.clientId);
-    return {
+    const response: TokenResponse = {
       access_token: issued.token,
       token_type: 'Bearer',
       expires_in: issued.expiresIn,
       scope: issued.claims.scope,
     };
+    return { response, headers: quota?.headers ?? {} };
   }
 
   /**
@@ -219,10 +228,14 @@ export class TokenEndpoint {
     }
   }
 
-  private async chargeTokenQuota(client: ApiClient, ip: string): Promise<void> {
-    const rule = { limit: this.config.oauth.tokensPerMinute, windowMs: MINUTE_MS };
-    const state = await this.limit('hit', `oauth:tokens:client:${client.clientId}`, rule);
-    if (!state || state.allowed) return;
+  /**
+   * The client's token quota (its own, or `oauth.tokensPerMinute`): answers carry its `RateLimit` headers; over
+   * it, 429 `slow_down` with `code: client_quota_exceeded` and `Retry-After` (docs/machine-access.md "Quotas").
+   */
+  private async chargeTokenQuota(client: ApiClient, ip: string): Promise<QuotaCharge | undefined> {
+    const charge = await this.quotas.charge('tokens', client.clientId, client.quotas);
+    if (!charge || charge.state.allowed) return charge;
+    const { state } = charge;
     // Recorded once per window: when the count first passes the limit.
     if (state.count === state.limit + 1) {
       await this.recordLimited('tokens_per_client', state, {
@@ -231,7 +244,7 @@ export class TokenEndpoint {
         companyId: client.companyId,
       });
     }
-    throw slowDown(state.retryAfterSeconds);
+    throw slowDown(state.retryAfterSeconds, charge.headers, 'client_quota_exceeded');
   }
 
   private async recordLimited(

@@ -82,6 +82,7 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
     clients,
     issuer,
     ctx.rateLimiter,
+    ctx.oauth.quotas,
     ctx.audit,
     auditBatcher,
     ctx.config,
@@ -116,7 +117,7 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
           tags: ['oauth'],
           summary: 'Get an access token (OAuth 2.0 client credentials)',
           description:
-            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters. Errors follow RFC 6749 §5.2; 429 carries Retry-After.',
+            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters. Errors follow RFC 6749 §5.2. Answers to an authenticated client carry RateLimit-Policy and RateLimit (its token quota); 429 carries Retry-After.',
           security: [{ clientBasic: [] }],
           consumes: [FORM],
           body: TokenForm,
@@ -134,9 +135,10 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
         const form = request.body as FormParams | undefined;
         if (!form) throw invalidRequest(`The request body must be ${FORM}.`);
         const grant = { form, authorization: request.headers.authorization, ip: request.ip };
-        const response = await ctx.tracing.inSpan('oauth.token_grant', {}, () => endpoint.handle(grant));
+        const granted = await ctx.tracing.inSpan('oauth.token_grant', {}, () => endpoint.handle(grant));
         tokenGrants.inc();
-        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
+        reply.headers(granted.headers);
+        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(granted.response);
       },
     );
 

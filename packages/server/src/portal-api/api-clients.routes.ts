@@ -1,6 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
-import { apiClientView, MAX_OLD_SECRET_LIFETIME_SECONDS } from '../oauth/api-clients.service.ts';
+import {
+  apiClientView,
+  MAX_OLD_SECRET_LIFETIME_SECONDS,
+  MAX_QUOTA_PER_MINUTE,
+  quotaView,
+} from '../oauth/api-clients.service.ts';
 import { SCOPES } from '../oauth/principal.ts';
 import { PageQuery, pageOf } from './pagination.ts';
 import { actorOf, type PortalDeps, sessionOf } from './portal-auth.ts';
@@ -23,6 +28,17 @@ const RotateSecret = Type.Object(
     old_expires_in_seconds: Type.Optional(
       Type.Integer({ minimum: 0, maximum: MAX_OLD_SECRET_LIFETIME_SECONDS }),
     ),
+  },
+  { additionalProperties: false },
+);
+
+const QuotaValue = Type.Union([Type.Integer({ minimum: 1, maximum: MAX_QUOTA_PER_MINUTE }), Type.Null()], {
+  description: 'Requests per minute; null: the deployment default.',
+});
+const SetQuotas = Type.Object(
+  {
+    tokens_per_minute: Type.Optional(QuotaValue),
+    api_calls_per_minute: Type.Optional(QuotaValue),
   },
   { additionalProperties: false },
 );
@@ -79,6 +95,24 @@ export function registerApiClientRoutes(app: App, { ctx }: PortalDeps): void {
         actor: actorOf(request),
       });
       return reply.status(204).send();
+    },
+  );
+
+  // Per-client quotas (docs/machine-access.md "Quotas"): a key left out keeps its value, null restores the default.
+  app.put(
+    '/api-clients/:clientId/quotas',
+    { schema: { params: ClientIdParams, body: SetQuotas } },
+    async (request) => {
+      const quotas = await ctx.oauth.quotas.set({
+        companyId: sessionOf(request).user.companyId,
+        clientId: request.params.clientId,
+        quotas: {
+          tokensPerMinute: request.body.tokens_per_minute,
+          apiCallsPerMinute: request.body.api_calls_per_minute,
+        },
+        actor: actorOf(request),
+      });
+      return { client_id: request.params.clientId, quotas: quotaView(quotas) };
     },
   );
 

@@ -19,7 +19,7 @@ export interface PortalServices {
   config: Config;
   audit: AuditLog;
   companies: CompaniesService;
-  oauth: Pick<OAuthServices, 'clients'>;
+  oauth: Pick<OAuthServices, 'clients' | 'quotas'>;
   digitalEmployees: DigitalEmployeesService;
   connectors: ConnectorsService;
   connectorCaller: Pick<OutboundClient, 'check'>;
