@@ -120,6 +120,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       signingAlg: str(env.PARLEY_TOKEN_SIGNING_ALG),
       keyReloadIntervalMs: int(env.PARLEY_SIGNING_KEY_RELOAD_MS),
       tokenCacheSize: int(env.PARLEY_TOKEN_CACHE_SIZE),
+      revocationPollMs: int(env.PARLEY_REVOCATION_POLL_MS),
     },
     rateLimit: {
       keyPrefix: str(env.PARLEY_RATE_LIMIT_PREFIX),

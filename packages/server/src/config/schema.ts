@@ -148,6 +148,11 @@ export const ConfigSchema = Type.Object(
       signingAlg: Type.Union([Type.Literal('ES256'), Type.Literal('RS256')], { default: 'ES256' }),
       /** How often a node re-reads signing keys (to notice `keys rotate` run elsewhere), in milliseconds. */
       keyReloadIntervalMs: Type.Integer({ minimum: 50, maximum: 300_000, default: 30_000 }),
+      /**
+       * How often a node reads revocations made elsewhere from the store, in milliseconds: the path without a broker,
+       * and the fallback with one (revocations are pushed over Redis then).
+       */
+      revocationPollMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 400 }),
       /** Verified access tokens remembered per node (until their `exp`), so repeat calls skip the signature check. */
       tokenCacheSize: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10_000 }),
     }),

@@ -363,7 +363,8 @@ export class ApiClientsService {
 
   /**
    * Sets a client's quotas (docs/machine-access.md "Quotas"): a number per minute, or `null` for the configured
-   * default; a key left out keeps its value. Nodes apply the change within `QUOTA_CACHE_MS` (oauth/client-quotas.ts).
+   * default; a key left out keeps its value. Nodes apply the change within `QUOTA_CACHE_MS`
+   * (packages/server/src/oauth/client-quotas.ts).
    */
   async setQuotas(input: {
     companyId: string;

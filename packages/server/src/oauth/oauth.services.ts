@@ -6,11 +6,13 @@ import { rewrapSealedColumns, type SealedColumn, sealedColumnName } from '../cry
 import { SealError, type Sealer } from '../crypto/sealing.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
+import { connectFailFastRedis } from '../storage/redis-client.ts';
+import { RedisSignalChannel } from '../storage/redis-signal-channel.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
 import { ClientQuotas } from './client-quotas.ts';
-import { RevocationList } from './revocation-list.ts';
+import { RevocationList, type RevocationPush } from './revocation-list.ts';
 import { PEPPER_SEALED_COLUMN } from './secret-digest.ts';
 import { SIGNING_KEY_SEALED_COLUMN, SigningKeyStore } from './signing-keys.ts';
 
@@ -50,7 +52,12 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
   });
   const auditBatcher = new AuditBatcher(deps.store.db, deps.logger);
   const clients = new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit);
-  const revocations = new RevocationList(deps.store.db, deps.logger);
+  const revocations = new RevocationList(
+    deps.store.db,
+    deps.logger,
+    revocationPush(deps.config),
+    deps.config.oauth.revocationPollMs,
+  );
   return {
     clients,
     keys,
@@ -74,6 +81,28 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
         .catch((err: Error) =>
           deps.logger.warn({ err: { message: err.message } }, 'writing secret last-use times failed'),
         );
+    },
+  };
+}
+
+/**
+ * With a broker (`REDIS_URL`), revocations are pushed to every node over the cluster's Redis, on a connection of
+ * their own with the outage settings of every Redis client (packages/server/src/storage/redis-client.ts); nothing
+ * on one node.
+ */
+function revocationPush(config: Config): RevocationPush | undefined {
+  if (!config.redisUrl) return undefined;
+  const { redis, ready } = connectFailFastRedis(config.redisUrl);
+  const channel = new RedisSignalChannel(redis, {
+    channel: `${config.webchat.realtimeRedisPrefix}:oauth-revocations`,
+    ready,
+  });
+  return {
+    send: (message) => channel.send(message),
+    listen: (handle) => channel.listen(handle),
+    close: async () => {
+      await channel.close();
+      await redis.quit().catch(() => redis.disconnect());
     },
   };
 }
