@@ -30,6 +30,7 @@ const env = parleyEnv(port, dataDir, { PARLEY_TOKENS_PER_MINUTE: String(1_000_00
 delete env.LOG_LEVEL;
 const { client } = await createBenchClient({ ...env, LOG_LEVEL: 'error' });
 // As startParleyProcess, with the profiler on (Node refuses --cpu-prof in NODE_OPTIONS).
+const spawnedAt = Date.now();
 const child = await waitForUp(
   spawn(
     process.execPath,
@@ -42,7 +43,10 @@ const child = await waitForUp(
   ),
   `http://127.0.0.1:${port}/readyz`,
 );
+/** The load's span in ms after the spawn: only samples inside it count (not start-up, not shutdown). */
+let window: [number, number] = [0, 0];
 try {
+  const loadStart = Date.now() - spawnedAt;
   const load = await runLoad({
     url: `http://127.0.0.1:${port}/platform/v1/auth/token/client-credentials`,
     method: 'POST',
@@ -54,6 +58,7 @@ try {
     connections: 16,
     duration: SECONDS,
   });
+  window = [loadStart, Date.now() - spawnedAt];
   console.log(`${load.requests.total} grants in ${SECONDS} s`);
 } finally {
   await stop(child);
@@ -65,7 +70,13 @@ if (!file) throw new Error(`no profile in ${profileDir}`);
 const profile = JSON.parse(readFileSync(join(profileDir, file), 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+let at = 0;
+for (const [i, id] of profile.samples.entries()) {
+  const delta = profile.timeDeltas[i] ?? 0;
+  at += delta;
+  if (at / 1000 < window[0] || at / 1000 > window[1]) continue;
+  selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
+}
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 const byFunction = new Map<string, number>();
 const byPackage = new Map<string, number>();
