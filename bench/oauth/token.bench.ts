@@ -10,16 +10,19 @@
 // Parley's per-client token quota is lifted for the run (PARLEY_TOKENS_PER_MINUTE) — the limiter still runs on
 // every request, only its limit is out of reach of one client hammering the endpoint.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../packages/server/src/testing/process.ts';
 import { type LoadResult, runLoad } from '../lib/http-load.ts';
 import {
   assertClean,
+  type BenchEnv,
   basicAuth,
   createBenchClient,
   fmt,
+  parleyCli,
   parleyEnv,
   repoRoot as root,
   startParleyProcess,
@@ -42,28 +45,37 @@ const PARLEY_LOG_LEVEL = process.env.BENCH_PARLEY_LOG_LEVEL ?? 'warn';
 const DEFAULT_SETTINGS_CPU_GOAL = 1.25;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BODY = 'grant_type=client_credentials&scope=connector%3Awrite';
+const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 function run(
   url: string,
-  authorization: string,
-  options: { duration: number; overallRate?: number },
+  authorization: string | undefined,
+  options: { duration: number; overallRate?: number; nextBody?: () => string },
 ): Promise<LoadResult> {
   return runLoad({
     url,
     method: 'POST',
-    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      ...(authorization ? { authorization } : {}),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: BODY,
+    ...(options.nextBody ? { nextBody: options.nextBody } : {}),
     connections: CONNECTIONS,
     duration: options.duration,
     ...(options.overallRate ? { overallRate: options.overallRate } : {}),
   });
 }
 
-async function checkOneToken(url: string, authorization: string, name: string): Promise<void> {
+async function checkOneToken(target: Target): Promise<void> {
+  const { url, authorization, name } = target;
   const response = await fetch(url, {
     method: 'POST',
-    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-    body: BODY,
+    headers: {
+      ...(authorization ? { authorization } : {}),
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: target.nextBody?.() ?? BODY,
   });
   const body = (await response.json()) as { access_token?: string; expires_in?: number };
   if (response.status !== 200 || body.access_token?.split('.').length !== 3 || body.expires_in !== 3600) {
@@ -74,7 +86,10 @@ async function checkOneToken(url: string, authorization: string, name: string): 
 interface Target {
   name: string;
   url: string;
-  authorization: string;
+  /** HTTP Basic credentials; absent when the client authenticates in the body (private_key_jwt). */
+  authorization?: string;
+  /** A fresh form body per request (a client assertion is single-use); absent: the fixed BODY. */
+  nextBody?: () => string;
   pid: number;
 }
 
@@ -84,14 +99,16 @@ interface Target {
  * p50/p99 = the median of its rounds' percentiles.
  */
 async function measurePeaks(targets: Target[]): Promise<Map<string, Summary>> {
-  for (const t of targets) await checkOneToken(t.url, t.authorization, t.name);
-  for (const t of targets) await run(t.url, t.authorization, { duration: 2 }); // warm-up (JIT, caches)
+  for (const t of targets) await checkOneToken(t);
+  const load = (t: Target, duration: number) =>
+    run(t.url, t.authorization, { duration, ...(t.nextBody ? { nextBody: t.nextBody } : {}) });
+  for (const t of targets) await load(t, 2); // warm-up (JIT, caches)
   const rounds = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
   const cpu = new Map<string, number>(targets.map((t) => [t.name, 0]));
   for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets) {
       const cpuBefore = cpuMs(t.pid);
-      const result = await run(t.url, t.authorization, { duration: ROUND_S });
+      const result = await load(t, ROUND_S);
       const cpuAfter = cpuMs(t.pid);
       if (cpuBefore !== undefined && cpuAfter !== undefined)
         cpu.set(t.name, cpu.get(t.name)! + cpuAfter - cpuBefore);
@@ -127,6 +144,7 @@ function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
 async function startParley(
   name: string,
   logLevel: string | undefined,
+  auth: 'client_secret' | 'private_key_jwt' = 'client_secret',
 ): Promise<{ target: Target; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const port = await freePort();
@@ -136,19 +154,77 @@ async function startParley(
   });
   // Default settings: no LOG_LEVEL at all (stdout is a pipe here, so the format is JSON, as in production).
   if (!logLevel) delete env.LOG_LEVEL;
-  const { client } = await createBenchClient({ ...env, LOG_LEVEL: 'error' });
+  const url = `http://127.0.0.1:${port}/platform/v1/auth/token/client-credentials`;
+  const credentials =
+    auth === 'client_secret'
+      ? await secretCredentials({ ...env, LOG_LEVEL: 'error' })
+      : await assertionCredentials({ ...env, LOG_LEVEL: 'error' }, dataDir, url);
   const child = await startParleyProcess(env, port);
   return {
-    target: {
-      name,
-      pid: child.pid!,
-      url: `http://127.0.0.1:${port}/platform/v1/auth/token/client-credentials`,
-      authorization: basicAuth(client.client_id!, client.client_secret!),
-    },
+    target: { name, pid: child.pid!, url, ...credentials },
     stop: async () => {
       await stop(child);
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+async function secretCredentials(env: BenchEnv): Promise<Pick<Target, 'authorization'>> {
+  const { client } = await createBenchClient(env);
+  return { authorization: basicAuth(client.client_id!, client.client_secret!) };
+}
+
+/**
+ * A private_key_jwt client (RFC 7523 §2.2) with an ES256 key, and a fresh assertion per request (`jti` is
+ * single-use), signed in this process: its CPU is the generator's, not the server's.
+ */
+async function assertionCredentials(
+  env: BenchEnv,
+  dataDir: string,
+  audience: string,
+): Promise<Pick<Target, 'nextBody'>> {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwksFile = join(dataDir, 'bench-client-jwks.json');
+  writeFileSync(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'bench' }] }),
+  );
+  const company = await parleyCli(env, ['companies', 'create', '--name', 'Bench']);
+  const client = await parleyCli(env, [
+    'api-clients',
+    'create',
+    '--company',
+    company.id!,
+    '--name',
+    'bench-signer',
+    '--scopes',
+    'connector:write connector:read',
+    '--auth-method',
+    'private_key_jwt',
+    '--jwks-file',
+    jwksFile,
+  ]);
+  const clientId = client.client_id!;
+  const header = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'JWT', kid: 'bench' })).toString(
+    'base64url',
+  );
+  const assertion = () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = {
+      iss: clientId,
+      sub: clientId,
+      aud: audience,
+      iat: now,
+      exp: now + 60,
+      jti: randomUUID(),
+    };
+    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    const signature = sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+    return `${input}.${signature.toString('base64url')}`;
+  };
+  return {
+    nextBody: () =>
+      `${BODY}&client_assertion_type=${encodeURIComponent(ASSERTION_TYPE)}&client_assertion=${assertion()}`,
   };
 }
 
@@ -192,6 +268,10 @@ try {
   const parley = await startParley('parley', PARLEY_LOG_LEVEL);
   started.push(parley);
   started.push(await startParley('parley-default', undefined));
+  started.push(await startParley('parley-default-pkjwt', undefined, 'private_key_jwt'));
+  // DPoP-bound grants (RFC 9449, branch m2-dpop): once merged, add their target here — a Parley at default
+  // settings whose client requires DPoP, with `nextBody`/headers carrying a fresh proof per request — and a row
+  // beside the two below.
   started.push(
     await startScriptServer('oidc-provider', 'oidc-provider-server.mjs', { ready: '/jwks', token: '/token' }),
   );
@@ -211,6 +291,7 @@ const ours = peaks.get('parley')!;
 const theirs = peaks.get('oidc-provider')!;
 const bare = peaks.get('floor')!;
 const defaults = peaks.get('parley-default')!;
+const assertions = peaks.get('parley-default-pkjwt')!;
 const defaultCpuRatio = defaults.cpuPerGrant / bare.cpuPerGrant;
 const ratio = ours.rate / theirs.rate;
 const halfP99 = half.latency.p99;
@@ -233,6 +314,9 @@ console.log(
   `| parley, default settings (info logs)    | ${fmt(defaults.rate, 0)} | ${fmt(defaults.p50)} | ${fmt(defaults.p99)} |    ${us(defaults.cpuPerGrant)} |`,
 );
 console.log(
+  `| parley, default, private_key_jwt (ES256)| ${fmt(assertions.rate, 0)} | ${fmt(assertions.p50)} | ${fmt(assertions.p99)} |    ${us(assertions.cpuPerGrant)} |`,
+);
+console.log(
   `| floor: raw node:http, essential work    | ${fmt(bare.rate, 0)} | ${fmt(bare.p50)} | ${fmt(bare.p99)} |    ${us(bare.cpuPerGrant)} |`,
 );
 console.log(
@@ -244,6 +328,10 @@ console.log(
 if (!Number.isNaN(defaultCpuRatio))
   console.log(
     `parley (default settings) / floor CPU per grant: ${defaultCpuRatio.toFixed(2)}x   goal <= ${DEFAULT_SETTINGS_CPU_GOAL}x   ${defaultCpuRatio <= DEFAULT_SETTINGS_CPU_GOAL ? 'MET' : 'MISSED'}`,
+  );
+if (!Number.isNaN(assertions.cpuPerGrant))
+  console.log(
+    `parley private_key_jwt (default settings) / floor CPU per grant: ${(assertions.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x (the floor authenticates with a secret; an assertion adds an ES256 verification and a jti insert)`,
   );
 console.log(`parley p99 at half peak: ${halfP99} ms   goal < 20 ms   ${halfP99 < 20 ? 'MET' : 'MISSED'}`);
 if (!Number.isNaN(cpuRatio))

@@ -21,6 +21,8 @@ export interface FaultCluster {
   nodes: ParleyNode[];
   balancer: TcpBalancer;
   seeded: Seeded;
+  /** The environment the seeding CLI ran with: what an operator's `npx parley …` against this cluster gets. */
+  cliEnv: Record<string, string>;
   /** Where the node, Redis and report files of this run are. */
   artifacts: string;
 }
@@ -33,6 +35,8 @@ export interface ClusterOptions {
   report?: { intervalMs: number };
   /** The Redis URL node `index` gets (default the private Redis's), e.g. a proxy the scenario can cut. */
   nodeRedisUrl?: (index: number, redis: PrivateRedis) => Promise<string>;
+  /** More environment for every node (and the seeding CLI), e.g. a limit a drill must not run into. */
+  env?: Record<string, string>;
 }
 
 /** A temporary folder (a node's data dir) removed at cleanup. */
@@ -70,8 +74,10 @@ export async function startCluster(options: ClusterOptions): Promise<FaultCluste
       PARLEY_WEBCHAT_MESSAGES_PER_MINUTE_PER_IP: '1000000',
       PARLEY_WEBCHAT_CONVERSATIONS_PER_MINUTE_PER_IP: '1000000',
       PARLEY_MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+      ...options.env,
     });
-  const seeded = await seed(env(tempDir('parley-fault-cli-')));
+  const cliEnv = env(tempDir('parley-fault-cli-'));
+  const seeded = await seed(cliEnv);
   const redisUrls = await Promise.all(
     ports.map((_, i) => options.nodeRedisUrl?.(i, redis) ?? Promise.resolve(redis.url)),
   );
@@ -89,5 +95,5 @@ export async function startCluster(options: ClusterOptions): Promise<FaultCluste
     });
   });
   await Promise.all(nodes.map((node) => node.start()));
-  return { pg, redis, nodes, balancer, seeded, artifacts };
+  return { pg, redis, nodes, balancer, seeded, cliEnv, artifacts };
 }

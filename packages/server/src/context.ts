@@ -191,6 +191,7 @@ export async function createContext(
       audit,
       companies,
       logger,
+      rateLimiter,
       fetchJwks: integrations.fetch,
       clock: options.clock,
     });

@@ -5,8 +5,9 @@ import { pagedTable } from '../components/paged-table.ts';
 import { showSecretOnce } from '../components/secret-once.ts';
 import { copyable } from '../components/widgets.ts';
 import { formatTime, h } from '../dom.ts';
+import { type ManagedClient, renderClientSecrets } from './api-client-secrets.ts';
 
-interface ApiClientRow {
+interface ApiClientRow extends ManagedClient {
   client_id: string;
   name: string;
   scopes: string[];
@@ -35,6 +36,8 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
   );
   const secretSlot = h('div', { class: 'secret-slot' });
   const status = statusArea();
+  /** The secrets and quotas of the client chosen with "Secrets" (pages/api-client-secrets.ts). */
+  const manageSlot = h('div', {});
 
   const table = pagedTable<ApiClientRow>({
     caption: 'API clients',
@@ -46,7 +49,16 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
       { header: 'Scopes', cell: (c) => h('ul', { class: 'tags' }, ...c.scopes.map((s) => h('li', {}, s))) },
       { header: 'Created', cell: (c) => formatTime(c.created_at) },
       { header: 'Last used', cell: (c) => (c.last_used_at ? formatTime(c.last_used_at) : 'Never') },
-      { header: 'Actions', cell: (c) => rowButton('Delete', `Delete ${c.name}`, () => remove(c), 'danger') },
+      {
+        header: 'Actions',
+        cell: (c) =>
+          h(
+            'div',
+            { class: 'actions' },
+            rowButton('Secrets', `Secrets of ${c.name}`, () => renderClientSecrets(manageSlot, c, status)),
+            rowButton('Delete', `Delete ${c.name}`, () => remove(c), 'danger'),
+          ),
+      },
     ],
   });
 
@@ -89,7 +101,8 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
       });
       showSecretOnce(secretSlot, {
         title: `Secret for “${created.name}”: copy it now`,
-        usage: 'Parley stores only a digest of it; if you lose it, delete this client and create a new one.',
+        usage:
+          'Parley stores only a digest of it; if you lose it, add a new secret (Secrets) and revoke the old one.',
         secret: created.client_secret,
         testId: 'client-secret',
         details: h(
@@ -108,12 +121,13 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
       'API clients',
       'External systems use an API client’s ID and secret to get access tokens (OAuth 2.0 client credentials) at ',
       h('code', {}, '/platform/v1/auth/token/client-credentials'),
-      '. To rotate a secret, create a new client, move your systems to it, then delete the old one.',
+      '. To rotate a secret without downtime, open the client’s Secrets, add a second secret, move your systems to it, then revoke the old one.',
     ),
     status.el,
     secretSlot,
     titledSection('create-client', 'New API client', form.el),
     titledSection('client-list', 'Your API clients', table.el),
+    manageSlot,
   );
   await table.reload();
 }

@@ -115,6 +115,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       authFailuresPerMinute: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE),
       authFailuresPerMinutePerIp: int(env.PARLEY_AUTH_FAILURES_PER_MINUTE_PER_IP),
       tokensPerMinute: int(env.PARLEY_TOKENS_PER_MINUTE),
+      apiCallsPerMinute: int(env.PARLEY_API_CALLS_PER_MINUTE),
       clockToleranceSeconds: int(env.PARLEY_CLOCK_TOLERANCE_SECONDS),
       signingAlg: str(env.PARLEY_TOKEN_SIGNING_ALG),
       keyReloadIntervalMs: int(env.PARLEY_SIGNING_KEY_RELOAD_MS),
@@ -122,6 +123,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       dpopProofMaxAgeSeconds: int(env.PARLEY_DPOP_PROOF_MAX_AGE_SECONDS),
       dpopNonce: bool(env.PARLEY_DPOP_NONCE),
       jwksUriCacheSeconds: int(env.PARLEY_JWKS_URI_CACHE_SECONDS),
+      revocationPollMs: int(env.PARLEY_REVOCATION_POLL_MS),
     },
     rateLimit: {
       keyPrefix: str(env.PARLEY_RATE_LIMIT_PREFIX),

@@ -138,14 +138,21 @@ export const ConfigSchema = Type.Object(
       authFailuresPerMinute: Type.Integer({ minimum: 1, default: 60 }),
       /** Failed client authentications per minute allowed per client IP, whatever the client ID, before 429. */
       authFailuresPerMinutePerIp: Type.Integer({ minimum: 1, default: 600 }),
-      /** Token requests per minute allowed per client before 429. */
+      /** Token requests per minute allowed per client before 429, for clients without their own quota. */
       tokensPerMinute: Type.Integer({ minimum: 1, default: 600 }),
+      /** Bearer API calls per minute allowed per client before 429, for clients without their own quota. */
+      apiCallsPerMinute: Type.Integer({ minimum: 1, default: 6000 }),
       /** Leeway for `exp`/`iat` checks on access tokens, in seconds. */
       clockToleranceSeconds: Type.Integer({ minimum: 0, maximum: 300, default: 30 }),
       /** Algorithm of signing keys created from now on (each key keeps the one it was made with). */
       signingAlg: Type.Union([Type.Literal('ES256'), Type.Literal('RS256')], { default: 'ES256' }),
       /** How often a node re-reads signing keys (to notice `keys rotate` run elsewhere), in milliseconds. */
       keyReloadIntervalMs: Type.Integer({ minimum: 50, maximum: 300_000, default: 30_000 }),
+      /**
+       * How often a node reads revocations made elsewhere from the store, in milliseconds: the path without a broker,
+       * and the fallback with one (revocations are pushed over Redis then).
+       */
+      revocationPollMs: Type.Integer({ minimum: 50, maximum: 60_000, default: 400 }),
       /** Verified access tokens remembered per node (until their `exp`), so repeat calls skip the signature check. */
       tokenCacheSize: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10_000 }),
       /** DPoP (RFC 9449 §11.1): how old a proof's `iat` may be, in seconds. */

@@ -57,6 +57,9 @@ export const ERROR_CODES = [
   'wrong_auth_method',
   'invalid_client_keys',
   'invalid_dpop_policy',
+  // Per-client quotas (oauth/client-quotas.ts).
+  'invalid_quota',
+  'client_quota_exceeded',
   // Connectors, outbound calls, master keys.
   'connector_not_found',
   'precondition_failed',

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Command, requireString, UsageError } from '../cli-kit/command.ts';
 import {
   apiClientView,
+  type ClientQuotaSettings,
   type ClientSecretView,
   parseDuration,
   type RotatedSecret,
@@ -10,7 +11,7 @@ import type { OAuthServices } from './oauth.services.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
 interface ApiClientCommandDeps {
-  oauth: Pick<OAuthServices, 'clients'>;
+  oauth: Pick<OAuthServices, 'clients' | 'quotas'>;
 }
 
 const optional = (
@@ -200,9 +201,54 @@ const remove: Command<{ client_id: string; deleted_at: string }, ApiClientComman
   format: (r) => `deleted API client ${r.client_id}; its tokens stop working within the hour`,
 };
 
-export const apiClientCommands = [create, list, remove, rotateSecret, listSecrets, revokeSecret];
-
 function dpopOption(value: string | undefined): 'optional' | 'required' | undefined {
   if (value === undefined || value === 'optional' || value === 'required') return value;
   throw new UsageError('--dpop is optional or required');
 }
+
+/** `--tokens-per-minute 120` → 120; `default` → null (the configured default); absent → unchanged. */
+function quotaOption(
+  options: Record<string, string | boolean | undefined>,
+  name: string,
+): number | null | undefined {
+  const value = optional(options, name);
+  if (value === undefined) return undefined;
+  if (value === 'default') return null;
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} is a whole number or "default"`);
+  return Number(value);
+}
+
+const setQuotas: Command<
+  { client_id: string; quotas: { tokens_per_minute: number | null; api_calls_per_minute: number | null } },
+  ApiClientCommandDeps
+> = {
+  name: 'api-clients set-quota',
+  summary: 'set a client\'s token and API-call quotas per minute ("default": the deployment\'s default)',
+  options: {
+    company: { description: 'company id', required: true },
+    'client-id': { description: 'client id (pcl_…)', required: true },
+    'tokens-per-minute': { description: 'token requests per minute, or "default"' },
+    'api-calls-per-minute': { description: 'bearer API calls per minute, or "default"' },
+  },
+  async run(options, ctx) {
+    const quotas: Partial<ClientQuotaSettings> = {
+      tokensPerMinute: quotaOption(options, 'tokens-per-minute'),
+      apiCallsPerMinute: quotaOption(options, 'api-calls-per-minute'),
+    };
+    const clientId = requireString(options, 'client-id');
+    const set = await ctx.oauth.quotas.set({
+      companyId: requireString(options, 'company'),
+      clientId,
+      quotas,
+      actor: 'cli',
+    });
+    return {
+      client_id: clientId,
+      quotas: { tokens_per_minute: set.tokensPerMinute, api_calls_per_minute: set.apiCallsPerMinute },
+    };
+  },
+  format: (r) =>
+    `quotas of ${r.client_id}: tokens ${r.quotas.tokens_per_minute ?? 'default'}/min, API calls ${r.quotas.api_calls_per_minute ?? 'default'}/min`,
+};
+
+export const apiClientCommands = [create, list, remove, rotateSecret, listSecrets, revokeSecret, setQuotas];

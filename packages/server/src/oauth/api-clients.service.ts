@@ -36,7 +36,18 @@ export interface ApiClient {
   jwksUri: string | null;
   /** DPoP (RFC 9449) for this client's tokens: a proof may bind them (`optional`), or must (`required`). */
   dpop: DpopPolicy;
+  /** This client's own quotas; `null` where it uses the deployment's default (docs/machine-access.md "Quotas"). */
+  quotas: ClientQuotaSettings;
 }
+
+/** Requests per minute one client may make; `null`: the configured default. */
+export interface ClientQuotaSettings {
+  tokensPerMinute: number | null;
+  apiCallsPerMinute: number | null;
+}
+
+/** The highest quota a client may be given: beyond it a quota is no limit, and would hide a typo. */
+export const MAX_QUOTA_PER_MINUTE = 1_000_000;
 
 /** `client_secret`: Basic or body parameters (RFC 6749 §2.3.1); `private_key_jwt`: RFC 7523 §2.2 assertions. */
 export type ClientAuthKind = 'client_secret' | 'private_key_jwt';
@@ -72,6 +83,13 @@ export const apiClientView = (c: ApiClient) => ({
   dpop: c.dpop,
   created_at: c.createdAt,
   last_used_at: c.lastUsedAt,
+  quotas: quotaView(c.quotas),
+});
+
+/** A client's quotas as the API, portal and CLI show them (`null`: the default applies). */
+export const quotaView = (q: ClientQuotaSettings) => ({
+  tokens_per_minute: q.tokensPerMinute,
+  api_calls_per_minute: q.apiCallsPerMinute,
 });
 
 export interface CreatedApiClient {
@@ -192,6 +210,8 @@ export class ApiClientsService {
       jwks: keys?.jwks ? JSON.stringify(keys.jwks) : null,
       jwks_uri: keys?.jwksUri ?? null,
       dpop,
+      tokens_per_minute: null,
+      api_calls_per_minute: null,
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('api_clients').values(row).execute();
@@ -350,6 +370,48 @@ export class ApiClientsService {
       );
     });
     return { client_id: input.clientId, secret_id: input.secretId, revoked_at: revokedAt };
+  }
+
+  /**
+   * Sets a client's quotas (docs/machine-access.md "Quotas"): a number per minute, or `null` for the configured
+   * default; a key left out keeps its value. Nodes apply the change within `QUOTA_CACHE_MS`
+   * (packages/server/src/oauth/client-quotas.ts).
+   */
+  async setQuotas(input: {
+    companyId: string;
+    clientId: string;
+    quotas: Partial<ClientQuotaSettings>;
+    actor?: string;
+  }): Promise<ClientQuotaSettings> {
+    const changes: { tokens_per_minute?: number | null; api_calls_per_minute?: number | null } = {};
+    if (input.quotas.tokensPerMinute !== undefined)
+      changes.tokens_per_minute = validQuota(input.quotas.tokensPerMinute);
+    if (input.quotas.apiCallsPerMinute !== undefined)
+      changes.api_calls_per_minute = validQuota(input.quotas.apiCallsPerMinute);
+    await this.companies.get(input.companyId);
+    return this.db.transaction().execute(async (trx) => {
+      await this.liveClient(trx, input.companyId, input.clientId);
+      if (Object.keys(changes).length > 0)
+        await trx.updateTable('api_clients').set(changes).where('id', '=', input.clientId).execute();
+      const row = await this.liveClient(trx, input.companyId, input.clientId);
+      const quotas = toClient(row).quotas;
+      await this.audit.record(
+        {
+          type: 'api_client.quotas_changed',
+          companyId: input.companyId,
+          actor: input.actor ?? 'system',
+          subject: input.clientId,
+          details: { client_id: input.clientId, ...quotaView(quotas) },
+        },
+        trx,
+      );
+      return quotas;
+    });
+  }
+
+  /** The quotas of any client by id (deleted ones too), for the per-node quota cache; `undefined` when unknown. */
+  async quotasOf(clientId: string): Promise<ClientQuotaSettings | undefined> {
+    return (await this.find(clientId))?.quotas;
   }
 
   /** A client of the company that is not deleted, or `api_client_not_found`. */
@@ -540,6 +602,18 @@ function validName(name: string): string {
   return trimmed;
 }
 
+/** A quota is a whole number of requests per minute from 1 to MAX_QUOTA_PER_MINUTE, or null (the default). */
+function validQuota(value: number | null): number | null {
+  if (value === null) return null;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_QUOTA_PER_MINUTE) {
+    throw new BadRequestError(
+      'invalid_quota',
+      `A quota is a whole number of requests per minute from 1 to ${MAX_QUOTA_PER_MINUTE}, or null for the default.`,
+    );
+  }
+  return value;
+}
+
 /** A non-empty subset of SCOPES, duplicates removed, in the order given. */
 export function validScopes(scopes: string[]): Scope[] {
   const unique = [...new Set(scopes.map((s) => s.trim()).filter(Boolean))];
@@ -589,5 +663,6 @@ function toClient(row: ApiClientsTable): ApiClient {
     jwks: row.jwks ? JSON.parse(row.jwks) : null,
     jwksUri: row.jwks_uri,
     dpop: row.dpop,
+    quotas: { tokensPerMinute: row.tokens_per_minute, apiCallsPerMinute: row.api_calls_per_minute },
   };
 }

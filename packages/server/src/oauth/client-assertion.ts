@@ -1,5 +1,6 @@
 import { constants, createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
 import { decodeJws } from './jwt.ts';
+import { LruCache } from './lru-cache.ts';
 
 /** RFC 7523 §2.2: the `client_assertion_type` of a JWT client assertion. */
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -82,15 +83,21 @@ function fitsAlg(jwk: Record<string, unknown>, alg: AssertionAlg): boolean {
   return jwk.kty === 'RSA';
 }
 
-const keyCache = new WeakMap<Record<string, unknown>, KeyObject>();
+/**
+ * Imported public keys by their JWK's JSON text: a client's JWK Set is parsed afresh with its row at every grant,
+ * so an object-keyed cache never hit, and importing a key (createPublicKey) costs more than verifying with it.
+ * Keyed by content, a changed key set simply misses.
+ */
+const keyCache = new LruCache<string, KeyObject>(1_000);
 
 function verifySignature(token: string, alg: AssertionAlg, jwk: Record<string, unknown>): boolean {
-  let key = keyCache.get(jwk);
+  const cacheKey = JSON.stringify(jwk);
+  let key = keyCache.get(cacheKey);
   try {
     if (!key) {
       // Only the public members: a JWK Set never holds private ones (checked at registration).
       key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-      keyCache.set(jwk, key);
+      keyCache.set(cacheKey, key);
     }
     if (alg === 'RS256' || alg === 'PS256') {
       const details = key.asymmetricKeyDetails;

@@ -56,10 +56,19 @@ export const invalidClient = (): OAuthError =>
     'www-authenticate': `Basic realm="${REALM}"`,
   });
 
-export const slowDown = (retryAfterSeconds: number): OAuthError =>
-  new OAuthError('slow_down', `Too many requests; retry after ${retryAfterSeconds} seconds.`, 429, {
-    'retry-after': String(retryAfterSeconds),
-  });
+/** 429; `headers` adds e.g. the quota's `RateLimit` fields, `reason` the Parley code (client_quota_exceeded). */
+export const slowDown = (
+  retryAfterSeconds: number,
+  headers: Record<string, string> = {},
+  reason?: ErrorCode,
+): OAuthError =>
+  new OAuthError(
+    'slow_down',
+    `Too many requests; retry after ${retryAfterSeconds} seconds.`,
+    429,
+    { ...headers, 'retry-after': String(retryAfterSeconds) },
+    reason,
+  );
 
 /** 503 while a dependency is down; `code` names which one, as the problem+json boundary does. */
 export const temporarilyUnavailable = (code: ErrorCode, retryAfterSeconds: number): OAuthError =>

@@ -133,6 +133,29 @@ for (const database of TEST_DATABASES) {
       assert.equal(bad.code, 2);
     });
 
+    it('api-clients set-quota sets a client’s quotas, "default" restores the default, and the token endpoint applies it', async () => {
+      const created = await createClient('Quota', 'connector:read');
+      const clientId = created.json.client_id;
+      const setQuota = (...flags: string[]) =>
+        cli('api-clients', 'set-quota', '--company', companyId, '--client-id', clientId, ...flags, '--json');
+      const set = await setQuota('--tokens-per-minute', '1', '--api-calls-per-minute', '30');
+      assert.equal(set.code, 0, set.output);
+      assert.deepEqual(set.json, {
+        client_id: clientId,
+        quotas: { tokens_per_minute: 1, api_calls_per_minute: 30 },
+      });
+      assert.equal((await tokenFor(created)).status, 200);
+      const refused = await tokenFor(created);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.code, 'client_quota_exceeded');
+      const back = await setQuota('--api-calls-per-minute', 'default');
+      assert.deepEqual(back.json.quotas, { tokens_per_minute: 1, api_calls_per_minute: null });
+      const bad = await setQuota('--tokens-per-minute', 'lots');
+      assert.equal(bad.code, 2, bad.output);
+      const zero = await setQuota('--tokens-per-minute', '0');
+      assert.equal(zero.json.error.code, 'invalid_quota');
+    });
+
     it('api-clients create tells people the secret is shown once', async () => {
       const run = await createClient('Human', 'connector:read', { json: false });
       assert.equal(run.code, 0);
@@ -154,9 +177,11 @@ for (const database of TEST_DATABASES) {
         'dpop',
         'last_used_at',
         'name',
+        'quotas',
         'scopes',
         'secret_hint',
       ]);
+      assert.deepEqual(entry.quotas, { tokens_per_minute: null, api_calls_per_minute: null });
       assert.equal(entry.secret_hint, `pcs_…${created.json.client_secret.slice(-4)}`);
       assert.ok(!list.output.includes(created.json.client_secret));
       const human = await cli('api-clients', 'list', '--company', companyId);

@@ -4,14 +4,18 @@ import type { CompaniesService } from '../companies/companies.service.ts';
 import type { Config } from '../config/schema.ts';
 import { rewrapSealedColumns, type SealedColumn, sealedColumnName } from '../crypto/sealed-columns.ts';
 import { SealError, type Sealer } from '../crypto/sealing.ts';
+import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
+import { connectFailFastRedis } from '../storage/redis-client.ts';
+import { RedisSignalChannel } from '../storage/redis-signal-channel.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { AuditBatcher } from './audit-batcher.ts';
 import { ClientKeySets, type JwksFetch } from './client-key-sets.ts';
+import { ClientQuotas } from './client-quotas.ts';
 import { DpopProofs } from './dpop.ts';
 import { DpopNonces } from './dpop-nonces.ts';
-import { RevocationList } from './revocation-list.ts';
+import { RevocationList, type RevocationPush } from './revocation-list.ts';
 import { PEPPER_SEALED_COLUMN } from './secret-digest.ts';
 import { SIGNING_KEY_SEALED_COLUMN, SigningKeyStore } from './signing-keys.ts';
 import { claimJtiOnce } from './used-jtis.ts';
@@ -30,6 +34,8 @@ export interface OAuthServices {
   dpop: DpopProofs;
   /** `private_key_jwt` clients' public keys, inline or fetched from their `jwks_uri`. */
   clientKeys: ClientKeySets;
+  /** Per-client token and API-call quotas (docs/machine-access.md "Quotas"). */
+  quotas: ClientQuotas;
 }
 
 export interface OAuthServicesDeps {
@@ -43,6 +49,7 @@ export interface OAuthServicesDeps {
   fetchJwks?: JwksFetch;
   /** The clock of DPoP proof windows and key-set caching (ms since the epoch); tests move it instead of waiting. */
   clock?: () => number;
+  rateLimiter: RateLimiter;
 }
 
 /**
@@ -57,8 +64,13 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
   });
   const auditBatcher = new AuditBatcher(deps.store.db, deps.logger);
   const clients = new ApiClientsService(deps.store, deps.sealer, deps.companies, deps.audit);
-  const revocations = new RevocationList(deps.store.db, deps.logger);
   const clock = deps.clock ?? Date.now;
+  const revocations = new RevocationList(
+    deps.store.db,
+    deps.logger,
+    revocationPush(deps.config),
+    deps.config.oauth.revocationPollMs,
+  );
   return {
     clients,
     keys,
@@ -82,6 +94,7 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
       clock,
     ),
     clientKeys: new ClientKeySets(deps.fetchJwks, deps.config.oauth.jwksUriCacheSeconds, deps.logger, clock),
+    quotas: new ClientQuotas(deps.rateLimiter, clients, deps.config.oauth, deps.logger),
     close: async () => {
       keys.stop();
       await revocations.stop();
@@ -91,6 +104,28 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
         .catch((err: Error) =>
           deps.logger.warn({ err: { message: err.message } }, 'writing secret last-use times failed'),
         );
+    },
+  };
+}
+
+/**
+ * With a broker (`REDIS_URL`), revocations are pushed to every node over the cluster's Redis, on a connection of
+ * their own with the outage settings of every Redis client (packages/server/src/storage/redis-client.ts); nothing
+ * on one node.
+ */
+function revocationPush(config: Config): RevocationPush | undefined {
+  if (!config.redisUrl) return undefined;
+  const { redis, ready } = connectFailFastRedis(config.redisUrl);
+  const channel = new RedisSignalChannel(redis, {
+    channel: `${config.webchat.realtimeRedisPrefix}:oauth-revocations`,
+    ready,
+  });
+  return {
+    send: (message) => channel.send(message),
+    listen: (handle) => channel.listen(handle),
+    close: async () => {
+      await channel.close();
+      await redis.quit().catch(() => redis.disconnect());
     },
   };
 }

@@ -23,6 +23,10 @@ export interface ApiClientsTable {
   jwks_uri: string | null;
   /** DPoP (RFC 9449) for this client's tokens (migration 200): a proof may bind them, or must. */
   dpop: DpopPolicy;
+  /** Token requests per minute for this client; null: the default `oauth.tokensPerMinute` (migration 210). */
+  tokens_per_minute: number | null;
+  /** Bearer API calls per minute for this client; null: the default `oauth.apiCallsPerMinute`. */
+  api_calls_per_minute: number | null;
 }
 
 /** `optional`: a valid proof binds the token; `required`: a token request without a proof is refused. */

@@ -8,6 +8,7 @@ import type { AuditBatcher } from './audit-batcher.ts';
 import { type AssertionClaims, AssertionError, verifyClientAssertion } from './client-assertion.ts';
 import { type PresentedCredentials, readClientCredentials } from './client-auth.ts';
 import { type ClientKeySets, KeySetUnavailableError } from './client-key-sets.ts';
+import type { ClientQuotas, QuotaCharge } from './client-quotas.ts';
 import { isClientIdSyntax } from './credentials.ts';
 import { type DpopProofs, dpopProofRequired, tokenEndpointDpopError } from './dpop.ts';
 import { DpopProofError, type DpopRequest, type VerifiedProof } from './dpop-proof.ts';
@@ -29,6 +30,12 @@ export interface TokenResponse {
   token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
+}
+
+/** A granted token request: the body, and the `RateLimit` headers of the client's token quota (if counted). */
+export interface TokenGrant {
+  response: TokenResponse;
+  headers: Record<string, string>;
 }
 
 export const CLIENT_CREDENTIALS = 'client_credentials';
@@ -55,7 +62,7 @@ interface FailureBudget {
  * 4. scope (§3.3): omitted → all of the client's scopes; otherwise each must be one of them → `invalid_scope`;
  * 5. DPoP (RFC 9449 §5): a `DPoP` proof, when sent, must be valid (`invalid_dpop_proof`, `use_dpop_nonce`) and
  *    binds the token to its key (`cnf.jkt`); a client whose DPoP is `required` must send one;
- * 6. the per-client token quota → 429;
+ * 6. the per-client token quota (client-quotas.ts) → 429;
  * 7. mint the JWT, record `token.issued` (batched, see AuditBatcher), refresh `last_used_at`.
  */
 export class TokenEndpoint {
@@ -63,6 +70,7 @@ export class TokenEndpoint {
     private readonly clients: ApiClientsService,
     private readonly issuer: AccessTokenIssuer,
     private readonly limiter: RateLimiter,
+    private readonly quotas: ClientQuotas,
     private readonly audit: AuditLog,
     private readonly auditBatcher: AuditBatcher,
     private readonly config: Config,
@@ -71,7 +79,7 @@ export class TokenEndpoint {
     private readonly clientKeys: ClientKeySets,
   ) {}
 
-  async handle(request: TokenRequest): Promise<TokenResponse> {
+  async handle(request: TokenRequest): Promise<TokenGrant> {
     const { form } = request;
     if (form.grant_type === undefined) throw invalidRequest('The grant_type parameter is required.');
     if (form.grant_type !== CLIENT_CREDENTIALS) {
@@ -80,7 +88,7 @@ export class TokenEndpoint {
     const client = await this.authenticateClient(request);
     const scopes = grantedScopes(form.scope, client.scopes);
     const proof = await this.dpopProof(request, client);
-    await this.chargeTokenQuota(client, request.ip);
+    const quota = await this.chargeTokenQuota(client, request.ip);
 
     const issued = await this.issuer.issue({
       clientId: client.clientId,
@@ -104,12 +112,13 @@ export class TokenEndpoint {
       },
     });
     await this.clients.touch(client.clientId);
-    return {
+    const response: TokenResponse = {
       access_token: issued.token,
       token_type: proof ? 'DPoP' : 'Bearer',
       expires_in: issued.expiresIn,
       scope: issued.claims.scope,
     };
+    return { response, headers: quota?.headers ?? {} };
   }
 
   /** The request's verified DPoP proof, if any (RFC 9449 §5); refuses a `required` client without one. */
@@ -264,10 +273,14 @@ export class TokenEndpoint {
     }
   }
 
-  private async chargeTokenQuota(client: ApiClient, ip: string): Promise<void> {
-    const rule = { limit: this.config.oauth.tokensPerMinute, windowMs: MINUTE_MS };
-    const state = await this.limit('hit', `oauth:tokens:client:${client.clientId}`, rule);
-    if (!state || state.allowed) return;
+  /**
+   * The client's token quota (its own, or `oauth.tokensPerMinute`): answers carry its `RateLimit` headers; over
+   * it, 429 `slow_down` with `code: client_quota_exceeded` and `Retry-After` (docs/machine-access.md "Quotas").
+   */
+  private async chargeTokenQuota(client: ApiClient, ip: string): Promise<QuotaCharge | undefined> {
+    const charge = await this.quotas.charge('tokens', client.clientId, client.quotas);
+    if (!charge || charge.state.allowed) return charge;
+    const { state } = charge;
     // Recorded once per window: when the count first passes the limit.
     if (state.count === state.limit + 1) {
       await this.recordLimited('tokens_per_client', state, {
@@ -276,7 +289,7 @@ export class TokenEndpoint {
         companyId: client.companyId,
       });
     }
-    throw slowDown(state.retryAfterSeconds);
+    throw slowDown(state.retryAfterSeconds, charge.headers, 'client_quota_exceeded');
   }
 
   private async recordLimited(

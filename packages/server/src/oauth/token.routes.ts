@@ -84,6 +84,7 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
     clients,
     issuer,
     ctx.rateLimiter,
+    ctx.oauth.quotas,
     ctx.audit,
     auditBatcher,
     ctx.config,
@@ -120,7 +121,7 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
           tags: ['oauth'],
           summary: 'Get an access token (OAuth 2.0 client credentials)',
           description:
-            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters, or a private_key_jwt assertion (RFC 7523). A DPoP header (RFC 9449) binds the token to the proof key (token_type DPoP). Errors follow RFC 6749 §5.2; 429 carries Retry-After.',
+            'RFC 6749 §4.4. Authenticate with HTTP Basic (client ID and secret) or, alternatively, client_id and client_secret body parameters, or a private_key_jwt assertion (RFC 7523). A DPoP header (RFC 9449) binds the token to the proof key (token_type DPoP). Errors follow RFC 6749 §5.2. Answers to an authenticated client carry RateLimit-Policy and RateLimit (its token quota); 429 carries Retry-After.',
           security: [{ clientBasic: [] }],
           consumes: [FORM],
           body: TokenForm,
@@ -143,12 +144,13 @@ export async function registerTokenRoutes(app: App, ctx: OAuthRouteDeps): Promis
           ip: request.ip,
           dpop: { header: request.headers.dpop, method: 'POST', uri: `${ctx.config.publicUrl}${TOKEN_PATH}` },
         };
-        const response = await ctx.tracing.inSpan('oauth.token_grant', {}, () => endpoint.handle(grant));
+        const granted = await ctx.tracing.inSpan('oauth.token_grant', {}, () => endpoint.handle(grant));
         tokenGrants.inc();
+        reply.headers(granted.headers);
         // RFC 9449 §8.2: with nonces on, each answer hands out the current one, so clients rarely meet use_dpop_nonce.
         const nonce = ctx.oauth.dpop.nonces?.current();
         if (nonce) reply.header('dpop-nonce', nonce);
-        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response);
+        return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(granted.response);
       },
     );
 

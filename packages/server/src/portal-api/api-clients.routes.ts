@@ -1,7 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { PageQuery, pageOf } from '../http/offset-page.ts';
 import type { App } from '../http/types.ts';
-import { apiClientView, MAX_OLD_SECRET_LIFETIME_SECONDS } from '../oauth/api-clients.service.ts';
+import {
+  apiClientView,
+  MAX_OLD_SECRET_LIFETIME_SECONDS,
+  MAX_QUOTA_PER_MINUTE,
+  quotaView,
+} from '../oauth/api-clients.service.ts';
 import type { OAuthServices } from '../oauth/oauth.services.ts';
 import { SCOPES } from '../oauth/principal.ts';
 import { actorOf, sessionOf } from '../users/portal-session.ts';
@@ -30,11 +35,22 @@ const RotateSecret = Type.Object(
   { additionalProperties: false },
 );
 
+const QuotaValue = Type.Union([Type.Integer({ minimum: 1, maximum: MAX_QUOTA_PER_MINUTE }), Type.Null()], {
+  description: 'Requests per minute; null: the deployment default.',
+});
+const SetQuotas = Type.Object(
+  {
+    tokens_per_minute: Type.Optional(QuotaValue),
+    api_calls_per_minute: Type.Optional(QuotaValue),
+  },
+  { additionalProperties: false },
+);
+
 /**
  * Settings → API clients, over the OAuth capability's ApiClientsService (it validates, stores only a digest of
  * the secret and writes the audit events). The secret appears in exactly one response: the 201 of the creation.
  */
-export function registerApiClientRoutes(app: App, oauth: Pick<OAuthServices, 'clients'>): void {
+export function registerApiClientRoutes(app: App, oauth: Pick<OAuthServices, 'clients' | 'quotas'>): void {
   const clients = () => oauth.clients;
 
   app.get('/api-clients', { schema: { querystring: PageQuery } }, async (request) => ({
@@ -83,6 +99,24 @@ export function registerApiClientRoutes(app: App, oauth: Pick<OAuthServices, 'cl
         actor: actorOf(request),
       });
       return reply.status(204).send();
+    },
+  );
+
+  // Per-client quotas (docs/machine-access.md "Quotas"): a key left out keeps its value, null restores the default.
+  app.put(
+    '/api-clients/:clientId/quotas',
+    { schema: { params: ClientIdParams, body: SetQuotas } },
+    async (request) => {
+      const quotas = await oauth.quotas.set({
+        companyId: sessionOf(request).user.companyId,
+        clientId: request.params.clientId,
+        quotas: {
+          tokensPerMinute: request.body.tokens_per_minute,
+          apiCallsPerMinute: request.body.api_calls_per_minute,
+        },
+        actor: actorOf(request),
+      });
+      return { client_id: request.params.clientId, quotas: quotaView(quotas) };
     },
   );
 

@@ -163,6 +163,38 @@ for (const database of TEST_DATABASES) {
       assert.equal(last.body.code, 'last_client_secret');
     });
 
+    it('sets a client’s quotas (null: the default), shown in the list and applied at the token endpoint', async () => {
+      const created = await acme.post('/api-clients', { name: 'Quota', scopes: ['connector:read'] });
+      const { client_id, client_secret } = created.body;
+      const set = await acme.put(`/api-clients/${client_id}/quotas`, { tokens_per_minute: 1 });
+      assert.equal(set.status, 200, set.text);
+      assert.deepEqual(set.body, {
+        client_id,
+        quotas: { tokens_per_minute: 1, api_calls_per_minute: null },
+      });
+      const row = (await acme.get('/api-clients')).body.items.find(
+        (c: { client_id: string }) => c.client_id === client_id,
+      );
+      assert.deepEqual(row.quotas, { tokens_per_minute: 1, api_calls_per_minute: null });
+      assert.equal((await requestToken(server, client_id, client_secret)).status, 200);
+      const refused = await requestToken(server, client_id, client_secret);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=1;w=60');
+
+      const invalid = await acme.put(`/api-clients/${client_id}/quotas`, { api_calls_per_minute: 0 });
+      assert.equal(invalid.status, 400);
+      assert.equal(
+        (await globex.put(`/api-clients/${client_id}/quotas`, { tokens_per_minute: 5 })).status,
+        404,
+      );
+      assert.equal(
+        (await agent.put(`/api-clients/${client_id}/quotas`, { tokens_per_minute: 5 })).status,
+        403,
+      );
+      const back = await acme.put(`/api-clients/${client_id}/quotas`, { tokens_per_minute: null });
+      assert.deepEqual(back.body.quotas, { tokens_per_minute: null, api_calls_per_minute: null });
+    });
+
     it('refuses agents and requests without the CSRF token', async () => {
       assert.equal((await agent.get('/api-clients')).status, 403);
       assert.equal(

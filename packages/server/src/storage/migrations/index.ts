@@ -26,6 +26,7 @@ import * as m120 from './120_agent_workspace.ts';
 import * as m130 from './130_privacy.ts';
 import * as m140 from './140_api_client_secrets.ts';
 import * as m200 from './200_api_client_dpop.ts';
+import * as m210 from './210_api_client_quotas.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -34,7 +35,7 @@ import * as m200 from './200_api_client_dpop.ts';
  * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 100–109
  * knowledge, 110–119 notes, actions and hand-over summaries, 120–129 the agent workspace, 130–139 privacy (erasure
  * receipts, retention settings), 140–149 machine access
- * (client secrets, revocation, used assertion ids).
+ * (client secrets, revocation, used assertion ids), 210–219 per-client quotas.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '130_privacy': m130,
   '140_api_client_secrets': m140,
   '200_api_client_dpop': m200,
+  '210_api_client_quotas': m210,
 };

@@ -99,7 +99,7 @@ describe('reply signals between nodes (Redis)', () => {
     const heard: ReplySignal[] = [];
     await b.listen((signal) => heard.push(signal));
     // biome-ignore lint/complexity/useLiteralKeys: the private connection, dropped as a network failure would
-    const subscriber = b['subscriber']!;
+    const subscriber = b['channel']['subscriber']!;
     const back = new Promise((resolve) => subscriber.once('ready', resolve));
     subscriber.disconnect(true);
     await back;

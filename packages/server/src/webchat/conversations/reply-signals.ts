@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { keepRedisAlive } from '@parley/realtime';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { errorField, ThrottledWarnings } from '../../logging/throttled-warnings.ts';
+import { RedisSignalChannel, type SignalMessage } from '../../storage/redis-signal-channel.ts';
 
 export type InterruptReason = 'handover' | 'closed';
 const INTERRUPT_REASONS: readonly string[] = ['handover', 'closed'];
@@ -34,36 +33,33 @@ export const LOCAL_REPLY_SIGNALS: ReplySignals = {
 
 /** Signals over one Redis PUB/SUB channel shared by the nodes of a cluster (same prefix). */
 export class RedisReplySignals implements ReplySignals {
-  /** Names this node's messages, so its own signals coming back are ignored. */
-  private readonly node = randomBytes(8).toString('base64url');
-  private subscriber?: Redis;
+  private readonly channel: RedisSignalChannel;
   private readonly warnings: ThrottledWarnings;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly options: {
+    redis: Redis,
+    options: {
       prefix: string;
       logger: Logger;
-      /** Settles once the command connection's first attempt did (storage/redis-client.ts): `listen` waits for it. */
+      /** Settles once the command connection's first attempt did: `listen` waits for it. */
       ready?: Promise<void>;
     },
   ) {
+    this.channel = new RedisSignalChannel(redis, {
+      channel: `${options.prefix}reply-signals`,
+      ...(options.ready ? { ready: options.ready } : {}),
+    });
     this.warnings = new ThrottledWarnings(options.logger);
   }
 
-  private get channel(): string {
-    return `${this.options.prefix}reply-signals`;
-  }
-
   async send(signal: ReplySignal): Promise<void> {
-    const message = JSON.stringify({
-      node: this.node,
+    const message = {
       kind: signal.kind,
       conversation_id: signal.conversationId,
       ...(signal.kind === 'interrupt' ? { reason: signal.reason } : {}),
-    });
+    };
     try {
-      await this.redis.publish(this.channel, message);
+      await this.channel.send(message);
     } catch (err) {
       // A hint, not a promise: the other nodes' sweeps and lease checks still get there. Throttled: while Redis is
       // away every close, handover and drain fails here (logging/throttled-warnings.ts).
@@ -74,72 +70,31 @@ export class RedisReplySignals implements ReplySignals {
     }
   }
 
-  async listen(handle: (signal: ReplySignal) => void): Promise<void> {
-    // The node starts its reply work once this resolves: its first signals and heartbeats then find the connection
-    // made (a fail-fast connection drops commands sent before it is).
-    await this.options.ready;
-    // A connection in subscriber mode can do nothing else: a duplicate of the command connection, with its outage
-    // settings (storage/redis-client.ts): commands are not queued while it is down, so ioredis' own resubscription
-    // is not relied on — every time it is ready (the first connection, each reconnect) it subscribes again.
-    const subscriber = this.redis.duplicate({ autoResubscribe: false });
-    subscriber.on('error', () => {});
-    this.subscriber = subscriber;
-    subscriber.on('message', (_channel: string, raw: string) => {
-      const signal = parseSignal(raw, this.node);
+  listen(handle: (signal: ReplySignal) => void): Promise<void> {
+    return this.channel.listen((message) => {
+      const signal = parseSignal(message);
       if (signal) handle(signal);
     });
-    const subscribe = () => subscriber.subscribe(this.channel);
-    subscriber.on('ready', () => void subscribe().catch(() => {}));
-    // PINGs while idle notice a connection that stopped answering (a partition), as for every Redis client.
-    const stopKeepAlive = keepRedisAlive(subscriber);
-    subscriber.once('end', stopKeepAlive);
-    // Redis away at start-up: the signals are hints, the 'ready' above subscribes once it is back.
-    if (await connected(subscriber)) await subscribe().catch(() => {});
   }
 
-  async close(): Promise<void> {
-    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect());
+  close(): Promise<void> {
+    return this.channel.close();
   }
 }
 
-/** Whether the connection is ready now or becomes so at its first attempt (a lazy one is connected here). */
-function connected(redis: Redis): Promise<boolean> {
-  if (redis.status === 'ready') return Promise.resolve(true);
-  if (redis.status === 'wait')
-    return redis.connect().then(
-      () => true,
-      () => false,
-    );
-  return new Promise((resolve) => {
-    redis.once('ready', () => resolve(true));
-    redis.once('error', () => resolve(false));
-  });
-}
-
-function parseSignal(raw: string, ownNode: string): ReplySignal | undefined {
-  try {
-    const event = JSON.parse(raw) as {
-      node?: unknown;
-      kind?: unknown;
-      conversation_id?: unknown;
-      reason?: unknown;
+function parseSignal(event: SignalMessage): ReplySignal | undefined {
+  if (typeof event.conversation_id !== 'string') return undefined;
+  if (event.kind === 'wake') return { kind: 'wake', conversationId: event.conversation_id };
+  if (
+    event.kind === 'interrupt' &&
+    typeof event.reason === 'string' &&
+    INTERRUPT_REASONS.includes(event.reason)
+  ) {
+    return {
+      kind: 'interrupt',
+      conversationId: event.conversation_id,
+      reason: event.reason as InterruptReason,
     };
-    if (typeof event.node !== 'string' || event.node === ownNode) return undefined;
-    if (typeof event.conversation_id !== 'string') return undefined;
-    if (event.kind === 'wake') return { kind: 'wake', conversationId: event.conversation_id };
-    if (
-      event.kind === 'interrupt' &&
-      typeof event.reason === 'string' &&
-      INTERRUPT_REASONS.includes(event.reason)
-    ) {
-      return {
-        kind: 'interrupt',
-        conversationId: event.conversation_id,
-        reason: event.reason as InterruptReason,
-      };
-    }
-    return undefined;
-  } catch {
-    return undefined;
   }
+  return undefined;
 }
