@@ -11,6 +11,7 @@ import type { RouteEntry } from './http/route-methods.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorPortalRoutes } from './integrations/connectors.portal.routes.ts';
 import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
+import { registerKnowledgePortalRoutes } from './knowledge/knowledge.portal.routes.ts';
 import { registerKnowledgeRoutes } from './knowledge/knowledge.routes.ts';
 import { registerLandingRoutes } from './landing/landing.routes.ts';
 import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
@@ -18,9 +19,8 @@ import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
 import { registerApiClientRoutes } from './portal-api/api-clients.routes.ts';
 import { registerAuditRoutes } from './portal-api/audit.routes.ts';
-import { registerKnowledgePortalRoutes } from './portal-api/knowledge.routes.ts';
 import { registerPortal } from './portal-api/portal.routes.ts';
-import { registerPortalPrivacyRoutes } from './portal-api/privacy.routes.ts';
+import { registerPrivacyPortalRoutes } from './privacy/privacy.portal.routes.ts';
 import { registerPrivacyRoutes } from './privacy/privacy.routes.ts';
 import { registerSystemRoutes } from './system/system.routes.ts';
 import { registerRequestTracing } from './tracing/request-tracing.ts';
@@ -154,10 +154,15 @@ function portalPagesOf(ctx: AppContext): Array<(api: App) => void> {
         connectorCaller: ctx.connectorCaller,
       }),
     (api) => registerWebhookPortalRoutes(api, ctx.webhooks.service),
-    (api) => registerKnowledgePortalRoutes(api, ctx.knowledge),
+    (api) => registerKnowledgePortalRoutes(api, { knowledge: ctx.knowledge }),
     (api) =>
       registerCompanyPortalRoutes(api, { companies: ctx.companies, attachments: webchat.attachments, audit }),
-    (api) => registerPortalPrivacyRoutes(api, { privacy: ctx.privacy, audit }),
+    (api) =>
+      registerPrivacyPortalRoutes(api, {
+        retention: ctx.privacy.retention,
+        visitorData: ctx.privacy.service,
+        audit,
+      }),
     (api) => registerUserRoutes(api, { users: ctx.users, audit }),
     (api) =>
       registerChannelPortalRoutes(api, {

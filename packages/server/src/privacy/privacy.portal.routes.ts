@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { App } from '../http/types.ts';
-import type { Privacy } from '../privacy/privacy.module.ts';
-import { PrivacySelectorBody, RetentionSettings } from '../privacy/privacy.schemas.ts';
-import { selectorOf } from '../privacy/privacy.service.ts';
 import { actorOf, sessionOf } from '../users/portal-session.ts';
+import { PrivacySelectorBody, RetentionSettings } from './privacy.schemas.ts';
+import { type PrivacyService, selectorOf } from './privacy.service.ts';
+import type { RetentionSettingsStore } from './retention.ts';
 
 /**
  * The portal's Privacy section (admins only, the default portal access; docs/privacy.md): the company's retention
@@ -13,18 +13,17 @@ import { actorOf, sessionOf } from '../users/portal-session.ts';
  */
 /** What the Privacy section uses. */
 export interface PrivacyPortalDeps {
-  privacy: Pick<Privacy, 'service' | 'retention'>;
+  retention: Pick<RetentionSettingsStore, 'get' | 'set'>;
+  visitorData: Pick<PrivacyService, 'erase' | 'exportJson'>;
   audit: Pick<AuditLog, 'record'>;
 }
 
-export function registerPortalPrivacyRoutes(app: App, deps: PrivacyPortalDeps): void {
-  app.get('/company/retention', async (request) =>
-    deps.privacy.retention.get(sessionOf(request).user.companyId),
-  );
+export function registerPrivacyPortalRoutes(app: App, deps: PrivacyPortalDeps): void {
+  app.get('/company/retention', async (request) => deps.retention.get(sessionOf(request).user.companyId));
 
   app.put('/company/retention', { schema: { body: RetentionSettings } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
-    const saved = await deps.privacy.retention.set(companyId, request.body);
+    const saved = await deps.retention.set(companyId, request.body);
     await deps.audit.record({
       type: 'company.retention_changed',
       companyId,
@@ -39,7 +38,7 @@ export function registerPortalPrivacyRoutes(app: App, deps: PrivacyPortalDeps): 
   app.post('/privacy/erasures', { schema: { body: PrivacySelectorBody } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;
     // The realtime engine runs in this process: live sessions are disconnected on every node through its broker.
-    return deps.privacy.service.erase(companyId, selectorOf(request.body), {
+    return deps.visitorData.erase(companyId, selectorOf(request.body), {
       actor: actorOf(request),
       ip: request.ip,
     });
@@ -48,7 +47,7 @@ export function registerPortalPrivacyRoutes(app: App, deps: PrivacyPortalDeps): 
   // personal data that no cache between the browser and the server may keep.
   app.post('/privacy/exports', { schema: { body: PrivacySelectorBody } }, async (request, reply) => {
     const companyId = sessionOf(request).user.companyId;
-    const parts = await deps.privacy.service.exportJson(companyId, selectorOf(request.body));
+    const parts = await deps.visitorData.exportJson(companyId, selectorOf(request.body));
     reply
       .header('content-type', 'application/json; charset=utf-8')
       .header('cache-control', 'no-store')

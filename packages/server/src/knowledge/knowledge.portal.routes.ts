@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
-import { searchResultView, sourceInputOf, sourceView } from '../knowledge/knowledge.schemas.ts';
-import type { KnowledgeActor, KnowledgeService } from '../knowledge/knowledge.service.ts';
 import { actorOf, companyOf } from '../users/portal-session.ts';
+import { searchResultView, sourceInputOf, sourceView } from './knowledge.schemas.ts';
+import type { KnowledgeActor, KnowledgeService } from './knowledge.service.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const SearchQuery = Type.Object({
@@ -17,7 +17,15 @@ const actor = (request: FastifyRequest): KnowledgeActor => ({ actor: actorOf(req
  * Settings → Knowledge (docs/knowledge.md), over the same service as `/platform/v1/knowledge` and the CLI: sources as
  * JSON text or a page to fetch (the bodies of the platform route), their passages as indexed, and search.
  */
-export function registerKnowledgePortalRoutes(app: App, knowledge: KnowledgeService): void {
+/** What the Knowledge page uses: the sources' lifecycle and search, and the size bound its bodies are checked against. */
+export interface KnowledgePortalDeps {
+  knowledge: Pick<
+    KnowledgeService,
+    'list' | 'create' | 'update' | 'delete' | 'chunks' | 'search' | 'settings'
+  >;
+}
+
+export function registerKnowledgePortalRoutes(app: App, { knowledge }: KnowledgePortalDeps): void {
   const bodyLimit = knowledge.settings.maxSourceBytes + 64 * 1024;
 
   app.get('/knowledge/sources', async (request) => ({
