@@ -1,15 +1,15 @@
 import { Type } from '@sinclair/typebox';
 import { PageQuery, pageOf } from '../http/offset-page.ts';
 import type { App } from '../http/types.ts';
+import { actorOf, sessionOf } from '../users/portal-session.ts';
 import {
   apiClientView,
   MAX_OLD_SECRET_LIFETIME_SECONDS,
   MAX_QUOTA_PER_MINUTE,
   quotaView,
-} from '../oauth/api-clients.service.ts';
-import type { OAuthServices } from '../oauth/oauth.services.ts';
-import { SCOPES } from '../oauth/principal.ts';
-import { actorOf, sessionOf } from '../users/portal-session.ts';
+} from './api-clients.service.ts';
+import type { OAuthServices } from './oauth.services.ts';
+import { SCOPES } from './principal.ts';
 
 const CreateClient = Type.Object(
   {
