@@ -26,7 +26,7 @@ interface EmployeeOption {
 /** The windows offered; the route takes any 1–365 (docs/outcomes.md). */
 const PERIODS = [7, 30, 90, 365] as const;
 const DEFAULT_PERIOD = 30;
-/** The portal's largest page (packages/server/src/portal-api/pagination.ts): a company has far fewer employees. */
+/** The portal's largest page (packages/server/src/http/offset-page.ts): a company has far fewer employees. */
 const EMPLOYEES_LIMIT = 100;
 
 /** "25% of 4 replies", or "no replies yet" (never a share of nothing). */

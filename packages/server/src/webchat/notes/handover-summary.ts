@@ -76,7 +76,7 @@ export class HandoverSummaries {
   /**
    * The summary of `messages` by the conversation's model (one non-streamed request, bounded in time), or undefined
    * when its employee has no model or the model fails (logged): callers then use an extractive summary. Also what
-   * "Summarise" on demand asks first (packages/server/src/portal-api/workspace.routes.ts).
+   * "Summarise" on demand asks first (packages/server/src/workspace/workspace.portal.routes.ts).
    */
   async byModel(
     conversation: Conversation,
