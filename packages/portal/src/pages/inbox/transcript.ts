@@ -134,7 +134,9 @@ function summaryMarker(m: TranscriptItem, summary: string, shownAbove: boolean):
   const line = h(
     'summary',
     {},
-    ...noteHeading(m.author?.name, m.created_at ?? null),
+    // Shorter than a note's heading (no "private note": the marker is itself a summary's place) to fit one line.
+    h('span', { class: 'avatar', 'aria-hidden': 'true' }, initialsOf(m.author?.name)),
+    `${m.author?.name ?? 'Parley'} · ${formatTime(m.created_at ?? null)}`,
     h(
       'strong',
       { class: 'marker-title' },
