@@ -67,6 +67,11 @@ export {
   type VisitorTyping,
 } from './envelopes.ts';
 export {
+  HANDOVER_SUMMARY_HEADING,
+  handoverSummaryNoteText,
+  readHandoverSummaryNote,
+} from './handover-summary-note.ts';
+export {
   type AgentRef,
   INBOX_NAMESPACE_NAME,
   type InboxConversationView,

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startChromium, type TestBrowser } from '../../../server/src/testing/browser.ts';
+import { PASSWORD } from '../../../server/src/testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../../../server/src/testing/test-server.ts';
 import { sitePage, startSite, type TestSite } from '../../../widget/src/testing/site.ts';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import { screenshotFolder } from '../testing/browser.ts';
+import { screenshotFolder, signIn, startPortalBrowser } from '../testing/browser.ts';
 import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
@@ -32,13 +33,15 @@ function recordTraffic(page: Page, parleyOrigin: string): string[] {
 
 /**
  * Private notes stay with the agents (docs/design.md "Internal notes"): an agent writes a note and a public reply in
- * the inbox while the visitor chats in the real widget on an integrator's site, in a second browser; the visitor sees
- * the reply and never the note nor the hand-over summary — not in the widget's DOM, not in any frame or response
- * their browser received, not after a reload (history recovery).
+ * the inbox while the visitor chats in the real widget on an integrator's site, in a second browser; a colleague
+ * with the same conversation open in a third browser sees the hand-over summary and the note arrive live (no
+ * reload); the visitor sees the reply and never the note nor the hand-over summary — not in the widget's DOM, not in
+ * any frame or response their browser received, not after a reload (history recovery).
  */
 describe('portal in a browser: notes never reach the visitor’s widget', () => {
   let server: TestServer;
   let agent: TestBrowser;
+  let colleague: TestBrowser;
   let visitor: TestBrowser;
   let site: TestSite;
   let channelId = '';
@@ -49,7 +52,7 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
     site = await startSite();
     ({ server, browser: agent } = await startPortalPage({
       server: { config: { webchat: { streamFlushIntervalMs: 0 } } },
-      users: { 'kim@acme.test': 'agent' },
+      users: { 'kim@acme.test': 'agent', 'ann@acme.test': 'agent' },
       signInAs: 'kim@acme.test',
       seed: async (server, acmeId) => {
         companyId = acmeId;
@@ -81,8 +84,11 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
       profilePrefix: 'parley-visitor-',
     });
     received = recordTraffic(visitor.page, new URL(server.baseUrl).origin);
+    colleague = await startPortalBrowser(server.baseUrl);
+    await signIn(colleague.page, 'ann@acme.test', PASSWORD);
   });
   after(async () => {
+    await colleague?.close();
     await visitor?.close();
     await closePortalPage({ server, browser: agent });
     await site?.close();
@@ -102,6 +108,14 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
     );
     assert.ok(id, 'the widget keeps its conversation');
 
+    // A colleague has the conversation open (its channel and the inbox channel both live) before anything happens.
+    const c = colleague.page;
+    await c.goto(`/portal/inbox/${id}`);
+    await c.locator('main[data-inbox-live="true"]').waitFor();
+    await c.locator('.transcript-pane[data-live="true"]').waitFor();
+    await c.locator('.message.user').filter({ hasText: 'I need help with my refund' }).waitFor();
+    assert.equal(await c.locator('.message.note').count(), 0, 'no note yet');
+
     // The agent opens the conversation by its URL, takes it over, writes a note, then replies.
     const a = agent.page;
     await a.goto(`/portal/inbox/${id}`);
@@ -114,6 +128,23 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
     await a.getByLabel('Private note').fill(NOTE);
     await a.getByLabel('Private note').press('Enter');
     await a.locator('.message.note').filter({ hasText: NOTE }).waitFor();
+
+    // The colleague got both notes live: the hand-over summary in the box at the top (the transcript keeps one
+    // collapsed line pointing at it, so the summary reads once) and the agent's note in the transcript.
+    await c.locator('.message.note').filter({ hasText: NOTE }).waitFor();
+    const marker = c.locator('.message.handover-marker');
+    await marker.filter({ hasText: 'Hand-over summary, shown above' }).waitFor();
+    const box = c.getByRole('region', { name: 'Hand-over summary' });
+    await box.getByText('I need help with my refund').waitFor();
+    assert.equal(await marker.count(), 1, 'one marker for the one hand-over');
+    assert.equal(
+      await marker.locator('.text').isVisible(),
+      false,
+      'the marker is collapsed: the text shows once',
+    );
+    assert.equal(await c.locator('.message.note').filter({ hasText: NOTE }).count(), 1, 'the note once');
+    await expectNoSeriousAxeViolations(c, 'notes arrived live at a colleague');
+    await shot(c, '0-colleague-live');
     await write.getByRole('button', { name: 'Reply' }).click();
     await a.getByLabel('Reply as agent').fill(REPLY);
     await a.getByLabel('Reply as agent').press('Enter');

@@ -310,9 +310,24 @@ describe('portal in a browser: the agent workspace', () => {
     assert.equal(await summary.isVisible(), false, 'no summary before a hand-over');
     await page.keyboard.press('a');
     await page.getByText('Handled by an agent (kim).').waitFor();
-    // The summary note is written in the background on the hand-over; the detail read after it shows it.
+    // The summary note is written in the background on the hand-over and arrives live on the inbox channel: the box
+    // at the top shows it, the transcript keeps one collapsed line pointing there (the summary reads once).
+    await summary.getByText('How many days do I have to return a book?').waitFor();
+    const marker = page.locator('.transcript .handover-marker');
+    await marker.filter({ hasText: 'Hand-over summary, shown above' }).waitFor();
+    assert.equal(await marker.locator('.text').isVisible(), false, 'the marker is collapsed');
+    // After a reload the conversation read gives the same: the box, and the marker in the transcript.
     await page.reload();
     await summary.getByText('How many days do I have to return a book?').waitFor();
+    assert.equal(await marker.count(), 1, 'one marker for the one hand-over');
+    assert.equal(
+      await page.locator('.transcript .message.note:not(.handover-marker)').count(),
+      0,
+      'the summary is no full note in the transcript',
+    );
+    await marker.locator('summary').click();
+    await marker.locator('.text').getByText('How many days do I have to return a book?').waitFor();
+    await marker.locator('summary').click();
 
     const suggestions = page.getByRole('region', { name: 'Suggested replies' });
     const first = suggestions.locator('button.suggestion').first();

@@ -58,6 +58,9 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
   const live = new InboxLive({
     onConversation: (c) => onEntry(c),
     onVisitorTyping: (id) => typing.mark(id),
+    onNote: (note) => {
+      if (note.conversation_id === pane?.id) pane.showNote(note);
+    },
     onInboxLive: (on) =>
       on ? main.setAttribute('data-inbox-live', 'true') : main.removeAttribute('data-inbox-live'),
     onTrouble: (why) => pane?.connectionTrouble(why),

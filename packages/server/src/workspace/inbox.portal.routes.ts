@@ -1,4 +1,9 @@
-import { ATTRIBUTE_LIMITS, INTERACTIVE_LIMITS, inboxChannelOf } from '@parley/webchat-protocol';
+import {
+  ATTRIBUTE_LIMITS,
+  INTERACTIVE_LIMITS,
+  inboxChannelOf,
+  readHandoverSummaryNote,
+} from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { pageLimit } from '../http/offset-page.ts';
@@ -12,7 +17,6 @@ import { registerPortalAttachmentRoute } from '../webchat/attachments/attachment
 import { type Conversation, channelOf, platformConversationView } from '../webchat/conversation.ts';
 import type { AgentMessageInput } from '../webchat/conversations/conversation-commands.ts';
 import { type MessageAuthor, textOf } from '../webchat/messages/message.ts';
-import { SUMMARY_HEADING } from '../webchat/notes/handover-summary.ts';
 import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
 import { readMessagePage } from '../webchat/routes/message-page.ts';
 import { messagePageDepsOf } from '../webchat/webchat.ts';
@@ -315,6 +319,5 @@ async function handoverSummaryOf(
   const note = await webchat.store.latestNoteOfKind(conversationId, 'handover_summary');
   if (!note) return null;
   const text = textOf(note);
-  const body = text.startsWith(SUMMARY_HEADING) ? text.slice(SUMMARY_HEADING.length).trim() : text;
-  return { text: body, created_at: note.created_at };
+  return { text: readHandoverSummaryNote(text) ?? text, created_at: note.created_at };
 }

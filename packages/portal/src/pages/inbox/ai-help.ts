@@ -18,13 +18,16 @@ const summaryContent = (title: string, summary: string) => [
 
 /** The hand-over summary (a digital employee's note when it handed the conversation to a person), if there is one. */
 export function summaryBox(summary: string | null | undefined): HTMLElement {
-  const box = h('section', {
-    class: 'handover-summary',
-    'aria-label': 'Hand-over summary',
-    hidden: !summary,
-  });
-  if (summary) box.append(...summaryContent('Hand-over summary', summary));
+  const box = h('section', { class: 'handover-summary', 'aria-label': 'Hand-over summary', hidden: true });
+  if (summary) showHandoverSummary(box, summary);
   return box;
+}
+
+/** Puts a hand-over summary in the box (the one read with the conversation, or a newer one that arrived live). */
+export function showHandoverSummary(box: HTMLElement, summary: string): void {
+  replaceChildren(box, ...summaryContent('Hand-over summary', summary));
+  box.setAttribute('aria-label', 'Hand-over summary');
+  box.hidden = false;
 }
 
 /** "Summarise" on demand, shown only where the server answers it; the answer replaces the summary box's text. */

@@ -1,15 +1,15 @@
-import type { MessageSnapshot, ReceivedSnapshot } from '@parley/webchat-protocol';
+import type { NoteView as LiveNote, MessageSnapshot, ReceivedSnapshot } from '@parley/webchat-protocol';
 import { api, upload } from '../../api.ts';
 import { statusArea } from '../../components/page-parts.ts';
 import { h, replaceChildren } from '../../dom.ts';
 import { actionBar, labelsEditor, stateText } from './actions.ts';
-import { suggestionsBox, summariseButton, summaryBox } from './ai-help.ts';
+import { showHandoverSummary, suggestionsBox, summariseButton, summaryBox } from './ai-help.ts';
 import { Composer, type ReplyInput } from './composer.ts';
 import type { Drafts } from './drafts.ts';
 import type { InboxLive } from './live.ts';
 import type { Colleague } from './mentions.ts';
 import { type ConversationView, hasWorkspaceFields, unreadOf, visitorLabel } from './model.ts';
-import { type NoteView, Transcript, type TranscriptItem } from './transcript.ts';
+import { handoverSummaryOf, type NoteView, Transcript, type TranscriptItem } from './transcript.ts';
 import { type VisitorDetail, visitorPanel } from './visitor-panel.ts';
 
 export interface ConversationDetail {
@@ -55,6 +55,7 @@ export class ConversationPane {
   private readonly liveNotice = h('p', { class: 'notice warning live-notice', role: 'status', hidden: true });
   /** "Summarise", on the labels' row of the header (a row of its own left the transcript too little height). */
   private summarise: HTMLButtonElement | null = null;
+  private readonly summary: HTMLElement;
   readonly typingNote: HTMLElement;
 
   constructor(
@@ -79,6 +80,7 @@ export class ConversationPane {
     });
     this.visitor = visitorPanel(this.conversation, detail.visitor, (id) => ctx.openConversation(id));
     const summary = summaryBox(detail.summary?.text);
+    this.summary = summary;
     this.summarise = this.workspace ? summariseButton(this.id, summary) : null;
     this.setState(this.conversation);
     // The AI help above the transcript scrolls within a bounded height (`.ai-help` in packages/portal/src/styles.css): a long summary and
@@ -202,6 +204,17 @@ export class ConversationPane {
     });
     this.transcript.show({ ...note, role: 'note' });
     this.transcript.el.scrollTop = this.transcript.el.scrollHeight;
+  }
+
+  /**
+   * A note of this conversation from the inbox channel (a colleague's, a hand-over summary, an action call), shown
+   * without a reload; the agent's own note comes back this way too and replaces itself (same id). A new hand-over
+   * summary goes into the box at the top, where the transcript's marker points.
+   */
+  showNote(note: LiveNote): void {
+    this.transcript.show(note);
+    const summary = handoverSummaryOf(note);
+    if (summary !== undefined) showHandoverSummary(this.summary, summary);
   }
 
   /** Live: every envelope of this conversation, stale sequences dropped; a visitor message counts as read. */

@@ -1,6 +1,7 @@
 import {
   acceptsEnvelope,
   type InboxPublication,
+  type NoteView,
   type ReceivedSnapshot,
   readEnvelope,
 } from '@parley/webchat-protocol';
@@ -33,6 +34,8 @@ export interface InboxLiveHandlers {
   /** A conversation's new entry (docs/routing.md "Live inbox"). */
   onConversation(c: ConversationView): void;
   onVisitorTyping(conversationId: string): void;
+  /** A note written in one of the company's conversations (docs/asyncapi.yaml "InboxNote"): agents only. */
+  onNote(note: NoteView): void;
   /** The inbox channel is (or is no longer) subscribed. */
   onInboxLive(live: boolean): void;
   /** Why the page's connection is down now, or undefined once it is back. */
@@ -79,6 +82,8 @@ export class InboxLive {
       if (event?.version !== 1) return;
       if ('event' in event) {
         if (event.event === 'visitor_typing') this.h.onVisitorTyping(event.conversation_id);
+        // Notes never travel on the conversation channel (the visitor reads that one), only on this one.
+        else if (event.event === 'note') this.h.onNote(event.note);
       } else if (event.type === 'conversation') this.h.onConversation(event.conversation as ConversationView);
     });
     sub.on('subscribed', () => this.h.onInboxLive(true));

@@ -9,6 +9,7 @@ import {
   type ReceivedBlock,
   type ReceivedSnapshot,
   readActionCallNote,
+  readHandoverSummaryNote,
   type SourcesBlock,
   type TypingBlock,
 } from '@parley/webchat-protocol';
@@ -49,6 +50,8 @@ export class Transcript {
   readonly el = h('ol', { class: 'transcript', 'aria-label': 'Transcript', tabindex: 0 });
   private readonly elements = new Map<string, HTMLElement>();
   private separator: HTMLElement | undefined;
+  /** The newest hand-over summary note shown, the one the summary box above the transcript holds. */
+  private newestSummary: { item: TranscriptItem; id: string } | undefined;
 
   constructor(items: TranscriptItem[], unread: number) {
     const at = firstUnreadIndex(items, unread);
@@ -65,12 +68,33 @@ export class Transcript {
   /** Adds or replaces a message; follows it when the agent is at the bottom already. */
   show(m: TranscriptItem, follow = true): void {
     const atBottom = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 48;
-    const el = actionCallElement(m) ?? (isNote(m) ? noteElement(m) : messageElement(m));
+    this.place(
+      m,
+      this.summaryElement(m) ?? actionCallElement(m) ?? (isNote(m) ? noteElement(m) : messageElement(m)),
+    );
+    if (follow && atBottom) this.el.scrollTop = this.el.scrollHeight;
+  }
+
+  private place(m: TranscriptItem, el: HTMLElement): void {
     const old = this.elements.get(m.id);
     if (old) old.replaceWith(el);
     else this.el.append(el);
     this.elements.set(m.id, el);
-    if (follow && atBottom) this.el.scrollTop = this.el.scrollHeight;
+  }
+
+  /**
+   * A hand-over summary note as a one-line marker (its text is in the summary box above the transcript; showing it
+   * twice made agents read it twice). The newest one says so; an earlier one (a previous hand-over) stays
+   * expandable. Notes arrive oldest first, so a new summary makes the previous newest an earlier one.
+   */
+  private summaryElement(m: TranscriptItem): HTMLElement | undefined {
+    const summary = handoverSummaryOf(m);
+    if (summary === undefined) return undefined;
+    const previous = this.newestSummary;
+    if (previous && previous.id !== m.id)
+      this.place(previous.item, summaryMarker(previous.item, handoverSummaryOf(previous.item) ?? '', false));
+    this.newestSummary = { item: m, id: m.id };
+    return summaryMarker(m, summary, true);
   }
 
   /**
@@ -85,19 +109,54 @@ export class Transcript {
   }
 }
 
+/** A note's markdown, whether it came as the notes route's text or as a snapshot's blocks. */
+const noteText = (m: TranscriptItem): string =>
+  isNote(m)
+    ? m.text
+    : m.blocks
+        .filter((b) => b.type === 'markdown')
+        .map((b) => (b as MarkdownBlock).content ?? '')
+        .join('\n\n');
+
+/**
+ * The summary a hand-over summary note holds, or undefined for any other item. Only Parley's and a digital
+ * employee's notes are read this way (packages/server/src/webchat/notes/handover-summary.ts writes them as either):
+ * an agent's note that happens to start with the same heading stays a note.
+ */
+export function handoverSummaryOf(m: TranscriptItem): string | undefined {
+  if (m.role !== 'note' || (m.author?.type !== 'system' && m.author?.type !== 'digital_employee'))
+    return undefined;
+  return readHandoverSummaryNote(noteText(m));
+}
+
+/** A hand-over summary note collapsed to one line; `shownAbove` when the summary box holds its text. */
+function summaryMarker(m: TranscriptItem, summary: string, shownAbove: boolean): HTMLElement {
+  const line = h(
+    'summary',
+    {},
+    // Shorter than a note's heading (no "private note": the marker is itself a summary's place) to fit one line.
+    h('span', { class: 'avatar', 'aria-hidden': 'true' }, initialsOf(m.author?.name)),
+    `${m.author?.name ?? 'Parley'} · ${formatTime(m.created_at ?? null)}`,
+    h(
+      'strong',
+      { class: 'marker-title' },
+      shownAbove ? ' — Hand-over summary, shown above' : ' — Earlier hand-over summary',
+    ),
+  );
+  return h(
+    'li',
+    { class: 'message note handover-marker', 'data-id': m.id, 'data-current': String(shownAbove) },
+    h('details', {}, line, h('div', { class: 'text' }, renderMarkdown(document, summary))),
+  );
+}
+
 /**
  * A note a digital employee wrote for one of its action calls, as a card; `undefined` for any other item. Only a
  * digital employee's notes are read this way: an agent's note that happens to look like one stays a note.
  */
 function actionCallElement(m: TranscriptItem): HTMLElement | undefined {
   if (m.role !== 'note' || m.author?.type !== 'digital_employee') return undefined;
-  const text = isNote(m)
-    ? m.text
-    : m.blocks
-        .filter((b) => b.type === 'markdown')
-        .map((b) => (b as MarkdownBlock).content ?? '')
-        .join('\n\n');
-  const call = readActionCallNote(text);
+  const call = readActionCallNote(noteText(m));
   if (!call) return undefined;
   return actionCallCard(call, {
     id: m.id,

@@ -1,12 +1,10 @@
-import { type MessageSnapshot, textOf } from '@parley/webchat-protocol';
+import { handoverSummaryNoteText, type MessageSnapshot, textOf } from '@parley/webchat-protocol';
 import type { Logger } from 'pino';
 import type { Conversation } from '../conversation.ts';
 import type { NotesService } from './notes.service.ts';
 
 /** How long the employee's model may take to write a summary before the extractive one is used instead. */
 export const SUMMARY_MODEL_TIMEOUT_MS = 10_000;
-/** The heading every hand-over summary note starts with (also how a repeated hand-over finds the last one). */
-export const SUMMARY_HEADING = '**Hand-over summary**';
 const TRANSCRIPT_MESSAGES = 40;
 const TRANSCRIPT_CHARS = 12_000;
 
@@ -67,7 +65,7 @@ export class HandoverSummaries {
     const byModel = await this.byModel(conversation, messages);
     const text = byModel?.text;
     await this.deps.notes.addNote(conversation.companyId, conversation.id, {
-      text: `${SUMMARY_HEADING}\n\n${text ?? extractiveSummary(messages)}`,
+      text: handoverSummaryNoteText(text ?? extractiveSummary(messages)),
       kind: 'handover_summary',
       author: byModel
         ? { type: 'digital_employee', id: byModel.model.employeeId, name: byModel.model.employeeName }
