@@ -25,6 +25,7 @@ import * as m111 from './111_digital_employee_actions.ts';
 import * as m120 from './120_agent_workspace.ts';
 import * as m130 from './130_privacy.ts';
 import * as m140 from './140_api_client_secrets.ts';
+import * as m160 from './160_knowledge_search_speed.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -33,7 +34,7 @@ import * as m140 from './140_api_client_secrets.ts';
  * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 100–109
  * knowledge, 110–119 notes, actions and hand-over summaries, 120–129 the agent workspace, 130–139 privacy (erasure
  * receipts, retention settings), 140–149 machine access
- * (client secrets, revocation, used assertion ids).
+ * (client secrets, revocation, used assertion ids), 160–169 knowledge search speed and typo tolerance.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '120_agent_workspace': m120,
   '130_privacy': m130,
   '140_api_client_secrets': m140,
+  '160_knowledge_search_speed': m160,
 };
