@@ -10,7 +10,7 @@ import type { LookedUp } from './vocabulary.ts';
  *
  * Every term first (AND): when that already fills the pool, the passages that hold the whole question are the only
  * ones rescoring could rank first, and the far longer OR match is never run. Otherwise any of the question's rare
- * terms (OR) fills it up — common terms (knowledge/vocabulary.ts) would match thousands of passages and only count
+ * terms (OR) fills it up — common terms (packages/server/src/knowledge/vocabulary.ts) would match thousands of passages and only count
  * when rescoring; a question of common words alone uses them all.
  */
 export interface CandidateRow {

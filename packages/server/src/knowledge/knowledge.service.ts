@@ -285,7 +285,7 @@ export class KnowledgeService implements KnowledgeSearch {
     }
   }
 
-  /** Deletes the source's passages and takes their words out of the company's vocabulary (knowledge/vocabulary.ts). */
+  /** Deletes the source's passages and takes their words out of the company's vocabulary (packages/server/src/knowledge/vocabulary.ts). */
   private async dropChunks(trx: Kysely<Database>, companyId: string, sourceId: string): Promise<void> {
     const old = await trx
       .selectFrom('knowledge_chunks')

@@ -58,7 +58,7 @@ export function isStopWord(word: string): boolean {
 
 /**
  * One word of the question and the spellings it is searched by: the word itself and, when the company's vocabulary
- * does not hold it, the indexed word one or two edits away (knowledge/typos.ts). A passage matches the term when it
+ * does not hold it, the indexed word one or two edits away (packages/server/src/knowledge/vocabulary.ts). A passage matches the term when it
  * holds any of them.
  */
 export type QueryTerm = readonly string[];

@@ -5,7 +5,7 @@ import { ID } from '../columns.ts';
  * Faster and more forgiving knowledge search (docs/knowledge.md "Ranking" and "Misspelt words"): `knowledge_terms`,
  * each company's vocabulary (every word of its passages, the number of its sources that hold it, and its first
  * letter). The search reads it to correct misspelt question words and to keep words most sources hold out of the
- * wide full-text match (knowledge/vocabulary.ts). One table for both stores. Sources indexed before this migration
+ * wide full-text match (packages/server/src/knowledge/vocabulary.ts). One table for both stores. Sources indexed before this migration
  * enter the vocabulary when they are next re-indexed (a PUT); the search works without them, untolerant of typos.
  */
 // biome-ignore lint/suspicious/noExplicitAny: migrations must not depend on the evolving Database type.
