@@ -24,8 +24,8 @@ process.env.PARLEY_TEST_DATABASE_URL ??=
   process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TARGET_PASSAGES = Number(process.env.BENCH_KNOWLEDGE_PASSAGES ?? 10_000);
 const GOAL_MS = 50;
-/** Questions per conversation: a fresh visitor now and then, as on a real site. */
-const PER_CONVERSATION = 10;
+/** Every SAMPLE-th question is asked (a reply is timed over a real connection: the whole set would take long). */
+const SAMPLE = 3;
 const WARM_UP = 5;
 
 interface Timing {
@@ -57,25 +57,21 @@ async function fill(server: TestServer, companyId: string): Promise<number> {
   return passages;
 }
 
-/** Asks each question in turn (one at a time), timing its reply's first envelope and first text. */
+/**
+ * Asks each question in a conversation of its own, one at a time, timing its reply's first envelope and first text.
+ * The rest of the reply streams on unobserved (the builtin paces its words), so the next question does not wait.
+ */
 async function ask(server: TestServer, companyId: string, questions: readonly string[]): Promise<Timing[]> {
   const timings: Timing[] = [];
-  for (let i = 0; i < questions.length; i += PER_CONVERSATION) {
+  for (const question of questions) {
     const { c } = await connectToNewConversation(server, newVisitor(companyId));
     try {
-      for (const question of questions.slice(i, i + PER_CONVERSATION)) {
-        const seen = new Set(c.log.envelopes.filter(isReply).map((e) => e.message_snapshot.id));
-        const fresh = (envelopes: MessageEnvelope[]) =>
-          envelopes.filter((e) => isReply(e) && !seen.has(e.message_snapshot.id));
-        const started = performance.now();
-        await sendMessage(c.sub, question);
-        await c.log.waitFor((e) => fresh(e).length > 0, 15_000, 'the reply');
-        const first = performance.now() - started;
-        await c.log.waitFor((e) => fresh(e).some(hasText), 15_000, 'the reply text');
-        const text = performance.now() - started;
-        await c.log.waitFor((e) => fresh(e).some((x) => x.operation === 'complete'), 15_000, 'the reply end');
-        timings.push({ first, text });
-      }
+      const started = performance.now();
+      await sendMessage(c.sub, question);
+      await c.log.waitFor((e) => e.some(isReply), 15_000, 'the reply');
+      const first = performance.now() - started;
+      await c.log.waitFor((e) => e.some((x) => isReply(x) && hasText(x)), 15_000, 'the reply text');
+      timings.push({ first, text: performance.now() - started });
     } finally {
       c.close();
     }
@@ -95,12 +91,14 @@ async function measure(database: TestDatabase): Promise<number> {
     const passages = await fill(server, company);
     const questions = readQuestions(readCorpus());
     // Every answerable question and every out-of-scope one that is not small talk: answers and refusals alike.
-    const asked = questions.filter((q) => q.style !== 'small-talk').map((q) => q.query);
+    const asked = questions
+      .filter((q, i) => q.style !== 'small-talk' && i % SAMPLE === 0)
+      .map((q) => q.query);
     const answers = await ask(server, company, asked);
     const floor = await ask(
       server,
       company,
-      Array.from({ length: 60 }, () => 'hi'),
+      Array.from({ length: 40 }, () => 'hi'),
     );
     console.log(
       `\n${database}: ${passages} passages, load ${loadavg()
