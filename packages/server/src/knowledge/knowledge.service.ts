@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
 import type { OutboundFetch } from '../integrations/outbound-http.ts';
@@ -7,6 +7,7 @@ import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import { chunkSource, htmlTitle, type KnowledgeContentType, plainText } from './chunking.ts';
+import { fullTextCandidates } from './full-text.ts';
 import {
   InvalidKnowledgeSourceError,
   KnowledgeSourceNotFoundError,
@@ -15,7 +16,8 @@ import {
 } from './knowledge.errors.ts';
 import type { KnowledgeSourcesTable } from './knowledge.tables.ts';
 import type { KnowledgePassage, KnowledgeSearch } from './knowledge-search.ts';
-import { fts5Query, queryTerms, rescore, tsQuery } from './ranking.ts';
+import { queryTerms, rescore } from './ranking.ts';
+import { addToVocabulary, lookUp, removeFromVocabulary, vocabularyOf } from './vocabulary.ts';
 
 export type SourceStatus = 'indexing' | 'ready' | 'failed';
 export type SourceContentType = KnowledgeContentType | 'application/pdf';
@@ -160,7 +162,7 @@ export class KnowledgeService implements KnowledgeSearch {
   async delete(companyId: string, id: string, actor: KnowledgeActor): Promise<void> {
     const existing = await this.row(companyId, id);
     await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('knowledge_chunks').where('source_id', '=', existing.id).execute();
+      await this.dropChunks(trx, companyId, existing.id);
       await trx.deleteFrom('knowledge_sources').where('id', '=', existing.id).execute();
       await this.audited(trx, 'knowledge.source_deleted', companyId, id, actor, { source_id: id });
     });
@@ -217,15 +219,13 @@ export class KnowledgeService implements KnowledgeSearch {
     options: { limit?: number } = {},
   ): Promise<KnowledgePassage[]> {
     const limit = Math.max(1, Math.min(SEARCH_LIMIT_MAX, options.limit ?? 5));
-    const terms = queryTerms(query);
-    if (terms.length === 0) return [];
+    const words = queryTerms(query);
+    if (words.length === 0) return [];
+    const { terms, rare } = await lookUp(this.db, companyId, words);
     // The engine's order decides which candidates are rescored; a wider pool lets coverage lift a passage the
     // engine placed lower (a short passage that holds every word of the question).
     const pool = Math.max(30, limit * 4);
-    const candidates =
-      this.dialect === 'postgres'
-        ? await this.postgresCandidates(companyId, terms, pool)
-        : await this.sqliteCandidates(companyId, terms, pool);
+    const candidates = await fullTextCandidates(this.db, this.dialect, companyId, { terms, rare }, pool);
     return rescore(terms, candidates)
       .slice(0, limit)
       .map((c) => ({
@@ -251,33 +251,6 @@ export class KnowledgeService implements KnowledgeSearch {
 
   get relevanceThreshold(): number {
     return this.settings.relevanceThreshold;
-  }
-
-  private async sqliteCandidates(companyId: string, terms: string[], pool: number) {
-    // bm25() weights (FTS5 §4.5.1.2): a word in the heading path counts four times one in the text.
-    const { rows } = await sql<CandidateRow>`
-      select c.source_id, c.title, c.body, s.url, -bm25(knowledge_search, 4.0, 1.0) as rank
-      from knowledge_search
-      join knowledge_chunks c on c.rowid = knowledge_search.rowid
-      join knowledge_sources s on s.id = c.source_id
-      where knowledge_search match ${fts5Query(terms)} and c.company_id = ${companyId} and s.status = 'ready'
-      order by bm25(knowledge_search, 4.0, 1.0)
-      limit ${pool}`.execute(this.db);
-    return rows;
-  }
-
-  private async postgresCandidates(companyId: string, terms: string[], pool: number) {
-    // ts_rank with normalization 1 (divides by 1 + log(length)) so long passages do not win by size alone;
-    // default weights make an A (heading) hit count 2.5× a B (text) hit.
-    const { rows } = await sql<CandidateRow>`
-      select c.source_id, c.title, c.body, s.url, ts_rank(c.search, q, 1) as rank
-      from knowledge_chunks c
-      join knowledge_sources s on s.id = c.source_id,
-      to_tsquery('english', ${tsQuery(terms)}) q
-      where c.company_id = ${companyId} and s.status = 'ready' and c.search @@ q
-      order by rank desc
-      limit ${pool}`.execute(this.db);
-    return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
   }
 
   private async row(companyId: string, id: string): Promise<KnowledgeSourcesTable> {
@@ -312,6 +285,17 @@ export class KnowledgeService implements KnowledgeSearch {
     }
   }
 
+  /** Deletes the source's passages and takes their words out of the company's vocabulary (packages/server/src/knowledge/vocabulary.ts). */
+  private async dropChunks(trx: Kysely<Database>, companyId: string, sourceId: string): Promise<void> {
+    const old = await trx
+      .selectFrom('knowledge_chunks')
+      .select(['title', 'body'])
+      .where('source_id', '=', sourceId)
+      .execute();
+    await removeFromVocabulary(trx, companyId, vocabularyOf(old));
+    await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
+  }
+
   /** Replaces the source's passages and sets its final status, inside the caller's transaction. */
   private async replaceChunks(
     trx: Kysely<Database>,
@@ -319,8 +303,9 @@ export class KnowledgeService implements KnowledgeSearch {
     id: string,
     read: Indexable,
   ): Promise<void> {
-    await trx.deleteFrom('knowledge_chunks').where('source_id', '=', id).execute();
+    await this.dropChunks(trx, companyId, id);
     const chunks = read.failed === undefined ? chunkSource(read.title, read.content, read.chunkAs) : [];
+    await addToVocabulary(trx, companyId, vocabularyOf(chunks));
     for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
       await trx
         .insertInto('knowledge_chunks')
@@ -423,14 +408,6 @@ interface Readable {
 /** What is indexed: text read from the input, or the reason it could not be read (`failed`). */
 interface Indexable extends Readable {
   failed?: string;
-}
-
-interface CandidateRow {
-  source_id: string;
-  title: string;
-  body: string;
-  url: string | null;
-  rank: number;
 }
 
 /** A source that could not be read (fetch or extraction failed): stored with status `failed`, not thrown. */

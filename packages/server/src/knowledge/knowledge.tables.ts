@@ -29,9 +29,19 @@ export interface KnowledgeChunksTable {
   body: string;
 }
 
+/** A company's vocabulary: every word of its passages (ranking.ts `wordsOf`) and how many sources hold it. */
+export interface KnowledgeTermsTable {
+  company_id: string;
+  term: string;
+  /** The term's first letter (typo candidates are read by it). */
+  initial: string;
+  sources: number;
+}
+
 export interface KnowledgeTables {
   knowledge_sources: KnowledgeSourcesTable;
   knowledge_chunks: KnowledgeChunksTable;
+  knowledge_terms: KnowledgeTermsTable;
 }
 
 // This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.

@@ -29,26 +29,39 @@ export const MAX_QUERY_TERMS = 32;
 
 /** Lower-case words of letters and digits, diacritics folded (café → cafe). */
 export function wordsOf(text: string): string[] {
+  // ASCII text (most passages) needs no Unicode normalisation: skipping it makes rescoring several times cheaper.
+  const folded = NON_ASCII.test(text) ? text.normalize('NFKD').replace(/\p{M}/gu, '') : text;
   return (
-    text
-      .normalize('NFKD')
-      .replace(/\p{M}/gu, '')
+    folded
       .toLowerCase()
       .replace(/['’]/g, '')
       .match(/[\p{L}\p{N}]+/gu) ?? []
   );
 }
 
+const NON_ASCII = /[^\p{ASCII}]/u;
+
 /** The question's distinct content words, in order: what the engine is asked and what coverage counts. */
 export function queryTerms(query: string): string[] {
   const terms: string[] = [];
   for (const word of wordsOf(query)) {
-    if (STOP_WORDS.has(word) || terms.includes(word)) continue;
+    if (isStopWord(word) || terms.includes(word)) continue;
     terms.push(word);
     if (terms.length >= MAX_QUERY_TERMS) break;
   }
   return terms;
 }
+
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}
+
+/**
+ * One word of the question and the spellings it is searched by: the word itself and, when the company's vocabulary
+ * does not hold it, the indexed word one or two edits away (packages/server/src/knowledge/vocabulary.ts). A passage matches the term when it
+ * holds any of them.
+ */
+export type QueryTerm = readonly string[];
 
 /**
  * A light English suffix folding for coverage only (the engines stem on their own): plural, past, gerund and adverb
@@ -74,13 +87,35 @@ const FOLDS: ReadonlyArray<[string, string]> = [
   ['e', ''],
 ];
 
+/** The folded words of a passage's title and of its text, computed once per candidate. */
+interface PassageWords {
+  title: ReadonlySet<string>;
+  body: ReadonlySet<string>;
+}
+
+function passageWords(title: string, body: string): PassageWords {
+  return { title: new Set(wordsOf(title).map(fold)), body: new Set(wordsOf(body).map(fold)) };
+}
+
+const holds = (words: ReadonlySet<string>, term: QueryTerm) => term.some((w) => words.has(fold(w)));
+
 /** Share (0–1) of `terms` found in the passage's title or text, after folding. */
-export function coverage(terms: readonly string[], title: string, body: string): number {
-  if (terms.length === 0) return 0;
-  const words = new Set(wordsOf(`${title} ${body}`).map(fold));
-  let found = 0;
-  for (const term of terms) if (words.has(fold(term))) found++;
-  return found / terms.length;
+export function coverage(terms: readonly QueryTerm[], title: string, body: string): number {
+  return coverages(terms, passageWords(title, body)).any;
+}
+
+/** Shares of `terms` found in the title or text (`any`) and in the text alone (`body`). */
+function coverages(terms: readonly QueryTerm[], words: PassageWords): { any: number; body: number } {
+  if (terms.length === 0) return { any: 0, body: 0 };
+  let any = 0;
+  let body = 0;
+  for (const term of terms) {
+    if (holds(words.body, term)) {
+      body++;
+      any++;
+    } else if (holds(words.title, term)) any++;
+  }
+  return { any: any / terms.length, body: body / terms.length };
 }
 
 export interface Candidate {
@@ -92,27 +127,34 @@ export interface Candidate {
 
 /** Scores candidates on the shared scale (see the top of this file), best first. */
 export function rescore<C extends Candidate>(
-  terms: readonly string[],
+  terms: readonly QueryTerm[],
   candidates: readonly C[],
 ): Array<C & { score: number }> {
   const best = Math.max(0, ...candidates.map((c) => c.rank));
   return candidates
-    .map((c) => ({
-      ...c,
-      score:
-        0.6 * coverage(terms, c.title, c.body) +
-        0.15 * coverage(terms, '', c.body) +
-        0.25 * (best > 0 ? Math.max(0, c.rank) / best : 0),
-    }))
+    .map((c) => {
+      const covered = coverages(terms, passageWords(c.title, c.body));
+      const engine = best > 0 ? Math.max(0, c.rank) / best : 0;
+      return { ...c, score: 0.6 * covered.any + 0.15 * covered.body + 0.25 * engine };
+    })
     .sort((a, b) => b.score - a.score || b.rank - a.rank);
 }
 
-/** SQLite FTS5 MATCH expression: every term as a quoted string (no operator can be injected), joined by OR. */
-export function fts5Query(terms: readonly string[]): string {
-  return terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
+/** How the engine combines the question's terms: every one of them (AND) or any (OR). */
+export type Combine = 'all' | 'any';
+
+/**
+ * SQLite FTS5 MATCH expression: every spelling as a quoted string (no operator can be injected), a term's spellings
+ * joined by OR, terms by AND or OR.
+ */
+export function fts5Query(terms: readonly QueryTerm[], combine: Combine): string {
+  const quoted = (w: string) => `"${w.replace(/"/g, '""')}"`;
+  const term = (t: QueryTerm) => (t.length === 1 ? quoted(t[0]!) : `(${t.map(quoted).join(' OR ')})`);
+  return terms.map(term).join(combine === 'all' ? ' AND ' : ' OR ');
 }
 
-/** PostgreSQL to_tsquery text: terms are letters and digits only (wordsOf), so `|` is the only operator. */
-export function tsQuery(terms: readonly string[]): string {
-  return terms.join(' | ');
+/** PostgreSQL to_tsquery text: words are letters and digits only (wordsOf), so `|` and `&` are the only operators. */
+export function tsQuery(terms: readonly QueryTerm[], combine: Combine): string {
+  const term = (t: QueryTerm) => (t.length === 1 ? t[0]! : `(${t.join(' | ')})`);
+  return terms.map(term).join(combine === 'all' ? ' & ' : ' | ');
 }

@@ -25,6 +25,7 @@ import * as m111 from './111_digital_employee_actions.ts';
 import * as m120 from './120_agent_workspace.ts';
 import * as m130 from './130_privacy.ts';
 import * as m140 from './140_api_client_secrets.ts';
+import * as m160 from './160_knowledge_search_speed.ts';
 import * as m200 from './200_api_client_dpop.ts';
 import * as m210 from './210_api_client_quotas.ts';
 
@@ -34,8 +35,8 @@ import * as m210 from './210_api_client_quotas.ts';
  * routing, canned responses and search, 070–079 hostile input and faults (070 idempotency keys, 073–074 scheduled
  * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 100–109
  * knowledge, 110–119 notes, actions and hand-over summaries, 120–129 the agent workspace, 130–139 privacy (erasure
- * receipts, retention settings), 140–149 machine access
- * (client secrets, revocation, used assertion ids), 210–219 per-client quotas.
+ * receipts, retention settings), 140–149 machine access (client secrets, revocation, used assertion ids),
+ * 160–169 knowledge search speed and typo tolerance, 200–209 DPoP, 210–219 per-client quotas.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -64,6 +65,7 @@ export const migrations: Record<string, Migration> = {
   '120_agent_workspace': m120,
   '130_privacy': m130,
   '140_api_client_secrets': m140,
+  '160_knowledge_search_speed': m160,
   '200_api_client_dpop': m200,
   '210_api_client_quotas': m210,
 };

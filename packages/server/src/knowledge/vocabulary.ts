@@ -1,0 +1,175 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../storage/schema.ts';
+import { fold, isStopWord, type QueryTerm, wordsOf } from './ranking.ts';
+
+/**
+ * Each company's vocabulary, `knowledge_terms`: every word of its passages with the number of its sources that hold
+ * it, kept in step with the passages in the same transaction. A search reads it for two things
+ * (docs/knowledge.md "Misspelt words" and "Ranking"):
+ *
+ * - Typo tolerance. A question word the vocabulary lacks is searched by its own spelling and by the company's word at
+ *   the smallest edit distance (optimal string alignment: insertions, deletions, substitutions and swaps of
+ *   neighbours), at most 1 for words of 4–8 letters and 2 for longer ones, the word held by most sources winning a
+ *   tie. Candidates share the first letter (one indexed lookup per word) and lie within the allowed edits of the
+ *   word's length.
+ * - Common words. A word held by more than COMMON_SHARE of the company's sources (and more than COMMON_MIN_SOURCES)
+ *   matches so many passages that ranking all of them costs more than it tells; like Lucene's common-terms query,
+ *   the wide (OR) match uses the question's other words, and the common ones count only when rescoring.
+ *
+ * Only the company's own vocabulary is read: another company's words never shape a search.
+ */
+
+export const COMMON_SHARE = 0.05;
+export const COMMON_MIN_SOURCES = 50;
+
+/** Words shorter than this are never corrected: too many real words lie one edit apart. */
+const MIN_CORRECTED_LENGTH = 4;
+const BATCH = 400;
+
+/** The distinct words of passages, as the vocabulary stores them. */
+export function vocabularyOf(passages: ReadonlyArray<{ title: string; body: string }>): string[] {
+  const words = new Set<string>();
+  for (const p of passages) for (const w of wordsOf(`${p.title} ${p.body}`)) words.add(w);
+  // Sorted, so concurrent writers lock the same rows in the same order (no deadlock on PostgreSQL).
+  return [...words].sort();
+}
+
+/** Adds one source's words to the company's vocabulary (inside the caller's transaction). */
+export async function addToVocabulary(
+  trx: Kysely<Database>,
+  companyId: string,
+  words: readonly string[],
+): Promise<void> {
+  for (let i = 0; i < words.length; i += BATCH) {
+    await trx
+      .insertInto('knowledge_terms')
+      .values(
+        words
+          .slice(i, i + BATCH)
+          .map((term) => ({ company_id: companyId, term, initial: [...term][0]!, sources: 1 })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['company_id', 'term']).doUpdateSet({ sources: sql`knowledge_terms.sources + 1` }),
+      )
+      .execute();
+  }
+}
+
+/** Takes one source's words out of the company's vocabulary; a word no source holds any more is removed. */
+export async function removeFromVocabulary(
+  trx: Kysely<Database>,
+  companyId: string,
+  words: readonly string[],
+): Promise<void> {
+  for (let i = 0; i < words.length; i += BATCH) {
+    const batch = words.slice(i, i + BATCH);
+    await trx
+      .updateTable('knowledge_terms')
+      .set({ sources: sql`sources - 1` })
+      .where('company_id', '=', companyId)
+      .where('term', 'in', batch)
+      .execute();
+    await trx
+      .deleteFrom('knowledge_terms')
+      .where('company_id', '=', companyId)
+      .where('term', 'in', batch)
+      .where('sources', '<=', 0)
+      .execute();
+  }
+}
+
+/** The question's words as searched: each with its spellings, and whether the company holds it commonly. */
+export interface LookedUp {
+  terms: QueryTerm[];
+  /** The terms that are not common (see the top of this file), for the wide match. */
+  rare: QueryTerm[];
+}
+
+/** Each question word with its spellings (itself, plus the nearest company word when it is unknown), rare or not. */
+export async function lookUp(
+  db: Kysely<Database>,
+  companyId: string,
+  words: readonly string[],
+): Promise<LookedUp> {
+  const [rows, total] = await Promise.all([
+    db
+      .selectFrom('knowledge_terms')
+      .select(['term', 'sources'])
+      .where('company_id', '=', companyId)
+      .where('term', 'in', words)
+      .execute(),
+    db
+      .selectFrom('knowledge_sources')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('company_id', '=', companyId)
+      .where('status', '=', 'ready')
+      .executeTakeFirstOrThrow(),
+  ]);
+  const held = new Map(rows.map((r) => [r.term, Number(r.sources)]));
+  const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * Number(total.n));
+  const terms: QueryTerm[] = [];
+  const rare: QueryTerm[] = [];
+  for (const word of words) {
+    const sources = held.get(word);
+    const correction =
+      sources === undefined && correctable(word) ? await nearest(db, companyId, word) : undefined;
+    const term = correction ? [word, correction] : [word];
+    terms.push(term);
+    if ((sources ?? 0) <= common) rare.push(term);
+  }
+  return { terms, rare };
+}
+
+/** Letters only (numbers and codes are not misspelt words) and long enough. */
+const correctable = (term: string) => term.length >= MIN_CORRECTED_LENGTH && /^\p{L}+$/u.test(term);
+
+export const maxEdits = (length: number) => (length > 8 ? 2 : 1);
+
+async function nearest(db: Kysely<Database>, companyId: string, word: string): Promise<string | undefined> {
+  const limit = maxEdits(word.length);
+  const rows = await db
+    .selectFrom('knowledge_terms')
+    .select(['term', 'sources'])
+    .where('company_id', '=', companyId)
+    .where('initial', '=', [...word][0]!)
+    .execute();
+  let best: { term: string; distance: number; sources: number } | undefined;
+  for (const { term, sources } of rows) {
+    if (Math.abs(term.length - word.length) > limit || isStopWord(term)) continue;
+    // A form of the same word (a plural, a past tense) is no typo: the engines' stemmers already match it.
+    if (fold(term) === fold(word)) return undefined;
+    const distance = editDistance(word, term, limit);
+    if (distance > limit) continue;
+    const n = Number(sources);
+    if (!best || distance < best.distance || (distance === best.distance && n > best.sources))
+      best = { term, distance, sources: n };
+  }
+  return best?.term;
+}
+
+/**
+ * Optimal string alignment distance (Damerau–Levenshtein without repeated edits of one substring), stopping early
+ * once every path exceeds `limit` (the result is then limit + 1).
+ */
+export function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let before = new Array<number>(b.length + 1).fill(0);
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = new Array<number>(b.length + 1);
+    current[0] = i;
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d = Math.min(d, before[j - 2]! + 1);
+      current[j] = d;
+      if (d < rowMin) rowMin = d;
+    }
+    if (rowMin > limit) return limit + 1;
+    before = previous;
+    previous = current;
+  }
+  return Math.min(previous[b.length]!, limit + 1);
+}
