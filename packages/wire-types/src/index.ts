@@ -6,6 +6,7 @@
 export type { AuditEntryView, AuditPage } from './audit.ts';
 export type { ChannelEmployeeOption, ChannelView, IdentityMode } from './channels.ts';
 export type { AttachmentLimitsView, CompanyView } from './company.ts';
+export type { DigitalEmployeeOutcomes } from './outcomes.ts';
 export type { Page } from './page.ts';
 export type { AgentView, CannedResponseView, RoutingSettingsView } from './routing.ts';
 export type { PortalUserView, SessionInfo } from './users.ts';

@@ -1,21 +1,9 @@
+import type { DigitalEmployeeOutcomes } from '@parley/wire-types';
 import { api, type Page } from '../api.ts';
 import { h, replaceChildren, uid } from '../dom.ts';
 
 /** The portal outcomes route's answer (docs/outcomes.md "Response"). */
-export interface Outcomes {
-  digital_employee_id: string;
-  days: number;
-  since: string;
-  conversations: number;
-  replies: number;
-  answered_from_knowledge: number;
-  handed_over: number;
-  resolved_without_person: number;
-  thumbs_up: number;
-  thumbs_down: number;
-  csat_count: number;
-  csat_average: number | null;
-}
+type Outcomes = DigitalEmployeeOutcomes;
 
 interface EmployeeOption {
   id: string;

@@ -1,3 +1,4 @@
+import type { DigitalEmployeeOutcomes } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import { type QueryExecutorProvider, type RawBuilder, sql } from 'kysely';
 
@@ -64,20 +65,7 @@ export interface OutcomeParams {
   since: string;
 }
 
-export interface DigitalEmployeeOutcomes {
-  digital_employee_id: string;
-  days: number;
-  since: string;
-  conversations: number;
-  replies: number;
-  answered_from_knowledge: number;
-  handed_over: number;
-  resolved_without_person: number;
-  thumbs_up: number;
-  thumbs_down: number;
-  csat_count: number;
-  csat_average: number | null;
-}
+export type { DigitalEmployeeOutcomes };
 
 export const OUTCOME_DAYS_DEFAULT = 30;
 export const OUTCOME_DAYS_MAX = 365;

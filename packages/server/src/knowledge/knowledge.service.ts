@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
+import { boundedBody } from '../http/bounded-body.ts';
 import type { OutboundFetch } from '../integrations/outbound-http.ts';
 import { now } from '../storage/columns.ts';
 import type { Dialect } from '../storage/database.ts';
@@ -541,31 +542,14 @@ async function pdfText(bytes: Uint8Array): Promise<string> {
 
 /** The body of a response, refused past `maxBytes` while it streams (a size limit nothing can talk around). */
 async function readLimited(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => {});
-    throw new SourceFailed(`fetch failed: the page is larger than ${maxBytes} bytes`);
-  }
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
+  let body: Uint8Array | undefined;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => {});
-        throw new SourceFailed(`fetch failed: the page is larger than ${maxBytes} bytes`);
-      }
-      parts.push(value);
-    }
-  } catch (err) {
-    if (err instanceof SourceFailed) throw err;
+    body = await boundedBody(response, maxBytes);
+  } catch {
     throw new SourceFailed('fetch failed: the connection broke while reading the page');
   }
-  return Buffer.concat(parts);
+  if (!body) throw new SourceFailed(`fetch failed: the page is larger than ${maxBytes} bytes`);
+  return body;
 }
 
 /** A passage's excerpt: plain text, at most SNIPPET_MAX characters, cut at a word. */

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { boundedText } from '../http/bounded-body.ts';
 import type { ApiClient } from './api-clients.service.ts';
 import { type ClientJwks, validJwkSet } from './client-keys.ts';
 import { LruCache } from './lru-cache.ts';
@@ -111,7 +112,7 @@ export class ClientKeySets {
       await response.body?.cancel().catch(() => {});
       throw new Error(`jwks_uri answered ${response.status}`);
     }
-    const text = await boundedText(response);
+    const text = await jwksText(response);
     try {
       return validJwkSet(JSON.parse(text)).keys;
     } catch {
@@ -120,25 +121,8 @@ export class ClientKeySets {
   }
 }
 
-async function boundedText(response: Response): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > MAX_JWKS_BYTES) {
-    await response.body?.cancel().catch(() => {});
-    throw new Error('jwks_uri answer too large');
-  }
-  const reader = response.body?.getReader();
-  if (!reader) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_JWKS_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw new Error('jwks_uri answer too large');
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+async function jwksText(response: Response): Promise<string> {
+  const text = await boundedText(response, MAX_JWKS_BYTES);
+  if (text === undefined) throw new Error('jwks_uri answer too large');
+  return text;
 }

@@ -1,3 +1,4 @@
+import { boundedText } from '../../http/bounded-body.ts';
 import type { ConnectorCaller } from '../connector-ports.ts';
 import { type Action, argumentsProblem, pathParams } from './actions.service.ts';
 
@@ -96,7 +97,7 @@ export async function runAction(
   init.signal = AbortSignal.any([options.signal, timeout]);
   try {
     const response = await connectors.fetch(companyId, action.connector_id, path, init);
-    const body = await readLimited(response, ACTION_RESPONSE_MAX_BYTES);
+    const body = await boundedText(response, ACTION_RESPONSE_MAX_BYTES);
     const durationMs = Math.round(performance.now() - started);
     if (body === undefined)
       return failure(
@@ -123,23 +124,4 @@ export async function runAction(
     const code = (err as { code?: string }).code;
     return failure('failed', `The call failed${code ? ` (${code})` : ''}.`, started);
   }
-}
-
-/** The body as text, or `undefined` once it grows past `max` bytes (the rest is not read). */
-async function readLimited(response: Response, max: number): Promise<string | undefined> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
