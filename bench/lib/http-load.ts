@@ -16,6 +16,8 @@ export interface LoadOptions {
    * Encoding it costs this process CPU per request; the server's figures are unaffected.
    */
   nextBody?: () => string;
+  /** Headers to add to each request, made fresh for it (e.g. a single-use DPoP proof, RFC 9449 §4). */
+  nextHeaders?: () => Record<string, string>;
   connections: number;
   /** Seconds to run. */
   duration: number;
@@ -109,8 +111,16 @@ class Connection {
 export function runLoad(options: LoadOptions): Promise<LoadResult> {
   const url = new URL(options.url);
   const fixed = encodeRequest(options);
-  const { nextBody } = options;
-  const request = nextBody ? () => encodeRequest({ ...options, body: nextBody() }) : () => fixed;
+  const { nextBody, nextHeaders } = options;
+  const request =
+    nextBody || nextHeaders
+      ? () =>
+          encodeRequest({
+            ...options,
+            body: nextBody ? nextBody() : options.body,
+            headers: nextHeaders ? { ...options.headers, ...nextHeaders() } : options.headers,
+          })
+      : () => fixed;
   const latenciesUs: number[] = [];
   let ok = 0;
   let non2xx = 0;

@@ -50,7 +50,7 @@ const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 function run(
   url: string,
   authorization: string | undefined,
-  options: { duration: number; overallRate?: number; nextBody?: () => string },
+  options: Pick<Target, 'nextBody' | 'nextHeaders'> & { duration: number; overallRate?: number },
 ): Promise<LoadResult> {
   return runLoad({
     url,
@@ -61,6 +61,7 @@ function run(
     },
     body: BODY,
     ...(options.nextBody ? { nextBody: options.nextBody } : {}),
+    ...(options.nextHeaders ? { nextHeaders: options.nextHeaders } : {}),
     connections: CONNECTIONS,
     duration: options.duration,
     ...(options.overallRate ? { overallRate: options.overallRate } : {}),
@@ -74,6 +75,7 @@ async function checkOneToken(target: Target): Promise<void> {
     headers: {
       ...(authorization ? { authorization } : {}),
       'content-type': 'application/x-www-form-urlencoded',
+      ...target.nextHeaders?.(),
     },
     body: target.nextBody?.() ?? BODY,
   });
@@ -90,6 +92,8 @@ interface Target {
   authorization?: string;
   /** A fresh form body per request (a client assertion is single-use); absent: the fixed BODY. */
   nextBody?: () => string;
+  /** Fresh headers per request (a DPoP proof is single-use); absent: none. */
+  nextHeaders?: () => Record<string, string>;
   pid: number;
 }
 
@@ -101,7 +105,7 @@ interface Target {
 async function measurePeaks(targets: Target[]): Promise<Map<string, Summary>> {
   for (const t of targets) await checkOneToken(t);
   const load = (t: Target, duration: number) =>
-    run(t.url, t.authorization, { duration, ...(t.nextBody ? { nextBody: t.nextBody } : {}) });
+    run(t.url, t.authorization, { duration, nextBody: t.nextBody, nextHeaders: t.nextHeaders });
   for (const t of targets) await load(t, 2); // warm-up (JIT, caches)
   const rounds = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
   const cpu = new Map<string, number>(targets.map((t) => [t.name, 0]));
@@ -144,7 +148,7 @@ function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
 async function startParley(
   name: string,
   logLevel: string | undefined,
-  auth: 'client_secret' | 'private_key_jwt' = 'client_secret',
+  auth: 'client_secret' | 'private_key_jwt' | 'dpop' = 'client_secret',
 ): Promise<{ target: Target; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const port = await freePort();
@@ -155,10 +159,13 @@ async function startParley(
   // Default settings: no LOG_LEVEL at all (stdout is a pipe here, so the format is JSON, as in production).
   if (!logLevel) delete env.LOG_LEVEL;
   const url = `http://127.0.0.1:${port}/platform/v1/auth/token/client-credentials`;
+  const cliEnv = { ...env, LOG_LEVEL: 'error' };
   const credentials =
     auth === 'client_secret'
-      ? await secretCredentials({ ...env, LOG_LEVEL: 'error' })
-      : await assertionCredentials({ ...env, LOG_LEVEL: 'error' }, dataDir, url);
+      ? await secretCredentials(cliEnv)
+      : auth === 'dpop'
+        ? await dpopCredentials(cliEnv, url)
+        : await assertionCredentials(cliEnv, dataDir, url);
   const child = await startParleyProcess(env, port);
   return {
     target: { name, pid: child.pid!, url, ...credentials },
@@ -228,6 +235,42 @@ async function assertionCredentials(
   };
 }
 
+/**
+ * A client whose tokens must be DPoP-bound (RFC 9449, `--dpop required`), authenticating with its secret, and a
+ * fresh ES256 proof per request (`jti` is single-use), signed in this process: its CPU is the generator's.
+ */
+async function dpopCredentials(
+  env: BenchEnv,
+  tokenUrl: string,
+): Promise<Pick<Target, 'authorization' | 'nextHeaders'>> {
+  const company = await parleyCli(env, ['companies', 'create', '--name', 'Bench']);
+  const client = await parleyCli(env, [
+    'api-clients',
+    'create',
+    '--company',
+    company.id!,
+    '--name',
+    'bench-dpop',
+    '--scopes',
+    'connector:write connector:read',
+    '--dpop',
+    'required',
+  ]);
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = publicKey.export({ format: 'jwk' });
+  const header = Buffer.from(JSON.stringify({ typ: 'dpop+jwt', alg: 'ES256', jwk })).toString('base64url');
+  const proof = () => {
+    const claims = { jti: randomUUID(), htm: 'POST', htu: tokenUrl, iat: Math.floor(Date.now() / 1000) };
+    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    const signature = sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+    return `${input}.${signature.toString('base64url')}`;
+  };
+  return {
+    authorization: basicAuth(client.client_id!, client.client_secret!),
+    nextHeaders: () => ({ dpop: proof() }),
+  };
+}
+
 /** A comparison server from `bench/oauth/<script>` in its own process, with one client. */
 async function startScriptServer(
   name: string,
@@ -269,9 +312,7 @@ try {
   started.push(parley);
   started.push(await startParley('parley-default', undefined));
   started.push(await startParley('parley-default-pkjwt', undefined, 'private_key_jwt'));
-  // DPoP-bound grants (RFC 9449, branch m2-dpop): once merged, add their target here — a Parley at default
-  // settings whose client requires DPoP, with `nextBody`/headers carrying a fresh proof per request — and a row
-  // beside the two below.
+  started.push(await startParley('parley-default-dpop', undefined, 'dpop'));
   started.push(
     await startScriptServer('oidc-provider', 'oidc-provider-server.mjs', { ready: '/jwks', token: '/token' }),
   );
@@ -292,6 +333,7 @@ const theirs = peaks.get('oidc-provider')!;
 const bare = peaks.get('floor')!;
 const defaults = peaks.get('parley-default')!;
 const assertions = peaks.get('parley-default-pkjwt')!;
+const bound = peaks.get('parley-default-dpop')!;
 const defaultCpuRatio = defaults.cpuPerGrant / bare.cpuPerGrant;
 const ratio = ours.rate / theirs.rate;
 const halfP99 = half.latency.p99;
@@ -317,6 +359,9 @@ console.log(
   `| parley, default, private_key_jwt (ES256)| ${fmt(assertions.rate, 0)} | ${fmt(assertions.p50)} | ${fmt(assertions.p99)} |    ${us(assertions.cpuPerGrant)} |`,
 );
 console.log(
+  `| parley, default, secret + DPoP (ES256)  | ${fmt(bound.rate, 0)} | ${fmt(bound.p50)} | ${fmt(bound.p99)} |    ${us(bound.cpuPerGrant)} |`,
+);
+console.log(
   `| floor: raw node:http, essential work    | ${fmt(bare.rate, 0)} | ${fmt(bare.p50)} | ${fmt(bare.p99)} |    ${us(bare.cpuPerGrant)} |`,
 );
 console.log(
@@ -332,6 +377,10 @@ if (!Number.isNaN(defaultCpuRatio))
 if (!Number.isNaN(assertions.cpuPerGrant))
   console.log(
     `parley private_key_jwt (default settings) / floor CPU per grant: ${(assertions.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x (the floor authenticates with a secret; an assertion adds an ES256 verification and a jti insert)`,
+  );
+if (!Number.isNaN(bound.cpuPerGrant))
+  console.log(
+    `parley DPoP-bound (default settings) / floor CPU per grant: ${(bound.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x (a proof adds an ES256 verification, a JWK thumbprint and a jti insert)`,
   );
 console.log(`parley p99 at half peak: ${halfP99} ms   goal < 20 ms   ${halfP99 < 20 ? 'MET' : 'MISSED'}`);
 if (!Number.isNaN(cpuRatio))

@@ -232,7 +232,16 @@ export async function createContext(
       scheduler,
     });
     const workspace = createWorkspace({ store, events, audit, webchat, scheduler, logger });
-    const privacy = createPrivacy({ store, webchat, audit, events, logger, metrics, scheduler });
+    const privacy = createPrivacy({
+      store,
+      webchat,
+      audit,
+      events,
+      logger,
+      metrics,
+      scheduler,
+      latePublishMs: config.webchat.erasureLatePublishMs,
+    });
     const webhooks = createWebhooks({
       store,
       sealer,

@@ -103,6 +103,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       uploadBytesPerHourPerSession: int(env.PARLEY_WEBCHAT_UPLOAD_BYTES_PER_HOUR_PER_SESSION),
       uploadBytesPerHourPerIp: int(env.PARLEY_WEBCHAT_UPLOAD_BYTES_PER_HOUR_PER_IP),
       unsentAttachmentTtlMs: int(env.PARLEY_ATTACHMENT_UNSENT_TTL_MS),
+      erasureLatePublishMs: int(env.PARLEY_ERASURE_LATE_PUBLISH_MS),
       streamFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_FLUSH_INTERVAL_MS),
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),

@@ -112,6 +112,11 @@ export const ConfigSchema = Type.Object(
       uploadBytesPerHourPerIp: Type.Integer({ minimum: 1, default: 1024 * 1024 * 1024 }),
       /** An upload no message refers to this long after it was made is deleted with its bytes (attachment sweeper). */
       unsentAttachmentTtlMs: Type.Integer({ minimum: 1000, default: 24 * 60 * 60 * 1000 }),
+      /**
+       * An erasure removes its conversations' realtime history once more this long after it ended, so a message
+       * stored just before the erasure whose publish reached the broker late is not kept there (docs/privacy.md).
+       */
+      erasureLatePublishMs: Type.Integer({ minimum: 10, maximum: 600_000, default: 10_000 }),
       /** Shortest time between two partial envelopes of one streamed reply (40 ms ≈ 25 updates/s). */
       streamFlushIntervalMs: Type.Integer({ minimum: 0, default: 40 }),
       /** How often a streaming reply's snapshot is written to the database (crash safety, other nodes' reads). */

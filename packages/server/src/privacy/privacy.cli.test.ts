@@ -55,7 +55,11 @@ for (const database of TEST_DATABASES) {
       assert.equal(doc.conversations[0].id, conversation.id);
       assert.ok(JSON.stringify(doc).includes(canary));
 
-      const env: Record<string, string> = redis ? { REDIS_URL: testRedisUrl() } : {};
+      // The CLI waits for the history's second removal before it exits; a short window keeps the test quick.
+      const env: Record<string, string> = {
+        PARLEY_ERASURE_LATE_PUBLISH_MS: '50',
+        ...(redis ? { REDIS_URL: testRedisUrl() } : {}),
+      };
       const erased = await runParley(
         server,
         ['privacy', 'erase', '--company', companyId, '--conversation-id', conversation.id, '--json'],

@@ -44,7 +44,9 @@ const erase: Command<ErasureReceipt, PrivacyCommandDeps> = {
     // The broker is connected so that live sessions are disconnected and realtime history removed on every node
     // (with REDIS_URL; a single-node memory broker lives in the server process and expires history within 1 h).
     await ctx.webchat.start();
-    return ctx.privacy.service.erase(companyId, selectorOf(options), { actor: 'cli' });
+    const receipt = await ctx.privacy.service.erase(companyId, selectorOf(options), { actor: 'cli' });
+    await ctx.privacy.service.settled(); // the history's second removal, before the process exits
+    return receipt;
   },
   format: (r) =>
     [

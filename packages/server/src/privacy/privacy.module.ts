@@ -21,6 +21,8 @@ export interface PrivacyModuleDeps {
   logger: Logger;
   metrics: Metrics;
   scheduler: Scheduler;
+  /** `webchat.erasureLatePublishMs`: when an erasure removes its realtime history once more. */
+  latePublishMs: number;
 }
 
 /** Builds erasure, export and retention (docs/privacy.md) and adds the retention sweep to the scheduled jobs. */
@@ -32,6 +34,7 @@ export function createPrivacy(deps: PrivacyModuleDeps): Privacy {
     audit: deps.audit,
     events: deps.events,
     logger: deps.logger,
+    latePublishMs: deps.latePublishMs,
   });
   deps.scheduler.add(
     new RetentionSweeper({

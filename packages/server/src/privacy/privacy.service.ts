@@ -91,6 +91,8 @@ export interface PrivacyDeps {
   audit: AuditLog;
   events: EventRecorder;
   logger: Pick<Logger, 'warn'>;
+  /** How long after an erasure its channels' realtime history is removed once more (`webchat.erasureLatePublishMs`). */
+  latePublishMs: number;
 }
 
 interface ConversationRef {
@@ -109,10 +111,43 @@ interface ConversationRef {
 export class PrivacyService {
   private readonly db: Kysely<PrivacyDatabase>;
   private readonly messages: MessageDeletion;
+  /** Second removals of realtime history that erasures scheduled and that have not run yet. */
+  private readonly lateRemovals = new Set<Promise<void>>();
 
   constructor(private readonly deps: PrivacyDeps) {
     this.db = privacyDb(deps.db);
     this.messages = new MessageDeletion(this.db, deps.dialect);
+  }
+
+  /**
+   * Resolves once every second removal of realtime history that erasures scheduled has run. A process that is about
+   * to exit (the CLI) waits here; the wait itself keeps the process alive (the removals' timers do not).
+   */
+  async settled(): Promise<void> {
+    const keepAlive = setInterval(() => {}, 1000);
+    try {
+      while (this.lateRemovals.size > 0) await Promise.all(this.lateRemovals);
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  /**
+   * A message stored just before the erasure took its conversation's lock is published right after its insert; should
+   * that publish reach the broker after the history was removed, the history would hold it. Removing the history once
+   * more after `latePublishMs` closes that window for every publish that lands within it (docs/privacy.md "Writes
+   * during an erasure").
+   */
+  private removeHistoryAgainLater(channels: string[]): void {
+    const removal = new Promise<void>((resolve) => setTimeout(resolve, this.deps.latePublishMs).unref())
+      .then(async () => {
+        for (const channel of channels) await this.deps.webchat.realtime.removeHistory(channel);
+      })
+      .catch((err: unknown) =>
+        this.deps.logger.warn({ err }, 'privacy: the second removal of realtime history failed'),
+      )
+      .finally(() => this.lateRemovals.delete(removal));
+    this.lateRemovals.add(removal);
   }
 
   /** The conversations a selector names in a company; 404 for a `conversation_id` the company does not have. */
@@ -143,10 +178,12 @@ export class PrivacyService {
       const removed = await this.deleteConversation(conversation.id);
       for (const key of Object.keys(removed) as Array<keyof ErasedCounts>) counts[key] += removed[key];
     }
-    for (const conversation of conversations) {
-      await this.deps.webchat.realtime.removeHistory(channelOf(companyId, conversation.id));
+    const channels = conversations.map((c) => channelOf(companyId, c.id));
+    for (const channel of channels) {
+      await this.deps.webchat.realtime.removeHistory(channel);
       counts.realtime_histories += 1;
     }
+    this.removeHistoryAgainLater(channels);
     const receipt: ErasureReceipt = { id: randomUUID(), erased_at: new Date().toISOString(), erased: counts };
     const conversationIds = conversations.map((c) => c.id);
     await this.db.transaction().execute(async (trx) => {

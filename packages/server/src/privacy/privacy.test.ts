@@ -40,7 +40,11 @@ for (const { database, redis } of SETUPS) {
     let companyId: string;
     let auth: Record<string, string>;
     before(async () => {
-      server = await startTestServer({ database, redis, config: { webchat: { streamFlushIntervalMs: 0 } } });
+      server = await startTestServer({
+        database,
+        redis,
+        config: { webchat: { streamFlushIntervalMs: 0, erasureLatePublishMs: 2_000 } },
+      });
       sink = await startWebhookSink();
       // The receiver fails every attempt, so deliveries stay pending: an erasure must keep them from any retry.
       sink.answer = () => 500;
@@ -290,6 +294,28 @@ for (const { database, redis } of SETUPS) {
       const audit = await server.ctx.audit.list({ companyId, type: 'visitor.erased' });
       assert.equal(audit.length >= 1, true);
       assert.ok(!JSON.stringify(audit).includes(canary));
+    });
+
+    it('removes the realtime history once more after an erasure, so a publish that reached the broker late is not kept', async () => {
+      const employee = await server.ctx.webchat.conversations.defaultDigitalEmployee(companyId);
+      const conversation = await server.ctx.webchat.conversations.create(
+        { companyId, sessionId: randomUUID() },
+        employee.id,
+      );
+      const res = await post('/erasures', { conversation_id: conversation.id });
+      assert.equal(res.status, 200, res.text);
+      // A message stored just before the erasure's lock, whose publish reaches the broker only now.
+      const channel = channelOf(companyId, conversation.id);
+      const canary = `canary-${randomUUID()}`;
+      await server.ctx.webchat.realtime.publish({ channel, data: { text: canary } });
+      const held = await server.ctx.webchat.realtime.history(channel, { limit: -1 });
+      assert.equal(held.publications.length, 1, 'the late publication is in the history at first');
+      await waitFor(
+        'the second removal of the history',
+        async () =>
+          (await server.ctx.webchat.realtime.history(channel, { limit: -1 })).publications.length === 0,
+        15_000,
+      );
     });
 
     it("erases the workspace's rows of the conversation: visitor attributes, labels, mentions of its notes", async () => {
