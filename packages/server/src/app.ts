@@ -15,9 +15,9 @@ import { registerKnowledgePortalRoutes } from './knowledge/knowledge.portal.rout
 import { registerKnowledgeRoutes } from './knowledge/knowledge.routes.ts';
 import { registerLandingRoutes } from './landing/landing.routes.ts';
 import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
+import { registerApiClientRoutes } from './oauth/api-clients.portal.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
-import { registerApiClientRoutes } from './oauth/api-clients.portal.routes.ts';
 import { registerAuditRoutes } from './portal-api/audit.routes.ts';
 import { registerPortal } from './portal-api/portal.routes.ts';
 import { registerPrivacyPortalRoutes } from './privacy/privacy.portal.routes.ts';
