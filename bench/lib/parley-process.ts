@@ -73,9 +73,14 @@ export async function parleyCli(env: BenchEnv, args: string[]): Promise<Record<s
   return JSON.parse(out.pop()!);
 }
 
-/** A company "Bench" and an API client "bench" allowed to write and read connectors. */
+/**
+ * A company "Bench" and an API client allowed to write and read connectors, named `name` (default "bench"), created
+ * with any further `api-clients create` options (`--auth-method private_key_jwt`, `--dpop required`, …).
+ */
 export async function createBenchClient(
   env: BenchEnv,
+  name = 'bench',
+  options: string[] = [],
 ): Promise<{ company: Record<string, string>; client: Record<string, string> }> {
   const company = await parleyCli(env, ['companies', 'create', '--name', 'Bench']);
   const client = await parleyCli(env, [
@@ -84,9 +89,10 @@ export async function createBenchClient(
     '--company',
     company.id!,
     '--name',
-    'bench',
+    name,
     '--scopes',
     'connector:write connector:read',
+    ...options,
   ]);
   return { company, client };
 }

@@ -22,7 +22,6 @@ import {
   basicAuth,
   createBenchClient,
   fmt,
-  parleyCli,
   parleyEnv,
   repoRoot as root,
   startParleyProcess,
@@ -196,16 +195,7 @@ async function assertionCredentials(
     jwksFile,
     JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'bench' }] }),
   );
-  const company = await parleyCli(env, ['companies', 'create', '--name', 'Bench']);
-  const client = await parleyCli(env, [
-    'api-clients',
-    'create',
-    '--company',
-    company.id!,
-    '--name',
-    'bench-signer',
-    '--scopes',
-    'connector:write connector:read',
+  const { client } = await createBenchClient(env, 'bench-signer', [
     '--auth-method',
     'private_key_jwt',
     '--jwks-file',
@@ -243,19 +233,7 @@ async function dpopCredentials(
   env: BenchEnv,
   tokenUrl: string,
 ): Promise<Pick<Target, 'authorization' | 'nextHeaders'>> {
-  const company = await parleyCli(env, ['companies', 'create', '--name', 'Bench']);
-  const client = await parleyCli(env, [
-    'api-clients',
-    'create',
-    '--company',
-    company.id!,
-    '--name',
-    'bench-dpop',
-    '--scopes',
-    'connector:write connector:read',
-    '--dpop',
-    'required',
-  ]);
+  const { client } = await createBenchClient(env, 'bench-dpop', ['--dpop', 'required']);
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const jwk = publicKey.export({ format: 'jwk' });
   const header = Buffer.from(JSON.stringify({ typ: 'dpop+jwt', alg: 'ES256', jwk })).toString('base64url');
