@@ -22,9 +22,9 @@ describe('reply coordination over Redis: the one connection factory', () => {
     const { signals } = replyCoordinationFor(deps, createLogger('silent'));
     try {
       await signals.listen(() => {});
-      // The private connections under test.
-      const inside = signals as unknown as { redis: Redis; subscriber: Redis };
-      const connections = [inside.redis, inside.subscriber];
+      // The private connections under test (the signals' PUB/SUB channel, storage/redis-signal-channel.ts).
+      const inside = signals as unknown as { channel: { redis: Redis; subscriber: Redis } };
+      const connections = [inside.channel.redis, inside.channel.subscriber];
       const expected = outageAwareRedisOptions();
       for (const redis of connections) {
         for (const key of [
