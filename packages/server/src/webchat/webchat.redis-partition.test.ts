@@ -70,12 +70,17 @@ for (const database of TEST_DATABASES) {
         assert.ok(answeredAfter < PROMPT_MS, `four publishes answered after ${answeredAfter} ms`);
 
         // The session created one conversation before: Redis counted it. Cut off, this node counts alone,
-        // and its limit (2 a minute) still holds.
+        // and its limit (2 a minute) still holds. That first one is in the node's own count too when Redis did
+        // not answer it within the limiter's budget (ratelimit/fallback-rate-limiter.ts; a loaded machine may
+        // miss it), so the node allows one or two more, never three.
         const created = [];
         for (let i = 0; i < 3; i++) created.push(await sdkPost(server, v, '/conversations'));
-        assert.deepEqual(
-          created.map((r) => r.status),
-          [201, 201, 429],
+        const statuses = created.map((r) => r.status);
+        assert.equal(statuses[0], 201, statuses.join());
+        assert.equal(statuses[2], 429, statuses.join());
+        assert.ok(
+          statuses.every((status) => status === 201 || status === 429),
+          statuses.join(),
         );
         assert.ok(Number(created[2]!.headers.get('retry-after')) >= 1);
 
