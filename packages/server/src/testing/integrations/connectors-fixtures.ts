@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type HttpResult, http } from '../http-client.ts';
-import { createTestClient, fetchToken, type TestClient } from '../oauth/oauth-fixtures.ts';
+import { createBearerTenant, type TestClient } from '../oauth/oauth-fixtures.ts';
 import type { TestServer } from '../test-server.ts';
 
 export interface RecordedCall {
@@ -106,9 +106,7 @@ export interface Tenant {
 }
 
 export async function createTenant(server: TestServer): Promise<Tenant> {
-  const client = await createTestClient(server.ctx, ['connector:write', 'connector:read']);
-  const token = await fetchToken(server, client);
-  return { client, companyId: client.companyId, token, auth: { authorization: `Bearer ${token}` } };
+  return createBearerTenant(server, ['connector:write', 'connector:read']);
 }
 
 export function putKey(

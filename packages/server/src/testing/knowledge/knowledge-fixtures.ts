@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Scope } from '../../oauth/principal.ts';
 import { type HttpResult, http } from '../http-client.ts';
-import { createTestClient, fetchToken } from '../oauth/oauth-fixtures.ts';
+import { createBearerTenant } from '../oauth/oauth-fixtures.ts';
 import type { TestServer } from '../test-server.ts';
 
 /** A company with an API client holding the knowledge scopes (or those given), and its bearer header. */
@@ -10,9 +10,7 @@ export async function knowledgeTenant(
   server: TestServer,
   scopes: Scope[] = ['knowledge:read', 'knowledge:write'],
 ) {
-  const client = await createTestClient(server.ctx, scopes);
-  const token = await fetchToken(server, client);
-  return { companyId: client.companyId, client, auth: { authorization: `Bearer ${token}` } };
+  return createBearerTenant(server, scopes);
 }
 
 /** A call to `/platform/v1/knowledge{path}` with a JSON body (or a FormData / none). */

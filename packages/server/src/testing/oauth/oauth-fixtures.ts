@@ -56,6 +56,16 @@ export async function fetchToken(
   return result.body.access_token;
 }
 
+/** A new company with an API client holding `scopes`, a token from the real token endpoint, and its bearer header. */
+export async function createBearerTenant(
+  server: { baseUrl: string; ctx: AppContext },
+  scopes: Scope[],
+): Promise<{ client: TestClient; companyId: string; token: string; auth: Record<string, string> }> {
+  const client = await createTestClient(server.ctx, scopes);
+  const token = await fetchToken(server, client);
+  return { client, companyId: client.companyId, token, auth: { authorization: `Bearer ${token}` } };
+}
+
 export const bearer = (token: string): RequestInit => ({ headers: { authorization: `Bearer ${token}` } });
 
 /** Payload of a compact JWS, unverified (tests inspect what they were issued). */

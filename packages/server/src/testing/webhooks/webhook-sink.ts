@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Scope } from '../../oauth/principal.ts';
 import { type HttpResult, http } from '../http-client.ts';
-import { createTestClient, fetchToken } from '../oauth/oauth-fixtures.ts';
+import { createBearerTenant } from '../oauth/oauth-fixtures.ts';
 import type { TestServer } from '../test-server.ts';
 
 export interface Received {
@@ -80,9 +80,7 @@ export async function webhookTenant(
   server: TestServer,
   scopes: Scope[] = ['webhooks:read', 'webhooks:write'],
 ) {
-  const client = await createTestClient(server.ctx, scopes);
-  const token = await fetchToken(server, client);
-  return { companyId: client.companyId, client, auth: { authorization: `Bearer ${token}` } };
+  return createBearerTenant(server, scopes);
 }
 
 export function api(
