@@ -1,8 +1,40 @@
 // The live chat the privacy benches run beside a sweep or an erasure, and how they print its latencies.
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { channelOf } from '@parley/webchat-protocol';
-import type { AppContext } from '../../packages/server/src/context.ts';
+import { loadConfig } from '../../packages/server/src/config/load.ts';
+import { type AppContext, createContext } from '../../packages/server/src/context.ts';
+import { createLogger } from '../../packages/server/src/logging/logger.ts';
+import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
 import { percentile } from '../lib/stats.ts';
+
+/**
+ * The server's services in this process: SQLite in a temporary folder, or a schema of its own in the PostgreSQL
+ * database BENCH_DATABASE_URL names; the Redis broker when BENCH_REDIS_URL is set. `close()` removes both again.
+ */
+export async function openBenchContext(name: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), `parley-bench-${name}-`));
+  const databaseUrl = process.env.BENCH_DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL;
+  const config = loadConfig(
+    {},
+    { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}), ...(redisUrl ? { redisUrl } : {}) },
+  );
+  const schema = databaseUrl ? uniqueSchema() : undefined;
+  const ctx = await createContext(config, createLogger('error'), { schema });
+  return {
+    ctx,
+    /** "sqlite, memory broker" and the like, for the printed figures. */
+    setup: `${ctx.store.dialect}, ${redisUrl ? 'redis' : 'memory'} broker`,
+    async close() {
+      await ctx.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      if (schema && databaseUrl) await dropTestSchema(schema, databaseUrl);
+    },
+  };
+}
 
 /** How often the chat stores and publishes a message. */
 const PUBLISH_EVERY_MS = 20;

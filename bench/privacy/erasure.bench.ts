@@ -5,15 +5,9 @@
 // PostgreSQL database; the memory broker unless BENCH_REDIS_URL names a Redis server. Reported: each deletion's
 // time and the chat's publish latency (store insert + realtime publish) before, during each and after.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../packages/server/src/config/load.ts';
-import { type AppContext, createContext } from '../../packages/server/src/context.ts';
-import { createLogger } from '../../packages/server/src/logging/logger.ts';
-import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
+import type { AppContext } from '../../packages/server/src/context.ts';
 import type { MessagesTable } from '../../packages/server/src/webchat/webchat.tables.ts';
-import { chat, chatAlone, fmt } from './chat-load.ts';
+import { chat, chatAlone, fmt, openBenchContext } from './chat-load.ts';
 
 const MESSAGES = Number(process.env.BENCH_ERASE_MESSAGES ?? 20_000);
 
@@ -76,16 +70,8 @@ async function deleteUnyielding(ctx: AppContext, conversationId: string): Promis
   }
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-erasure-'));
-const databaseUrl = process.env.BENCH_DATABASE_URL;
-const redisUrl = process.env.BENCH_REDIS_URL;
-const config = loadConfig(
-  {},
-  { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}), ...(redisUrl ? { redisUrl } : {}) },
-);
-const schema = databaseUrl ? uniqueSchema() : undefined;
-const ctx = await createContext(config, createLogger('error'), { schema });
-const setup = `${ctx.store.dialect}, ${redisUrl ? 'redis' : 'memory'} broker`;
+const bench = await openBenchContext('erasure');
+const { ctx, setup } = bench;
 
 /** Runs `work` while the chat goes on; prints its time and the chat's latencies. */
 async function during(label: string, live: { companyId: string; id: string }, work: () => Promise<unknown>) {
@@ -118,7 +104,5 @@ try {
   );
   console.log(`${'publish after'.padEnd(36)} ${fmt(await chatAlone(ctx, live, 5_000))}`);
 } finally {
-  await ctx.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  if (schema && databaseUrl) await dropTestSchema(schema, databaseUrl);
+  await bench.close();
 }

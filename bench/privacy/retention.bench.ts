@@ -10,16 +10,10 @@
 // insert + realtime publish) before any sweep, during each and after both (p50/p99/max): the floor measured at both
 // ends of the run shows what the machine's load alone does.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../packages/server/src/config/load.ts';
-import { type AppContext, createContext } from '../../packages/server/src/context.ts';
-import { createLogger } from '../../packages/server/src/logging/logger.ts';
+import type { AppContext } from '../../packages/server/src/context.ts';
 import { RetentionSweeper } from '../../packages/server/src/privacy/retention.ts';
-import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
 import type { MessagesTable } from '../../packages/server/src/webchat/webchat.tables.ts';
-import { chat, chatAlone, fmt } from './chat-load.ts';
+import { chat, chatAlone, fmt, openBenchContext } from './chat-load.ts';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 1_000);
 const MESSAGES_PER_CONVERSATION = Number(process.env.BENCH_MESSAGES_PER_CONVERSATION ?? 100);
@@ -79,15 +73,8 @@ async function seed(ctx: AppContext, companyId: string): Promise<void> {
     .execute();
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-retention-'));
-const databaseUrl = process.env.BENCH_DATABASE_URL;
-const redisUrl = process.env.BENCH_REDIS_URL;
-const config = loadConfig(
-  {},
-  { dataDir, logLevel: 'warn', ...(databaseUrl ? { databaseUrl } : {}), ...(redisUrl ? { redisUrl } : {}) },
-);
-const schema = databaseUrl ? uniqueSchema() : undefined;
-const ctx = await createContext(config, createLogger('error'), { schema });
+const bench = await openBenchContext('retention');
+const { ctx, setup } = bench;
 /** One sweep of `companyId`'s resolved conversations while the chat goes on; prints its figures, answers the left. */
 async function sweep(
   label: string,
@@ -132,7 +119,7 @@ async function sweep(
     .executeTakeFirstOrThrow();
   console.log(
     [
-      `retention sweep, ${label} (${ctx.store.dialect}, ${redisUrl ? 'redis' : 'memory'} broker):`,
+      `retention sweep, ${label} (${setup}):`,
       `  deleted                   ${Object.entries(deleted)
         .map(([k, n]) => `${k} ${n}`)
         .join(', ')}; messages left ${left.n}`,
@@ -155,7 +142,7 @@ try {
   await seed(ctx, unpacedCompany.id);
   await seed(ctx, pacedCompany.id);
   console.log(
-    `seeded 2 × ${CONVERSATIONS} resolved conversations × ${MESSAGES_PER_CONVERSATION} messages (${ctx.store.dialect}, ${redisUrl ? 'redis' : 'memory'} broker) in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
+    `seeded 2 × ${CONVERSATIONS} resolved conversations × ${MESSAGES_PER_CONVERSATION} messages (${setup}) in ${((performance.now() - seeded) / 1000).toFixed(1)} s`,
   );
   const employee = await ctx.webchat.conversations.defaultDigitalEmployee(chatCompany.id);
   const live = await ctx.webchat.conversations.create(
@@ -172,7 +159,5 @@ try {
   console.log(`publish after the sweeps  ${fmt(await chatAlone(ctx, liveRef, 5_000))}`);
   if (left !== 0) process.exitCode = 1;
 } finally {
-  await ctx.close();
-  rmSync(dataDir, { recursive: true, force: true });
-  if (schema && databaseUrl) await dropTestSchema(schema, databaseUrl);
+  await bench.close();
 }
