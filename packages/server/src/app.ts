@@ -31,7 +31,7 @@ import { registerCompanyPortalRoutes } from './webchat/company.portal.routes.ts'
 import { emptyStats } from './webchat/feedback/feedback.service.ts';
 import { registerRoutingPortalRoutes } from './webchat/routing/routing.portal.routes.ts';
 import { registerSearchPortalRoutes } from './webchat/search/search.portal.routes.ts';
-import { registerWebchat } from './webchat/webchat.ts';
+import { messagePageDepsOf, registerWebchat } from './webchat/webchat.ts';
 import { registerWebhookPortalRoutes } from './webhooks/webhooks.portal.routes.ts';
 import { registerWebhookRoutes } from './webhooks/webhooks.routes.ts';
 import { registerWidgetAssets } from './widget-assets/widget-assets.routes.ts';
@@ -146,6 +146,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
  */
 function portalPagesOf(ctx: AppContext): Array<(api: App) => void> {
   const { webchat, audit } = ctx;
+  const messagePage = messagePageDepsOf(webchat);
   return [
     (api) => registerApiClientRoutes(api, ctx.oauth),
     (api) =>
@@ -184,8 +185,34 @@ function portalPagesOf(ctx: AppContext): Array<(api: App) => void> {
       }),
     (api) => registerAuditRoutes(api, { audit, users: ctx.users }),
     (api) => registerSystemRoutes(api, ctx.system),
-    (api) => registerInboxPortalRoutes(api, webchat, ctx.workspace.service),
-    (api) => registerWorkspacePortalRoutes(api, webchat, ctx.workspace, ctx.knowledge),
+    (api) =>
+      registerInboxPortalRoutes(
+        api,
+        {
+          ...messagePage,
+          commands: webchat.commands,
+          attachments: webchat.attachments,
+          uploadQuota: webchat.uploadQuota,
+          idempotency: webchat.idempotency,
+          inbox: webchat.inbox,
+          reads: webchat.reads,
+          signer: webchat.signer,
+          publicUrlFor: webchat.publicUrlFor,
+        },
+        ctx.workspace.service,
+      ),
+    (api) =>
+      registerWorkspacePortalRoutes(
+        api,
+        {
+          ...messagePage,
+          commands: webchat.commands,
+          notes: ctx.workspace.notes,
+          summaryByModel: webchat.summaryByModel,
+        },
+        ctx.workspace,
+        ctx.knowledge,
+      ),
     (api) =>
       registerRoutingPortalRoutes(api, {
         routing: webchat.routing,

@@ -231,10 +231,24 @@ export async function createContext(
       onClose: (fn) => closers.push(fn),
       scheduler,
     });
-    const workspace = createWorkspace({ store, events, audit, webchat, scheduler, logger });
+    const workspace = createWorkspace({
+      store,
+      events,
+      audit,
+      scheduler,
+      logger,
+      findConversation: (companyId, id) => webchat.commands.find(companyId, id),
+      inboxFeed: webchat.inbox,
+      engine: webchat.engine,
+      realtime: webchat.realtime,
+      notes: webchat.notes,
+    });
+    // Every note goes through the workspace's writer from here on, so its @mentions notify the agents named.
+    webchat.notes = workspace.notes;
     const privacy = createPrivacy({
       store,
-      webchat,
+      realtime: webchat.realtime,
+      attachments: webchat.attachments,
       audit,
       events,
       logger,

@@ -2,7 +2,7 @@ import { type Command, UsageError } from '../cli-kit/command.ts';
 import type { AuditEvent, AuditLog } from './audit.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface AuditCommandDeps {
+export interface AuditCommandDeps {
   audit: Pick<AuditLog, 'list'>;
 }
 

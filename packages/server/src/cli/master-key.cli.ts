@@ -1,9 +1,11 @@
+import type { AuditLog } from '../audit/audit.service.ts';
 import { type Command, requireString, UsageError } from '../cli-kit/command.ts';
-import type { AppContext } from '../context.ts';
+import type { Config } from '../config/schema.ts';
 import { addMasterKeyVersion, loadMasterKeys, writeMasterKeyFile } from '../crypto/master-keys.ts';
-import type { ColumnRewrapReport, ColumnVersionCount } from '../crypto/sealed-columns.ts';
+import type { ColumnRewrapReport, ColumnVersionCount, SealedColumn } from '../crypto/sealed-columns.ts';
 import { Sealer } from '../crypto/sealing.ts';
 import { AppError } from '../errors/app-error.ts';
+import type { Store } from '../storage/database.ts';
 
 /**
  * Master-key rotation without downtime (procedure in docs/config.md "Rotating the master key"):
@@ -15,7 +17,18 @@ import { AppError } from '../errors/app-error.ts';
  *    PARLEY_MASTER_KEYS).
  */
 
-const sourceOf = (ctx: AppContext): 'config' | 'file' => (ctx.config.masterKeys ? 'config' : 'file');
+/** What these commands use: the store, the sealer and the sealed columns together (picked by packages/server/src/cli/commands.ts). */
+export interface MasterKeyCommandDeps {
+  config: Pick<Config, 'masterKeys' | 'masterKeyPrimary' | 'dataDir'>;
+  store: Pick<Store, 'db' | 'dialect'>;
+  sealer: Sealer;
+  /** Every column holding sealed values, as each capability declares them. */
+  sealedColumns: readonly SealedColumn[];
+  audit: Pick<AuditLog, 'record'>;
+}
+
+const sourceOf = (ctx: MasterKeyCommandDeps): 'config' | 'file' =>
+  ctx.config.masterKeys ? 'config' : 'file';
 
 interface RotateResult {
   master_key_version: number;
@@ -39,7 +52,7 @@ interface RotateResult {
 /** Passes over the tables: a value a live server replaced during one pass is looked at again in the next. */
 const REWRAP_PASSES = 3;
 
-const rotate: Command<RotateResult, AppContext> = {
+const rotate: Command<RotateResult, MasterKeyCommandDeps> = {
   name: 'master-key rotate',
   summary:
     'add a master key version (file-based keys) and re-wrap every stored secret under the newest version',
@@ -125,7 +138,7 @@ const versionsText = (byVersion: Record<string, number>): string =>
 
 /** Which master versions the stored secrets use: registered columns, plus any envelope found elsewhere. */
 async function usageOf(
-  ctx: AppContext,
+  ctx: MasterKeyCommandDeps,
   sealer: Sealer,
 ): Promise<{
   registered: ColumnVersionCount[];
@@ -158,7 +171,7 @@ interface StatusResult {
   versions_in_use: number[];
 }
 
-const status: Command<StatusResult, AppContext> = {
+const status: Command<StatusResult, MasterKeyCommandDeps> = {
   name: 'master-key status',
   summary: 'show which master key versions the stored secrets are wrapped with',
   options: {},
@@ -183,7 +196,10 @@ const status: Command<StatusResult, AppContext> = {
     ].join('\n'),
 };
 
-const retire: Command<{ version: number; removed: boolean; source: 'config' | 'file' }, AppContext> = {
+const retire: Command<
+  { version: number; removed: boolean; source: 'config' | 'file' },
+  MasterKeyCommandDeps
+> = {
   name: 'master-key retire',
   summary:
     'drop an old master key version once no stored secret uses it (file-based keys; checks only for config)',
@@ -236,7 +252,7 @@ const retire: Command<{ version: number; removed: boolean; source: 'config' | 'f
 };
 
 /** The key list as it is now (the file may have changed since this process started). */
-function currentSealer(ctx: AppContext): Sealer {
+function currentSealer(ctx: MasterKeyCommandDeps): Sealer {
   return sourceOf(ctx) === 'file'
     ? new Sealer(loadMasterKeys(undefined, ctx.config.dataDir).keys)
     : ctx.sealer;

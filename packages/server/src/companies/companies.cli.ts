@@ -3,7 +3,7 @@ import { type Command, requireString } from '../cli-kit/command.ts';
 import type { CompaniesService, Company } from './companies.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface CompanyCommandDeps {
+export interface CompanyCommandDeps {
   companies: CompaniesService;
   audit: Pick<AuditLog, 'record'>;
 }

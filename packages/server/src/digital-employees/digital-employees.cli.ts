@@ -6,7 +6,7 @@ import type { Action, ActionsService } from './actions/actions.service.ts';
 import type { DigitalEmployeesService, digitalEmployeeToJson } from './digital-employees.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface DigitalEmployeeCommandDeps {
+export interface DigitalEmployeeCommandDeps {
   digitalEmployees: DigitalEmployeesService;
   actions: ActionsService;
   companies: Pick<CompaniesService, 'get'>;

@@ -5,7 +5,7 @@ import type { connectorView } from './connectors.schemas.ts';
 import type { ConnectorsService } from './connectors.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface ConnectorCommandDeps {
+export interface ConnectorCommandDeps {
   connectors: ConnectorsService;
   companies: Pick<CompaniesService, 'get'>;
 }

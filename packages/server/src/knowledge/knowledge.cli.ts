@@ -6,7 +6,7 @@ import { InvalidKnowledgeSourceError } from './knowledge.errors.ts';
 import type { KnowledgeService, KnowledgeSource, SourceInput } from './knowledge.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface KnowledgeCommandDeps {
+export interface KnowledgeCommandDeps {
   knowledge: KnowledgeService;
   companies: Pick<CompaniesService, 'get'>;
 }

@@ -10,7 +10,7 @@ import {
 import type { OAuthServices } from './oauth.services.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface ApiClientCommandDeps {
+export interface ApiClientCommandDeps {
   oauth: Pick<OAuthServices, 'clients' | 'quotas'>;
 }
 

@@ -2,7 +2,7 @@ import type { Command } from '../cli-kit/command.ts';
 import type { OAuthServices } from './oauth.services.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface KeyCommandDeps {
+export interface KeyCommandDeps {
   oauth: Pick<OAuthServices, 'keys'>;
 }
 

@@ -6,7 +6,7 @@ import { rewrapSealedColumns, type SealedColumn, sealedColumnName } from '../cry
 import { SealError, type Sealer } from '../crypto/sealing.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
-import { connectFailFastRedis } from '../storage/redis-client.ts';
+import { closeRedis, failFastRedis } from '../storage/redis-client.ts';
 import { RedisSignalChannel } from '../storage/redis-signal-channel.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './access-tokens.ts';
 import { ApiClientsService } from './api-clients.service.ts';
@@ -115,17 +115,18 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
  */
 function revocationPush(config: Config): RevocationPush | undefined {
   if (!config.redisUrl) return undefined;
-  const { redis, ready } = connectFailFastRedis(config.redisUrl);
+  // Connected by the first `listen` (the server's start) or `send`, not here: building starts nothing.
+  const { redis, connect } = failFastRedis(config.redisUrl);
   const channel = new RedisSignalChannel(redis, {
     channel: `${config.webchat.realtimeRedisPrefix}:oauth-revocations`,
-    ready,
+    ready: connect,
   });
   return {
     send: (message) => channel.send(message),
     listen: (handle) => channel.listen(handle),
     close: async () => {
       await channel.close();
-      await redis.quit().catch(() => redis.disconnect());
+      await closeRedis(redis);
     },
   };
 }

@@ -3,15 +3,17 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type Command, requireString, UsageError } from '../cli-kit/command.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
-import type { Privacy } from './privacy.module.ts';
-import type { ErasureReceipt, PrivacySelector } from './privacy.service.ts';
+import type { ErasureReceipt, PrivacySelector, PrivacyService } from './privacy.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface PrivacyCommandDeps {
+export interface PrivacyCommandDeps {
   companies: Pick<CompaniesService, 'get'>;
-  privacy: Pick<Privacy, 'service'>;
-  /** Connects the broker, so erasure disconnects live sessions on every node (webchat/webchat-services.ts `start`). */
-  webchat: { start(): Promise<void> };
+  privacy: Pick<PrivacyService, 'erase' | 'settled' | 'exportJson'>;
+  /**
+   * Connects the broker, so erasure disconnects live sessions on every node
+   * (packages/server/src/webchat/webchat-services.ts `start`).
+   */
+  connectBroker(): Promise<void>;
 }
 
 const SELECTOR_OPTIONS = {
@@ -43,9 +45,9 @@ const erase: Command<ErasureReceipt, PrivacyCommandDeps> = {
     await ctx.companies.get(companyId);
     // The broker is connected so that live sessions are disconnected and realtime history removed on every node
     // (with REDIS_URL; a single-node memory broker lives in the server process and expires history within 1 h).
-    await ctx.webchat.start();
-    const receipt = await ctx.privacy.service.erase(companyId, selectorOf(options), { actor: 'cli' });
-    await ctx.privacy.service.settled(); // the history's second removal, before the process exits
+    await ctx.connectBroker();
+    const receipt = await ctx.privacy.erase(companyId, selectorOf(options), { actor: 'cli' });
+    await ctx.privacy.settled(); // the history's second removal, before the process exits
     return receipt;
   },
   format: (r) =>
@@ -65,7 +67,7 @@ const exportCommand: Command<unknown, PrivacyCommandDeps> = {
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
     await ctx.companies.get(companyId);
-    const parts = await ctx.privacy.service.exportJson(companyId, selectorOf(options));
+    const parts = await ctx.privacy.exportJson(companyId, selectorOf(options));
     if (typeof options.out === 'string') {
       await pipeline(Readable.from(parts), createWriteStream(options.out, { mode: 0o600 }));
       return { file: options.out };

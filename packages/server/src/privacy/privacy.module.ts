@@ -4,8 +4,7 @@ import type { EventRecorder } from '../events/domain-events.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { Store } from '../storage/database.ts';
-import type { Webchat } from '../webchat/webchat.ts';
-import { PrivacyService } from './privacy.service.ts';
+import { type PrivacyDeps, PrivacyService } from './privacy.service.ts';
 import { RetentionSettingsStore, RetentionSweeper } from './retention.ts';
 
 export interface Privacy {
@@ -14,13 +13,15 @@ export interface Privacy {
 }
 
 export interface PrivacyModuleDeps {
-  store: Store;
-  webchat: Webchat;
+  store: Pick<Store, 'db' | 'dialect'>;
+  realtime: PrivacyDeps['realtime'];
+  attachments: PrivacyDeps['attachments'];
   audit: AuditLog;
   events: EventRecorder;
-  logger: Logger;
-  metrics: Metrics;
-  scheduler: Scheduler;
+  logger: Pick<Logger, 'warn'>;
+  /** Counts what the retention sweep deleted. */
+  metrics: Pick<Metrics, 'retentionDeleted'>;
+  scheduler: Pick<Scheduler, 'add'>;
   /** `webchat.erasureLatePublishMs`: when an erasure removes its realtime history once more. */
   latePublishMs: number;
 }
@@ -30,7 +31,8 @@ export function createPrivacy(deps: PrivacyModuleDeps): Privacy {
   const service = new PrivacyService({
     db: deps.store.db,
     dialect: deps.store.dialect,
-    webchat: deps.webchat,
+    realtime: deps.realtime,
+    attachments: deps.attachments,
     audit: deps.audit,
     events: deps.events,
     logger: deps.logger,

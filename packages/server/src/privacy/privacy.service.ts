@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { RealtimeEngine } from '@parley/realtime';
 import { channelOf, type MessageSnapshot } from '@parley/webchat-protocol';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -7,9 +8,9 @@ import { BadRequestError } from '../errors/app-error.ts';
 import type { EventRecorder } from '../events/domain-events.ts';
 import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
+import type { AttachmentsService } from '../webchat/attachments/attachments.service.ts';
 import { toSnapshot } from '../webchat/messages/message-store.ts';
 import { conversationNotFound } from '../webchat/webchat.errors.ts';
-import type { Webchat } from '../webchat/webchat.ts';
 import { MessageDeletion } from './message-deletion.ts';
 import { type PrivacyDatabase, privacyDb } from './privacy.tables.ts';
 
@@ -87,7 +88,10 @@ const selectorName = (selector: PrivacySelector): string => Object.keys(selector
 export interface PrivacyDeps {
   db: Kysely<Database>;
   dialect: Dialect;
-  webchat: Pick<Webchat, 'realtime' | 'attachments'>;
+  /** Removes the erased conversations' realtime history and disconnects the visitors' live sessions. */
+  realtime: Pick<RealtimeEngine, 'removeHistory' | 'disconnectUser'>;
+  /** Attachment blocks and links of the exported messages. */
+  attachments: Pick<AttachmentsService, 'presentAll' | 'urlFor'>;
   audit: AuditLog;
   events: EventRecorder;
   logger: Pick<Logger, 'warn'>;
@@ -141,7 +145,7 @@ export class PrivacyService {
   private removeHistoryAgainLater(channels: string[]): void {
     const removal = new Promise<void>((resolve) => setTimeout(resolve, this.deps.latePublishMs).unref())
       .then(async () => {
-        for (const channel of channels) await this.deps.webchat.realtime.removeHistory(channel);
+        for (const channel of channels) await this.deps.realtime.removeHistory(channel);
       })
       .catch((err: unknown) =>
         this.deps.logger.warn({ err }, 'privacy: the second removal of realtime history failed'),
@@ -180,7 +184,7 @@ export class PrivacyService {
     }
     const channels = conversations.map((c) => channelOf(companyId, c.id));
     for (const channel of channels) {
-      await this.deps.webchat.realtime.removeHistory(channel);
+      await this.deps.realtime.removeHistory(channel);
       counts.realtime_histories += 1;
     }
     this.removeHistoryAgainLater(channels);
@@ -229,7 +233,7 @@ export class PrivacyService {
       subjects.add(c.session_id);
       if (c.visitor_key) subjects.add(c.visitor_key);
     }
-    for (const subject of subjects) await this.deps.webchat.realtime.disconnectUser(subject);
+    for (const subject of subjects) await this.deps.realtime.disconnectUser(subject);
   }
 
   /**
@@ -375,7 +379,7 @@ export class PrivacyService {
           .execute();
         if (rows.length === 0) break;
         after = rows[rows.length - 1]!.position;
-        const snapshots: MessageSnapshot[] = this.deps.webchat.attachments.presentAll(rows.map(toSnapshot));
+        const snapshots: MessageSnapshot[] = this.deps.attachments.presentAll(rows.map(toSnapshot));
         yield (firstMessage ? '' : ',') + snapshots.map((s) => JSON.stringify(s)).join(',');
         firstMessage = false;
       }
@@ -394,9 +398,7 @@ export class PrivacyService {
         if (rows.length === 0) break;
         afterId = rows[rows.length - 1]!.id;
         yield (firstAttachment ? '' : ',') +
-          rows
-            .map((row) => JSON.stringify({ ...row, url: this.deps.webchat.attachments.urlFor(row.id) }))
-            .join(',');
+          rows.map((row) => JSON.stringify({ ...row, url: this.deps.attachments.urlFor(row.id) })).join(',');
         firstAttachment = false;
       }
       yield ']}';

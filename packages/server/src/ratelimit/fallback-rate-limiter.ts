@@ -12,8 +12,11 @@ import type { RedisRateLimiter } from './redis-rate-limiter.ts';
 export const SHARED_ANSWER_BUDGET_MS = 500;
 
 export interface FallbackRateLimiterOptions {
-  /** Settles once the first connection attempt did: checks made before wait for it rather than fall back. */
-  ready?: Promise<void>;
+  /**
+   * Connects the shared counts' connection on the first call (packages/server/src/storage/redis-client.ts
+   * `failFastRedis`) and settles once that first attempt did: checks wait for it rather than fall back.
+   */
+  ready?: () => Promise<void>;
   /** How long a check waits for Redis before counting here (default `SHARED_ANSWER_BUDGET_MS`). */
   answerWithinMs?: number;
   logger?: Pick<Logger, 'warn' | 'info'>;
@@ -54,7 +57,7 @@ export class FallbackRateLimiter implements RateLimiter {
   /** Forgets the key here and, when Redis answers, there too (a failed shared reset is logged, not thrown). */
   async reset(key: string): Promise<void> {
     await this.local.reset(key);
-    await this.options.ready;
+    await this.options.ready?.();
     if (!this.shared.connected()) return;
     await this.withinBudget(this.shared.reset(key)).catch((err: unknown) =>
       this.options.logger?.warn({ err: { message: (err as Error).message } }, 'rate limit reset not shared'),
@@ -66,7 +69,7 @@ export class FallbackRateLimiter implements RateLimiter {
   }
 
   private async count(check: (limiter: RateLimiter) => Promise<RateLimitState>): Promise<RateLimitState> {
-    await this.options.ready;
+    await this.options.ready?.();
     if (this.shared.connected()) {
       try {
         const state = await this.withinBudget(check(this.shared));

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { connectFailFastRedis } from '../storage/redis-client.ts';
+import { failFastRedis } from '../storage/redis-client.ts';
 import { FallbackRateLimiter } from './fallback-rate-limiter.ts';
 import { MemoryRateLimiter } from './memory-rate-limiter.ts';
 import type { RateLimiter } from './rate-limiter.ts';
@@ -22,9 +22,10 @@ export function createRateLimiter(
 ): RateLimiter {
   const clock = options.clock ?? Date.now;
   if (!redisUrl) return new MemoryRateLimiter(undefined, clock);
-  const { redis, ready } = connectFailFastRedis(redisUrl);
+  // Connected by the first check, not here: building the context starts nothing.
+  const { redis, connect } = failFastRedis(redisUrl);
   return new FallbackRateLimiter(new RedisRateLimiter(redis, { keyPrefix, ownsConnection: true }), {
-    ready,
+    ready: connect,
     ...(options.logger ? { logger: options.logger } : {}),
     clock,
   });

@@ -10,17 +10,16 @@ interface Window {
 export class MemoryRateLimiter extends FixedWindowRateLimiter {
   readonly kind = 'memory';
   private readonly windows = new Map<string, Window>();
-  private readonly sweeper: NodeJS.Timeout;
+  /** Runs once the first window is kept, not when the limiter is built: building starts nothing (context.ts). */
+  private sweeper: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
-    sweepIntervalMs = 60_000,
+    private readonly sweepIntervalMs = 60_000,
     /** Milliseconds since the epoch; tests move it instead of waiting for a window to end. */
     private readonly clock: () => number = Date.now,
   ) {
     super();
-    // Ended windows are dropped in the background so keys seen once (e.g. one IP) do not accumulate.
-    this.sweeper = setInterval(() => this.sweep(), sweepIntervalMs);
-    this.sweeper.unref();
   }
 
   async reset(key: string): Promise<void> {
@@ -28,7 +27,9 @@ export class MemoryRateLimiter extends FixedWindowRateLimiter {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.sweeper);
+    this.sweeper = undefined;
     this.windows.clear();
   }
 
@@ -39,10 +40,19 @@ export class MemoryRateLimiter extends FixedWindowRateLimiter {
     let window = this.windows.get(key);
     if (!window || window.endsAt <= now) {
       window = { count: 0, endsAt: now + windowMs };
-      if (cost > 0) this.windows.set(key, window);
+      if (cost > 0) this.keep(key, window);
     }
     window.count += cost;
     return [window.count, window.endsAt - now];
+  }
+
+  private keep(key: string, window: Window): void {
+    this.windows.set(key, window);
+    // Ended windows are dropped in the background so keys seen once (e.g. one IP) do not accumulate.
+    if (this.sweeper === undefined && !this.closed) {
+      this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs);
+      this.sweeper.unref();
+    }
   }
 
   private sweep(): void {

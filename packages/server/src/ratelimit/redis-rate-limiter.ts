@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { closeRedis } from '../storage/redis-client.ts';
 import { FixedWindowRateLimiter } from './rate-limiter.ts';
 
 /**
@@ -59,7 +60,7 @@ export class RedisRateLimiter extends FixedWindowRateLimiter {
   }
 
   async close(): Promise<void> {
-    if (this.options.ownsConnection) await this.redis.quit().catch(() => this.redis.disconnect());
+    if (this.options.ownsConnection) await closeRedis(this.redis);
   }
 
   protected async countWindow(key: string, cost: number, windowMs: number): Promise<[number, number]> {

@@ -12,9 +12,41 @@ import { Redis } from 'ioredis';
  * `ready` settles once the first connection attempt did, whatever its outcome.
  */
 export function connectFailFastRedis(url: string): { redis: Redis; ready: Promise<void> } {
+  const { redis, connect } = failFastRedis(url);
+  return { redis, ready: connect() };
+}
+
+/** A fail-fast connection (as `connectFailFastRedis` makes) that is not connected yet. */
+export interface FailFastRedis {
+  redis: Redis;
+  /**
+   * Connects on the first call (later calls share it) and starts the idle PINGs; settles once that first attempt
+   * did, whatever its outcome (ioredis keeps reconnecting after a failed one).
+   */
+  connect(): Promise<void>;
+}
+
+/**
+ * The same connection, made but not connected: what the composition root builds (context.ts) so that building
+ * starts nothing — no socket, no timer — until the first use or the server's start calls `connect`.
+ */
+export function failFastRedis(url: string): FailFastRedis {
   const redis = new Redis(url, outageAwareRedisOptions());
   redis.on('error', () => {});
-  const stopKeepAlive = keepRedisAlive(redis);
-  redis.once('end', stopKeepAlive);
-  return { redis, ready: redis.connect().catch(() => undefined) };
+  let connecting: Promise<void> | undefined;
+  const connect = () => {
+    if (connecting === undefined) {
+      const stopKeepAlive = keepRedisAlive(redis);
+      redis.once('end', stopKeepAlive);
+      connecting = redis.connect().catch(() => undefined);
+    }
+    return connecting;
+  };
+  return { redis, connect };
+}
+
+/** Closes a connection; one never connected is only marked ended (QUIT would first connect to send it). */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'wait') redis.disconnect();
+  else await redis.quit().catch(() => redis.disconnect());
 }

@@ -22,12 +22,16 @@ export class RedisSignalChannel {
     private readonly redis: Redis,
     private readonly options: {
       channel: string;
-      /** Settles once the command connection's first attempt did: `listen` waits for it. */
-      ready?: Promise<void>;
+      /**
+       * Connects the command connection on the first call (packages/server/src/storage/redis-client.ts
+       * `failFastRedis`) and settles once that first attempt did: `listen` and `send` wait for it.
+       */
+      ready?: () => Promise<void>;
     },
   ) {}
 
   async send(message: SignalMessage): Promise<void> {
+    await this.options.ready?.();
     await this.redis.publish(this.options.channel, JSON.stringify({ ...message, node: this.node }));
   }
 
@@ -35,7 +39,7 @@ export class RedisSignalChannel {
   async listen(handle: (message: SignalMessage) => void): Promise<void> {
     // The node starts the work that sends once this resolves: its first messages then find the connection made (a
     // fail-fast connection drops commands sent before it is).
-    await this.options.ready;
+    await this.options.ready?.();
     // A connection in subscriber mode can do nothing else: a duplicate of the command connection, with its outage
     // settings (packages/server/src/storage/redis-client.ts): commands are not queued while it is down, so ioredis' own resubscription
     // is not relied on — every time it is ready (the first connection, each reconnect) it subscribes again.

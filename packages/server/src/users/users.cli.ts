@@ -3,7 +3,7 @@ import { type Command, requireString } from '../cli-kit/command.ts';
 import type { UsersService } from './users.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface UserCommandDeps {
+export interface UserCommandDeps {
   users: UsersService;
   audit: Pick<AuditLog, 'record'>;
 }

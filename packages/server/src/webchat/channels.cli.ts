@@ -10,8 +10,9 @@ import type { ChannelIdentity, IdentitySettings } from './identity/channel-ident
 
 // Beside channels/ and identity/ rather than in either: a channel's commands also configure its visitor identity.
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface ChannelCommandDeps {
-  webchat: { channels: ChannelsService; identity: ChannelIdentity };
+export interface ChannelCommandDeps {
+  channels: Pick<ChannelsService, 'create' | 'list'>;
+  identity: Pick<ChannelIdentity, 'configure'>;
   audit: Pick<AuditLog, 'record'>;
 }
 
@@ -41,7 +42,7 @@ const create: Command<ChannelView, ChannelCommandDeps> = {
       typeof options['allowed-origins'] === 'string'
         ? options['allowed-origins'].split(/\s+/).filter(Boolean)
         : [];
-    const channel = await ctx.webchat.channels.create({
+    const channel = await ctx.channels.create({
       companyId: requireString(options, 'company'),
       name: requireString(options, 'name'),
       digitalEmployeeId: requireString(options, 'digital-employee'),
@@ -63,7 +64,7 @@ const list: Command<{ channels: ChannelView[] }, ChannelCommandDeps> = {
   summary: "list a company's webchat channels",
   options: { company: { description: 'company id', required: true } },
   async run(options, ctx) {
-    const channels = await ctx.webchat.channels.list(requireString(options, 'company'));
+    const channels = await ctx.channels.list(requireString(options, 'company'));
     return { channels: channels.map(channelView) };
   },
   format: (r) =>
@@ -88,7 +89,7 @@ const identity: Command<IdentitySettings, ChannelCommandDeps> = {
     const mode = requireString(options, 'mode');
     if (!(IDENTITY_MODES as readonly string[]).includes(mode))
       throw new UsageError('--mode must be off, optional or required');
-    return ctx.webchat.identity.configure(
+    return ctx.identity.configure(
       requireString(options, 'company'),
       requireString(options, 'channel'),
       { mode: mode as IdentityMode, rotateSecret: options['rotate-secret'] === true },

@@ -20,7 +20,7 @@ import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
-import { connectFailFastRedis } from '../storage/redis-client.ts';
+import { closeRedis, failFastRedis } from '../storage/redis-client.ts';
 import type { Tracing } from '../tracing/tracing.ts';
 import { AbuseLimits } from './abuse-limits.ts';
 import { AttachmentLinks } from './attachments/attachment-links.ts';
@@ -186,6 +186,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       : {}),
     logger: webchatLogger,
   });
+  const { connect: connectCoordination, ...coordination } = replyCoordinationFor(deps, webchatLogger);
   const engine = new ConversationEngine({
     conversations,
     store: messages,
@@ -197,7 +198,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
     queue,
-    ...replyCoordinationFor(deps, webchatLogger),
+    ...coordination,
     leaseMs: config.webchat.replyLeaseMs,
     storeWaitMs: config.webchat.replyStoreWaitMs,
     reads,
@@ -237,6 +238,10 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   };
   deps.onClose(() => drain(0));
   let serving: Promise<void> | undefined;
+  // The broker, and in a cluster the reply coordination's connection (its hints reach the other nodes).
+  const start = async () => {
+    await Promise.all([realtime.start(), connectCoordination()]);
+  };
   const routingSettings = new RoutingSettingsStore(store.db);
   const routing = new RoutingService({ db: store.db, dialect: store.dialect, settings: routingSettings });
   const commands = new ConversationCommands({
@@ -319,10 +324,10 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     commands,
     realtime,
     clustered: !alone,
-    start: () => realtime.start(),
+    start,
     // One node alone (no Redis) is the only one that could have been replying: what it left is taken over at once.
     serve: () => {
-      serving ??= realtime.start().then(() => engine.start({ alone }));
+      serving ??= start().then(() => engine.start({ alone }));
       return serving;
     },
     drain,
@@ -499,23 +504,33 @@ function actionsPortFor(
  * What the nodes of a cluster tell each other about replies over Redis, on a connection of their own: hints
  * (reply-signals.ts), heartbeats of running replies (reply-heartbeats.ts) and the texts clients were shown
  * (shown-texts.ts). Nothing on one node. The connection has the outage settings of every other Redis client
- * (storage/redis-client.ts `connectFailFastRedis`): a command fails at once while Redis is away instead of queueing.
+ * (packages/server/src/storage/redis-client.ts `failFastRedis`): a command fails at once while Redis is away instead of queueing.
  */
-export function replyCoordinationFor(
-  deps: WebchatDeps,
-  logger: Logger,
-): { signals: ReplySignals; heartbeats: ReplyHeartbeats; shownTexts: ShownTexts } {
+export function replyCoordinationFor(deps: WebchatDeps, logger: Logger): ReplyCoordination {
   const { redisUrl, webchat } = deps.config;
   if (!redisUrl)
-    return { signals: LOCAL_REPLY_SIGNALS, heartbeats: NO_HEARTBEATS, shownTexts: NO_SHOWN_TEXTS };
-  const { redis, ready } = connectFailFastRedis(redisUrl);
+    return {
+      signals: LOCAL_REPLY_SIGNALS,
+      heartbeats: NO_HEARTBEATS,
+      shownTexts: NO_SHOWN_TEXTS,
+      connect: async () => {},
+    };
+  const { redis, connect } = failFastRedis(redisUrl);
   const prefix = `${webchat.realtimeRedisPrefix}:`;
-  const signals = new RedisReplySignals(redis, { prefix, logger, ready });
+  const signals = new RedisReplySignals(redis, { prefix, logger, ready: connect });
   const heartbeats = new RedisReplyHeartbeats(redis, { prefix, leaseMs: webchat.replyLeaseMs });
   const shownTexts = new RedisShownTexts(redis, { prefix });
   deps.onClose(async () => {
     await signals.close();
-    await redis.quit().catch(() => redis.disconnect());
+    await closeRedis(redis);
   });
-  return { signals, heartbeats, shownTexts };
+  return { signals, heartbeats, shownTexts, connect };
+}
+
+/** The reply coordination of a cluster, and the step that connects it (the webchat's `start`; building does not). */
+interface ReplyCoordination {
+  signals: ReplySignals;
+  heartbeats: ReplyHeartbeats;
+  shownTexts: ShownTexts;
+  connect(): Promise<void>;
 }

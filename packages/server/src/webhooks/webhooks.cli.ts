@@ -5,7 +5,7 @@ import type { Webhooks } from './webhooks.module.ts';
 import type { createdWebhookView, Webhook } from './webhooks.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface WebhookCommandDeps {
+export interface WebhookCommandDeps {
   webhooks: Pick<Webhooks, 'service'>;
   companies: Pick<CompaniesService, 'get'>;
 }

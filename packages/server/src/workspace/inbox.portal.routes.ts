@@ -9,18 +9,31 @@ import type { FastifyRequest } from 'fastify';
 import { pageLimit } from '../http/offset-page.ts';
 import { sameHostOrigin, websocketUrlOf } from '../http/public-url.ts';
 import type { App } from '../http/types.ts';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import { answerIdempotently, IdempotencyKeyHeaders } from '../idempotency/idempotent-post.ts';
 import { displayNameOf } from '../users/display-name.ts';
 import { actorOf, companyOf, sessionOf } from '../users/portal-session.ts';
 import type { PortalUser } from '../users/users.service.ts';
-import { registerPortalAttachmentRoute } from '../webchat/attachments/attachments.routes.ts';
+import {
+  type AgentAttachmentDeps,
+  registerPortalAttachmentRoute,
+} from '../webchat/attachments/attachments.routes.ts';
+import type { AttachmentsService } from '../webchat/attachments/attachments.service.ts';
 import { type Conversation, channelOf, platformConversationView } from '../webchat/conversation.ts';
-import type { AgentMessageInput } from '../webchat/conversations/conversation-commands.ts';
+import type {
+  AgentMessageInput,
+  ConversationCommands,
+} from '../webchat/conversations/conversation-commands.ts';
+import type { InboxFeed } from '../webchat/inbox-feed/inbox-feed.ts';
 import { type MessageAuthor, textOf } from '../webchat/messages/message.ts';
-import { CONNECTION_TOKEN_TTL_SECONDS, SUBSCRIPTION_TOKEN_TTL_SECONDS } from '../webchat/realtime/tokens.ts';
-import { readMessagePage } from '../webchat/routes/message-page.ts';
-import { messagePageDepsOf } from '../webchat/webchat.ts';
-import type { Webchat } from '../webchat/webchat-services.ts';
+import type { MessageStore } from '../webchat/messages/message-store.ts';
+import type { ReadMarks } from '../webchat/reads/read-marks.ts';
+import {
+  CONNECTION_TOKEN_TTL_SECONDS,
+  type RealtimeTokenSigner,
+  SUBSCRIPTION_TOKEN_TTL_SECONDS,
+} from '../webchat/realtime/tokens.ts';
+import { type MessagePageDeps, readMessagePage } from '../webchat/routes/message-page.ts';
 import {
   decodeInboxCursor,
   encodeInboxCursor,
@@ -128,25 +141,30 @@ const agentAuthor = (user: PortalUser): MessageAuthor => ({
  * Live updates come from the realtime engine: the browser subscribes to the conversation channel with tokens
  * signed here (subject `portal-user:<id>`, so the publish hook never accepts its publications as a visitor's).
  */
-/** The webchat services the inbox uses (webchat/webchat-services.ts), and no more. */
-export type InboxWebchat = Pick<
-  Webchat,
-  | 'commands'
-  | 'idempotency'
-  | 'inbox'
-  | 'reads'
-  | 'signer'
-  | 'publicUrlFor'
-  | 'store'
-  | 'live'
-  | 'feedback'
-  | 'attachments'
-  | 'uploadQuota'
->;
+/** The webchat's services the inbox uses, each narrowed to its calls (app.ts picks them by name). */
+export interface InboxPortalDeps extends MessagePageDeps {
+  /** What agents do to conversations (packages/server/src/webchat/conversations/conversation-commands.ts). */
+  commands: Pick<ConversationCommands, 'find' | 'handover' | 'handback' | 'close' | 'post'>;
+  /** A page of the transcript, and the newest hand-over summary note. */
+  messages: MessagePageDeps['messages'] & Pick<MessageStore, 'latestNoteOfKind'>;
+  /** Attachment blocks and links of the transcript and the visitor panel, and the agents' uploads. */
+  attachments: MessagePageDeps['attachments'] &
+    AgentAttachmentDeps['attachments'] &
+    Pick<AttachmentsService, 'urlFor'>;
+  uploadQuota: AgentAttachmentDeps['uploadQuota'];
+  /** Idempotency-Key of the agents' message posts (idempotency/). */
+  idempotency: IdempotencyKeys;
+  /** The list entries agents see (the live inbox publishes the same). */
+  inbox: Pick<InboxFeed, 'views'>;
+  reads: Pick<ReadMarks, 'marksOf' | 'markAgentRead'>;
+  signer: Pick<RealtimeTokenSigner, 'connectionToken' | 'subscriptionToken'>;
+  /** The base URL to hand this request's client (packages/server/src/http/public-url.ts). */
+  publicUrlFor(request: FastifyRequest): string;
+}
 
 export function registerInboxPortalRoutes(
   app: App,
-  webchat: InboxWebchat,
+  webchat: InboxPortalDeps,
   workspace: Pick<WorkspaceService, 'list' | 'visitorPanel'>,
 ): void {
   const any = { portalAccess: 'any' as const };
@@ -186,7 +204,7 @@ export function registerInboxPortalRoutes(
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
     const conversation = await load(request);
     const { messages } = await readMessagePage(
-      messagePageDepsOf(webchat),
+      webchat,
       conversation.id,
       { limit: '200' },
       { includeNotes: true },
@@ -313,10 +331,10 @@ export function registerInboxPortalRoutes(
 
 /** The conversation's newest hand-over summary as the portal shows it, or null when it has none. */
 async function handoverSummaryOf(
-  webchat: Pick<Webchat, 'store'>,
+  webchat: Pick<InboxPortalDeps, 'messages'>,
   conversationId: string,
 ): Promise<{ text: string; created_at: string } | null> {
-  const note = await webchat.store.latestNoteOfKind(conversationId, 'handover_summary');
+  const note = await webchat.messages.latestNoteOfKind(conversationId, 'handover_summary');
   if (!note) return null;
   const text = textOf(note);
   return { text: readHandoverSummaryNote(text) ?? text, created_at: note.created_at };

@@ -1,17 +1,17 @@
-import { NOTE_LIMITS } from '@parley/webchat-protocol';
+import { type MessageSnapshot, NOTE_LIMITS } from '@parley/webchat-protocol';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
 import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import { displayNameOf } from '../users/display-name.ts';
 import { actorOf, companyOf, sessionOf } from '../users/portal-session.ts';
-import { readMessagePage } from '../webchat/routes/message-page.ts';
-import { messagePageDepsOf } from '../webchat/webchat.ts';
-import type { Webchat } from '../webchat/webchat-services.ts';
+import type { Conversation } from '../webchat/conversation.ts';
+import type { ConversationCommands } from '../webchat/conversations/conversation-commands.ts';
+import { type MessagePageDeps, readMessagePage } from '../webchat/routes/message-page.ts';
 import { extractiveSummary } from './extractive-summary.ts';
 import { lastVisitorQuestion, suggestedReplies } from './suggested-replies.ts';
 import { LabelsBody, StatusBody } from './workspace.schemas.ts';
-import type { Workspace } from './workspace.ts';
+import type { NoteWriter, Workspace } from './workspace.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const NoteBody = Type.Object(
@@ -28,6 +28,15 @@ const ReadBody = Type.Optional(
   ),
 );
 
+/** The webchat's services the workspace's portal routes use, each narrowed to its calls (app.ts picks them by name). */
+export interface WorkspacePortalDeps extends MessagePageDeps {
+  commands: Pick<ConversationCommands, 'find'>;
+  /** The note writer whose mentions notify agents (packages/server/src/workspace/workspace.ts `notes`). */
+  notes: NoteWriter;
+  /** A summary by the conversation's model, or undefined (then an extractive one): webchat/notes/handover-summary.ts. */
+  summaryByModel(conversation: Conversation, messages: MessageSnapshot[]): Promise<string | undefined>;
+}
+
 /**
  * The agent workspace in the portal inbox (docs/design.md "Agent workspace"), for admins and agents alike: a
  * conversation's working status and labels (the same bodies as the platform API), the company's labels in use,
@@ -35,10 +44,7 @@ const ReadBody = Type.Optional(
  */
 export function registerWorkspacePortalRoutes(
   app: App,
-  webchat: Pick<
-    Webchat,
-    'commands' | 'notes' | 'store' | 'live' | 'feedback' | 'attachments' | 'summaryByModel'
-  >,
+  webchat: WorkspacePortalDeps,
   { service: workspace, mentions }: Pick<Workspace, 'service' | 'mentions'>,
   knowledge: KnowledgeSearch,
 ): void {
@@ -95,7 +101,7 @@ export function registerWorkspacePortalRoutes(
     { config: any, schema: { params: IdParams } },
     async (request) => {
       const conversation = await webchat.commands.find(companyOf(request), request.params.id);
-      const { messages } = await readMessagePage(messagePageDepsOf(webchat), conversation.id, {
+      const { messages } = await readMessagePage(webchat, conversation.id, {
         limit: '200',
       });
       const byModel = await webchat.summaryByModel(conversation, messages);
@@ -111,7 +117,7 @@ export function registerWorkspacePortalRoutes(
     async (request) => {
       const companyId = companyOf(request);
       const conversation = await webchat.commands.find(companyId, request.params.id);
-      const { messages } = await webchat.store.page(conversation.id, { limit: 50 });
+      const { messages } = await webchat.messages.page(conversation.id, { limit: 50 });
       return { suggestions: await suggestedReplies(knowledge, companyId, lastVisitorQuestion(messages)) };
     },
   );

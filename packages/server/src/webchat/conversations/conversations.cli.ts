@@ -6,13 +6,11 @@ import type { Actor, ConversationCommands } from './conversation-commands.ts';
 import type { ConversationsService } from './conversations.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
-interface ConversationCommandDeps {
-  webchat: {
-    /** Connects the broker, so a change reaches the visitors (webchat-services.ts `start`). */
-    start(): Promise<void>;
-    conversations: ConversationsService;
-    commands: ConversationCommands;
-  };
+export interface ConversationCommandDeps {
+  /** Connects the broker, so a change reaches the visitors (packages/server/src/webchat/webchat-services.ts `start`). */
+  connectBroker(): Promise<void>;
+  conversations: Pick<ConversationsService, 'listForCompany'>;
+  commands: Pick<ConversationCommands, 'post' | 'handover' | 'handback' | 'close' | 'assign'>;
 }
 
 /** The CLI acts as itself in the audit log. */
@@ -50,7 +48,7 @@ function action<R>(
     summary,
     options: { ...target, ...extra },
     async run(options, ctx) {
-      await ctx.webchat.start();
+      await ctx.connectBroker();
       return act(ctx, requireString(options, 'company'), requireString(options, 'conversation'), options);
     },
     format,
@@ -73,13 +71,10 @@ const list: Command<{ conversations: View[] }, ConversationCommandDeps> = {
       throw new UsageError('--status must be open or closed');
     const limit = options.limit === undefined ? 50 : Number(options.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new UsageError('--limit must be 1–200');
-    const found: Conversation[] = await ctx.webchat.conversations.listForCompany(
-      requireString(options, 'company'),
-      {
-        limit,
-        ...(status ? { status } : {}),
-      },
-    );
+    const found: Conversation[] = await ctx.conversations.listForCompany(requireString(options, 'company'), {
+      limit,
+      ...(status ? { status } : {}),
+    });
     return { conversations: found.map(platformConversationView) };
   },
   format: (r) => r.conversations.map(describe).join('\n') || '(no conversations)',
@@ -93,7 +88,7 @@ const post = action<MessageSnapshot>(
     author: { description: 'the name visitors see (default: Agent)' },
   },
   (ctx, companyId, conversationId, options) =>
-    ctx.webchat.commands.post(
+    ctx.commands.post(
       companyId,
       conversationId,
       {
@@ -129,7 +124,7 @@ const handover = stateChange(
   'take the conversation over: the digital employee stops and stays silent',
   { agent: { description: 'the agent name visitors see in the notice' } },
   (ctx, companyId, conversationId, options) =>
-    ctx.webchat.commands.handover(
+    ctx.commands.handover(
       companyId,
       conversationId,
       typeof options.agent === 'string' ? options.agent : null,
@@ -141,14 +136,14 @@ const handback = stateChange(
   'handback',
   'give the conversation back to the digital employee',
   {},
-  (ctx, companyId, conversationId) => ctx.webchat.commands.handback(companyId, conversationId, CLI),
+  (ctx, companyId, conversationId) => ctx.commands.handback(companyId, conversationId, CLI),
 );
 
 const close = stateChange(
   'close',
   'close the conversation (no more messages are accepted)',
   {},
-  (ctx, companyId, conversationId) => ctx.webchat.commands.close(companyId, conversationId, CLI),
+  (ctx, companyId, conversationId) => ctx.commands.close(companyId, conversationId, CLI),
 );
 
 const assign = stateChange(
@@ -156,7 +151,7 @@ const assign = stateChange(
   'assign the conversation to a portal user (--user), or without --user to the next free agent (round-robin)',
   { user: { description: 'portal user id (default: round-robin among available agents under capacity)' } },
   (ctx, companyId, conversationId, options) =>
-    ctx.webchat.commands.assign(
+    ctx.commands.assign(
       companyId,
       conversationId,
       typeof options.user === 'string' ? { userId: options.user } : 'next',

@@ -41,8 +41,8 @@ export class RedisReplySignals implements ReplySignals {
     options: {
       prefix: string;
       logger: Logger;
-      /** Settles once the command connection's first attempt did: `listen` waits for it. */
-      ready?: Promise<void>;
+      /** Connects the command connection, settling once its first attempt did: `listen` and `send` wait for it. */
+      ready?: () => Promise<void>;
     },
   ) {
     this.channel = new RedisSignalChannel(redis, {

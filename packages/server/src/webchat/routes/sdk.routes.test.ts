@@ -20,6 +20,12 @@ for (const database of TEST_DATABASES) {
       });
     });
     after(() => server.close());
+    // What the channel commands use, as the CLI picks it (packages/server/src/cli/commands.ts).
+    const channelDeps = () => ({
+      channels: server.ctx.webchat.channels,
+      identity: server.ctx.webchat.identity,
+      audit: server.ctx.audit,
+    });
 
     const newChannel = async (companyId: string, origins?: string) => {
       const employee = await server.ctx.digitalEmployees.getDefault(companyId);
@@ -30,7 +36,7 @@ for (const database of TEST_DATABASES) {
           'digital-employee': employee.id,
           'allowed-origins': origins,
         },
-        server.ctx,
+        channelDeps(),
       ) as Promise<{
         id: string;
       }>;
@@ -151,7 +157,7 @@ for (const database of TEST_DATABASES) {
         (await sdkPost(server, onCh2, '/auth/subscribe-token', { conversation_id: c1.id })).status,
         404,
       );
-      const listed = (await listChannels!.run({ company: company.id }, server.ctx)) as {
+      const listed = (await listChannels!.run({ company: company.id }, channelDeps())) as {
         channels: Array<{ id: string }>;
       };
       assert.deepEqual(listed.channels.map((c) => c.id).sort(), [ch1.id, ch2.id].sort());
