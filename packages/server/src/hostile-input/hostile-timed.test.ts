@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { SCOPES } from '../oauth/principal.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
 import type { TestServer } from '../testing/test-server.ts';
+import { waitForSettled } from '../testing/wait.ts';
 import { fetchPlatformToken, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 import { TIMED_ATTACKS, type TimedAttack } from './attacks.ts';
 import { rawRequest, type TrickleResponse, trickleRequest } from './raw-http.ts';
@@ -113,6 +115,17 @@ for (const database of TEST_DATABASES) {
     });
 
     it('many sockets from one address: those over the cap are refused at once, another address is served, and the address is admitted again once its slow sockets were cut', async () => {
+      // The server counts a socket in its own 'connection' listener (http/connection-limits.ts), which runs before
+      // this one: once this one has seen CAP sockets of 127.0.0.2, they are all counted.
+      const counted = new Promise<void>((resolve) => {
+        let seen = 0;
+        const onConnection = (socket: Socket) => {
+          if (!socket.remoteAddress?.endsWith('127.0.0.2') || ++seen < CAP) return;
+          server.app.server.off('connection', onConnection);
+          resolve();
+        };
+        server.app.server.on('connection', onConnection);
+      });
       // 127.0.0.2 floods: CAP slow requests that never finish their headers, then more.
       const slow = Array.from({ length: CAP }, () =>
         trickleRequest(
@@ -127,7 +140,7 @@ for (const database of TEST_DATABASES) {
         ),
       );
       // Once they are all counted, each further socket of that address is refused before anything is read.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitForSettled(counted, 10_000, `the server to count ${CAP} sockets of 127.0.0.2`);
       const over = await Promise.all(
         Array.from({ length: 10 }, () =>
           trickleRequest(
