@@ -75,13 +75,17 @@ describe('redis: broker specifics', () => {
     await admin.client('KILL', 'ID', ours[0]!);
 
     // Publish until the resubscribed connection delivers both a control message and channel publications: a retry
-    // every 20 ms, bounded (10 s), since what was published before the resubscription is lost by design.
-    for (let i = 0; i < 500 && !(controls.includes('after') && received.length >= 2); i++) {
-      await publisher.publishControl('after');
-      await publisher.publish({ channel: 'resub:0', data: '"a"', history: retention });
-      await publisher.publish({ channel: 'resub:699', data: '"b"' });
-      await sleep(20);
-    }
+    // at each poll, bounded (10 s), since what was published before the resubscription is lost by design.
+    await waitFor(
+      'a control message and publications of both batches after the resubscription',
+      async () => {
+        await publisher.publishControl('after');
+        await publisher.publish({ channel: 'resub:0', data: '"a"', history: retention });
+        await publisher.publish({ channel: 'resub:699', data: '"b"' });
+        return controls.includes('after') && received.length >= 2;
+      },
+      10_000,
+    );
     assert.ok(controls.includes('after'), 'control channel resubscribed');
     assert.ok(
       received.some((p) => p.data === '"a"' && typeof p.offset === 'number'),

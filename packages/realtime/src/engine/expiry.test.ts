@@ -6,7 +6,6 @@ import {
   connectRawClient,
   newClient,
   RawClient,
-  sleep,
   startTestServer,
   subscriptionToken,
   type TestServer,
@@ -145,10 +144,14 @@ describe('lapsed credentials', () => {
   });
 
   test('expire_at: 0 disables expiry; expire_at in the past answers 110', async () => {
-    const raw = await connectRaw(connectionToken('gina', { expire_at: 0 }, 1));
+    // Two seconds ahead: both connections below are made well before then, on a loaded machine too.
+    const exp = Math.floor(Date.now() / 1000) + 2;
+    const raw = await connectRaw(connectionToken('gina', { exp, expire_at: 0 }));
     assert.equal((raw.messages[0]!.connect as Record<string, unknown>).expires, undefined);
-    // Past the token's 1 s lifetime in real time (token expiry is whole seconds): the connection is not expired.
-    await sleep(1800);
+    // A control connection whose token lapses at the same second, without expire_at: 0, is closed with 3005 — by
+    // then gina's would have been too, were its expiry not disabled.
+    const control = await connectRaw(connectionToken('gina-control', { exp }));
+    assert.equal(await control.waitForClose(6000), 3005);
     assert.equal(raw.closeCode, undefined);
     const late = new RawClient(server.wsUrl);
     closers.push(() => late.close());

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Centrifuge } from 'centrifuge';
+import { MemoryPresenceManager } from '../broker/memory.ts';
+import type { ClientInfo } from '../broker/types.ts';
 import {
   connectionToken,
   newClient,
-  sleep,
   startTestServer,
   subscriptionToken,
   type TestServer,
@@ -17,12 +18,28 @@ import {
 let server: TestServer;
 const clients: Centrifuge[] = [];
 
+/** When each presence entry of `room:1` was written (the hub's own clock, Date.now): the first add, then refreshes. */
+const presenceWrites: number[] = [];
+
+class RecordingPresenceManager extends MemoryPresenceManager {
+  override async addPresence(
+    channel: string,
+    clientId: string,
+    info: ClientInfo,
+    ttlMs: number,
+  ): Promise<void> {
+    await super.addPresence(channel, clientId, info, ttlMs);
+    if (channel === 'room:1') presenceWrites.push(Date.now());
+  }
+}
+
 before(async () => {
   server = await startTestServer({
     namespaces: [
       { name: 'news', history_size: 10, history_ttl: '1h', force_recovery: true },
       { name: 'room', presence: true, allow_presence_for_subscriber: true },
     ],
+    presenceManager: new RecordingPresenceManager(),
     presenceTtlMs: 400,
     presenceUpdateIntervalMs: 150,
     timerResolutionMs: 20,
@@ -66,8 +83,14 @@ test('presence entries outlive their TTL while the client stays subscribed', asy
   client.connect();
   sub.subscribe();
   await waitForEvent(sub, 'subscribed');
-  // Real time past the TTL (400 ms here): what is tested is that the entry outlives it, refreshed every 150 ms.
-  await sleep(1000);
+  // The entry outlives its TTL (400 ms here) when it was refreshed (every 150 ms) past the first write's expiry.
+  await waitFor('the first presence write', () => presenceWrites.length > 0, 5_000);
+  const first = presenceWrites[0]!;
+  await waitFor(
+    'a refresh past the first write’s TTL',
+    () => presenceWrites.some((at) => at > first + 400),
+    5_000,
+  );
   assert.equal((await server.engine.presenceStats('room:1')).numClients, 1);
   sub.unsubscribe();
   await waitFor(

@@ -14,6 +14,7 @@ import {
   newClient,
   startTestServer,
   type TestServer,
+  waitFor,
   waitForEvent,
 } from '../testing/harness.ts';
 
@@ -212,6 +213,17 @@ describe('connect proxy', () => {
       raw.close();
       assert.deepEqual(reply.error, { code: 100, message: 'internal server error', temporary: true });
     }
+    // A centrifuge client takes that for temporary and connects again, each time through the proxy.
+    backend.answer('/connect', { status: 500 });
+    const header = randomUUID();
+    const client = proxiedClient(server.wsUrl, header);
+    client.connect();
+    await waitFor(
+      'the client to try again after the failed connect',
+      () => connectCallsOf(header).length >= 2,
+    );
+    assert.notEqual(client.state, 'disconnected', 'still trying, not given up');
+    client.disconnect();
   });
 
   test('an onConnecting hook takes precedence: the proxy is not called', async () => {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { SCOPES } from '../oauth/principal.ts';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitForSettled } from '../testing/wait.ts';
 import { fetchPlatformToken, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 import { TIMED_ATTACKS, type TimedAttack } from './attacks.ts';
 import { rawRequest, type TrickleResponse, trickleRequest } from './raw-http.ts';
@@ -22,6 +24,8 @@ const CAP = 40;
 /** Slow connections at once (two cores are shared by every test file). */
 const PARALLEL = 24;
 const TRICKLE_MS = 100;
+/** The flood test's headers time-out: its slow sockets stay held this long, however loaded the machine. */
+const HELD_MS = 3_000;
 /** Far past the limits and the 2 s the server reads a refused connection's rest before destroying it. */
 const GIVE_UP_MS = 15_000;
 
@@ -113,53 +117,77 @@ for (const database of TEST_DATABASES) {
     });
 
     it('many sockets from one address: those over the cap are refused at once, another address is served, and the address is admitted again once its slow sockets were cut', async () => {
-      // 127.0.0.2 floods: CAP slow requests that never finish their headers, then more.
-      const slow = Array.from({ length: CAP }, () =>
-        trickleRequest(
-          port,
+      // A server of its own whose headers time-out outlasts a loaded machine's delays: the slow sockets must still be
+      // held while the ones over the cap are tried, and are cut (408) only after that.
+      const flood = await startTestServer({
+        database,
+        config: {
+          http: { headersTimeoutMs: HELD_MS, bodyTimeoutMs: LIMIT_MS, maxConnectionsPerAddress: CAP },
+        },
+      });
+      const floodPort = Number(new URL(flood.baseUrl).port);
+      try {
+        // The server counts a socket in its own 'connection' listener (http/connection-limits.ts), which runs before
+        // this one: once this one has seen CAP sockets of 127.0.0.2, they are all counted.
+        const counted = new Promise<void>((resolve) => {
+          let seen = 0;
+          const onConnection = (socket: Socket) => {
+            if (!socket.remoteAddress?.endsWith('127.0.0.2') || ++seen < CAP) return;
+            flood.app.server.off('connection', onConnection);
+            resolve();
+          };
+          flood.app.server.on('connection', onConnection);
+        });
+        // 127.0.0.2 floods: CAP slow requests that never finish their headers, then more.
+        const slow = Array.from({ length: CAP }, () =>
+          trickleRequest(
+            floodPort,
+            {
+              start: 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ',
+              trickle: 'x',
+              everyMs: TRICKLE_MS,
+              from: '127.0.0.2',
+            },
+            { timeoutMs: GIVE_UP_MS },
+          ),
+        );
+        // Once they are all counted, each further socket of that address is refused before anything is read.
+        await waitForSettled(counted, 10_000, `the server to count ${CAP} sockets of 127.0.0.2`);
+        const over = await Promise.all(
+          Array.from({ length: 10 }, () =>
+            trickleRequest(
+              floodPort,
+              { start: '', trickle: 'x', everyMs: TRICKLE_MS, from: '127.0.0.2' },
+              { timeoutMs: GIVE_UP_MS },
+            ),
+          ),
+        );
+        const health = await rawRequest(floodPort, { method: 'GET', target: '/healthz' });
+        assert.equal(health.status, 200, 'another address is served meanwhile');
+        for (const res of over) {
+          assert.equal(res.status, 503, res.body);
+          assert.equal(JSON.parse(res.body).code, 'too_many_connections');
+          assert.ok(res.closedByServer);
+        }
+        // The slow ones are cut by the headers time-out (408) and closed; then the address is welcome again.
+        for (const res of await Promise.all(slow)) {
+          assert.ok(res.closedByServer);
+          assert.equal(res.status, 408);
+        }
+        const again = await trickleRequest(
+          floodPort,
           {
-            start: 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ',
-            trickle: 'x',
+            start: 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+            trickle: '',
             everyMs: TRICKLE_MS,
             from: '127.0.0.2',
           },
           { timeoutMs: GIVE_UP_MS },
-        ),
-      );
-      // Once they are all counted, each further socket of that address is refused before anything is read.
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const over = await Promise.all(
-        Array.from({ length: 10 }, () =>
-          trickleRequest(
-            port,
-            { start: '', trickle: 'x', everyMs: TRICKLE_MS, from: '127.0.0.2' },
-            { timeoutMs: GIVE_UP_MS },
-          ),
-        ),
-      );
-      const health = await rawRequest(port, { method: 'GET', target: '/healthz' });
-      assert.equal(health.status, 200, 'another address is served meanwhile');
-      for (const res of over) {
-        assert.equal(res.status, 503, res.body);
-        assert.equal(JSON.parse(res.body).code, 'too_many_connections');
-        assert.ok(res.closedByServer);
+        );
+        assert.equal(again.status, 200);
+      } finally {
+        await flood.close();
       }
-      // The slow ones are cut by the headers time-out (408) and closed; then the address is welcome again.
-      for (const res of await Promise.all(slow)) {
-        assert.ok(res.closedByServer);
-        assert.equal(res.status, 408);
-      }
-      const again = await trickleRequest(
-        port,
-        {
-          start: 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
-          trickle: '',
-          everyMs: TRICKLE_MS,
-          from: '127.0.0.2',
-        },
-        { timeoutMs: GIVE_UP_MS },
-      );
-      assert.equal(again.status, 200);
     });
   });
 }

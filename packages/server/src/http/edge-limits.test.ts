@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -80,6 +81,34 @@ function trickle(client: RawClient, everyMs: number): () => void {
   return () => clearInterval(timer);
 }
 
+/**
+ * Resolves when the server has seen a request matching `match` and that request closed (Node's IncomingMessage
+ * `close`, here because its connection was cut): the moment a route still reading its body gives up. Call before
+ * sending the request.
+ */
+function serverSideClose(server: TestServer, match: (request: IncomingMessage) => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const onRequest = (request: IncomingMessage) => {
+      if (!match(request)) return;
+      server.app.server.off('request', onRequest);
+      request.once('close', () => resolve());
+    };
+    server.app.server.on('request', onRequest);
+  });
+}
+
+/** Resolves when the server has read the headers of a request matching `match`. Call before sending the request. */
+function serverReceived(server: TestServer, match: (request: IncomingMessage) => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const onRequest = (request: IncomingMessage) => {
+      if (!match(request)) return;
+      server.app.server.off('request', onRequest);
+      resolve();
+    };
+    server.app.server.on('request', onRequest);
+  });
+}
+
 function problemIn(text: string): { status: number; code: string; requestId?: string; headers: string } {
   const [head = '', body = ''] = text.split('\r\n\r\n');
   const parsed = JSON.parse(body) as { code: string; request_id?: string };
@@ -109,6 +138,7 @@ describe('HTTP edge: time limits', () => {
   it('answers a body that stops arriving 408 request_timeout and destroys the connection, however the client trickles', async () => {
     // An unknown route reads its body like any other before it answers 404.
     const client = await openRaw(server, { attacker: true });
+    const routeGaveUp = serverSideClose(server, (r) => r.headers['x-request-id'] === 'slow-body-1');
     client.socket.write(
       'POST /no-such-route HTTP/1.1\r\nHost: x\r\nX-Request-Id: slow-body-1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"a":',
     );
@@ -124,7 +154,9 @@ describe('HTTP edge: time limits', () => {
     assert.equal(problem.requestId, 'slow-body-1');
     assert.match(problem.headers, /\r\nconnection: close/i);
     // The route still waiting for that body gives up quietly: a cut connection is no server error.
-    await sleep(200);
+    await waitForSettled(routeGaveUp, 5_000, 'the server-side request to close');
+    // Bounded absence check: an error line would follow that close within a few ticks, and is no event to wait for.
+    await sleep(50);
     const errors = server.logs.filter((l) => JSON.parse(l).level >= 50);
     assert.deepEqual(errors, []);
   });
@@ -160,6 +192,7 @@ describe('HTTP edge: time limits', () => {
     client.socket.write(
       `POST /no-such-route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
     );
+    // The pauses are the input (a body dribbled slowly, each gap well within the limit), not a wait for anything.
     await sleep(LIMIT_MS / 4);
     client.socket.write(body[0]!);
     await sleep(LIMIT_MS / 4);
@@ -206,6 +239,7 @@ describe('HTTP edge: time limits', () => {
         client.connect();
         sub.subscribe();
         await waitForSettled(sub.ready(), 15_000, `${transport} subscribe`);
+        // Bounded absence check: staying connected is no event to wait for, so real time runs past every limit.
         await sleep(WELL_PAST_MS);
         assert.equal(client.state, 'connected', `${transport} still connected`);
         await waitForSettled(sendMessage(sub, 'hello'), 10_000, `${transport} publish`);
@@ -297,10 +331,17 @@ describe('HTTP edge: connections per address', () => {
     it('refuses the forwarded address over the cap, not the proxy, and admits it again when a request ends', async () => {
       const held = [await inFlight('203.0.113.7'), await inFlight('203.0.113.7')];
       try {
-        await sleep(100);
-        const over = await http(`${server.baseUrl}/healthz`, {
-          headers: { 'x-forwarded-for': '203.0.113.7' },
-        });
+        // The held requests count once the server has read their headers: the refusal itself is the event.
+        const over = await waitFor(
+          'the forwarded address refused over its cap',
+          async () => {
+            const answer = await http(`${server.baseUrl}/healthz`, {
+              headers: { 'x-forwarded-for': '203.0.113.7' },
+            });
+            return answer.status === 503 && answer;
+          },
+          5_000,
+        );
         assert.equal(over.status, 503, over.text);
         assert.equal(over.body.code, 'too_many_connections');
         assert.equal(over.headers.get('retry-after'), '5');
@@ -338,13 +379,15 @@ describe('HTTP edge: closing', () => {
   it('closes a kept-alive connection whose response ends after the server began closing, without waiting for its idle time-out', async () => {
     const server = await startTestServer();
     const client = await openRaw(server);
+    const received = serverReceived(server, (r) => r.url === '/no-such-route');
     // A request in flight when the close begins: its body is half there.
     client.socket.write(
       'POST /no-such-route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{',
     );
-    await sleep(100);
+    await waitForSettled(received, 5_000, 'the server to read the request headers');
     const closing = server.close();
-    await sleep(100);
+    // Fastify runs its preClose hooks, then stops listening: from then on the server is closing.
+    await waitFor('the server to stop listening', () => !server.app.server.listening, 5_000, 5);
     client.socket.write('}');
     // Answered (kept alive: the client did not ask to close), then closed by the server long before the 72 s of
     // PARLEY_KEEP_ALIVE_TIMEOUT_MS.

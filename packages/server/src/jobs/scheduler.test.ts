@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitFor } from '../testing/wait.ts';
 import { type JobOutcome, type ScheduledJob, Scheduler } from './scheduler.ts';
 
 const INTERVAL_MS = 10 * 60 * 1000;
@@ -54,10 +55,9 @@ for (const database of TEST_DATABASES) {
     });
     after(() => server.close());
 
-    async function until(check: () => boolean): Promise<void> {
-      for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-      assert.ok(check(), 'condition not reached');
-    }
+    /** Waits (bounded) until `count` runs of `job` have started and wait at its gate. */
+    const untilWaiting = (job: GatedJob, count: number) =>
+      waitFor(`${count} run(s) of ${job.name} waiting at the gate`, () => job.waiting === count, 5_000, 5);
 
     it('runs a job on the node that claims it; another node polling meanwhile does not run it', async () => {
       const job = new GatedJob('test.one-at-a-time');
@@ -66,7 +66,7 @@ for (const database of TEST_DATABASES) {
       b.add(job);
       currentNode = 'a';
       const runA = a.runIfDue(job);
-      await until(() => job.waiting === 1);
+      await untilWaiting(job, 1);
       currentNode = 'b';
       assert.equal(await b.runIfDue(job), false, 'b cannot claim while a runs');
       job.release();
@@ -76,7 +76,7 @@ for (const database of TEST_DATABASES) {
       assert.equal(await b.runIfDue(job), false, 'not due before its interval');
       now += 1;
       const runB = b.runIfDue(job);
-      await until(() => job.waiting === 1);
+      await untilWaiting(job, 1);
       job.release();
       assert.equal(await runB, true);
       assert.deepEqual(job.runs, ['a', 'b']);
@@ -89,7 +89,7 @@ for (const database of TEST_DATABASES) {
       currentNode = 'a';
       const runA = a.runIfDue(job);
       for (let batch = 0; batch < 3; batch++) {
-        await until(() => job.waiting === 1);
+        await untilWaiting(job, 1);
         now += LEASE_MS / 2;
         job.release();
       }
@@ -103,13 +103,13 @@ for (const database of TEST_DATABASES) {
       // Node a claims the next run and dies in its first batch (its promise never settles).
       now += INTERVAL_MS;
       void a.runIfDue(job);
-      await until(() => job.waiting === 1);
+      await untilWaiting(job, 1);
       currentNode = 'b';
       now += LEASE_MS - 1;
       assert.equal(await b.runIfDue(job), false, 'the lease still holds');
       now += 2;
       const runB = b.runIfDue(job);
-      await until(() => job.waiting === 2);
+      await untilWaiting(job, 2);
       job.release(); // a's batch ends after all …
       job.release(); // … and b's
       await runB;

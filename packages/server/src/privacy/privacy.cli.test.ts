@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { runParley, runParleyInProcess } from '../testing/cli.ts';
 import { TEST_DATABASES, testRedisUrl } from '../testing/databases.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { waitForSettled } from '../testing/wait.ts';
 import {
   connectToNewConversation,
   digitalEmployeeCompletes,
@@ -31,10 +32,7 @@ for (const database of TEST_DATABASES) {
       const v = newVisitor(companyId);
       const { conversation, c } = await connectToNewConversation(server, v);
       t.after(() => c.close());
-      let disconnected = false;
-      c.client.on('disconnected', () => {
-        disconnected = true;
-      });
+      const disconnected = new Promise<void>((resolve) => c.client.once('disconnected', () => resolve()));
       await sendMessage(c.sub, canary);
       await c.log.waitFor((envelopes) => digitalEmployeeCompletes(envelopes).length >= 1);
 
@@ -75,8 +73,7 @@ for (const database of TEST_DATABASES) {
         .execute();
       assert.equal(left.length, 0);
       if (redis) {
-        for (let i = 0; i < 200 && !disconnected; i++) await new Promise((r) => setTimeout(r, 50));
-        assert.ok(disconnected, 'the live session on the server was disconnected by the CLI');
+        await waitForSettled(disconnected, 10_000, 'the live session on the server disconnected by the CLI');
       }
 
       const both = await runParleyInProcess(server, [

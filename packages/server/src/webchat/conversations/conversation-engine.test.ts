@@ -6,6 +6,7 @@ import type { DigitalEmployee } from '../../digital-employees/digital-employees.
 import { createResponder } from '../../digital-employees/responders/create-responder.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { createLogger } from '../../logging/logger.ts';
+import { clockMs } from '../../storage/db-clock.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { waitFor } from '../../testing/wait.ts';
 import type { MessageEnvelope, MessageRole } from '../messages/message.ts';
@@ -287,19 +288,40 @@ describe('conversation engine failure paths', () => {
   });
 
   it('keeps renewing the lease of a job claimed with its message while the message is still being announced', async () => {
+    let announced!: () => void;
+    const announcing = new Promise<void>((resolve) => {
+      announced = resolve;
+    });
     const recorder = new RecordingBroadcaster();
-    // The broker takes three leases' time to take the user message; the node must not take its own job over.
+    // The broker holds the user message until the first lease is long past; the node must not take its own job over.
     const broadcaster: Broadcaster = {
       publish: async (channel, envelope) => {
-        // A slow dependency is what this test is about (not a wait for something): leases are real-time timers.
-        if (envelope.message_snapshot.role === 'user') await new Promise((r) => setTimeout(r, 900));
+        if (envelope.message_snapshot.role === 'user') await announcing;
         await recorder.publish(channel, envelope);
       },
     };
-    const { engine, conversation } = await engineWith(broadcaster, { leaseMs: 300 });
+    const leaseMs = 300;
+    const { engine, conversation } = await engineWith(broadcaster, { leaseMs });
     await engine.start({ alone: false }); // renews leases and sweeps for lapsed ones, as a node does
     try {
-      await engine.postUserMessage(conversation, send('hello'));
+      const posting = engine.postUserMessage(conversation, send('hello'));
+      // Leases are compared with the store's clock (storage/db-clock.ts), so that is the clock waited on.
+      const lease = async () =>
+        server.ctx.store.db
+          .selectFrom('reply_jobs')
+          .select(['lease_expires_at', clockMs(server.ctx.store.dialect).as('now')])
+          .where('conversation_id', '=', conversation.id)
+          .executeTakeFirst();
+      const first = await waitFor(
+        'the job claimed with its message',
+        async () => (await lease())?.lease_expires_at,
+      );
+      await waitFor('the store’s clock two leases past the first lease', async () => {
+        const row = await lease();
+        return row !== undefined && Number(row.now) > Number(first) + 2 * leaseMs;
+      });
+      announced();
+      await posting;
       const reply = replyCompleted(await recorder.waitFor((e) => replyCompleted(e) !== undefined))!;
       assert.equal(reply.message_snapshot.blocks.at(-1)!.type, 'markdown', 'answered, not taken over');
       const replies = new Set(

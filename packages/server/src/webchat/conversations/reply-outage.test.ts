@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { clockMs } from '../../storage/db-clock.ts';
 import { TEST_DATABASES } from '../../testing/databases.ts';
 import { outageReadyDatabase, proxiedPostgres, type StoreOutage } from '../../testing/store-outage.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
@@ -113,6 +114,8 @@ for (const database of TEST_DATABASES) {
             15_000,
             'every word to be shown while the store is away',
           );
+          // The outage's length is the input here (three leases with no store), as a dribbled body is elsewhere; the
+          // reply ending before the store is back is a bounded absence check.
           await sleep(3 * LEASE_MS);
           assert.ok(
             !c.log.of(replyId).some((e) => e.operation === 'complete'),
@@ -245,7 +248,20 @@ describe('a reply streaming on a node cut off from the store while another node 
           15_000,
           'every word to be shown while the store is away',
         );
-        await sleep(3 * LEASE_MS);
+        // The other node keeps the store: wait by the store's clock (storage/db-clock.ts) until the job's lease has
+        // lapsed and two more leases passed, its sweeps (every LEASE_MS / 3) finding the job but its node beating.
+        await waitFor(
+          'two leases past the lapse of the job’s lease, by the store’s clock',
+          async () => {
+            const row = await other.ctx.store.db
+              .selectFrom('reply_jobs')
+              .select(['lease_expires_at', clockMs(other.ctx.store.dialect).as('now')])
+              .where('reply_message_id', '=', replyId)
+              .executeTakeFirstOrThrow();
+            return Number(row.now) > Number(row.lease_expires_at) + 2 * LEASE_MS;
+          },
+          15_000,
+        );
       } finally {
         await outage.restore();
       }

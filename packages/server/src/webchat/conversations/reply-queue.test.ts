@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { clockMs } from '../../storage/db-clock.ts';
 import { connectFailFastRedis } from '../../storage/redis-client.ts';
 import { TEST_DATABASES, testRedisUrl } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
@@ -32,6 +32,16 @@ for (const database of TEST_DATABASES) {
         leaseMs,
         stallMs,
       });
+
+    /** Whether the lease of `messageId`'s job has lapsed by the clock the queue compares it with (db-clock.ts). */
+    async function leaseLapsed(messageId: string): Promise<boolean> {
+      const row = await server.ctx.store.db
+        .selectFrom('reply_jobs')
+        .select(['lease_expires_at', clockMs(server.ctx.store.dialect).as('now')])
+        .where('message_id', '=', messageId)
+        .executeTakeFirstOrThrow();
+      return Number(row.lease_expires_at ?? 0) < Number(row.now);
+    }
 
     async function conversation(): Promise<string> {
       const company = await server.ctx.companies.create(`Line ${randomUUID().slice(0, 8)}`);
@@ -157,14 +167,17 @@ for (const database of TEST_DATABASES) {
         const asked = await userMessage(cutOff, c);
         const job = (await cutOff.claimNext(c))!;
         // The store is away for the node that runs the job: it cannot renew its lease, but it beats.
+        await waitFor('the lease to lapse by the store’s clock', () => leaseLapsed(job.messageId), 10_000);
         await heartbeats.beat([job.messageId]);
-        await sleep(400);
         assert.equal(await other.claimNext(c, undefined, gone), undefined, 'lapsed, but its node is alive');
         // Back to the store: its renewal finds the job still its own.
         assert.equal(await cutOff.renewLeases([job.messageId]), 1);
-        // Then it dies: no renewal, no beat.
-        await sleep(1_600);
-        const takeover = await other.claimNext(c, undefined, gone);
+        // Then it dies: no renewal, no beat. Once its lease and its last beat lapse, the other node takes over.
+        const takeover = await waitFor(
+          'the job taken over once lease and beats lapsed',
+          () => other.claimNext(c, undefined, gone),
+          10_000,
+        );
         assert.equal(takeover?.messageId, asked);
         assert.equal(takeover?.takenOver, true);
         await other.finish(takeover!);

@@ -207,11 +207,17 @@ for (const database of TEST_DATABASES) {
       const { id } = await s.start();
       await cutOff.outage.cut();
       try {
-        for (let i = 0; i < RESERVED_SEQUENCES * 3; i++) {
+        const words = RESERVED_SEQUENCES * 3;
+        for (let i = 0; i < words; i++) {
           s.append(`w${i} `);
           await nextTurn();
         }
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await waitFor(
+          'the visitor to read the last word',
+          () => recorder.envelopes.some((e) => recorder.textOf(e).endsWith(`w${words - 1} `)),
+          15_000,
+          5,
+        );
       } finally {
         await cutOff.outage.restore();
       }
@@ -234,7 +240,9 @@ for (const database of TEST_DATABASES) {
     it('a completion waits for the store: the whole text is shown meanwhile, then stored and announced complete', async () => {
       const store = new MessageStore(cutOff.store, server.ctx.events);
       const recorder = new Recorder();
-      const s = stream(store, recorder);
+      const warnings: string[] = [];
+      const logger = createLogger('warn', { write: () => {} }, 'json', (line) => warnings.push(line));
+      const s = stream(store, recorder, { deps: { logger } });
       const { id } = await s.start();
       s.append('Hello');
       await nextTurn();
@@ -249,7 +257,10 @@ for (const database of TEST_DATABASES) {
           return e && recorder.textOf(e) === 'Hello, world' ? e : undefined;
         });
         assert.equal(last.operation, 'replace');
-        await new Promise((resolve) => setTimeout(resolve, 600));
+        // The store refused the complete (the stream now waits for it): not stored meanwhile.
+        await waitFor('the store to refuse the complete', () =>
+          warnings.some((l) => l.includes('the store cannot take a completed reply now')),
+        );
         assert.equal(
           (
             await server.ctx.store.db

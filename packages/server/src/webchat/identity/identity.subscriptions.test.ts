@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Centrifuge, Subscription } from 'centrifuge';
 import type { TestDatabase } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
@@ -173,7 +172,7 @@ async function subscribeWithToken(
   client.connect();
   sub.subscribe();
   const result = await waitForSettled(outcome, 10_000, 'the subscribe outcome');
-  // Anything a wrongly admitted subscription would have recovered arrives right after the subscribe reply.
-  await sleep(100);
+  // Anything a wrongly admitted subscription recovers is in its subscribe reply, and centrifuge-js hands those
+  // publications out in the same call that emits `subscribed`, so `publications` already holds them here.
   return { client, outcome: result, publications };
 }
