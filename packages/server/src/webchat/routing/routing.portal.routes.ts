@@ -1,3 +1,4 @@
+import type { InboxQueue } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../../audit/audit.service.ts';
@@ -49,9 +50,13 @@ export function registerRoutingPortalRoutes(app: App, deps: RoutingPortalDeps): 
     return agentView(me);
   });
 
-  app.get('/inbox/queue', { config: any }, async (request) => ({
-    items: (await deps.routing.queue(companyOf(request))).map(platformConversationView),
-  }));
+  app.get(
+    '/inbox/queue',
+    { config: any },
+    async (request): Promise<InboxQueue> => ({
+      items: (await deps.routing.queue(companyOf(request))).map(platformConversationView),
+    }),
+  );
 
   app.post('/inbox/conversations/:id/take', { config: any, schema: { params: IdParams } }, async (request) =>
     platformConversationView(
