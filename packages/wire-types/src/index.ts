@@ -14,7 +14,13 @@ export type {
   RotatedClientSecretView,
 } from './api-clients.ts';
 export type { AuditEntryView, AuditPage } from './audit.ts';
-export type { ChannelEmployeeOption, ChannelView, IdentityMode } from './channels.ts';
+export type {
+  ChannelEmployeeOption,
+  ChannelIdentityView,
+  ChannelListing,
+  ChannelView,
+  IdentityMode,
+} from './channels.ts';
 export type { AttachmentLimitsView, CompanyView } from './company.ts';
 export type {
   ConnectorCheckView,
@@ -60,9 +66,15 @@ export type {
 export type { DigitalEmployeeOutcomes } from './outcomes.ts';
 export type { Page } from './page.ts';
 export type { ErasureReceiptView, RetentionSettingsView } from './privacy.ts';
-export type { AgentView, CannedResponseView, RoutingSettingsView } from './routing.ts';
+export type {
+  AgentList,
+  AgentView,
+  CannedResponseList,
+  CannedResponseView,
+  RoutingSettingsView,
+} from './routing.ts';
 export type { RecentErrorView, SystemNodeView, SystemSnapshot, WebhookBacklogView } from './system.ts';
-export type { PortalUserView, SessionInfo } from './users.ts';
+export type { PortalUserList, PortalUserView, SessionInfo } from './users.ts';
 export type {
   CreatedWebhookView,
   WebhookDeliveryList,
