@@ -26,6 +26,16 @@ export interface AgentView {
   last_assigned_at: string | null;
 }
 
+/** `GET /portal/api/inbox/agents`: the company's agents and admins (routing, and whom a note can mention). */
+export interface AgentList {
+  agents: AgentView[];
+}
+
+/** `GET /portal/api/canned-responses`: the company's saved replies (`?q=` filters them). */
+export interface CannedResponseList {
+  items: CannedResponseView[];
+}
+
 /** A saved reply agents insert with `/shortcut` (docs/routing.md "Canned responses"). */
 export interface CannedResponseView {
   id: string;

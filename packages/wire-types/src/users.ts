@@ -9,6 +9,11 @@ export interface PortalUserView {
   last_login_at: string | null;
 }
 
+/** `GET /portal/api/users`. */
+export interface PortalUserList {
+  users: PortalUserView[];
+}
+
 /** `/portal/api/session`: who is signed in, for which company, and the CSRF token of their writes. */
 export interface SessionInfo {
   user: Pick<PortalUserView, 'id' | 'email' | 'name' | 'role'>;

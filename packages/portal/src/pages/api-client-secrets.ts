@@ -1,22 +1,18 @@
+import type {
+  ApiClientQuotasAnswer,
+  ApiClientSecretList,
+  ApiClientSecretView,
+  ApiClientView,
+  RotatedClientSecretView,
+} from '@parley/wire-types';
 import { api } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { confirmDelete, rowButton, type StatusArea, titledSection } from '../components/page-parts.ts';
 import { showSecretOnce } from '../components/secret-once.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
-export interface ManagedClient {
-  client_id: string;
-  name: string;
-  auth_method?: string;
-  quotas?: { tokens_per_minute: number | null; api_calls_per_minute: number | null };
-}
-
-interface SecretRow {
-  id: string;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-}
+/** What the secrets and quotas section needs of the client chosen in the table. */
+export type ManagedClient = Pick<ApiClientView, 'client_id' | 'name' | 'auth_method' | 'quotas'>;
 
 /** How long the secrets in use keep working after a second one is added (the API's `old_expires_in_seconds`). */
 const OVERLAPS = [
@@ -41,7 +37,7 @@ export async function renderClientSecrets(
   const list = h('div', {});
 
   const reload = async () => {
-    const { secrets } = await api<{ secrets: SecretRow[] }>('GET', `${base}/secrets`);
+    const { secrets } = await api<ApiClientSecretList>('GET', `${base}/secrets`);
     const rows = secrets.map((s) =>
       h(
         'tr',
@@ -81,7 +77,7 @@ export async function renderClientSecrets(
     );
   };
 
-  const revoke = (s: SecretRow): Promise<void> =>
+  const revoke = (s: ApiClientSecretView): Promise<void> =>
     confirmDelete({
       title: `Revoke secret ${s.id}?`,
       consequence:
@@ -106,11 +102,9 @@ export async function renderClientSecrets(
       },
     ],
     onSubmit: async (values) => {
-      const rotated = await api<{ client_secret: string; secret_id: string; old_secret_expires_at: string }>(
-        'POST',
-        `${base}/secrets`,
-        { old_expires_in_seconds: Number(values.overlap) },
-      );
+      const rotated = await api<RotatedClientSecretView>('POST', `${base}/secrets`, {
+        old_expires_in_seconds: Number(values.overlap),
+      });
       showSecretOnce(secretSlot, {
         title: `New secret for “${client.name}”: copy it now`,
         usage: `The secrets it had work until ${formatTime(rotated.old_secret_expires_at)}, or until you revoke them.`,
@@ -121,7 +115,7 @@ export async function renderClientSecrets(
     },
   });
 
-  const quotas = client.quotas ?? { tokens_per_minute: null, api_calls_per_minute: null };
+  const { quotas } = client;
   const perMinute = (value: string | string[]) => {
     const text = String(value).trim();
     return text === '' || /^[1-9]\d{0,6}$/.test(text)
@@ -151,10 +145,12 @@ export async function renderClientSecrets(
     ],
     onSubmit: async (values) => {
       const number = (v: string | string[]) => (String(v).trim() === '' ? null : Number(v));
-      await api('PUT', `${base}/quotas`, {
+      const saved = await api<ApiClientQuotasAnswer>('PUT', `${base}/quotas`, {
         tokens_per_minute: number(values.tokens_per_minute!),
         api_calls_per_minute: number(values.api_calls_per_minute!),
       });
+      // The client is the table's row: opening its Secrets again shows what was saved, not what it had before.
+      client.quotas = saved.quotas;
       status.say('success', `Saved the quotas of “${client.name}”.`);
     },
   });

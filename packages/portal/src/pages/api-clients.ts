@@ -1,20 +1,12 @@
-import { api, type Page, pageQuery } from '../api.ts';
+import type { ApiClientListing, ApiClientView, CreatedApiClientView } from '@parley/wire-types';
+import { api, pageQuery } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
 import { showSecretOnce } from '../components/secret-once.ts';
 import { copyable } from '../components/widgets.ts';
 import { formatTime, h } from '../dom.ts';
-import { type ManagedClient, renderClientSecrets } from './api-client-secrets.ts';
-
-interface ApiClientRow extends ManagedClient {
-  client_id: string;
-  name: string;
-  scopes: string[];
-  secret_hint: string;
-  created_at: string;
-  last_used_at: string | null;
-}
+import { renderClientSecrets } from './api-client-secrets.ts';
 
 const SCOPE_HELP: Record<string, string> = {
   'connector:write': 'connector:write — rotate connector API keys',
@@ -30,19 +22,16 @@ const SCOPE_HELP: Record<string, string> = {
  * in this page's DOM: navigating away or reloading drops it for good (the server keeps only a digest).
  */
 export async function renderApiClients(main: HTMLElement): Promise<void> {
-  const first = await api<Page<ApiClientRow> & { available_scopes: string[] }>(
-    'GET',
-    `/api-clients?${pageQuery(0, 1)}`,
-  );
+  const first = await api<ApiClientListing>('GET', `/api-clients?${pageQuery(0, 1)}`);
   const secretSlot = h('div', { class: 'secret-slot' });
   const status = statusArea();
   /** The secrets and quotas of the client chosen with "Secrets" (pages/api-client-secrets.ts). */
   const manageSlot = h('div', {});
 
-  const table = pagedTable<ApiClientRow>({
+  const table = pagedTable<ApiClientView>({
     caption: 'API clients',
     empty: 'No API clients yet.',
-    load: (offset, limit) => api('GET', `/api-clients?${pageQuery(offset, limit)}`),
+    load: (offset, limit) => api<ApiClientListing>('GET', `/api-clients?${pageQuery(offset, limit)}`),
     columns: [
       { header: 'Name', cell: (c) => c.name },
       { header: 'Client ID', cell: (c) => copyable(c.client_id, 'Copy ID') },
@@ -62,7 +51,7 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
     ],
   });
 
-  const remove = (c: ApiClientRow): Promise<void> =>
+  const remove = (c: ApiClientView): Promise<void> =>
     confirmDelete({
       title: `Delete “${c.name}”?`,
       consequence:
@@ -95,7 +84,7 @@ export async function renderApiClients(main: HTMLElement): Promise<void> {
       },
     ],
     onSubmit: async (values) => {
-      const created = await api<ApiClientRow & { client_secret: string }>('POST', '/api-clients', {
+      const created = await api<CreatedApiClientView>('POST', '/api-clients', {
         name: values.name,
         scopes: values.scopes,
       });

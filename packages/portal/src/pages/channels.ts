@@ -1,5 +1,5 @@
-import type { ChannelEmployeeOption, ChannelView, IdentityMode } from '@parley/wire-types';
-import { api, type Page, pageQuery } from '../api.ts';
+import type { ChannelIdentityView, ChannelListing, ChannelView, IdentityMode } from '@parley/wire-types';
+import { api, pageQuery } from '../api.ts';
 import { createForm, splitList } from '../components/form.ts';
 import { pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
@@ -15,10 +15,7 @@ const IDENTITY_LABELS: Record<IdentityMode, string> = {
 
 /** Settings → Channels: one per widget or app placement, each with its ready-to-paste widget snippet. */
 export async function renderChannels(main: HTMLElement): Promise<void> {
-  const first = await api<Page<ChannelView> & { digital_employees: ChannelEmployeeOption[] }>(
-    'GET',
-    `/channels?${pageQuery(0, 1)}`,
-  );
+  const first = await api<ChannelListing>('GET', `/channels?${pageQuery(0, 1)}`);
   const status = statusArea();
   const snippetSlot = h('div');
   const secretSlot = h('div', { class: 'secret-slot' });
@@ -106,11 +103,7 @@ export async function renderChannels(main: HTMLElement): Promise<void> {
             },
           ],
           onSubmit: async (values) => {
-            const result = await api<{
-              channel_id: string;
-              identity: IdentityMode;
-              identity_secret?: string;
-            }>('PUT', `/channels/${c.id}/identity`, {
+            const result = await api<ChannelIdentityView>('PUT', `/channels/${c.id}/identity`, {
               mode: values.mode,
               rotate_secret: values.rotate_secret === 'true',
             });

@@ -1,20 +1,10 @@
+import type { ErasureReceiptView, RetentionSettingsView } from '@parley/wire-types';
 import { api } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { titledSection } from '../components/page-parts.ts';
 import { confirmDialog } from '../components/widgets.ts';
 
-interface RetentionSettings {
-  resolved_conversation_days: number | null;
-  delivered_webhook_days: number | null;
-  audit_days: number | null;
-}
-
-interface ErasureReceipt {
-  id: string;
-  erased: Record<string, number>;
-}
-
-const RETENTION_FIELDS: Array<{ name: keyof RetentionSettings; label: string; hint: string }> = [
+const RETENTION_FIELDS: Array<{ name: keyof RetentionSettingsView; label: string; hint: string }> = [
   {
     name: 'resolved_conversation_days',
     label: 'Delete resolved conversations after (days)',
@@ -65,7 +55,7 @@ const daysOf = (value: string | string[]): number | null =>
 export async function privacySection(
   say: (kind: 'success' | 'error', text: string) => void,
 ): Promise<HTMLElement> {
-  const settings = await api<RetentionSettings>('GET', '/company/retention');
+  const settings = await api<RetentionSettingsView>('GET', '/company/retention');
   const retention = createForm({
     submitLabel: 'Save retention',
     fields: RETENTION_FIELDS.map((field) => ({
@@ -77,7 +67,7 @@ export async function privacySection(
           : 'Enter a whole number of days from 1, or leave it empty to keep.',
     })),
     onSubmit: async (values) => {
-      await api<RetentionSettings>('PUT', '/company/retention', {
+      await api<RetentionSettingsView>('PUT', '/company/retention', {
         resolved_conversation_days: daysOf(values.resolved_conversation_days!),
         delivered_webhook_days: daysOf(values.delivered_webhook_days!),
         audit_days: daysOf(values.audit_days!),
@@ -100,7 +90,7 @@ export async function privacySection(
         'Erase',
       );
       if (!confirmed) return;
-      const receipt = await api<ErasureReceipt>('POST', '/privacy/erasures', {
+      const receipt = await api<ErasureReceiptView>('POST', '/privacy/erasures', {
         [key]: String(values.value).trim(),
       });
       say(

@@ -1,4 +1,4 @@
-import type { CannedResponseView, RoutingSettingsView } from '@parley/wire-types';
+import type { CannedResponseList, RoutingSettingsView } from '@parley/wire-types';
 import { api } from '../api.ts';
 import { createForm, type FieldSpec } from '../components/form.ts';
 import { titledSection } from '../components/page-parts.ts';
@@ -116,7 +116,7 @@ export async function routingSection(say: (text: string) => void): Promise<HTMLE
 export async function cannedResponsesSection(say: (text: string) => void): Promise<HTMLElement> {
   const list = h('ul', { class: 'canned-list', 'aria-label': 'Canned responses' });
   const show = async () => {
-    const { items } = await api<{ items: CannedResponseView[] }>('GET', '/canned-responses');
+    const { items } = await api<CannedResponseList>('GET', '/canned-responses');
     replaceChildren(
       list,
       ...(items.length

@@ -1,52 +1,29 @@
-import { api, type Page, pageQuery } from '../api.ts';
+import type {
+  ConnectorCheckView,
+  ConnectorListing,
+  ConnectorView,
+  KeyRotationView,
+} from '@parley/wire-types';
+import { api, pageQuery } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
 import { copyable, formDialog } from '../components/widgets.ts';
 import { formatTime, h } from '../dom.ts';
 
-interface ConnectorRow {
-  id: string;
-  name: string;
-  type: string;
-  url: string;
-  api_key_set: boolean;
-  key_version: number;
-  rotated_at: string | null;
-  created_at: string;
-}
-
-interface ConnectorType {
-  name: string;
-  summary: string;
-  default_url: string | null;
-}
-
-interface CheckResult {
-  ok: boolean;
-  status: number;
-  latency_ms: number;
-  key_version: number;
-  error?: string;
-  detail?: string;
-}
-
 /**
  * Settings → Connectors. The API key is write-only: it goes in through password fields (create, rotate) and no
  * screen ever shows it; the list shows whether one is set, its version and when it last changed.
  */
 export async function renderConnectors(main: HTMLElement): Promise<void> {
-  const first = await api<Page<ConnectorRow> & { types: ConnectorType[] }>(
-    'GET',
-    `/connectors?${pageQuery(0, 1)}`,
-  );
+  const first = await api<ConnectorListing>('GET', `/connectors?${pageQuery(0, 1)}`);
   const status = statusArea();
   const { say } = status;
 
-  const table = pagedTable<ConnectorRow>({
+  const table = pagedTable<ConnectorView>({
     caption: 'Connectors',
     empty: 'No connectors yet.',
-    load: (offset, limit) => api('GET', `/connectors?${pageQuery(offset, limit)}`),
+    load: (offset, limit) => api<ConnectorListing>('GET', `/connectors?${pageQuery(offset, limit)}`),
     columns: [
       { header: 'Name', cell: (c) => c.name },
       { header: 'Connector ID', cell: (c) => copyable(c.id, 'Copy ID') },
@@ -68,7 +45,7 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
     ],
   });
 
-  const rotate = (c: ConnectorRow) =>
+  const rotate = (c: ConnectorView) =>
     formDialog(
       `Rotate the API key of “${c.name}”`,
       'The new key is used from the very next call; the old one is no longer used. Parley never shows a stored key.',
@@ -87,11 +64,9 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
             },
           ],
           onSubmit: async (values) => {
-            const r = await api<{ key_version: number; changed: boolean }>(
-              'PUT',
-              `/connectors/${c.id}/api-key`,
-              { api_key: values.api_key },
-            );
+            const r = await api<KeyRotationView>('PUT', `/connectors/${c.id}/api-key`, {
+              api_key: values.api_key,
+            });
             close();
             say(
               'success',
@@ -104,10 +79,10 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
         }).el,
     );
 
-  const check = async (c: ConnectorRow) => {
+  const check = async (c: ConnectorView) => {
     say('info', `Testing “${c.name}”…`);
     try {
-      const r = await api<CheckResult>('POST', `/connectors/${c.id}/check`);
+      const r = await api<ConnectorCheckView>('POST', `/connectors/${c.id}/check`);
       if (r.ok)
         say(
           'success',
@@ -124,7 +99,7 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
     }
   };
 
-  const remove = (c: ConnectorRow): Promise<void> =>
+  const remove = (c: ConnectorView): Promise<void> =>
     confirmDelete({
       title: `Delete “${c.name}”?`,
       consequence: 'Digital employees that use this connector stop working. This cannot be undone.',
@@ -174,7 +149,7 @@ export async function renderConnectors(main: HTMLElement): Promise<void> {
       },
     ],
     onSubmit: async (values) => {
-      const created = await api<ConnectorRow>('POST', '/connectors', {
+      const created = await api<ConnectorView>('POST', '/connectors', {
         name: values.name,
         type: values.type,
         url: values.url || undefined,

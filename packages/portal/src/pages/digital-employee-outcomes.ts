@@ -1,15 +1,9 @@
-import type { DigitalEmployeeOutcomes } from '@parley/wire-types';
-import { api, type Page } from '../api.ts';
+import type { DigitalEmployeeListing, DigitalEmployeeOutcomes } from '@parley/wire-types';
+import { api } from '../api.ts';
 import { h, replaceChildren, uid } from '../dom.ts';
 
 /** The portal outcomes route's answer (docs/outcomes.md "Response"). */
 type Outcomes = DigitalEmployeeOutcomes;
-
-interface EmployeeOption {
-  id: string;
-  name: string;
-  is_default: boolean;
-}
 
 /** The windows offered; the route takes any 1–365 (docs/outcomes.md). */
 const PERIODS = [7, 30, 90, 365] as const;
@@ -123,7 +117,7 @@ export function outcomesSection(): { el: HTMLElement; refresh(): Promise<void> }
   };
 
   const refresh = async () => {
-    const listing = await api<Page<EmployeeOption>>('GET', `/digital-employees?limit=${EMPLOYEES_LIMIT}`);
+    const listing = await api<DigitalEmployeeListing>('GET', `/digital-employees?limit=${EMPLOYEES_LIMIT}`);
     const chosen = employee.select.value;
     replaceChildren(
       employee.select,

@@ -1,4 +1,10 @@
-import { api, type Page, pageQuery } from '../api.ts';
+import type {
+  DigitalEmployeeListItem,
+  DigitalEmployeeListing,
+  DigitalEmployeeStatsView,
+  DigitalEmployeeView,
+} from '@parley/wire-types';
+import { api, pageQuery } from '../api.ts';
 import { createForm, type FieldSpec, type FormValues } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
@@ -6,32 +12,10 @@ import { copyable, formDialog } from '../components/widgets.ts';
 import { formatTime, h } from '../dom.ts';
 import { outcomesSection } from './digital-employee-outcomes.ts';
 
-interface Employee {
-  id: string;
-  name: string;
-  responder: 'builtin' | 'webhook' | 'openai';
-  connector_id: string | null;
-  model: string | null;
-  system_prompt: string | null;
-  settings: { greeting?: string | null; handover_tool?: boolean };
-  is_default: boolean;
-  updated_at: string;
-  /** How visitors rate it (thumbs on its messages, CSAT of its conversations). */
-  stats?: Stats;
-}
-
-interface Stats {
-  thumbs_up: number;
-  thumbs_down: number;
-  thumbs_up_share: number | null;
-  csat_count: number;
-  csat_average: number | null;
-}
-
 /** "👍 67% of 3 · CSAT 4.3 (3)", or that nobody has rated it yet. */
-function ratings(stats: Stats | undefined): HTMLElement {
-  const rated = stats && (stats.thumbs_up + stats.thumbs_down > 0 || stats.csat_count > 0);
-  if (!stats || !rated) return h('span', { class: 'muted' }, 'No ratings yet');
+function ratings(stats: DigitalEmployeeStatsView): HTMLElement {
+  const rated = stats.thumbs_up + stats.thumbs_down > 0 || stats.csat_count > 0;
+  if (!rated) return h('span', { class: 'muted' }, 'No ratings yet');
   const thumbs = stats.thumbs_up + stats.thumbs_down;
   return h(
     'span',
@@ -54,14 +38,6 @@ function ratings(stats: Stats | undefined): HTMLElement {
   );
 }
 
-interface ConnectorOption {
-  id: string;
-  name: string;
-  type: string;
-}
-
-type Listing = Page<Employee> & { connectors: ConnectorOption[]; responders: string[] };
-
 const RESPONDER_LABELS: Record<string, string> = {
   builtin: 'builtin — answers from its own Q&A list',
   webhook: 'webhook — your bot behind a webhook connector',
@@ -78,18 +54,18 @@ const APPLIES: Record<string, string[]> = {
 
 /** Settings → Digital employees: who answers conversations; create, edit, choose the company default. */
 export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
-  let listing = await api<Listing>('GET', `/digital-employees?${pageQuery(0, 1)}`);
+  let listing = await api<DigitalEmployeeListing>('GET', `/digital-employees?${pageQuery(0, 1)}`);
   const status = statusArea();
   const { say } = status;
   const outcomes = outcomesSection();
   const connectorName = (id: string | null) =>
     id ? (listing.connectors.find((c) => c.id === id)?.name ?? id) : '—';
 
-  const table = pagedTable<Employee>({
+  const table = pagedTable<DigitalEmployeeListItem>({
     caption: 'Digital employees',
     empty: 'No digital employees.',
     load: async (offset, limit) => {
-      listing = await api<Listing>('GET', `/digital-employees?${pageQuery(offset, limit)}`);
+      listing = await api<DigitalEmployeeListing>('GET', `/digital-employees?${pageQuery(offset, limit)}`);
       return listing;
     },
     columns: [
@@ -125,7 +101,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
     await outcomes.refresh();
   };
 
-  const fieldsFor = (e?: Employee): FieldSpec[] => [
+  const fieldsFor = (e?: DigitalEmployeeView): FieldSpec[] => [
     {
       name: 'name',
       label: 'Name',
@@ -205,13 +181,13 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
     };
   };
 
-  const edit = (e: Employee) =>
+  const edit = (e: DigitalEmployeeView) =>
     formDialog(`Edit “${e.name}”`, 'Changes apply to the next reply.', (close) => {
       const form = createForm({
         submitLabel: 'Save changes',
         fields: fieldsFor(e),
         onSubmit: async (values) => {
-          const saved = await api<Employee>('PATCH', `/digital-employees/${e.id}`, body(values));
+          const saved = await api<DigitalEmployeeView>('PATCH', `/digital-employees/${e.id}`, body(values));
           close();
           say('success', `Saved “${saved.name}”.`);
           await reloadAll();
@@ -221,7 +197,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
       return form.el;
     });
 
-  const makeDefault = async (e: Employee) => {
+  const makeDefault = async (e: DigitalEmployeeView) => {
     try {
       await api('POST', `/digital-employees/${e.id}/default`);
       say('success', `“${e.name}” now answers conversations of channels without their own digital employee.`);
@@ -231,7 +207,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
     await reloadAll();
   };
 
-  const remove = (e: Employee): Promise<void> =>
+  const remove = (e: DigitalEmployeeView): Promise<void> =>
     confirmDelete({
       title: `Delete “${e.name}”?`,
       consequence: 'Channels routed to it must be moved first. This cannot be undone.',
@@ -247,7 +223,7 @@ export async function renderDigitalEmployees(main: HTMLElement): Promise<void> {
     resetOnSuccess: true,
     fields: [...fieldsFor(), { name: 'is_default', label: 'Make it the default', type: 'checkbox' }],
     onSubmit: async (values) => {
-      const created = await api<Employee>('POST', '/digital-employees', {
+      const created = await api<DigitalEmployeeView>('POST', '/digital-employees', {
         ...body(values),
         is_default: values.is_default === 'true',
       });

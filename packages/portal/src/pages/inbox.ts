@@ -1,15 +1,15 @@
+import type { AgentList, CompanyLabelsView, InboxConversationDetail } from '@parley/wire-types';
 import { api, type SessionInfo } from '../api.ts';
 import { statusArea } from '../components/page-parts.ts';
 import { h, replaceChildren } from '../dom.ts';
 import { InboxAlerts } from './inbox/alerts.ts';
-import { type ConversationDetail, ConversationPane } from './inbox/conversation-pane.ts';
+import { ConversationPane } from './inbox/conversation-pane.ts';
 import { Drafts } from './inbox/drafts.ts';
 import { helpDialog } from './inbox/help-dialog.ts';
 import { ListPane } from './inbox/list-pane.ts';
 import { InboxLive } from './inbox/live.ts';
 import type { Colleague } from './inbox/mentions.ts';
 import {
-  type CompanyLabels,
   type ConversationView,
   conversationIdFromPath,
   conversationPath,
@@ -85,7 +85,10 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
     if (push && location.pathname !== conversationPath(id)) history.pushState(null, '', conversationPath(id));
     showView('conversation');
     try {
-      const detail = await api<ConversationDetail>('GET', `/inbox/conversations/${encodeURIComponent(id)}`);
+      const detail = await api<InboxConversationDetail>(
+        'GET',
+        `/inbox/conversations/${encodeURIComponent(id)}`,
+      );
       // Another conversation was chosen while this one loaded: showing it now would put the wrong one on screen.
       if (list.selected !== id) return;
       pane = new ConversationPane(paneEl, detail, {
@@ -117,7 +120,7 @@ export async function renderInbox(main: HTMLElement): Promise<void> {
 
   const loadLabels = async () => {
     try {
-      labels = labelNames(await api<CompanyLabels>('GET', '/labels'));
+      labels = labelNames(await api<CompanyLabelsView>('GET', '/labels'));
     } catch {
       labels = [];
     }
@@ -208,10 +211,7 @@ function safeStorage(): Storage | undefined {
 /** The colleagues a note can mention: the company's agents and admins (the routing list every agent may read). */
 async function loadColleagues(): Promise<Colleague[]> {
   try {
-    const { agents } = await api<{ agents: Array<{ id: string; name: string | null; email: string }> }>(
-      'GET',
-      '/inbox/agents',
-    );
+    const { agents } = await api<AgentList>('GET', '/inbox/agents');
     return agents.map((a) => ({ id: a.id, name: a.name, email: a.email }));
   } catch {
     return [];

@@ -1,32 +1,13 @@
+import type {
+  KnowledgeChunkList,
+  KnowledgeSearchAnswer,
+  KnowledgeSourceList,
+  KnowledgeSourceView,
+} from '@parley/wire-types';
 import { api } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
-
-interface SourceRow {
-  id: string;
-  title: string;
-  url: string | null;
-  content_type: string;
-  status: 'indexing' | 'ready' | 'failed';
-  error?: string;
-  chunks: number;
-  updated_at: string;
-}
-
-interface Chunk {
-  position: number;
-  title: string;
-  body: string;
-}
-
-interface SearchResult {
-  source_id: string;
-  title: string;
-  url?: string;
-  snippet: string;
-  score: number;
-}
 
 /** Only http(s) links are rendered as links (a source's URL is shown to visitors the same way). */
 const webUrl = (url: string | null | undefined) => (url && /^https?:\/\//i.test(url) ? url : null);
@@ -41,10 +22,10 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
   const listSlot = h('div', { class: 'knowledge-sources' });
   const detailSlot = h('div', { class: 'knowledge-detail' });
   const resultsSlot = h('div', { class: 'knowledge-results', 'aria-live': 'polite' });
-  let editing: SourceRow | undefined;
+  let editing: KnowledgeSourceView | undefined;
 
   const reload = async () => {
-    const { sources } = await api<{ sources: SourceRow[] }>('GET', '/knowledge/sources');
+    const { sources } = await api<KnowledgeSourceList>('GET', '/knowledge/sources');
     if (sources.length === 0) {
       replaceChildren(listSlot, h('p', {}, 'No knowledge yet.'));
       return;
@@ -99,8 +80,8 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
     );
   };
 
-  const showChunks = async (s: SourceRow) => {
-    const { chunks } = await api<{ chunks: Chunk[] }>('GET', `/knowledge/sources/${s.id}/chunks`);
+  const showChunks = async (s: KnowledgeSourceView) => {
+    const { chunks } = await api<KnowledgeChunkList>('GET', `/knowledge/sources/${s.id}/chunks`);
     replaceChildren(
       detailSlot,
       titledSection(
@@ -119,7 +100,7 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
     );
   };
 
-  const remove = (s: SourceRow): Promise<void> =>
+  const remove = (s: KnowledgeSourceView): Promise<void> =>
     confirmDelete({
       title: `Delete “${s.title}”?`,
       consequence:
@@ -164,8 +145,8 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
           : { title, content: String(values.content ?? ''), content_type: type, ...(url ? { url } : {}) };
       const target = editing;
       const saved = target
-        ? await api<SourceRow>('PUT', `/knowledge/sources/${target.id}`, body)
-        : await api<SourceRow>('POST', '/knowledge/sources', body);
+        ? await api<KnowledgeSourceView>('PUT', `/knowledge/sources/${target.id}`, body)
+        : await api<KnowledgeSourceView>('POST', '/knowledge/sources', body);
       editing = undefined;
       say(
         saved.status === 'failed' ? 'error' : 'success',
@@ -177,7 +158,7 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
     },
   });
 
-  const edit = (s: SourceRow) => {
+  const edit = (s: KnowledgeSourceView) => {
     editing = s;
     const set = (name: string, value: string) => {
       const field = form.el.querySelector<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>(
@@ -196,7 +177,7 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
     submitLabel: 'Search',
     fields: [{ name: 'q', label: 'Question', required: true, maxLength: 1000 }],
     onSubmit: async (values) => {
-      const { results } = await api<{ results: SearchResult[] }>(
+      const { results } = await api<KnowledgeSearchAnswer>(
         'GET',
         `/knowledge/search?q=${encodeURIComponent(String(values.q))}`,
       );

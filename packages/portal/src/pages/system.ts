@@ -1,42 +1,8 @@
+import type { RecentErrorView, SystemNodeView, SystemSnapshot } from '@parley/wire-types';
 import { ApiError, api } from '../api.ts';
 import { pageIntro, titledSection } from '../components/page-parts.ts';
 import { notice } from '../components/widgets.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
-
-interface NodeView {
-  id: string;
-  name: string;
-  version: string;
-  clients: number;
-  users: number;
-  subscriptions: number;
-  channels: number;
-  uptime_seconds: number;
-  this_node: boolean;
-}
-
-interface RecentError {
-  at: string;
-  level: 'warn' | 'error' | 'fatal';
-  message: string;
-  module: string | null;
-  code: string | null;
-  request_id: string | null;
-}
-
-interface SystemSnapshot {
-  generated_at: string;
-  nodes: NodeView[];
-  totals: { nodes: number; clients: number; subscriptions: number; channels: number };
-  replies: { queued: number; streaming: number };
-  webhooks: {
-    pending: number;
-    oldest_pending_at: string | null;
-    failing_endpoints: number;
-    disabled_endpoints: number;
-  };
-  recent_errors: RecentError[];
-}
 
 /** How often the page asks again while it is shown (nodes announce themselves every few seconds). */
 const REFRESH_MS = 3_000;
@@ -150,7 +116,7 @@ export async function renderSystem(main: HTMLElement): Promise<void> {
 
 const pair = (label: string, value: number) => [h('dt', {}, label), h('dd', {}, String(value))];
 
-function nodeRow(n: NodeView): HTMLElement {
+function nodeRow(n: SystemNodeView): HTMLElement {
   return h(
     'tr',
     { 'data-node': n.id },
@@ -164,7 +130,7 @@ function nodeRow(n: NodeView): HTMLElement {
   );
 }
 
-function errorRow(e: RecentError): HTMLElement {
+function errorRow(e: RecentErrorView): HTMLElement {
   return h(
     'tr',
     { class: `level-${e.level}` },

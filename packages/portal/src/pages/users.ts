@@ -1,4 +1,4 @@
-import type { PortalUserView } from '@parley/wire-types';
+import type { PortalUserList, PortalUserView } from '@parley/wire-types';
 import { api, type SessionInfo } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { pageIntro, statusArea, titledSection } from '../components/page-parts.ts';
@@ -65,7 +65,7 @@ export async function renderUsers(main: HTMLElement, session: SessionInfo): Prom
     });
     replaceChildren(formSlot, form.el);
   };
-  const load = async () => show((await api<{ users: PortalUserView[] }>('GET', '/users')).users);
+  const load = async () => show((await api<PortalUserList>('GET', '/users')).users);
 
   main.append(
     ...pageIntro(

@@ -1,48 +1,32 @@
-import { api, type Page, pageQuery } from '../api.ts';
+import type {
+  CreatedWebhookView,
+  WebhookDeliveryList,
+  WebhookListing,
+  WebhookSecretView,
+  WebhookView,
+} from '@parley/wire-types';
+import { api, pageQuery } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { pagedTable } from '../components/paged-table.ts';
 import { showSecretOnce } from '../components/secret-once.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
-interface WebhookRow {
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  enabled: boolean;
-  created_at: string;
-  disabled_at: string | null;
-}
-
-interface DeliveryRow {
-  id: string;
-  event_id: string;
-  type: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  last_status_code: number | null;
-  next_attempt_at: string | null;
-}
-
 /**
  * Settings → Webhooks (docs/webhooks.md). A signing secret is rendered once, from the answer of create or rotate,
  * and lives only in this page's DOM: reloading drops it for good (the server keeps it sealed and never shows it).
  */
 export async function renderWebhooks(main: HTMLElement): Promise<void> {
-  const first = await api<Page<WebhookRow> & { event_types: string[] }>(
-    'GET',
-    `/webhooks?${pageQuery(0, 1)}`,
-  );
+  const first = await api<WebhookListing>('GET', `/webhooks?${pageQuery(0, 1)}`);
   const secretSlot = h('div', { class: 'secret-slot' });
   const deliveriesSlot = h('div', { class: 'deliveries-slot' });
   const status = statusArea();
   const { say } = status;
 
-  const table = pagedTable<WebhookRow>({
+  const table = pagedTable<WebhookView>({
     caption: 'Webhooks',
     empty: 'No webhooks yet.',
-    load: (offset, limit) => api('GET', `/webhooks?${pageQuery(offset, limit)}`),
+    load: (offset, limit) => api<WebhookListing>('GET', `/webhooks?${pageQuery(offset, limit)}`),
     columns: [
       { header: 'URL', cell: (w) => h('span', { class: 'url' }, w.url) },
       { header: 'Events', cell: (w) => h('ul', { class: 'tags' }, ...w.events.map((e) => h('li', {}, e))) },
@@ -66,9 +50,9 @@ export async function renderWebhooks(main: HTMLElement): Promise<void> {
     ],
   });
 
-  const rotate = async (w: WebhookRow) => {
+  const rotate = async (w: WebhookView) => {
     try {
-      const { secret } = await api<{ secret: string }>('POST', `/webhooks/${w.id}/secret`);
+      const { secret } = await api<WebhookSecretView>('POST', `/webhooks/${w.id}/secret`);
       showSecretOnce(secretSlot, {
         title: `New secret for ${w.url}: copy it now`,
         usage:
@@ -81,7 +65,7 @@ export async function renderWebhooks(main: HTMLElement): Promise<void> {
     }
   };
 
-  const remove = (w: WebhookRow): Promise<void> =>
+  const remove = (w: WebhookView): Promise<void> =>
     confirmDelete({
       title: `Delete the webhook to ${w.url}?`,
       consequence:
@@ -96,8 +80,8 @@ export async function renderWebhooks(main: HTMLElement): Promise<void> {
       },
     });
 
-  const showDeliveries = async (w: WebhookRow): Promise<void> => {
-    const { deliveries } = await api<{ deliveries: DeliveryRow[] }>('GET', `/webhooks/${w.id}/deliveries`);
+  const showDeliveries = async (w: WebhookView): Promise<void> => {
+    const { deliveries } = await api<WebhookDeliveryList>('GET', `/webhooks/${w.id}/deliveries`);
     const rows = deliveries.map((d) =>
       h(
         'tr',
@@ -190,7 +174,7 @@ export async function renderWebhooks(main: HTMLElement): Promise<void> {
       { name: 'description', label: 'Description (optional)', maxLength: 500 },
     ],
     onSubmit: async (values) => {
-      const created = await api<WebhookRow & { secret: string }>('POST', '/webhooks', {
+      const created = await api<CreatedWebhookView>('POST', '/webhooks', {
         url: values.url,
         events: values.events,
         ...(values.description ? { description: values.description } : {}),

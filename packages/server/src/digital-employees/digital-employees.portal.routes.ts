@@ -1,3 +1,4 @@
+import type { DigitalEmployeeListing, DigitalEmployeeStatsView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/audit.service.ts';
@@ -82,9 +83,9 @@ function portalSettings(
  */
 export interface EmployeeRatings {
   /** Per employee id; employees nobody rated yet are absent. */
-  statsByEmployee(companyId: string): Promise<ReadonlyMap<string, object>>;
+  statsByEmployee(companyId: string): Promise<ReadonlyMap<string, DigitalEmployeeStatsView>>;
   /** The stats of an employee nobody rated yet. */
-  unrated(employeeId: string): object;
+  unrated(employeeId: string): DigitalEmployeeStatsView;
 }
 
 /** What Settings → Digital employees uses. */
@@ -112,22 +113,26 @@ export function registerDigitalEmployeePortalRoutes(app: App, deps: DigitalEmplo
       details,
     });
 
-  app.get('/digital-employees', { schema: { querystring: PageQuery } }, async (request) => {
-    const companyId = sessionOf(request).user.companyId;
-    const connectors = (await deps.connectors.list(companyId)).map((c) => ({
-      id: c.id,
-      name: c.name,
-      type: c.type,
-    }));
-    const page = pageOf(await employees.list(companyId), request.query);
-    // How visitors rate each one: share of thumbs up on its messages, CSAT average of its conversations.
-    const stats = await ratings.statsByEmployee(companyId);
-    const items = page.items.map((e) => ({
-      ...digitalEmployeeToJson(e),
-      stats: stats.get(e.id) ?? ratings.unrated(e.id),
-    }));
-    return { ...page, items, connectors, responders: RESPONDERS };
-  });
+  app.get(
+    '/digital-employees',
+    { schema: { querystring: PageQuery } },
+    async (request): Promise<DigitalEmployeeListing> => {
+      const companyId = sessionOf(request).user.companyId;
+      const connectors = (await deps.connectors.list(companyId)).map((c) => ({
+        id: c.id,
+        name: c.name,
+        type: c.type,
+      }));
+      const page = pageOf(await employees.list(companyId), request.query);
+      // How visitors rate each one: share of thumbs up on its messages, CSAT average of its conversations.
+      const stats = await ratings.statsByEmployee(companyId);
+      const items = page.items.map((e) => ({
+        ...digitalEmployeeToJson(e),
+        stats: stats.get(e.id) ?? ratings.unrated(e.id),
+      }));
+      return { ...page, items, connectors, responders: RESPONDERS };
+    },
+  );
 
   app.get('/digital-employees/:id/stats', { schema: { params: IdParams } }, async (request) => {
     const companyId = sessionOf(request).user.companyId;

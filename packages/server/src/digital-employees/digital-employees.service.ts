@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { DigitalEmployeeView } from '@parley/wire-types';
 import type { Kysely, Selectable } from 'kysely';
 import type { Company } from '../companies/companies.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
@@ -419,7 +420,7 @@ function fromRow(row: Row): DigitalEmployee {
 }
 
 /** The wire shape (snake_case, as routes and the CLI print it). Holds no secret: connectors keep their keys. */
-export function digitalEmployeeToJson(e: DigitalEmployee) {
+export function digitalEmployeeToJson(e: DigitalEmployee): DigitalEmployeeView {
   return {
     id: e.id,
     company_id: e.companyId,

@@ -1,3 +1,4 @@
+import type { ConnectorCheckView, ConnectorListing } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { PageQuery, pageOf } from '../http/offset-page.ts';
@@ -34,17 +35,21 @@ export interface ConnectorPortalDeps {
 }
 
 export function registerConnectorPortalRoutes(app: App, deps: ConnectorPortalDeps): void {
-  app.get('/connectors', { schema: { querystring: PageQuery } }, async (request) => ({
-    ...pageOf(
-      (await deps.connectors.list(sessionOf(request).user.companyId)).map(connectorView),
-      request.query,
-    ),
-    types: connectorTypeNames().map((name) => ({
-      name,
-      summary: connectorType(name)!.summary,
-      default_url: connectorType(name)!.defaultUrl ?? null,
-    })),
-  }));
+  app.get(
+    '/connectors',
+    { schema: { querystring: PageQuery } },
+    async (request): Promise<ConnectorListing> => ({
+      ...pageOf(
+        (await deps.connectors.list(sessionOf(request).user.companyId)).map(connectorView),
+        request.query,
+      ),
+      types: connectorTypeNames().map((name) => ({
+        name,
+        summary: connectorType(name)!.summary,
+        default_url: connectorType(name)!.defaultUrl ?? null,
+      })),
+    }),
+  );
 
   app.post('/connectors', { schema: { body: CreateConnector } }, async (request, reply) => {
     const { name, type, url, api_key } = request.body;
@@ -73,8 +78,11 @@ export function registerConnectorPortalRoutes(app: App, deps: ConnectorPortalDep
     return keyRotationView(rotation);
   });
 
-  app.post('/connectors/:id/check', { schema: { params: IdParams } }, async (request) =>
-    deps.connectorCaller.check(sessionOf(request).user.companyId, request.params.id),
+  app.post(
+    '/connectors/:id/check',
+    { schema: { params: IdParams } },
+    async (request): Promise<ConnectorCheckView> =>
+      deps.connectorCaller.check(sessionOf(request).user.companyId, request.params.id),
   );
 
   app.delete('/connectors/:id', { schema: { params: IdParams } }, async (request, reply) => {

@@ -1,3 +1,7 @@
+import type {
+  ConnectorView as ConnectorWireView,
+  KeyRotationView as KeyRotationWireView,
+} from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import { connectorTypeNames } from './connector-types.ts';
 import { API_KEY_MAX, API_KEY_PATTERN } from './connector-validation.ts';
@@ -34,7 +38,7 @@ export const ConnectorView = Type.Object({
 });
 
 /** The listing shape shared by the CLI and `GET /integrations/v1/connectors`: metadata only, never the key. */
-export const connectorView = (c: Connector) => ({
+export const connectorView = (c: Connector): ConnectorWireView => ({
   id: c.id,
   name: c.name,
   type: c.type,
@@ -70,7 +74,7 @@ export const KeyRotationView = Type.Object({
 });
 
 /** The answer of a key rotation, shared by the API and the portal: versions and times only, never the key. */
-export const keyRotationView = (r: KeyRotation) => ({
+export const keyRotationView = (r: KeyRotation): KeyRotationWireView => ({
   connector_id: r.connectorId,
   key_version: r.keyVersion,
   rotated_at: r.rotatedAt,

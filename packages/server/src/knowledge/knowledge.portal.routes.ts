@@ -1,3 +1,4 @@
+import type { KnowledgeChunkList, KnowledgeSearchAnswer, KnowledgeSourceList } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
@@ -28,9 +29,12 @@ export interface KnowledgePortalDeps {
 export function registerKnowledgePortalRoutes(app: App, { knowledge }: KnowledgePortalDeps): void {
   const bodyLimit = knowledge.settings.maxSourceBytes + 64 * 1024;
 
-  app.get('/knowledge/sources', async (request) => ({
-    sources: (await knowledge.list(companyOf(request))).map(sourceView),
-  }));
+  app.get(
+    '/knowledge/sources',
+    async (request): Promise<KnowledgeSourceList> => ({
+      sources: (await knowledge.list(companyOf(request))).map(sourceView),
+    }),
+  );
 
   app.post('/knowledge/sources', { bodyLimit }, async (request, reply) => {
     const source = await knowledge.create(companyOf(request), sourceInputOf(request.body), actor(request));
@@ -53,14 +57,22 @@ export function registerKnowledgePortalRoutes(app: App, { knowledge }: Knowledge
     return reply.status(204).send();
   });
 
-  app.get('/knowledge/sources/:id/chunks', { schema: { params: IdParams } }, async (request) => ({
-    chunks: await knowledge.chunks(companyOf(request), request.params.id),
-  }));
+  app.get(
+    '/knowledge/sources/:id/chunks',
+    { schema: { params: IdParams } },
+    async (request): Promise<KnowledgeChunkList> => ({
+      chunks: await knowledge.chunks(companyOf(request), request.params.id),
+    }),
+  );
 
-  app.get('/knowledge/search', { schema: { querystring: SearchQuery } }, async (request) => {
-    const passages = await knowledge.search(companyOf(request), request.query.q, {
-      limit: Number(request.query.limit ?? 5),
-    });
-    return { results: passages.map(searchResultView) };
-  });
+  app.get(
+    '/knowledge/search',
+    { schema: { querystring: SearchQuery } },
+    async (request): Promise<KnowledgeSearchAnswer> => {
+      const passages = await knowledge.search(companyOf(request), request.query.q, {
+        limit: Number(request.query.limit ?? 5),
+      });
+      return { results: passages.map(searchResultView) };
+    },
+  );
 }

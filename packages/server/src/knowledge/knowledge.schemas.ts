@@ -1,3 +1,4 @@
+import type { KnowledgeSearchResultView, KnowledgeSourceView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import { InvalidKnowledgeSourceError } from './knowledge.errors.ts';
 import {
@@ -25,7 +26,7 @@ export const SourceView = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 });
 
-export const sourceView = (s: KnowledgeSource) => ({
+export const sourceView = (s: KnowledgeSource): KnowledgeSourceView => ({
   id: s.id,
   title: s.title,
   url: s.url,
@@ -123,7 +124,7 @@ export const SearchResultView = Type.Object({
 
 export const SearchResults = Type.Object({ results: Type.Array(SearchResultView) });
 
-export const searchResultView = (p: KnowledgePassage) => ({
+export const searchResultView = (p: KnowledgePassage): KnowledgeSearchResultView => ({
   source_id: p.sourceId,
   title: p.title,
   ...(p.url ? { url: p.url } : {}),

@@ -1,3 +1,9 @@
+import type {
+  ApiClientListing,
+  ApiClientQuotasAnswer,
+  ApiClientSecretList,
+  CreatedApiClientView,
+} from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import { PageQuery, pageOf } from '../http/offset-page.ts';
 import type { App } from '../http/types.ts';
@@ -53,10 +59,14 @@ const SetQuotas = Type.Object(
 export function registerApiClientRoutes(app: App, oauth: Pick<OAuthServices, 'clients' | 'quotas'>): void {
   const clients = () => oauth.clients;
 
-  app.get('/api-clients', { schema: { querystring: PageQuery } }, async (request) => ({
-    ...pageOf((await clients().list(sessionOf(request).user.companyId)).map(apiClientView), request.query),
-    available_scopes: SCOPES,
-  }));
+  app.get(
+    '/api-clients',
+    { schema: { querystring: PageQuery } },
+    async (request): Promise<ApiClientListing> => ({
+      ...pageOf((await clients().list(sessionOf(request).user.companyId)).map(apiClientView), request.query),
+      available_scopes: SCOPES,
+    }),
+  );
 
   app.post('/api-clients', { schema: { body: CreateClient } }, async (request, reply) => {
     const { client, secret } = await clients().create({
@@ -66,7 +76,9 @@ export function registerApiClientRoutes(app: App, oauth: Pick<OAuthServices, 'cl
       dpop: request.body.dpop,
       actor: actorOf(request),
     });
-    return reply.status(201).send({ ...apiClientView(client), client_secret: secret });
+    return reply
+      .status(201)
+      .send({ ...apiClientView(client), client_secret: secret } satisfies CreatedApiClientView);
   });
 
   // Rotation with overlap (docs/machine-access.md): the new secret is in this one 201 only.
@@ -84,9 +96,13 @@ export function registerApiClientRoutes(app: App, oauth: Pick<OAuthServices, 'cl
     },
   );
 
-  app.get('/api-clients/:clientId/secrets', { schema: { params: ClientIdParams } }, async (request) => ({
-    secrets: await clients().listSecrets(sessionOf(request).user.companyId, request.params.clientId),
-  }));
+  app.get(
+    '/api-clients/:clientId/secrets',
+    { schema: { params: ClientIdParams } },
+    async (request): Promise<ApiClientSecretList> => ({
+      secrets: await clients().listSecrets(sessionOf(request).user.companyId, request.params.clientId),
+    }),
+  );
 
   app.delete(
     '/api-clients/:clientId/secrets/:secretId',
@@ -106,7 +122,7 @@ export function registerApiClientRoutes(app: App, oauth: Pick<OAuthServices, 'cl
   app.put(
     '/api-clients/:clientId/quotas',
     { schema: { params: ClientIdParams, body: SetQuotas } },
-    async (request) => {
+    async (request): Promise<ApiClientQuotasAnswer> => {
       const quotas = await oauth.quotas.set({
         companyId: sessionOf(request).user.companyId,
         clientId: request.params.clientId,

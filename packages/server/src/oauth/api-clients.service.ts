@@ -1,3 +1,9 @@
+import type {
+  ApiClientQuotasView,
+  ApiClientSecretView,
+  ApiClientView,
+  RotatedClientSecretView,
+} from '@parley/wire-types';
 import type { Kysely } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
@@ -52,28 +58,17 @@ export const MAX_QUOTA_PER_MINUTE = 1_000_000;
 /** `client_secret`: Basic or body parameters (RFC 6749 §2.3.1); `private_key_jwt`: RFC 7523 §2.2 assertions. */
 export type ClientAuthKind = 'client_secret' | 'private_key_jwt';
 
-/** One secret of a client as listings show it (never the secret, nor its digest). */
-export interface ClientSecretView {
-  id: string;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-}
+/** One secret of a client as listings show it (never the secret, nor its digest): the portal API's shape. */
+export type ClientSecretView = ApiClientSecretView;
 
-export interface RotatedSecret {
-  client_id: string;
-  /** Shown once, never stored or logged. */
-  client_secret: string;
-  secret_id: string;
-  /** When the secrets that were active before this rotation stop working. */
-  old_secret_expires_at: string;
-}
+/** A rotation's answer; its `client_secret` is shown once, never stored or logged. */
+export type RotatedSecret = RotatedClientSecretView;
 
 /**
  * An API client as the CLI prints it and the portal API answers it (snake_case). Never the secret: only its last
  * characters, behind the secret's prefix, to tell clients apart.
  */
-export const apiClientView = (c: ApiClient) => ({
+export const apiClientView = (c: ApiClient): ApiClientView => ({
   client_id: c.clientId,
   name: c.name,
   scopes: c.scopes,
@@ -87,7 +82,7 @@ export const apiClientView = (c: ApiClient) => ({
 });
 
 /** A client's quotas as the API, portal and CLI show them (`null`: the default applies). */
-export const quotaView = (q: ClientQuotaSettings) => ({
+export const quotaView = (q: ClientQuotaSettings): ApiClientQuotasView => ({
   tokens_per_minute: q.tokensPerMinute,
   api_calls_per_minute: q.apiCallsPerMinute,
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RealtimeEngine } from '@parley/realtime';
 import { channelOf, type MessageSnapshot } from '@parley/webchat-protocol';
+import type { ErasureReceiptView } from '@parley/wire-types';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
@@ -17,26 +18,11 @@ import { type PrivacyDatabase, privacyDb } from './privacy.tables.ts';
 /** Exactly one of these names whose data an erasure or an export covers (docs/privacy.md "Selectors"). */
 export type PrivacySelector = { visitor_sub: string } | { conversation_id: string } | { session_id: string };
 
-/** Counts by kind of what an erasure removed (the receipt's `erased`). */
-export interface ErasedCounts {
-  conversations: number;
-  messages: number;
-  attachments: number;
-  attachment_blobs: number;
-  webhook_deliveries: number;
-  webhook_events: number;
-  read_marks: number;
-  feedback: number;
-  csat: number;
-  idempotency_keys: number;
-  realtime_histories: number;
-}
+/** The receipt of an erasure, as the portal, the platform route and the CLI answer it. */
+export type ErasureReceipt = ErasureReceiptView;
 
-export interface ErasureReceipt {
-  id: string;
-  erased_at: string;
-  erased: ErasedCounts;
-}
+/** Counts by kind of what an erasure removed (the receipt's `erased`). */
+export type ErasedCounts = ErasureReceiptView['erased'];
 
 export interface PrivacyActor {
   /** `client:<id>`, `user:<id>`, `cli` (audit actor). */

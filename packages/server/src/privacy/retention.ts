@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { RetentionSettingsView } from '@parley/wire-types';
 import type { Kysely } from 'kysely';
 import type { ScheduledJob } from '../jobs/scheduler.ts';
 import { now } from '../storage/columns.ts';
@@ -14,11 +15,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 /** A company's retention periods in days; `null` keeps for ever. The defaults (all off) are docs/privacy.md's. */
-export interface RetentionSettings {
-  resolved_conversation_days: number | null;
-  delivered_webhook_days: number | null;
-  audit_days: number | null;
-}
+export type RetentionSettings = RetentionSettingsView;
 
 export const DEFAULT_RETENTION: RetentionSettings = {
   resolved_conversation_days: null,

@@ -1,16 +1,8 @@
+import type { RecentErrorView } from '@parley/wire-types';
 import { LruCache } from '../oauth/lru-cache.ts';
 
 /** One warning or error a node logged, reduced to fields that name no tenant data and no secret. */
-export interface RecentError {
-  at: string;
-  level: 'warn' | 'error' | 'fatal';
-  /** The log line's fixed message ("announce failed; retrying"): a string in the code, never user input. */
-  message: string;
-  module: string | null;
-  /** The error's stable code or class name, when the line carried an error. */
-  code: string | null;
-  request_id: string | null;
-}
+export type RecentError = RecentErrorView;
 
 const LEVELS: Record<number, RecentError['level']> = { 40: 'warn', 50: 'error', 60: 'fatal' };
 /** Entries kept per company. */

@@ -1,3 +1,4 @@
+import type { SystemSnapshot } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { App } from '../http/types.ts';
 import { sessionOf } from '../users/portal-session.ts';
@@ -50,6 +51,6 @@ export function registerSystemRoutes(app: App, system: Pick<SystemView, 'snapsho
         response: { 200: SystemSnapshotSchema },
       },
     },
-    async (request) => system.snapshot(sessionOf(request).user.companyId),
+    async (request): Promise<SystemSnapshot> => system.snapshot(sessionOf(request).user.companyId),
   );
 }

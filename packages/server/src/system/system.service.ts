@@ -1,33 +1,9 @@
 import type { RealtimeEngine } from '@parley/realtime';
+import type { SystemNodeView, SystemSnapshot } from '@parley/wire-types';
 import { sql } from 'kysely';
 import type { Store } from '../storage/database.ts';
-import type { WebhookBacklog, WebhooksService } from '../webhooks/webhooks.service.ts';
-import type { RecentError, RecentErrors } from './recent-errors.ts';
-
-export interface NodeView {
-  id: string;
-  name: string;
-  version: string;
-  clients: number;
-  users: number;
-  subscriptions: number;
-  channels: number;
-  uptime_seconds: number;
-  /** The node that answered this request. */
-  this_node: boolean;
-}
-
-export interface SystemSnapshot {
-  generated_at: string;
-  nodes: NodeView[];
-  totals: { nodes: number; clients: number; subscriptions: number; channels: number };
-  /** The company's reply line: user messages waiting for their reply, and replies streaming now. */
-  replies: { queued: number; streaming: number };
-  /** The company's event webhook deliveries not yet made, and its endpoints in trouble. */
-  webhooks: WebhookBacklog;
-  /** The company's warnings and errors on the node that answered (each node keeps its own). */
-  recent_errors: RecentError[];
-}
+import type { WebhooksService } from '../webhooks/webhooks.service.ts';
+import type { RecentErrors } from './recent-errors.ts';
 
 export interface SystemViewDeps {
   realtime: RealtimeEngine;
@@ -49,7 +25,7 @@ export class SystemView {
     const nodes = realtime
       .info()
       .nodes.map(
-        (n): NodeView => ({
+        (n): SystemNodeView => ({
           id: n.uid,
           name: n.name,
           version: n.version,
@@ -91,5 +67,5 @@ export class SystemView {
   }
 }
 
-const sum = (nodes: NodeView[], key: 'clients' | 'subscriptions' | 'channels') =>
+const sum = (nodes: SystemNodeView[], key: 'clients' | 'subscriptions' | 'channels') =>
   nodes.reduce((total, n) => total + n[key], 0);

@@ -1,4 +1,4 @@
-import type { PortalUserView } from '@parley/wire-types';
+import type { PortalUserList, PortalUserView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { App } from '../http/types.ts';
@@ -36,9 +36,12 @@ export interface UserPortalDeps {
 }
 
 export function registerUserRoutes(app: App, { users, audit }: UserPortalDeps): void {
-  app.get('/users', async (request) => ({
-    users: (await users.list(companyOf(request))).map(portalUserView),
-  }));
+  app.get(
+    '/users',
+    async (request): Promise<PortalUserList> => ({
+      users: (await users.list(companyOf(request))).map(portalUserView),
+    }),
+  );
 
   app.patch(
     '/users/:id',

@@ -1,4 +1,4 @@
-import type { ChannelEmployeeOption, ChannelView } from '@parley/wire-types';
+import type { ChannelEmployeeOption, ChannelListing, ChannelView } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { AuditLog } from '../audit/audit.service.ts';
 import type { DigitalEmployeesService } from '../digital-employees/digital-employees.service.ts';
@@ -77,7 +77,11 @@ export function registerChannelPortalRoutes(app: App, deps: ChannelPortalDeps): 
     const companyId = sessionOf(request).user.companyId;
     const employees = await employeesOf(companyId);
     const page = pageOf(await channels.list(companyId), request.query);
-    return { ...page, items: page.items.map((c) => view(c, employees)), digital_employees: employees };
+    return {
+      ...page,
+      items: page.items.map((c) => view(c, employees)),
+      digital_employees: employees,
+    } satisfies ChannelListing;
   });
 
   app.post('/channels', { schema: { body: CreateChannel } }, async (request, reply) => {

@@ -1,3 +1,9 @@
+import type {
+  CreatedWebhookView,
+  WebhookDeliveryList,
+  WebhookListing,
+  WebhookSecretView,
+} from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { EVENT_TYPES } from '../events/domain-events.ts';
@@ -28,17 +34,21 @@ const actor = (request: FastifyRequest): WebhookActor => ({ actor: actorOf(reque
  * secret travels outward only in the answers of create and rotate, once.
  */
 export function registerWebhookPortalRoutes(app: App, webhooks: WebhooksService): void {
-  app.get('/webhooks', { schema: { querystring: PageQuery } }, async (request) => ({
-    ...pageOf(await webhooks.list(companyOf(request)), request.query),
-    event_types: EVENT_TYPES,
-  }));
+  app.get(
+    '/webhooks',
+    { schema: { querystring: PageQuery } },
+    async (request): Promise<WebhookListing> => ({
+      ...pageOf(await webhooks.list(companyOf(request)), request.query),
+      event_types: EVENT_TYPES,
+    }),
+  );
 
   app.post('/webhooks', { schema: { body: CreateWebhook } }, async (request, reply) => {
     const { webhook, secret } = await webhooks.create(companyOf(request), request.body, actor(request));
     return reply
       .status(201)
       .header('cache-control', 'no-store')
-      .send({ ...webhook, secret });
+      .send({ ...webhook, secret } satisfies CreatedWebhookView);
   });
 
   app.delete('/webhooks/:id', { schema: { params: IdParams } }, async (request, reply) => {
@@ -48,12 +58,16 @@ export function registerWebhookPortalRoutes(app: App, webhooks: WebhooksService)
 
   app.post('/webhooks/:id/secret', { schema: { params: IdParams } }, async (request, reply) => {
     const secret = await webhooks.rotateSecret(companyOf(request), request.params.id, actor(request));
-    return reply.header('cache-control', 'no-store').send({ secret });
+    return reply.header('cache-control', 'no-store').send({ secret } satisfies WebhookSecretView);
   });
 
-  app.get('/webhooks/:id/deliveries', { schema: { params: IdParams } }, async (request) => ({
-    deliveries: await webhooks.deliveries(companyOf(request), request.params.id),
-  }));
+  app.get(
+    '/webhooks/:id/deliveries',
+    { schema: { params: IdParams } },
+    async (request): Promise<WebhookDeliveryList> => ({
+      deliveries: await webhooks.deliveries(companyOf(request), request.params.id),
+    }),
+  );
 
   app.post(
     '/webhooks/:id/deliveries/:deliveryId/retry',

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
+import type { WebhookBacklogView, WebhookDeliveryView } from '@parley/wire-types';
 import type { Kysely } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
@@ -37,16 +38,8 @@ export interface Webhook {
   disabled_at: string | null;
 }
 
-export interface Delivery {
-  id: string;
-  event_id: string;
-  type: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  last_status_code: number | null;
-  /** ISO time of the next attempt while pending; null once delivered or failed. */
-  next_attempt_at: string | null;
-}
+/** One delivery as the portal, the platform API and the CLI list it. */
+export type Delivery = WebhookDeliveryView;
 
 /** What creating a webhook answers, in the platform API and the CLI alike: the endpoint and, this once, its secret. */
 export const createdWebhookView = ({ webhook, secret }: { webhook: Webhook; secret: string }) => ({
@@ -69,12 +62,8 @@ export interface NewWebhook {
   description?: string | null;
 }
 
-export interface WebhookBacklog {
-  pending: number;
-  oldest_pending_at: string | null;
-  failing_endpoints: number;
-  disabled_endpoints: number;
-}
+/** The deliveries not yet made and the endpoints in trouble (Settings → System). */
+export type WebhookBacklog = WebhookBacklogView;
 
 /**
  * A company's webhook endpoints: create (the secret is shown once), list, delete, rotate the secret, list and

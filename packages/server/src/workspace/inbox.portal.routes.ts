@@ -4,6 +4,12 @@ import {
   inboxChannelOf,
   readHandoverSummaryNote,
 } from '@parley/webchat-protocol';
+import type {
+  HandoverSummaryView,
+  InboxConversationDetail,
+  InboxConversationPage,
+  RealtimeGrantView,
+} from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { pageLimit } from '../http/offset-page.ts';
@@ -198,7 +204,7 @@ export function registerInboxPortalRoutes(
     return {
       items: await inboxViews(items),
       next_cursor: rows.length > limit && last ? encodeInboxCursor(last) : null,
-    };
+    } satisfies InboxConversationPage;
   });
 
   app.get('/inbox/conversations/:id', { config: any, schema: { params: IdParams } }, async (request) => {
@@ -221,7 +227,7 @@ export function registerInboxPortalRoutes(
       // The newest hand-over summary note (webchat/notes/handover-summary.ts marks it `kind: handover_summary`),
       // without its heading: the inbox shows it at the top of the conversation.
       summary: await handoverSummaryOf(webchat, conversation.id),
-    };
+    } satisfies InboxConversationDetail;
   });
 
   // Agents mark what they have read (the inbox does when it shows a conversation and as messages arrive): up to
@@ -310,7 +316,7 @@ export function registerInboxPortalRoutes(
    * The signed-in agent's tokens for one channel of their company: a connection token (with the page's origin in
    * its server-only meta when it names this request's host) and a subscription token for `channel`.
    */
-  function realtimeGrant(request: FastifyRequest, channel: string) {
+  function realtimeGrant(request: FastifyRequest, channel: string): RealtimeGrantView {
     const { user } = sessionOf(request);
     const subject = realtimeSubject(user.id);
     const origin = sameHostOrigin(request);
@@ -333,7 +339,7 @@ export function registerInboxPortalRoutes(
 async function handoverSummaryOf(
   webchat: Pick<InboxPortalDeps, 'messages'>,
   conversationId: string,
-): Promise<{ text: string; created_at: string } | null> {
+): Promise<HandoverSummaryView | null> {
   const note = await webchat.messages.latestNoteOfKind(conversationId, 'handover_summary');
   if (!note) return null;
   const text = textOf(note);

@@ -1,3 +1,4 @@
+import type { SuggestedReplyView } from '@parley/wire-types';
 import type { KnowledgePassage, KnowledgeSearch } from '../knowledge/knowledge-search.ts';
 import { type MessageSnapshot, textOf } from '../webchat/messages/message.ts';
 
@@ -6,10 +7,8 @@ export const MAX_SUGGESTIONS = 3;
 /** A suggestion is a reply, not an article: whole sentences from the passage up to about this many characters. */
 const REPLY_CHARS = 400;
 
-export interface SuggestedReply {
-  text: string;
-  sources: Array<{ source_id: string; title: string; url?: string }>;
-}
+/** A reply suggested to an agent, with the sources it came from (the portal API's shape). */
+export type SuggestedReply = SuggestedReplyView;
 
 /**
  * Suggested replies for an agent (docs/design.md "Agent workspace", AI help): the company's knowledge searched for

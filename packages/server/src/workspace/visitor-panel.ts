@@ -1,4 +1,5 @@
-import type { InboxStatus, VisitorAttributes } from '@parley/webchat-protocol';
+import type { InboxStatus } from '@parley/webchat-protocol';
+import type { VisitorPanelView } from '@parley/wire-types';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import type { Conversation } from '../webchat/conversation.ts';
@@ -10,23 +11,7 @@ const PREVIOUS_LIMIT = 10;
 const FILES_LIMIT = 50;
 
 /** The visitor panel of the inbox (docs/design.md "Agent workspace"). */
-export interface VisitorPanel {
-  /** The verified visitor's `sub`; null for an anonymous visitor. */
-  sub: string | null;
-  anonymous: boolean;
-  name?: string;
-  email?: string;
-  attributes: VisitorAttributes;
-  channel: { id: string; name: string } | null;
-  page_url?: string;
-  previous_conversations: Array<{
-    id: string;
-    created_at: string;
-    status: InboxStatus;
-    last_message_preview: string | null;
-  }>;
-  files: Array<{ id: string; name: string; content_type: string; size: number; url: string }>;
-}
+export type VisitorPanel = VisitorPanelView;
 
 /**
  * Everything the agent sees about the visitor beside the transcript: who they are (or "anonymous"), the attributes

@@ -1,4 +1,11 @@
 import { type MessageSnapshot, NOTE_LIMITS } from '@parley/webchat-protocol';
+import type {
+  CompanyLabelsView,
+  ConversationLabelsView,
+  ConversationSummaryView,
+  SuggestedRepliesView,
+  WorkspaceStatusView,
+} from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
@@ -54,7 +61,7 @@ export function registerWorkspacePortalRoutes(
   app.put(
     '/inbox/conversations/:id/status',
     { config: any, schema: { params: IdParams, body: StatusBody } },
-    async (request) =>
+    async (request): Promise<WorkspaceStatusView> =>
       workspace.setStatus(
         companyOf(request),
         request.params.id,
@@ -69,13 +76,17 @@ export function registerWorkspacePortalRoutes(
   app.put(
     '/inbox/conversations/:id/labels',
     { config: any, schema: { params: IdParams, body: LabelsBody } },
-    async (request) =>
+    async (request): Promise<ConversationLabelsView> =>
       workspace.setLabels(companyOf(request), request.params.id, request.body.labels, actor(request)),
   );
 
-  app.get('/labels', { config: any }, async (request) => ({
-    labels: await workspace.companyLabels(companyOf(request)),
-  }));
+  app.get(
+    '/labels',
+    { config: any },
+    async (request): Promise<CompanyLabelsView> => ({
+      labels: await workspace.companyLabels(companyOf(request)),
+    }),
+  );
 
   // A private note (webchat/notes/): agents only, never the visitor; mentions notify the agents named.
   app.post(
@@ -99,7 +110,7 @@ export function registerWorkspacePortalRoutes(
   app.post(
     '/inbox/conversations/:id/summarise',
     { config: any, schema: { params: IdParams } },
-    async (request) => {
+    async (request): Promise<ConversationSummaryView> => {
       const conversation = await webchat.commands.find(companyOf(request), request.params.id);
       const { messages } = await readMessagePage(webchat, conversation.id, {
         limit: '200',
@@ -114,7 +125,7 @@ export function registerWorkspacePortalRoutes(
   app.get(
     '/inbox/conversations/:id/suggestions',
     { config: any, schema: { params: IdParams } },
-    async (request) => {
+    async (request): Promise<SuggestedRepliesView> => {
       const companyId = companyOf(request);
       const conversation = await webchat.commands.find(companyId, request.params.id);
       const { messages } = await webchat.messages.page(conversation.id, { limit: 50 });

@@ -1,3 +1,5 @@
+import type { PlatformConversationView } from '@parley/webchat-protocol';
+import type { ConversationLabelsView, WorkspaceStatusView } from '@parley/wire-types';
 import { api } from '../../api.ts';
 import { formatTime, h, replaceChildren } from '../../dom.ts';
 import { type ConversationView, snoozeChoices } from './model.ts';
@@ -10,6 +12,9 @@ export interface ActionsOptions {
   changed(c: ConversationView): void;
   failed(err: unknown): void;
 }
+
+/** What an action answered: the conversation, or only the fields it changed (status, labels). */
+type Change = Partial<ConversationView>;
 
 /** What the conversation's state line says. */
 export function stateText(c: ConversationView): string {
@@ -33,9 +38,10 @@ export function stateText(c: ConversationView): string {
 export function ownershipAction(
   c: ConversationView,
   me: string,
-): { label: string; run: () => Promise<ConversationView> } | undefined {
+): { label: string; run: () => Promise<Change> } | undefined {
   if (c.status === 'closed' || c.status === 'resolved') return undefined;
-  const post = (path: string) => api<ConversationView>('POST', `/inbox/conversations/${c.id}/${path}`);
+  const post = (path: string) =>
+    api<PlatformConversationView>('POST', `/inbox/conversations/${c.id}/${path}`);
   // Assigning may be refused (the agent is away or at capacity): taking over still goes ahead.
   const assign = async () => (c.assignee_id === me ? c : await post('take').catch(() => c));
   if (c.handled_by !== 'agent')
@@ -48,29 +54,33 @@ export function ownershipAction(
 export function resolveAction(
   c: ConversationView,
   workspace: boolean,
-): { label: string; run: () => Promise<ConversationView> } | undefined {
+): { label: string; run: () => Promise<Change> } | undefined {
   const resolved = c.status === 'closed' || c.status === 'resolved';
-  if (!resolved) return { label: 'Resolve', run: () => api('POST', `/inbox/conversations/${c.id}/close`) };
+  if (!resolved)
+    return {
+      label: 'Resolve',
+      run: () => api<PlatformConversationView>('POST', `/inbox/conversations/${c.id}/close`),
+    };
   if (!workspace) return undefined;
   return { label: 'Reopen', run: () => setStatus(c.id, 'open') };
 }
 
 const setStatus = (id: string, status: string, snoozedUntil?: string) =>
-  api<ConversationView>('PUT', `/inbox/conversations/${id}/status`, {
+  api<WorkspaceStatusView>('PUT', `/inbox/conversations/${id}/status`, {
     status,
     ...(snoozedUntil ? { snoozed_until: snoozedUntil } : {}),
   });
 
 /** The action bar: ownership, resolve, and with the workspace API status (open / pending), snooze and labels. */
 export function actionBar(c: ConversationView, o: ActionsOptions): HTMLElement {
-  const run = (f: () => Promise<ConversationView>) => async () => {
+  const run = (f: () => Promise<Change>) => async () => {
     try {
       o.changed({ ...c, ...(await f()) });
     } catch (err) {
       o.failed(err);
     }
   };
-  const button = (a: { label: string; run: () => Promise<ConversationView> } | undefined, cls: string) =>
+  const button = (a: { label: string; run: () => Promise<Change> } | undefined, cls: string) =>
     a
       ? h('button', { type: 'button', class: cls, 'data-action': a.label, onclick: run(a.run) }, a.label)
       : null;
@@ -85,7 +95,7 @@ export function actionBar(c: ConversationView, o: ActionsOptions): HTMLElement {
   );
 }
 
-type Runner = (f: () => Promise<ConversationView>) => () => Promise<void>;
+type Runner = (f: () => Promise<Change>) => () => Promise<void>;
 
 function statusControl(c: ConversationView, run: Runner): HTMLElement {
   const select = h(
@@ -137,10 +147,10 @@ export function labelsEditor(c: ConversationView, known: string[], o: ActionsOpt
   const labels = [...(c.labels ?? [])];
   const save = async (next: string[]) => {
     try {
-      const answer = await api<Partial<ConversationView>>('PUT', `/inbox/conversations/${c.id}/labels`, {
+      const answer = await api<ConversationLabelsView>('PUT', `/inbox/conversations/${c.id}/labels`, {
         labels: next,
       });
-      o.changed({ ...c, labels: answer?.labels ?? next });
+      o.changed({ ...c, labels: answer.labels });
     } catch (err) {
       o.failed(err);
     }

@@ -1,11 +1,7 @@
+import type { ConversationSummaryView, SuggestedRepliesView, SuggestedReplyView } from '@parley/wire-types';
 import { api } from '../../api.ts';
 import { h, replaceChildren } from '../../dom.ts';
 import { renderMarkdown } from './markdown.ts';
-
-interface Suggestion {
-  text: string;
-  sources?: Array<string | { title?: string; url?: string; id?: string }>;
-}
 
 /**
  * A summary's content: a model's or the extractive one may hold markdown (lists, bold), rendered with the
@@ -36,7 +32,7 @@ export function summariseButton(conversationId: string, box: HTMLElement): HTMLB
   button.addEventListener('click', async () => {
     button.disabled = true;
     try {
-      const { summary } = await api<{ summary: string }>(
+      const { summary } = await api<ConversationSummaryView>(
         'POST',
         `/inbox/conversations/${conversationId}/summarise`,
       );
@@ -54,8 +50,7 @@ export function summariseButton(conversationId: string, box: HTMLElement): HTMLB
   return button;
 }
 
-const sourceText = (s: NonNullable<Suggestion['sources']>[number]) =>
-  typeof s === 'string' ? s : (s.title ?? s.url ?? s.id ?? '');
+const sourceText = (s: SuggestedReplyView['sources'][number]) => s.title || s.url || s.source_id;
 
 /**
  * Suggested replies from the company's knowledge with their sources: a click inserts the text into the composer for
@@ -66,9 +61,9 @@ export async function suggestionsBox(
   conversationId: string,
   insert: (text: string) => void,
 ): Promise<HTMLElement | null> {
-  let suggestions: Suggestion[];
+  let suggestions: SuggestedReplyView[];
   try {
-    ({ suggestions } = await api<{ suggestions: Suggestion[] }>(
+    ({ suggestions } = await api<SuggestedRepliesView>(
       'GET',
       `/inbox/conversations/${conversationId}/suggestions`,
     ));
@@ -90,7 +85,7 @@ export async function suggestionsBox(
             'li',
             {},
             h('button', { type: 'button', class: 'suggestion', onclick: () => insert(s.text) }, s.text),
-            s.sources?.length
+            s.sources.length
               ? h(
                   'span',
                   { class: 'muted sources' },

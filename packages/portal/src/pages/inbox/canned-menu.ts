@@ -1,4 +1,4 @@
-import type { CannedResponseView } from '@parley/wire-types';
+import type { CannedResponseList, CannedResponseView } from '@parley/wire-types';
 import { api } from '../../api.ts';
 import { h, replaceChildren } from '../../dom.ts';
 
@@ -79,7 +79,7 @@ export function attachCannedMenu(box: HTMLTextAreaElement): HTMLElement {
     if (!match) return close();
     const query = match[2]!;
     trigger = { start: before.length - query.length - 1, end: before.length };
-    all ??= (await api<{ items: CannedResponseView[] }>('GET', '/canned-responses')).items;
+    all ??= (await api<CannedResponseList>('GET', '/canned-responses')).items;
     shown = all
       .filter((r) => r.shortcut.includes(query) || r.title.toLowerCase().includes(query))
       .slice(0, 8);

@@ -1,4 +1,5 @@
-import type { NoteView as LiveNote, MessageSnapshot, ReceivedSnapshot } from '@parley/webchat-protocol';
+import type { AttachmentView, MessageSnapshot, NoteView, ReceivedSnapshot } from '@parley/webchat-protocol';
+import type { InboxConversationDetail } from '@parley/wire-types';
 import { api, upload } from '../../api.ts';
 import { statusArea } from '../../components/page-parts.ts';
 import { h, replaceChildren } from '../../dom.ts';
@@ -9,20 +10,8 @@ import type { Drafts } from './drafts.ts';
 import type { InboxLive } from './live.ts';
 import type { Colleague } from './mentions.ts';
 import { type ConversationView, hasWorkspaceFields, unreadOf, visitorLabel } from './model.ts';
-import { handoverSummaryOf, type NoteView, Transcript, type TranscriptItem } from './transcript.ts';
-import { type VisitorDetail, visitorPanel } from './visitor-panel.ts';
-
-export interface ConversationDetail {
-  conversation: ConversationView;
-  messages: TranscriptItem[];
-  /** The workspace API's fields beside the conversation (DESIGN "Agent workspace"). */
-  status?: string;
-  snoozed_until?: string | null;
-  labels?: string[];
-  visitor?: VisitorDetail | null;
-  /** The newest hand-over summary (a note Parley wrote when the conversation was handed to a person). */
-  summary?: { text: string; created_at: string } | null;
-}
+import { handoverSummaryOf, Transcript } from './transcript.ts';
+import { visitorPanel } from './visitor-panel.ts';
 
 export interface PaneContext {
   me: string;
@@ -60,7 +49,7 @@ export class ConversationPane {
 
   constructor(
     private readonly pane: HTMLElement,
-    detail: ConversationDetail,
+    detail: InboxConversationDetail,
     private readonly ctx: PaneContext,
   ) {
     this.conversation = withWorkspaceFields(detail);
@@ -178,14 +167,14 @@ export class ConversationPane {
   }
 
   private async refresh(): Promise<void> {
-    const detail = await api<ConversationDetail>('GET', `/inbox/conversations/${this.id}`);
+    const detail = await api<InboxConversationDetail>('GET', `/inbox/conversations/${this.id}`);
     this.setState(withWorkspaceFields(detail));
   }
 
   private async sendReply(input: ReplyInput): Promise<void> {
-    const uploaded: Array<{ id: string }> = [];
+    const uploaded: AttachmentView[] = [];
     for (const file of input.files)
-      uploaded.push(await upload<{ id: string }>(`/inbox/conversations/${this.id}/attachments`, file));
+      uploaded.push(await upload<AttachmentView>(`/inbox/conversations/${this.id}/attachments`, file));
     const sent = await api<MessageSnapshot>('POST', `/inbox/conversations/${this.id}/messages`, {
       content: input.content,
       attachment_ids: uploaded.map((a) => a.id),
@@ -202,7 +191,7 @@ export class ConversationPane {
       text,
       ...(mentions.length > 0 ? { mentions } : {}),
     });
-    this.transcript.show({ ...note, role: 'note' });
+    this.transcript.show(note);
     this.transcript.el.scrollTop = this.transcript.el.scrollHeight;
   }
 
@@ -211,7 +200,7 @@ export class ConversationPane {
    * without a reload; the agent's own note comes back this way too and replaces itself (same id). A new hand-over
    * summary goes into the box at the top, where the transcript's marker points.
    */
-  showNote(note: LiveNote): void {
+  showNote(note: NoteView): void {
     this.transcript.show(note);
     const summary = handoverSummaryOf(note);
     if (summary !== undefined) showHandoverSummary(this.summary, summary);
@@ -257,11 +246,10 @@ export class ConversationPane {
   }
 }
 
-/** The conversation with the status, snooze time and labels the detail carries beside it (when it does). */
-function withWorkspaceFields(detail: ConversationDetail): ConversationView {
-  const c = { ...detail.conversation };
-  if (detail.status !== undefined) c.status = detail.status;
-  if (detail.snoozed_until !== undefined) c.snoozed_until = detail.snoozed_until;
-  if (detail.labels !== undefined) c.labels = detail.labels;
-  return c;
-}
+/** The conversation with the status, snooze time and labels the detail carries beside it. */
+const withWorkspaceFields = (detail: InboxConversationDetail): ConversationView => ({
+  ...detail.conversation,
+  status: detail.status,
+  snoozed_until: detail.snoozed_until,
+  labels: detail.labels,
+});

@@ -1,8 +1,13 @@
+import type {
+  CompanyLabelsView,
+  InboxConversationPage,
+  InboxQueue,
+  InboxSearchPage,
+} from '@parley/wire-types';
 import { ApiError, api } from '../../api.ts';
 import { formatTime, h, replaceChildren } from '../../dom.ts';
 import {
   belongs,
-  type CompanyLabels,
   type ConversationView,
   conversationPath,
   handlerLabel,
@@ -119,7 +124,7 @@ export class ListPane {
     this.workspace = true;
     this.statusOptions();
     try {
-      this.learnLabels(labelNames(await api<CompanyLabels>('GET', '/labels')));
+      this.learnLabels(labelNames(await api<CompanyLabelsView>('GET', '/labels')));
     } catch {
       // No labels route: the filter stays hidden.
     }
@@ -158,7 +163,10 @@ export class ListPane {
   async load(append = false): Promise<void> {
     const path = this.path(append);
     try {
-      const page = await api<{ items: ConversationView[]; next_cursor?: string | null }>('GET', path);
+      // The list, the search and (without workspace views) the queue: each answer read as the list's entries.
+      const page: { items: ConversationView[]; next_cursor?: string | null } = await api<
+        InboxConversationPage | InboxSearchPage | InboxQueue
+      >('GET', path);
       if (!append && page.items.some((c) => 'labels' in c || 'snoozed_until' in c))
         void this.enableWorkspace();
       this.cursor = page.next_cursor ?? null;

@@ -5,16 +5,10 @@ import {
   type ReceivedSnapshot,
   readEnvelope,
 } from '@parley/webchat-protocol';
+import type { RealtimeGrantView } from '@parley/wire-types';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import { api } from '../../api.ts';
 import type { ConversationView } from './model.ts';
-
-interface RealtimeGrant {
-  websocket_url: string;
-  connection_token: string;
-  subscription_token: string;
-  channel: string;
-}
 
 /**
  * A subscription to the channel a grant names, on the page's one client; when its token expires a fresh grant
@@ -22,8 +16,8 @@ interface RealtimeGrant {
  */
 const subscribeGranted = (
   client: Centrifuge,
-  g: RealtimeGrant,
-  grant: () => Promise<RealtimeGrant>,
+  g: RealtimeGrantView,
+  grant: () => Promise<RealtimeGrantView>,
 ): Subscription =>
   client.newSubscription(g.channel, {
     token: g.subscription_token,
@@ -67,7 +61,7 @@ export class InboxLive {
   }
 
   async start(): Promise<void> {
-    const grant = () => api<RealtimeGrant>('POST', '/inbox/realtime');
+    const grant = () => api<RealtimeGrantView>('POST', '/inbox/realtime');
     const g = await grant().catch((err: unknown) => {
       this.resolveReady(err instanceof Error ? err : new Error('request failed'));
       throw err;
@@ -117,8 +111,8 @@ export class InboxLive {
     h: ConversationLiveHandlers,
     stillWanted: () => boolean,
   ): Promise<void> {
-    const grant = () => api<RealtimeGrant>('POST', `/inbox/conversations/${conversationId}/realtime`);
-    let g: RealtimeGrant;
+    const grant = () => api<RealtimeGrantView>('POST', `/inbox/conversations/${conversationId}/realtime`);
+    let g: RealtimeGrantView;
     let c: Centrifuge | Error;
     try {
       [g, c] = await Promise.all([grant(), this.ready]);

@@ -1,4 +1,5 @@
 import type { Csat, InboxConversationView, PlatformConversationView } from '@parley/webchat-protocol';
+import type { CompanyLabelsView } from '@parley/wire-types';
 
 /**
  * What the inbox reads of a conversation: the platform view and the inbox's own fields (unread count, CSAT, last
@@ -93,13 +94,8 @@ export function listQuery(filter: ListFilter, workspace: boolean, cursor?: strin
   return params;
 }
 
-/** `GET /portal/api/labels`: the company's labels in use, with how many conversations carry each, most used first. */
-export interface CompanyLabels {
-  labels: Array<{ label: string; conversations: number }>;
-}
-
 /** The label names of the company's labels, in the server's order (most used first). */
-export const labelNames = (answer: CompanyLabels): string[] => answer.labels.map((l) => l.label);
+export const labelNames = (answer: CompanyLabelsView): string[] => answer.labels.map((l) => l.label);
 
 /** Whether a pushed entry belongs in the list as filtered now (search results are not followed live). */
 export function belongs(c: ConversationView, filter: ListFilter, me: string): boolean {

@@ -1,4 +1,4 @@
-import type { AgentView } from '@parley/wire-types';
+import type { AgentList, AgentView } from '@parley/wire-types';
 import { api } from '../../api.ts';
 import { h, replaceChildren } from '../../dom.ts';
 
@@ -19,7 +19,7 @@ export function routingPanel(me: { id: string; role: 'admin' | 'agent' }): {
     toggle.dataset.availability = available ? 'available' : 'away';
   };
   const refresh = async () => {
-    const { agents } = await api<{ agents: AgentView[] }>('GET', '/inbox/agents');
+    const { agents } = await api<AgentList>('GET', '/inbox/agents');
     show(agents.find((a) => a.id === me.id));
     if (me.role !== 'admin') return;
     replaceChildren(

@@ -3,6 +3,7 @@ import {
   type CardBlock,
   type ErrorBlock,
   type MarkdownBlock,
+  type NoteView,
   type PostbackBlock,
   type QuickRepliesBlock,
   RASTER_IMAGE_TYPES,
@@ -18,15 +19,10 @@ import { actionCallCard } from './action-call-card.ts';
 import { renderMarkdown } from './markdown.ts';
 import { firstUnreadIndex, initialsOf } from './model.ts';
 
-/** A private note between agents (DESIGN "Agent workspace"): never a visitor's message. */
-export interface NoteView {
-  id: string;
-  role: 'note';
-  text: string;
-  author?: { id?: string; name?: string | null; type?: string } | null;
-  created_at: string;
-}
-
+/**
+ * A message, or a private note between agents (DESIGN "Agent workspace", never a visitor's message) as the notes
+ * route and the inbox channel send it; the detail's transcript carries notes as messages with role `note`.
+ */
 export type TranscriptItem = ReceivedSnapshot | NoteView;
 
 const ROLE_LABEL: Record<string, string> = {

@@ -1,39 +1,19 @@
 import type { Csat } from '@parley/webchat-protocol';
+import type { VisitorPanelView } from '@parley/wire-types';
 import { formatTime, h } from '../../dom.ts';
 import { type ConversationView, conversationPath, initialsOf } from './model.ts';
 
 /**
- * The visitor as the workspace API describes them (DESIGN "Agent workspace"): identity or anonymous, what the
- * integrator sends as attributes, the channel and page, earlier conversations and shared files. The older server
- * sends only `{id, name, email}` on the conversation; both shapes are read.
+ * The panel beside the conversation, from the workspace API's visitor panel (docs/design.md "Agent workspace"):
+ * identity or anonymous, what the integrator sends as attributes, the channel and page, earlier conversations and
+ * shared files. `onOpen` opens a previous conversation in place.
  */
-export interface VisitorDetail {
-  sub?: string | null;
-  id?: string;
-  anonymous?: boolean;
-  name?: string | null;
-  email?: string | null;
-  attributes?: Record<string, string | number | boolean>;
-  channel?: { id: string; name: string } | null;
-  page_url?: string | null;
-  previous_conversations?: Array<{
-    id: string;
-    created_at: string;
-    status: string;
-    last_message_preview?: string | null;
-  }>;
-  files?: Array<{ id: string; name: string; content_type: string; size: number; url: string }>;
-}
-
-/** The panel beside the conversation; `onOpen` opens a previous conversation in place. */
 export function visitorPanel(
   c: ConversationView,
-  detail: VisitorDetail | null | undefined,
+  v: VisitorPanelView,
   onOpen: (id: string) => void,
 ): HTMLElement {
-  const v: VisitorDetail = { ...(c.visitor ?? {}), ...(detail ?? {}) };
-  const sub = v.sub ?? v.id ?? null;
-  const anonymous = v.anonymous ?? !sub;
+  const { sub, anonymous } = v;
   const name = v.name ?? v.email ?? (anonymous ? 'Anonymous visitor' : sub);
   return h(
     'aside',
@@ -77,7 +57,7 @@ function csatText(c: ConversationView): string | null {
   return `${csat.score}/5${csat.comment ? ` — “${csat.comment}”` : ''}`;
 }
 
-function attributesSection(attributes: VisitorDetail['attributes']): HTMLElement | null {
+function attributesSection(attributes: VisitorPanelView['attributes']): HTMLElement | null {
   const entries = Object.entries(attributes ?? {});
   if (entries.length === 0) return null;
   return h(
@@ -89,7 +69,7 @@ function attributesSection(attributes: VisitorDetail['attributes']): HTMLElement
 }
 
 function previousSection(
-  previous: VisitorDetail['previous_conversations'],
+  previous: VisitorPanelView['previous_conversations'],
   onOpen: (id: string) => void,
 ): HTMLElement | null {
   if (!previous?.length) return null;
@@ -117,7 +97,7 @@ function previousSection(
   );
 }
 
-function filesSection(files: VisitorDetail['files']): HTMLElement | null {
+function filesSection(files: VisitorPanelView['files']): HTMLElement | null {
   if (!files?.length) return null;
   return h(
     'section',

@@ -1,3 +1,4 @@
+import type { CannedResponseList } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../../audit/audit.service.ts';
@@ -42,7 +43,9 @@ export function registerCannedResponsePortalRoutes(app: App, deps: CannedRespons
   app.get(
     '/canned-responses',
     { config: { portalAccess: 'any' }, schema: { querystring: ListQuery } },
-    async (request) => ({ items: await deps.cannedResponses.list(companyOf(request), request.query.q) }),
+    async (request): Promise<CannedResponseList> => ({
+      items: await deps.cannedResponses.list(companyOf(request), request.query.q),
+    }),
   );
 
   app.post('/canned-responses', { schema: { body: Body } }, async (request, reply) => {

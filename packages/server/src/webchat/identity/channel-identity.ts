@@ -1,3 +1,4 @@
+import type { ChannelIdentityView } from '@parley/wire-types';
 import type { Kysely } from 'kysely';
 import type { AuditLog } from '../../audit/audit.service.ts';
 import type { Sealer } from '../../crypto/sealing.ts';
@@ -14,12 +15,8 @@ import { VisitorTokenRefusal, verifyVisitorToken } from './visitor-token.ts';
 const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000;
 
 /** What `parley channels identity` and the portal answer (docs/design.md "Visitor identity"). */
-export interface IdentitySettings {
-  channel_id: string;
-  identity: IdentityMode;
-  /** Only when the channel got a secret just now (its first, or a rotation): shown once, never again. */
-  identity_secret?: string;
-}
+/** A channel's identity mode after a change, with a new secret only the one time it is made (the portal's shape). */
+export type IdentitySettings = ChannelIdentityView;
 
 export interface IdentityChange {
   mode: IdentityMode;

@@ -1,3 +1,4 @@
+import type { AgentList, InboxQueue } from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../../audit/audit.service.ts';
@@ -36,9 +37,13 @@ export function registerRoutingPortalRoutes(app: App, deps: RoutingPortalDeps): 
   const any = { portalAccess: 'any' as const };
   const actor = (request: FastifyRequest) => ({ id: actorOf(request), ip: request.ip });
 
-  app.get('/inbox/agents', { config: any }, async (request) => ({
-    agents: (await deps.routing.agents(companyOf(request))).map(agentView),
-  }));
+  app.get(
+    '/inbox/agents',
+    { config: any },
+    async (request): Promise<AgentList> => ({
+      agents: (await deps.routing.agents(companyOf(request))).map(agentView),
+    }),
+  );
 
   app.put('/inbox/availability', { config: any, schema: { body: AvailabilityBody } }, async (request) => {
     const { user } = sessionOf(request);
@@ -49,9 +54,13 @@ export function registerRoutingPortalRoutes(app: App, deps: RoutingPortalDeps): 
     return agentView(me);
   });
 
-  app.get('/inbox/queue', { config: any }, async (request) => ({
-    items: (await deps.routing.queue(companyOf(request))).map(platformConversationView),
-  }));
+  app.get(
+    '/inbox/queue',
+    { config: any },
+    async (request): Promise<InboxQueue> => ({
+      items: (await deps.routing.queue(companyOf(request))).map(platformConversationView),
+    }),
+  );
 
   app.post('/inbox/conversations/:id/take', { config: any, schema: { params: IdParams } }, async (request) =>
     platformConversationView(

@@ -1,3 +1,4 @@
+import type { InboxSearchPage } from '@parley/wire-types';
 import type { App } from '../../http/types.ts';
 import { sessionOf } from '../../users/portal-session.ts';
 import type { InboxFeed } from '../inbox-feed/inbox-feed.ts';
@@ -18,7 +19,7 @@ export function registerSearchPortalRoutes(app: App, deps: SearchPortalDeps): vo
   app.get(
     '/inbox/search',
     { config: { portalAccess: 'any' }, schema: { querystring: SearchQuery } },
-    async (request) =>
+    async (request): Promise<InboxSearchPage> =>
       searchPage(deps.search, sessionOf(request).user.companyId, request.query, (conversations) =>
         deps.inbox.views(conversations),
       ),

@@ -1,0 +1,45 @@
+/** A knowledge source as Settings → Knowledge lists it (docs/knowledge.md). */
+export interface KnowledgeSourceView {
+  id: string;
+  title: string;
+  url: string | null;
+  content_type: string;
+  status: 'indexing' | 'ready' | 'failed';
+  /** Why indexing failed; absent otherwise. */
+  error?: string;
+  chunks: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** `GET /portal/api/knowledge/sources`. */
+export interface KnowledgeSourceList {
+  sources: KnowledgeSourceView[];
+}
+
+/** One passage of a source as indexed. */
+export interface KnowledgeChunkView {
+  position: number;
+  /** The source's title and the heading path: `Returns › Refunds`. */
+  title: string;
+  body: string;
+}
+
+/** `GET /portal/api/knowledge/sources/{id}/chunks`. */
+export interface KnowledgeChunkList {
+  chunks: KnowledgeChunkView[];
+}
+
+/** One hit of `GET /portal/api/knowledge/search`, best first. */
+export interface KnowledgeSearchResultView {
+  source_id: string;
+  title: string;
+  url?: string;
+  snippet: string;
+  score: number;
+}
+
+/** `GET /portal/api/knowledge/search`. */
+export interface KnowledgeSearchAnswer {
+  results: KnowledgeSearchResultView[];
+}
