@@ -528,7 +528,7 @@ export class ApiClientsService {
    * the row's primary key decides. Rows are kept until the assertion expires (then purged, RevocationList).
    */
   async claimAssertionJti(clientId: string, jti: string, exp: number): Promise<boolean> {
-    return claimJtiOnce(this.store.writes, `${clientId}|${jti}`, exp);
+    return claimJtiOnce(this.store, `${clientId}|${jti}`, exp);
   }
 
   /**
