@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LogController } from 'fastify';
-import { type Logger, unredactedTwin } from '../logging/logger.ts';
+import { type AccessLine, accessLineWriter, type Logger, pathOf } from '../logging/logger.ts';
 import { REQUEST_ID_LOG_LABEL } from './request-id.ts';
 
 /**
@@ -8,15 +8,15 @@ import { REQUEST_ID_LOG_LABEL } from './request-id.ts';
  * "request completed"): half the log volume and half the serialisation cost on hot routes such as the token
  * endpoint, with nothing lost — the completed line carries the request too. Every line about a request carries
  * its id under `request_id`, the value of the response's `X-Request-Id`. A completed request's line holds only
- * serialized, secret-free fields, so it is written without the redaction pass (logging/logger.ts `unredactedTwin`);
- * an errored request's line carries the error and keeps it.
+ * secret-free fields, so it is written pre-serialised, without the redaction pass (packages/server/src/logging/logger.ts
+ * `accessLineWriter`); an errored request's line carries the error and keeps it.
  */
 export class AccessLogController extends LogController {
-  private readonly lines: Logger;
+  private readonly writeLine: (line: AccessLine) => void;
 
   constructor(logger: Logger) {
     super({ requestIdLogLabel: REQUEST_ID_LOG_LABEL });
-    this.lines = unredactedTwin(logger);
+    this.writeLine = accessLineWriter(logger);
   }
 
   override incomingRequest(): void {}
@@ -27,8 +27,20 @@ export class AccessLogController extends LogController {
     reply: FastifyReply,
   ): void {
     if (this.isLogDisabled(request)) return;
-    const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
-    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
-    else this.lines.info({ [REQUEST_ID_LOG_LABEL]: request.id, ...fields }, 'request completed');
+    if (error) {
+      reply.log.error(
+        { req: request, res: reply, responseTime: reply.elapsedTime, err: error },
+        'request errored',
+      );
+      return;
+    }
+    this.writeLine({
+      requestId: String(request.id),
+      method: request.method,
+      path: pathOf(request.url),
+      remoteAddress: request.ip,
+      statusCode: reply.statusCode,
+      responseTime: reply.elapsedTime,
+    });
   }
 }

@@ -58,9 +58,20 @@ export function ownOriginsOfUpgrade(
 
 /** The public URL's origin and, without PARLEY_PUBLIC_URL (development), `sameHost` when it names another. */
 function ownOrigins(config: PublicUrlConfig, sameHost: () => string | undefined): string[] {
-  const own = new URL(config.publicUrl).origin;
+  const own = originOfPublicUrl(config.publicUrl);
   const same = config.publicUrlConfigured ? undefined : sameHost();
   return same && same !== own ? [own, same] : [own];
+}
+
+/**
+ * The origin of PARLEY_PUBLIC_URL, parsed once per value rather than on every SDK request and WebSocket upgrade (a
+ * WHATWG URL parse was 2 % of a conversation's creation, issue 27). One entry: a process has one public URL, and a
+ * test that changes it simply parses again.
+ */
+let lastPublicUrl: { url: string; origin: string } | undefined;
+function originOfPublicUrl(url: string): string {
+  if (lastPublicUrl?.url !== url) lastPublicUrl = { url, origin: new URL(url).origin };
+  return lastPublicUrl.origin;
 }
 
 /** The realtime endpoint under a base URL (`http` → `ws`, `https` → `wss`). */

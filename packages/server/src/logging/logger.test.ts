@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { createLogger, unredactedTwin } from './logger.ts';
+import { accessLineWriter, createLogger } from './logger.ts';
 
 /**
  * The top-level keys of one JSON line in the order written, duplicates kept (JSON.parse would keep only the last of
@@ -26,14 +26,36 @@ function topLevelKeys(line: string): string[] {
 const duplicates = (keys: string[]) => keys.filter((k, i) => keys.indexOf(k) !== i);
 
 describe('log lines', () => {
-  it('the access log twin of a child logger writes each key once (service, worker)', () => {
+  it('the access-log line of a child logger writes each key once (service, worker), as JSON pino would write', () => {
     const lines: string[] = [];
     const logger = createLogger('info', { write: (line: string) => void lines.push(line) }).child({
       worker: 2,
     });
-    unredactedTwin(logger).info({ responseTime: 1 }, 'request completed');
+    accessLineWriter(logger)({
+      requestId: 'r-1',
+      method: 'GET',
+      path: '/a"b\\c',
+      remoteAddress: undefined,
+      statusCode: 200,
+      responseTime: 1.5,
+    });
     logger.info('plain');
     assert.equal(lines.length, 2);
+    assert.deepEqual(topLevelKeys(lines[0]!), [
+      'level',
+      'time',
+      'service',
+      'worker',
+      'request_id',
+      'req',
+      'res',
+      'responseTime',
+      'msg',
+    ]);
+    const access = JSON.parse(lines[0]!);
+    assert.deepEqual(access.req, { method: 'GET', url: '/a"b\\c' });
+    assert.equal(access.msg, 'request completed');
+    assert.ok(!Number.isNaN(Date.parse(access.time)), lines[0]);
     for (const line of lines) {
       const keys = topLevelKeys(line);
       assert.deepEqual(duplicates(keys), [], line);

@@ -523,7 +523,7 @@ export class ApiClientsService {
    * the row's primary key decides. Rows are kept until the assertion expires (then purged, RevocationList).
    */
   async claimAssertionJti(clientId: string, jti: string, exp: number): Promise<boolean> {
-    return claimJtiOnce(this.db, `${clientId}|${jti}`, exp);
+    return claimJtiOnce(this.store, `${clientId}|${jti}`, exp);
   }
 
   /**

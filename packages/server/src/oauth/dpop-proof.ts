@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, EmbeddedJWK, errors, type JWK, jwtVerify } from 'jose';
+import { LruCache } from './lru-cache.ts';
 
 /** Algorithms accepted for DPoP proofs (RFC 9449 §4.3 rule 5, RFC 8725 §3.1): asymmetric only, never `none`. */
 export const DPOP_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const;
@@ -9,6 +10,35 @@ export const DPOP_TYP = 'dpop+jwt';
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** Proofs are small (a public key and five claims); a much larger header is no proof. */
 const MAX_PROOF_LENGTH = 8 * 1024;
+
+/** Proof keys kept imported (ProofKeys), and the longest protected header kept: an RSA-4096 `jwk` fits. */
+const PROOF_KEYS_KEPT = 1024;
+const MAX_CACHED_HEADER_LENGTH = 1024;
+
+/** A proof key imported from a proof's `jwk` header, with its RFC 7638 thumbprint. */
+interface ProofKey {
+  key: CryptoKey;
+  jkt: string;
+}
+
+/**
+ * Proof keys already imported, by the proof's protected header as sent (its first base64url segment). A client signs
+ * every proof with one key, so every proof of it carries the same header (`typ`, `alg`, `jwk`): importing that JWK
+ * (`EmbeddedJWK`) and hashing its thumbprint once instead of per request takes the larger part of what a proof cost
+ * beyond its signature check. Sound because the same header bytes always yield the same key and thumbprint; only a
+ * header whose proof verified is kept, so junk cannot push clients' keys out faster than the LRU's own bound.
+ */
+export class ProofKeys {
+  private readonly keys = new LruCache<string, ProofKey>(PROOF_KEYS_KEPT);
+
+  get(header: string): ProofKey | undefined {
+    return this.keys.get(header);
+  }
+
+  remember(header: string, key: ProofKey): void {
+    if (header.length <= MAX_CACHED_HEADER_LENGTH) this.keys.set(header, key);
+  }
+}
 
 /** Why a proof was refused; the caller answers `invalid_dpop_proof` (or `use_dpop_nonce` for `nonce`). */
 export class DpopProofError extends Error {
@@ -68,11 +98,22 @@ export async function verifyDpopProof(
   proof: string,
   request: Omit<DpopRequest, 'header'>,
   rules: ProofRules,
+  keys?: ProofKeys,
 ): Promise<VerifiedProof> {
   if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) throw new DpopProofError('malformed');
+  const header = proof.slice(0, proof.indexOf('.'));
+  const known = keys?.get(header);
   let verified: Awaited<ReturnType<typeof jwtVerify<Record<string, unknown>>>>;
+  let imported: CryptoKey | undefined;
   try {
-    verified = await jwtVerify(proof, EmbeddedJWK, {
+    // `jose` still parses this header and checks `typ` and `alg` on every proof; only the key import is skipped.
+    const key = known
+      ? known.key
+      : async (...args: Parameters<typeof EmbeddedJWK>) => {
+          imported = await EmbeddedJWK(...args);
+          return imported;
+        };
+    verified = await jwtVerify(proof, key, {
       typ: DPOP_TYP,
       algorithms: [...DPOP_ALGS],
       requiredClaims: ['jti', 'htm', 'htu', 'iat'],
@@ -94,8 +135,13 @@ export async function verifyDpopProof(
   if (request.accessToken !== undefined && payload.ath !== accessTokenHash(request.accessToken))
     throw new DpopProofError('ath_mismatch');
   if (payload.nonce !== undefined && typeof payload.nonce !== 'string') throw new DpopProofError('bad_nonce');
+  let jkt = known?.jkt;
+  if (jkt === undefined) {
+    jkt = await calculateJwkThumbprint(protectedHeader.jwk as JWK, 'sha256');
+    if (imported) keys?.remember(header, { key: imported, jkt });
+  }
   return {
-    jkt: await calculateJwkThumbprint(protectedHeader.jwk as JWK, 'sha256'),
+    jkt,
     jti: payload.jti,
     iat: payload.iat as number,
     nonce: payload.nonce as string | undefined,

@@ -113,6 +113,21 @@ for (const database of TEST_DATABASES) {
       }
     });
 
+    it('checks every signature against the header key also once that key is known (kept imported by header)', async () => {
+      const known = await makeDpopKey('ES256');
+      const first = await grant(server, client, await known.proof({ htu: tokenUri() }));
+      assert.equal(first.status, 200, first.text);
+      // The same protected header bytes (alg, typ, the known jwk) as the accepted proof, signed by another key.
+      const forged = await tokenProof({ jwk: known.jwk });
+      assert.equal(forged.split('.')[0], (await known.proof({ htu: tokenUri() })).split('.')[0]);
+      const refused = await grant(server, client, forged);
+      assert.equal(refused.status, 400, refused.text);
+      assert.equal(refused.body.error, 'invalid_dpop_proof');
+      const again = await grant(server, client, await known.proof({ htu: tokenUri() }));
+      assert.equal(again.status, 200, again.text);
+      assert.deepEqual(claimsOf(again.body.access_token).cnf, { jkt: known.jkt });
+    });
+
     it('accepts a proof jti once across the cluster: replay at the same node or another is refused', async () => {
       const proof = await tokenProof();
       assert.equal((await grant(server, client, proof)).status, 200);

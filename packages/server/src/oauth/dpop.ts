@@ -3,6 +3,7 @@ import {
   DPOP_ALGS,
   DpopProofError,
   type DpopRequest,
+  ProofKeys,
   proofHeader,
   type VerifiedProof,
   verifyDpopProof,
@@ -21,6 +22,8 @@ export interface DpopSettings {
  * the cluster (§11.1), recorded in the store until the proof would be too old anyway.
  */
 export class DpopProofs {
+  private readonly keys = new ProofKeys();
+
   constructor(
     private readonly settings: DpopSettings,
     /** Records a `jti` once across the cluster (oauth/used-jtis.ts); `false` when it was seen before. */
@@ -36,11 +39,16 @@ export class DpopProofs {
     if (proof === undefined) return undefined;
     const { proofMaxAgeSeconds, clockToleranceSeconds } = this.settings;
     const nowSeconds = this.clock() / 1000;
-    const verified = await verifyDpopProof(proof, request, {
-      nowSeconds,
-      maxAgeSeconds: proofMaxAgeSeconds,
-      toleranceSeconds: clockToleranceSeconds,
-    });
+    const verified = await verifyDpopProof(
+      proof,
+      request,
+      {
+        nowSeconds,
+        maxAgeSeconds: proofMaxAgeSeconds,
+        toleranceSeconds: clockToleranceSeconds,
+      },
+      this.keys,
+    );
     if (this.nonces && !this.nonces.accepts(verified.nonce)) throw new DpopProofError('nonce', true);
     const keptUntil = Math.ceil(
       Math.max(verified.iat, nowSeconds) + proofMaxAgeSeconds + clockToleranceSeconds,

@@ -89,7 +89,7 @@ export function createOAuthServices(deps: OAuthServicesDeps): OAuthServices & { 
         proofMaxAgeSeconds: deps.config.oauth.dpopProofMaxAgeSeconds,
         clockToleranceSeconds: deps.config.oauth.clockToleranceSeconds,
       },
-      (key, exp) => claimJtiOnce(deps.store.db, key, exp),
+      (key, exp) => claimJtiOnce(deps.store, key, exp),
       deps.config.oauth.dpopNonce ? new DpopNonces(() => keys.signingKey().privateKey, clock) : undefined,
       clock,
     ),
