@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { fetchPlatformToken, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 import { SCOPES } from '../oauth/principal.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { fetchPlatformToken, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 import { TIMED_ATTACKS, type TimedAttack } from './attacks.ts';
 import { rawRequest, type TrickleResponse, trickleRequest } from './raw-http.ts';
 
