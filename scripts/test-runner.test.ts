@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { waitFor } from '../packages/server/src/testing/wait.ts';
+import { waitFor } from '@parley/testing/wait';
 
 const root = new URL('..', import.meta.url).pathname;
 const fixture = (name: string) => `scripts/test-runner-fixtures/${name}.fixture.ts`;

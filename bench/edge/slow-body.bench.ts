@@ -112,7 +112,7 @@ async function main(): Promise<void> {
   // The attack gives up this long after every body stalled (the server should have closed them long before).
   const giveUpS = Number(arg('give-up-s', '90'));
   if (!(globalThis as { gc?: unknown }).gc) console.log('(run with --expose-gc for figures after a full GC)');
-  const { startTestServer } = await import('../../packages/server/src/testing/test-server.ts');
+  const { startTestServer } = await import('@parley/testing/test-server');
   const server = await startTestServer({
     config: {
       logLevel: 'silent',

@@ -13,9 +13,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@parley/testing/process';
 // @ts-expect-error autocannon ships no type declarations.
 import autocannon from 'autocannon';
-import { freePort } from '../../packages/server/src/testing/process.ts';
 import {
   type AutocannonResult,
   assertClean,

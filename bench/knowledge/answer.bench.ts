@@ -7,14 +7,10 @@
 // Peer, in the same run: the same server answering "hi" (small talk: the builtin's keyword answer, no search), the
 // floor of a reply on this machine. BENCH_KNOWLEDGE_PASSAGES (10000) changes the size.
 import { loadavg } from 'node:os';
+import { TEST_DATABASES, type TestDatabase } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { connectToNewConversation, newVisitor, sendMessage } from '@parley/testing/webchat/webchat-fixtures';
 import type { MessageEnvelope } from '@parley/webchat-protocol';
-import { TEST_DATABASES, type TestDatabase } from '../../packages/server/src/testing/databases.ts';
-import { startTestServer, type TestServer } from '../../packages/server/src/testing/test-server.ts';
-import {
-  connectToNewConversation,
-  newVisitor,
-  sendMessage,
-} from '../../packages/server/src/testing/webchat/webchat-fixtures.ts';
 import { percentile } from '../lib/stats.ts';
 import { readCorpus, readQuestions } from './data.ts';
 import { scaleArticles } from './scale.ts';

@@ -4,11 +4,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dropTestSchema, uniqueSchema } from '@parley/testing/databases';
 import { sql } from 'kysely';
 import { loadConfig } from '../../packages/server/src/config/load.ts';
 import { type AppContext, createContext } from '../../packages/server/src/context.ts';
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
-import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
 import type { Article } from './data.ts';
 import type { KnowledgePeer, PeerFactory } from './peer.ts';
 

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../packages/server/src/testing/process.ts';
+import { freePort } from '@parley/testing/process';
 import { runLoad } from '../lib/http-load.ts';
 import { basicAuth, createBenchClient, parleyEnv, repoRoot, stop, waitForUp } from '../lib/parley-process.ts';
 

@@ -14,7 +14,7 @@ import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../packages/server/src/testing/process.ts';
+import { freePort } from '@parley/testing/process';
 import { type LoadResult, runLoad } from '../lib/http-load.ts';
 import {
   assertClean,

@@ -9,9 +9,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { uniqueSchema } from '@parley/testing/databases';
+import { freePort } from '@parley/testing/process';
 import pg from 'pg';
-import { uniqueSchema } from '../../packages/server/src/testing/databases.ts';
-import { freePort } from '../../packages/server/src/testing/process.ts';
 import { type LoadResult, runLoad } from '../lib/http-load.ts';
 import {
   assertClean,

@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dropTestSchema, uniqueSchema } from '@parley/testing/databases';
 import { channelOf } from '@parley/webchat-protocol';
 import { loadConfig } from '../../packages/server/src/config/load.ts';
 import { type AppContext, createContext } from '../../packages/server/src/context.ts';
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
-import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
 import { percentile } from '../lib/stats.ts';
 
 /**

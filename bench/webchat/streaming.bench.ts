@@ -50,7 +50,7 @@ async function runServerSide(): Promise<void> {
   const words = arg('words', 40);
   const wordDelayMs = arg('word-delay', 20);
   const timeoutMs = arg('timeout-s', 300) * 1000;
-  const { startTestServer } = await import('../../packages/server/src/testing/test-server.ts');
+  const { startTestServer } = await import('@parley/testing/test-server');
   const server = await startTestServer({
     ...(STORE === 'postgres' ? { database: 'postgres' as const, redis: true } : {}),
     config: {

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../packages/server/src/testing/process.ts';
+import { freePort } from '@parley/testing/process';
 import {
   fmt,
   parleyCli,

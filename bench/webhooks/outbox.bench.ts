@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dropTestSchema, uniqueSchema } from '@parley/testing/databases';
 import { loadConfig } from '../../packages/server/src/config/load.ts';
 import { type AppContext, createContext } from '../../packages/server/src/context.ts';
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
-import { dropTestSchema, uniqueSchema } from '../../packages/server/src/testing/databases.ts';
 import { percentile } from '../lib/stats.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);

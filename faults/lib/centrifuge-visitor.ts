@@ -5,10 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitForSettled } from '@parley/testing/wait';
 import type { MessageSnapshot } from '@parley/webchat-sdk';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import WebSocket from 'ws';
-import { waitForSettled } from '../../packages/server/src/testing/wait.ts';
 import { ClientView } from './client-view.ts';
 import { retrySdkCall, type SdkSession } from './rest.ts';
 import { type SendRecord, SendsInFlight, type Visitor, type VisitorRecord } from './visitor.ts';

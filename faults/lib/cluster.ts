@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../packages/server/src/testing/process.ts';
+import { freePort } from '@parley/testing/process';
 import { onCleanup } from './cleanup.ts';
 import { childEnv } from './environment.ts';
 import { TcpBalancer } from './load-balancer.ts';

@@ -1,10 +1,11 @@
 // A second client of a visitor's conversation, on a node of the scenario's choosing: the same session (so the
 // same `sub`), its own WebSocket straight to that node. It only listens, and records what it was shown and when,
 // and every resubscription the engine asked for (unsubscribe 2500: "insufficient state, recover").
+
+import { waitForSettled } from '@parley/testing/wait';
 import { channelOf } from '@parley/webchat-protocol';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import WebSocket from 'ws';
-import { waitForSettled } from '../../packages/server/src/testing/wait.ts';
 import { ClientView } from './client-view.ts';
 import { retrySdkCall, type SdkSession } from './rest.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type Server } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { freePort } from '../../packages/server/src/testing/process.ts';
+import { freePort } from '@parley/testing/process';
 import { TcpBalancer } from './load-balancer.ts';
 
 /** A backend that answers every connection's first bytes with its own name (and hangs up unless `stay`). */

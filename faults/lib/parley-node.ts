@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, readFileSync, type WriteStream } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../../packages/server/src/testing/wait.ts';
+import { waitFor } from '@parley/testing/wait';
 import { onCleanup } from './cleanup.ts';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

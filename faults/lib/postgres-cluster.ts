@@ -4,8 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { freePort } from '@parley/testing/process';
 import pg from 'pg';
-import { freePort } from '../../packages/server/src/testing/process.ts';
 import { onCleanup } from './cleanup.ts';
 import { requireCommands, run } from './commands.ts';
 

@@ -3,8 +3,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { connect } from 'node:net';
-import { freePort } from '../../packages/server/src/testing/process.ts';
-import { waitFor } from '../../packages/server/src/testing/wait.ts';
+import { freePort } from '@parley/testing/process';
+import { waitFor } from '@parley/testing/wait';
 import { onCleanup } from './cleanup.ts';
 import { requireCommands } from './commands.ts';
 

@@ -4,9 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort } from '@parley/testing/process';
+import { mountTmpfs, type Tmpfs } from '@parley/testing/tmpfs';
 import SQLite from 'better-sqlite3';
-import { freePort } from '../../packages/server/src/testing/process.ts';
-import { mountTmpfs, type Tmpfs } from '../../packages/server/src/testing/tmpfs.ts';
 import { onCleanup } from './cleanup.ts';
 import { ARTIFACTS } from './cluster.ts';
 import { childEnv } from './environment.ts';

@@ -1,5 +1,5 @@
 // What every kind of visitor (official centrifuge client, Parley SDK) records, so the figures treat them alike.
-import { waitForSettled } from '../../packages/server/src/testing/wait.ts';
+import { waitForSettled } from '@parley/testing/wait';
 
 /** One visitor message and what became of it. */
 export interface SendRecord {

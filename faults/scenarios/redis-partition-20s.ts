@@ -9,7 +9,7 @@
 // listens on node A.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PausableProxy } from '../../packages/realtime/src/testing/pausable-proxy.ts';
+import { PausableProxy } from '@parley/testing/pausable-proxy';
 import { CentrifugeVisitor } from '../lib/centrifuge-visitor.ts';
 import { onCleanup } from '../lib/cleanup.ts';
 import type { ClientView } from '../lib/client-view.ts';

@@ -1,6 +1,6 @@
+import { waitForSettled } from '@parley/testing/wait';
 import WebSocket from 'ws';
 import { signHmacJwt } from '../../../packages/realtime/src/tokens/jwt.ts';
-import { waitForSettled } from '../../../packages/server/src/testing/wait.ts';
 import { containsPing, forEachTimestamp, type OnTimestamp } from './receive.ts';
 import { BENCH_SECRET, optionalImport, type ServerKind } from './servers.ts';
 import { openEngineClientIn } from './transport-clients.ts';

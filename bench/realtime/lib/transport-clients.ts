@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
+import { waitForSettled } from '@parley/testing/wait';
 import WebSocket from 'ws';
 import { protocolType } from '../../../packages/realtime/src/protocol/schema.ts';
-import { waitForSettled } from '../../../packages/server/src/testing/wait.ts';
 import { containsPing, forEachTimestamp, type OnTimestamp } from './receive.ts';
 
 /**

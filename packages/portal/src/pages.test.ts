@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TestServer } from '../../server/src/testing/test-server.ts';
+import type { TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import { PORTAL_PAGES, SIGN_IN_PATH } from './pages.ts';
-import type { TestBrowser } from './testing/browser.ts';
-import { closePortalPage, startPortalPage } from './testing/portal-page.ts';
 
 /**
  * Every page of the portal's router (pages.ts, the list main.ts routes) opened the way a person opens a bookmark, a

@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createConnector, testKey } from '@parley/testing/integrations/connectors-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import {
+  api,
+  startWebhookSink,
+  type WebhookSink,
+  webhookTenant,
+} from '@parley/testing/webhooks/webhook-sink';
 import type { AppContext } from './context.ts';
-import { TEST_DATABASES } from './testing/databases.ts';
-import { createConnector, testKey } from './testing/integrations/connectors-fixtures.ts';
-import { startTestServer, type TestServer } from './testing/test-server.ts';
-import { waitFor } from './testing/wait.ts';
-import { api, startWebhookSink, type WebhookSink, webhookTenant } from './testing/webhooks/webhook-sink.ts';
 
 /** Longest wait for a store connection in this test, and how long building the app holds the event loop here. */
 const CONNECT_TIMEOUT_MS = 1_000;

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { startServerProcess } from './testing/process.ts';
+import { startServerProcess } from '@parley/testing/process';
 
 describe('the server process (npm start)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-main-'));

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { build } from 'esbuild';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 
 /**
  * `useParleyChat` in a real React render: a small app (react-dom's `createRoot`, under `<StrictMode>`, so the

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { TEST_DATABASES } from '../../server/src/testing/databases.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { pngOf } from '../../server/src/testing/webchat/attachment-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { pngOf } from '@parley/testing/webchat/attachment-fixtures';
 import { TestWebchats, waitFor } from './testing/harness.ts';
 import type { UploadProgress } from './uploads.ts';
 

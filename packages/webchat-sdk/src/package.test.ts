@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { stagePackage } from './package.ts';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { TestWebchats, waitFor } from './testing/harness.ts';
 
 // The SDK's side of routing (docs/routing.md): ask for a person, learn whether agents are in.

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { http } from '../../server/src/testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import {
-  createIdentityChannel,
-  signVisitorToken,
-} from '../../server/src/testing/webchat/identity-fixtures.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { createIdentityChannel, signVisitorToken } from '@parley/testing/webchat/identity-fixtures';
+import { bearer, fetchPlatformToken } from '@parley/testing/webchat/webchat-fixtures';
 import { memoryStorage } from './session-storage.ts';
 import { FAST_RECONNECT, TestWebchats, Wire, waitFor } from './testing/harness.ts';
 

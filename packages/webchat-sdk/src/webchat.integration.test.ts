@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createTestClient, fetchToken } from '../../server/src/testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { loadTokenSecret } from '../../server/src/webchat/realtime/token-secret.ts';
-import { RealtimeTokenSigner } from '../../server/src/webchat/realtime/tokens.ts';
+import { loadTokenSecret } from '@parley/server/internal/webchat/realtime/token-secret';
+import { RealtimeTokenSigner } from '@parley/server/internal/webchat/realtime/tokens';
+import { createTestClient, fetchToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { type KeyValueStorage, memoryStorage } from './session-storage.ts';
 import { FAST_RECONNECT, TestWebchats, Wire, waitFor } from './testing/harness.ts';
 import type { ChatMessage } from './transcript.ts';
@@ -69,7 +69,7 @@ describe('setup order and session context', () => {
 
   test('with a channel id, X-Channel-Id goes on every call and the list is that channel’s', async () => {
     const employee = await server.ctx.digitalEmployees.getDefault(companyId);
-    const { ChannelsService } = await import('../../server/src/webchat/channels/channels.service.ts');
+    const { ChannelsService } = await import('@parley/server/internal/webchat/channels/channels.service');
     const channel = await new ChannelsService(server.ctx.store.db, server.ctx.store.dialect).create({
       companyId,
       name: 'Shop',

@@ -4,14 +4,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { pngOf } from '@parley/testing/webchat/attachment-fixtures';
+import { bearer, fetchPlatformToken } from '@parley/testing/webchat/webchat-fixtures';
+import { sitePage, startSite, type TestSite, widgetCompany } from '@parley/testing/widget/site';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { http } from '../../server/src/testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { pngOf } from '../../server/src/testing/webchat/attachment-fixtures.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
 import { expectNoAxeViolations } from './testing/axe.ts';
-import { sitePage, startSite, type TestSite, widgetCompany } from './testing/site.ts';
 
 /**
  * WCAG 2.1 AA in headless Chromium: axe-core finds no violation in any state of the widget (closed, open and empty,

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { ensureDemo } from '@parley/server/internal/widget-assets/demo-company';
+import { signIn, startPortalBrowser, type TestBrowser } from '@parley/testing/portal/browser';
+import { createUsers, PASSWORD } from '@parley/testing/portal/portal-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { pngOf } from '@parley/testing/webchat/attachment-fixtures';
 import type { Locator, Page } from 'playwright-core';
-import { signIn, startPortalBrowser, type TestBrowser } from '../../portal/src/testing/browser.ts';
-import { createUsers, PASSWORD } from '../../server/src/testing/portal/portal-fixtures.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { pngOf } from '../../server/src/testing/webchat/attachment-fixtures.ts';
-import { ensureDemo } from '../../server/src/widget-assets/demo-company.ts';
 
 /**
  * Attachments end to end in headless Chromium: a visitor pastes an image into the widget on /demo, sees its upload

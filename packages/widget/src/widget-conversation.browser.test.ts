@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { bearer, fetchPlatformToken } from '@parley/testing/webchat/webchat-fixtures';
+import { sitePage, startSite, type TestSite, widgetCompany } from '@parley/testing/widget/site';
 import type { Page, Request } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { http } from '../../server/src/testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
-import { sitePage, startSite, type TestSite, widgetCompany } from './testing/site.ts';
 
 /**
  * The conversation's details in headless Chromium: each message's time, the visitor's sends going from "Sending…"

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { pngOf } from '../../server/src/testing/webchat/attachment-fixtures.ts';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { pngOf } from '@parley/testing/webchat/attachment-fixtures';
 import {
   realtimeOrigin,
   sitePage,
@@ -13,7 +12,8 @@ import {
   strictPolicy,
   type TestSite,
   widgetCompany,
-} from './testing/site.ts';
+} from '@parley/testing/widget/site';
+import type { Page } from 'playwright-core';
 
 /**
  * The widget on an integrator's page served with the strict Content-Security-Policy of the contract (docs: widget

@@ -4,11 +4,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { bearer, fetchPlatformToken } from '@parley/testing/webchat/webchat-fixtures';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { http } from '../../server/src/testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
 
 /**
  * Quick replies and cards in the widget, in headless Chromium on the server's /demo page of a company whose builtin

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { bearer, fetchPlatformToken } from '@parley/testing/webchat/webchat-fixtures';
+import { sitePage, startSite, type TestSite, widgetCompany } from '@parley/testing/widget/site';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { http } from '../../server/src/testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
 import { expectNoAxeViolations } from './testing/axe.ts';
-import { sitePage, startSite, type TestSite, widgetCompany } from './testing/site.ts';
 
 /**
  * The widget's languages in headless Chromium: `data-lang` (BCP 47) picks one, else the page's `<html lang>`, else the

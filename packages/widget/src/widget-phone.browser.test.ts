@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { sitePage, startSite, type TestSite, widgetCompany } from '@parley/testing/widget/site';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 import { expectNoAxeViolations } from './testing/axe.ts';
-import { sitePage, startSite, type TestSite, widgetCompany } from './testing/site.ts';
 
 /**
  * The widget on a 390 px phone in headless Chromium: full screen when open (the launcher gives way to the panel's

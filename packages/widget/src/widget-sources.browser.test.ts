@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
 
 /**
  * A cited answer in the widget, in headless Chromium on the server's /demo page: the company's builtin digital

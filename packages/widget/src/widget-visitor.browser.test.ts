@@ -4,13 +4,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { configureIdentity, signVisitorToken } from '@parley/testing/webchat/identity-fixtures';
+import { bearer, fetchPlatformToken } from '@parley/testing/webchat/webchat-fixtures';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { http } from '../../server/src/testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { waitFor } from '../../server/src/testing/wait.ts';
-import { configureIdentity, signVisitorToken } from '../../server/src/testing/webchat/identity-fixtures.ts';
-import { bearer, fetchPlatformToken } from '../../server/src/testing/webchat/webchat-fixtures.ts';
 
 /**
  * The widget for a verified visitor in headless Chromium, on an integrator's site — a web server of its own on

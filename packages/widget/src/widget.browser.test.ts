@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { ensureDemo } from '@parley/server/internal/widget-assets/demo-company';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { createTestClient, fetchToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../server/src/testing/browser.ts';
-import { createTestClient, fetchToken } from '../../server/src/testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../../server/src/testing/test-server.ts';
-import { ensureDemo } from '../../server/src/widget-assets/demo-company.ts';
 
 /**
  * The widget in headless Chromium on the server's /demo page: open, chat with a streamed reply, reload and resume,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { requestToken } from '../../../server/src/testing/portal/portal-fixtures.ts';
-import { screenshot } from '../testing/browser.ts';
-import { closePortalPage, type PortalPage, startPortalPage } from '../testing/portal-page.ts';
+import { screenshot } from '@parley/testing/portal/browser';
+import { requestToken } from '@parley/testing/portal/portal-fixtures';
+import { closePortalPage, type PortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
 
 describe('portal in a browser: an API client’s secrets and quotas', () => {
   let portal: PortalPage;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { requestToken } from '../../../server/src/testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+import { screenshot, type TestBrowser, waitForClipboard } from '@parley/testing/portal/browser';
+import { requestToken } from '@parley/testing/portal/portal-fixtures';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 
 describe('portal in a browser: API clients page', () => {
   let server: TestServer;

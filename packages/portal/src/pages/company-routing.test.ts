@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 
 // Settings → Company: routing (agent capacity, business hours) and canned responses (docs/routing.md).
 describe('portal in a browser: company routing and canned responses', () => {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Locator } from 'playwright-core';
-import { http } from '../../../server/src/testing/http-client.ts';
-import { RETURNS_ARTICLE } from '../../../server/src/testing/knowledge/knowledge-fixtures.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { http } from '@parley/testing/http-client';
+import { RETURNS_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   bearer,
   connectToNewConversation,
@@ -14,10 +15,9 @@ import {
   newVisitor,
   sendMessage,
   type Visitor,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import type { Locator } from 'playwright-core';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 

@@ -5,10 +5,12 @@ import {
   TestBot,
   writeChatCompletionStream,
   writeToolCallStream,
-} from '../../../server/src/testing/digital-employees/test-bots.ts';
-import { http } from '../../../server/src/testing/http-client.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { waitFor } from '../../../server/src/testing/wait.ts';
+} from '@parley/testing/digital-employees/test-bots';
+import { http } from '@parley/testing/http-client';
+import { ARTIFACTS, screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   bearer,
   type ConnectedVisitor,
@@ -20,10 +22,8 @@ import {
   newVisitor,
   sendMessage,
   type Visitor,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import { ARTIFACTS, screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 const MODEL = 'parley-test-model';
 

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Page, WebSocketRoute } from 'playwright-core';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   type ConnectedVisitor,
   connectVisitor,
   createConversation,
   newVisitor,
   sendMessage,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import type { Page, WebSocketRoute } from 'playwright-core';
 
 /**
  * A new user's first run: `npm start` without PARLEY_PUBLIC_URL (so the public URL is http://localhost:{port}) and

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { runCli } from '@parley/server/internal/cli/main';
+import { screenshot, signIn, startPortalBrowser, type TestBrowser } from '@parley/testing/portal/browser';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import type { Page } from 'playwright-core';
-import { runCli } from '../../../server/src/cli/main.ts';
-import { startTestServer, type TestServer } from '../../../server/src/testing/test-server.ts';
-import { screenshot, signIn, startPortalBrowser, type TestBrowser } from '../testing/browser.ts';
 
 const PASSWORD = 'twelve chars!';
 

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { http } from '../../../server/src/testing/http-client.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { http } from '@parley/testing/http-client';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   bearer,
   type ConnectedVisitor,
@@ -10,9 +12,7 @@ import {
   createConversation,
   fetchPlatformToken,
   newVisitor,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 // Interactive blocks in the agent inbox (docs/design.md "Interactive blocks"): an agent offers quick replies from the
 // reply form, the visitor taps one (a postback over the official centrifuge client), and the transcript shows the

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
-import { TestClock } from '../../../server/src/testing/clock.ts';
-import { signInClient } from '../../../server/src/testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { TestClock } from '@parley/testing/clock';
+import { screenshotFolder, type TestBrowser } from '@parley/testing/portal/browser';
+import { signInClient } from '@parley/testing/portal/portal-fixtures';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   type ConnectedVisitor,
   connectToNewConversation,
   createSlowEmployee,
   newVisitor,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import type { Page } from 'playwright-core';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import { screenshotFolder, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
 const shot = screenshotFolder('inbox-live-filters');

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { signInClient } from '../../../server/src/testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { signInClient } from '@parley/testing/portal/portal-fixtures';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -11,9 +13,7 @@ import {
   sdkPost,
   sendMessage,
   type Visitor,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 /**
  * The live inbox in Chromium (docs/routing.md): the list is pushed (no polling), a visitor asking for a person is

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -8,9 +10,7 @@ import {
   digitalEmployeeCompletes,
   newVisitor,
   sendMessage,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 // A cited answer in the agent inbox (docs/knowledge.md "Cited answers"): the company's builtin digital employee answered
 // from knowledge, and the transcript shows the sources under the answer, the http(s) one as a safe link.

@@ -1,20 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  TestBot,
-  writeChatCompletionStream,
-} from '../../../server/src/testing/digital-employees/test-bots.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { waitFor } from '../../../server/src/testing/wait.ts';
+import { TestBot, writeChatCompletionStream } from '@parley/testing/digital-employees/test-bots';
+import { screenshotFolder, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   type ConnectedVisitor,
   connectToNewConversation,
   newVisitor,
   sendMessage,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import { screenshotFolder, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
 const shot = screenshotFolder('inbox-summarise');

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
+import { createWebchat, memoryStorage, type Webchat } from '@parley/webchat-sdk';
 import WebSocket from 'ws';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { memoryStorage } from '../../../webchat-sdk/src/session-storage.ts';
-import { createWebchat, type Webchat } from '../../../webchat-sdk/src/webchat.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /**
  * The visitor typing indicator in Chromium (docs/routing.md "Live inbox"): a visitor's SDK calls `chat.typing()`;

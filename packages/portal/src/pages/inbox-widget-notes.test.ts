@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { screenshotFolder, signIn, startPortalBrowser } from '@parley/testing/portal/browser';
+import { PASSWORD } from '@parley/testing/portal/portal-fixtures';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
+import { sitePage, startSite, type TestSite } from '@parley/testing/widget/site';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../../server/src/testing/browser.ts';
-import { PASSWORD } from '../../../server/src/testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { sitePage, startSite, type TestSite } from '../../../widget/src/testing/site.ts';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import { screenshotFolder, signIn, startPortalBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
 const shot = screenshotFolder('inbox-widget-notes');

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
-import { RETURNS_ARTICLE } from '../../../server/src/testing/knowledge/knowledge-fixtures.ts';
-import { signInClient } from '../../../server/src/testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import type { MessageEnvelope } from '@parley/server/internal/webchat/messages/message';
+import { RETURNS_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
+import { screenshotFolder, type TestBrowser } from '@parley/testing/portal/browser';
+import { signInClient } from '@parley/testing/portal/portal-fixtures';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   type ConnectedVisitor,
   connectToNewConversation,
@@ -12,11 +14,9 @@ import {
   newVisitor,
   sendMessage,
   type Visitor,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import type { Page } from 'playwright-core';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
-import { screenshotFolder, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
 
 /** Screenshots to look at (outside the repository). */
 const shot = screenshotFolder('inbox-workspace');

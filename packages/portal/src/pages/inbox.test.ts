@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import type { MessageEnvelope } from '@parley/server/internal/webchat/messages/message';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   type ConnectedVisitor,
   connectToNewConversation,
@@ -10,10 +13,7 @@ import {
   createSlowEmployee,
   newVisitor,
   sendMessage,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import type { MessageEnvelope } from '../../../server/src/webchat/messages/message.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 const text = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.map((b) => ('content' in b ? b.content : '')).join('');

@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import {
-  connectVisitor,
-  createConversation,
-  newVisitor,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
+import { connectVisitor, createConversation, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 
 describe('portal in a browser: system page', () => {
   let server: TestServer;

@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PASSWORD } from '../../../server/src/testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { openSection, screenshot, signIn, startPortalBrowser, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+import {
+  openSection,
+  screenshot,
+  signIn,
+  startPortalBrowser,
+  type TestBrowser,
+} from '@parley/testing/portal/browser';
+import { PASSWORD } from '@parley/testing/portal/portal-fixtures';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
 
 describe('portal in a browser: display names (users page for admins, profile page for everyone)', () => {
   let server: TestServer;

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { http } from '../../../server/src/testing/http-client.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { waitFor } from '../../../server/src/testing/wait.ts';
+import { http } from '@parley/testing/http-client';
+import { screenshot, type TestBrowser, waitForClipboard } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   configureIdentity,
   newIdentifiedVisitor,
   signVisitorToken,
-} from '../../../server/src/testing/webchat/identity-fixtures.ts';
+} from '@parley/testing/webchat/identity-fixtures';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -15,9 +17,7 @@ import {
   listMessages,
   sendMessage,
   type Visitor,
-} from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import { screenshot, type TestBrowser, waitForClipboard } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 describe('portal in a browser: visitor identity, unread counts and ratings', () => {
   let server: TestServer;

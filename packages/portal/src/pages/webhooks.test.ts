@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
-import { waitFor } from '../../../server/src/testing/wait.ts';
-import { createConversation, newVisitor } from '../../../server/src/testing/webchat/webchat-fixtures.ts';
-import {
-  startWebhookSink,
-  verifyDelivery,
-  type WebhookSink,
-} from '../../../server/src/testing/webhooks/webhook-sink.ts';
-import { screenshot, type TestBrowser } from '../testing/browser.ts';
-import { closePortalPage, startPortalPage } from '../testing/portal-page.ts';
+import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
+import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { createConversation, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
+import { startWebhookSink, verifyDelivery, type WebhookSink } from '@parley/testing/webhooks/webhook-sink';
 
 describe('portal in a browser: webhooks page', () => {
   let server: TestServer;

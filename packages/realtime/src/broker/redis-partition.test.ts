@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
+import { PausableProxy } from '@parley/testing/pausable-proxy';
 import type { PublicationContext, SubscribedContext, SubscribingContext } from 'centrifuge';
 import { Redis } from 'ioredis';
 import type { NamespaceConfig } from '../engine/namespaces.ts';
 import { connectionToken, newClient, startTestServer, type TestServer, waitFor } from '../testing/harness.ts';
-import { PausableProxy } from '../testing/pausable-proxy.ts';
 import { RedisBroker, RedisPresenceManager } from './redis.ts';
 
 const url = process.env.PARLEY_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

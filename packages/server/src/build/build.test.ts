@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startServerProcess } from '../testing/process.ts';
+import { startServerProcess } from '@parley/testing/process';
 
 const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
 const PACKAGES = ['realtime', 'webchat-sdk', 'widget', 'portal'];

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { PARLEY_CLI } from '../testing/process.ts';
+import { PARLEY_CLI } from '@parley/testing/process';
 import { commands } from './commands.ts';
 import { runCli } from './main.ts';
 

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { signHmacJwt } from '@parley/realtime';
+import { freePort, PARLEY_CLI } from '@parley/testing/process';
+import { waitFor } from '@parley/testing/wait';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { parseExposition, sampleValue } from '../metrics/testing/exposition.ts';
-import { freePort, PARLEY_CLI } from '../testing/process.ts';
-import { waitFor } from '../testing/wait.ts';
 
 describe('parley realtime --config (Centrifugo-compatible standalone mode)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-rt-'));

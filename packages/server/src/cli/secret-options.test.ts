@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cliEnvFor } from '../testing/cli.ts';
-import { PortalTestClient } from '../testing/portal/portal-test-client.ts';
-import { PARLEY_CLI } from '../testing/process.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { cliEnvFor } from '@parley/testing/cli';
+import { PortalTestClient } from '@parley/testing/portal/portal-test-client';
+import { PARLEY_CLI } from '@parley/testing/process';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { runCli } from './main.ts';
 
 /**

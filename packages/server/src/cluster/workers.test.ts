@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { get } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { testPostgresUrl, testRedisUrl } from '../testing/databases.ts';
-import { freePort, type ServerProcess, startServerProcess } from '../testing/process.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { testPostgresUrl, testRedisUrl } from '@parley/testing/databases';
+import { freePort, type ServerProcess, startServerProcess } from '@parley/testing/process';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 
 /** The JSON log lines of the cluster's output (the primary's and every worker's). */
 function logLines(server: ServerProcess): Array<Record<string, unknown>> {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { PARLEY_BIN } from '../testing/process.ts';
+import { PARLEY_BIN } from '@parley/testing/process';
 import { installationRoot, resolveDataDir } from './data-folder.ts';
 import { loadConfig } from './load.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import * as m081 from '../storage/migrations/081_neutral_default_digital_employee.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { ChannelsService } from '../webchat/channels/channels.service.ts';
 import { DEFAULT_DIGITAL_EMPLOYEE_NAME, defaultSettingsFor } from './default-digital-employee.ts';
 

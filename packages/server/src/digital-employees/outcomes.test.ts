@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { RETURNS_ARTICLE } from '../testing/knowledge/knowledge-fixtures.ts';
-import { type PortalWorld, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { RETURNS_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
+import { type PortalWorld, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   bearer,
   connectToNewConversation,
@@ -16,7 +16,7 @@ import {
   newVisitor,
   sendMessage,
   type Visitor,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import { OUTCOME_QUERIES } from './outcomes.ts';
 
 const DOC = new URL('../../../../docs/outcomes.md', import.meta.url);

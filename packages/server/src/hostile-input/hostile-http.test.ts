@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { SCOPES } from '../oauth/principal.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { createTestClient } from '../testing/oauth/oauth-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createTestClient } from '@parley/testing/oauth/oauth-fixtures';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
 import {
   createChannelWithEmployee,
   createConversation,
   fetchPlatformToken,
   newVisitor,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { SCOPES } from '../oauth/principal.ts';
 import { BODY_ATTACKS, HEADER_ATTACKS, PATH_ATTACKS, QUERY_ATTACKS } from './attacks.ts';
 import { type RawResponse, rawRequest } from './raw-http.ts';
 

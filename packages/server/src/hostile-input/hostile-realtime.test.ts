@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { COMMAND_METHODS, type CommandMethod } from '@parley/realtime';
-import WebSocket from 'ws';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { startTestServer } from '../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import type { TestServer } from '@parley/testing/test-server';
+import { startTestServer } from '@parley/testing/test-server';
 import {
   createConversation,
   newVisitor,
   sdkPost,
   type Visitor,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import WebSocket from 'ws';
 import { REALTIME_VALUES } from './attacks.ts';
 
 /**

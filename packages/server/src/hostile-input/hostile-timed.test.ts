@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
+import { fetchPlatformToken, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 import { SCOPES } from '../oauth/principal.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitForSettled } from '../testing/wait.ts';
-import { fetchPlatformToken, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 import { TIMED_ATTACKS, type TimedAttack } from './attacks.ts';
 import { rawRequest, type TrickleResponse, trickleRequest } from './raw-http.ts';
 

@@ -3,12 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Centrifuge } from 'centrifuge';
-import { EventSource } from 'eventsource';
-import WebSocket from 'ws';
-import { http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor, waitForSettled } from '../testing/wait.ts';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor, waitForSettled } from '@parley/testing/wait';
 import {
   createCompanyWithSlowEmployee,
   createConversation,
@@ -16,7 +13,10 @@ import {
   newVisitor,
   sdkPost,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { Centrifuge } from 'centrifuge';
+import { EventSource } from 'eventsource';
+import WebSocket from 'ws';
 
 /**
  * The HTTP edge's time limits and per-address connection cap (src/http/time-limits.ts, connection-limits.ts;

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type HttpResult, http } from '@parley/testing/http-client';
+import { createTestClient } from '@parley/testing/oauth/oauth-fixtures';
+import type { PortalTestClient } from '@parley/testing/portal/portal-fixtures';
+import { startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { createConversation, fetchPlatformToken, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 import { TOKEN_PATH } from '../oauth/token.routes.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { type HttpResult, http } from '../testing/http-client.ts';
-import { createTestClient } from '../testing/oauth/oauth-fixtures.ts';
-import type { PortalTestClient } from '../testing/portal/portal-fixtures.ts';
-import { startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
-import { createConversation, fetchPlatformToken, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const NUL = '\u0000';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
+import { newCentrifugeClient, newVisitor, sdkPost } from '@parley/testing/webchat/webchat-fixtures';
 import WebSocket from 'ws';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitForSettled } from '../testing/wait.ts';
-import { newCentrifugeClient, newVisitor, sdkPost } from '../testing/webchat/webchat-fixtures.ts';
 
 /** A GET with a chosen Host header (fetch always sends the URL's own), as a browser at another name sends it. */
 function getWithHost(

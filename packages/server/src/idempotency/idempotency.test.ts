@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type HttpResult, http } from '@parley/testing/http-client';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { createConversation, fetchPlatformToken, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 import { sql } from 'kysely';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { type HttpResult, http } from '../testing/http-client.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { createConversation, fetchPlatformToken, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 
 /**
  * docs/design.md "Idempotency keys": `Idempotency-Key` on the platform's and the portal inbox's message posts. A

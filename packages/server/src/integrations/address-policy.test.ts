@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { after, before, describe, it } from 'node:test';
+import { type KeyRecorder, startKeyRecorder } from '@parley/testing/integrations/connectors-fixtures';
 import { ConfigError } from '../config/load.ts';
-import { type KeyRecorder, startKeyRecorder } from '../testing/integrations/connectors-fixtures.ts';
 import { DestinationPolicy, type Resolver } from './address-policy.ts';
 import { OutboundError } from './connectors.errors.ts';
 import { OutboundHttp } from './outbound-http.ts';

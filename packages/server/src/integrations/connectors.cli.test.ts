@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runParley, runParleyInProcess } from '../testing/cli.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
+import { runParley, runParleyInProcess } from '@parley/testing/cli';
+import { TEST_DATABASES } from '@parley/testing/databases';
 import {
   checkConnector,
   createTenant,
@@ -9,8 +9,8 @@ import {
   startKeyRecorder,
   type Tenant,
   testKey,
-} from '../testing/integrations/connectors-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/integrations/connectors-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 for (const database of TEST_DATABASES) {
   describe(`connectors CLI (${database})`, () => {

@@ -9,8 +9,8 @@ import {
   startKeyRecorder,
   type Tenant,
   testKey,
-} from '../testing/integrations/connectors-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/integrations/connectors-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 // Two nodes sharing one PostgreSQL schema: keys are read at call time, so no node ever uses a stale key.
 describe('connector key rotation across two nodes (postgres)', () => {

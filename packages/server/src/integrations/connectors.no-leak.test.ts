@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { type HttpResult, http } from '../testing/http-client.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type HttpResult, http } from '@parley/testing/http-client';
 import {
   checkConnector,
   createConnector,
@@ -14,8 +13,9 @@ import {
   putKey,
   startKeyRecorder,
   testKey,
-} from '../testing/integrations/connectors-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/integrations/connectors-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { sql } from 'kysely';
 
 /** The random part of a test key: finding it anywhere means the key (or a long piece of it) leaked. */
 const secretPart = (key: string) => key.slice(key.lastIndexOf('-') + 1);

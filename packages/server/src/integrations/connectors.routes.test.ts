@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
 import {
   checkConnector,
   createConnector,
@@ -12,9 +12,9 @@ import {
   startKeyRecorder,
   type Tenant,
   testKey,
-} from '../testing/integrations/connectors-fixtures.ts';
-import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/integrations/connectors-fixtures';
+import { createTestClient, fetchToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 

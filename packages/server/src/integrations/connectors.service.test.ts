@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { testKey } from '../testing/integrations/connectors-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { testKey } from '@parley/testing/integrations/connectors-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 const CLI = { actor: 'cli' };
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
-import { loadMasterKeys, parseMasterKeys, withPrimary } from '../crypto/master-keys.ts';
-import { Sealer } from '../crypto/sealing.ts';
-import { runParley, runParleyInProcess } from '../testing/cli.ts';
+import { runParley, runParleyInProcess } from '@parley/testing/cli';
 import {
   checkConnector,
   createConnector,
@@ -14,9 +11,12 @@ import {
   startKeyRecorder,
   type Tenant,
   testKey,
-} from '../testing/integrations/connectors-fixtures.ts';
-import { fetchToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/integrations/connectors-fixtures';
+import { fetchToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { sql } from 'kysely';
+import { loadMasterKeys, parseMasterKeys, withPrimary } from '../crypto/master-keys.ts';
+import { Sealer } from '../crypto/sealing.ts';
 import { ConnectorsService } from './connectors.service.ts';
 
 const sealedOf = async (server: TestServer, id: string): Promise<string> =>

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import OpenAI from 'openai';
 import {
   checkConnector,
   createTenant,
   type KeyRecorder,
   startKeyRecorder,
   testKey,
-} from '../testing/integrations/connectors-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/integrations/connectors-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import OpenAI from 'openai';
 import { DestinationPolicy } from './address-policy.ts';
 import { OutboundError } from './connectors.errors.ts';
 import { joinUrl } from './outbound.ts';

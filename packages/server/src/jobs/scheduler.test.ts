@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import { type JobOutcome, type ScheduledJob, Scheduler } from './scheduler.ts';
 
 const INTERVAL_MS = 10 * 60 * 1000;

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ReplyBlockInput, SourcesBlock } from '@parley/webchat-protocol';
-import type { ReplyChunk } from '../digital-employees/responders/responder.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
 import {
   conversationWith,
   createCompanyWithConnector,
   respondAs,
-} from '../testing/digital-employees/responder-fixtures.ts';
-import { TestBot, writeChatCompletionStream } from '../testing/digital-employees/test-bots.ts';
-import { collect } from '../testing/digital-employees/test-messages.ts';
-import { RETURNS_ARTICLE, SHIPPING_ARTICLE } from '../testing/knowledge/knowledge-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot, writeChatCompletionStream } from '@parley/testing/digital-employees/test-bots';
+import { collect } from '@parley/testing/digital-employees/test-messages';
+import { RETURNS_ARTICLE, SHIPPING_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import type { ReplyBlockInput, SourcesBlock } from '@parley/webchat-protocol';
+import type { ReplyChunk } from '../digital-employees/responders/responder.ts';
 import { DONT_KNOW, HANDING_OVER } from './grounding.ts';
 
 const textOf = (chunks: ReplyChunk[]) => chunks.filter((c): c is string => typeof c === 'string').join('');

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runParley, runParleyInProcess } from '../testing/cli.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { pdfWith, RETURNS_ARTICLE, startPageServer } from '../testing/knowledge/knowledge-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { runParley, runParleyInProcess } from '@parley/testing/cli';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { pdfWith, RETURNS_ARTICLE, startPageServer } from '@parley/testing/knowledge/knowledge-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 // `parley knowledge add|list|search|delete` (docs/knowledge.md), on both stores.
 for (const database of TEST_DATABASES) {

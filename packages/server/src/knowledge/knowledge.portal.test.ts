@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { RETURNS_ARTICLE } from '../testing/knowledge/knowledge-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { RETURNS_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
 
 // Settings → Knowledge on /portal/api (packages/server/src/knowledge/knowledge.portal.routes.ts), on both stores.
 for (const database of TEST_DATABASES) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
 import {
   knowledgeApi,
   knowledgeTenant,
@@ -8,8 +8,8 @@ import {
   RETURNS_ARTICLE,
   SHIPPING_ARTICLE,
   startPageServer,
-} from '../testing/knowledge/knowledge-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/knowledge/knowledge-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 

@@ -3,18 +3,18 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Parser } from '@asyncapi/parser';
-import type { MessageEnvelope } from '@parley/webchat-protocol';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { RETURNS_ARTICLE } from '../testing/knowledge/knowledge-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { RETURNS_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import {
   connectToNewConversation,
   digitalEmployeeCompletes,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import type { MessageEnvelope } from '@parley/webchat-protocol';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 
 const DOC = new URL('../../../../docs/asyncapi.yaml', import.meta.url);
 process.env.SCARF_ANALYTICS = 'false';

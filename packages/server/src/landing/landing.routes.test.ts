@@ -3,8 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startChromium, type TestBrowser } from '../testing/browser.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startChromium, type TestBrowser } from '@parley/testing/browser';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/landing/', import.meta.url));
 

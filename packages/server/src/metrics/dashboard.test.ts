@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { familiesOf } from './testing/exposition.ts';
 
 const DASHBOARD = new URL('../../../../docs/grafana/parley-dashboard.json', import.meta.url);

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { createTestClient, fetchToken, postToken } from '../testing/oauth/oauth-fixtures.ts';
-import { freePort } from '../testing/process.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { createTestClient, fetchToken, postToken } from '@parley/testing/oauth/oauth-fixtures';
+import { freePort } from '@parley/testing/process';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   connectToNewConversation,
   digitalEmployeeCompletes as deComplete,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import { parseExposition, type Sample, sampleValue } from './testing/exposition.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { AuditLog } from '../audit/audit.service.ts';
 import { CompaniesService } from '../companies/companies.service.ts';
 import { loadMasterKeys } from '../crypto/master-keys.ts';
 import { Sealer } from '../crypto/sealing.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { ApiClientsService } from './api-clients.service.ts';
 import { generateClientId, generateClientSecret } from './credentials.ts';
 import { rewrapOAuthSecrets } from './oauth.services.ts';

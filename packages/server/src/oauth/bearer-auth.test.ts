@@ -4,20 +4,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildApp } from '../app.ts';
-import { loadConfig } from '../config/load.ts';
-import type { Config } from '../config/schema.ts';
-import { type AppContext, createContext } from '../context.ts';
-import type { App } from '../http/types.ts';
-import { createLogger } from '../logging/logger.ts';
 import {
   dropTestSchema,
   TEST_DATABASES,
   type TestDatabase,
   testPostgresUrl,
   uniqueSchema,
-} from '../testing/databases.ts';
-import { type HttpResult, http } from '../testing/http-client.ts';
+} from '@parley/testing/databases';
+import { type HttpResult, http } from '@parley/testing/http-client';
 import {
   basicAuth,
   bearer,
@@ -25,7 +19,13 @@ import {
   createTestClient,
   postToken,
   type TestClient,
-} from '../testing/oauth/oauth-fixtures.ts';
+} from '@parley/testing/oauth/oauth-fixtures';
+import { buildApp } from '../app.ts';
+import { loadConfig } from '../config/load.ts';
+import type { Config } from '../config/schema.ts';
+import { type AppContext, createContext } from '../context.ts';
+import type { App } from '../http/types.ts';
+import { createLogger } from '../logging/logger.ts';
 import { AccessTokenVerifier, type InvalidAccessTokenError } from './access-tokens.ts';
 import { b64url, encodeHeader, signJws } from './jwt.ts';
 

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
-import { TestClock } from '../testing/clock.ts';
+import { TestClock } from '@parley/testing/clock';
 import {
   type ClientSigningKey,
   type JwksServer,
   makeClientKey,
   startJwksServer,
-} from '../testing/oauth/jwks-server.ts';
+} from '@parley/testing/oauth/jwks-server';
+import pino from 'pino';
 import type { ApiClient } from './api-clients.service.ts';
 import { ClientKeySets, KeySetUnavailableError, REFETCH_INTERVAL_MS } from './client-key-sets.ts';
 

@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { type HttpResult, http } from '../testing/http-client.ts';
-import { basicAuth, createTestClient, postToken, type TestClient } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { type HttpResult, http } from '@parley/testing/http-client';
+import {
+  basicAuth,
+  createTestClient,
+  postToken,
+  type TestClient,
+} from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 const GRANT = 'grant_type=client_credentials';
 const DEFAULT_TOKENS = 40;

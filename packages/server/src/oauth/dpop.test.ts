@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { athOf, type DpopKey, makeDpopKey, type ProofClaims } from '@parley/testing/oauth/dpop-fixtures';
+import { basicAuth, claimsOf, postToken, type TestClient } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { exportJWK, generateKeyPair } from 'jose';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { athOf, type DpopKey, makeDpopKey, type ProofClaims } from '../testing/oauth/dpop-fixtures.ts';
-import { basicAuth, claimsOf, postToken, type TestClient } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 
 const WHOAMI = '/platform/v1/auth/whoami';

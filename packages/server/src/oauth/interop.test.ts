@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { createConversation, newVisitor, sdkPost } from '@parley/testing/webchat/webchat-fixtures';
 import { createRemoteJWKSet, exportJWK, type JWTVerifyGetKey, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { createConversation, newVisitor, sdkPost } from '../testing/webchat/webchat-fixtures.ts';
 
 /**
  * Interoperability with independent implementations, not the project's own code: `oauth4webapi` as the client of

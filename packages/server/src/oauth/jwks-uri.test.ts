@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../cli/main.ts';
-import { cliEnvFor } from '../testing/cli.ts';
-import { TestClock } from '../testing/clock.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
+import { cliEnvFor } from '@parley/testing/cli';
+import { TestClock } from '@parley/testing/clock';
+import { TEST_DATABASES } from '@parley/testing/databases';
 import {
   assertionGrant,
   type ClientSigningKey,
   type JwksServer,
   makeClientKey,
   startJwksServer,
-} from '../testing/oauth/jwks-server.ts';
-import { postToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+} from '@parley/testing/oauth/jwks-server';
+import { postToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { runCli } from '../cli/main.ts';
 import { REFETCH_INTERVAL_MS } from './client-key-sets.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 

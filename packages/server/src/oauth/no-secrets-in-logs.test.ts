@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { http } from '../testing/http-client.ts';
-import { basicAuth, bearer, createTestClient, postToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { http } from '@parley/testing/http-client';
+import { basicAuth, bearer, createTestClient, postToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { generateClientSecret } from './credentials.ts';
 
 describe('no secret or token reaches the server log', () => {

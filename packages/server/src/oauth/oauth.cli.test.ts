@@ -3,11 +3,11 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { cliEnvFor } from '@parley/testing/cli';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { basicAuth, claimsOf, headerOf, postToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { runCli } from '../cli/main.ts';
-import { cliEnvFor } from '../testing/cli.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { basicAuth, claimsOf, headerOf, postToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 const GRANT = 'grant_type=client_credentials';
 const repoRoot = new URL('../../../../', import.meta.url).pathname;

@@ -3,12 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { cliEnvFor } from '@parley/testing/cli';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { basicAuth, postToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { runCli } from '../cli/main.ts';
-import { cliEnvFor } from '../testing/cli.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { basicAuth, postToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { JWT_BEARER_ASSERTION } from './client-assertion.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 

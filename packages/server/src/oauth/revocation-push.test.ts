@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { http } from '../testing/http-client.ts';
+import { http } from '@parley/testing/http-client';
 import {
   basicAuth,
   createTestClient,
   FORM,
   fetchToken,
   type TestClient,
-} from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+} from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import { REVOKE_PATH } from './token.routes.ts';
 
 const whoami = (server: TestServer, token: string) =>

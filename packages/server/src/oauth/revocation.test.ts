@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
 import {
   basicAuth,
   createTestClient,
   FORM,
   fetchToken,
   type TestClient,
-} from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+} from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import { INTROSPECT_PATH, REVOKE_PATH } from './token.routes.ts';
 
 const post = (server: TestServer, path: string, client: TestClient, body: string) =>

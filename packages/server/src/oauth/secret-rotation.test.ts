@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { cliEnvFor } from '@parley/testing/cli';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { basicAuth, postToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { runCli } from '../cli/main.ts';
-import { cliEnvFor } from '../testing/cli.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { basicAuth, postToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { parseDuration } from './api-clients.service.ts';
 
 const GRANT = 'grant_type=client_credentials';

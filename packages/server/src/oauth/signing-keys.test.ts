@@ -3,23 +3,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AuditLog } from '../audit/audit.service.ts';
-import type { AppContext } from '../context.ts';
-import { loadMasterKeys } from '../crypto/master-keys.ts';
-import { Sealer } from '../crypto/sealing.ts';
-import { openStore } from '../storage/database.ts';
-import { migrateToLatest } from '../storage/migrate.ts';
-import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
+import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
 import {
   bearer,
   createTestClient,
   fetchToken,
   headerOf,
   type TestClient,
-} from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+} from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { AuditLog } from '../audit/audit.service.ts';
+import type { AppContext } from '../context.ts';
+import { loadMasterKeys } from '../crypto/master-keys.ts';
+import { Sealer } from '../crypto/sealing.ts';
+import { openStore } from '../storage/database.ts';
+import { migrateToLatest } from '../storage/migrate.ts';
 import { KEY_RETENTION_SECONDS, SigningKeyStore } from './signing-keys.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 

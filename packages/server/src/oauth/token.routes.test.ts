@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { type HttpResult, http } from '../testing/http-client.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type HttpResult, http } from '@parley/testing/http-client';
 import {
   basicAuth,
   claimsOf,
@@ -10,9 +10,9 @@ import {
   headerOf,
   postToken,
   type TestClient,
-} from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+} from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import { generateClientId, generateClientSecret } from './credentials.ts';
 import { TOKEN_PATH } from './token.routes.ts';
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TestClock } from '../testing/clock.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { createUsers, PASSWORD, PortalTestClient, startAcme } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
+import { TestClock } from '@parley/testing/clock';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { createUsers, PASSWORD, PortalTestClient, startAcme } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
 
 for (const database of TEST_DATABASES) {
   describe(`portal sign-in, roles and CSRF (${database})`, () => {

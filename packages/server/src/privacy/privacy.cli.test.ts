@@ -3,16 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runParley, runParleyInProcess } from '../testing/cli.ts';
-import { TEST_DATABASES, testRedisUrl } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitForSettled } from '../testing/wait.ts';
+import { runParley, runParleyInProcess } from '@parley/testing/cli';
+import { TEST_DATABASES, testRedisUrl } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import {
   connectToNewConversation,
   digitalEmployeeCompletes,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 // `parley privacy export|erase` against a running server's data; on PostgreSQL with Redis, the CLI's erasure
 // disconnects the visitor's live session on the server (the broker's control channel) and drops its history there.

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { channelOf } from '@parley/webchat-protocol';
-import { http } from '../testing/http-client.ts';
-import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { http } from '@parley/testing/http-client';
+import { createTestClient, fetchToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   connectToNewConversation,
   connectVisitor,
   digitalEmployeeCompletes,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { channelOf } from '@parley/webchat-protocol';
 
 // An erasure asked of one node reaches every node (docs/privacy.md "Erase"): two servers sharing PostgreSQL and
 // Redis, the visitor with a tab on each; the erasure through node B disconnects both tabs and leaves no history

@@ -5,14 +5,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { channelOf } from '@parley/webchat-protocol';
-import SQLite from 'better-sqlite3';
-import { TEST_DATABASES, testPostgresUrl } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
-import { download, fileForm, sdkUpload } from '../testing/webchat/attachment-fixtures.ts';
+import { TEST_DATABASES, testPostgresUrl } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { createTestClient, fetchToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { download, fileForm, sdkUpload } from '@parley/testing/webchat/attachment-fixtures';
 import {
   connectToNewConversation,
   digitalEmployeeCompletes,
@@ -20,8 +18,10 @@ import {
   sdkGet,
   sdkPost,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
-import { startWebhookSink, type WebhookSink } from '../testing/webhooks/webhook-sink.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { startWebhookSink, type WebhookSink } from '@parley/testing/webhooks/webhook-sink';
+import { channelOf } from '@parley/webchat-protocol';
+import SQLite from 'better-sqlite3';
 import { RetentionSweeper } from './retention.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { PausableProxy } from '@parley/realtime/testing/pausable-proxy';
-import { TestClock } from '../testing/clock.ts';
-import { testRedisUrl } from '../testing/databases.ts';
-import { waitFor } from '../testing/wait.ts';
+import { TestClock } from '@parley/testing/clock';
+import { testRedisUrl } from '@parley/testing/databases';
+import { PausableProxy } from '@parley/testing/pausable-proxy';
+import { waitFor } from '@parley/testing/wait';
 import { createRateLimiter, MemoryRateLimiter, type RateLimiter, type RateLimitRule } from './index.ts';
 
 /** Limit checks sit in front of requests answered within 2 s (a realtime publish); slack for a loaded machine. */

@@ -4,16 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Kysely, sql } from 'kysely';
-import { dependencyUnavailable } from '../errors/unavailable.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { canMountTmpfs, mountTmpfs, type Tmpfs } from '../testing/tmpfs.ts';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { canMountTmpfs, mountTmpfs, type Tmpfs } from '@parley/testing/tmpfs';
 import {
   connectToNewConversation,
   newVisitor,
   sdkPost,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { type Kysely, sql } from 'kysely';
+import { dependencyUnavailable } from '../errors/unavailable.ts';
 import { openStore, type Store } from './database.ts';
 import type { Database } from './schema.ts';
 import { isStoreUnavailable } from './store-errors.ts';

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '@parley/testing/databases';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '../testing/databases.ts';
 import { openStore, type Store } from './database.ts';
 
 for (const database of TEST_DATABASES) {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
+import { testRedisUrl } from '@parley/testing/databases';
 import { createRateLimiter } from '../ratelimit/index.ts';
-import { testRedisUrl } from '../testing/databases.ts';
 import { closeRedis, failFastRedis } from './redis-client.ts';
 
 // Building starts nothing (docs/architecture.md "Composition"): the server's Redis connections are made when built

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { testPostgresUrl } from '@parley/testing/databases';
+import { freePort } from '@parley/testing/process';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import pg from 'pg';
-import { testPostgresUrl } from '../testing/databases.ts';
-import { freePort } from '../testing/process.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
 import { isStoreUnavailable } from './store-errors.ts';
 
 // PostgreSQL dropping a node's connections (a failover, a restart, pg_terminate_backend: SQLSTATE 57P01) must not

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { auditCursor } from '../audit/audit.service.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { compileOnce } from './compiled.ts';
 
 // The foundation's store contract: the same assertions on SQLite and PostgreSQL.

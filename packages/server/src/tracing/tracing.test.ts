@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { createCompanyWithConnector } from '../testing/digital-employees/responder-fixtures.ts';
-import { TestBot } from '../testing/digital-employees/test-bots.ts';
-import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createCompanyWithConnector } from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot } from '@parley/testing/digital-employees/test-bots';
+import { createTestClient, fetchToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   connectToNewConversation,
   newVisitor,
   digitalEmployeeCompletes as replies,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import { OtlpReceiver, type ReceivedSpan } from './testing/otlp-receiver.ts';
 
 const SERVER = 2;

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { PortalTestClient } from '@parley/testing/portal/portal-test-client';
+import { PARLEY_CLI } from '@parley/testing/process';
+import { startTestServer } from '@parley/testing/test-server';
 import { runCli } from '../cli/main.ts';
-import { PortalTestClient } from '../testing/portal/portal-test-client.ts';
-import { PARLEY_CLI } from '../testing/process.ts';
-import { startTestServer } from '../testing/test-server.ts';
 
 describe('parley users create (CLI)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-users-cli-'));

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '@parley/testing/databases';
 import { CompaniesService } from '../companies/companies.service.ts';
 import { openStore, type Store } from '../storage/database.ts';
 import { migrateToLatest } from '../storage/migrate.ts';
 import * as m082 from '../storage/migrations/082_portal_user_names.ts';
-import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '../testing/databases.ts';
 import { PASSWORD_MAX_LENGTH } from './users.errors.ts';
 import { UsersService } from './users.service.ts';
 

@@ -3,12 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { Parser } from '@asyncapi/parser';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
-import { http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
-import { fileForm, pngOf, sdkUpload } from '../testing/webchat/attachment-fixtures.ts';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { fileForm, pngOf, sdkUpload } from '@parley/testing/webchat/attachment-fixtures';
 import {
   bearer,
   connectToNewConversation,
@@ -19,7 +17,9 @@ import {
   newVisitor,
   replyIsStreaming,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { visitorTypingEvent } from './inbox-feed/inbox-feed.ts';
 import type { MessageEnvelope } from './messages/message.ts';
 import { parseVisitorTyping } from './messages/send-message.ts';

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { newIdentifiedVisitor, signVisitorToken } from '../testing/webchat/identity-fixtures.ts';
-import { createConversation, listMessages, sdkGet } from '../testing/webchat/webchat-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { newIdentifiedVisitor, signVisitorToken } from '@parley/testing/webchat/identity-fixtures';
+import { createConversation, listMessages, sdkGet } from '@parley/testing/webchat/webchat-fixtures';
 
 for (const database of TEST_DATABASES) {
   describe(`portal: visitor identity, ratings and unread counts (${database})`, () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor, waitForSettled } from '../testing/wait.ts';
-import { assertStreamedReply, markdownOf } from '../testing/webchat/stream-assertions.ts';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor, waitForSettled } from '@parley/testing/wait';
+import { assertStreamedReply, markdownOf } from '@parley/testing/webchat/stream-assertions';
 import {
   bearer,
   connectToNewConversation,
@@ -19,7 +19,7 @@ import {
   sdkPost,
   sendMessage,
   slowEmployeeText,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import type { MessageEnvelope } from './messages/message.ts';
 
 // The key flows on PostgreSQL + Redis, across two nodes sharing both.

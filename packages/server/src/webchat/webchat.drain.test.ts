@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitForSettled } from '../testing/wait.ts';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import {
   connectVisitor,
   createCompanyWithSlowEmployee,
   createConversation,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import type { MessageEnvelope } from './messages/message.ts';
 
 // SIGTERM on one node of a cluster: its clients move to another node, the reply it streams finishes (it is not

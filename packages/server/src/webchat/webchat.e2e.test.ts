@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
-import { http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor, waitForSettled } from '../testing/wait.ts';
-import { assertStreamedReply, markdownOf } from '../testing/webchat/stream-assertions.ts';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor, waitForSettled } from '@parley/testing/wait';
+import { assertStreamedReply, markdownOf } from '@parley/testing/webchat/stream-assertions';
 import {
   bearer,
   connectToNewConversation,
@@ -24,7 +23,8 @@ import {
   sdkPost,
   sendMessage,
   slowEmployeeText,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import WebSocket from 'ws';
 
 // End to end with the official centrifuge client on SQLite + the memory broker.
 describe('webchat end to end (sqlite, memory broker)', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitForSettled } from '../testing/wait.ts';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import {
   connectVisitor,
   createCompanyWithSlowEmployee,
@@ -10,7 +10,7 @@ import {
   newVisitor,
   replyIsStreaming,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import type { MessageEnvelope } from './messages/message.ts';
 
 // The spec's channel history is "100 messages retained for 1 hour": a client that was away recovers the last 100

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PausableProxy } from '@parley/realtime/testing/pausable-proxy';
-import { TEST_DATABASES, testRedisUrl } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { TEST_DATABASES, testRedisUrl } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { PausableProxy } from '@parley/testing/pausable-proxy';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   connectToNewConversation,
   createCompanyWithSlowEmployee,
@@ -15,7 +15,7 @@ import {
   replyIsStreaming,
   sdkPost,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import type { MessageEnvelope } from './messages/message.ts';
 import { MessageStore } from './messages/message-store.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { outageAwareRedisOptions } from '@parley/realtime';
+import { testRedisUrl } from '@parley/testing/databases';
 import type { Redis } from 'ioredis';
 import { createLogger } from '../logging/logger.ts';
-import { testRedisUrl } from '../testing/databases.ts';
 import { replyCoordinationFor, type WebchatDeps } from './webchat.ts';
 
 // The reply coordination connection (signals, heartbeats, shown texts) has the outage settings of every other Redis

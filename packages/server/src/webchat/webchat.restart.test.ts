@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { startTestServer } from '../testing/test-server.ts';
-import { waitForSettled } from '../testing/wait.ts';
+import { startTestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import {
   connectToNewConversation,
   connectVisitor,
@@ -16,7 +16,7 @@ import {
   newVisitor,
   replyIsStreaming,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import { MessageStore } from './messages/message-store.ts';
 
 describe('webchat restart', () => {

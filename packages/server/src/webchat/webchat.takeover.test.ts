@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { testPostgresUrl, testRedisUrl } from '../testing/databases.ts';
-import { type ServerProcess, startServerProcess } from '../testing/process.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { testPostgresUrl, testRedisUrl } from '@parley/testing/databases';
+import { type ServerProcess, startServerProcess } from '@parley/testing/process';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import {
   connectVisitor,
   createCompanyWithSlowEmployee,
   createConversation,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import type { MessageEnvelope } from './messages/message.ts';
 
 const LEASE_MS = 1_500;

@@ -4,16 +4,16 @@ import { after, before, describe, it } from 'node:test';
 import {
   createCompanyWithConnector,
   rotateThroughApi,
-} from '../testing/digital-employees/responder-fixtures.ts';
-import { TestBot } from '../testing/digital-employees/test-bots.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { assertStreamedReply, markdownOf } from '../testing/webchat/stream-assertions.ts';
+} from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot } from '@parley/testing/digital-employees/test-bots';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { assertStreamedReply, markdownOf } from '@parley/testing/webchat/stream-assertions';
 import {
   connectToNewConversation,
   newVisitor,
   digitalEmployeeCompletes as replies,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 // A webhook digital employee through the whole webchat: SendMessage → webhook bot (local HTTP server) → envelopes.
 describe('webchat with a webhook digital employee', () => {

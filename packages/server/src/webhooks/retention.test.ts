@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { DELIVERY_LOG_RETENTION_MS, pruneFinishedDeliveries } from './retention.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runParley, runParleyInProcess } from '../testing/cli.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
-import { createConversation, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
-import { startWebhookSink, verifyDelivery, type WebhookSink } from '../testing/webhooks/webhook-sink.ts';
+import { runParley, runParleyInProcess } from '@parley/testing/cli';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { createConversation, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
+import { startWebhookSink, verifyDelivery, type WebhookSink } from '@parley/testing/webhooks/webhook-sink';
 
 for (const database of TEST_DATABASES) {
   describe(`webhooks CLI (${database})`, () => {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { createConnector, testKey } from '@parley/testing/integrations/connectors-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   api,
   startWebhookSink,
   verifyDelivery,
   type WebhookSink,
   webhookTenant,
-} from '../testing/webhooks/webhook-sink.ts';
+} from '@parley/testing/webhooks/webhook-sink';
 
 const EVENTS = 300;
 

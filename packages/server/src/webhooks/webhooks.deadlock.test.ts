@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { testPostgresUrl } from '@parley/testing/databases';
+import { createConnector, testKey } from '@parley/testing/integrations/connectors-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { api, webhookTenant } from '@parley/testing/webhooks/webhook-sink';
 import pg from 'pg';
 import { createLogger } from '../logging/logger.ts';
-import { testPostgresUrl } from '../testing/databases.ts';
-import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
-import { api, webhookTenant } from '../testing/webhooks/webhook-sink.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 
 /**

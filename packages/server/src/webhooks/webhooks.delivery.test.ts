@@ -1,25 +1,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { EVENT_TYPES } from '../events/domain-events.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
-import { createTestClient, fetchToken } from '../testing/oauth/oauth-fixtures.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createConnector, testKey } from '@parley/testing/integrations/connectors-fixtures';
+import { createTestClient, fetchToken } from '@parley/testing/oauth/oauth-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   connectToNewConversation,
   createCompanyWithSlowEmployee,
   createConversation,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import {
   api,
   startWebhookSink,
   verifyDelivery,
   type WebhookSink,
   webhookTenant,
-} from '../testing/webhooks/webhook-sink.ts';
+} from '@parley/testing/webhooks/webhook-sink';
+import { EVENT_TYPES } from '../events/domain-events.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

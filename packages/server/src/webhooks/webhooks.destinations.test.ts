@@ -2,12 +2,17 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { createConnector, testKey } from '../testing/integrations/connectors-fixtures.ts';
-import { freePort } from '../testing/process.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
-import { api, startWebhookSink, type WebhookSink, webhookTenant } from '../testing/webhooks/webhook-sink.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createConnector, testKey } from '@parley/testing/integrations/connectors-fixtures';
+import { freePort } from '@parley/testing/process';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import {
+  api,
+  startWebhookSink,
+  type WebhookSink,
+  webhookTenant,
+} from '@parley/testing/webhooks/webhook-sink';
 
 const PUBLIC_URL = 'https://parley.example';
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { outageReadyDatabase, type StoreOutage } from '@parley/testing/store-outage';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import { createLogger } from '../logging/logger.ts';
 import { WARNING_INTERVAL_MS } from '../logging/throttled-warnings.ts';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { outageReadyDatabase, type StoreOutage } from '../testing/store-outage.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 
 // While the store is away the dispatcher's claim fails on every poll (100 ms by default): the log gets the first

@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { api, startWebhookSink, type WebhookSink, webhookTenant } from '../testing/webhooks/webhook-sink.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import {
+  api,
+  startWebhookSink,
+  type WebhookSink,
+  webhookTenant,
+} from '@parley/testing/webhooks/webhook-sink';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 

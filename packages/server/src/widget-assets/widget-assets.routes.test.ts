@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { DEMO_CHANNEL_NAME, DEMO_COMPANY_NAME } from './demo-company.ts';
 
 let server: TestServer;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { createConversation, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { createConversation, newVisitor } from '../testing/webchat/webchat-fixtures.ts';
 
 interface Grant {
   websocket_url: string;

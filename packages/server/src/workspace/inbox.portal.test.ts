@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Centrifuge } from 'centrifuge';
-import WebSocket from 'ws';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { waitForSettled } from '../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -13,7 +11,9 @@ import {
   EnvelopeLog,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
 import type { MessageEnvelope } from '../webchat/messages/message.ts';
 
 const markdown = (e: MessageEnvelope) =>

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { RETURNS_ARTICLE, SHIPPING_ARTICLE } from '../testing/knowledge/knowledge-fixtures.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { RETURNS_ARTICLE, SHIPPING_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   connectVisitor,
   createConversation,
   newVisitor,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import { replyFrom } from './suggested-replies.ts';
 
 // AI help in the portal inbox (docs/design.md "Agent workspace"): suggested replies from the company's own

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../testing/databases.ts';
-import { http } from '../testing/http-client.ts';
-import { type PortalTestClient, startPortalWorld } from '../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../testing/test-server.ts';
-import { waitFor } from '../testing/wait.ts';
-import { createIdentityChannel, signVisitorToken } from '../testing/webchat/identity-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { createIdentityChannel, signVisitorToken } from '@parley/testing/webchat/identity-fixtures';
 import {
   connectVisitor,
   createConversation,
@@ -14,8 +14,8 @@ import {
   sdkGet,
   sdkPost,
   sendMessage,
-} from '../testing/webchat/webchat-fixtures.ts';
-import { startWebhookSink, type WebhookSink, api as webhookApi } from '../testing/webhooks/webhook-sink.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { startWebhookSink, type WebhookSink, api as webhookApi } from '@parley/testing/webhooks/webhook-sink';
 import { SnoozeWakeJob } from './snooze-wake.job.ts';
 
 const HOUR = 3600_000;

@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
 import {
   createCompanyWithConnector,
   rotateThroughApi,
   untilCallerHangsUp,
-} from '../../testing/digital-employees/responder-fixtures.ts';
+} from '@parley/testing/digital-employees/responder-fixtures';
 import {
   TestBot,
   writeChatCompletionStream,
   writeToolCallStream,
-} from '../../testing/digital-employees/test-bots.ts';
-import { http } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
+} from '@parley/testing/digital-employees/test-bots';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   bearer,
   connectToNewConversation,
@@ -22,7 +22,7 @@ import {
   listMessages,
   newVisitor,
   sendMessage,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 const MODEL = 'parley-test-model';
 const ORDER_SCHEMA = {

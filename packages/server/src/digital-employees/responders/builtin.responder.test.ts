@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { collect, messageOf } from '../../testing/digital-employees/test-messages.ts';
+import { collect, messageOf } from '@parley/testing/digital-employees/test-messages';
 import { defaultDigitalEmployeeFor, defaultSettingsFor } from '../default-digital-employee.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import type { DigitalEmployeeSettings } from '../digital-employees.settings.ts';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
-import { TestBot } from '../../testing/digital-employees/test-bots.ts';
-import { collect, messageOf } from '../../testing/digital-employees/test-messages.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createCompanyWithConnector } from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot } from '@parley/testing/digital-employees/test-bots';
+import { collect, messageOf } from '@parley/testing/digital-employees/test-messages';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { createResponder } from './create-responder.ts';
 import { ResponderError } from './responder-errors.ts';
 

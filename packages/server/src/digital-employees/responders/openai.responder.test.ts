@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
 import {
   assertNoKey,
   assertNoKeyInLogs,
@@ -15,10 +15,10 @@ import {
   rotateThroughApi,
   startServerAndBotPerSuite,
   untilCallerHangsUp,
-} from '../../testing/digital-employees/responder-fixtures.ts';
-import { type TestBot, writeChatCompletionStream } from '../../testing/digital-employees/test-bots.ts';
-import { collect } from '../../testing/digital-employees/test-messages.ts';
-import type { TestServer } from '../../testing/test-server.ts';
+} from '@parley/testing/digital-employees/responder-fixtures';
+import { type TestBot, writeChatCompletionStream } from '@parley/testing/digital-employees/test-bots';
+import { collect } from '@parley/testing/digital-employees/test-messages';
+import type { TestServer } from '@parley/testing/test-server';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import { OpenAiResponder } from './openai.responder.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TEST_DATABASES } from '../../testing/databases.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
 import {
   assertNoKey,
   assertNoKeyInLogs,
@@ -15,10 +15,10 @@ import {
   rotateThroughApi,
   startServerAndBotPerSuite,
   untilCallerHangsUp,
-} from '../../testing/digital-employees/responder-fixtures.ts';
-import { TestBot } from '../../testing/digital-employees/test-bots.ts';
-import { collect } from '../../testing/digital-employees/test-messages.ts';
-import type { TestServer } from '../../testing/test-server.ts';
+} from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot } from '@parley/testing/digital-employees/test-bots';
+import { collect } from '@parley/testing/digital-employees/test-messages';
+import type { TestServer } from '@parley/testing/test-server';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { createResponder } from './create-responder.ts';
 import type { ReplyChunk, RespondInput } from './responder.ts';

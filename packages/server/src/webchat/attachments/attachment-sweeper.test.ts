@@ -2,18 +2,18 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { http } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
-import { download, fileForm, sdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
+import { download, fileForm, sdkUpload } from '@parley/testing/webchat/attachment-fixtures';
 import {
   bearer,
   createConversation,
   fetchPlatformToken,
   newVisitor,
   type Visitor,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import { AttachmentSweeper, CLAIM_MS } from './attachment-sweeper.ts';
 import { StoreBlobStore } from './store-blob-store.ts';
 

@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
-import { TestBot, writeChatCompletionStream } from '../../testing/digital-employees/test-bots.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { download, fileForm, PDF, pngOf, sdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createCompanyWithConnector } from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot, writeChatCompletionStream } from '@parley/testing/digital-employees/test-bots';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { download, fileForm, PDF, pngOf, sdkUpload } from '@parley/testing/webchat/attachment-fixtures';
 import {
   connectToNewConversation,
   newVisitor,
   digitalEmployeeCompletes as replies,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 interface AttachmentOnWire {
   type: 'attachment';

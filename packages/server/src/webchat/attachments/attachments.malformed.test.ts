@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { download, rawSdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
-import { createConversation, newVisitor } from '../../testing/webchat/webchat-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { download, rawSdkUpload } from '@parley/testing/webchat/attachment-fixtures';
+import { createConversation, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 
 const BOUNDARY = 'parley-malformed-boundary';
 const partHead = (disposition = 'filename="notes.txt"') =>

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { http } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { download, fileForm, PDF, pngOf, sdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
-import { createConversation, newVisitor, type Visitor } from '../../testing/webchat/webchat-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { download, fileForm, PDF, pngOf, sdkUpload } from '@parley/testing/webchat/attachment-fixtures';
+import { createConversation, newVisitor, type Visitor } from '@parley/testing/webchat/webchat-fixtures';
 import { AttachmentLinks, LINK_TTL_SECONDS } from './attachment-links.ts';
 
 const HOUR_MS = LINK_TTL_SECONDS * 1000;

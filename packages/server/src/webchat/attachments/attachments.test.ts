@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { http } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import {
   download,
   fileForm,
@@ -11,7 +11,7 @@ import {
   platformUpload,
   pngOf,
   sdkUpload,
-} from '../../testing/webchat/attachment-fixtures.ts';
+} from '@parley/testing/webchat/attachment-fixtures';
 import {
   bearer,
   connectVisitor,
@@ -19,7 +19,7 @@ import {
   fetchPlatformToken,
   listMessages,
   newVisitor,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 

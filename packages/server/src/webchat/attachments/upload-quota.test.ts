@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type { HttpResult } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { fileForm, sdkUpload } from '../../testing/webchat/attachment-fixtures.ts';
-import { createConversation, newVisitor, type Visitor } from '../../testing/webchat/webchat-fixtures.ts';
+import type { HttpResult } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { fileForm, sdkUpload } from '@parley/testing/webchat/attachment-fixtures';
+import { createConversation, newVisitor, type Visitor } from '@parley/testing/webchat/webchat-fixtures';
 
 /** The quotas of this file's server: a few KiB, so a handful of small uploads reach them. */
 const SESSION_QUOTA = 3000;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { type PortalWorld, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type PortalWorld, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
 
 // Canned responses (docs/routing.md): admins write, every portal user reads, shortcuts unique per company, tenants
 // isolated, on both stores.

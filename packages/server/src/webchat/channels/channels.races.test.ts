@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { type PortalTestClient, signInClient, startAcme } from '../../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type PortalTestClient, signInClient, startAcme } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
 
 /** Rounds of the race: a channel left pointing at nothing showed in 1 of 8 on PostgreSQL before the fix. */
 const ROUNDS = 30;

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { BrokerError } from '@parley/realtime';
+import { waitFor } from '@parley/testing/wait';
 import { createLogger } from '../../logging/logger.ts';
-import { waitFor } from '../../testing/wait.ts';
 import type { MessageEnvelope, MessageSnapshot } from '../messages/message.ts';
 import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
 

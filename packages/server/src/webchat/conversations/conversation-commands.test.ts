@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../../cli/main.ts';
-import { testPostgresUrl, testRedisUrl } from '../../testing/databases.ts';
-import { createUsers, signInClient } from '../../testing/portal/portal-fixtures.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { testPostgresUrl, testRedisUrl } from '@parley/testing/databases';
+import { createUsers, signInClient } from '@parley/testing/portal/portal-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import {
   bearer,
   connectToNewConversation,
   createConversation,
   fetchPlatformToken,
   newVisitor,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { runCli } from '../../cli/main.ts';
 
 // One module for what agents do (post, handover, hand back, close), whoever acts: the platform API, the portal
 // inbox and the CLI give the same results and leave the same audit events. PostgreSQL + Redis, so the CLI (its own

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { clockMs } from '../../storage/db-clock.ts';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { outageReadyDatabase, proxiedPostgres, type StoreOutage } from '../../testing/store-outage.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { outageReadyDatabase, proxiedPostgres, type StoreOutage } from '@parley/testing/store-outage';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -15,7 +14,8 @@ import {
   newVisitor,
   sendMessage,
   slowEmployeeText,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { clockMs } from '../../storage/db-clock.ts';
 import type { MessageEnvelope } from '../messages/message.ts';
 
 /** Short leases, so that every lease lapses during the outages below (3–4 leases long). */

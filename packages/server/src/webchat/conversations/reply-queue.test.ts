@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES, testRedisUrl } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import { clockMs } from '../../storage/db-clock.ts';
 import { connectFailFastRedis } from '../../storage/redis-client.ts';
-import { TEST_DATABASES, testRedisUrl } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import { ConversationsService } from './conversations.service.ts';
 import { RedisReplyHeartbeats } from './reply-heartbeats.ts';

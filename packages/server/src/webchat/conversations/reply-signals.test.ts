@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
+import { testRedisUrl } from '@parley/testing/databases';
+import { waitFor, waitForSettled } from '@parley/testing/wait';
 import type { Redis } from 'ioredis';
 import { createLogger } from '../../logging/logger.ts';
 import { connectFailFastRedis } from '../../storage/redis-client.ts';
-import { testRedisUrl } from '../../testing/databases.ts';
-import { waitFor, waitForSettled } from '../../testing/wait.ts';
 import { RedisReplySignals, type ReplySignal } from './reply-signals.ts';
 
 // Two "nodes" (two RedisReplySignals on their own connections) sharing one prefix, as a cluster's nodes do.

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES, testRedisUrl } from '@parley/testing/databases';
+import { proxiedPostgres, readOnlySqlite, type StoreOutage } from '@parley/testing/store-outage';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import { createLogger } from '../../logging/logger.ts';
 import { openStore, type Store } from '../../storage/database.ts';
 import { connectFailFastRedis } from '../../storage/redis-client.ts';
-import { TEST_DATABASES, testRedisUrl } from '../../testing/databases.ts';
-import { proxiedPostgres, readOnlySqlite, type StoreOutage } from '../../testing/store-outage.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
 import type { MessageEnvelope } from '../messages/message.ts';
 import { MessageStore } from '../messages/message-store.ts';
 import { type Broadcaster, PendingAnnouncements } from './broadcaster.ts';
@@ -48,7 +48,7 @@ for (const database of TEST_DATABASES) {
     let server: TestServer;
     let conversationId: string;
     let companyId: string;
-    /** A second way into the same database that the tests can take away (see testing/store-outage.ts). */
+    /** A second way into the same database that the tests can take away (see packages/testing/src/store-outage.ts). */
     let cutOff: { store: Store; outage: StoreOutage; close(): Promise<void> };
     before(async () => {
       server = await startTestServer({ database });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { testRedisUrl } from '@parley/testing/databases';
 import type { Redis } from 'ioredis';
 import { connectFailFastRedis } from '../../storage/redis-client.ts';
-import { testRedisUrl } from '../../testing/databases.ts';
 import type { Block } from '../messages/message.ts';
 import { withShownText } from './conversation-engine.ts';
 import { RedisShownTexts } from './shown-texts.ts';

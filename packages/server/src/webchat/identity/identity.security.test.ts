@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
 import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { SignJWT } from 'jose';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import {
   configureIdentity,
   createIdentityChannel,
   newIdentifiedVisitor,
   signVisitorToken,
-} from '../../testing/webchat/identity-fixtures.ts';
-import { sdkGet } from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/identity-fixtures';
+import { sdkGet } from '@parley/testing/webchat/webchat-fixtures';
+import { SignJWT } from 'jose';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const nowSeconds = () => Math.floor(Date.now() / 1000);

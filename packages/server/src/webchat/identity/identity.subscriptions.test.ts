@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Centrifuge, Subscription } from 'centrifuge';
-import type { TestDatabase } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitForSettled } from '../../testing/wait.ts';
+import type { TestDatabase } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import {
   createIdentityChannel,
   newIdentifiedVisitor,
   signVisitorToken,
-} from '../../testing/webchat/identity-fixtures.ts';
+} from '@parley/testing/webchat/identity-fixtures';
 import {
   connectVisitor,
   createConversation,
@@ -19,7 +18,8 @@ import {
   sdkPost,
   sendMessage,
   type Visitor,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import type { Centrifuge, Subscription } from 'centrifuge';
 
 /**
  * docs/design.md "Who may read a conversation channel": the attack of an anonymous session that keeps reading a

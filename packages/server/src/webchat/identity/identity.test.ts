@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { countSealedByMasterVersion } from '../../crypto/sealed-columns.ts';
-import { runParleyInProcess } from '../../testing/cli.ts';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { http } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitForSettled } from '../../testing/wait.ts';
+import { runParleyInProcess } from '@parley/testing/cli';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import {
   configureIdentity,
   createIdentityChannel,
   newIdentifiedVisitor,
   signVisitorToken,
-} from '../../testing/webchat/identity-fixtures.ts';
+} from '@parley/testing/webchat/identity-fixtures';
 import {
   connectVisitor,
   createConversation,
@@ -23,7 +22,8 @@ import {
   sdkGet,
   sdkPost,
   sendMessage,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { countSealedByMasterVersion } from '../../crypto/sealed-columns.ts';
 import { visitorKeyOf } from '../visitor.ts';
 
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));

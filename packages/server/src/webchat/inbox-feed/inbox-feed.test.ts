@@ -1,21 +1,21 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { InboxEvent } from '@parley/webchat-protocol';
-import { Centrifuge } from 'centrifuge';
-import WebSocket from 'ws';
-import { createLogger } from '../../logging/logger.ts';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { type PortalWorld, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type PortalWorld, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   connectVisitor,
   createConversation,
   newVisitor,
   sdkPost,
   sendMessage,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import type { InboxEvent } from '@parley/webchat-protocol';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
+import { createLogger } from '../../logging/logger.ts';
 import { ConversationsService } from '../conversations/conversations.service.ts';
 import { InboxFeed, previewOf } from './inbox-feed.ts';
 

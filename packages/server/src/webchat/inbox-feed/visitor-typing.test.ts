@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TestClock } from '@parley/testing/clock';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type PortalWorld, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import { waitFor } from '@parley/testing/wait';
+import { connectVisitor, createConversation, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 import type { InboxPublication, InboxVisitorTyping } from '@parley/webchat-protocol';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
-import { TestClock } from '../../testing/clock.ts';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { type PortalWorld, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
-import { waitFor } from '../../testing/wait.ts';
-import { connectVisitor, createConversation, newVisitor } from '../../testing/webchat/webchat-fixtures.ts';
 
 const TYPING = { version: 1, event: 'typing' };
 

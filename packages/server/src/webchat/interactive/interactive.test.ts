@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Subscription } from 'centrifuge';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
-import { TestBot } from '../../testing/digital-employees/test-bots.ts';
-import { http } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createCompanyWithConnector } from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot } from '@parley/testing/digital-employees/test-bots';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import {
   bearer,
   type ConnectedVisitor,
@@ -16,7 +15,8 @@ import {
   listMessages,
   newVisitor,
   sendMessage,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import type { Subscription } from 'centrifuge';
 import type { MessageEnvelope } from '../messages/message.ts';
 
 // Interactive blocks end to end (docs/design.md "Interactive blocks") over real HTTP and the official `centrifuge`

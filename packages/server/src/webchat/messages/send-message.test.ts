@@ -1,13 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import {
-  connectToNewConversation,
-  listMessages,
-  newVisitor,
-} from '../../testing/webchat/webchat-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { connectToNewConversation, listMessages, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
 import { PUBLISH_CODES, PublishRefusal, parseSendMessage } from './send-message.ts';
 
 // The HTTP edge's text rule (src/http/unsafe-text.ts) holds on the realtime boundary too, with the official client.

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
-import { TestBot, writeChatCompletionStream } from '../../testing/digital-employees/test-bots.ts';
-import { http } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createCompanyWithConnector } from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot, writeChatCompletionStream } from '@parley/testing/digital-employees/test-bots';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   bearer,
   connectToNewConversation,
@@ -14,7 +14,7 @@ import {
   listMessages,
   newVisitor,
   sendMessage,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 
 const MODEL = 'parley-test-model';
 

@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { inboxChannelOf } from '@parley/webchat-protocol';
-import { Centrifuge } from 'centrifuge';
-import WebSocket from 'ws';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { http } from '../../testing/http-client.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   bearer,
   connectVisitor,
@@ -15,12 +12,11 @@ import {
   fetchPlatformToken,
   listMessages,
   newVisitor,
-} from '../../testing/webchat/webchat-fixtures.ts';
-import {
-  startWebhookSink,
-  type WebhookSink,
-  api as webhookApi,
-} from '../../testing/webhooks/webhook-sink.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { startWebhookSink, type WebhookSink, api as webhookApi } from '@parley/testing/webhooks/webhook-sink';
+import { inboxChannelOf } from '@parley/webchat-protocol';
+import { Centrifuge } from 'centrifuge';
+import WebSocket from 'ws';
 
 const NOTE = 'Customer is a reseller; check the contract before refunding (internal).';
 

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { readMarksOf } from '@parley/webchat-protocol';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { http } from '../../testing/http-client.ts';
-import { type PortalTestClient, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
-import type { TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { http } from '@parley/testing/http-client';
+import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
+import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   bearer,
   connectVisitor,
@@ -19,7 +18,8 @@ import {
   sdkPost,
   sendMessage,
   type Visitor,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { readMarksOf } from '@parley/webchat-protocol';
 
 for (const database of TEST_DATABASES) {
   describe(`read state (${database})`, () => {

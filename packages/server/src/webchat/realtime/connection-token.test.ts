@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitForSettled } from '../../testing/wait.ts';
-import { newCentrifugeClient } from '../../testing/webchat/webchat-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
+import { newCentrifugeClient } from '@parley/testing/webchat/webchat-fixtures';
 
 /**
  * A connection token signed with the realtime secret but naming a company that does not exist (one signed by hand)

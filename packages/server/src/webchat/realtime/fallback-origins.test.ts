@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { EMULATION_PATH, HTTP_STREAM_PATH, SSE_PATH } from '@parley/webchat-protocol';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 
 /**
  * The WebSocket fallbacks (HTTP-streaming, SSE, `/emulation`) answer CORS before any token is read, so they admit

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runCli } from '../../cli/main.ts';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { createCompanyWithConnector } from '../../testing/digital-employees/responder-fixtures.ts';
-import { TestBot } from '../../testing/digital-employees/test-bots.ts';
-import { createUsers, type PortalTestClient, signInClient } from '../../testing/portal/portal-fixtures.ts';
-import { startTestServer, type TestServer } from '../../testing/test-server.ts';
-import { waitFor } from '../../testing/wait.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { createCompanyWithConnector } from '@parley/testing/digital-employees/responder-fixtures';
+import { TestBot } from '@parley/testing/digital-employees/test-bots';
+import { createUsers, type PortalTestClient, signInClient } from '@parley/testing/portal/portal-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   bearer,
   connectVisitor,
@@ -18,7 +17,8 @@ import {
   sdkPost,
   sendMessage,
   type Visitor,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
+import { runCli } from '../../cli/main.ts';
 
 // Routing (docs/routing.md): request_human queues, round-robin among available agents under capacity, take,
 // reassign, hand back, business hours, on both stores.

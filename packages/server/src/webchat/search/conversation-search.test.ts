@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '../../testing/databases.ts';
-import { type PortalWorld, startPortalWorld } from '../../testing/portal/portal-fixtures.ts';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { type PortalWorld, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
 import {
   bearer,
   connectVisitor,
@@ -10,7 +10,7 @@ import {
   fetchPlatformToken,
   newVisitor,
   sendMessage,
-} from '../../testing/webchat/webchat-fixtures.ts';
+} from '@parley/testing/webchat/webchat-fixtures';
 import type { MessageEnvelope } from '../messages/message.ts';
 
 // One contract for search (docs/routing.md "Search") over both stores: PostgreSQL full-text search (GIN index on a

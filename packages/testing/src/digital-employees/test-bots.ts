@@ -7,7 +7,7 @@ export interface RecordedRequest {
   path: string;
   authorization: string | undefined;
   contentType: string | undefined;
-  /** The W3C trace context the caller sent (src/tracing/). */
+  /** The W3C trace context the caller sent (packages/server/src/tracing/). */
   traceparent: string | undefined;
   body: unknown;
 }

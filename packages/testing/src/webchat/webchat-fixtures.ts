@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { Scope } from '@parley/server/internal/oauth/principal';
+import type { MessageEnvelope } from '@parley/server/internal/webchat/messages/message';
 import { type ReadEvent, readEventOf } from '@parley/webchat-protocol';
 import { Centrifuge, type Subscription } from 'centrifuge';
 import WebSocket from 'ws';
-import type { Scope } from '../../oauth/principal.ts';
-import type { MessageEnvelope } from '../../webchat/messages/message.ts';
 import { http, json } from '../http-client.ts';
 import { createTestClient, fetchToken } from '../oauth/oauth-fixtures.ts';
 import type { TestServer } from '../test-server.ts';
@@ -94,7 +94,7 @@ export interface ConnectedVisitor {
   log: EnvelopeLog;
   /** The stream position the client holds (from `subscribed` and each publication's offset), for recovery. */
   position: { offset: number; epoch: string };
-  /** The `data` of every subscribe result so far (the replies in flight: webchat/realtime/in-flight.ts). */
+  /** The `data` of every subscribe result so far (the replies in flight: packages/server/src/webchat/realtime/in-flight.ts). */
   subscribedData: unknown[];
   /** Read events received (live, outside history; packages/server/src/webchat/reads/read-marks.ts): not envelopes, so not in `log`. */
   readEvents: ReadEvent[];

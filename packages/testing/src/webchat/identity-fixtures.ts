@@ -1,6 +1,6 @@
+import type { IdentityMode } from '@parley/server/internal/webchat/channels/channels.service';
+import type { IdentitySettings } from '@parley/server/internal/webchat/identity/channel-identity';
 import { SignJWT } from 'jose';
-import type { IdentityMode } from '../../webchat/channels/channels.service.ts';
-import type { IdentitySettings } from '../../webchat/identity/channel-identity.ts';
 import type { TestServer } from '../test-server.ts';
 import { newVisitor, type Visitor } from './webchat-fixtures.ts';
 

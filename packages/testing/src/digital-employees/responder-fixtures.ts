@@ -2,12 +2,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { after, before } from 'node:test';
+import type { DigitalEmployee } from '@parley/server/internal/digital-employees/digital-employees.service';
+import type { DigitalEmployeeSettings } from '@parley/server/internal/digital-employees/digital-employees.settings';
+import { createResponder } from '@parley/server/internal/digital-employees/responders/create-responder';
+import type {
+  ReplyChunk,
+  RespondInput,
+} from '@parley/server/internal/digital-employees/responders/responder';
+import { ResponderError } from '@parley/server/internal/digital-employees/responders/responder-errors';
 import type { MessageRole, MessageSnapshot } from '@parley/webchat-protocol';
-import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
-import type { DigitalEmployeeSettings } from '../../digital-employees/digital-employees.settings.ts';
-import { createResponder } from '../../digital-employees/responders/create-responder.ts';
-import type { ReplyChunk, RespondInput } from '../../digital-employees/responders/responder.ts';
-import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
 import type { TestDatabase } from '../databases.ts';
 import { startTestServer, type TestServer } from '../test-server.ts';
 import { type BotHandler, TestBot } from './test-bots.ts';

@@ -2,14 +2,21 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-/** `npx parley`'s entry: the production build when it is current, else the sources (bin/parley.js). */
-export const PARLEY_BIN = fileURLToPath(new URL('../../bin/parley.js', import.meta.url));
+// The two below are files a child process runs, not modules imported here, so they are found by their place in the
+// repository (this file is packages/testing/src/process.ts).
+
+/** `npx parley`'s entry: the production build when it is current, else the sources (packages/server/bin/parley.js). */
+export const PARLEY_BIN = fileURLToPath(new URL('../../server/bin/parley.js', import.meta.url));
 
 /**
- * Node arguments that run the CLI from its TypeScript sources whatever dist/ holds (cli/run.ts): what tests
- * spawn, so the suite always exercises the sources. `[...PARLEY_CLI, 'serve']` is `npx parley serve`.
+ * Node arguments that run the CLI from its TypeScript sources whatever dist/ holds
+ * (packages/server/src/cli/run.ts): what tests spawn, so the suite always exercises the sources. `[...PARLEY_CLI, 'serve']` is `npx parley serve`.
  */
-export const PARLEY_CLI = ['--import', 'tsx', fileURLToPath(new URL('../cli/run.ts', import.meta.url))];
+export const PARLEY_CLI = [
+  '--import',
+  'tsx',
+  fileURLToPath(new URL('../../server/src/cli/run.ts', import.meta.url)),
+];
 
 /** A port that was free a moment ago (for child processes that must be told their port up front). */
 export async function freePort(): Promise<number> {

@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { buildApp } from '../app.ts';
-import { loadConfig } from '../config/load.ts';
-import type { Config } from '../config/schema.ts';
-import { type AppContext, createContext } from '../context.ts';
-import type { RouteEntry } from '../http/route-methods.ts';
-import type { App } from '../http/types.ts';
-import { createLogger } from '../logging/logger.ts';
-import { RecentErrors } from '../system/recent-errors.ts';
+import { buildApp } from '@parley/server/internal/app';
+import { loadConfig } from '@parley/server/internal/config/load';
+import type { Config } from '@parley/server/internal/config/schema';
+import { type AppContext, createContext } from '@parley/server/internal/context';
+import type { RouteEntry } from '@parley/server/internal/http/route-methods';
+import type { App } from '@parley/server/internal/http/types';
+import { createLogger } from '@parley/server/internal/logging/logger';
+import { RecentErrors } from '@parley/server/internal/system/recent-errors';
 import {
   dropTestSchema,
   type TestDatabase,
@@ -30,7 +30,7 @@ export interface TestServer {
   schema: string | undefined;
   /** What SIGTERM starts (main.ts): the graceful drain, before `close`. */
   drain(graceMs: number): Promise<void>;
-  /** Every registered route and method (http/route-methods.ts). */
+  /** Every registered route and method (packages/server/src/http/route-methods.ts). */
   routes(): RouteEntry[];
   close(): Promise<void>;
 }

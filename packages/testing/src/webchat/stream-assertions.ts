@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { MessageEnvelope } from '../../webchat/messages/message.ts';
+import type { MessageEnvelope } from '@parley/server/internal/webchat/messages/message';
 
 /**
  * The streamed-reply contract (docs/design.md "MessageEnvelope"): version 1; sequence 1, 2, 3… for one message; first a

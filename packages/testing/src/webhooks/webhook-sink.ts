@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Scope } from '@parley/server/internal/oauth/principal';
 import { Webhook } from 'standardwebhooks';
-import type { Scope } from '../../oauth/principal.ts';
 import { type HttpResult, http } from '../http-client.ts';
 import { createBearerTenant } from '../oauth/oauth-fixtures.ts';
 import type { TestServer } from '../test-server.ts';

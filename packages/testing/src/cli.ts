@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { runCli } from '../cli/main.ts';
+import { runCli } from '@parley/server/internal/cli/main';
 import { testPostgresUrl } from './databases.ts';
 import { PARLEY_CLI } from './process.ts';
 import type { TestServer } from './test-server.ts';
@@ -14,7 +14,7 @@ export interface CliRun {
 }
 
 /**
- * Runs the real CLI (from its sources, `cli/run.ts`) as a child process against a test server's data: its data folder, and for
+ * Runs the real CLI (from its sources, `packages/server/src/cli/run.ts`) as a child process against a test server's data: its data folder, and for
  * PostgreSQL its schema (through `options=-c search_path=…` in DATABASE_URL). `env` adds or overrides variables.
  */
 export async function runParley(
@@ -79,7 +79,7 @@ function jsonOf(stdout: string): unknown {
 /** The environment a CLI beside `server` has: its data folder and, on PostgreSQL, its database and schema. */
 export async function cliEnvFor(server: TestServer): Promise<Record<string, string>> {
   const env: Record<string, string> = { PARLEY_DATA_DIR: server.dataDir, LOG_LEVEL: 'warn' };
-  // The schema the test server runs in (its search path; storage/database.ts): known, so not asked of the database.
+  // The schema the test server runs in (its search path; packages/server/src/storage/database.ts): known, so not asked of the database.
   if (server.schema !== undefined) {
     env.DATABASE_URL = `${testPostgresUrl()}?options=${encodeURIComponent(`-c search_path=${server.schema}`)}`;
   }

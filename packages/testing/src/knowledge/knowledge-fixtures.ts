@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Scope } from '../../oauth/principal.ts';
+import type { Scope } from '@parley/server/internal/oauth/principal';
 import { type HttpResult, http } from '../http-client.ts';
 import { createBearerTenant } from '../oauth/oauth-fixtures.ts';
 import type { TestServer } from '../test-server.ts';

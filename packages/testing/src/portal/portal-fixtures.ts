@@ -1,5 +1,5 @@
-import { UsersService } from '../../users/users.service.ts';
-import type { UserRole } from '../../users/users.tables.ts';
+import { UsersService } from '@parley/server/internal/users/users.service';
+import type { UserRole } from '@parley/server/internal/users/users.tables';
 import type { TestDatabase } from '../databases.ts';
 import type { HttpResult } from '../http-client.ts';
 import { basicAuth, postToken } from '../oauth/oauth-fixtures.ts';

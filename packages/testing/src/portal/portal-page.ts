@@ -1,6 +1,6 @@
-import { PASSWORD, type PortalUsers, startAcme } from '../../../server/src/testing/portal/portal-fixtures.ts';
-import type { TestServer, TestServerOptions } from '../../../server/src/testing/test-server.ts';
+import type { TestServer, TestServerOptions } from '../test-server.ts';
 import { openSection, signIn, startPortalBrowser, type TestBrowser } from './browser.ts';
+import { PASSWORD, type PortalUsers, startAcme } from './portal-fixtures.ts';
 
 export interface PortalPage {
   server: TestServer;

@@ -2,8 +2,9 @@
 // PostgreSQL is reached through a TCP proxy that the test cuts (every connection reset, new ones refused: what a
 // stopped database looks like from the node); SQLite is switched to `PRAGMA query_only`, so every write fails with
 // SQLITE_READONLY as on a file system remounted read-only. Either way the store answers again after `restore`.
+
+import type { Database } from '@parley/server/internal/storage/schema';
 import { type Kysely, sql } from 'kysely';
-import type { Database } from '../storage/schema.ts';
 import { type TestDatabase, testPostgresUrl } from './databases.ts';
 import { TcpProxy } from './tcp-proxy.ts';
 

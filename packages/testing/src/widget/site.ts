@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BuiltinAnswer } from '../../../server/src/digital-employees/digital-employees.settings.ts';
-import type { TestServer } from '../../../server/src/testing/test-server.ts';
+import type { BuiltinAnswer } from '@parley/server/internal/digital-employees/digital-employees.settings';
+import type { TestServer } from '../test-server.ts';
 
 /**
  * An integrator's site for widget tests: a web server of its own on 127.0.0.1 (another origin than Parley's) that

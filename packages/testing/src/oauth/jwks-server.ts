@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { JWT_BEARER_ASSERTION } from '@parley/server/internal/oauth/client-assertion';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
-import { JWT_BEARER_ASSERTION } from '../../oauth/client-assertion.ts';
 
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 

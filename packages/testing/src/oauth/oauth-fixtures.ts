@@ -1,6 +1,6 @@
-import type { AppContext } from '../../context.ts';
-import type { Scope } from '../../oauth/principal.ts';
-import { TOKEN_PATH } from '../../oauth/token.routes.ts';
+import type { AppContext } from '@parley/server/internal/context';
+import type { Scope } from '@parley/server/internal/oauth/principal';
+import { TOKEN_PATH } from '@parley/server/internal/oauth/token.routes';
 import { type HttpResult, http } from '../http-client.ts';
 
 export interface TestClient {

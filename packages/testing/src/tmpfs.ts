@@ -1,4 +1,4 @@
-// A small file system that really fills up, for disk-full tests (storage/disk-full.test.ts) and the fault suite's
+// A small file system that really fills up, for disk-full tests (packages/server/src/storage/disk-full.test.ts) and the fault suite's
 // disk-full scenario: a tmpfs of a few MiB, mounted on a fresh folder. Mounting one needs root.
 import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { startChromium, type TestBrowser } from '../../../server/src/testing/browser.ts';
-import { waitFor } from '../../../server/src/testing/wait.ts';
+import { startChromium, type TestBrowser } from '../browser.ts';
+import { waitFor } from '../wait.ts';
 
 export type { TestBrowser };
 
