@@ -1,5 +1,4 @@
-import { keepRedisAlive, outageAwareRedisOptions } from '@parley/realtime';
-import { Redis } from 'ioredis';
+import { keepRedisAlive, OutageAwareRedis } from '@parley/realtime';
 
 /**
  * The one factory of the server's own Redis connections (rate limits, reply signals, heartbeats and shown texts):
@@ -8,11 +7,11 @@ import { Redis } from 'ioredis';
  * connection that stops answering (a partition) is dropped within about a second — PINGed while idle, so it is
  * noticed even when nothing else is sent — and it is made again every half second or so until Redis is back. For
  * callers that have something to do meanwhile (rate limits count per node, ratelimit/fallback-rate-limiter.ts; a
- * reply's signal is a hint that the other nodes' sweeps make up for). A `duplicate()` has the same settings.
+ * reply's signal is a hint that the other nodes' sweeps make up for). Its `withSameSettings()` is another connection with the same settings.
  * `ready` settles once the first connection attempt did, whatever its outcome.
  */
-export function connectFailFastRedis(url: string): { redis: Redis; ready: Promise<void> } {
-  const redis = new Redis(url, outageAwareRedisOptions());
+export function connectFailFastRedis(url: string): { redis: OutageAwareRedis; ready: Promise<void> } {
+  const redis = new OutageAwareRedis(url);
   redis.on('error', () => {});
   const stopKeepAlive = keepRedisAlive(redis);
   redis.once('end', stopKeepAlive);
