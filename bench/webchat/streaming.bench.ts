@@ -370,12 +370,20 @@ async function setUpConversation(baseUrl: string, companyId: string): Promise<Ta
     'x-session-id': randomUUID(),
     'x-company': companyId,
   };
-  const post = async (path: string, body: unknown) => {
+  const post = async (path: string, body: unknown, attempt = 1): Promise<Record<string, string>> => {
     const res = await fetch(`${baseUrl}/sdk/v1${path}`, {
       method: 'POST',
       headers,
       body: JSON.stringify(body),
     });
+    // A store that cannot take more now (a pool wait on a loaded machine) answers 503 with a Retry-After; the SDK
+    // retries it, and so does the bench's set-up, a few times.
+    if (res.status === 503 && attempt < 5) {
+      const seconds = Number(res.headers.get('retry-after') ?? 1);
+      await res.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, 1000 * seconds));
+      return post(path, body, attempt + 1);
+    }
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<Record<string, string>>;
   };
