@@ -5,6 +5,8 @@
  *   npm run bench -- webchat                      (1,000 conversations)
  *   node --import tsx bench/webchat/streaming.bench.ts --conversations=200 --words=40 --word-delay=20
  *   npm run bench -- streaming --store=postgres   (PostgreSQL + Redis broker: PARLEY_TEST_DATABASE_URL, PARLEY_TEST_REDIS_URL)
+ *   npm run bench -- streaming --cpu-prof=/tmp/burst.cpuprofile   (V8 profile of the server's thread from the burst's
+ *                                                                 first publication to the last reply's end, summarised)
  *
  * The server runs on the main thread; the load side runs in a worker thread (so each has an event loop of its own)
  * with raw `ws` clients speaking the Centrifugo JSON protocol — the `centrifuge` client is heavier than needed at
@@ -14,10 +16,12 @@
  * the same shape) from a bare `ws` server with timers and nothing else — the floor of this machine.
  */
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import WebSocket, { WebSocketServer } from 'ws';
+import { type CpuProfile, startCpuProfile, summariseCpuProfile } from '../lib/cpu-profile.ts';
 import { percentile } from '../lib/stats.ts';
 
 /** The goals of a burst of 1,000 (docs/operations.md "Capacity"): the first is absolute, the second relative to the floor. */
@@ -39,6 +43,9 @@ interface Outcome {
   arrivals: number[];
   completedAt: number;
 }
+
+/** Where the server thread's CPU profile of the burst goes (`--cpu-prof=<file>`), if anywhere. */
+const PROFILE_FILE = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 
 function arg(name: string, fallback: number): number {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -83,6 +90,7 @@ async function runServerSide(): Promise<void> {
       isDefault: true,
     });
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    let profile: CpuProfile | undefined;
     // The load side creates the conversations too, from its own thread: the figure is the server's, not fetch's.
     const result = await runClients(
       {
@@ -94,8 +102,13 @@ async function runServerSide(): Promise<void> {
         timeoutMs,
       },
       loopDelay,
+      PROFILE_FILE ? (p) => (profile = p) : undefined,
     );
     const parley = report(result, { conversations, words, wordDelayMs, timeoutMs, loopDelay });
+    if (profile && PROFILE_FILE) {
+      writeFileSync(PROFILE_FILE, JSON.stringify(profile));
+      console.log(`\nserver thread during the burst (${PROFILE_FILE}):\n${summariseCpuProfile(profile)}\n`);
+    }
     await server.close();
     closed = true;
     const floor = await measureFloor({ conversations, words, wordDelayMs, timeoutMs });
@@ -121,10 +134,12 @@ type RunResult = { outcomes: Outcome[]; start: number; timedOut: boolean };
 async function runClients(
   data: LoadData,
   loopDelay?: ReturnType<typeof monitorEventLoopDelay>,
+  onProfile?: (profile: CpuProfile) => void,
 ): Promise<RunResult> {
   // Worker threads do not inherit tsx's loader hooks: register them first, then load this file as the worker.
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
   const worker = new Worker(bootstrap, { eval: true, workerData: data });
+  let profiler: Awaited<ReturnType<typeof startCpuProfile>> | undefined;
   try {
     return await new Promise<RunResult>((resolve, reject) => {
       worker.on('error', reject);
@@ -137,8 +152,18 @@ async function runClients(
         } else if (message.type === 'subscribed') {
           console.log(`${data.mode}: ${message.clients} clients ready in ${message.ms} ms; streaming…`);
           loopDelay?.enable();
-          worker.postMessage('go');
-        } else if (message.type === 'done') resolve(message as never);
+          const go = () => worker.postMessage('go');
+          if (onProfile)
+            void startCpuProfile().then((started) => {
+              profiler = started;
+              go();
+            }, reject);
+          else go();
+        } else if (message.type === 'done') {
+          const stopped = profiler?.stop().then(onProfile);
+          profiler = undefined;
+          void Promise.resolve(stopped).then(() => resolve(message as never), reject);
+        }
       });
     });
   } finally {
@@ -345,12 +370,20 @@ async function setUpConversation(baseUrl: string, companyId: string): Promise<Ta
     'x-session-id': randomUUID(),
     'x-company': companyId,
   };
-  const post = async (path: string, body: unknown) => {
+  const post = async (path: string, body: unknown, attempt = 1): Promise<Record<string, string>> => {
     const res = await fetch(`${baseUrl}/sdk/v1${path}`, {
       method: 'POST',
       headers,
       body: JSON.stringify(body),
     });
+    // A store that cannot take more now (a pool wait on a loaded machine) answers 503 with a Retry-After; the SDK
+    // retries it, and so does the bench's set-up, a few times.
+    if (res.status === 503 && attempt < 5) {
+      const seconds = Number(res.headers.get('retry-after') ?? 1);
+      await res.arrayBuffer();
+      await new Promise((resolve) => setTimeout(resolve, 1000 * seconds));
+      return post(path, body, attempt + 1);
+    }
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<Record<string, string>>;
   };

@@ -16,6 +16,7 @@ export {
 } from './redis.ts';
 export {
   keepAlive as keepRedisAlive,
+  OutageAwareRedis,
   outageAwareOptions as outageAwareRedisOptions,
 } from './redis-connection.ts';
 export type * from './types.ts';

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { DEFAULT_IDEMPOTENCY_TTL_MS, reportHandlerErrorAsWarning } from './defaults.ts';
 import { newEpoch } from './epoch.ts';
 import { BrokerError } from './errors.ts';
@@ -16,7 +16,7 @@ import {
   DEFAULT_KEEP_ALIVE_MS,
   keepAlive,
   MAX_RECONNECT_DELAY_MS,
-  outageAwareOptions,
+  OutageAwareRedis,
   quit,
   whenReady,
 } from './redis-connection.ts';
@@ -154,10 +154,10 @@ export class RedisBroker implements Broker {
     this.onHandlerError = options.onHandlerError ?? reportHandlerErrorAsWarning;
     this.onError = options.onError ?? (() => {});
     this.keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
-    const connection = outageAwareOptions(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
-    this.commands = new Redis(options.url, { ...connection, enableAutoPipelining: true });
+    const timeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.commands = new OutageAwareRedis(options.url, { enableAutoPipelining: true }, timeoutMs);
     // We resubscribe ourselves after a reconnect, from our own set of wanted channels (see `restoreSubscriptions`).
-    this.subscriber = new Redis(options.url, { ...connection, autoResubscribe: false });
+    this.subscriber = new OutageAwareRedis(options.url, { autoResubscribe: false }, timeoutMs);
     // Every connection has an 'error' listener: without one ioredis reports each failed reconnect on stderr.
     this.commands.on('error', this.onError);
     this.subscriber.on('error', this.onError);
@@ -471,8 +471,11 @@ export class RedisPresenceManager implements PresenceManager {
 
   constructor(options: RedisPresenceManagerOptions) {
     this.keys = new RedisKeys(options.prefix ?? DEFAULT_PREFIX);
-    const connection = outageAwareOptions(options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
-    this.redis = new Redis(options.url, { ...connection, enableAutoPipelining: true });
+    this.redis = new OutageAwareRedis(
+      options.url,
+      { enableAutoPipelining: true },
+      options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    );
     this.redis.on('error', options.onError ?? (() => {}));
     this.stopKeepAlive = keepAlive(this.redis, options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS);
     // Connected from the start (there is no `run`), so `healthy()` is true as soon as Redis answers. A failed

@@ -1,5 +1,5 @@
-import { keepRedisAlive, outageAwareRedisOptions } from '@parley/realtime';
-import { Redis } from 'ioredis';
+import { keepRedisAlive, OutageAwareRedis } from '@parley/realtime';
+import type { Redis } from 'ioredis';
 
 /**
  * The one factory of the server's own Redis connections (rate limits, reply signals, heartbeats and shown texts):
@@ -8,17 +8,18 @@ import { Redis } from 'ioredis';
  * connection that stops answering (a partition) is dropped within about a second — PINGed while idle, so it is
  * noticed even when nothing else is sent — and it is made again every half second or so until Redis is back. For
  * callers that have something to do meanwhile (rate limits count per node, ratelimit/fallback-rate-limiter.ts; a
- * reply's signal is a hint that the other nodes' sweeps make up for). A `duplicate()` has the same settings.
+ * reply's signal is a hint that the other nodes' sweeps make up for). Its `withSameSettings()` is another connection
+ * with the same settings.
  * `ready` settles once the first connection attempt did, whatever its outcome.
  */
-export function connectFailFastRedis(url: string): { redis: Redis; ready: Promise<void> } {
+export function connectFailFastRedis(url: string): { redis: OutageAwareRedis; ready: Promise<void> } {
   const { redis, connect } = failFastRedis(url);
   return { redis, ready: connect() };
 }
 
 /** A fail-fast connection (as `connectFailFastRedis` makes) that is not connected yet. */
 export interface FailFastRedis {
-  redis: Redis;
+  redis: OutageAwareRedis;
   /**
    * Connects on the first call (later calls share it) and starts the idle PINGs; settles once that first attempt
    * did, whatever its outcome (ioredis keeps reconnecting after a failed one).
@@ -31,7 +32,7 @@ export interface FailFastRedis {
  * starts nothing — no socket, no timer — until the first use or the server's start calls `connect`.
  */
 export function failFastRedis(url: string): FailFastRedis {
-  const redis = new Redis(url, outageAwareRedisOptions());
+  const redis = new OutageAwareRedis(url);
   redis.on('error', () => {});
   let connecting: Promise<void> | undefined;
   const connect = () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { keepRedisAlive } from '@parley/realtime';
+import { keepRedisAlive, type OutageAwareRedis } from '@parley/realtime';
 import type { Redis } from 'ioredis';
 
 /** A message on a signal channel: a JSON object; `node` is the sender's (added by `send`). */
@@ -19,7 +19,7 @@ export class RedisSignalChannel {
 
   constructor(
     /** A command connection from `connectFailFastRedis` (packages/server/src/storage/redis-client.ts). */
-    private readonly redis: Redis,
+    private readonly redis: OutageAwareRedis,
     private readonly options: {
       channel: string;
       /**
@@ -43,7 +43,7 @@ export class RedisSignalChannel {
     // A connection in subscriber mode can do nothing else: a duplicate of the command connection, with its outage
     // settings (packages/server/src/storage/redis-client.ts): commands are not queued while it is down, so ioredis' own resubscription
     // is not relied on — every time it is ready (the first connection, each reconnect) it subscribes again.
-    const subscriber = this.redis.duplicate({ autoResubscribe: false });
+    const subscriber = this.redis.withSameSettings({ autoResubscribe: false });
     subscriber.on('error', () => {});
     this.subscriber = subscriber;
     subscriber.on('message', (_channel: string, raw: string) => {

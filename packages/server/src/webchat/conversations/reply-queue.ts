@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { compileOnce } from '../../storage/compiled.ts';
 import type { Dialect, Store } from '../../storage/database.ts';
 import { clockMs } from '../../storage/db-clock.ts';
@@ -71,11 +71,47 @@ export class ReplyQueue {
           .where('node_id', '=', arg('node_id'))
           .where('state', '=', 'running'),
     );
+    this.insertClaimed = this.compileInsert(true);
+    this.insertQueued = this.compileInsert(false);
+    this.deleteFinished = compileOnce<{ message_id: string; node_id: string }>((arg) =>
+      this.db
+        .deleteFrom('reply_jobs')
+        .where('message_id', '=', arg('message_id'))
+        .where('node_id', '=', arg('node_id')),
+    );
   }
 
   // Statements of every visitor message, compiled once (storage/compiled.ts).
   private readonly anyJobOf;
   private readonly setReplyMessage;
+  private readonly insertClaimed;
+  private readonly insertQueued;
+  private readonly deleteFinished;
+
+  /**
+   * The insert of a job, claimed by this node or queued. The clock is the database's on PostgreSQL (part of the
+   * SQL, as `clockMs` gives it) and this process's on SQLite (bound per call: `now_ms`).
+   */
+  private compileInsert(claimed: boolean) {
+    return compileOnce<{ message_id: string; conversation_id: string; position: number; now_ms: number }>(
+      (arg) => {
+        const clock = (offsetMs: number) =>
+          this.dialect === 'postgres'
+            ? clockMs(this.dialect, offsetMs)
+            : sql<number>`${arg('now_ms')} + ${offsetMs}`;
+        return this.db.insertInto('reply_jobs').values({
+          message_id: arg('message_id'),
+          conversation_id: arg('conversation_id'),
+          position: arg('position'),
+          state: claimed ? 'running' : 'queued',
+          node_id: claimed ? this.options.nodeId : null,
+          reply_message_id: null,
+          lease_expires_at: claimed ? clock(this.options.leaseMs) : null,
+          queued_at: clock(0),
+        });
+      },
+    );
+  }
 
   /** Messages waiting for or getting a reply, every node's together (the queued-replies gauge). */
   async size(): Promise<number> {
@@ -99,19 +135,15 @@ export class ReplyQueue {
     const claim =
       options.claim &&
       (await trx.executeQuery(this.anyJobOf({ conversation_id: job.conversationId }))).rows.length === 0;
-    await trx
-      .insertInto('reply_jobs')
-      .values({
+    const insert = claim ? this.insertClaimed : this.insertQueued;
+    await trx.executeQuery(
+      insert({
         message_id: job.messageId,
         conversation_id: job.conversationId,
         position: job.position,
-        state: claim ? 'running' : 'queued',
-        node_id: claim ? this.options.nodeId : null,
-        reply_message_id: null,
-        lease_expires_at: claim ? clockMs(this.dialect, this.options.leaseMs) : null,
-        queued_at: clockMs(this.dialect),
-      })
-      .execute();
+        now_ms: Date.now(),
+      }),
+    );
     return claim ? { ...job, replyMessageId: null, takenOver: false } : undefined;
   }
 
@@ -196,11 +228,7 @@ export class ReplyQueue {
   }
 
   private async finishIn(db: Kysely<Database>, job: ReplyJob): Promise<void> {
-    await db
-      .deleteFrom('reply_jobs')
-      .where('message_id', '=', job.messageId)
-      .where('node_id', '=', this.options.nodeId)
-      .execute();
+    await db.executeQuery(this.deleteFinished({ message_id: job.messageId, node_id: this.options.nodeId }));
   }
 
   /** Lets every running job's lease lapse now: at the start of a lone node, whatever ran before belongs to no one. */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { OutageAwareRedis } from '@parley/realtime';
 import type { Logger } from 'pino';
 import { errorField, ThrottledWarnings } from '../../logging/throttled-warnings.ts';
 import { RedisSignalChannel, type SignalMessage } from '../../storage/redis-signal-channel.ts';
@@ -37,7 +37,7 @@ export class RedisReplySignals implements ReplySignals {
   private readonly warnings: ThrottledWarnings;
 
   constructor(
-    redis: Redis,
+    redis: OutageAwareRedis,
     options: {
       prefix: string;
       logger: Logger;

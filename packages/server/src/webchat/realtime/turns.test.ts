@@ -56,4 +56,33 @@ describe('TurnTaker', () => {
     );
     assert.throws(() => new TurnTaker(0), RangeError);
   });
+
+  it('with a budget, starts as many tasks per turn as fit the budget: fewer while they are costly, more once cheap', async () => {
+    // The injected clock: each task takes `cost` ms of it, as its share of the event-loop iteration.
+    let clock = 0;
+    const turns = new TurnTaker(4, { ms: 8, max: 16, now: () => clock });
+    const limits: number[] = [];
+    const burst = (count: number, cost: number) =>
+      Promise.all(
+        Array.from({ length: count }, () =>
+          turns.run(async () => {
+            limits.push(turns.limit);
+            clock += cost;
+          }),
+        ),
+      );
+    // 4 ms each against a budget of 8: a turn of 4 takes 16 ms, so the count halves to the 2 that fit, and stays.
+    await burst(20, 4);
+    assert.equal(limits[0], 4);
+    assert.equal(limits.at(-1), 2, `settles at what fits the budget: ${limits.join(', ')}`);
+    // Cheap tasks (the streams ended): the count doubles at most per turn, up to max.
+    limits.length = 0;
+    await burst(60, 0.5);
+    assert.equal(limits.at(-1), 16, `grows to max: ${limits.join(', ')}`);
+    assert.ok(
+      limits.every((limit, i) => i === 0 || limit <= 2 * limits[i - 1]!),
+      'at most doubled per turn',
+    );
+    assert.throws(() => new TurnTaker(4, { ms: 8, max: 2 }), RangeError);
+  });
 });

@@ -86,12 +86,17 @@ export interface WebchatHooksDeps {
 }
 
 /**
- * Visitor publications started per event-loop turn (see TurnTaker). One costs about 0.45 ms on SQLite with its reply
- * start (a burst of 1,000 without the cap, profiled), so a turn holds the loop for a few ms before replies already
- * streaming get their timers run; more per turn starts replies sooner but stretches the gaps of those streaming
- * (32 per turn: first envelope p99 −30 %, gap p99 +60 % in the burst bench).
+ * Visitor publications started per event-loop turn (see TurnTaker): 8 at first, then as many as keep an event-loop
+ * iteration near PUBLICATION_TURN_BUDGET. One costs about 0.45 ms on SQLite with its reply start (a burst of 1,000,
+ * profiled); a fixed 8 held an idle node's burst back (its first replies began later than the loop allowed) and was
+ * still too many once a thousand replies streamed (32 fixed: first envelope p99 −30 %, gap p99 +60 %).
  */
 const PUBLICATIONS_PER_TURN = 8;
+/**
+ * The iteration aimed at while publications wait: well under the streams' 40 ms coalescing interval, so a reply's
+ * next envelope is not held past its turn by more than about this.
+ */
+const PUBLICATION_TURN_BUDGET = { ms: 8, max: 64 };
 
 /**
  * The webchat's realtime engine, built but not started (nothing connects until `start`): HS256 tokens signed by the
@@ -155,7 +160,7 @@ export function realtimeBroadcaster(
  */
 export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
   const { config } = deps;
-  const turns = new TurnTaker(PUBLICATIONS_PER_TURN);
+  const turns = new TurnTaker(PUBLICATIONS_PER_TURN, PUBLICATION_TURN_BUDGET);
   const handlePublication = createPublishHook({
     conversations: deps.conversations,
     engine: deps.engine,
