@@ -17,6 +17,7 @@ import {
 } from './knowledge.errors.ts';
 import type { KnowledgeSourcesTable } from './knowledge.tables.ts';
 import type { KnowledgePassage, KnowledgeSearch } from './knowledge-search.ts';
+import { readPhrases } from './lexicon.ts';
 import { queryTerms, rescore } from './ranking.ts';
 import { addToVocabulary, lookUp, removeFromVocabulary, vocabularyOf } from './vocabulary.ts';
 
@@ -220,7 +221,7 @@ export class KnowledgeService implements KnowledgeSearch {
     options: { limit?: number } = {},
   ): Promise<KnowledgePassage[]> {
     const limit = Math.max(1, Math.min(SEARCH_LIMIT_MAX, options.limit ?? 5));
-    const words = queryTerms(query);
+    const words = queryTerms(readPhrases(query));
     if (words.length === 0) return [];
     const { terms, rare } = await lookUp(this.db, companyId, words);
     // The engine's order decides which candidates are rescored; a wider pool lets coverage lift a passage the

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../storage/schema.ts';
+import { builtInSynonyms } from './lexicon.ts';
 import { fold, isStopWord, type QueryTerm, wordsOf } from './ranking.ts';
 
 /**
@@ -113,7 +114,8 @@ export async function lookUp(
     const sources = held.get(word);
     const correction =
       sources === undefined && correctable(word) ? await nearest(db, companyId, word) : undefined;
-    const term = correction ? [word, correction] : [word];
+    const alike = builtInSynonyms(word).filter((w) => w !== correction);
+    const term = [word, ...(correction ? [correction] : []), ...alike];
     terms.push(term);
     if ((sources ?? 0) <= common) rare.push(term);
   }
