@@ -20,7 +20,9 @@ const STOP_WORDS = new Set(
     'it its itself just let me more most my myself no nor not now of off on once only or other our ours out over own ' +
     'please same she should so some such than that the their theirs them then there these they this those through ' +
     'to too under until up us very was we were what when where which while who whom why will with would you your ' +
-    'yours hi hello hey thanks thank ok okay want need know tell like im ive id dont doesnt cant s t m d ll re ve'
+    'yours hi hello hey thanks thank ok okay want need know tell like im ive id dont doesnt cant s t m d ll re ve ' +
+    'much many really actually still even already yet maybe perhaps quite something anything everything ' +
+    'someone anyone thing things good great lot lots bit'
   ).split(' '),
 );
 
@@ -104,18 +106,27 @@ export function coverage(terms: readonly QueryTerm[], title: string, body: strin
   return coverages(terms, passageWords(title, body)).any;
 }
 
-/** Shares of `terms` found in the title or text (`any`) and in the text alone (`body`). */
-function coverages(terms: readonly QueryTerm[], words: PassageWords): { any: number; body: number } {
-  if (terms.length === 0) return { any: 0, body: 0 };
+/**
+ * Shares of `terms` found in the title or text (`any`) and in the text alone (`body`), each term counting its
+ * `weights` entry (all equal when none are given).
+ */
+function coverages(
+  terms: readonly QueryTerm[],
+  words: PassageWords,
+  weights?: readonly number[],
+): { any: number; body: number } {
+  let all = 0;
   let any = 0;
   let body = 0;
-  for (const term of terms) {
+  terms.forEach((term, i) => {
+    const weight = weights?.[i] ?? 1;
+    all += weight;
     if (holds(words.body, term)) {
-      body++;
-      any++;
-    } else if (holds(words.title, term)) any++;
-  }
-  return { any: any / terms.length, body: body / terms.length };
+      body += weight;
+      any += weight;
+    } else if (holds(words.title, term)) any += weight;
+  });
+  return all === 0 ? { any: 0, body: 0 } : { any: any / all, body: body / all };
 }
 
 export interface Candidate {
@@ -125,15 +136,16 @@ export interface Candidate {
   rank: number;
 }
 
-/** Scores candidates on the shared scale (see the top of this file), best first. */
+/** Scores candidates on the shared scale (see the top of this file), best first; `weights` as in coverage. */
 export function rescore<C extends Candidate>(
   terms: readonly QueryTerm[],
   candidates: readonly C[],
+  weights?: readonly number[],
 ): Array<C & { score: number }> {
   const best = Math.max(0, ...candidates.map((c) => c.rank));
   return candidates
     .map((c) => {
-      const covered = coverages(terms, passageWords(c.title, c.body));
+      const covered = coverages(terms, passageWords(c.title, c.body), weights);
       const engine = best > 0 ? Math.max(0, c.rank) / best : 0;
       return { ...c, score: 0.6 * covered.any + 0.15 * covered.body + 0.25 * engine };
     })

@@ -79,25 +79,36 @@ export async function removeFromVocabulary(
   }
 }
 
-/** The question's words as searched: each with its spellings, and whether the company holds it commonly. */
+/** The question's words as searched: each with its spellings and weight, and whether the company holds it commonly. */
 export interface LookedUp {
   terms: QueryTerm[];
+  /**
+   * Each term's weight in coverage (packages/server/src/knowledge/ranking.ts), its inverse document frequency over
+   * the company's sources: a word few articles use ("invoice") tells more about what is asked than one most use
+   * ("order"). A word no source holds weighs as one held by a single source.
+   */
+  weights: number[];
   /** The terms that are not common (see the top of this file), for the wide match. */
   rare: QueryTerm[];
 }
 
-/** Each question word with its spellings (itself, plus the nearest company word when it is unknown), rare or not. */
+/**
+ * Each question word with its spellings (itself, the nearest company word when it is unknown, and its built-in
+ * synonyms, packages/server/src/knowledge/lexicon.ts), its weight, rare or not.
+ */
 export async function lookUp(
   db: Kysely<Database>,
   companyId: string,
   words: readonly string[],
 ): Promise<LookedUp> {
+  const synonyms = new Map(words.map((w) => [w, builtInSynonyms(w)]));
+  const asked = [...new Set([...words, ...[...synonyms.values()].flat()])];
   const [rows, total] = await Promise.all([
     db
       .selectFrom('knowledge_terms')
       .select(['term', 'sources'])
       .where('company_id', '=', companyId)
-      .where('term', 'in', words)
+      .where('term', 'in', asked)
       .execute(),
     db
       .selectFrom('knowledge_sources')
@@ -107,19 +118,22 @@ export async function lookUp(
       .executeTakeFirstOrThrow(),
   ]);
   const held = new Map(rows.map((r) => [r.term, Number(r.sources)]));
-  const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * Number(total.n));
-  const terms: QueryTerm[] = [];
-  const rare: QueryTerm[] = [];
+  const sourceCount = Number(total.n);
+  const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * sourceCount);
+  const looked: LookedUp = { terms: [], weights: [], rare: [] };
   for (const word of words) {
     const sources = held.get(word);
-    const correction =
-      sources === undefined && correctable(word) ? await nearest(db, companyId, word) : undefined;
-    const alike = builtInSynonyms(word).filter((w) => w !== correction);
-    const term = [word, ...(correction ? [correction] : []), ...alike];
-    terms.push(term);
-    if ((sources ?? 0) <= common) rare.push(term);
+    const near = sources === undefined && correctable(word) ? await nearest(db, companyId, word) : undefined;
+    const correction = near?.term;
+    if (near) held.set(near.term, near.sources);
+    const alike = [...(synonyms.get(word) ?? []), ...(correction ? builtInSynonyms(correction) : [])];
+    const term = [...new Set([word, ...(correction ? [correction] : []), ...alike])];
+    looked.terms.push(term);
+    const frequency = Math.max(1, ...term.map((w) => held.get(w) ?? 0));
+    looked.weights.push(Math.sqrt(Math.log(1 + (sourceCount + 1) / (frequency + 1))));
+    if ((sources ?? 0) <= common) looked.rare.push(term);
   }
-  return { terms, rare };
+  return looked;
 }
 
 /** Letters only (numbers and codes are not misspelt words) and long enough. */
@@ -127,7 +141,11 @@ const correctable = (term: string) => term.length >= MIN_CORRECTED_LENGTH && /^\
 
 export const maxEdits = (length: number) => (length > 8 ? 2 : 1);
 
-async function nearest(db: Kysely<Database>, companyId: string, word: string): Promise<string | undefined> {
+async function nearest(
+  db: Kysely<Database>,
+  companyId: string,
+  word: string,
+): Promise<{ term: string; sources: number } | undefined> {
   const limit = maxEdits(word.length);
   const rows = await db
     .selectFrom('knowledge_terms')
@@ -146,7 +164,7 @@ async function nearest(db: Kysely<Database>, companyId: string, word: string): P
     if (!best || distance < best.distance || (distance === best.distance && n > best.sources))
       best = { term, distance, sources: n };
   }
-  return best?.term;
+  return best && { term: best.term, sources: best.sources };
 }
 
 /**
