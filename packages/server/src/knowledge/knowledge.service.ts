@@ -294,7 +294,7 @@ export class KnowledgeService implements KnowledgeSearch {
       .select(['title', 'body'])
       .where('source_id', '=', sourceId)
       .execute();
-    await removeFromVocabulary(trx, companyId, vocabularyOf(old));
+    await removeFromVocabulary(trx, this.dialect, companyId, vocabularyOf(old));
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
   }
 
@@ -307,7 +307,7 @@ export class KnowledgeService implements KnowledgeSearch {
   ): Promise<void> {
     await this.dropChunks(trx, companyId, id);
     const chunks = read.failed === undefined ? chunkSource(read.title, read.content, read.chunkAs) : [];
-    await addToVocabulary(trx, companyId, vocabularyOf(chunks));
+    await addToVocabulary(trx, this.dialect, companyId, vocabularyOf(chunks));
     for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
       await trx
         .insertInto('knowledge_chunks')

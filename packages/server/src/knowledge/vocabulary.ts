@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import { builtInSynonyms } from './lexicon.ts';
 import { fold, isStopWord, type QueryTerm, wordsOf } from './ranking.ts';
@@ -25,7 +26,6 @@ export const COMMON_MIN_SOURCES = 50;
 
 /** Words shorter than this are never corrected: too many real words lie one edit apart. */
 const MIN_CORRECTED_LENGTH = 4;
-const BATCH = 400;
 
 /** The distinct words of passages, as the vocabulary stores them. */
 export function vocabularyOf(passages: ReadonlyArray<{ title: string; body: string }>): string[] {
@@ -35,48 +35,44 @@ export function vocabularyOf(passages: ReadonlyArray<{ title: string; body: stri
   return [...words].sort();
 }
 
+/**
+ * The words as one list parameter the store expands into rows: a JSON array read by SQLite's `json_each`, a text
+ * array by PostgreSQL's `unnest`. One statement per source instead of one bound parameter per word and column keeps
+ * vocabulary upkeep a small part of indexing (bench/knowledge/README.md "passages/s").
+ */
+const wordRows = (dialect: Dialect, words: readonly string[]) =>
+  dialect === 'postgres'
+    ? sql`select t as term from unnest(${[...words]}::text[]) as t`
+    : sql`select value as term from json_each(${JSON.stringify(words)})`;
+
 /** Adds one source's words to the company's vocabulary (inside the caller's transaction). */
 export async function addToVocabulary(
   trx: Kysely<Database>,
+  dialect: Dialect,
   companyId: string,
   words: readonly string[],
 ): Promise<void> {
-  for (let i = 0; i < words.length; i += BATCH) {
-    await trx
-      .insertInto('knowledge_terms')
-      .values(
-        words
-          .slice(i, i + BATCH)
-          .map((term) => ({ company_id: companyId, term, initial: [...term][0]!, sources: 1 })),
-      )
-      .onConflict((oc) =>
-        oc.columns(['company_id', 'term']).doUpdateSet({ sources: sql`knowledge_terms.sources + 1` }),
-      )
-      .execute();
-  }
+  if (words.length === 0) return;
+  // `where true` lets SQLite parse the upsert after a select (SQLite "The UPSERT clause", parsing ambiguity).
+  await sql`
+    insert into knowledge_terms (company_id, term, initial, sources)
+    select ${companyId}, w.term, substr(w.term, 1, 1), 1 from (${wordRows(dialect, words)}) w where true
+    on conflict (company_id, term) do update set sources = knowledge_terms.sources + 1`.execute(trx);
 }
 
 /** Takes one source's words out of the company's vocabulary; a word no source holds any more is removed. */
 export async function removeFromVocabulary(
   trx: Kysely<Database>,
+  dialect: Dialect,
   companyId: string,
   words: readonly string[],
 ): Promise<void> {
-  for (let i = 0; i < words.length; i += BATCH) {
-    const batch = words.slice(i, i + BATCH);
-    await trx
-      .updateTable('knowledge_terms')
-      .set({ sources: sql`sources - 1` })
-      .where('company_id', '=', companyId)
-      .where('term', 'in', batch)
-      .execute();
-    await trx
-      .deleteFrom('knowledge_terms')
-      .where('company_id', '=', companyId)
-      .where('term', 'in', batch)
-      .where('sources', '<=', 0)
-      .execute();
-  }
+  if (words.length === 0) return;
+  const listed = sql`term in (select w.term from (${wordRows(dialect, words)}) w)`;
+  await sql`update knowledge_terms set sources = sources - 1 where company_id = ${companyId} and ${listed}`.execute(
+    trx,
+  );
+  await sql`delete from knowledge_terms where company_id = ${companyId} and sources <= 0 and ${listed}`.execute(trx);
 }
 
 /** The question's words as searched: each with its spellings and weight, and whether the company holds it commonly. */
