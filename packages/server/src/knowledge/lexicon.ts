@@ -92,7 +92,7 @@ const GROUPS: readonly string[] = [
 /** Two-word phrases that name one thing, read as that word before the question is split into terms. */
 const PHRASES: ReadonlyArray<[RegExp, string]> = [
   [/\bsign(?:ed|ing)? up\b/giu, 'register'],
-  [/\b(?:log|sign)(?:ged|ging|ed)? (?:in|on)(?:to)?\b/giu, 'login'],
+  [/\b(?:log(?:ged|ging)? (?:in|on)|sign(?:ed|ing)? in)(?:to)?\b/giu, 'login'],
   [/\bsend(?:ing)? (?:it |them )?back\b/giu, 'return'],
   [/\bmoney back\b/giu, 'refund'],
   [/\bcash on delivery\b/giu, 'cod payment delivery'],

@@ -72,7 +72,9 @@ export async function removeFromVocabulary(
   await sql`update knowledge_terms set sources = sources - 1 where company_id = ${companyId} and ${listed}`.execute(
     trx,
   );
-  await sql`delete from knowledge_terms where company_id = ${companyId} and sources <= 0 and ${listed}`.execute(trx);
+  await sql`delete from knowledge_terms where company_id = ${companyId} and sources <= 0 and ${listed}`.execute(
+    trx,
+  );
 }
 
 /** The question's words as searched: each with its spellings and weight, and whether the company holds it commonly. */
