@@ -223,12 +223,12 @@ export class KnowledgeService implements KnowledgeSearch {
     const limit = Math.max(1, Math.min(SEARCH_LIMIT_MAX, options.limit ?? 5));
     const words = queryTerms(readPhrases(query));
     if (words.length === 0) return [];
-    const { terms, weights, rare } = await lookUp(this.db, companyId, words);
+    const { terms, weights, exact, rare } = await lookUp(this.db, companyId, words);
     // The engine's order decides which candidates are rescored; a wider pool lets coverage lift a passage the
     // engine placed lower (a short passage that holds every word of the question).
     const pool = Math.max(30, limit * 4);
     const candidates = await fullTextCandidates(this.db, this.dialect, companyId, { terms, rare }, pool);
-    return rescore(terms, candidates, weights)
+    return rescore(terms, candidates, { weights, exact })
       .slice(0, limit)
       .map((c) => ({
         sourceId: c.source_id,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { builtInSynonyms, readPhrases } from './lexicon.ts';
-import { rescore } from './ranking.ts';
+import { rescore, SYNONYM_CREDIT } from './ranking.ts';
 
 // The built-in lexicon (docs/knowledge.md "Synonyms") and coverage weights (docs/knowledge.md "Ranking"), as pure
 // functions; knowledge.ranking.test.ts shows both through the search on each store.
@@ -36,13 +36,22 @@ describe('weighted coverage', () => {
 
   it('ranks the passage holding the rarer word first when each holds one of two words', () => {
     const terms = [['order'], ['invoice']];
-    assert.equal(rescore(terms, passages, [0.5, 2])[0]?.title, 'Invoices');
-    assert.equal(rescore(terms, passages, [2, 0.5])[0]?.title, 'Tracking');
+    assert.equal(rescore(terms, passages, { weights: [0.5, 2] })[0]?.title, 'Invoices');
+    assert.equal(rescore(terms, passages, { weights: [2, 0.5] })[0]?.title, 'Tracking');
+  });
+
+  it('counts a word found only through a synonym at SYNONYM_CREDIT, the word itself in full', () => {
+    const terms = [['receipt', 'invoice']];
+    const [bySynonym] = rescore(terms, passages, { exact: [1] });
+    assert.equal(bySynonym?.title, 'Invoices');
+    const [byWord] = rescore([['invoice']], passages);
+    assert.ok(bySynonym!.score < byWord!.score);
+    assert.equal(bySynonym!.score, 0.6 * SYNONYM_CREDIT + 0.15 * SYNONYM_CREDIT + 0.25);
   });
 
   it('scores on the same 0–1 scale with or without weights: every word found is full coverage', () => {
     const terms = [['invoice'], ['download']];
-    const [weighted] = rescore(terms, passages, [3, 1]);
+    const [weighted] = rescore(terms, passages, { weights: [3, 1] });
     const [plain] = rescore(terms, passages);
     assert.equal(weighted?.score, 1);
     assert.equal(plain?.score, 1);

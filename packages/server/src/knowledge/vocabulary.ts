@@ -86,6 +86,8 @@ export interface LookedUp {
    * ("order"). A word no source holds weighs as one held by a single source.
    */
   weights: number[];
+  /** Per term, how many of its first spellings are the word itself or its correction (the rest are synonyms). */
+  exact: number[];
   /** The terms that are not common (see the top of this file), for the wide match. */
   rare: QueryTerm[];
 }
@@ -118,15 +120,17 @@ export async function lookUp(
   const held = new Map(rows.map((r) => [r.term, Number(r.sources)]));
   const sourceCount = Number(total.n);
   const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * sourceCount);
-  const looked: LookedUp = { terms: [], weights: [], rare: [] };
+  const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [] };
   for (const word of words) {
     const sources = held.get(word);
     const near = sources === undefined && correctable(word) ? await nearest(db, companyId, word) : undefined;
     const correction = near?.term;
     if (near) held.set(near.term, near.sources);
     const alike = [...(synonyms.get(word) ?? []), ...(correction ? builtInSynonyms(correction) : [])];
-    const term = [...new Set([word, ...(correction ? [correction] : []), ...alike])];
+    const own = correction ? [word, correction] : [word];
+    const term = [...new Set([...own, ...alike])];
     looked.terms.push(term);
+    looked.exact.push(own.length);
     const frequency = Math.max(1, ...term.map((w) => held.get(w) ?? 0));
     looked.weights.push(Math.sqrt(Math.log(1 + (sourceCount + 1) / (frequency + 1))));
     if ((sources ?? 0) <= common) looked.rare.push(term);
