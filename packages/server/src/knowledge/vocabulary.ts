@@ -38,7 +38,7 @@ export function vocabularyOf(passages: ReadonlyArray<{ title: string; body: stri
 /**
  * The words as one list parameter the store expands into rows: a JSON array read by SQLite's `json_each`, a text
  * array by PostgreSQL's `unnest`. One statement per source instead of one bound parameter per word and column keeps
- * vocabulary upkeep a small part of indexing (bench/knowledge/README.md "passages/s").
+ * vocabulary upkeep a small part of indexing (bench/knowledge/README.md "The figures", passages/s).
  */
 const wordRows = (dialect: Dialect, words: readonly string[]) =>
   dialect === 'postgres'
