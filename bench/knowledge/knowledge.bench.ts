@@ -22,6 +22,7 @@ import {
   type Answer,
   distinctInOrder,
   foundAtK,
+  inHalf,
   type Latency,
   latencySummary,
   recallAtK,
@@ -151,6 +152,24 @@ function printStyles(rows: Measured[]): void {
   }
 }
 
+function printHalves(rows: Measured[]): void {
+  console.log('\nby half of the questions (corpus alone; dev: odd ids, tuned on; test: even ids, README.md)');
+  console.log(
+    `${'peer'.padEnd(34)}${cell('half', 6)}${cell('recall@1', 10)}${cell('recall@3', 10)}` +
+      `${cell('out-of-scope refused', 22)}${cell('false refusals', 16)}`,
+  );
+  for (const m of rows)
+    for (const half of ['dev', 'test'] as const) {
+      const answers = inHalf(m.answers, half);
+      const r = refusals(answers, m.threshold);
+      console.log(
+        `${m.name.padEnd(34)}${cell(half, 6)}${cell(fraction(recallAtK(answers, 1)), 10)}` +
+          `${cell(fraction(recallAtK(answers, 3)), 10)}${cell(percent(r.outOfScopeRefused), 22)}` +
+          `${cell(percent(r.falseRefusals), 16)}`,
+      );
+    }
+}
+
 function printSweep(m: Measured): void {
   const qs = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
   const thresholds = scoreQuantiles(
@@ -246,6 +265,7 @@ printRetrieval(
   measured.map((m) => ({ m, answers: m.answersAtScale, passages: m.corpus.chunks + m.filler.chunks })),
 );
 printStyles(measured);
+printHalves(measured);
 for (const m of measured) printSweep(m);
 printSpeed(measured);
 if (SHOW_MISSES) for (const m of measured) printMisses(m);

@@ -129,3 +129,19 @@ export function latencySummary(samplesMs: readonly number[]): Latency {
     max: sorted.length === 0 ? 0 : sorted[sorted.length - 1]!,
   };
 }
+
+/**
+ * The two fixed halves of the question set: `dev` (odd ids: q001, q003, …) for tuning ranking, `test` (even ids) for
+ * reporting how well that tuning carries over to questions it was not tuned on. Questions were written article by
+ * article, so alternating ids gives each half questions about every article and of every style.
+ */
+export type Half = 'dev' | 'test';
+
+export function halfOf(question: Question): Half {
+  return Number(question.id.slice(1)) % 2 === 1 ? 'dev' : 'test';
+}
+
+/** The answers to the questions of one half. */
+export function inHalf(answers: readonly Answer[], half: Half): Answer[] {
+  return answers.filter((a) => halfOf(a.question) === half);
+}

@@ -27,7 +27,7 @@ export async function fullTextCandidates(
   db: Kysely<Database>,
   dialect: Dialect,
   companyId: string,
-  question: LookedUp,
+  question: Pick<LookedUp, 'terms' | 'rare'>,
   pool: number,
 ): Promise<CandidateRow[]> {
   const engine = dialect === 'postgres' ? postgres : sqlite;

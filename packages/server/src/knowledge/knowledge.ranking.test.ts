@@ -91,6 +91,19 @@ for (const database of TEST_DATABASES) {
       assert.equal((await titles(company, 'saturday'))[0], 'Opening hours');
     });
 
+    it('finds a passage by a built-in synonym, a phrase or the other spelling of a word', async () => {
+      const shop = (await server.ctx.companies.create('Synonyms')).id;
+      await add(shop, 'Parcels', '# Parcels\n\nWe can leave a parcel with your neighbour when you are out.');
+      await add(shop, 'Accounts', '# Accounts\n\nRegister with your email address to create an account.');
+      await add(shop, 'Invoices', INVOICES);
+      assert.equal((await titles(shop, 'where is my receipt'))[0], 'Invoices');
+      assert.equal((await titles(shop, 'leave the package with a neighbor'))[0], 'Parcels');
+      assert.equal((await titles(shop, 'how do I sign up'))[0], 'Accounts');
+      // Every word of the question found through its synonym counts as found: the answer is not refused.
+      const [best] = await server.ctx.knowledge.search(shop, 'receipt download', { limit: 1 });
+      assert.ok(best && best.score >= server.ctx.knowledge.relevanceThreshold, String(best?.score));
+    });
+
     it('a word most sources hold does not widen the match, yet still counts when ranking', async () => {
       const crowd = (await server.ctx.companies.create('Crowd')).id;
       // More sources than COMMON_MIN_SOURCES all say "coffee"; one also says "decaf".

@@ -17,6 +17,7 @@ import {
 } from './knowledge.errors.ts';
 import type { KnowledgeSourcesTable } from './knowledge.tables.ts';
 import type { KnowledgePassage, KnowledgeSearch } from './knowledge-search.ts';
+import { readPhrases } from './lexicon.ts';
 import { queryTerms, rescore } from './ranking.ts';
 import { addToVocabulary, lookUp, removeFromVocabulary, vocabularyOf } from './vocabulary.ts';
 
@@ -220,14 +221,14 @@ export class KnowledgeService implements KnowledgeSearch {
     options: { limit?: number } = {},
   ): Promise<KnowledgePassage[]> {
     const limit = Math.max(1, Math.min(SEARCH_LIMIT_MAX, options.limit ?? 5));
-    const words = queryTerms(query);
+    const words = queryTerms(readPhrases(query));
     if (words.length === 0) return [];
-    const { terms, rare } = await lookUp(this.db, companyId, words);
+    const { terms, weights, exact, rare } = await lookUp(this.db, companyId, words);
     // The engine's order decides which candidates are rescored; a wider pool lets coverage lift a passage the
     // engine placed lower (a short passage that holds every word of the question).
     const pool = Math.max(30, limit * 4);
     const candidates = await fullTextCandidates(this.db, this.dialect, companyId, { terms, rare }, pool);
-    return rescore(terms, candidates)
+    return rescore(terms, candidates, { weights, exact })
       .slice(0, limit)
       .map((c) => ({
         sourceId: c.source_id,
@@ -293,7 +294,7 @@ export class KnowledgeService implements KnowledgeSearch {
       .select(['title', 'body'])
       .where('source_id', '=', sourceId)
       .execute();
-    await removeFromVocabulary(trx, companyId, vocabularyOf(old));
+    await removeFromVocabulary(trx, this.dialect, companyId, vocabularyOf(old));
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
   }
 
@@ -306,7 +307,7 @@ export class KnowledgeService implements KnowledgeSearch {
   ): Promise<void> {
     await this.dropChunks(trx, companyId, id);
     const chunks = read.failed === undefined ? chunkSource(read.title, read.content, read.chunkAs) : [];
-    await addToVocabulary(trx, companyId, vocabularyOf(chunks));
+    await addToVocabulary(trx, this.dialect, companyId, vocabularyOf(chunks));
     for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
       await trx
         .insertInto('knowledge_chunks')

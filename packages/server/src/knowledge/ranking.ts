@@ -20,7 +20,9 @@ const STOP_WORDS = new Set(
     'it its itself just let me more most my myself no nor not now of off on once only or other our ours out over own ' +
     'please same she should so some such than that the their theirs them then there these they this those through ' +
     'to too under until up us very was we were what when where which while who whom why will with would you your ' +
-    'yours hi hello hey thanks thank ok okay want need know tell like im ive id dont doesnt cant s t m d ll re ve'
+    'yours hi hello hey thanks thank ok okay want need know tell like im ive id dont doesnt cant s t m d ll re ve ' +
+    'much many really actually still even already yet maybe perhaps quite something anything everything ' +
+    'someone anyone thing things good great lot lots bit'
   ).split(' '),
 );
 
@@ -97,25 +99,57 @@ function passageWords(title: string, body: string): PassageWords {
   return { title: new Set(wordsOf(title).map(fold)), body: new Set(wordsOf(body).map(fold)) };
 }
 
-const holds = (words: ReadonlySet<string>, term: QueryTerm) => term.some((w) => words.has(fold(w)));
+/**
+ * How much of a term the words hold: 1 for the word itself or its correction (its first `exact` spellings), the
+ * synonym credit for one of its built-in synonyms only (packages/server/src/knowledge/lexicon.ts), 0 for none.
+ */
+function held(words: ReadonlySet<string>, term: QueryTerm, exact: number): number {
+  let credit = 0;
+  for (let i = 0; i < term.length; i++) {
+    if (!words.has(fold(term[i]!))) continue;
+    if (i < exact) return 1;
+    credit = SYNONYM_CREDIT;
+  }
+  return credit;
+}
+
+/**
+ * A synonym is weaker evidence than the visitor's own word: "pay" meets "payment method" in an article about
+ * refunds, and a question about paying with something the article never names must not look half answered.
+ */
+export const SYNONYM_CREDIT = 0.75;
+
+/** How terms count in coverage: each term's weight and how many of its first spellings count in full. */
+export interface TermScoring {
+  /** Per term (default 1). */
+  weights?: readonly number[];
+  /** Per term, the number of leading spellings that are the word itself or its correction (default: all). */
+  exact?: readonly number[];
+}
 
 /** Share (0–1) of `terms` found in the passage's title or text, after folding. */
 export function coverage(terms: readonly QueryTerm[], title: string, body: string): number {
   return coverages(terms, passageWords(title, body)).any;
 }
 
-/** Shares of `terms` found in the title or text (`any`) and in the text alone (`body`). */
-function coverages(terms: readonly QueryTerm[], words: PassageWords): { any: number; body: number } {
-  if (terms.length === 0) return { any: 0, body: 0 };
+/** Shares of `terms` found in the title or text (`any`) and in the text alone (`body`), as `scoring` says. */
+function coverages(
+  terms: readonly QueryTerm[],
+  words: PassageWords,
+  scoring: TermScoring = {},
+): { any: number; body: number } {
+  let all = 0;
   let any = 0;
   let body = 0;
-  for (const term of terms) {
-    if (holds(words.body, term)) {
-      body++;
-      any++;
-    } else if (holds(words.title, term)) any++;
-  }
-  return { any: any / terms.length, body: body / terms.length };
+  terms.forEach((term, i) => {
+    const weight = scoring.weights?.[i] ?? 1;
+    const exact = scoring.exact?.[i] ?? term.length;
+    const inBody = held(words.body, term, exact);
+    all += weight;
+    body += weight * inBody;
+    any += weight * Math.max(inBody, held(words.title, term, exact));
+  });
+  return all === 0 ? { any: 0, body: 0 } : { any: any / all, body: body / all };
 }
 
 export interface Candidate {
@@ -125,15 +159,16 @@ export interface Candidate {
   rank: number;
 }
 
-/** Scores candidates on the shared scale (see the top of this file), best first. */
+/** Scores candidates on the shared scale (see the top of this file), best first; terms count as `scoring` says. */
 export function rescore<C extends Candidate>(
   terms: readonly QueryTerm[],
   candidates: readonly C[],
+  scoring?: TermScoring,
 ): Array<C & { score: number }> {
   const best = Math.max(0, ...candidates.map((c) => c.rank));
   return candidates
     .map((c) => {
-      const covered = coverages(terms, passageWords(c.title, c.body));
+      const covered = coverages(terms, passageWords(c.title, c.body), scoring);
       const engine = best > 0 ? Math.max(0, c.rank) / best : 0;
       return { ...c, score: 0.6 * covered.any + 0.15 * covered.body + 0.25 * engine };
     })

@@ -1,5 +1,7 @@
 import { type Kysely, sql } from 'kysely';
+import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
+import { builtInSynonyms } from './lexicon.ts';
 import { fold, isStopWord, type QueryTerm, wordsOf } from './ranking.ts';
 
 /**
@@ -24,7 +26,6 @@ export const COMMON_MIN_SOURCES = 50;
 
 /** Words shorter than this are never corrected: too many real words lie one edit apart. */
 const MIN_CORRECTED_LENGTH = 4;
-const BATCH = 400;
 
 /** The distinct words of passages, as the vocabulary stores them. */
 export function vocabularyOf(passages: ReadonlyArray<{ title: string; body: string }>): string[] {
@@ -34,69 +35,80 @@ export function vocabularyOf(passages: ReadonlyArray<{ title: string; body: stri
   return [...words].sort();
 }
 
+/**
+ * The words as one list parameter the store expands into rows: a JSON array read by SQLite's `json_each`, a text
+ * array by PostgreSQL's `unnest`. One statement per source instead of one bound parameter per word and column keeps
+ * vocabulary upkeep a small part of indexing (bench/knowledge/README.md "The figures", passages/s).
+ */
+const wordRows = (dialect: Dialect, words: readonly string[]) =>
+  dialect === 'postgres'
+    ? sql`select t as term from unnest(${[...words]}::text[]) as t`
+    : sql`select value as term from json_each(${JSON.stringify(words)})`;
+
 /** Adds one source's words to the company's vocabulary (inside the caller's transaction). */
 export async function addToVocabulary(
   trx: Kysely<Database>,
+  dialect: Dialect,
   companyId: string,
   words: readonly string[],
 ): Promise<void> {
-  for (let i = 0; i < words.length; i += BATCH) {
-    await trx
-      .insertInto('knowledge_terms')
-      .values(
-        words
-          .slice(i, i + BATCH)
-          .map((term) => ({ company_id: companyId, term, initial: [...term][0]!, sources: 1 })),
-      )
-      .onConflict((oc) =>
-        oc.columns(['company_id', 'term']).doUpdateSet({ sources: sql`knowledge_terms.sources + 1` }),
-      )
-      .execute();
-  }
+  if (words.length === 0) return;
+  // `where true` lets SQLite parse the upsert after a select (SQLite "The UPSERT clause", parsing ambiguity).
+  await sql`
+    insert into knowledge_terms (company_id, term, initial, sources)
+    select ${companyId}, w.term, substr(w.term, 1, 1), 1 from (${wordRows(dialect, words)}) w where true
+    on conflict (company_id, term) do update set sources = knowledge_terms.sources + 1`.execute(trx);
 }
 
 /** Takes one source's words out of the company's vocabulary; a word no source holds any more is removed. */
 export async function removeFromVocabulary(
   trx: Kysely<Database>,
+  dialect: Dialect,
   companyId: string,
   words: readonly string[],
 ): Promise<void> {
-  for (let i = 0; i < words.length; i += BATCH) {
-    const batch = words.slice(i, i + BATCH);
-    await trx
-      .updateTable('knowledge_terms')
-      .set({ sources: sql`sources - 1` })
-      .where('company_id', '=', companyId)
-      .where('term', 'in', batch)
-      .execute();
-    await trx
-      .deleteFrom('knowledge_terms')
-      .where('company_id', '=', companyId)
-      .where('term', 'in', batch)
-      .where('sources', '<=', 0)
-      .execute();
-  }
+  if (words.length === 0) return;
+  const listed = sql`term in (select w.term from (${wordRows(dialect, words)}) w)`;
+  await sql`update knowledge_terms set sources = sources - 1 where company_id = ${companyId} and ${listed}`.execute(
+    trx,
+  );
+  await sql`delete from knowledge_terms where company_id = ${companyId} and sources <= 0 and ${listed}`.execute(
+    trx,
+  );
 }
 
-/** The question's words as searched: each with its spellings, and whether the company holds it commonly. */
+/** The question's words as searched: each with its spellings and weight, and whether the company holds it commonly. */
 export interface LookedUp {
   terms: QueryTerm[];
+  /**
+   * Each term's weight in coverage (packages/server/src/knowledge/ranking.ts), its inverse document frequency over
+   * the company's sources: a word few articles use ("invoice") tells more about what is asked than one most use
+   * ("order"). A word no source holds weighs as one held by a single source.
+   */
+  weights: number[];
+  /** Per term, how many of its first spellings are the word itself or its correction (the rest are synonyms). */
+  exact: number[];
   /** The terms that are not common (see the top of this file), for the wide match. */
   rare: QueryTerm[];
 }
 
-/** Each question word with its spellings (itself, plus the nearest company word when it is unknown), rare or not. */
+/**
+ * Each question word with its spellings (itself, the nearest company word when it is unknown, and its built-in
+ * synonyms, packages/server/src/knowledge/lexicon.ts), its weight, rare or not.
+ */
 export async function lookUp(
   db: Kysely<Database>,
   companyId: string,
   words: readonly string[],
 ): Promise<LookedUp> {
+  const synonyms = new Map(words.map((w) => [w, builtInSynonyms(w)]));
+  const asked = [...new Set([...words, ...[...synonyms.values()].flat()])];
   const [rows, total] = await Promise.all([
     db
       .selectFrom('knowledge_terms')
       .select(['term', 'sources'])
       .where('company_id', '=', companyId)
-      .where('term', 'in', words)
+      .where('term', 'in', asked)
       .execute(),
     db
       .selectFrom('knowledge_sources')
@@ -106,18 +118,24 @@ export async function lookUp(
       .executeTakeFirstOrThrow(),
   ]);
   const held = new Map(rows.map((r) => [r.term, Number(r.sources)]));
-  const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * Number(total.n));
-  const terms: QueryTerm[] = [];
-  const rare: QueryTerm[] = [];
+  const sourceCount = Number(total.n);
+  const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * sourceCount);
+  const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [] };
   for (const word of words) {
     const sources = held.get(word);
-    const correction =
-      sources === undefined && correctable(word) ? await nearest(db, companyId, word) : undefined;
-    const term = correction ? [word, correction] : [word];
-    terms.push(term);
-    if ((sources ?? 0) <= common) rare.push(term);
+    const near = sources === undefined && correctable(word) ? await nearest(db, companyId, word) : undefined;
+    const correction = near?.term;
+    if (near) held.set(near.term, near.sources);
+    const alike = [...(synonyms.get(word) ?? []), ...(correction ? builtInSynonyms(correction) : [])];
+    const own = correction ? [word, correction] : [word];
+    const term = [...new Set([...own, ...alike])];
+    looked.terms.push(term);
+    looked.exact.push(own.length);
+    const frequency = Math.max(1, ...term.map((w) => held.get(w) ?? 0));
+    looked.weights.push(Math.sqrt(Math.log(1 + (sourceCount + 1) / (frequency + 1))));
+    if ((sources ?? 0) <= common) looked.rare.push(term);
   }
-  return { terms, rare };
+  return looked;
 }
 
 /** Letters only (numbers and codes are not misspelt words) and long enough. */
@@ -125,7 +143,11 @@ const correctable = (term: string) => term.length >= MIN_CORRECTED_LENGTH && /^\
 
 export const maxEdits = (length: number) => (length > 8 ? 2 : 1);
 
-async function nearest(db: Kysely<Database>, companyId: string, word: string): Promise<string | undefined> {
+async function nearest(
+  db: Kysely<Database>,
+  companyId: string,
+  word: string,
+): Promise<{ term: string; sources: number } | undefined> {
   const limit = maxEdits(word.length);
   const rows = await db
     .selectFrom('knowledge_terms')
@@ -144,7 +166,7 @@ async function nearest(db: Kysely<Database>, companyId: string, word: string): P
     if (!best || distance < best.distance || (distance === best.distance && n > best.sources))
       best = { term, distance, sources: n };
   }
-  return best?.term;
+  return best && { term: best.term, sources: best.sources };
 }
 
 /**
