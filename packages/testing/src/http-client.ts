@@ -23,3 +23,19 @@ export const json = (body: unknown, headers: Record<string, string> = {}): Reque
   headers: { 'content-type': 'application/json', ...headers },
   body: JSON.stringify(body),
 });
+
+/** A platform API call (`/platform/v1{path}`) with a bearer header and a JSON body, a FormData, or none. */
+export function platformCall(
+  baseUrl: string,
+  auth: Record<string, string>,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<HttpResult> {
+  const form = body instanceof FormData;
+  return http(`${baseUrl}/platform/v1${path}`, {
+    method,
+    headers: { ...auth, ...(body === undefined || form ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: form ? body : JSON.stringify(body) }),
+  });
+}

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Scope } from '@parley/server/internal/oauth/principal';
-import { type HttpResult, http } from '../http-client.ts';
+import { type HttpResult, platformCall } from '../http-client.ts';
 import { createBearerTenant } from '../oauth/oauth-fixtures.ts';
 import type { TestServer } from '../test-server.ts';
 
@@ -21,12 +21,7 @@ export function knowledgeApi(
   path: string,
   body?: unknown,
 ): Promise<HttpResult> {
-  const form = body instanceof FormData;
-  return http(`${server.baseUrl}/platform/v1/knowledge${path}`, {
-    method,
-    headers: { ...auth, ...(body === undefined || form ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: form ? body : JSON.stringify(body) }),
-  });
+  return platformCall(server.baseUrl, auth, method, `/knowledge${path}`, body);
 }
 
 export const RETURNS_ARTICLE = `# Returns and refunds

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Scope } from '@parley/server/internal/oauth/principal';
 import { Webhook } from 'standardwebhooks';
-import { type HttpResult, http } from '../http-client.ts';
+import { type HttpResult, platformCall } from '../http-client.ts';
 import { createBearerTenant } from '../oauth/oauth-fixtures.ts';
 import type { TestServer } from '../test-server.ts';
 
@@ -90,9 +90,5 @@ export function api(
   path: string,
   body?: unknown,
 ): Promise<HttpResult> {
-  return http(`${server.baseUrl}/platform/v1/webhooks${path}`, {
-    method,
-    headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+  return platformCall(server.baseUrl, auth, method, `/webhooks${path}`, body);
 }

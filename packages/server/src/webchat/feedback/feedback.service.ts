@@ -5,6 +5,7 @@ import type {
   MessageFeedback,
   MessageFeedbackView,
 } from '@parley/webchat-protocol';
+import type { DigitalEmployeeStatsView } from '@parley/wire-types';
 import type { Kysely } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
 import type { EventRecorder } from '../../events/domain-events.ts';
@@ -16,17 +17,8 @@ import { conversationOpen, feedbackNotAllowed, messageNotFound } from '../webcha
 /** Roles whose messages a visitor may rate (docs/design.md "Feedback, CSAT and read state"). */
 const RATABLE_ROLES = new Set(['digital_employee', 'agent']);
 
-/** How a digital employee is doing: thumbs on its messages and the CSAT of its conversations. */
-export interface DigitalEmployeeStats {
-  digital_employee_id: string;
-  thumbs_up: number;
-  thumbs_down: number;
-  /** `thumbs_up / (thumbs_up + thumbs_down)`, 0–1; `null` before the first thumb. */
-  thumbs_up_share: number | null;
-  csat_count: number;
-  /** Mean CSAT score (1–5); `null` before the first rating. */
-  csat_average: number | null;
-}
+/** How a digital employee is doing: thumbs on its messages and the CSAT of its conversations (the portal's answer). */
+export type DigitalEmployeeStats = DigitalEmployeeStatsView;
 
 /**
  * Visitors' ratings: a thumb (and an optional comment) on a digital-employee or agent message, and a CSAT score
