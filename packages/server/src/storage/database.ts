@@ -64,6 +64,9 @@ export interface FinishedQuery {
   failed: boolean;
 }
 
+/** Connections in a node's PostgreSQL pool: what one node may hold at once (docs/operations.md "Capacity"). */
+export const POSTGRES_POOL_SIZE = 10;
+
 let postgresDriver: Promise<typeof pg> | undefined;
 /** The PostgreSQL driver, loaded when a PostgreSQL store is opened: a SQLite process never loads it. */
 function loadPostgresDriver(): Promise<typeof pg> {
@@ -209,7 +212,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
   }
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    max: POSTGRES_POOL_SIZE,
     // A stopped or unreachable server must cost callers at most this long, never a hang (they answer 503).
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
     query_timeout: options.queryTimeoutMs ?? 10_000,
