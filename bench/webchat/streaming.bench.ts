@@ -7,6 +7,7 @@
  *   npm run bench -- streaming --store=postgres   (PostgreSQL + Redis broker: BENCH_DATABASE_URL / BENCH_REDIS_URL, else
  *                                                 the tests', else postgres://postgres@127.0.0.1:5432/test and
  *                                                 redis://127.0.0.1:6379; a schema and a Redis key prefix of its own)
+ *   npm run bench -- streaming --store=postgres --no-retry   (refused publishes are not retried: counted as failed)
  *   npm run bench -- streaming --cpu-prof=/tmp/burst.cpuprofile   (V8 profile of the server's thread from the burst's
  *                                                                 first publication to the last reply's end, summarised)
  *
@@ -140,6 +141,7 @@ async function runServerSide(): Promise<void> {
         count: conversations,
         wsUrl: `${server.baseUrl.replace('http', 'ws')}/connection/websocket`,
         timeoutMs,
+        noRetry: NO_RETRY,
       },
       loopDelay,
       PROFILE_FILE ? (p) => (profile = p) : undefined,
@@ -167,6 +169,7 @@ type LoadData =
       count: number;
       wsUrl: string;
       timeoutMs: number;
+      noRetry: boolean;
     }
   | { mode: 'floor'; wsUrl: string; count: number; timeoutMs: number };
 type RunResult = { outcomes: Outcome[]; start: number; timedOut: boolean };
@@ -611,6 +614,13 @@ const PUBLISH_ID = 3;
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 15_000;
 const RETRY_WINDOW_MS = 120_000;
+/**
+ * `--no-retry`: the client as it was before it retried (a refused visitor waits for nothing), for comparison. Read
+ * from the worker's data: a worker thread's `process.argv` holds none of the flags.
+ */
+const NO_RETRY = isMainThread
+  ? process.argv.includes('--no-retry')
+  : (workerData as { noRetry?: boolean }).noRetry === true;
 
 /** Publishes the visitor's message (SendMessage), the same `client_message_id` on every attempt as the SDK does. */
 function publishMessage(ws: WebSocket, target: Target, outcome: Outcome): void {
@@ -648,7 +658,7 @@ function onPublishReply(
   }
   outcome.refusals.push(error.code ?? 0);
   const temporary = error.temporary === true || error.code === undefined || error.code < 100;
-  if (temporary && Date.now() - outcome.sentAt < RETRY_WINDOW_MS) {
+  if (temporary && !NO_RETRY && Date.now() - outcome.sentAt < RETRY_WINDOW_MS) {
     const delay = Math.min(RETRY_FIRST_MS * 2 ** (outcome.refusals.length - 1), RETRY_MAX_MS);
     setTimeout(() => {
       if (ws.readyState === WebSocket.OPEN) publishMessage(ws, target, outcome);
