@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { RETURNS_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
 import { startTestServer, type TestServer } from '@parley/testing/test-server';
-import { POSTGRES_POOL_SIZE } from '../storage/database.ts';
 import { isStoreUnavailable } from '../storage/store-errors.ts';
 import { waitingForStore } from './knowledge-search.ts';
+
+/** A small pool, quick to fill. */
+const POOL_SIZE = 2;
 
 /**
  * Holds every connection of the server's PostgreSQL pool, as a burst of visitor messages does (docs/operations.md
@@ -16,7 +18,7 @@ async function holdThePool(server: TestServer): Promise<{ release(): Promise<voi
   const gate = new Promise<void>((resolve) => (release = resolve));
   const held: Promise<void>[] = [];
   const acquired: Promise<void>[] = [];
-  for (let i = 0; i < POSTGRES_POOL_SIZE; i++) {
+  for (let i = 0; i < POOL_SIZE; i++) {
     let got!: () => void;
     acquired.push(new Promise<void>((resolve) => (got = resolve)));
     held.push(
@@ -41,7 +43,10 @@ async function holdThePool(server: TestServer): Promise<{ release(): Promise<voi
 describe('knowledge read by a reply while the PostgreSQL pool is full', () => {
   let server: TestServer;
   before(async () => {
-    server = await startTestServer({ database: 'postgres', config: { storeConnectTimeoutMs: 100 } });
+    server = await startTestServer({
+      database: 'postgres',
+      config: { storeConnectTimeoutMs: 100, storePoolSize: POOL_SIZE },
+    });
   });
   after(() => server?.close());
 
