@@ -4,8 +4,8 @@
  *
  *   npm run bench -- webchat                      (1,000 conversations)
  *   node --import tsx bench/webchat/streaming.bench.ts --conversations=200 --words=40 --word-delay=20
- *   npm run bench -- streaming --store=postgres   (PostgreSQL + Redis broker: BENCH_DATABASE_URL / BENCH_REDIS_URL, else
- *                                                 the tests', else postgres://postgres@127.0.0.1:5432/test and
+ *   npm run bench -- streaming --store=postgres   (PostgreSQL + Redis broker: BENCH_DATABASE_URL / BENCH_REDIS_URL,
+ *                                                 else the tests', else postgres://postgres@127.0.0.1:5432/test and
  *                                                 redis://127.0.0.1:6379; a schema and a Redis key prefix of its own)
  *   npm run bench -- streaming --store=postgres --no-retry   (refused publishes are not retried: counted as failed)
  *   npm run bench -- streaming --cpu-prof=/tmp/burst.cpuprofile   (V8 profile of the server's thread from the burst's
@@ -425,7 +425,8 @@ async function accountForReplies(result: RunResult, server: BenchServer): Promis
     for (const id of ids) {
       const job = jobs.find((j) => j.conversation_id === id);
       const reply = replies.find((r) => r.conversation_id === id);
-      const key = `job ${job ? `${job.state}${job.reply_message_id ? ' (reply attached)' : ''}` : 'gone'}, reply ${reply?.status ?? 'none'}`;
+      const jobState = job ? `${job.state}${job.reply_message_id ? ' (reply attached)' : ''}` : 'gone';
+      const key = `job ${jobState}, reply ${reply?.status ?? 'none'}`;
       store[key] = (store[key] ?? 0) + 1;
     }
   }
@@ -610,7 +611,10 @@ function connectAndSubscribe(
 
 /** Command ids of the visitor's publishes: one per attempt, from here up. */
 const PUBLISH_ID = 3;
-/** The SDK's retry of a temporarily refused publish (packages/webchat-sdk/src/outbox.ts): 1 s doubling to 15 s, for 120 s. */
+/**
+ * The SDK's retry of a temporarily refused publish (packages/webchat-sdk/src/outbox.ts): 1 s doubling to 15 s, for
+ * 120 s.
+ */
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 15_000;
 const RETRY_WINDOW_MS = 120_000;

@@ -37,9 +37,10 @@ async function holdThePool(server: TestServer): Promise<{ release(): Promise<voi
   };
 }
 
-// The replies of digital employees read knowledge (knowledge/grounding.ts). Under a burst on PostgreSQL a read may
-// find the pool full past `storeConnectTimeoutMs`; the streaming bench's replies then ended `responder_failed`
-// although their messages were acknowledged. The replies' knowledge waits for the store instead (webchat/webchat.ts).
+// The replies of digital employees read knowledge (packages/server/src/knowledge/grounding.ts). Under a burst on
+// PostgreSQL a read may find the pool full past `storeConnectTimeoutMs`; the streaming bench's replies then ended
+// `responder_failed` although their messages were acknowledged. The replies' knowledge waits for the store instead
+// (packages/server/src/webchat/webchat.ts).
 describe('knowledge read by a reply while the PostgreSQL pool is full', () => {
   let server: TestServer;
   before(async () => {

@@ -36,9 +36,10 @@ export interface KnowledgeSearch {
 
 /**
  * The same knowledge, its reads waiting out a store that cannot answer for a moment (a full pool under a burst, a
- * restart: storage/store-retry.ts) instead of failing. For the replies of digital employees: a reply whose visitor
- * message was acknowledged must not end `responder_failed` because one read met a pool wait — its history read and
- * its completion wait the same way (packages/server/src/webchat/conversations/reply-runner.ts).
+ * restart: packages/server/src/storage/store-retry.ts) instead of failing. For the replies of digital employees: a
+ * reply whose visitor message was acknowledged must not end `responder_failed` because one read met a pool wait —
+ * its history read and its completion wait the same way
+ * (packages/server/src/webchat/conversations/reply-runner.ts).
  */
 export function waitingForStore(knowledge: KnowledgeSearch, wait: StoreWait): KnowledgeSearch {
   return {

@@ -66,8 +66,8 @@ export class ReplyRunner {
     private readonly poster: MessagePoster,
   ) {
     this.warnings = new ThrottledWarnings(deps.logger);
-    // Every reply waiting for the store listens to this signal (storage/store-retry.ts), hundreds at once in a
-    // burst on a busy pool: not a leak, so no MaxListenersExceededWarning past the default ten.
+    // Every reply waiting for the store listens to this signal (packages/server/src/storage/store-retry.ts),
+    // hundreds at once in a burst on a busy pool: not a leak, so no MaxListenersExceededWarning past ten.
     setMaxListeners(0, this.shuttingDown.signal);
     this.scheduler = new ReplyScheduler({
       queue: deps.queue,
