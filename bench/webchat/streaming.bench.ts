@@ -4,7 +4,10 @@
  *
  *   npm run bench -- webchat                      (1,000 conversations)
  *   node --import tsx bench/webchat/streaming.bench.ts --conversations=200 --words=40 --word-delay=20
- *   npm run bench -- streaming --store=postgres   (PostgreSQL + Redis broker: PARLEY_TEST_DATABASE_URL, PARLEY_TEST_REDIS_URL)
+ *   npm run bench -- streaming --store=postgres   (PostgreSQL + Redis broker: BENCH_DATABASE_URL / BENCH_REDIS_URL,
+ *                                                 else the tests', else postgres://postgres@127.0.0.1:5432/test and
+ *                                                 redis://127.0.0.1:6379; a schema and a Redis key prefix of its own)
+ *   npm run bench -- streaming --store=postgres --no-retry   (refused publishes are not retried: counted as failed)
  *   npm run bench -- streaming --cpu-prof=/tmp/burst.cpuprofile   (V8 profile of the server's thread from the burst's
  *                                                                 first publication to the last reply's end, summarised)
  *
@@ -32,13 +35,30 @@ const GOAL = `a burst of 1,000 messages on one node: first envelope p99 <= ${FIR
 const GAP_P99_GOAL_RATIO = 1.3;
 
 interface Target {
+  conversationId: string;
   channel: string;
   connectToken: string;
   subscribeToken: string;
+  /** The visitor message's id, kept across retries (the server stores it once). */
+  clientMessageId?: string;
 }
 
 interface Outcome {
+  /** The conversation (for the server-side account of a reply that did not end). */
+  conversationId: string;
   sentAt: number;
+  /** Publishes of the visitor's message: the first and the SDK-style retries after a temporary refusal. */
+  attempts: number;
+  /** Codes of the refusals (`{code, temporary}` replies to the publish), in order. */
+  refusals: number[];
+  /** The publish was acknowledged (the server stored the visitor's message). */
+  acknowledged: boolean;
+  /** A refusal that is not temporary: the SDK marks the message failed and does not retry. */
+  failed: boolean;
+  /** The code of the error block the reply ended with, if it failed (a clear failure still ends the reply). */
+  errorCode?: string;
+  /** What ended the client's connection or subscription before the reply's end (a push or the close code). */
+  lost?: string;
   /** Arrival times of the reply's envelopes (digital employee only). */
   arrivals: number[];
   completedAt: number;
@@ -52,7 +72,26 @@ function arg(name: string, fallback: number): number {
   return found ? Number(found.split('=')[1]) : fallback;
 }
 
+/**
+ * The PostgreSQL and Redis of `--store=postgres`: BENCH_DATABASE_URL / BENCH_REDIS_URL, else the tests'
+ * (scripts/test.mjs sets them), else the local defaults — so `npm run bench -- streaming --store=postgres` runs as
+ * documented. The test server reads the PARLEY_TEST_* names (packages/testing/src/databases.ts).
+ */
+function useBenchStores(): void {
+  process.env.PARLEY_TEST_DATABASE_URL =
+    process.env.BENCH_DATABASE_URL ??
+    process.env.PARLEY_TEST_DATABASE_URL ??
+    process.env.DATABASE_URL ??
+    'postgres://postgres@127.0.0.1:5432/test';
+  process.env.PARLEY_TEST_REDIS_URL =
+    process.env.BENCH_REDIS_URL ??
+    process.env.PARLEY_TEST_REDIS_URL ??
+    process.env.REDIS_URL ??
+    'redis://127.0.0.1:6379';
+}
+
 async function runServerSide(): Promise<void> {
+  if (STORE === 'postgres') useBenchStores();
   const conversations = arg('conversations', 1000);
   const words = arg('words', 40);
   const wordDelayMs = arg('word-delay', 20);
@@ -69,6 +108,8 @@ async function runServerSide(): Promise<void> {
         conversationsPerMinutePerIp: 1_000_000,
         messagesPerMinutePerSession: 1_000_000,
         messagesPerMinutePerIp: 1_000_000,
+        // A key prefix of this run's own: other runs and test servers share the Redis.
+        realtimeRedisPrefix: `parley:bench:${randomUUID().slice(0, 8)}`,
         ...(process.argv.some((a) => a.startsWith('--persist-ms='))
           ? { streamPersistIntervalMs: arg('persist-ms', 1000) }
           : {}),
@@ -100,11 +141,13 @@ async function runServerSide(): Promise<void> {
         count: conversations,
         wsUrl: `${server.baseUrl.replace('http', 'ws')}/connection/websocket`,
         timeoutMs,
+        noRetry: NO_RETRY,
       },
       loopDelay,
       PROFILE_FILE ? (p) => (profile = p) : undefined,
     );
     const parley = report(result, { conversations, words, wordDelayMs, timeoutMs, loopDelay });
+    await accountForReplies(result, server);
     if (profile && PROFILE_FILE) {
       writeFileSync(PROFILE_FILE, JSON.stringify(profile));
       console.log(`\nserver thread during the burst (${PROFILE_FILE}):\n${summariseCpuProfile(profile)}\n`);
@@ -126,6 +169,7 @@ type LoadData =
       count: number;
       wsUrl: string;
       timeoutMs: number;
+      noRetry: boolean;
     }
   | { mode: 'floor'; wsUrl: string; count: number; timeoutMs: number };
 type RunResult = { outcomes: Outcome[]; start: number; timedOut: boolean };
@@ -342,6 +386,70 @@ function report(
   return f;
 }
 
+type BenchServer = Awaited<ReturnType<typeof import('@parley/testing/test-server').startTestServer>>;
+
+/**
+ * What happened to every visitor's message, from both sides: the client's (refused and retried, acknowledged, first
+ * envelope, end, connection lost) and, for each acknowledged message whose reply did not end, the store's (its reply
+ * job's state, its reply message's status) — plus the server's warnings and errors grouped by message.
+ */
+async function accountForReplies(result: RunResult, server: BenchServer): Promise<void> {
+  const outcomes = result.outcomes;
+  const client = {
+    complete: outcomes.filter((x) => x.completedAt > 0).length,
+    ended_with_error_block: countBy(outcomes.flatMap((x) => (x.errorCode ? [x.errorCode] : []))),
+    failed_refused: outcomes.filter((x) => x.failed).length,
+    never_acknowledged: outcomes.filter((x) => !x.acknowledged && !x.failed).length,
+    acknowledged_no_envelope: outcomes.filter((x) => x.acknowledged && x.arrivals.length === 0).length,
+    started_not_ended: outcomes.filter((x) => x.arrivals.length > 0 && !x.completedAt).length,
+    connection_lost: outcomes.filter((x) => x.lost).length,
+    publishes: outcomes.reduce((n, x) => n + x.attempts, 0),
+    refusals: countBy(outcomes.flatMap((x) => x.refusals.map(String))),
+    retried_messages: outcomes.filter((x) => x.attempts > 1).length,
+  };
+  const stranded = outcomes.filter((x) => x.acknowledged && !x.completedAt).map((x) => x.conversationId);
+  const store: Record<string, number> = {};
+  for (let i = 0; i < stranded.length; i += 500) {
+    const ids = stranded.slice(i, i + 500);
+    const jobs = await server.ctx.store.db
+      .selectFrom('reply_jobs')
+      .select(['conversation_id', 'state', 'reply_message_id'])
+      .where('conversation_id', 'in', ids)
+      .execute();
+    const replies = await server.ctx.store.db
+      .selectFrom('messages')
+      .select(['conversation_id', 'status'])
+      .where('conversation_id', 'in', ids)
+      .where('role', '=', 'digital_employee')
+      .execute();
+    for (const id of ids) {
+      const job = jobs.find((j) => j.conversation_id === id);
+      const reply = replies.find((r) => r.conversation_id === id);
+      const jobState = job ? `${job.state}${job.reply_message_id ? ' (reply attached)' : ''}` : 'gone';
+      const key = `job ${jobState}, reply ${reply?.status ?? 'none'}`;
+      store[key] = (store[key] ?? 0) + 1;
+    }
+  }
+  const logs = countBy(
+    server.logs.map((line) => {
+      const parsed = JSON.parse(line) as { msg?: string; code?: string; err?: unknown };
+      const err = typeof parsed.err === 'string' ? parsed.err : (parsed.err as { message?: string })?.message;
+      return [parsed.msg ?? '?', parsed.code, err?.slice(0, 80)].filter(Boolean).join(' | ');
+    }),
+  );
+  console.log(
+    JSON.stringify({ client, acknowledged_not_ended_in_store: store, server_warnings: logs }, null, 2),
+  );
+  const lost = countBy(outcomes.flatMap((x) => (x.lost && !x.completedAt ? [x.lost] : [])));
+  if (Object.keys(lost).length > 0) console.log(`lost before the end: ${JSON.stringify(lost)}`);
+}
+
+function countBy(keys: string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const key of keys) counts[key] = (counts[key] ?? 0) + 1;
+  return counts;
+}
+
 function printComparison(parley: Figures, floor: Figures): void {
   const row = (name: string, f: Figures) =>
     `| ${name.padEnd(45)} | ${String(f.envelopesPerS).padStart(11)} | ${String(f.first.p50).padStart(9)} | ${String(f.first.p99).padStart(9)} | ${String(f.gap.p50).padStart(7)} | ${String(f.gap.p99).padStart(7)} | ${String(f.gap.max).padStart(7)} |`;
@@ -391,6 +499,7 @@ async function setUpConversation(baseUrl: string, companyId: string): Promise<Ta
   const connect = await post('/auth/connect-token', {});
   const subscribe = await post('/auth/subscribe-token', { conversation_id: conversation.id });
   return {
+    conversationId: conversation.id!,
     channel: conversation.channel!,
     connectToken: connect.connection_token!,
     subscribeToken: subscribe.subscription_token!,
@@ -407,8 +516,13 @@ async function runLoadSide(data: LoadData): Promise<void> {
     parentPort!.postMessage({ type: 'created', count, ms: Date.now() - created });
   }
   const t0 = Date.now();
-  const outcomes: Outcome[] = Array.from({ length: count }, () => ({
+  const outcomes: Outcome[] = Array.from({ length: count }, (_, i) => ({
+    conversationId: targets[i]?.conversationId ?? '',
     sentAt: 0,
+    attempts: 0,
+    refusals: [],
+    acknowledged: false,
+    failed: false,
     arrivals: [],
     completedAt: 0,
   }));
@@ -432,19 +546,7 @@ async function runLoadSide(data: LoadData): Promise<void> {
       ws.send('go');
       return;
     }
-    ws.send(
-      JSON.stringify({
-        id: 3,
-        publish: {
-          channel: targets[i]!.channel,
-          data: {
-            version: 1,
-            client_message_id: randomUUID(),
-            blocks: [{ type: 'markdown', content: 'benchmark' }],
-          },
-        },
-      }),
-    );
+    publishMessage(ws, targets[i]!, outcomes[i]!);
   });
   let timer: NodeJS.Timeout | undefined;
   const timedOut = await Promise.race([
@@ -454,8 +556,9 @@ async function runLoadSide(data: LoadData): Promise<void> {
     }),
   ]);
   clearTimeout(timer);
-  for (const ws of sockets) ws.terminate();
+  // Posted (copied) first: the close events of the terminated sockets must not count as lost connections.
   parentPort!.postMessage({ type: 'done', outcomes, start, timedOut });
+  for (const ws of sockets) ws.terminate();
 }
 
 /** Centrifugo JSON protocol by hand: connect (id 1) and subscribe (id 2) in one frame; pings `{}` get `{}`. */
@@ -468,6 +571,9 @@ function connectAndSubscribe(
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(wsUrl);
     ws.on('error', reject);
+    ws.on('close', (code) => {
+      if (!outcome.completedAt) outcome.lost ??= `closed ${code}`;
+    });
     ws.on('open', () => {
       ws.send(
         `${JSON.stringify({ id: 1, connect: { token: target.connectToken, name: 'bench' } })}\n${JSON.stringify(
@@ -483,19 +589,88 @@ function connectAndSubscribe(
       for (const line of String(raw).split('\n')) {
         if (!line) continue;
         const reply = JSON.parse(line);
-        if (reply.error) reject(new Error(`protocol error ${JSON.stringify(reply.error)}`));
+        if (reply.push?.disconnect || reply.push?.unsubscribe)
+          outcome.lost ??= JSON.stringify(reply.push.disconnect ?? reply.push.unsubscribe);
+        if (reply.id >= PUBLISH_ID) onPublishReply(ws, target, outcome, reply.error, onComplete);
+        else if (reply.error) reject(new Error(`protocol error ${JSON.stringify(reply.error)}`));
         else if (reply.id === 2) resolve(ws);
         else if (!reply.id && !reply.push) ws.send('{}');
         else if (reply.push?.pub?.data?.message_snapshot?.role === 'digital_employee') {
           outcome.arrivals.push(now);
           if (reply.push.pub.data.operation === 'complete') {
             outcome.completedAt = now;
+            const blocks = reply.push.pub.data.message_snapshot.blocks as { type: string; code?: string }[];
+            outcome.errorCode = blocks.find((b) => b.type === 'error')?.code;
             onComplete();
           }
         }
       }
     });
   });
+}
+
+/** Command ids of the visitor's publishes: one per attempt, from here up. */
+const PUBLISH_ID = 3;
+/**
+ * The SDK's retry of a temporarily refused publish (packages/webchat-sdk/src/outbox.ts): 1 s doubling to 15 s, for
+ * 120 s.
+ */
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 15_000;
+const RETRY_WINDOW_MS = 120_000;
+/**
+ * `--no-retry`: the client as it was before it retried (a refused visitor waits for nothing), for comparison. Read
+ * from the worker's data: a worker thread's `process.argv` holds none of the flags.
+ */
+const NO_RETRY = isMainThread
+  ? process.argv.includes('--no-retry')
+  : (workerData as { noRetry?: boolean }).noRetry === true;
+
+/** Publishes the visitor's message (SendMessage), the same `client_message_id` on every attempt as the SDK does. */
+function publishMessage(ws: WebSocket, target: Target, outcome: Outcome): void {
+  target.clientMessageId ??= randomUUID();
+  ws.send(
+    JSON.stringify({
+      id: PUBLISH_ID + outcome.attempts++,
+      publish: {
+        channel: target.channel,
+        data: {
+          version: 1,
+          client_message_id: target.clientMessageId,
+          blocks: [{ type: 'markdown', content: 'benchmark' }],
+        },
+      },
+    }),
+  );
+}
+
+/**
+ * The reply to a publish. A refusal the protocol calls temporary (`temporary: true`, e.g. 503 while the store's pool
+ * is full) is retried like the SDK does; any other refusal fails the message, as in the SDK, and ends the visitor's
+ * wait (counted apart from completed replies).
+ */
+function onPublishReply(
+  ws: WebSocket,
+  target: Target,
+  outcome: Outcome,
+  error: { code?: number; temporary?: boolean } | undefined,
+  onEnd: () => void,
+): void {
+  if (!error) {
+    outcome.acknowledged = true;
+    return;
+  }
+  outcome.refusals.push(error.code ?? 0);
+  const temporary = error.temporary === true || error.code === undefined || error.code < 100;
+  if (temporary && !NO_RETRY && Date.now() - outcome.sentAt < RETRY_WINDOW_MS) {
+    const delay = Math.min(RETRY_FIRST_MS * 2 ** (outcome.refusals.length - 1), RETRY_MAX_MS);
+    setTimeout(() => {
+      if (ws.readyState === WebSocket.OPEN) publishMessage(ws, target, outcome);
+    }, delay);
+    return;
+  }
+  outcome.failed = true;
+  onEnd();
 }
 
 /** The floor's client: every frame is one envelope of its reply. */

@@ -131,6 +131,7 @@ export async function createContext(
     dataDir: config.dataDir,
     schema: options.schema,
     connectTimeoutMs: config.storeConnectTimeoutMs,
+    poolSize: config.storePoolSize,
     queryTimeoutMs: config.storeQueryTimeoutMs,
     onIdleError: (err) =>
       logger.warn({ err: { message: err.message } }, 'a pooled database connection failed'),

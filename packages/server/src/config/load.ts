@@ -85,6 +85,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       maxConnectionsPerAddress: int(env.PARLEY_MAX_CONNECTIONS_PER_ADDRESS),
     },
     storeConnectTimeoutMs: int(env.PARLEY_STORE_CONNECT_TIMEOUT_MS),
+    storePoolSize: int(env.PARLEY_STORE_POOL_SIZE),
     storeQueryTimeoutMs: int(env.PARLEY_STORE_QUERY_TIMEOUT_MS),
     masterKeys: str(env.PARLEY_MASTER_KEYS),
     masterKeyPrimary: int(env.PARLEY_MASTER_KEY_PRIMARY),

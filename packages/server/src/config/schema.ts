@@ -66,6 +66,12 @@ export const ConfigSchema = Type.Object(
     workers: Type.Integer({ minimum: 1, maximum: 1024, default: 1 }),
     /** PostgreSQL: longest wait for a pooled or new connection before a request answers 503 `store_unavailable`. */
     storeConnectTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000, default: 2_000 }),
+    /**
+     * PostgreSQL: connections in each node's (each worker's) pool. A burst of visitor messages queues for them; with
+     * 10, a burst of 1,000 on one node waited past `storeConnectTimeoutMs` and most visitors were refused with 503
+     * (docs/operations.md "Capacity"). Nodes × this must stay below the server's `max_connections`.
+     */
+    storePoolSize: Type.Integer({ minimum: 1, maximum: 1_000, default: 20 }),
     /** PostgreSQL: longest wait for one statement's answer before it fails (and the request answers 503). */
     storeQueryTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
     /**

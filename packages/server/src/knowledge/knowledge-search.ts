@@ -1,3 +1,5 @@
+import { type StoreWait, untilStoreAnswers } from '../storage/store-retry.ts';
+
 /**
  * The seam other capabilities (digital employees, bench) use to ask a company's knowledge for passages. Implemented
  * by `KnowledgeService` (knowledge.service.ts) on both stores; callers never see how ranking works.
@@ -30,4 +32,22 @@ export interface KnowledgeSearch {
   hasSources(companyId: string): Promise<boolean>;
   /** Best passages first; only the company's `ready` sources; an empty list when nothing matches. */
   search(companyId: string, query: string, options?: { limit?: number }): Promise<KnowledgePassage[]>;
+}
+
+/**
+ * The same knowledge, its reads waiting out a store that cannot answer for a moment (a full pool under a burst, a
+ * restart: packages/server/src/storage/store-retry.ts) instead of failing. For the replies of digital employees: a
+ * reply whose visitor message was acknowledged must not end `responder_failed` because one read met a pool wait —
+ * its history read and its completion wait the same way
+ * (packages/server/src/webchat/conversations/reply-runner.ts).
+ */
+export function waitingForStore(knowledge: KnowledgeSearch, wait: StoreWait): KnowledgeSearch {
+  return {
+    get relevanceThreshold() {
+      return knowledge.relevanceThreshold;
+    },
+    hasSources: (companyId) => untilStoreAnswers(() => knowledge.hasSources(companyId), wait),
+    search: (companyId, query, options) =>
+      untilStoreAnswers(() => knowledge.search(companyId, query, options), wait),
+  };
 }

@@ -43,6 +43,8 @@ export interface StoreOptions {
   sqliteFile?: string;
   /** PostgreSQL only: longest wait for a pooled connection (or a new one), in ms. Default 2000. */
   connectTimeoutMs?: number;
+  /** PostgreSQL only: connections in the pool (config `storePoolSize`). Default 20. */
+  poolSize?: number;
   /** PostgreSQL only: longest wait for one statement's answer, in ms. Default 10000. */
   queryTimeoutMs?: number;
   /** PostgreSQL only: told about connection errors that happen while no query is running (logged, never fatal). */
@@ -209,7 +211,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
   }
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    max: options.poolSize ?? 20,
     // A stopped or unreachable server must cost callers at most this long, never a hang (they answer 503).
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
     query_timeout: options.queryTimeoutMs ?? 10_000,

@@ -16,7 +16,7 @@ import type { App } from '../http/types.ts';
 import { IdempotencyKeys } from '../idempotency/idempotency-keys.ts';
 import type { OutboundClient } from '../integrations/outbound.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
-import type { KnowledgeSearch } from '../knowledge/knowledge-search.ts';
+import { type KnowledgeSearch, waitingForStore } from '../knowledge/knowledge-search.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../ratelimit/index.ts';
 import type { Store } from '../storage/database.ts';
@@ -148,12 +148,15 @@ export function createWebchat(deps: WebchatDeps): Webchat {
   );
   // Each action call of a digital employee: audited (never the key) and shown to agents as a note.
   const actionsPort = actionsPortFor(deps, (...args) => notes.addNote(...args));
+  const knowledgeForReplies =
+    deps.knowledge && waitingForStore(deps.knowledge, { waitMs: config.webchat.replyStoreWaitMs });
   const replies: ReplySource = {
     findEmployee: (companyId, id) => deps.digitalEmployees.find(companyId, id),
     responderFor: (employee) =>
       createResponder(employee, {
         connectors: deps.connectorCaller,
-        knowledge: deps.knowledge,
+        // Waits out a busy or restarting store like the rest of a reply does, rather than failing the reply.
+        knowledge: knowledgeForReplies,
         actions: actionsPort,
       }),
     greetingFor: (employee) => greetingFor(employee),

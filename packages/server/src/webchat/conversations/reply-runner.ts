@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
 import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { ResponderError } from '../../digital-employees/responders/responder-errors.ts';
@@ -65,6 +66,9 @@ export class ReplyRunner {
     private readonly poster: MessagePoster,
   ) {
     this.warnings = new ThrottledWarnings(deps.logger);
+    // Every reply waiting for the store listens to this signal (packages/server/src/storage/store-retry.ts),
+    // hundreds at once in a burst on a busy pool: not a leak, so no MaxListenersExceededWarning past ten.
+    setMaxListeners(0, this.shuttingDown.signal);
     this.scheduler = new ReplyScheduler({
       queue: deps.queue,
       signals: deps.signals,
