@@ -65,7 +65,8 @@ for (const database of TEST_DATABASES) {
     it('rotates: 200 with metadata only, and the very next call carries the new key, never the old one again', async () => {
       const oldKey = testKey('old');
       const c = await connector(tenant, '/rotate', oldKey);
-      assert.equal((await checkConnector(server, tenant.auth, c.id)).body.ok, true);
+      const check = await checkConnector(server, tenant.auth, c.id);
+      assert.equal(check.body.ok, true, `the check before the rotation answered ${check.text}`);
       assert.equal(recorder.calls.at(-1)!.authorization, `Bearer ${oldKey}`);
 
       const newer = testKey('new');
