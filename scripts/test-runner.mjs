@@ -1,4 +1,5 @@
-// Runs test files each in its own process (node's test runner in the file's process, `node --import tsx <file>`),
+// Runs test files each in its own process (node's test runner in the file's process: `node <bundle>` for a file the
+// run compiled, scripts/test-build.mjs, else `node --import tsx <file>`),
 // a pool of `concurrency` at a time (node 20's own `--test` runner times out only whole files, without naming the
 // test, and holds later files' output behind a stuck one), and turns every way a file can go wrong into a reported failure instead of a
 // stalled run:
@@ -137,18 +138,19 @@ function killGroup(child, signal) {
  * @returns {Promise<FileResult>}
  */
 export function runFile(file, options) {
-  const { root, env, fileTimeoutMs, exitGraceMs, eventsDir, signal } = options;
+  const { root, env, fileTimeoutMs, exitGraceMs, eventsDir, signal, bundles } = options;
   const eventsFile = join(eventsDir, `${file.replaceAll('/', '__')}.jsonl`);
   rmSync(eventsFile, { force: true });
   const started = Date.now();
+  // The file's bundle when the run compiled one (scripts/test-build.mjs), its TypeScript through `tsx` otherwise.
+  const bundle = bundles?.get(file);
   const args = [
-    '--import',
-    'tsx',
+    ...(bundle ? ['--enable-source-maps'] : ['--import', 'tsx']),
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${eventsReporter}`,
     `--test-reporter-destination=${eventsFile}`,
-    file,
+    bundle ?? file,
   ];
   return new Promise((resolve) => {
     // Its own process group, so a time-out or an interrupt also ends what the file started (servers, CLIs).
@@ -288,7 +290,11 @@ export async function runMain(files, options) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const durations = options.durationsFile ? readDurations(options.durationsFile) : {};
+  // This machine's last run, over the durations committed with the repository (a fresh clone, CI).
+  const durations = {
+    ...(options.durationsSeedFile ? readDurations(options.durationsSeedFile) : {}),
+    ...(options.durationsFile ? readDurations(options.durationsFile) : {}),
+  };
   const { results, interrupted } = await runFiles(files, { ...options, durations, signal: interrupt.signal });
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);

@@ -47,8 +47,15 @@ export async function startChromium(options: LaunchOptions): Promise<TestBrowser
     context,
     page,
     close: async () => {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      try {
+        await context.close();
+      } catch (error) {
+        // Already gone (Chromium ended or dropped its connection, as it can on a loaded machine): what closing
+        // wanted. Anything else is a real failure.
+        if (!/has been closed/.test(String((error as Error).message))) throw error;
+      } finally {
+        rmSync(profile, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -32,7 +32,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const b of browsers) await b.close();
+  await Promise.all(browsers.map((b) => b.close()));
   await site?.close();
   await server?.close();
 });

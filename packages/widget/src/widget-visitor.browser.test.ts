@@ -58,7 +58,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const b of browsers) await b.close();
+  await Promise.all(browsers.map((b) => b.close()));
   shop?.close();
   await server?.close();
 });

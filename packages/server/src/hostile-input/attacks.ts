@@ -5,7 +5,7 @@
  *
  * Slow bodies and slow headers (bytes trickled, uploads stalled) are a family of their own, TIMED_ATTACKS below:
  * what matters is not the payload but that it never ends, so they meet the edge's header and body time-outs
- * (src/http/time-limits.ts) with raw-http.ts `trickleRequest`, in hostile-timed.test.ts.
+ * (src/http/time-limits.ts) with raw-http.ts `trickleRequest`, in packages/testing/src/hostile-input/hostile-timed.suite.ts.
  */
 
 /** Arrays and objects alternating, `depth` levels, written as text (a value this deep could not be serialised). */

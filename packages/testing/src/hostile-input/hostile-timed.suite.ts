@@ -1,19 +1,23 @@
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '@parley/testing/databases';
-import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
-import { startTestServer, type TestServer } from '@parley/testing/test-server';
-import { waitForSettled } from '@parley/testing/wait';
-import { fetchPlatformToken, newVisitor } from '@parley/testing/webchat/webchat-fixtures';
-import { SCOPES } from '../oauth/principal.ts';
-import { TIMED_ATTACKS, type TimedAttack } from './attacks.ts';
-import { rawRequest, type TrickleResponse, trickleRequest } from './raw-http.ts';
+import { TIMED_ATTACKS, type TimedAttack } from '@parley/server/internal/hostile-input/attacks';
+import {
+  rawRequest,
+  type TrickleResponse,
+  trickleRequest,
+} from '@parley/server/internal/hostile-input/raw-http';
+import { SCOPES } from '@parley/server/internal/oauth/principal';
+import type { TestDatabase } from '../databases.ts';
+import { type PortalTestClient, startPortalWorld } from '../portal/portal-fixtures.ts';
+import { startTestServer, type TestServer } from '../test-server.ts';
+import { waitForSettled } from '../wait.ts';
+import { fetchPlatformToken, newVisitor } from '../webchat/webchat-fixtures.ts';
 
 /**
- * The hostile-input suite's timed attacks (attacks.ts TIMED_ATTACKS) and a flood of sockets, on a server whose
- * time limits are short: every route meets bodies that stall and never end, with the credentials it needs, and one
- * address opens more sockets than it may. The bar, as in hostile-http.test.ts: no answer is a 5xx, no error is
+ * The hostile-input suite's timed attacks (packages/server/src/hostile-input/attacks.ts TIMED_ATTACKS) and a
+ * flood of sockets, on a server whose time limits are short: every route meets bodies that stall and never end, with the credentials it needs, and one
+ * address opens more sockets than it may. The bar, as in hostile-http.suite.ts: no answer is a 5xx, no error is
  * logged — and here also: the server closes every slow connection itself, however the client keeps writing, and an
  * address over its cap is refused at once while another is served.
  */
@@ -34,7 +38,11 @@ interface Route {
   url: string;
 }
 
-for (const database of TEST_DATABASES) {
+/**
+ * The suite on one database: packages/server/src/hostile-input/hostile-timed.sqlite.test.ts and
+ * packages/server/src/hostile-input/hostile-timed.postgres.test.ts run it, one process each.
+ */
+export function hostileTimedSuite(database: TestDatabase): void {
   describe(`hostile input over HTTP: slow requests and many sockets (${database})`, () => {
     let server: TestServer;
     let port: number;
@@ -127,7 +135,7 @@ for (const database of TEST_DATABASES) {
       });
       const floodPort = Number(new URL(flood.baseUrl).port);
       try {
-        // The server counts a socket in its own 'connection' listener (http/connection-limits.ts), which runs before
+        // The server counts a socket in its own 'connection' listener (packages/server/src/http/connection-limits.ts), which runs before
         // this one: once this one has seen CAP sockets of 127.0.0.2, they are all counted.
         const counted = new Promise<void>((resolve) => {
           let seen = 0;

@@ -1,27 +1,32 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { TEST_DATABASES } from '@parley/testing/databases';
-import { createTestClient } from '@parley/testing/oauth/oauth-fixtures';
-import { type PortalTestClient, startPortalWorld } from '@parley/testing/portal/portal-fixtures';
-import type { TestServer } from '@parley/testing/test-server';
+import {
+  BODY_ATTACKS,
+  HEADER_ATTACKS,
+  PATH_ATTACKS,
+  QUERY_ATTACKS,
+} from '@parley/server/internal/hostile-input/attacks';
+import { type RawResponse, rawRequest } from '@parley/server/internal/hostile-input/raw-http';
+import { SCOPES } from '@parley/server/internal/oauth/principal';
+import type { TestDatabase } from '../databases.ts';
+import { createTestClient } from '../oauth/oauth-fixtures.ts';
+import { type PortalTestClient, startPortalWorld } from '../portal/portal-fixtures.ts';
+import type { TestServer } from '../test-server.ts';
 import {
   createChannelWithEmployee,
   createConversation,
   fetchPlatformToken,
   newVisitor,
-} from '@parley/testing/webchat/webchat-fixtures';
-import { SCOPES } from '../oauth/principal.ts';
-import { BODY_ATTACKS, HEADER_ATTACKS, PATH_ATTACKS, QUERY_ATTACKS } from './attacks.ts';
-import { type RawResponse, rawRequest } from './raw-http.ts';
+} from '../webchat/webchat-fixtures.ts';
 
 /**
  * The hostile-input suite over HTTP: every route the app registered (its route index, hidden ones included) meets
- * every attack of attacks.ts — deep JSON, U+0000 and unpaired surrogates in bodies, keys, headers, the query and
- * the path, bytes that are not UTF-8, oversize bodies and fields — with the credentials the route needs, so the
- * input gets as far in as it can. The bar: no answer is a 5xx, every request is answered, and the server logs no
- * error meanwhile. Timed attacks (slow bodies and headers) are hostile-timed.test.ts, with the edge's
- * time-outs (see attacks.ts).
+ * every attack of packages/server/src/hostile-input/attacks.ts — deep JSON, U+0000 and unpaired surrogates in
+ * bodies, keys, headers, the query and the path, bytes that are not UTF-8, oversize bodies and fields — with the
+ * credentials the route needs, so the input gets as far in as it can. The bar: no answer is a 5xx, every request is answered, and the server logs no
+ * error meanwhile. Timed attacks (slow bodies and headers) are hostile-timed.suite.ts, with the edge's
+ * time-outs (see packages/server/src/hostile-input/attacks.ts).
  */
 
 /** Requests in flight at once (two cores are shared by every test file). */
@@ -32,7 +37,11 @@ interface Route {
   url: string;
 }
 
-for (const database of TEST_DATABASES) {
+/**
+ * The suite on one database: packages/server/src/hostile-input/hostile-http.sqlite.test.ts and
+ * packages/server/src/hostile-input/hostile-http.postgres.test.ts run it, one process each.
+ */
+export function hostileHttpSuite(database: TestDatabase): void {
   describe(`hostile input over HTTP, every route (${database})`, () => {
     let server: TestServer;
     let port: number;

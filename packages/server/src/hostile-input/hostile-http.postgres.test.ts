@@ -1,0 +1,3 @@
+import { hostileHttpSuite } from '@parley/testing/hostile-input/hostile-http.suite';
+
+hostileHttpSuite('postgres');

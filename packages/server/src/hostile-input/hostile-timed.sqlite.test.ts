@@ -1,0 +1,3 @@
+import { hostileTimedSuite } from '@parley/testing/hostile-input/hostile-timed.suite';
+
+hostileTimedSuite('sqlite');
