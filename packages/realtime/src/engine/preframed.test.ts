@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import * as wsModule from 'ws';
 import { WebSocket, WebSocketServer } from 'ws';
-import { PreframedMessage, preframeText, preframingSupported, sendPreframed } from './preframed.ts';
+import {
+  PreframedMessage,
+  preframeString,
+  preframeText,
+  preframingSupported,
+  sendParts,
+  sendPreframed,
+} from './preframed.ts';
 
 /**
  * Guards the `ws` internals `preframed.ts` relies on (checked against ws 8.23.0): if `ws` changes shape these
@@ -159,5 +166,41 @@ describe('sendPreframed', () => {
     const received = await pair.waitForMessages(count, 30_000);
     assert.ok(received.every((text) => text.length === 64 * 1024 && text[0] === 'b'));
     assert.equal(pair.server.bufferedAmount, 0);
+  });
+});
+
+describe('preframeString and sendParts', () => {
+  /** Lengths on both sides of the RFC 6455 §5.2 length encodings, in UTF-8 bytes, with multi-byte characters. */
+  const texts = ['{"a":1}', `"${'é'.repeat(62)}"`, `"${'ü'.repeat(32_766)}"`, `"${'😀'.repeat(16_400)}"`];
+
+  test('a string is framed straight into one buffer: header, then its UTF-8 bytes', () => {
+    for (const text of texts) {
+      const message = preframeString(text);
+      const bytes = Buffer.from(text);
+      assert.ok(message.payload.equals(bytes));
+      const frame = message.frame!;
+      const header = bytes.length < 126 ? 2 : bytes.length < 65_536 ? 4 : 10;
+      assert.equal(frame.length, header + bytes.length);
+      assert.ok(frame.equals(preframeText(bytes).frame!), 'the same frame as ws builds');
+    }
+  });
+
+  test("parts go out as one text message, lines joined by a single newline, received intact by ws's client", async () => {
+    const pair = await connectPair();
+    sendParts(pair.server, texts, false);
+    sendParts(pair.server, [Buffer.from(texts[0]!), texts[1]!, Buffer.from(texts[3]!)], false);
+    sendParts(pair.server, [texts[2]!], false);
+    const received = await pair.waitForMessages(3);
+    assert.deepEqual(received, [texts.join('\n'), [texts[0], texts[1], texts[3]].join('\n'), texts[2]]);
+  });
+
+  test('stays in order behind a message the sender is still compressing (falls back to ws.send)', async () => {
+    const pair = await connectPair({ threshold: 0 });
+    const big = JSON.stringify({ filler: 'abc'.repeat(100_000) });
+    pair.server.send(big);
+    sendParts(pair.server, ['{"n":1}', Buffer.from('{"n":2}')], false);
+    sendParts(pair.server, ['{"n":3}'], false);
+    const received = await pair.waitForMessages(3);
+    assert.deepEqual(received, [big, '{"n":1}\n{"n":2}', '{"n":3}']);
   });
 });

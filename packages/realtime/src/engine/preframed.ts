@@ -98,6 +98,89 @@ export function preframeBinary(payload: Buffer): PreframedMessage {
   return new PreframedMessage(payload, Buffer.concat(sender!.frame(payload, BINARY_FRAME_OPTIONS)), true);
 }
 
+/** RFC 6455 §5.2: a 7-bit length up to 125, else 126 and 16 bits, else 127 and 64 bits. */
+function headerLength(payloadBytes: number): number {
+  return payloadBytes < 126 ? 2 : payloadBytes < 65_536 ? 4 : 10;
+}
+
+/** Writes the header of an unmasked (§5.1: servers never mask), final, uncompressed frame; returns its length. */
+function writeHeader(frame: Buffer, opcode: number, payloadBytes: number): number {
+  frame[0] = 0x80 | opcode;
+  if (payloadBytes < 126) {
+    frame[1] = payloadBytes;
+    return 2;
+  }
+  if (payloadBytes < 65_536) {
+    frame[1] = 126;
+    frame.writeUInt16BE(payloadBytes, 2);
+    return 4;
+  }
+  frame[1] = 127;
+  frame.writeUInt32BE(Math.floor(payloadBytes / 2 ** 32), 2);
+  frame.writeUInt32BE(payloadBytes >>> 0, 6);
+  return 10;
+}
+
+/**
+ * The text frame of a JSON string, encoded straight into the frame's buffer: one allocation and one copy, where
+ * `Buffer.from` then `preframeText` take two of each (a burst encodes every streamed envelope this way). The
+ * payload is a view into the frame.
+ */
+export function preframeString(text: string): PreframedMessage {
+  if (!preframingSupported) return new PreframedMessage(Buffer.from(text), undefined, false);
+  const bytes = Buffer.byteLength(text);
+  const header = headerLength(bytes);
+  const frame = Buffer.allocUnsafe(header + bytes);
+  writeHeader(frame, TEXT_OPCODE, bytes);
+  frame.write(text, header, 'utf8');
+  return new PreframedMessage(frame.subarray(header), frame, false);
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Writes one message made of `parts` — JSON lines joined by a single `\n`, or length-delimited Protobuf messages
+ * one after another (docs/protocol.md "Frames") — as a single frame in a single socket write: `ws.send` corks the
+ * socket and writes its header and payload as two buffers (`writev`), and a batch of several replies and pushes
+ * would first be joined into a payload of its own. Falls back to `ws.send` where `sendPreframed` would.
+ */
+export function sendParts(ws: WebSocket, parts: ReadonlyArray<string | Buffer>, binary: boolean): void {
+  const separators = binary ? 0 : parts.length - 1;
+  if (!preframingSupported || !canWriteFrame(ws)) {
+    ws.send(joinParts(parts, binary), binary ? BINARY_MESSAGE : TEXT_MESSAGE);
+    return;
+  }
+  let bytes = separators;
+  const lengths = new Array<number>(parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    lengths[i] = typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+    bytes += lengths[i]!;
+  }
+  const frame = Buffer.allocUnsafe(headerLength(bytes) + bytes);
+  let offset = writeHeader(frame, binary ? BINARY_OPCODE : TEXT_OPCODE, bytes);
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0 && !binary) frame[offset++] = NEWLINE;
+    const part = parts[i]!;
+    if (typeof part === 'string') frame.write(part, offset, 'utf8');
+    else part.copy(frame, offset);
+    offset += lengths[i]!;
+  }
+  (ws as unknown as WebSocketInternals)._sender!.sendFrame([frame]);
+}
+
+/** The payload of `parts` for `ws.send`: lines joined by `\n`, or Protobuf messages concatenated. */
+function joinParts(parts: ReadonlyArray<string | Buffer>, binary: boolean): string | Buffer {
+  if (parts.length === 1) return parts[0]!;
+  if (!binary && parts.every((part) => typeof part === 'string')) return parts.join('\n');
+  const buffers: Buffer[] = [];
+  for (const part of parts) {
+    if (!binary && buffers.length > 0) buffers.push(Buffer.of(NEWLINE));
+    buffers.push(typeof part === 'string' ? Buffer.from(part) : part);
+  }
+  return Buffer.concat(buffers);
+}
+
 /** Whether the prebuilt frame can go straight to this socket without reordering or skipping an extension. */
 function canWriteFrame(ws: WebSocket): boolean {
   if (ws.readyState !== OPEN) return false;

@@ -1,4 +1,4 @@
-import { type PreframedMessage, preframeBinary, preframeText } from './preframed.ts';
+import { type PreframedMessage, preframeBinary, preframeString } from './preframed.ts';
 
 /**
  * A push that every subscriber of a channel on this node receives alike (a publication, a join or a leave): encoded
@@ -17,7 +17,7 @@ export class SharedPush {
   ) {}
 
   json(): PreframedMessage {
-    this.jsonForm ??= preframeText(Buffer.from(this.encodeJson()));
+    this.jsonForm ??= preframeString(this.encodeJson());
     return this.jsonForm;
   }
 

@@ -4,10 +4,10 @@ import { type RawData, type ServerOptions, type WebSocket, WebSocketServer } fro
 import { JSON_CODEC, PROTOBUF_CODEC, type SessionCodec } from './codecs.ts';
 import { dispatchCommand } from './commands.ts';
 import { OriginPolicy } from './origin.ts';
-import { sendPreframed } from './preframed.ts';
+import { PreframedMessage, sendParts, sendPreframed } from './preframed.ts';
 import { ClientSession, disconnectSessions, SessionState } from './session.ts';
 import type { SessionHost } from './session-host.ts';
-import { type EncodedFrame, frameBytes, type SessionTransport } from './transport.ts';
+import type { EncodedFrame, SessionTransport } from './transport.ts';
 
 const SESSION = Symbol('realtime.session');
 type SocketWithSession = WebSocket & { [SESSION]?: ClientSession };
@@ -51,27 +51,19 @@ function closeReason(reason: string): string {
   return Buffer.byteLength(reason) <= 123 ? reason : Buffer.from(reason).subarray(0, 123).toString('utf8');
 }
 
-const NEWLINE = Buffer.from('\n');
-/** `ws.send` options, shared rather than built for every message a session writes. */
-const TEXT_MESSAGE = { binary: false } as const;
-const BINARY_MESSAGE = { binary: true } as const;
-
 /**
  * A session's WebSocket: one message per event-loop turn, text lines for JSON, concatenated length-delimited
- * messages in a binary frame for Protobuf; a lone shared push goes out as its prebuilt frame.
+ * messages in a binary frame for Protobuf, each written as one frame in one socket write (`sendParts`); a lone
+ * shared push goes out as its prebuilt frame.
  */
 class WebSocketTransport implements SessionTransport {
   readonly name = 'websocket' as const;
   readonly emulation = false;
 
-  private readonly sendOptions: typeof TEXT_MESSAGE | typeof BINARY_MESSAGE;
-
   constructor(
     readonly ws: WebSocket,
     private readonly binary: boolean,
-  ) {
-    this.sendOptions = binary ? BINARY_MESSAGE : TEXT_MESSAGE;
-  }
+  ) {}
 
   isOpen(): boolean {
     return this.ws.readyState === 1;
@@ -82,21 +74,17 @@ class WebSocketTransport implements SessionTransport {
     if (frames.length === 1) {
       const only = frames[0]!;
       // The common fan-out case: a lone publication push goes out as the frame the hub built once for everyone.
-      if (typeof only === 'string' || Buffer.isBuffer(only)) ws.send(only, this.sendOptions);
-      else sendPreframed(ws, only);
+      if (only instanceof PreframedMessage) sendPreframed(ws, only);
+      else sendParts(ws, frames as Array<string | Buffer>, this.binary);
       return;
     }
-    if (!this.binary && frames.every((f) => typeof f === 'string')) {
-      ws.send(frames.join('\n'), TEXT_MESSAGE);
-      return;
+    // Everything of the turn in one message and one socket write, in the order it was produced.
+    const parts = new Array<string | Buffer>(frames.length);
+    for (let i = 0; i < frames.length; i++) {
+      const frame = frames[i]!;
+      parts[i] = frame instanceof PreframedMessage ? frame.payload : frame;
     }
-    const parts: Buffer[] = [];
-    for (const frame of frames) {
-      // JSON lines are separated by one newline; Protobuf messages carry their own length.
-      if (!this.binary && parts.length > 0) parts.push(NEWLINE);
-      parts.push(frameBytes(frame));
-    }
-    ws.send(Buffer.concat(parts), this.sendOptions);
+    sendParts(ws, parts, this.binary);
   }
 
   bufferedAmount(): number {

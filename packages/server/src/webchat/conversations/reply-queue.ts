@@ -71,6 +71,27 @@ export class ReplyQueue {
           .where('node_id', '=', arg('node_id'))
           .where('state', '=', 'running'),
     );
+    this.lockConversation = compileOnce<{ id: string }>((arg) =>
+      this.db.selectFrom('conversations').select('id').where('id', '=', arg('id')).forUpdate(),
+    );
+    this.jobsOf = compileOnce<{ conversation_id: string; now_ms: number }>((arg) =>
+      this.db
+        .selectFrom('reply_jobs')
+        .selectAll()
+        // The database's clock on PostgreSQL (part of the SQL); this process's on SQLite, bound per call.
+        .select(
+          (this.dialect === 'postgres' ? clockMs(this.dialect) : sql<number>`${arg('now_ms')}`).as('now'),
+        )
+        .where('conversation_id', '=', arg('conversation_id'))
+        .orderBy('position')
+        .limit(50),
+    );
+    this.takeJob = compileOnce<{ message_id: string; lease_expires_at: number }>((arg) =>
+      this.db
+        .updateTable('reply_jobs')
+        .set({ state: 'running', node_id: this.options.nodeId, lease_expires_at: arg('lease_expires_at') })
+        .where('message_id', '=', arg('message_id')),
+    );
     this.insertClaimed = this.compileInsert(true);
     this.insertQueued = this.compileInsert(false);
     this.deleteFinished = compileOnce<{ message_id: string; node_id: string }>((arg) =>
@@ -83,6 +104,9 @@ export class ReplyQueue {
 
   // Statements of every visitor message, compiled once (storage/compiled.ts).
   private readonly anyJobOf;
+  private readonly lockConversation;
+  private readonly jobsOf;
+  private readonly takeJob;
   private readonly setReplyMessage;
   private readonly insertClaimed;
   private readonly insertQueued;
@@ -179,22 +203,12 @@ export class ReplyQueue {
       // Claims and message inserts of one conversation queue behind its row lock (SQLite: one writer anyway). Taken
       // first, as every claim does, so two claims never lock rows in opposite orders.
       if (this.dialect === 'postgres') {
-        await trx
-          .selectFrom('conversations')
-          .select('id')
-          .where('id', '=', conversationId)
-          .forUpdate()
-          .execute();
+        await trx.executeQuery(this.lockConversation({ id: conversationId }));
       }
       if (finished) await this.finishIn(trx, finished);
-      const rows = (await trx
-        .selectFrom('reply_jobs')
-        .selectAll()
-        .select(clockMs(this.dialect).as('now'))
-        .where('conversation_id', '=', conversationId)
-        .orderBy('position')
-        .limit(50)
-        .execute()) as JobRow[];
+      const { rows } = await trx.executeQuery<JobRow>(
+        this.jobsOf({ conversation_id: conversationId, now_ms: Date.now() }),
+      );
       const running = rows.find((r) => r.state === 'running');
       if (running) {
         if ((running.lease_expires_at ?? 0) > running.now) return undefined;
@@ -299,11 +313,9 @@ export class ReplyQueue {
   }
 
   private async take(trx: Transaction<Database>, messageId: string, now: number): Promise<void> {
-    await trx
-      .updateTable('reply_jobs')
-      .set({ state: 'running', node_id: this.options.nodeId, lease_expires_at: now + this.options.leaseMs })
-      .where('message_id', '=', messageId)
-      .execute();
+    await trx.executeQuery(
+      this.takeJob({ message_id: messageId, lease_expires_at: now + this.options.leaseMs }),
+    );
   }
 }
 

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Centrifuge, type Options, type PublicationContext } from 'centrifuge';
+import { Centrifuge as CentrifugeProtobuf } from 'centrifuge/build/protobuf';
+import WebSocket from 'ws';
+import {
+  connectionToken,
+  startTestServer,
+  subscriptionToken,
+  type TestServer,
+  waitFor,
+  waitForEvent,
+} from '../testing/harness.ts';
+
+/**
+ * Everything the engine produces for one connection in one event-loop turn goes out as one WebSocket message
+ * (docs/protocol.md "Frames" and "Protobuf"): JSON lines joined by `\n`, length-delimited Protobuf messages one after
+ * another. The official `centrifuge` client (both builds) must split such a message back into its replies and pushes,
+ * in order.
+ */
+
+let server: TestServer;
+const clients: Centrifuge[] = [];
+
+before(async () => {
+  server = await startTestServer({ namespaces: [{ name: 'room' }] });
+});
+
+after(async () => {
+  for (const client of clients) client.disconnect();
+  await server.close();
+});
+
+/** A `ws` client class that counts the WebSocket messages it receives, as the `centrifuge` client's transport. */
+function countingWebSocket(received: Array<Buffer | string>): typeof WebSocket {
+  return class CountingWebSocket extends WebSocket {
+    constructor(...args: ConstructorParameters<typeof WebSocket>) {
+      super(...args);
+      this.on('message', (data: Buffer, isBinary: boolean) => {
+        received.push(isBinary ? Buffer.from(data) : data.toString('utf8'));
+      });
+    }
+  } as typeof WebSocket;
+}
+
+for (const format of ['json', 'protobuf'] as const) {
+  describe(`several pushes of one turn, ${format}`, () => {
+    test('arrive in order in one WebSocket message, and the official client decodes every one', async () => {
+      const messages: Array<Buffer | string> = [];
+      const Client = (format === 'protobuf' ? CentrifugeProtobuf : Centrifuge) as typeof Centrifuge;
+      const user = `batch-${format}`;
+      const channel = `room:batch-${format}`;
+      const options: Partial<Options> = {
+        token: connectionToken(user),
+        timeout: 5_000,
+        websocket: countingWebSocket(messages),
+      };
+      const client = new Client(server.wsUrl, options);
+      clients.push(client);
+      const sub = client.newSubscription(channel, { token: subscriptionToken(user, channel) });
+      const publications: unknown[] = [];
+      sub.on('publication', (ctx: PublicationContext) => {
+        publications.push(
+          format === 'protobuf' ? JSON.parse(new TextDecoder().decode(ctx.data as Uint8Array)) : ctx.data,
+        );
+      });
+      const subscribed = waitForEvent(sub, 'subscribed');
+      client.connect();
+      sub.subscribe();
+      await subscribed;
+      const before = messages.length;
+
+      // Five server-side publications started in one turn: the broker delivers them before the turn ends.
+      const count = 5;
+      await Promise.all(
+        Array.from({ length: count }, (_, i) => server.engine.publish({ channel, data: { n: i } })),
+      );
+      await waitFor('every publication to reach the client', () => publications.length === count);
+
+      assert.deepEqual(
+        publications,
+        Array.from({ length: count }, (_, i) => ({ n: i })),
+        'decoded in the order published',
+      );
+      const arrived = messages.slice(before);
+      assert.ok(
+        arrived.length < count,
+        `${count} pushes came in ${arrived.length} WebSocket messages, not one message each`,
+      );
+      if (format === 'json') {
+        // Lines joined by a single newline, never a blank line.
+        const lines = (arrived as string[]).flatMap((message) => message.split('\n'));
+        assert.equal(lines.length, count);
+        assert.deepEqual(
+          lines.map((line) => (JSON.parse(line) as { push: { pub: { data: unknown } } }).push.pub.data),
+          publications,
+        );
+      } else {
+        // Length-delimited: a varint byte count before each message, the counts adding up to the whole message.
+        let pushes = 0;
+        for (const message of arrived as Buffer[]) {
+          let offset = 0;
+          while (offset < message.length) {
+            let length = 0;
+            let shift = 0;
+            let byte: number;
+            do {
+              byte = message[offset++]!;
+              length |= (byte & 0x7f) << shift;
+              shift += 7;
+            } while (byte & 0x80);
+            offset += length;
+            pushes++;
+          }
+          assert.equal(offset, message.length, 'the varint lengths frame the message exactly');
+        }
+        assert.equal(pushes, count);
+      }
+    });
+  });
+}
