@@ -42,6 +42,12 @@ const HALF_S = Number(process.env.BENCH_HALF_SECONDS ?? 10);
 const PARLEY_LOG_LEVEL = process.env.BENCH_PARLEY_LOG_LEVEL ?? 'warn';
 /** Goal: CPU per grant of Parley with its default settings, at most this many times the floor's. */
 const DEFAULT_SETTINGS_CPU_GOAL = 1.25;
+/**
+ * Another checkout of Parley (e.g. `git archive main` unpacked beside its node_modules) to measure before and after
+ * a change in the same alternating rounds: its default-settings rows (secret, private_key_jwt, DPoP) are added,
+ * marked `@compare`. Unset: no extra rows.
+ */
+const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BODY = 'grant_type=client_credentials&scope=connector%3Awrite';
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -148,6 +154,7 @@ async function startParley(
   name: string,
   logLevel: string | undefined,
   auth: 'client_secret' | 'private_key_jwt' | 'dpop' = 'client_secret',
+  root?: string,
 ): Promise<{ target: Target; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const port = await freePort();
@@ -165,7 +172,7 @@ async function startParley(
       : auth === 'dpop'
         ? await dpopCredentials(cliEnv, url)
         : await assertionCredentials(cliEnv, dataDir, url);
-  const child = await startParleyProcess(env, port);
+  const child = await startParleyProcess(env, port, root);
   return {
     target: { name, pid: child.pid!, url, ...credentials },
     stop: async () => {
@@ -291,6 +298,11 @@ try {
   started.push(await startParley('parley-default', undefined));
   started.push(await startParley('parley-default-pkjwt', undefined, 'private_key_jwt'));
   started.push(await startParley('parley-default-dpop', undefined, 'dpop'));
+  if (COMPARE_ROOT) {
+    started.push(await startParley('compare-default', undefined, 'client_secret', COMPARE_ROOT));
+    started.push(await startParley('compare-default-pkjwt', undefined, 'private_key_jwt', COMPARE_ROOT));
+    started.push(await startParley('compare-default-dpop', undefined, 'dpop', COMPARE_ROOT));
+  }
   started.push(
     await startScriptServer('oidc-provider', 'oidc-provider-server.mjs', { ready: '/jwks', token: '/token' }),
   );
@@ -342,6 +354,17 @@ console.log(
 console.log(
   `| floor: raw node:http, essential work    | ${fmt(bare.rate, 0)} | ${fmt(bare.p50)} | ${fmt(bare.p99)} |    ${us(bare.cpuPerGrant)} |`,
 );
+for (const [name, label] of [
+  ['compare-default', 'default settings'],
+  ['compare-default-pkjwt', 'default, private_key_jwt'],
+  ['compare-default-dpop', 'default, secret + DPoP'],
+] as const) {
+  const row = peaks.get(name);
+  if (!row) continue;
+  console.log(
+    `| @compare ${label.padEnd(31)}| ${fmt(row.rate, 0)} | ${fmt(row.p50)} | ${fmt(row.p99)} |    ${us(row.cpuPerGrant)} |`,
+  );
+}
 console.log(
   `| parley at half peak (${String(Math.floor(ours.rate / 2)).padStart(5)}/s offered)    | ${fmt(half.requests.average, 0)} | ${fmt(half.latency.p50)} | ${fmt(halfP99)} |              |`,
 );
@@ -360,6 +383,17 @@ if (!Number.isNaN(bound.cpuPerGrant))
   console.log(
     `parley DPoP-bound (default settings) / floor CPU per grant: ${(bound.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x (a proof adds an ES256 verification, a JWK thumbprint and a jti insert)`,
   );
+for (const [name, mine] of [
+  ['compare-default', defaults],
+  ['compare-default-pkjwt', assertions],
+  ['compare-default-dpop', bound],
+] as const) {
+  const row = peaks.get(name);
+  if (row && !Number.isNaN(row.cpuPerGrant))
+    console.log(
+      `${name} (${COMPARE_ROOT}) / floor CPU per grant: ${(row.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x; this checkout: ${(mine.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x`,
+    );
+}
 console.log(`parley p99 at half peak: ${halfP99} ms   goal < 20 ms   ${halfP99 < 20 ? 'MET' : 'MISSED'}`);
 if (!Number.isNaN(cpuRatio))
   console.log(`oidc-provider / parley CPU per grant: ${cpuRatio.toFixed(2)}x (grants per CPU-second)`);
