@@ -48,6 +48,8 @@ const DEFAULT_SETTINGS_CPU_GOAL = 1.25;
  * marked `@compare`. Unset: no extra rows.
  */
 const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT;
+/** Seconds over which each server's idle CPU is measured (subtracted in the marginal CPU per grant). */
+const IDLE_S = Number(process.env.BENCH_IDLE_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BODY = 'grant_type=client_credentials&scope=connector%3Awrite';
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -112,6 +114,19 @@ async function measurePeaks(targets: Target[]): Promise<Map<string, Summary>> {
   const load = (t: Target, duration: number) =>
     run(t.url, t.authorization, { duration, nextBody: t.nextBody, nextHeaders: t.nextHeaders });
   for (const t of targets) await load(t, 2); // warm-up (JIT, caches)
+  // The CPU each server uses while idle (timers, polling), measured over one window for all at once: on a loaded
+  // machine grants are few, and this background work would otherwise be charged to them.
+  const idleBefore = new Map(targets.map((t) => [t.name, cpuMs(t.pid)]));
+  const idleStart = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
+  const idleSeconds = (Date.now() - idleStart) / 1000;
+  const idlePerSecond = new Map(
+    targets.map((t) => {
+      const before = idleBefore.get(t.name);
+      const after = cpuMs(t.pid);
+      return [t.name, before === undefined || after === undefined ? 0 : (after - before) / idleSeconds];
+    }),
+  );
   const rounds = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
   const cpu = new Map<string, number>(targets.map((t) => [t.name, 0]));
   for (let round = 0; round < ROUNDS; round++) {
@@ -128,7 +143,12 @@ async function measurePeaks(targets: Target[]): Promise<Map<string, Summary>> {
       );
     }
   }
-  return new Map([...rounds].map(([name, results]) => [name, summarize(results, cpu.get(name)!)]));
+  return new Map(
+    [...rounds].map(([name, results]) => [
+      name,
+      summarize(results, cpu.get(name)!, idlePerSecond.get(name) ?? 0),
+    ]),
+  );
 }
 
 interface Summary {
@@ -137,9 +157,11 @@ interface Summary {
   p99: number;
   /** CPU µs the server process used per grant (NaN where /proc is missing). */
   cpuPerGrant: number;
+  /** The same less what the process uses while idle (its timers and polling) over the rounds' seconds. */
+  marginalCpuPerGrant: number;
 }
 
-function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
+function summarize(results: LoadResult[], cpuTotalMs: number, idleMsPerSecond: number): Summary {
   const total = results.reduce((sum, r) => sum + r.requests.total, 0);
   const seconds = results.reduce((sum, r) => sum + r.duration, 0);
   return {
@@ -147,6 +169,8 @@ function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
     p50: median(results.map((r) => r.latency.p50)),
     p99: median(results.map((r) => r.latency.p99)),
     cpuPerGrant: cpuTotalMs > 0 ? (cpuTotalMs * 1000) / total : Number.NaN,
+    marginalCpuPerGrant:
+      cpuTotalMs > 0 ? ((cpuTotalMs - idleMsPerSecond * seconds) * 1000) / total : Number.NaN,
   };
 }
 
@@ -393,6 +417,14 @@ for (const [name, mine] of [
     console.log(
       `${name} (${COMPARE_ROOT}) / floor CPU per grant: ${(row.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x; this checkout: ${(mine.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x`,
     );
+}
+console.log(
+  "\nCPU per grant less each idle process's own background CPU (what a grant adds; on a loaded machine grants are few):",
+);
+for (const [name, row] of peaks) {
+  console.log(
+    `  ${name.padEnd(22)} ${us(row.marginalCpuPerGrant)} µs   ${(row.marginalCpuPerGrant / bare.marginalCpuPerGrant).toFixed(2)}x the floor`,
+  );
 }
 console.log(`parley p99 at half peak: ${halfP99} ms   goal < 20 ms   ${halfP99 < 20 ? 'MET' : 'MISSED'}`);
 if (!Number.isNaN(cpuRatio))
