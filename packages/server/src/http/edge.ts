@@ -112,7 +112,8 @@ export function createEdge(logger: Logger, settings: EdgeSettings, events?: Edge
       // Ids come from genReqId, which accepts the caller's X-Request-Id only when it is sane.
       requestIdHeader: false,
       logController: accessLog,
-      // A request's own logger is made when something logs through it, not for every request (logging/request-logger.ts).
+      // A request's own logger is made when something logs through it, not for every request
+      // (packages/server/src/logging/request-logger.ts).
       childLoggerFactory: lazyRequestLogger,
       routerOptions: { ...ROUTER_OPTIONS },
       frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
