@@ -16,8 +16,14 @@ export type BenchEnv = Record<string, string | undefined>;
 
 export const repoRoot = new URL('../../', import.meta.url).pathname;
 
+/**
+ * How long a server may take to come up: on the shared 2-core machine, with the load average past 20, starting from
+ * the TypeScript sources took more than a minute.
+ */
+const START_TIMEOUT_MS = 180_000;
+
 async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
@@ -97,10 +103,17 @@ export async function createBenchClient(
   return { company, client };
 }
 
-/** `parley serve` in production mode, resolved once /readyz answers. */
-export async function startParleyProcess(env: BenchEnv, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'packages/server/bin/parley.js'), 'serve'], {
-    cwd: repoRoot,
+/**
+ * `parley serve` in production mode, resolved once /readyz answers. `root`: the checkout to run (another one, with
+ * its own node_modules, to compare two versions side by side in one run; the data dir's schema must suit both).
+ */
+export async function startParleyProcess(
+  env: BenchEnv,
+  port: number,
+  root = repoRoot,
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(root, 'packages/server/bin/parley.js'), 'serve'], {
+    cwd: root,
     // One process unless a row asks for workers: figures are per node.
     env: { PARLEY_WORKERS: '1', ...env, NODE_ENV: 'production' },
     // The server's JSON log goes nowhere, as to a log shipper.

@@ -42,6 +42,14 @@ const HALF_S = Number(process.env.BENCH_HALF_SECONDS ?? 10);
 const PARLEY_LOG_LEVEL = process.env.BENCH_PARLEY_LOG_LEVEL ?? 'warn';
 /** Goal: CPU per grant of Parley with its default settings, at most this many times the floor's. */
 const DEFAULT_SETTINGS_CPU_GOAL = 1.25;
+/**
+ * Another checkout of Parley (e.g. `git archive main` unpacked beside its node_modules) to measure before and after
+ * a change in the same alternating rounds: its default-settings rows (secret, private_key_jwt, DPoP) are added,
+ * marked `@compare`. Unset: no extra rows.
+ */
+const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT;
+/** Seconds over which each server's idle CPU is measured (subtracted in the marginal CPU per grant). */
+const IDLE_S = Number(process.env.BENCH_IDLE_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const BODY = 'grant_type=client_credentials&scope=connector%3Awrite';
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -106,6 +114,19 @@ async function measurePeaks(targets: Target[]): Promise<Map<string, Summary>> {
   const load = (t: Target, duration: number) =>
     run(t.url, t.authorization, { duration, nextBody: t.nextBody, nextHeaders: t.nextHeaders });
   for (const t of targets) await load(t, 2); // warm-up (JIT, caches)
+  // The CPU each server uses while idle (timers, polling), measured over one window for all at once: on a loaded
+  // machine grants are few, and this background work would otherwise be charged to them.
+  const idleBefore = new Map(targets.map((t) => [t.name, cpuMs(t.pid)]));
+  const idleStart = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, IDLE_S * 1000));
+  const idleSeconds = (Date.now() - idleStart) / 1000;
+  const idlePerSecond = new Map(
+    targets.map((t) => {
+      const before = idleBefore.get(t.name);
+      const after = cpuMs(t.pid);
+      return [t.name, before === undefined || after === undefined ? 0 : (after - before) / idleSeconds];
+    }),
+  );
   const rounds = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
   const cpu = new Map<string, number>(targets.map((t) => [t.name, 0]));
   for (let round = 0; round < ROUNDS; round++) {
@@ -122,7 +143,12 @@ async function measurePeaks(targets: Target[]): Promise<Map<string, Summary>> {
       );
     }
   }
-  return new Map([...rounds].map(([name, results]) => [name, summarize(results, cpu.get(name)!)]));
+  return new Map(
+    [...rounds].map(([name, results]) => [
+      name,
+      summarize(results, cpu.get(name)!, idlePerSecond.get(name) ?? 0),
+    ]),
+  );
 }
 
 interface Summary {
@@ -131,9 +157,11 @@ interface Summary {
   p99: number;
   /** CPU µs the server process used per grant (NaN where /proc is missing). */
   cpuPerGrant: number;
+  /** The same less what the process uses while idle (its timers and polling) over the rounds' seconds. */
+  marginalCpuPerGrant: number;
 }
 
-function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
+function summarize(results: LoadResult[], cpuTotalMs: number, idleMsPerSecond: number): Summary {
   const total = results.reduce((sum, r) => sum + r.requests.total, 0);
   const seconds = results.reduce((sum, r) => sum + r.duration, 0);
   return {
@@ -141,6 +169,8 @@ function summarize(results: LoadResult[], cpuTotalMs: number): Summary {
     p50: median(results.map((r) => r.latency.p50)),
     p99: median(results.map((r) => r.latency.p99)),
     cpuPerGrant: cpuTotalMs > 0 ? (cpuTotalMs * 1000) / total : Number.NaN,
+    marginalCpuPerGrant:
+      cpuTotalMs > 0 ? ((cpuTotalMs - idleMsPerSecond * seconds) * 1000) / total : Number.NaN,
   };
 }
 
@@ -148,6 +178,7 @@ async function startParley(
   name: string,
   logLevel: string | undefined,
   auth: 'client_secret' | 'private_key_jwt' | 'dpop' = 'client_secret',
+  root?: string,
 ): Promise<{ target: Target; stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-'));
   const port = await freePort();
@@ -165,7 +196,7 @@ async function startParley(
       : auth === 'dpop'
         ? await dpopCredentials(cliEnv, url)
         : await assertionCredentials(cliEnv, dataDir, url);
-  const child = await startParleyProcess(env, port);
+  const child = await startParleyProcess(env, port, root);
   return {
     target: { name, pid: child.pid!, url, ...credentials },
     stop: async () => {
@@ -291,6 +322,11 @@ try {
   started.push(await startParley('parley-default', undefined));
   started.push(await startParley('parley-default-pkjwt', undefined, 'private_key_jwt'));
   started.push(await startParley('parley-default-dpop', undefined, 'dpop'));
+  if (COMPARE_ROOT) {
+    started.push(await startParley('compare-default', undefined, 'client_secret', COMPARE_ROOT));
+    started.push(await startParley('compare-default-pkjwt', undefined, 'private_key_jwt', COMPARE_ROOT));
+    started.push(await startParley('compare-default-dpop', undefined, 'dpop', COMPARE_ROOT));
+  }
   started.push(
     await startScriptServer('oidc-provider', 'oidc-provider-server.mjs', { ready: '/jwks', token: '/token' }),
   );
@@ -342,6 +378,17 @@ console.log(
 console.log(
   `| floor: raw node:http, essential work    | ${fmt(bare.rate, 0)} | ${fmt(bare.p50)} | ${fmt(bare.p99)} |    ${us(bare.cpuPerGrant)} |`,
 );
+for (const [name, label] of [
+  ['compare-default', 'default settings'],
+  ['compare-default-pkjwt', 'default, private_key_jwt'],
+  ['compare-default-dpop', 'default, secret + DPoP'],
+] as const) {
+  const row = peaks.get(name);
+  if (!row) continue;
+  console.log(
+    `| @compare ${label.padEnd(31)}| ${fmt(row.rate, 0)} | ${fmt(row.p50)} | ${fmt(row.p99)} |    ${us(row.cpuPerGrant)} |`,
+  );
+}
 console.log(
   `| parley at half peak (${String(Math.floor(ours.rate / 2)).padStart(5)}/s offered)    | ${fmt(half.requests.average, 0)} | ${fmt(half.latency.p50)} | ${fmt(halfP99)} |              |`,
 );
@@ -360,6 +407,25 @@ if (!Number.isNaN(bound.cpuPerGrant))
   console.log(
     `parley DPoP-bound (default settings) / floor CPU per grant: ${(bound.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x (a proof adds an ES256 verification, a JWK thumbprint and a jti insert)`,
   );
+for (const [name, mine] of [
+  ['compare-default', defaults],
+  ['compare-default-pkjwt', assertions],
+  ['compare-default-dpop', bound],
+] as const) {
+  const row = peaks.get(name);
+  if (row && !Number.isNaN(row.cpuPerGrant))
+    console.log(
+      `${name} (${COMPARE_ROOT}) / floor CPU per grant: ${(row.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x; this checkout: ${(mine.cpuPerGrant / bare.cpuPerGrant).toFixed(2)}x`,
+    );
+}
+console.log(
+  "\nCPU per grant less each idle process's own background CPU (what a grant adds; on a loaded machine grants are few):",
+);
+for (const [name, row] of peaks) {
+  console.log(
+    `  ${name.padEnd(22)} ${us(row.marginalCpuPerGrant)} µs   ${(row.marginalCpuPerGrant / bare.marginalCpuPerGrant).toFixed(2)}x the floor`,
+  );
+}
 console.log(`parley p99 at half peak: ${halfP99} ms   goal < 20 ms   ${halfP99 < 20 ? 'MET' : 'MISSED'}`);
 if (!Number.isNaN(cpuRatio))
   console.log(`oidc-provider / parley CPU per grant: ${cpuRatio.toFixed(2)}x (grants per CPU-second)`);

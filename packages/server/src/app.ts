@@ -7,6 +7,7 @@ import { type Readiness, registerHealthRoutes } from './health/health.routes.ts'
 import { createEdge } from './http/edge.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerProblemHandlers } from './http/problem.ts';
+import { registerResponseObservers } from './http/response-observers.ts';
 import type { RouteEntry } from './http/route-methods.ts';
 import type { App } from './http/types.ts';
 import { registerConnectorPortalRoutes } from './integrations/connectors.portal.routes.ts';
@@ -14,7 +15,7 @@ import { registerConnectorRoutes } from './integrations/connectors.routes.ts';
 import { registerKnowledgePortalRoutes } from './knowledge/knowledge.portal.routes.ts';
 import { registerKnowledgeRoutes } from './knowledge/knowledge.routes.ts';
 import { registerLandingRoutes } from './landing/landing.routes.ts';
-import { registerMetricsEndpoint, registerRequestMetrics } from './metrics/metrics.routes.ts';
+import { registerMetricsEndpoint, requestMetricsObserver } from './metrics/metrics.routes.ts';
 import { registerApiClientRoutes } from './oauth/api-clients.portal.routes.ts';
 import { registerOAuth } from './oauth/oauth.routes.ts';
 import { registerWhoamiRoute } from './platform/whoami.routes.ts';
@@ -80,10 +81,10 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
 
   // Before any route: the edge's hooks and its onRoute index must see every route.
   edge.register(app);
-  // Request counts and durations for every route.
-  registerRequestMetrics(app, ctx.metrics);
-  // A trace span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set (W3C traceparent accepted).
-  registerRequestTracing(app, ctx.tracing);
+  // A trace span per request when OTEL_EXPORTER_OTLP_ENDPOINT is set (W3C traceparent accepted); no hooks otherwise.
+  const endSpan = registerRequestTracing(app, ctx.tracing);
+  // Request counts and durations for every route, then the span's end: one onResponse hook for both.
+  registerResponseObservers(app, [requestMetricsObserver(ctx.metrics), endSpan]);
   registerProblemHandlers(app);
   await registerOpenApi(app, ctx.config.publicUrl);
 

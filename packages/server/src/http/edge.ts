@@ -13,6 +13,7 @@ import type {
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
+import { lazyRequestLogger } from '../logging/request-logger.ts';
 import { AccessLogController } from './access-log.ts';
 import { parseBodyText } from './body-text.ts';
 import { clientAddressOf } from './client-address.ts';
@@ -63,6 +64,7 @@ export interface Edge {
     FastifyServerOptions<RawServerDefault>,
     | 'genReqId'
     | 'requestIdHeader'
+    | 'childLoggerFactory'
     | 'logController'
     | 'routerOptions'
     | 'frameworkErrors'
@@ -110,6 +112,9 @@ export function createEdge(logger: Logger, settings: EdgeSettings, events?: Edge
       // Ids come from genReqId, which accepts the caller's X-Request-Id only when it is sane.
       requestIdHeader: false,
       logController: accessLog,
+      // A request's own logger is made when something logs through it, not for every request
+      // (packages/server/src/logging/request-logger.ts).
+      childLoggerFactory: lazyRequestLogger,
       routerOptions: { ...ROUTER_OPTIONS },
       frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
         // These requests never reach a route, so Fastify writes no access-log line for them: write it here.

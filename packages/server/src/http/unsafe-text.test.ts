@@ -30,6 +30,20 @@ describe('unsafe text (U+0000 and unpaired surrogates)', () => {
     assert.equal(findUnsafeText({ a: 'fine', n: 1, t: true, z: null, b: Buffer.from([0]) }), undefined);
     assert.equal(findUnsafeText(undefined), undefined);
   });
+
+  it('answers flat objects (headers, a query, a form) as the walk does: the first offender in order, key before value', () => {
+    const headers = Object.assign(Object.create(null), {
+      host: 'x',
+      'user-agent': 'a\u0000',
+      accept: '\uD800',
+    });
+    assert.equal(findUnsafeText(headers), 'user-agent');
+    assert.equal(findUnsafeText({ 'k\u0000': 'v\u0000' }), 'k\uFFFD');
+    assert.equal(findUnsafeText({ a: 'fine', b: '\uDC00', c: '\u0000' }), 'b');
+    assert.equal(findUnsafeText({ a: 'ok', 'set-cookie': ['x=1', 'y=\u0000'] }), 'set-cookie.1');
+    assert.equal(findUnsafeText({ a: '😀', b: 'Grüße', n: 3, t: false, z: null, u: undefined }), undefined);
+    assert.equal(findUnsafeText(Object.create({ inherited: '\u0000' })), undefined);
+  });
 });
 
 describe('unsafe text at any depth', () => {

@@ -10,8 +10,13 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 export const UNSAFE_TEXT_MESSAGE = 'must not contain U+0000 or an unpaired surrogate';
 
+/** Any U+0000 or surrogate at all: one character-class scan, which almost every string passes. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what the rule refuses.
+const SUSPECT = /[\u0000\uD800-\uDFFF]/;
+
 export function isUnsafeString(text: string): boolean {
-  return text.includes('\u0000') || LONE_SURROGATE.test(text);
+  // Most text has neither; only text with a surrogate needs the pairing check.
+  return SUSPECT.test(text) && (text.includes('\u0000') || LONE_SURROGATE.test(text));
 }
 
 /**
@@ -22,6 +27,7 @@ export function isUnsafeString(text: string): boolean {
  */
 export function findUnsafeText(value: unknown, path = ''): string | undefined {
   if (typeof value === 'string') return isUnsafeString(value) ? path : undefined;
+  if (isFlatAndSafe(value)) return undefined;
   // Depth-first, in document order: a key is checked just before its value is walked.
   const pending: Step[] = [{ value, path }];
   for (let step = pending.pop(); step !== undefined; step = pending.pop()) {
@@ -43,6 +49,28 @@ export function findUnsafeText(value: unknown, path = ''): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * Whether `value` is an object whose keys and values are all safe strings (or absent): headers, a query, path
+ * parameters, a form — what every request brings. Checked without the walk's allocations; anything else (nesting,
+ * arrays, an unsafe string) goes to the walk, which finds the same answer in the same order.
+ */
+function isFlatAndSafe(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || ArrayBuffer.isView(value))
+    return false;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    if (isUnsafeString(key)) return false;
+    if (typeof item === 'string') {
+      if (isUnsafeString(item)) return false;
+    } else if (item !== undefined && item !== null && typeof item !== 'number' && typeof item !== 'boolean') {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** One value still to look at, or (with `key`) one object key to check. */

@@ -8,6 +8,7 @@ import { AggregatorRegistry, type Counter, type Histogram } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { AppError } from '../errors/app-error.ts';
 import { sendProblem } from '../http/problem.ts';
+import type { ResponseObserver } from '../http/response-observers.ts';
 import { routeTemplateOf } from '../http/route-template.ts';
 import type { App } from '../http/types.ts';
 import type { Metrics } from './metrics.ts';
@@ -40,30 +41,45 @@ export async function registerMetricsEndpoint(app: App, metrics: Metrics, config
 
 /**
  * One count and one duration per answered request, labelled with the route's template (`/…/{id}` as registered),
- * never the path, so ids in paths add no series; requests no route matched share one label. Callback-style hook:
- * it runs on every request, the token endpoint's hot path included.
+ * never the path, so ids in paths add no series; requests no route matched share one label. An observer for the
+ * app's one `onResponse` hook (packages/server/src/http/response-observers.ts): it runs on every request, the token
+ * endpoint's hot path included.
  */
-export function registerRequestMetrics(app: App, metrics: Metrics): void {
-  // prom-client's `labels()` builds a label object and bound functions at every call: they are kept, one per key.
-  const children = new Map<
-    string,
-    { counter: Counter.Internal; histogram: Histogram.Internal<'method' | 'route'> }
-  >();
-  app.addHook('onResponse', (request, reply, done) => {
+export function requestMetricsObserver(metrics: Metrics): ResponseObserver {
+  // prom-client's `labels()` builds a label object and bound functions at every call: they are kept, one per
+  // route, method and status, in nested maps so that finding them allocates nothing per request.
+  const byRoute = new Map<string, Map<string, Map<number, RequestSeries>>>();
+  return (request, reply) => {
     const route = routeTemplateOf(request);
-    const key = `${request.method} ${reply.statusCode} ${route}`;
-    let child = children.get(key);
-    if (child === undefined) {
-      child = {
-        counter: metrics.httpRequests.labels(request.method, route, String(reply.statusCode)),
-        histogram: metrics.httpDuration.labels(request.method, route),
-      };
-      children.set(key, child);
+    const { method } = request;
+    const status = reply.statusCode;
+    let byMethod = byRoute.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      byRoute.set(route, byMethod);
     }
-    child.counter.inc();
-    child.histogram.observe(reply.elapsedTime / 1000);
-    done();
-  });
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      byMethod.set(method, byStatus);
+    }
+    let series = byStatus.get(status);
+    if (series === undefined) {
+      series = {
+        counter: metrics.httpRequests.labels(method, route, String(status)),
+        histogram: metrics.httpDuration.labels(method, route),
+      };
+      byStatus.set(status, series);
+    }
+    series.counter.inc();
+    series.histogram.observe(reply.elapsedTime / 1000);
+  };
+}
+
+/** The bound children of one route, method and status. */
+interface RequestSeries {
+  counter: Counter.Internal;
+  histogram: Histogram.Internal<'method' | 'route'>;
 }
 
 function registerProtectedRoute(app: App, metrics: Metrics, token: string): void {
