@@ -39,6 +39,12 @@ export class ConversationsService {
      * so a burst of visitors opening chats shares SQLite commits; without it, a transaction of its own.
      */
     private readonly writes?: Pick<GroupCommit, 'run'>,
+    /**
+     * The company's default digital employee from this node's cache of company rows
+     * (packages/server/src/companies/company-cache.ts, through the digital employees' `findDefault`); without it,
+     * read from the store each time.
+     */
+    private readonly employees?: { findDefault(companyId: string): Promise<DigitalEmployeeRef | undefined> },
   ) {
     this.byId = compileOnce<{ id: string }>((arg) =>
       db.selectFrom('conversations').selectAll().where('id', '=', arg('id')),
@@ -315,6 +321,11 @@ export class ConversationsService {
 
   /** The company's default digital employee (created with the company by the digital-employees capability). */
   async defaultDigitalEmployee(companyId: string): Promise<DigitalEmployeeRef> {
+    if (this.employees) {
+      const found = await this.employees.findDefault(companyId);
+      if (!found) throw noDigitalEmployee();
+      return found;
+    }
     const { rows } = await this.db.executeQuery<{ id: string; name: string; company_id: string }>(
       this.defaultEmployee({ company_id: companyId }),
     );
