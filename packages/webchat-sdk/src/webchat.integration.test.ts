@@ -43,7 +43,7 @@ describe('setup order and session context', () => {
     const wire = new Wire();
     const chat = await webchats.start(wire);
     const create = wire.events.find((e) => e.kind === 'rest' && e.what === 'POST /sdk/v1/conversations');
-    assert.equal((create?.body as { realtime_tokens?: unknown }).realtime_tokens, true);
+    assert.equal((create!.body as { realtime_tokens?: unknown }).realtime_tokens, true);
     assert.deepEqual(
       wire
         .timeline()
