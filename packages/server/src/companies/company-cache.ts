@@ -61,8 +61,8 @@ export class CompanyCache {
   /** Whether entries may be used and kept now (see `mode`). */
   private live: boolean;
   private readonly clock: () => number;
-  /** Reads answered from memory and from the store, for tests and the bench. */
-  readonly stats = { hits: 0, misses: 0 };
+  /** Reads answered from memory and from the store, and changes heard from other nodes (for tests and the bench). */
+  readonly stats = { hits: 0, misses: 0, heard: 0 };
 
   constructor(private readonly options: CompanyCacheOptions) {
     this.capacity = options.mode === 'off' ? 0 : options.capacity;
@@ -74,7 +74,9 @@ export class CompanyCache {
   async start(): Promise<void> {
     if (this.options.mode !== 'signalled' || !this.options.signal) return;
     await this.options.signal.listen((message) => {
-      if (typeof message.company_id === 'string') this.drop(message.company_id);
+      if (typeof message.company_id !== 'string') return;
+      this.drop(message.company_id);
+      this.stats.heard++;
     });
   }
 
