@@ -41,7 +41,7 @@ interface Entry {
 /**
  * A per-node cache of what the SDK's requests and a conversation's creation read about a company — its row, its
  * default digital employee, its digital employees — so a burst of visitors does not read the same rows from the
- * store thousands of times (docs/operations.md "Where the CPU of a conversation's creation goes").
+ * store thousands of times (docs/operations.md "Capacity model").
  *
  * Correctness rules, in order:
  * - Everything cached about a company is dropped together (`invalidate`), by the services that change it, after
