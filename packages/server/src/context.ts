@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { AuditLog } from './audit/audit.service.ts';
 import { CompaniesService } from './companies/companies.service.ts';
+import { createCompanyCache } from './companies/company-cache.ts';
 import type { Config } from './config/schema.ts';
 import { loadMasterKeys, watchMasterKeyFile, withPrimary } from './crypto/master-keys.ts';
 import type { SealedColumn } from './crypto/sealed-columns.ts';
@@ -159,7 +160,9 @@ export async function createContext(
         'generated a master key in the data folder; set PARLEY_MASTER_KEYS (see docs/config.md) for production',
       );
     }
-    const companies = new CompaniesService(store.db);
+    const companyCache = createCompanyCache(config, store.dialect, logger);
+    closers.push(() => companyCache.stop());
+    const companies = new CompaniesService(store.db, companyCache);
     // File-based keys are re-read when `master-key rotate` changes the file, so a live server follows a rotation.
     const primary = config.masterKeyPrimary;
     const sealer = new Sealer(
@@ -334,6 +337,7 @@ export async function createContext(
 export async function startServices(ctx: AppContext): Promise<void> {
   await ctx.oauth.keys.start();
   await ctx.oauth.revocations.start();
+  await ctx.companies.cache.start();
   await ctx.webchat.serve();
   await ctx.webhooks.serve();
   ctx.scheduler.start();

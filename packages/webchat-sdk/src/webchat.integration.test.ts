@@ -29,9 +29,49 @@ const replyAfter = (chat: Webchat, count: number) =>
     return done.length >= count ? done : undefined;
   });
 
+/** Makes the server look like one from before `realtime_tokens`: the new conversation comes without tokens. */
+const withoutCreationTokens = (wire: Wire) => {
+  wire.rewriteResponse = (what, body) => {
+    if (what !== 'POST /sdk/v1/conversations') return undefined;
+    const { realtime_tokens: _dropped, ...rest } = body;
+    return rest;
+  };
+};
+
 describe('setup order and session context', () => {
-  test('creates the conversation, then connection token, connect, subscription token, subscribe', async () => {
+  test('one request opens a chat: the new conversation carries both tokens; connect, then subscribe', async () => {
     const wire = new Wire();
+    const chat = await webchats.start(wire);
+    const create = wire.events.find((e) => e.kind === 'rest' && e.what === 'POST /sdk/v1/conversations');
+    assert.equal((create!.body as { realtime_tokens?: unknown }).realtime_tokens, true);
+    assert.deepEqual(
+      wire
+        .timeline()
+        .filter((step) =>
+          [
+            'POST /sdk/v1/conversations',
+            'POST /sdk/v1/auth/connect-token',
+            'ws connect',
+            'POST /sdk/v1/auth/subscribe-token',
+            'ws subscribe',
+          ].includes(step),
+        ),
+      ['POST /sdk/v1/conversations', 'ws connect', 'ws subscribe'],
+    );
+    const subscribe = wire.sent('subscribe')[0]!.subscribe as { channel: string; token: string };
+    assert.equal(subscribe.channel, chat.conversation!.channel);
+    assert.ok(subscribe.token.split('.').length === 3, 'subscribe carries the subscription JWT');
+    assert.ok((wire.sent('connect')[0]!.connect as { token?: string }).token, 'connect carries a JWT');
+    // The conversation the SDK hands out does not carry the tokens.
+    assert.equal((chat.conversation as { realtime_tokens?: unknown }).realtime_tokens, undefined);
+    assert.equal(chat.state, 'connected');
+    await chat.send('hello');
+    await replyAfter(chat, 1);
+  });
+
+  test('from a server without creation tokens: conversation, connection token, connect, subscription token, subscribe', async () => {
+    const wire = new Wire();
+    withoutCreationTokens(wire);
     const chat = await webchats.start(wire);
     const order = wire
       .timeline()
@@ -230,19 +270,44 @@ describe('token renewal', () => {
     new RealtimeTokenSigner(loadTokenSecret(server.config.webchat.tokenSecret, server.dataDir).secret);
   const secondsAgo = (s: number) => Math.floor(Date.now() / 1000) - s;
   const sessionOf = (headers: Record<string, string> | undefined) => headers?.['X-Session-Id'] ?? '';
-  /** Makes the first connect-token answer carry a token issued `issuedSecondsAgo` (lifetime 900 s). */
+  /**
+   * Makes the connection token that comes with the new conversation one issued `issuedSecondsAgo` (lifetime 900 s);
+   * renewals then come from connect-token.
+   */
   const backdateFirstConnectToken = (wire: Wire, issuedSecondsAgo: number) => {
-    let served = 0;
     wire.rewriteResponse = (what, body) => {
-      if (what !== 'POST /sdk/v1/auth/connect-token' || served++ > 0) return undefined;
+      if (what !== 'POST /sdk/v1/conversations') return undefined;
       const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
+      const tokens = body.realtime_tokens as Record<string, unknown>;
       return {
         ...body,
-        connection_token: signer().connectionToken(
-          session,
-          { company_id: companyId, channel_id: null },
-          secondsAgo(issuedSecondsAgo),
-        ),
+        realtime_tokens: {
+          ...tokens,
+          connection_token: signer().connectionToken(
+            session,
+            { company_id: companyId, channel_id: null },
+            secondsAgo(issuedSecondsAgo),
+          ),
+        },
+      };
+    };
+  };
+  /** The same for the subscription token that comes with the new conversation (lifetime 24 h). */
+  const backdateFirstSubscriptionToken = (wire: Wire, issuedSecondsAgo: number) => {
+    wire.rewriteResponse = (what, body) => {
+      if (what !== 'POST /sdk/v1/conversations') return undefined;
+      const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
+      const tokens = body.realtime_tokens as Record<string, unknown>;
+      return {
+        ...body,
+        realtime_tokens: {
+          ...tokens,
+          subscription_token: signer().subscriptionToken(
+            session,
+            String(body.channel),
+            secondsAgo(issuedSecondsAgo),
+          ),
+        },
       };
     };
   };
@@ -253,7 +318,7 @@ describe('token renewal', () => {
     backdateFirstConnectToken(wire, 1000);
     const chat = await webchats.start(wire);
     assert.equal(chat.state, 'connected');
-    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
+    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 1);
     assert.ok(
       wire.events.some((e) => e.kind === 'receive' && e.what === 'error:109'),
       'the engine answered 109',
@@ -267,45 +332,29 @@ describe('token renewal', () => {
     const chat = await webchats.start(wire);
     await waitFor('a refresh command', () => wire.sent('refresh').length > 0);
     assert.equal(wire.sent('connect').length, 1, 'renewed without reconnecting');
-    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 2);
+    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 1);
     await chat.send('still here?');
     assert.equal(chat.state, 'connected');
   });
 
   test('an expiring subscription token is renewed with sub_refresh; an expired one with 109 + getToken', async () => {
     const wire = new Wire();
-    let served = 0;
-    wire.rewriteResponse = (what, body) => {
-      if (what !== 'POST /sdk/v1/auth/subscribe-token' || served++ > 0) return undefined;
-      const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
-      return {
-        ...body,
-        subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(86_398)),
-      };
-    };
+    backdateFirstSubscriptionToken(wire, 86_398);
     const chat = await webchats.start(wire);
     await waitFor('a sub_refresh command', () => wire.sent('sub_refresh').length > 0);
     assert.equal(wire.sent('subscribe').length, 1, 'renewed without resubscribing');
-    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 2);
+    assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 1);
     assert.equal(chat.state, 'connected');
 
     const expired = new Wire();
-    let servedExpired = 0;
-    expired.rewriteResponse = (what, body) => {
-      if (what !== 'POST /sdk/v1/auth/subscribe-token' || servedExpired++ > 0) return undefined;
-      const session = sessionOf(expired.events.find((e) => e.kind === 'rest')?.headers);
-      return {
-        ...body,
-        subscription_token: signer().subscriptionToken(session, String(body.channel), secondsAgo(90_000)),
-      };
-    };
+    backdateFirstSubscriptionToken(expired, 90_000);
     const second = await webchats.start(expired);
     assert.equal(second.state, 'connected');
     assert.ok(
       expired.events.some((e) => e.kind === 'receive' && e.what === 'error:109'),
       'the engine answered 109',
     );
-    assert.equal(expired.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 2);
+    assert.equal(expired.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 1);
   });
 });
 

@@ -403,6 +403,8 @@ export class Webchat extends Emitter<WebchatEvents> {
     // Its events must not reach listeners: this is no disconnect of the chat, only of the old identity's link.
     this.connection.drop();
     this.open.reset();
+    // Tokens kept from a conversation's creation name the old identity.
+    this.rest.forgetRealtimeTokens();
     this.startPromise = null;
     this.connection.setState({ state: 'connecting', reason: 'visitor changed' });
     await this.start();

@@ -5,6 +5,7 @@ import { now } from '../storage/columns.ts';
 import { compileOnce } from '../storage/compiled.ts';
 import type { Database } from '../storage/schema.ts';
 import type { CompaniesTable } from './companies.tables.ts';
+import { CompanyCache } from './company-cache.ts';
 
 export interface Company {
   id: string;
@@ -32,7 +33,14 @@ export class CompaniesService {
   /** Read on every SDK request (its X-Company header), so compiled once (storage/compiled.ts). */
   private readonly byId;
 
-  constructor(private readonly db: Kysely<Database>) {
+  constructor(
+    private readonly db: Kysely<Database>,
+    /**
+     * What this node keeps of companies and their digital employees (companies/company-cache.ts); by default a
+     * single node's, without a time bound beyond a few seconds.
+     */
+    readonly cache: CompanyCache = new CompanyCache({ capacity: 10_000, ttlMs: 5_000, mode: 'single' }),
+  ) {
     this.byId = compileOnce<{ id: string }>((arg) =>
       db.selectFrom('companies').selectAll().where('id', '=', arg('id')),
     );
@@ -58,10 +66,13 @@ export class CompaniesService {
     return company;
   }
 
+  /** The company, from this node's cache when it holds it (every SDK request reads it: its X-Company header). */
   async find(id: string): Promise<Company | undefined> {
     if (!isUuid(id)) return undefined;
-    const { rows } = await this.db.executeQuery<CompaniesTable>(this.byId({ id }));
-    return rows[0] && toCompany(rows[0]);
+    return this.cache.get(id, 'company', async () => {
+      const { rows } = await this.db.executeQuery<CompaniesTable>(this.byId({ id }));
+      return rows[0] && toCompany(rows[0]);
+    });
   }
 
   /**
@@ -99,6 +110,7 @@ export class CompaniesService {
         .returningAll()
         .executeTakeFirst());
     if (!row) throw new NotFoundError('company_not_found', 'No such company.');
+    await this.cache.invalidate(id);
     return toCompany(row);
   }
 }

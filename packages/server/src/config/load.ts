@@ -87,6 +87,8 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
     storeConnectTimeoutMs: int(env.PARLEY_STORE_CONNECT_TIMEOUT_MS),
     storePoolSize: int(env.PARLEY_STORE_POOL_SIZE),
     storeQueryTimeoutMs: int(env.PARLEY_STORE_QUERY_TIMEOUT_MS),
+    companyCacheSize: int(env.PARLEY_COMPANY_CACHE_SIZE),
+    companyCacheTtlMs: int(env.PARLEY_COMPANY_CACHE_TTL_MS),
     masterKeys: str(env.PARLEY_MASTER_KEYS),
     masterKeyPrimary: int(env.PARLEY_MASTER_KEY_PRIMARY),
     webchat: {

@@ -72,6 +72,16 @@ export const ConfigSchema = Type.Object(
      * (docs/operations.md "Capacity"). Nodes × this must stay below the server's `max_connections`.
      */
     storePoolSize: Type.Integer({ minimum: 1, maximum: 1_000, default: 20 }),
+    /**
+     * Companies whose settings and digital employees each node keeps in memory (LRU), read on every SDK request and
+     * conversation creation (packages/server/src/companies/company-cache.ts); `0` reads the store every time.
+     */
+    companyCacheSize: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10_000 }),
+    /**
+     * Longest a node keeps a cached company or digital employee, in milliseconds: what bounds a change nobody announced
+     * (a CLI command on SQLite while the server runs). Changes through any node are seen at once by the next request.
+     */
+    companyCacheTtlMs: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 5_000 }),
     /** PostgreSQL: longest wait for one statement's answer before it fails (and the request answers 503). */
     storeQueryTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
     /**

@@ -12,7 +12,7 @@ export function createDigitalEmployees(
   companies: CompaniesService,
   connectors: ConnectorDirectory,
 ): DigitalEmployeesService {
-  const service = new DigitalEmployeesService(store.db, store.dialect, connectors);
+  const service = new DigitalEmployeesService(store.db, store.dialect, connectors, companies.cache);
   companies.addCreatedHook(service.createDefaultFor);
   return service;
 }

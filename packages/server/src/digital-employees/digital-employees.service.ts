@@ -3,6 +3,7 @@ import type { DigitalEmployeeView } from '@parley/wire-types';
 import type { Kysely, Selectable } from 'kysely';
 import type { Company } from '../companies/companies.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
+import type { CompanyCache } from '../companies/company-cache.ts';
 import { lockCompany } from '../companies/company-lock.ts';
 import { requireCompany } from '../companies/require-company.ts';
 import { now, toBool } from '../storage/columns.ts';
@@ -85,6 +86,11 @@ export class DigitalEmployeesService {
     private readonly db: Db,
     private readonly dialect: Dialect,
     private readonly connectors: ConnectorDirectory,
+    /**
+     * This node's cache of company rows (packages/server/src/companies/company-cache.ts): `find` and `getDefault`
+     * read through it, and every change here invalidates the company's entries once committed.
+     */
+    private readonly cache?: Pick<CompanyCache, 'get' | 'invalidate'>,
   ) {
     this.byId = compileOnce<{ company_id: string; id: string }>((arg) =>
       db
@@ -113,7 +119,7 @@ export class DigitalEmployeesService {
       companyId: input.companyId,
     });
     const timestamp = now();
-    return this.db.transaction().execute(async (trx) => {
+    const created = await this.db.transaction().execute(async (trx) => {
       await lockCompany(trx, this.dialect, input.companyId);
       const hasDefault = await findDefaultRow(trx, input.companyId);
       const isDefault = input.isDefault === true || !hasDefault;
@@ -129,10 +135,15 @@ export class DigitalEmployeesService {
       await trx.insertInto('digital_employees').values(toRow(employee)).execute();
       return employee;
     });
+    await this.changed(input.companyId);
+    return created;
   }
 
   async update(companyId: string, id: string, patch: UpdateDigitalEmployeeInput): Promise<DigitalEmployee> {
-    const current = await this.get(companyId, id);
+    // From the store, not the cache: the patch applies to the row as it is.
+    const row = isUuid(companyId) && isUuid(id) ? await findRow(this.db, companyId, id) : undefined;
+    if (!row) throw new DigitalEmployeeNotFoundError();
+    const current = fromRow(row);
     const responder = patch.responder ?? current.responder;
     // Switching responder drops what the new one cannot use, unless the patch sets it explicitly.
     const kept = responder === current.responder ? current : keepApplicable(current, responder);
@@ -153,6 +164,7 @@ export class DigitalEmployeesService {
       .where('company_id', '=', companyId)
       .where('id', '=', id)
       .execute();
+    await this.changed(companyId);
     return updated;
   }
 
@@ -168,12 +180,16 @@ export class DigitalEmployeesService {
     return rows.map(fromRow);
   }
 
+  /** From this node's cache when it holds it (read for every greeting and every reply). */
   async find(companyId: string, id: string): Promise<DigitalEmployee | undefined> {
     if (!isUuid(companyId) || !isUuid(id)) return undefined;
-    const { rows } = await this.db.executeQuery<DigitalEmployeesTable>(
-      this.byId({ company_id: companyId, id }),
-    );
-    return rows[0] && fromRow(rows[0]);
+    const load = async () => {
+      const { rows } = await this.db.executeQuery<DigitalEmployeesTable>(
+        this.byId({ company_id: companyId, id }),
+      );
+      return rows[0] && fromRow(rows[0]);
+    };
+    return this.cache ? this.cache.get(companyId, `employee:${id}`, load) : load();
   }
 
   /** The metrics of docs/outcomes.md over the last `days` days; 404 for an unknown or another company's employee. */
@@ -190,9 +206,22 @@ export class DigitalEmployeesService {
 
   /** The company's default digital employee (every company has one: created with the company). */
   async getDefault(companyId: string): Promise<DigitalEmployee> {
-    const row = isUuid(companyId) ? await findDefaultRow(this.db, companyId) : undefined;
-    if (!row) throw new DigitalEmployeeNotFoundError();
-    return fromRow(row);
+    const employee = await this.findDefault(companyId);
+    if (!employee) throw new DigitalEmployeeNotFoundError();
+    return employee;
+  }
+
+  /**
+   * The company's default digital employee, from this node's cache when it holds it (every conversation opened
+   * without a channel is routed to it); `undefined` for an unknown company.
+   */
+  async findDefault(companyId: string): Promise<DigitalEmployee | undefined> {
+    if (!isUuid(companyId)) return undefined;
+    const load = async () => {
+      const row = await findDefaultRow(this.db, companyId);
+      return row && fromRow(row);
+    };
+    return this.cache ? this.cache.get(companyId, 'default-employee', load) : load();
   }
 
   /**
@@ -201,7 +230,7 @@ export class DigitalEmployeesService {
    */
   async setDefault(companyId: string, id: string): Promise<DigitalEmployee> {
     if (!isUuid(companyId) || !isUuid(id)) throw new DigitalEmployeeNotFoundError();
-    return this.db.transaction().execute(async (trx) => {
+    const employee = await this.db.transaction().execute(async (trx) => {
       await lockCompany(trx, this.dialect, companyId);
       const row = await findRow(trx, companyId, id);
       if (!row) throw new DigitalEmployeeNotFoundError();
@@ -216,6 +245,8 @@ export class DigitalEmployeesService {
         .execute();
       return { ...fromRow(row), isDefault: true, updatedAt };
     });
+    await this.changed(companyId);
+    return employee;
   }
 
   /**
@@ -246,6 +277,12 @@ export class DigitalEmployeesService {
         .where('is_default', '=', 0)
         .execute();
     });
+    await this.changed(companyId);
+  }
+
+  /** A change of the company's digital employees committed: this node's cache and the other nodes' forget them. */
+  private async changed(companyId: string): Promise<void> {
+    await this.cache?.invalidate(companyId);
   }
 
   private async validated(input: {

@@ -27,6 +27,14 @@ export class RedisSignalChannel {
        * `failFastRedis`) and settles once that first attempt did: `listen` and `send` wait for it.
        */
       ready?: () => Promise<void>;
+      /**
+       * Told each time the channel is subscribed (the first time and after every reconnect) and each time the
+       * subscription connection is lost: a listener whose state depends on hearing every message (a cache's
+       * invalidations, packages/server/src/companies/company-cache.ts) starts over then, since PUB/SUB keeps nothing
+       * for a subscriber that was away.
+       */
+      onSubscribed?: () => void;
+      onLost?: () => void;
     },
   ) {}
 
@@ -50,7 +58,9 @@ export class RedisSignalChannel {
       const message = parse(raw);
       if (message && message.node !== this.node) handle(message);
     });
-    const subscribe = () => subscriber.subscribe(this.options.channel);
+    const subscribe = () =>
+      subscriber.subscribe(this.options.channel).then(() => this.options.onSubscribed?.());
+    subscriber.on('close', () => this.options.onLost?.());
     subscriber.on('ready', () => void subscribe().catch(() => {}));
     // PINGs while idle notice a connection that stopped answering (a partition), as for every Redis client.
     const stopKeepAlive = keepRedisAlive(subscriber);

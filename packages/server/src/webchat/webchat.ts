@@ -121,7 +121,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       'generated the realtime token secret in the data folder; set PARLEY_REALTIME_TOKEN_SECRET on multi-node deployments',
     );
   }
-  const conversations = new ConversationsService(store.db, deps.events, store.writes);
+  const conversations = new ConversationsService(store.db, deps.events, store.writes, deps.digitalEmployees);
   const channels = new ChannelsService(store.db, store.dialect);
   const messages = new MessageStore(store, deps.events);
   const live = new LiveSnapshots();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { attributeText, type VisitorAttributes } from '@parley/webchat-protocol';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable, Transaction } from 'kysely';
 import { isUuid } from '../../companies/companies.service.ts';
 import type { EventRecorder } from '../../events/domain-events.ts';
 import { now } from '../../storage/columns.ts';
@@ -29,6 +29,8 @@ export class ConversationsService {
   private readonly byId;
   // Read with every conversation an SDK opens without a channel (see compileOnce).
   private readonly defaultEmployee;
+  /** Every new conversation's row: compiled once, on first use, for the columns `create` writes (see compileOnce). */
+  private insertRow?: (row: ConversationRow) => CompiledQuery;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -39,6 +41,12 @@ export class ConversationsService {
      * so a burst of visitors opening chats shares SQLite commits; without it, a transaction of its own.
      */
     private readonly writes?: Pick<GroupCommit, 'run'>,
+    /**
+     * The company's default digital employee from this node's cache of company rows
+     * (packages/server/src/companies/company-cache.ts, through the digital employees' `findDefault`); without it,
+     * read from the store each time.
+     */
+    private readonly employees?: { findDefault(companyId: string): Promise<DigitalEmployeeRef | undefined> },
   ) {
     this.byId = compileOnce<{ id: string }>((arg) =>
       db.selectFrom('conversations').selectAll().where('id', '=', arg('id')),
@@ -90,8 +98,19 @@ export class ConversationsService {
       page_url: options.pageUrl ?? null,
       labels: null,
     };
+    // Kysely's building of a 26-column insert cost more than SQLite's running it (docs/operations.md "Capacity").
+    this.insertRow ??= compileOnce<ConversationRow>((arg) =>
+      this.db
+        .insertInto('conversations')
+        .values(
+          Object.fromEntries(
+            Object.keys(row).map((column) => [column, arg(column as keyof ConversationRow & string)]),
+          ) as ConversationRow,
+        ),
+    );
+    const insert = this.insertRow(row);
     const write = async (trx: Transaction<Database>) => {
-      await trx.insertInto('conversations').values(row).execute();
+      await trx.executeQuery(insert);
       // A new conversation has no attribute rows to replace: only the inserts.
       await insertAttributeRows(trx, row.id, attributes);
       await this.events.record(trx, {
@@ -315,6 +334,11 @@ export class ConversationsService {
 
   /** The company's default digital employee (created with the company by the digital-employees capability). */
   async defaultDigitalEmployee(companyId: string): Promise<DigitalEmployeeRef> {
+    if (this.employees) {
+      const found = await this.employees.findDefault(companyId);
+      if (!found) throw noDigitalEmployee();
+      return found;
+    }
     const { rows } = await this.db.executeQuery<{ id: string; name: string; company_id: string }>(
       this.defaultEmployee({ company_id: companyId }),
     );

@@ -133,6 +133,33 @@ for (const database of TEST_DATABASES) {
       assert.equal(config.body.realtime_url, server.baseUrl.replace('http', 'ws'));
     });
 
+    it('with realtime_tokens: true, a new conversation carries both tokens; without, none', async () => {
+      const company = await server.ctx.companies.create('One Call Co');
+      const plain = await sdkPost(server, newVisitor(company.id), '/conversations', {});
+      assert.equal(plain.status, 201);
+      assert.equal(plain.body.realtime_tokens, undefined);
+      assert.equal(plain.headers.get('cache-control'), null);
+      const v = newVisitor(company.id);
+      const res = await sdkPost(server, v, '/conversations', { realtime_tokens: true });
+      assert.equal(res.status, 201);
+      assert.equal(res.headers.get('cache-control'), 'no-store');
+      const { realtime_tokens: tokens, ...conversation } = res.body;
+      assert.deepEqual(Object.keys(conversation).sort(), Object.keys(plain.body).sort());
+      assert.equal(tokens.connection_expires_in, 900);
+      assert.equal(tokens.subscription_expires_in, 86400);
+      const cc = claimsOf(tokens.connection_token);
+      assert.equal(cc.sub, v.sessionId);
+      assert.equal(cc.exp - cc.iat, 900);
+      const sc = claimsOf(tokens.subscription_token);
+      assert.equal(sc.sub, v.sessionId);
+      assert.equal(sc.channel, conversation.channel);
+      assert.equal(sc.exp - sc.iat, 86400);
+      // The separate calls still answer as before for the same conversation.
+      const sub = await sdkPost(server, v, '/auth/subscribe-token', { conversation_id: conversation.id });
+      assert.equal(sub.status, 200);
+      assert.equal(claimsOf(sub.body.subscription_token).channel, conversation.channel);
+    });
+
     it('limits conversations to those of the session and, with X-Channel-Id, of that channel', async () => {
       const company = await server.ctx.companies.create('Channels Co');
       const ch1 = await newChannel(company.id);

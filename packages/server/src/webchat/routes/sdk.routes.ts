@@ -177,7 +177,23 @@ export function registerSdkRoutes(app: App, deps: SdkRoutesDeps): void {
           // A greeting's announcement feeds the agents' inbox; without one, the inbox learns of it here.
           if (!(await deps.greeter.postGreeting(conversation)))
             void deps.inbox.changed(conversation.id, conversation.companyId);
-          return reply.status(201).send(conversationView(conversation));
+          if (!start.realtimeTokens) return reply.status(201).send(conversationView(conversation));
+          // Asked for (`realtime_tokens: true`): the answers of connect-token and subscribe-token ride along, so the
+          // SDK opens a chat with one request instead of three (docs/design.md "Webchat REST"; both routes stay).
+          const connect = connectTokenOf(deps, s);
+          const subscribe = subscriptionTokenOf(deps, s, conversation);
+          return reply
+            .status(201)
+            .header('cache-control', 'no-store')
+            .send({
+              ...conversationView(conversation),
+              realtime_tokens: {
+                connection_token: connect.connection_token,
+                connection_expires_in: connect.expires_in,
+                subscription_token: subscribe.subscription_token,
+                subscription_expires_in: subscribe.expires_in,
+              },
+            });
         },
       );
 
@@ -230,14 +246,7 @@ export function registerSdkRoutes(app: App, deps: SdkRoutesDeps): void {
         },
         async (request, reply) => {
           requireEmptyOrObject(request.body);
-          const s = session(request);
-          const token = deps.signer.connectionToken(realtimeSubjectOf(s), {
-            company_id: s.company.id,
-            channel_id: s.channel?.id ?? null,
-          });
-          return reply
-            .header('cache-control', 'no-store')
-            .send({ connection_token: token, expires_in: CONNECTION_TOKEN_TTL_SECONDS });
+          return reply.header('cache-control', 'no-store').send(connectTokenOf(deps, session(request)));
         },
       );
 
@@ -258,11 +267,9 @@ export function registerSdkRoutes(app: App, deps: SdkRoutesDeps): void {
             request,
             request.body.conversation_id,
           );
-          const channel = channelOf(conversation.companyId, conversation.id);
-          const token = deps.signer.subscriptionToken(realtimeSubjectOf(session(request)), channel);
           return reply
             .header('cache-control', 'no-store')
-            .send({ subscription_token: token, expires_in: SUBSCRIPTION_TOKEN_TTL_SECONDS, channel });
+            .send(subscriptionTokenOf(deps, session(request), conversation));
         },
       );
 
@@ -293,15 +300,41 @@ export function registerSdkRoutes(app: App, deps: SdkRoutesDeps): void {
   );
 }
 
+/** The answer of `POST /sdk/v1/auth/connect-token`: the session's realtime connection token (15 minutes). */
+function connectTokenOf(deps: Pick<SdkRoutesDeps, 'signer'>, s: SdkSession) {
+  const token = deps.signer.connectionToken(realtimeSubjectOf(s), {
+    company_id: s.company.id,
+    channel_id: s.channel?.id ?? null,
+  });
+  return { connection_token: token, expires_in: CONNECTION_TOKEN_TTL_SECONDS };
+}
+
+/** The answer of `POST /sdk/v1/auth/subscribe-token` for a conversation the session owns (24 hours). */
+function subscriptionTokenOf(deps: Pick<SdkRoutesDeps, 'signer'>, s: SdkSession, conversation: Conversation) {
+  const channel = channelOf(conversation.companyId, conversation.id);
+  const token = deps.signer.subscriptionToken(realtimeSubjectOf(s), channel);
+  return { subscription_token: token, expires_in: SUBSCRIPTION_TOKEN_TTL_SECONDS, channel };
+}
+
 /** `{}` is what the SDK sends; server-side callers may also send no body at all. */
 /**
  * The optional body of a new conversation (docs/design.md "Agent workspace"): the visitor's custom `attributes`
  * (limits in @parley/webchat-protocol visitor-attributes.ts; a verified token's own attributes win) and the
- * `page_url` it starts on (http(s), at most 2048 characters), both shown to agents. Anything else is ignored.
+ * `page_url` it starts on (http(s), at most 2048 characters), both shown to agents; `realtime_tokens: true` asks
+ * for the session's connection token and the new conversation's subscription token in the answer. Anything else is
+ * ignored.
  */
-function startOptions(body: unknown): { attributes?: VisitorAttributes; pageUrl?: string } {
+function startOptions(body: unknown): {
+  attributes?: VisitorAttributes;
+  pageUrl?: string;
+  realtimeTokens: boolean;
+} {
   requireEmptyOrObject(body);
-  const { attributes, page_url: pageUrl } = (body ?? {}) as { attributes?: unknown; page_url?: unknown };
+  const {
+    attributes,
+    page_url: pageUrl,
+    realtime_tokens: realtimeTokens,
+  } = (body ?? {}) as { attributes?: unknown; page_url?: unknown; realtime_tokens?: unknown };
   const reading = readVisitorAttributes(attributes);
   if (reading.problem !== undefined) {
     throw new BadRequestError('validation_failed', `Invalid body: ${reading.problem}`, {
@@ -314,7 +347,11 @@ function startOptions(body: unknown): { attributes?: VisitorAttributes; pageUrl?
       errors: [{ field: 'page_url', message }],
     });
   }
-  return { attributes: reading.attributes, ...(typeof pageUrl === 'string' ? { pageUrl } : {}) };
+  return {
+    attributes: reading.attributes,
+    ...(typeof pageUrl === 'string' ? { pageUrl } : {}),
+    realtimeTokens: realtimeTokens === true,
+  };
 }
 
 function isPageUrl(value: unknown): value is string {

@@ -1,0 +1,157 @@
+/**
+ * Conversation creation benchmark: how many conversations a node opens per second with the tokens a visitor needs
+ * (docs/operations.md "Capacity"). Side by side in one run, on the same machine and load:
+ *
+ * - the cache of company rows off (`PARLEY_COMPANY_CACHE_SIZE=0`) and on (packages/server/src/companies/company-cache.ts);
+ * - three SDK requests per conversation (create, connect-token, subscribe-token) and one (create with
+ *   `realtime_tokens: true`, what the SDK sends).
+ *
+ *   npm run bench -- create                                  (1,000 conversations per row, SQLite)
+ *   npm run bench -- create --store=postgres                 (PostgreSQL + Redis, as the streaming bench finds them)
+ *   npm run bench -- create --conversations=500 --cpu-prof=/tmp/create.cpuprofile   (profile of the last row's
+ *                                                             server thread, summarised)
+ *
+ * The server runs on the main thread, the load side (plain `fetch`, 50 at a time) in a worker thread with an event
+ * loop of its own; both share this machine's cores, so the figures are a lower bound for a dedicated node.
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { type CpuProfile, startCpuProfile, summariseCpuProfile } from '../lib/cpu-profile.ts';
+
+const STORE = process.argv.includes('--store=postgres') ? 'postgres' : 'sqlite';
+const PROFILE_FILE = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+const GOAL_PER_SECOND = 1_000;
+const CONCURRENCY = 50;
+
+function arg(name: string, fallback: number): number {
+  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return found ? Number(found.split('=')[1]) : fallback;
+}
+
+type LoadData = { baseUrl: string; companyId: string; count: number; oneCall: boolean };
+
+async function runServerSide(): Promise<void> {
+  if (STORE === 'postgres') {
+    process.env.PARLEY_TEST_DATABASE_URL ??=
+      process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    process.env.PARLEY_TEST_REDIS_URL ??= process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  }
+  const count = arg('conversations', 1000);
+  const { startTestServer } = await import('@parley/testing/test-server');
+  const rows: string[] = [];
+  console.log(
+    `load average before: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  for (const cache of [false, true]) {
+    const server = await startTestServer({
+      ...(STORE === 'postgres' ? { database: 'postgres' as const, redis: true } : {}),
+      config: {
+        logLevel: 'warn',
+        ...(cache ? {} : { companyCacheSize: 0 }),
+        http: { maxConnectionsPerAddress: 1_000_000 },
+        webchat: {
+          conversationsPerMinutePerSession: 1_000_000,
+          conversationsPerMinutePerIp: 1_000_000,
+          realtimeRedisPrefix: `parley:bench:${randomUUID().slice(0, 8)}`,
+        },
+      },
+    });
+    try {
+      const company = await server.ctx.companies.create('Bench Co');
+      const employee = await server.ctx.digitalEmployees.getDefault(company.id);
+      // As the streaming bench: no greeting, so the figure is the creation's and its tokens'.
+      await server.ctx.digitalEmployees.update(company.id, employee.id, { settings: { greeting: null } });
+      for (const oneCall of [false, true]) {
+        const last = cache && oneCall;
+        const profiler = last && PROFILE_FILE ? await startCpuProfile() : undefined;
+        const ms = await runLoad({ baseUrl: server.baseUrl, companyId: company.id, count, oneCall });
+        const profile: CpuProfile | undefined = await profiler?.stop();
+        const perSecond = Math.round((1000 * count) / ms);
+        const load = loadavg()[0]!.toFixed(2);
+        rows.push(
+          `| ${cache ? 'on ' : 'off'} | ${oneCall ? 'one (create with realtime_tokens)' : 'three (create, connect-token, subscribe-token)'} | ${count} | ${ms} | ${perSecond} | ${load} |`,
+        );
+        if (profile && PROFILE_FILE) {
+          writeFileSync(PROFILE_FILE, JSON.stringify(profile));
+          console.log(
+            `\nserver thread, cache on, one request (${PROFILE_FILE}):\n${summariseCpuProfile(profile)}\n`,
+          );
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  }
+  console.log(
+    `\nconversation creation with tokens (${STORE === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite'}), ${CONCURRENCY} at a time:`,
+  );
+  console.log('| cache | requests per conversation | conversations | ms | per second | load avg (1 min) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+  console.log(`goal: >= ${GOAL_PER_SECOND} conversations a second with their tokens on one node`);
+}
+
+/** Runs one row's creations from a worker thread; resolves with the milliseconds they took. */
+async function runLoad(data: LoadData): Promise<number> {
+  // Worker threads do not inherit tsx's loader hooks: register them first, then load this file as the worker.
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
+  const worker = new Worker(bootstrap, { eval: true, workerData: data });
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      worker.on('error', reject);
+      worker.on('message', (message: { ms: number }) => resolve(message.ms));
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
+async function createOne(data: LoadData): Promise<void> {
+  const headers = {
+    'content-type': 'application/json',
+    'x-session-id': randomUUID(),
+    'x-company': data.companyId,
+  };
+  const post = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
+    const res = await fetch(`${data.baseUrl}/sdk/v1${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as Record<string, unknown>;
+  };
+  if (data.oneCall) {
+    const created = await post('/conversations', { realtime_tokens: true });
+    const tokens = created.realtime_tokens as { connection_token?: string; subscription_token?: string };
+    if (!tokens?.connection_token || !tokens.subscription_token)
+      throw new Error('no tokens with the conversation');
+    return;
+  }
+  const created = await post('/conversations', {});
+  await post('/auth/connect-token', {});
+  await post('/auth/subscribe-token', { conversation_id: created.id });
+}
+
+async function runLoadSide(data: LoadData): Promise<void> {
+  // A few first, so the row does not time the connection pool's and the JIT's start.
+  await Promise.all(Array.from({ length: 20 }, () => createOne(data)));
+  const started = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < data.count) {
+        next++;
+        await createOne(data);
+      }
+    }),
+  );
+  parentPort!.postMessage({ ms: Date.now() - started });
+}
+
+if (isMainThread) await runServerSide();
+else await runLoadSide(workerData as LoadData);
