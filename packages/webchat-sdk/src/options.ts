@@ -27,6 +27,12 @@ export interface WebchatOptions {
    * and filterable there. A verified visitor token's own `attributes` claim wins.
    */
   attributes?: Record<string, string | number | boolean>;
+  /**
+   * Ask for the connection and subscription tokens with a new conversation (`realtime_tokens: true`), so opening a
+   * chat takes one request instead of three. Off by default: the SDK then runs the spec's setup order with a request
+   * for each token (create → connect-token → connect → subscribe-token → subscribe). Renewals always ask the server.
+   */
+  tokensWithConversation?: boolean;
   /** Where the session id and the current conversation persist. Default: localStorage, else memory. */
   storage?: KeyValueStorage;
   /** WebSocket constructor where there is no global one (Node 20: `import WebSocket from 'ws'`). */

@@ -35,6 +35,8 @@ export interface RestClientOptions {
   visitorTokens?: VisitorTokens;
   /** The visitor's custom attributes, sent when a conversation starts (docs/design.md "Agent workspace"). */
   attributes?: Record<string, string | number | boolean>;
+  /** Ask for both realtime tokens with a new conversation (WebchatOptions.tokensWithConversation). */
+  tokensWithConversation?: boolean;
 }
 
 /**
@@ -48,6 +50,7 @@ export class RestClient {
   private readonly fetchFn: FetchLike;
   private readonly visitorTokens: VisitorTokens | undefined;
   private readonly attributes: Record<string, string | number | boolean> | undefined;
+  private readonly tokensWithConversation: boolean;
   /**
    * Realtime tokens that came with a new conversation (`realtime_tokens`), each handed out once by `connectToken`
    * and `subscribeToken` instead of a request of its own; renewals always ask the server.
@@ -57,6 +60,7 @@ export class RestClient {
 
   constructor(options: RestClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.tokensWithConversation = options.tokensWithConversation === true;
     this.headers = { 'X-Session-Id': options.sessionId, 'X-Company': options.companyId };
     if (options.channelId) this.headers['X-Channel-Id'] = options.channelId;
     this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -104,16 +108,16 @@ export class RestClient {
   }
 
   /**
-   * Step 1 of the setup order. The conversation comes with the session's connection token and its subscription token
-   * (`realtime_tokens: true`), kept for steps 2 and 4, so opening a chat takes one request instead of three; a server
-   * that does not send them is asked with connect-token and subscribe-token as before.
+   * Step 1 of the setup order. With `tokensWithConversation` the conversation comes with the session's connection
+   * token and its subscription token (`realtime_tokens: true`), kept for steps 2 and 4, so opening a chat takes one
+   * request instead of three; a server that does not send them is asked with connect-token and subscribe-token.
    */
   async createConversation(): Promise<Conversation> {
     const { realtime_tokens: tokens, ...body } = await this.request<
       Conversation & { realtime_tokens?: unknown }
     >('POST', '/sdk/v1/conversations', {
       ...(this.attributes ? { attributes: this.attributes } : {}),
-      realtime_tokens: true,
+      ...(this.tokensWithConversation ? { realtime_tokens: true } : {}),
     });
     const conversation = checkConversation(body);
     if (isRealtimeTokens(tokens)) {

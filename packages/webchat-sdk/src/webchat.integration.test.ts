@@ -38,10 +38,13 @@ const withoutCreationTokens = (wire: Wire) => {
   };
 };
 
+/** Opening a chat with one request (WebchatOptions.tokensWithConversation). */
+const oneRequest = { tokensWithConversation: true };
+
 describe('setup order and session context', () => {
-  test('one request opens a chat: the new conversation carries both tokens; connect, then subscribe', async () => {
+  test('with tokensWithConversation one request opens a chat: the new conversation carries both tokens; connect, then subscribe', async () => {
     const wire = new Wire();
-    const chat = await webchats.start(wire);
+    const chat = await webchats.start(wire, oneRequest);
     const create = wire.events.find((e) => e.kind === 'rest' && e.what === 'POST /sdk/v1/conversations');
     assert.equal((create!.body as { realtime_tokens?: unknown }).realtime_tokens, true);
     assert.deepEqual(
@@ -69,10 +72,15 @@ describe('setup order and session context', () => {
     await replyAfter(chat, 1);
   });
 
-  test('from a server without creation tokens: conversation, connection token, connect, subscription token, subscribe', async () => {
+  test('by default the spec’s setup order: conversation, connection token, connect, subscription token, subscribe', async () => {
     const wire = new Wire();
-    withoutCreationTokens(wire);
     const chat = await webchats.start(wire);
+    const create = wire.events.find((e) => e.kind === 'rest' && e.what === 'POST /sdk/v1/conversations');
+    assert.equal(
+      (create!.body as { realtime_tokens?: unknown }).realtime_tokens,
+      undefined,
+      'no tokens asked for',
+    );
     const order = wire
       .timeline()
       .filter((step) =>
@@ -103,6 +111,17 @@ describe('setup order and session context', () => {
     assert.ok(
       (wire.sent('connect')[0]!.connect as { token?: string }).token,
       'connect carries the connection JWT',
+    );
+    assert.equal(chat.state, 'connected');
+  });
+
+  test('tokensWithConversation with a server that sends no tokens: it asks connect-token and subscribe-token', async () => {
+    const wire = new Wire();
+    withoutCreationTokens(wire);
+    const chat = await webchats.start(wire, oneRequest);
+    assert.deepEqual(
+      wire.rest().filter((r) => r.startsWith('POST /sdk/v1/')),
+      ['POST /sdk/v1/conversations', 'POST /sdk/v1/auth/connect-token', 'POST /sdk/v1/auth/subscribe-token'],
     );
     assert.equal(chat.state, 'connected');
   });
@@ -316,7 +335,7 @@ describe('token renewal', () => {
     const wire = new Wire();
     // Expired 100 s ago: the engine must refuse it with 109, which makes centrifuge call getToken again.
     backdateFirstConnectToken(wire, 1000);
-    const chat = await webchats.start(wire);
+    const chat = await webchats.start(wire, oneRequest);
     assert.equal(chat.state, 'connected');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 1);
     assert.ok(
@@ -329,7 +348,7 @@ describe('token renewal', () => {
     const wire = new Wire();
     // Issued 898 s ago with the 900 s lifetime: it expires in 2 s, so the connect reply says ttl ≈ 2.
     backdateFirstConnectToken(wire, 898);
-    const chat = await webchats.start(wire);
+    const chat = await webchats.start(wire, oneRequest);
     await waitFor('a refresh command', () => wire.sent('refresh').length > 0);
     assert.equal(wire.sent('connect').length, 1, 'renewed without reconnecting');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/connect-token').length, 1);
@@ -340,7 +359,7 @@ describe('token renewal', () => {
   test('an expiring subscription token is renewed with sub_refresh; an expired one with 109 + getToken', async () => {
     const wire = new Wire();
     backdateFirstSubscriptionToken(wire, 86_398);
-    const chat = await webchats.start(wire);
+    const chat = await webchats.start(wire, oneRequest);
     await waitFor('a sub_refresh command', () => wire.sent('sub_refresh').length > 0);
     assert.equal(wire.sent('subscribe').length, 1, 'renewed without resubscribing');
     assert.equal(wire.rest().filter((r) => r === 'POST /sdk/v1/auth/subscribe-token').length, 1);
@@ -348,7 +367,7 @@ describe('token renewal', () => {
 
     const expired = new Wire();
     backdateFirstSubscriptionToken(expired, 90_000);
-    const second = await webchats.start(expired);
+    const second = await webchats.start(expired, oneRequest);
     assert.equal(second.state, 'connected');
     assert.ok(
       expired.events.some((e) => e.kind === 'receive' && e.what === 'error:109'),

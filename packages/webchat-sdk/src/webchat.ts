@@ -63,6 +63,7 @@ export class Webchat extends Emitter<WebchatEvents> {
       fetch: options.fetch,
       visitorTokens: this.identity.tokens,
       ...(options.attributes ? { attributes: options.attributes } : {}),
+      ...(options.tokensWithConversation ? { tokensWithConversation: true } : {}),
     });
     this.connection = new RealtimeConnection(options, this.rest, emit);
     this.reads = new ReadState(this.rest, emit);
