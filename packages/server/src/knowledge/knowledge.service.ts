@@ -170,19 +170,18 @@ export class KnowledgeService implements KnowledgeSearch {
   }
 
   /**
-   * After a bulk of indexing, the full-text index is tidied for search (docs/knowledge.md "Index upkeep"): once the
-   * passages indexed by this process since the last upkeep reach MAINTAIN_AFTER_CHUNKS and as many again as there
-   * were at the last upkeep (so upkeep runs at 1,000, 2,000, 4,000… passages: its total cost stays proportional to
-   * what was indexed).
-   * - PostgreSQL: `ANALYZE` of the knowledge tables. The planner picks the GIN index or a scan of the company's
-   *   passages from the table statistics; statistics of an empty table make it scan every passage of the company,
-   *   and autovacuum only catches up a minute or more later (PostgreSQL "The Autovacuum Daemon").
-   * - SQLite: the FTS5 `optimize` command (FTS5 §6.8), merging the b-trees that many small inserts leave into one,
-   *   so a term's matches are read from one segment instead of one per batch of inserts.
+   * After a bulk of indexing on PostgreSQL, the knowledge tables are analysed (docs/knowledge.md "Index upkeep"):
+   * once the passages indexed by this process since the last upkeep reach MAINTAIN_AFTER_CHUNKS and as many again as
+   * there were at the last upkeep (so it runs at 1,000, 2,000, 4,000… passages: its total cost stays proportional to
+   * what was indexed). The planner picks the GIN index or a scan of the company's passages from the table
+   * statistics; statistics of an empty table make it scan every passage of the company, and autovacuum only catches
+   * up a minute or more later (PostgreSQL "The Autovacuum Daemon"). SQLite needs nothing: FTS5 merges its segments
+   * as it goes (automerge), and an `optimize` after bulk indexing was measured to change no search time.
    * Runs after the indexing transaction committed. A failure is not the caller's: the source is stored and
    * searchable either way (upkeep only speeds search up), so it is dropped and the next upkeep tries again.
    */
   private async afterIndexing(companyId: string, sourceId: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
     const row = await this.db
       .selectFrom('knowledge_sources')
       .select('chunks')
@@ -197,13 +196,10 @@ export class KnowledgeService implements KnowledgeSearch {
 
   /** The upkeep itself (see afterIndexing); the number of passages it saw is the next upkeep's yardstick. */
   async maintainIndex(): Promise<void> {
-    if (this.dialect === 'postgres') {
-      await sql`analyze knowledge_chunks`.execute(this.db);
-      await sql`analyze knowledge_terms`.execute(this.db);
-      await sql`analyze knowledge_sources`.execute(this.db);
-    } else {
-      await sql`insert into knowledge_search (knowledge_search) values ('optimize')`.execute(this.db);
-    }
+    if (this.dialect !== 'postgres') return;
+    await sql`analyze knowledge_chunks`.execute(this.db);
+    await sql`analyze knowledge_terms`.execute(this.db);
+    await sql`analyze knowledge_sources`.execute(this.db);
     const total = await this.db
       .selectFrom('knowledge_chunks')
       .select((eb) => eb.fn.countAll().as('n'))
