@@ -13,7 +13,6 @@ import { connectToNewConversation, newVisitor, sendMessage } from '@parley/testi
 import type { MessageEnvelope } from '@parley/webchat-protocol';
 import { percentile } from '../lib/stats.ts';
 import { readCorpus, readQuestions } from './data.ts';
-import { analyseKnowledge } from './feature.ts';
 import { scaleArticles } from './scale.ts';
 
 // The tests' PostgreSQL (scripts/test.mjs sets it for `npm test`); the bench's own default otherwise.
@@ -86,8 +85,8 @@ async function measure(database: TestDatabase): Promise<number> {
   try {
     const company = (await server.ctx.companies.create('Fernhill Coffee Co.')).id;
     const passages = await fill(server, company);
-    // Statistics as a running server's autovacuum would have them (feature.ts analyseKnowledge says why).
-    if (database === 'postgres') await analyseKnowledge(server.ctx.store.db);
+    // No ANALYZE here: the service analyses (PostgreSQL) or optimizes (SQLite) the index itself after bulk
+    // indexing (packages/server/src/knowledge/knowledge.service.ts afterIndexing).
     const questions = readQuestions(readCorpus());
     // Every answerable question and every out-of-scope one that is not small talk: answers and refusals alike.
     const asked = questions

@@ -5,11 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dropTestSchema, uniqueSchema } from '@parley/testing/databases';
-import { type Kysely, sql } from 'kysely';
 import { loadConfig } from '../../packages/server/src/config/load.ts';
 import { type AppContext, createContext } from '../../packages/server/src/context.ts';
 import { createLogger } from '../../packages/server/src/logging/logger.ts';
-import type { Database } from '../../packages/server/src/storage/schema.ts';
 import type { Article } from './data.ts';
 import type { KnowledgePeer, PeerFactory } from './peer.ts';
 
@@ -40,16 +38,6 @@ export function featurePeer(store: 'sqlite' | 'postgres'): PeerFactory {
         }
         return id;
       };
-      // PostgreSQL plans a search from the table's statistics. A running server's autovacuum analyses a table that
-      // grew by thousands of passages within a minute; the bench searches seconds after loading, so it runs that
-      // ANALYZE itself before the first search that follows additions (a plan from empty-table statistics filters
-      // every passage of the company instead of using the GIN index: 22 ms instead of 1.4 ms at 10,000 passages).
-      let added = false;
-      const analysed = async () => {
-        if (!added || store !== 'postgres') return;
-        await analyseKnowledge(ctx.store.db);
-        added = false;
-      };
       return {
         name,
         relevanceThreshold: ctx.knowledge.relevanceThreshold,
@@ -66,11 +54,9 @@ export function featurePeer(store: 'sqlite' | 'postgres'): PeerFactory {
             { actor: 'bench' },
           );
           if (source.status !== 'ready') throw new Error(`${article.id} was not indexed: ${source.error}`);
-          added = true;
           return { sourceId: source.id, chunks: source.chunks };
         },
         async search(companyId: string, query: string, limit: number) {
-          await analysed();
           const passages = await ctx.knowledge.search(await companyOf(companyId), query, { limit });
           return passages.map((p) => ({ sourceId: p.sourceId, score: p.score }));
         },
@@ -82,15 +68,4 @@ export function featurePeer(store: 'sqlite' | 'postgres'): PeerFactory {
       };
     },
   };
-}
-
-/**
- * What autovacuum would do on a running PostgreSQL a minute after thousands of passages were added: fresh statistics
- * for the knowledge tables, so that searches are planned for the table's real size (the GIN index, not a scan of the
- * company's passages). The benches search seconds after loading, so they run it themselves.
- */
-export async function analyseKnowledge(db: Kysely<Database>): Promise<void> {
-  await sql`analyze knowledge_sources`.execute(db);
-  await sql`analyze knowledge_chunks`.execute(db);
-  await sql`analyze knowledge_terms`.execute(db);
 }

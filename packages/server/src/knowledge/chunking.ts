@@ -15,7 +15,11 @@ export interface Chunk {
 export const CHUNK_TARGET_CHARS = 1200;
 /** Most passages one source may become (a source is capped in bytes, so this is only a backstop). */
 export const MAX_CHUNKS = 2000;
-const SEPARATOR = ' › ';
+/**
+ * Between the source's title and the headings of a passage's title (packages/server/src/knowledge/ranking.ts reads
+ * the source's title back).
+ */
+export const SEPARATOR = ' › ';
 
 export type KnowledgeContentType = 'text/markdown' | 'text/html' | 'text/plain';
 

@@ -11,8 +11,11 @@ import { collect } from '@parley/testing/digital-employees/test-messages';
 import { RETURNS_ARTICLE, SHIPPING_ARTICLE } from '@parley/testing/knowledge/knowledge-fixtures';
 import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import type { ReplyBlockInput, SourcesBlock } from '@parley/webchat-protocol';
+import { SETTINGS_DEFAULTS } from '../digital-employees/digital-employees.settings.ts';
+import { BuiltinResponder } from '../digital-employees/responders/builtin.responder.ts';
 import type { ReplyChunk } from '../digital-employees/responders/responder.ts';
 import { DONT_KNOW, HANDING_OVER } from './grounding.ts';
+import type { KnowledgeSearch } from './knowledge-search.ts';
 
 const textOf = (chunks: ReplyChunk[]) => chunks.filter((c): c is string => typeof c === 'string').join('');
 const blocksOf = (chunks: ReplyChunk[]): ReplyBlockInput[] =>
@@ -240,6 +243,38 @@ for (const database of TEST_DATABASES) {
       const after = await ask();
       assert.equal(sourcesOf(after).length, 0);
       assert.equal(textOf(after), DONT_KNOW);
+    });
+
+    it('builtin: a company without a ready source is never searched, and answers as configured', async () => {
+      // The real knowledge service, with every search it is asked for counted.
+      const searched: string[] = [];
+      const knowledge: KnowledgeSearch = {
+        get relevanceThreshold() {
+          return server.ctx.knowledge.relevanceThreshold;
+        },
+        hasSources: (companyId) => server.ctx.knowledge.hasSources(companyId),
+        search: (companyId, query, options) => {
+          searched.push(query);
+          return server.ctx.knowledge.search(companyId, query, options);
+        },
+      };
+      const bare = await server.ctx.companies.create('No knowledge yet');
+      const employee = await builtin();
+      const ask = async (companyId: string, text: string) =>
+        collect(
+          new BuiltinResponder(employee, knowledge).respond({
+            ...conversationWith(companyId, [], text, new AbortController().signal),
+            digitalEmployee: employee,
+          }),
+        );
+      const reply = await ask(bare.id, 'How long until my refund is paid?');
+      assert.deepEqual(searched, []);
+      assert.equal(textOf(reply), SETTINGS_DEFAULTS.fallback);
+      assert.equal(sourcesOf(reply).length, 0);
+      // The same question to the company with knowledge is searched and answered from it.
+      const grounded = await ask(company.companyId, 'How long until my refund is paid?');
+      assert.deepEqual(searched, ['How long until my refund is paid?']);
+      assert.equal(sourcesOf(grounded)[0]?.sources[0]?.source_id, returnsId);
     });
   });
 }

@@ -138,17 +138,13 @@ export async function* groundedModelReply(
     yield HANDING_OVER;
     return;
   }
-  if (!knowledge || isSmallTalk(input.question)) {
+  // A company that has no knowledge at all keeps its model as it was configured, and is never searched.
+  if (!knowledge || isSmallTalk(input.question) || !(await knowledge.hasSources(input.companyId))) {
     yield* generate(undefined);
     return;
   }
   const passages = await relevantPassages(knowledge, input.companyId, input.question);
   if (passages.length === 0) {
-    // A company that has no knowledge at all keeps its model as it was configured.
-    if (!(await knowledge.hasSources(input.companyId))) {
-      yield* generate(undefined);
-      return;
-    }
     yield DONT_KNOW;
     yield { blocks: [HANDOVER_OFFER] };
     return;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
 import { boundedBody } from '../http/bounded-body.ts';
@@ -65,6 +65,8 @@ export const URL_MAX = 2048;
 export const SEARCH_LIMIT_MAX = 20;
 const SNIPPET_MAX = 240;
 const INSERT_BATCH = 200;
+/** Passages indexed before the first index upkeep (KnowledgeService afterIndexing). */
+export const MAINTAIN_AFTER_CHUNKS = 1000;
 
 /**
  * A company's knowledge: sources given as text, files or fetched pages, cut into passages (chunking.ts) and searched
@@ -73,6 +75,11 @@ const INSERT_BATCH = 200;
  * filtered by company: another company's source answers exactly like a missing one.
  */
 export class KnowledgeService implements KnowledgeSearch {
+  /** Passages indexed by this process since the last index upkeep (afterIndexing). */
+  private indexedSinceUpkeep = 0;
+  /** All passages at the last upkeep. */
+  private chunksAtUpkeep = 0;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: Dialect,
@@ -111,6 +118,7 @@ export class KnowledgeService implements KnowledgeSearch {
       });
       await this.replaceChunks(trx, companyId, id, read);
     });
+    await this.afterIndexing(companyId, id);
     return this.get(companyId, id);
   }
 
@@ -157,7 +165,46 @@ export class KnowledgeService implements KnowledgeSearch {
       });
       await this.replaceChunks(trx, companyId, id, read);
     });
+    await this.afterIndexing(companyId, id);
     return this.get(companyId, id);
+  }
+
+  /**
+   * After a bulk of indexing on PostgreSQL, the knowledge tables are analysed (docs/knowledge.md "Index upkeep"):
+   * once the passages indexed by this process since the last upkeep reach MAINTAIN_AFTER_CHUNKS and as many again as
+   * there were at the last upkeep (so it runs at 1,000, 2,000, 4,000… passages: its total cost stays proportional to
+   * what was indexed). The planner picks the GIN index or a scan of the company's passages from the table
+   * statistics; statistics of an empty table make it scan every passage of the company, and autovacuum only catches
+   * up a minute or more later (PostgreSQL "The Autovacuum Daemon"). SQLite needs nothing: FTS5 merges its segments
+   * as it goes (automerge), and an `optimize` after bulk indexing was measured to change no search time.
+   * Runs after the indexing transaction committed. A failure is not the caller's: the source is stored and
+   * searchable either way (upkeep only speeds search up), so it is dropped and the next upkeep tries again.
+   */
+  private async afterIndexing(companyId: string, sourceId: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    const row = await this.db
+      .selectFrom('knowledge_sources')
+      .select('chunks')
+      .where('id', '=', sourceId)
+      .where('company_id', '=', companyId)
+      .executeTakeFirst();
+    this.indexedSinceUpkeep += Number(row?.chunks ?? 0);
+    if (this.indexedSinceUpkeep < Math.max(MAINTAIN_AFTER_CHUNKS, this.chunksAtUpkeep)) return;
+    this.indexedSinceUpkeep = 0;
+    await this.maintainIndex().catch(() => {});
+  }
+
+  /** The upkeep itself (see afterIndexing); the number of passages it saw is the next upkeep's yardstick. */
+  async maintainIndex(): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await sql`analyze knowledge_chunks`.execute(this.db);
+    await sql`analyze knowledge_terms`.execute(this.db);
+    await sql`analyze knowledge_sources`.execute(this.db);
+    const total = await this.db
+      .selectFrom('knowledge_chunks')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    this.chunksAtUpkeep = Number(total.n);
   }
 
   /** Deletes the source and its passages in one transaction: from then on no search finds or cites it. */

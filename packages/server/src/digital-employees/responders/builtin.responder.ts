@@ -40,7 +40,11 @@ export class BuiltinResponder implements Responder {
       yield* this.words(HANDING_OVER, input.signal);
       return;
     }
-    const passages = this.knowledge ? await relevantPassages(this.knowledge, input.companyId, text, 3) : [];
+    // A company without a ready source is never searched: one indexed lookup instead of a search (its vocabulary
+    // lookup, a typo lookup for every word its empty vocabulary lacks, a full-text query) on every visitor message.
+    const knowledge =
+      this.knowledge && (await this.knowledge.hasSources(input.companyId)) ? this.knowledge : undefined;
+    const passages = knowledge ? await relevantPassages(knowledge, input.companyId, text, 3) : [];
     const best = passages[0];
     if (best) {
       yield* this.words(answerFrom(best), input.signal);
@@ -48,7 +52,7 @@ export class BuiltinResponder implements Responder {
       return;
     }
     const answer = bestAnswer(this.employee.settings.answers ?? [], text);
-    if (!answer && (await this.knowledge?.hasSources(input.companyId))) {
+    if (!answer && knowledge) {
       // The company has knowledge, and none of it answers: say so and offer a person, never guess.
       yield* this.words(DONT_KNOW, input.signal);
       yield { blocks: [HANDOVER_OFFER] };
