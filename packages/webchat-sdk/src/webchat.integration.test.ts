@@ -290,46 +290,35 @@ describe('token renewal', () => {
   const secondsAgo = (s: number) => Math.floor(Date.now() / 1000) - s;
   const sessionOf = (headers: Record<string, string> | undefined) => headers?.['X-Session-Id'] ?? '';
   /**
-   * Makes the connection token that comes with the new conversation one issued `issuedSecondsAgo` (lifetime 900 s);
-   * renewals then come from connect-token.
+   * Replaces one realtime token that comes with the new conversation by one `sign` makes for its session and
+   * conversation channel; renewals then come from the token routes.
    */
-  const backdateFirstConnectToken = (wire: Wire, issuedSecondsAgo: number) => {
+  const replaceCreationToken = (
+    wire: Wire,
+    field: 'connection_token' | 'subscription_token',
+    sign: (session: string, channel: string) => string,
+  ) => {
     wire.rewriteResponse = (what, body) => {
       if (what !== 'POST /sdk/v1/conversations') return undefined;
       const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
       const tokens = body.realtime_tokens as Record<string, unknown>;
-      return {
-        ...body,
-        realtime_tokens: {
-          ...tokens,
-          connection_token: signer().connectionToken(
-            session,
-            { company_id: companyId, channel_id: null },
-            secondsAgo(issuedSecondsAgo),
-          ),
-        },
-      };
+      return { ...body, realtime_tokens: { ...tokens, [field]: sign(session, String(body.channel)) } };
     };
   };
+  /** The connection token that comes with the new conversation, issued `issuedSecondsAgo` (lifetime 900 s). */
+  const backdateFirstConnectToken = (wire: Wire, issuedSecondsAgo: number) =>
+    replaceCreationToken(wire, 'connection_token', (session) =>
+      signer().connectionToken(
+        session,
+        { company_id: companyId, channel_id: null },
+        secondsAgo(issuedSecondsAgo),
+      ),
+    );
   /** The same for the subscription token that comes with the new conversation (lifetime 24 h). */
-  const backdateFirstSubscriptionToken = (wire: Wire, issuedSecondsAgo: number) => {
-    wire.rewriteResponse = (what, body) => {
-      if (what !== 'POST /sdk/v1/conversations') return undefined;
-      const session = sessionOf(wire.events.find((e) => e.kind === 'rest')?.headers);
-      const tokens = body.realtime_tokens as Record<string, unknown>;
-      return {
-        ...body,
-        realtime_tokens: {
-          ...tokens,
-          subscription_token: signer().subscriptionToken(
-            session,
-            String(body.channel),
-            secondsAgo(issuedSecondsAgo),
-          ),
-        },
-      };
-    };
-  };
+  const backdateFirstSubscriptionToken = (wire: Wire, issuedSecondsAgo: number) =>
+    replaceCreationToken(wire, 'subscription_token', (session, channel) =>
+      signer().subscriptionToken(session, channel, secondsAgo(issuedSecondsAgo)),
+    );
 
   test('an expired connection token gets 109 and getToken fetches a new one', async () => {
     const wire = new Wire();
