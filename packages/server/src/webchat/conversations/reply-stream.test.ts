@@ -141,6 +141,27 @@ for (const database of TEST_DATABASES) {
       assert.equal(stored?.status, 'complete');
     });
 
+    it('shows the first words at once: the typing envelope does not start a flush interval', async () => {
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
+      const recorder = new Recorder();
+      // An interval far longer than the test: had the typing envelope started it, the text would wait a minute.
+      const s = stream(store, recorder, { deps: { flushIntervalMs: 60_000 } });
+      await s.start();
+      s.append('Hello there.');
+      await waitFor('the first words', () =>
+        recorder.envelopes.some((e) => recorder.textOf(e) === 'Hello there.'),
+      );
+      assert.deepEqual(
+        recorder.envelopes.map((e) => [e.sequence, e.operation, recorder.textOf(e)]),
+        [
+          [1, 'replace', ''],
+          [2, 'replace', 'Hello there.'],
+        ],
+      );
+      await s.complete();
+      assert.equal(recorder.envelopes.at(-1)?.operation, 'complete');
+    });
+
     it('finishing for a dead node lands above every published sequence, and partials stay out of history', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();

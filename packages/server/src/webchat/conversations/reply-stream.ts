@@ -77,8 +77,8 @@ export function typingMessage(conversationId: string, author: MessageAuthor): Ne
 
 /**
  * One streamed message on its way out (docs/asyncapi.yaml "MessageEnvelope"): sequence 1 is a partial snapshot
- * with a typing block, then `replace` partials whose markdown grows — at most one per `flushIntervalMs`, however
- * fast the deltas come, plus one with the text still waiting for its flush when the reply ends — and finally exactly
+ * with a typing block, then `replace` partials whose markdown grows — the first as soon as there is text, then at
+ * most one per `flushIntervalMs`, however fast the deltas come, plus one with the text still waiting for its flush when the reply ends — and finally exactly
  * one `complete`; sequences count up by one. Only the `complete` goes into channel history (one
  * history entry per message, so the channel's 100 entries are its last 100 messages); a client that subscribes
  * mid-stream gets the partial in the subscribe reply (webchat/realtime/in-flight.ts). Envelopes are published
@@ -181,8 +181,10 @@ export class ReplyStream {
     this.sequence = 1;
     this.reserved = FIRST_RESERVATION;
     this.deps.live.set(this.snapshot, this.sequence);
-    this.lastFlushAt = Date.now();
-    this.lastPersistAt = this.lastFlushAt;
+    // The coalescing interval is between partials with text: the typing envelope does not hold the first words
+    // back, so an answer known at once (the builtin's, a model's first token) is shown without waiting a flush.
+    this.lastFlushAt = 0;
+    this.lastPersistAt = Date.now();
     try {
       await announce(this.deps.broadcaster, this.companyId, this.snapshot, this.sequence);
     } catch (err) {
