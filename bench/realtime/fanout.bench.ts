@@ -85,9 +85,19 @@ interface RunResult {
   p50Ms?: number;
   p99Ms?: number;
   cpuMicrosPerDelivery?: number;
+  /** The user-space and kernel shares of `cpuMicrosPerDelivery` (a socket write is mostly kernel time). */
+  userMicrosPerDelivery?: number;
+  systemMicrosPerDelivery?: number;
   rssPerConnKiB?: number;
   heapPerConnKiB?: number;
   centrifugeCheck?: string;
+}
+
+/** The server's CPU time over the measured window, in µs. */
+interface CpuSample {
+  cpuMicros: number;
+  userMicros: number;
+  systemMicros: number;
 }
 
 interface MemorySample {
@@ -214,9 +224,8 @@ async function runScenario(
     await server.request('cpu-start');
     const windowStart = performance.now();
     await sleep(MEASURE_MS);
-    const cpu = await server.request<{ cpuMicros: number }>('cpu-stop', {
-      label: scenario.label.replace(/[^a-z0-9]+/gi, '-'),
-    });
+    const label = scenario.label.replace(/[^a-z0-9]+/gi, '-');
+    const cpu = await server.request<CpuSample>('cpu-stop', { label });
     const windowMs = performance.now() - windowStart;
     const counts = await Promise.all(
       loaders.map((l) => l.request<{ deliveries: number; histogram: number[] }>('count-stop')),
@@ -234,6 +243,8 @@ async function runScenario(
     result.p50Ms = histogram.percentileMicros(0.5) / 1000;
     result.p99Ms = histogram.percentileMicros(0.99) / 1000;
     result.cpuMicrosPerDelivery = deliveries > 0 ? cpu.cpuMicros / deliveries : Number.NaN;
+    result.userMicrosPerDelivery = deliveries > 0 ? cpu.userMicros / deliveries : Number.NaN;
+    result.systemMicrosPerDelivery = deliveries > 0 ? cpu.systemMicros / deliveries : Number.NaN;
     return result;
   } finally {
     await Promise.all(loaders.map((l) => l.request('close-all')));
@@ -443,7 +454,7 @@ async function main(): Promise<void> {
         console.log(
           r.missing
             ? `  ${scenario.label} · ${PEER_NAMES[kind]}: not run (${r.missing})`
-            : `  ${scenario.label} · ${PEER_NAMES[kind]}: ${fmt(r.deliveriesPerSec, 0)} deliveries/s, ${fmt(r.cpuMicrosPerDelivery, 2)} µs CPU/delivery${r.centrifugeCheck ? `, ${r.centrifugeCheck}` : ''}`,
+            : `  ${scenario.label} · ${PEER_NAMES[kind]}: ${fmt(r.deliveriesPerSec, 0)} deliveries/s, ${fmt(r.cpuMicrosPerDelivery, 2)} µs CPU/delivery (user ${fmt(r.userMicrosPerDelivery, 2)} + system ${fmt(r.systemMicrosPerDelivery, 2)})${r.centrifugeCheck ? `, ${r.centrifugeCheck}` : ''}`,
         );
       }
     }

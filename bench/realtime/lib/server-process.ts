@@ -81,7 +81,7 @@ serveRequests(
         const file = `${profileDir}/${kind}-${String(message.label ?? 'window')}-${process.pid}.cpuprofile`;
         writeFileSync(file, JSON.stringify(profile));
       }
-      return { cpuMicros: delta.user + delta.system };
+      return { cpuMicros: delta.user + delta.system, userMicros: delta.user, systemMicros: delta.system };
     },
     /** Publishes round-robin over `channels` at a fixed total rate, catching up from the clock each tick. */
     'publish-start'(message) {
