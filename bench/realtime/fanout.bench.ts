@@ -356,6 +356,21 @@ async function runCapacity(loaders: ChildProcessClient[]): Promise<CapacityResul
   }
 }
 
+/**
+ * How far the deliveries counted in the window may stray from the offered rate before the run is flagged: a server
+ * that fell behind (fewer) or was still catching up on earlier publications (more) did not do a steady window's
+ * work, and its CPU per delivery is not comparable with a peer's that did (seen at load averages above 10).
+ */
+const STEADY_TOLERANCE = 0.1;
+
+function steadinessNote(r: RunResult): string {
+  if (r.deliveriesPerSec === undefined || !r.offeredPerSec) return '';
+  const share = r.deliveriesPerSec / r.offeredPerSec;
+  return Math.abs(share - 1) > STEADY_TOLERANCE
+    ? ` [NOT STEADY: ${fmt(100 * share, 0)} % of the offered rate delivered in the window]`
+    : '';
+}
+
 const fmt = (value: number | undefined, digits = 1) =>
   value === undefined || Number.isNaN(value)
     ? 'n/a'
@@ -454,7 +469,7 @@ async function main(): Promise<void> {
         console.log(
           r.missing
             ? `  ${scenario.label} · ${PEER_NAMES[kind]}: not run (${r.missing})`
-            : `  ${scenario.label} · ${PEER_NAMES[kind]}: ${fmt(r.deliveriesPerSec, 0)} deliveries/s, ${fmt(r.cpuMicrosPerDelivery, 2)} µs CPU/delivery (user ${fmt(r.userMicrosPerDelivery, 2)} + system ${fmt(r.systemMicrosPerDelivery, 2)})${r.centrifugeCheck ? `, ${r.centrifugeCheck}` : ''}`,
+            : `  ${scenario.label} · ${PEER_NAMES[kind]}: ${fmt(r.deliveriesPerSec, 0)} deliveries/s, ${fmt(r.cpuMicrosPerDelivery, 2)} µs CPU/delivery (user ${fmt(r.userMicrosPerDelivery, 2)} + system ${fmt(r.systemMicrosPerDelivery, 2)})${r.centrifugeCheck ? `, ${r.centrifugeCheck}` : ''}${steadinessNote(r)}`,
         );
       }
     }
