@@ -85,9 +85,20 @@ interface RunResult {
   p50Ms?: number;
   p99Ms?: number;
   cpuMicrosPerDelivery?: number;
+  /** The user-space and kernel shares of `cpuMicrosPerDelivery` (a socket write is mostly kernel time). */
+  userMicrosPerDelivery?: number;
+  systemMicrosPerDelivery?: number;
   rssPerConnKiB?: number;
   heapPerConnKiB?: number;
   centrifugeCheck?: string;
+}
+
+/** The server's CPU time over the measured window, in µs, and the publications it made in that window. */
+interface CpuSample {
+  cpuMicros: number;
+  userMicros: number;
+  systemMicros: number;
+  published: number;
 }
 
 interface MemorySample {
@@ -214,9 +225,8 @@ async function runScenario(
     await server.request('cpu-start');
     const windowStart = performance.now();
     await sleep(MEASURE_MS);
-    const cpu = await server.request<{ cpuMicros: number }>('cpu-stop', {
-      label: scenario.label.replace(/[^a-z0-9]+/gi, '-'),
-    });
+    const label = scenario.label.replace(/[^a-z0-9]+/gi, '-');
+    const cpu = await server.request<CpuSample>('cpu-stop', { label });
     const windowMs = performance.now() - windowStart;
     const counts = await Promise.all(
       loaders.map((l) => l.request<{ deliveries: number; histogram: number[] }>('count-stop')),
@@ -233,7 +243,13 @@ async function runScenario(
     result.deliveriesPerSec = deliveries / (windowMs / 1000);
     result.p50Ms = histogram.percentileMicros(0.5) / 1000;
     result.p99Ms = histogram.percentileMicros(0.99) / 1000;
-    result.cpuMicrosPerDelivery = deliveries > 0 ? cpu.cpuMicros / deliveries : Number.NaN;
+    // The CPU is divided by the deliveries the server made in its window (each publication to every subscriber of
+    // its channel), not by what the load processes happened to read in theirs: on a loaded machine those lag or catch
+    // up by ±40 % (docs/operations.md "Fan-out CPU per delivery"), which says nothing about the server's work.
+    const made = cpu.published * (opened.opened / scenario.channels);
+    result.cpuMicrosPerDelivery = made > 0 ? cpu.cpuMicros / made : Number.NaN;
+    result.userMicrosPerDelivery = made > 0 ? cpu.userMicros / made : Number.NaN;
+    result.systemMicrosPerDelivery = made > 0 ? cpu.systemMicros / made : Number.NaN;
     return result;
   } finally {
     await Promise.all(loaders.map((l) => l.request('close-all')));
@@ -345,6 +361,21 @@ async function runCapacity(loaders: ChildProcessClient[]): Promise<CapacityResul
   }
 }
 
+/**
+ * How far the deliveries the load processes counted in the window may stray from the offered rate before the run is
+ * flagged: they fell behind (fewer) or caught up on earlier publications (more), so its latency figures describe a
+ * backlog (seen at load averages above 10). The CPU per delivery counts the server's own deliveries instead.
+ */
+const STEADY_TOLERANCE = 0.1;
+
+function steadinessNote(r: RunResult): string {
+  if (r.deliveriesPerSec === undefined || !r.offeredPerSec) return '';
+  const share = r.deliveriesPerSec / r.offeredPerSec;
+  return Math.abs(share - 1) > STEADY_TOLERANCE
+    ? ` [NOT STEADY: the clients read ${fmt(100 * share, 0)} % of the offered rate in the window]`
+    : '';
+}
+
 const fmt = (value: number | undefined, digits = 1) =>
   value === undefined || Number.isNaN(value)
     ? 'n/a'
@@ -443,7 +474,7 @@ async function main(): Promise<void> {
         console.log(
           r.missing
             ? `  ${scenario.label} · ${PEER_NAMES[kind]}: not run (${r.missing})`
-            : `  ${scenario.label} · ${PEER_NAMES[kind]}: ${fmt(r.deliveriesPerSec, 0)} deliveries/s, ${fmt(r.cpuMicrosPerDelivery, 2)} µs CPU/delivery${r.centrifugeCheck ? `, ${r.centrifugeCheck}` : ''}`,
+            : `  ${scenario.label} · ${PEER_NAMES[kind]}: ${fmt(r.deliveriesPerSec, 0)} deliveries/s, ${fmt(r.cpuMicrosPerDelivery, 2)} µs CPU/delivery (user ${fmt(r.userMicrosPerDelivery, 2)} + system ${fmt(r.systemMicrosPerDelivery, 2)})${r.centrifugeCheck ? `, ${r.centrifugeCheck}` : ''}${steadinessNote(r)}`,
         );
       }
     }

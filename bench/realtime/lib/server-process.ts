@@ -18,6 +18,8 @@ const PAD = 'x'.repeat(48);
 let cpuStart: NodeJS.CpuUsage | undefined;
 let publisher: NodeJS.Timeout | undefined;
 let sent = 0;
+/** `sent` when the measured window opened: the publications of the window are the server's own count of its work. */
+let sentAtCpuStart = 0;
 
 function payload(seq: number): string {
   // ~100 bytes of JSON; `ts` is read by the clients for end-to-end latency.
@@ -69,11 +71,13 @@ serveRequests(
         await profiler.post('Profiler.enable');
         await profiler.post('Profiler.start');
       }
+      sentAtCpuStart = sent;
       cpuStart = process.cpuUsage();
       return {};
     },
     async 'cpu-stop'(message) {
       const delta = process.cpuUsage(cpuStart);
+      const published = sent - sentAtCpuStart;
       if (profiler && profileDir) {
         const { profile } = await profiler.post('Profiler.stop');
         profiler.disconnect();
@@ -81,7 +85,12 @@ serveRequests(
         const file = `${profileDir}/${kind}-${String(message.label ?? 'window')}-${process.pid}.cpuprofile`;
         writeFileSync(file, JSON.stringify(profile));
       }
-      return { cpuMicros: delta.user + delta.system };
+      return {
+        cpuMicros: delta.user + delta.system,
+        userMicros: delta.user,
+        systemMicros: delta.system,
+        published,
+      };
     },
     /** Publishes round-robin over `channels` at a fixed total rate, catching up from the clock each tick. */
     'publish-start'(message) {

@@ -22,6 +22,10 @@ abstract class ResponseTransport implements SessionTransport {
 
   abstract write(frames: EncodedFrame[]): void;
 
+  writeOne(frame: EncodedFrame): void {
+    this.write([frame]);
+  }
+
   /** The disconnect push goes out as the last data, then the response ends (the client reads the code from it). */
   close(_code: number, _reason: string, push: () => EncodedFrame): void {
     if (!this.isOpen()) return;

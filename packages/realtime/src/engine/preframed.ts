@@ -79,11 +79,16 @@ const BINARY_MESSAGE = { binary: true } as const;
  * when supported, its whole WebSocket frame: text for the JSON protocol, binary for Protobuf.
  */
 export class PreframedMessage {
+  /** `frame` as the list `sendFrame` takes, built once: `sendFrame` only reads it, so every socket shares it. */
+  readonly frameList: Buffer[] | undefined;
+
   constructor(
     readonly payload: Buffer,
     readonly frame: Buffer | undefined,
     readonly binary: boolean,
-  ) {}
+  ) {
+    this.frameList = frame === undefined ? undefined : [frame];
+  }
 }
 
 /** Builds the unmasked, unfragmented, uncompressed text frame of `payload` once, for any number of sockets. */
@@ -204,8 +209,8 @@ function hasNoKeys(record: Record<string, unknown>): boolean {
 
 /** Writes the message as one frame: the prebuilt frame when safe, otherwise through `ws.send`. */
 export function sendPreframed(ws: WebSocket, message: PreframedMessage): void {
-  if (message.frame !== undefined && canWriteFrame(ws)) {
-    (ws as unknown as WebSocketInternals)._sender!.sendFrame([message.frame]);
+  if (message.frameList !== undefined && canWriteFrame(ws)) {
+    (ws as unknown as WebSocketInternals)._sender!.sendFrame(message.frameList);
     return;
   }
   ws.send(message.payload, message.binary ? BINARY_MESSAGE : TEXT_MESSAGE);

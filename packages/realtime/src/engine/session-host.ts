@@ -61,8 +61,8 @@ export interface SessionHost {
   >;
   /** The shared deadline wheel (ping, pong, stale, expiry, presence refresh). */
   readonly wheel: Pick<TimerWheel, 'schedule' | 'cancel'>;
-  /** Writes each connection's output once per event-loop turn. */
-  readonly output: Pick<OutputScheduler, 'mark'>;
+  /** Writes each connection's output once per event-loop turn (a lone push straight away, packages/realtime/src/engine/output.ts). */
+  readonly output: Pick<OutputScheduler, 'mark' | 'claimDirectWrite' | 'turn'>;
   /** Stream reads for subscribe (position and recovery). */
   readonly broker: Pick<Broker, 'history'>;
   /** Presence queries of the `presence` and `presence_stats` commands. */

@@ -114,6 +114,8 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
   /** A refresh proxy call is under way (docs/protocol.md "Proxies"). */
   private refreshing = false;
   private out: Array<string | SharedPush> | null = null;
+  /** The output turn of the last push written straight away (`enqueue`); 0 = none yet. */
+  private directWriteTurn = 0;
 
   constructor(
     readonly host: SessionHost,
@@ -271,12 +273,25 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
    */
   enqueue(frame: string | SharedPush): void {
     if (this.state === SessionState.Closed) return;
-    if (this.out === null) {
-      this.out = [frame];
-      this.host.output.mark(this);
-    } else {
+    if (this.out !== null) {
       this.out.push(frame);
+      return;
     }
+    const output = this.host.output;
+    // A push shared by a channel's subscribers, with nothing queued before it: its prebuilt frame goes out now, once
+    // per turn; anything after it in this turn is queued and joined into one more message
+    // (packages/realtime/src/engine/output.ts). Replies stay queued, so the replies to a batch of commands go together.
+    if (
+      frame instanceof SharedPush &&
+      this.state === SessionState.Connected &&
+      output.claimDirectWrite(this.directWriteTurn)
+    ) {
+      this.directWriteTurn = output.turn;
+      this.writeShared(frame);
+      return;
+    }
+    this.out = [frame];
+    output.mark(this);
   }
 
   reply(id: number, method: CommandMethod, resultJson: string): void {
@@ -294,11 +309,23 @@ export class ClientSession implements SubscriberConnection, WheelTask, OutputSin
   flushOutput(): void {
     const out = this.out;
     this.out = null;
-    if (out === null || this.state === SessionState.Closed) return;
-    this.write(out);
+    if (this.state === SessionState.Closed) return;
+    if (out !== null) this.write(out);
     // No unbounded queues: a client that does not read is dropped with 3008 "slow" (reconnects).
     if (this.transport.bufferedAmount() > this.host.options.maxBufferedBytes)
       this.disconnect(DisconnectCode.slow);
+  }
+
+  /**
+   * Writes a shared push at once (see `enqueue`). A client over the slow-consumer limit is dropped when the turn
+   * ends, as after a queued write, not in the middle of the hub's loop over the channel's subscribers.
+   */
+  private writeShared(push: SharedPush): void {
+    const transport = this.transport;
+    if (!transport.isOpen()) return;
+    transport.writeOne(this.codec.shared(push));
+    this.host.options.observer?.framesSent(push.kind, transport.name, 1);
+    if (transport.bufferedAmount() > this.host.options.maxBufferedBytes) this.host.output.mark(this);
   }
 
   private write(frames: Array<string | SharedPush>): void {

@@ -21,6 +21,8 @@ export interface SessionTransport {
   isOpen(): boolean;
   /** Everything produced for the connection in one event-loop turn, in order. */
   write(frames: EncodedFrame[]): void;
+  /** One frame on its own (a shared push with nothing queued before it): `write([frame])` without the array. */
+  writeOne(frame: EncodedFrame): void;
   /** Bytes written but not yet taken by the network (slow-consumer limit, docs/protocol.md "Limits"). */
   bufferedAmount(): number;
   /**

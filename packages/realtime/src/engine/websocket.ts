@@ -72,10 +72,7 @@ class WebSocketTransport implements SessionTransport {
   write(frames: EncodedFrame[]): void {
     const ws = this.ws;
     if (frames.length === 1) {
-      const only = frames[0]!;
-      // The common fan-out case: a lone publication push goes out as the frame the hub built once for everyone.
-      if (only instanceof PreframedMessage) sendPreframed(ws, only);
-      else sendParts(ws, frames as Array<string | Buffer>, this.binary);
+      this.writeOne(frames[0]!);
       return;
     }
     // Everything of the turn in one message and one socket write, in the order it was produced.
@@ -85,6 +82,12 @@ class WebSocketTransport implements SessionTransport {
       parts[i] = frame instanceof PreframedMessage ? frame.payload : frame;
     }
     sendParts(ws, parts, this.binary);
+  }
+
+  writeOne(frame: EncodedFrame): void {
+    // The common fan-out case: a lone publication push goes out as the frame the hub built once for everyone.
+    if (frame instanceof PreframedMessage) sendPreframed(this.ws, frame);
+    else sendParts(this.ws, [frame], this.binary);
   }
 
   bufferedAmount(): number {
