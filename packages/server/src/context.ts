@@ -185,7 +185,7 @@ export async function createContext(
     });
     closers.push(() => rateLimiter.close());
     const users = new UsersService(store.db);
-    const events = new WebhookOutbox(store.dialect);
+    const events = new WebhookOutbox(store.dialect, companyCache);
     const integrations = createIntegrations({ config, store, sealer, audit, logger, events, tracing });
     closers.push(() => integrations.close());
     const oauth = createOAuthServices({
@@ -267,6 +267,7 @@ export async function createContext(
       logger,
       fetch: integrations.fetch,
       destinations: integrations.destinations,
+      companyCache,
     });
     closers.push(() => webhooks.drain(0));
     if (!dataDirExisted && existsSync(config.dataDir)) {

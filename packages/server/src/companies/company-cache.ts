@@ -39,9 +39,10 @@ interface Entry {
 }
 
 /**
- * A per-node cache of what the SDK's requests and a conversation's creation read about a company — its row, its
- * default digital employee, its digital employees — so a burst of visitors does not read the same rows from the
- * store thousands of times (docs/operations.md "Capacity model").
+ * A per-node cache of what the SDK's requests, a conversation's creation and every webhook event read about a
+ * company — its row, its default digital employee, its digital employees, its enabled webhook endpoints
+ * (packages/server/src/webhooks/outbox.ts) — so a burst of visitors does not read the same rows from the store
+ * thousands of times (docs/operations.md "Capacity model").
  *
  * Correctness rules, in order:
  * - Everything cached about a company is dropped together (`invalidate`), by the services that change it, after
