@@ -160,7 +160,7 @@ export async function createContext(
         'generated a master key in the data folder; set PARLEY_MASTER_KEYS (see docs/config.md) for production',
       );
     }
-    const companyCache = createCompanyCache(config, store.dialect, logger);
+    const companyCache = createCompanyCache(config, store, logger);
     closers.push(() => companyCache.stop());
     const companies = new CompaniesService(store.db, companyCache);
     // File-based keys are re-read when `master-key rotate` changes the file, so a live server follows a rotation.

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { errorField, ThrottledWarnings } from '../logging/throttled-warnings.ts';
-import type { Dialect } from '../storage/dialect.ts';
+import type { Store } from '../storage/database.ts';
 import { closeRedis, failFastRedis } from '../storage/redis-client.ts';
 import { RedisSignalChannel, type SignalMessage } from '../storage/redis-signal-channel.ts';
 
@@ -28,6 +28,11 @@ export interface CompanyCacheOptions {
    */
   mode: 'single' | 'signalled' | 'off';
   signal?: CompanyChangeSignal;
+  /**
+   * `single` on SQLite: the store's count of commits by other processes (storage/database.ts `othersCommits`). When it
+   * moved, a CLI command may have changed any company behind this node's back, so everything kept is dropped.
+   */
+  othersCommits?: () => number;
   /** Told when an announcement to the other nodes failed (they read the store while their own link is down). */
   onSendFailed?: (err: unknown) => void;
   clock?: () => number;
@@ -53,6 +58,8 @@ interface Entry {
  *   and starts from an empty cache each time it (re)subscribes, since PUB/SUB keeps nothing for a node that was away.
  * - Nothing absent is cached (a company or employee created on another node is found at once), and no entry is used
  *   past `ttlMs`.
+ * - On SQLite, a commit by another process (a CLI command, which cannot announce) drops everything before the next
+ *   read is answered (`othersCommits`).
  */
 export class CompanyCache {
   /** Company id → its entries; a Map keeps insertion order, so the first key is the least recently used. */
@@ -62,6 +69,7 @@ export class CompanyCache {
   /** Whether entries may be used and kept now (see `mode`). */
   private live: boolean;
   private readonly clock: () => number;
+  private othersCommitsSeen: number | undefined;
   /** Reads answered from memory and from the store, and changes heard from other nodes (for tests and the bench). */
   readonly stats = { hits: 0, misses: 0, heard: 0 };
 
@@ -103,6 +111,7 @@ export class CompanyCache {
 
   /** The value kept under `key` for the company, else `load()`'s (kept unless absent or invalidated meanwhile). */
   async get<T>(companyId: string, key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    this.dropAfterOthersCommits();
     if (this.live) {
       const entries = this.companies.get(companyId);
       const hit = entries?.get(key);
@@ -142,6 +151,15 @@ export class CompanyCache {
     });
   }
 
+  /** Forgets everything when another process committed to the store since the last look (see `othersCommits`). */
+  private dropAfterOthersCommits(): void {
+    const commits = this.options.othersCommits?.();
+    if (commits === this.othersCommitsSeen) return;
+    this.othersCommitsSeen = commits;
+    this.companies.clear();
+    this.epoch++;
+  }
+
   private drop(companyId: string): void {
     this.epoch++;
     this.companies.delete(companyId);
@@ -158,11 +176,18 @@ export function createCompanyCache(
   config: Pick<Config, 'redisUrl' | 'companyCacheSize' | 'companyCacheTtlMs'> & {
     webchat: Pick<Config['webchat'], 'realtimeRedisPrefix'>;
   },
-  dialect: Dialect,
+  store: Pick<Store, 'dialect' | 'othersCommits'>,
   logger: Pick<Logger, 'warn'>,
 ): CompanyCache {
   const sizes = { capacity: config.companyCacheSize, ttlMs: config.companyCacheTtlMs };
-  if (!config.redisUrl) return new CompanyCache({ ...sizes, mode: dialect === 'sqlite' ? 'single' : 'off' });
+  if (!config.redisUrl) {
+    if (store.dialect !== 'sqlite') return new CompanyCache({ ...sizes, mode: 'off' });
+    return new CompanyCache({
+      ...sizes,
+      mode: 'single',
+      ...(store.othersCommits ? { othersCommits: store.othersCommits } : {}),
+    });
+  }
   const { redis, connect } = failFastRedis(config.redisUrl);
   let cache: CompanyCache | undefined;
   const channel = new RedisSignalChannel(redis, {
