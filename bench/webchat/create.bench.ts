@@ -16,7 +16,7 @@
  * loop of its own; both share this machine's cores, so the figures are a lower bound for a dedicated node.
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -91,9 +91,9 @@ async function runServerSide(): Promise<void> {
     `\nconversation creation with tokens (${STORE === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite'}), ${CONCURRENCY} at a time:`,
   );
   console.log(
-    `| ${rounds > 1 ? 'round | ' : ''}checkout | cache | requests per conversation | conversations | ms | per second | load avg (1 min) |`,
+    `| ${rounds > 1 ? 'round | ' : ''}checkout | cache | requests per conversation | conversations | ms | per second | server thread CPU µs per conversation | load avg (1 min) |`,
   );
-  console.log(`|${rounds > 1 ? '---|' : ''}---|---|---|---|---|---|---|`);
+  console.log(`|${rounds > 1 ? '---|' : ''}---|---|---|---|---|---|---|---|`);
   for (const row of rows) console.log(row);
   console.log(`goal: >= ${GOAL_PER_SECOND} conversations a second with their tokens on one node`);
 }
@@ -126,12 +126,14 @@ async function runRows(
     await server.ctx.digitalEmployees.update(company.id, employee.id, { settings: { greeting: null } });
     for (const oneCall of ONLY_CACHE_ONE ? [true] : [false, true]) {
       const profiler = cache && oneCall && profileFile ? await startCpuProfile() : undefined;
+      const cpuBefore = serverThreadCpuMs();
       const ms = await runLoad({ baseUrl: server.baseUrl, companyId: company.id, count, oneCall });
+      const cpuMs = serverThreadCpuMs() - cpuBefore;
       const profile: CpuProfile | undefined = await profiler?.stop();
       const perSecond = Math.round((1000 * count) / ms);
       const load = loadavg()[0]!.toFixed(2);
       addRow(
-        `| ${cache ? 'on ' : 'off'} | ${oneCall ? 'one (create with realtime_tokens)' : 'three (create, connect-token, subscribe-token)'} | ${count} | ${ms} | ${perSecond} | ${load} |`,
+        `| ${cache ? 'on ' : 'off'} | ${oneCall ? 'one (create with realtime_tokens)' : 'three (create, connect-token, subscribe-token)'} | ${count} | ${ms} | ${perSecond} | ${Number.isNaN(cpuMs) ? '—' : Math.round((1000 * cpuMs) / count)} | ${load} |`,
       );
       if (profile && profileFile) {
         writeFileSync(profileFile, JSON.stringify(profile));
@@ -144,6 +146,24 @@ async function runRows(
     await server.close();
   }
 }
+
+/**
+ * CPU time of this process's main thread (the server's; the load runs in a worker thread), in ms, from Linux's
+ * /proc (10 ms ticks): unlike the rate, it hardly moves with what else the shared machine runs. NaN elsewhere.
+ */
+function serverThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis; utime and stime are the 14th and 15th of the line.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Linux's USER_HZ, the unit of /proc's CPU times (100 on every architecture Node runs on). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** Runs one row's creations from a worker thread; resolves with the milliseconds they took. */
 async function runLoad(data: LoadData): Promise<number> {
