@@ -51,11 +51,7 @@ export class WebhookOutbox implements EventRecorder {
   ) {}
 
   async record(trx: Kysely<Database>, event: DomainEvent): Promise<void> {
-    const read = () => this.readEnabledEndpoints(trx, event.companyId);
-    const endpoints = this.cache
-      ? ((await this.cache.get(event.companyId, ENDPOINTS_CACHE_KEY, read)) ?? [])
-      : await read();
-    const subscribed = endpoints.filter((e) => e.events.includes(event.type));
+    const subscribed = await this.subscribedEndpoints(trx, event);
     if (subscribed.length === 0) return;
     const id = newEventId();
     const createdMs = Date.now();
@@ -72,6 +68,22 @@ export class WebhookOutbox implements EventRecorder {
       })
       .execute();
     await insertDeliveries(trx, { eventId: id, event, endpoints: subscribed, due: clockMs(this.dialect) });
+  }
+
+  async wouldRecord(db: Kysely<Database>, event: Pick<DomainEvent, 'type' | 'companyId'>): Promise<boolean> {
+    return (await this.subscribedEndpoints(db, event)).length > 0;
+  }
+
+  /** The company's enabled endpoints subscribed to the event's type, from the cache or read with `db`. */
+  private async subscribedEndpoints(
+    db: Kysely<Database>,
+    event: Pick<DomainEvent, 'type' | 'companyId'>,
+  ): Promise<EnabledEndpoint[]> {
+    const read = () => this.readEnabledEndpoints(db, event.companyId);
+    const endpoints = this.cache
+      ? ((await this.cache.get(event.companyId, ENDPOINTS_CACHE_KEY, read)) ?? [])
+      : await read();
+    return endpoints.filter((e) => e.events.includes(event.type));
   }
 
   /** Read with `trx`: the write's own transaction (on SQLite a read beside it would wait for it). */
