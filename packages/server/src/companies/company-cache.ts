@@ -70,6 +70,8 @@ export class CompanyCache {
   private live: boolean;
   private readonly clock: () => number;
   private othersCommitsSeen: number | undefined;
+  /** Whether `othersCommits` was asked in this turn of the event loop (see `dropAfterOthersCommits`). */
+  private othersCommitsAsked = false;
   /** Reads answered from memory and from the store, and changes heard from other nodes (for tests and the bench). */
   readonly stats = { hits: 0, misses: 0, heard: 0 };
 
@@ -151,9 +153,19 @@ export class CompanyCache {
     });
   }
 
-  /** Forgets everything when another process committed to the store since the last look (see `othersCommits`). */
+  /**
+   * Forgets everything when another process committed to the store since the last look (see `othersCommits`).
+   * Asked once per turn of the event loop (the pragma costs about 11 µs, and a creation reads four entries): the
+   * answer is forgotten in the turn's check phase, before the next poll reads new requests, so a request always
+   * gets an answer asked after it arrived — after any CLI commit that was done before it was sent.
+   */
   private dropAfterOthersCommits(): void {
-    const commits = this.options.othersCommits?.();
+    if (!this.options.othersCommits || this.othersCommitsAsked) return;
+    this.othersCommitsAsked = true;
+    setImmediate(() => {
+      this.othersCommitsAsked = false;
+    });
+    const commits = this.options.othersCommits();
     if (commits === this.othersCommitsSeen) return;
     this.othersCommitsSeen = commits;
     this.companies.clear();
