@@ -76,9 +76,10 @@ async function runServerSide(): Promise<void> {
       .join(' ')}`,
   );
   const servers = await checkouts();
-  // Rounds alternate the checkouts, so a change in the machine's load falls on both alike.
+  // Rounds alternate the checkouts, and which goes first (the first row of a round pays for the previous server's
+  // leftovers), so a change in the machine's load falls on both alike.
   for (let round = 1; round <= rounds; round++) {
-    for (const checkout of servers) {
+    for (const checkout of round % 2 === 1 ? servers : [...servers].reverse()) {
       for (const cache of ONLY_CACHE_ONE ? [true] : [false, true]) {
         const profile = PROFILE_FILE && round === rounds && checkout === servers[0];
         await runRows(checkout, cache, count, profile ? PROFILE_FILE : undefined, (row) =>
