@@ -10,19 +10,29 @@
  *   npm run bench -- create --store=postgres                 (PostgreSQL + Redis, as the streaming bench finds them)
  *   npm run bench -- create --conversations=500 --cpu-prof=/tmp/create.cpuprofile   (profile of the last row's
  *                                                             server thread, summarised)
+ *   BENCH_COMPARE_ROOT=/tmp/main npm run bench -- create --only=cache-one --rounds=3   (before/after, alternating)
  *
  * The server runs on the main thread, the load side (plain `fetch`, 50 at a time) in a worker thread with an event
  * loop of its own; both share this machine's cores, so the figures are a lower bound for a dedicated node.
  */
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { type CpuProfile, startCpuProfile, summariseCpuProfile } from '../lib/cpu-profile.ts';
 
 const STORE = process.argv.includes('--store=postgres') ? 'postgres' : 'sqlite';
 const PROFILE_FILE = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 const GOAL_PER_SECOND = 1_000;
+/** `--only=cache-one`: only the path the SDK takes (cache on, one request), for before/after rounds. */
+const ONLY_CACHE_ONE = process.argv.includes('--only=cache-one');
+/**
+ * Another checkout (e.g. `git archive main` unpacked, with a node_modules whose `@parley/*` links point into it) whose
+ * server runs the same rows in this same process, alternating with this checkout's (`--rounds=N`): before and after a
+ * change, side by side. Its rows are marked `@compare`.
+ */
+const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT;
 const CONCURRENCY = 50;
 
 function arg(name: string, fallback: number): number {
@@ -32,6 +42,25 @@ function arg(name: string, fallback: number): number {
 
 type LoadData = { baseUrl: string; companyId: string; count: number; oneCall: boolean };
 
+/** A checkout whose server a row runs: this one, or BENCH_COMPARE_ROOT's (marked `@compare`). */
+interface Checkout {
+  label: string;
+  startTestServer: typeof import('@parley/testing/test-server').startTestServer;
+}
+
+async function checkouts(): Promise<Checkout[]> {
+  const mine = await import('@parley/testing/test-server');
+  const list: Checkout[] = [{ label: 'this checkout', startTestServer: mine.startTestServer }];
+  if (COMPARE_ROOT) {
+    // The other checkout's own packages (its node_modules/@parley links point into it), in this same process.
+    const other = (await import(
+      pathToFileURL(`${COMPARE_ROOT}/packages/testing/src/test-server.ts`).href
+    )) as typeof mine;
+    list.push({ label: '@compare', startTestServer: other.startTestServer });
+  }
+  return list;
+}
+
 async function runServerSide(): Promise<void> {
   if (STORE === 'postgres') {
     process.env.PARLEY_TEST_DATABASE_URL ??=
@@ -39,61 +68,103 @@ async function runServerSide(): Promise<void> {
     process.env.PARLEY_TEST_REDIS_URL ??= process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   }
   const count = arg('conversations', 1000);
-  const { startTestServer } = await import('@parley/testing/test-server');
+  const rounds = arg('rounds', 1);
   const rows: string[] = [];
   console.log(
     `load average before: ${loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
-  for (const cache of [false, true]) {
-    const server = await startTestServer({
-      ...(STORE === 'postgres' ? { database: 'postgres' as const, redis: true } : {}),
-      config: {
-        logLevel: 'warn',
-        ...(cache ? {} : { companyCacheSize: 0 }),
-        http: { maxConnectionsPerAddress: 1_000_000 },
-        webchat: {
-          conversationsPerMinutePerSession: 1_000_000,
-          conversationsPerMinutePerIp: 1_000_000,
-          realtimeRedisPrefix: `parley:bench:${randomUUID().slice(0, 8)}`,
-        },
-      },
-    });
-    try {
-      const company = await server.ctx.companies.create('Bench Co');
-      const employee = await server.ctx.digitalEmployees.getDefault(company.id);
-      // As the streaming bench: no greeting, so the figure is the creation's and its tokens'.
-      await server.ctx.digitalEmployees.update(company.id, employee.id, { settings: { greeting: null } });
-      for (const oneCall of [false, true]) {
-        const last = cache && oneCall;
-        const profiler = last && PROFILE_FILE ? await startCpuProfile() : undefined;
-        const ms = await runLoad({ baseUrl: server.baseUrl, companyId: company.id, count, oneCall });
-        const profile: CpuProfile | undefined = await profiler?.stop();
-        const perSecond = Math.round((1000 * count) / ms);
-        const load = loadavg()[0]!.toFixed(2);
-        rows.push(
-          `| ${cache ? 'on ' : 'off'} | ${oneCall ? 'one (create with realtime_tokens)' : 'three (create, connect-token, subscribe-token)'} | ${count} | ${ms} | ${perSecond} | ${load} |`,
+  const servers = await checkouts();
+  // Rounds alternate the checkouts, and which goes first (the first row of a round pays for the previous server's
+  // leftovers), so a change in the machine's load falls on both alike.
+  for (let round = 1; round <= rounds; round++) {
+    for (const checkout of round % 2 === 1 ? servers : [...servers].reverse()) {
+      for (const cache of ONLY_CACHE_ONE ? [true] : [false, true]) {
+        const profile = PROFILE_FILE && round === rounds && checkout === servers[0];
+        await runRows(checkout, cache, count, profile ? PROFILE_FILE : undefined, (row) =>
+          rows.push(`| ${rounds > 1 ? `${round} | ` : ''}${checkout.label} ${row}`),
         );
-        if (profile && PROFILE_FILE) {
-          writeFileSync(PROFILE_FILE, JSON.stringify(profile));
-          console.log(
-            `\nserver thread, cache on, one request (${PROFILE_FILE}):\n${summariseCpuProfile(profile)}\n`,
-          );
-        }
       }
-    } finally {
-      await server.close();
     }
   }
   console.log(
     `\nconversation creation with tokens (${STORE === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite'}), ${CONCURRENCY} at a time:`,
   );
-  console.log('| cache | requests per conversation | conversations | ms | per second | load avg (1 min) |');
-  console.log('|---|---|---|---|---|---|');
+  console.log(
+    `| ${rounds > 1 ? 'round | ' : ''}checkout | cache | requests per conversation | conversations | ms | per second | server thread CPU µs per conversation | load avg (1 min) |`,
+  );
+  console.log(`|${rounds > 1 ? '---|' : ''}---|---|---|---|---|---|---|---|`);
   for (const row of rows) console.log(row);
   console.log(`goal: >= ${GOAL_PER_SECOND} conversations a second with their tokens on one node`);
 }
+
+/** One fresh server of `checkout`; its rows (three requests, then one) as table cells after the checkout's. */
+async function runRows(
+  checkout: Checkout,
+  cache: boolean,
+  count: number,
+  profileFile: string | undefined,
+  addRow: (row: string) => void,
+): Promise<void> {
+  const server = await checkout.startTestServer({
+    ...(STORE === 'postgres' ? { database: 'postgres' as const, redis: true } : {}),
+    config: {
+      logLevel: 'warn',
+      ...(cache ? {} : { companyCacheSize: 0 }),
+      http: { maxConnectionsPerAddress: 1_000_000 },
+      webchat: {
+        conversationsPerMinutePerSession: 1_000_000,
+        conversationsPerMinutePerIp: 1_000_000,
+        realtimeRedisPrefix: `parley:bench:${randomUUID().slice(0, 8)}`,
+      },
+    },
+  });
+  try {
+    const company = await server.ctx.companies.create('Bench Co');
+    const employee = await server.ctx.digitalEmployees.getDefault(company.id);
+    // As the streaming bench: no greeting, so the figure is the creation's and its tokens'.
+    await server.ctx.digitalEmployees.update(company.id, employee.id, { settings: { greeting: null } });
+    for (const oneCall of ONLY_CACHE_ONE ? [true] : [false, true]) {
+      const profiler = cache && oneCall && profileFile ? await startCpuProfile() : undefined;
+      const cpuBefore = serverThreadCpuMs();
+      const ms = await runLoad({ baseUrl: server.baseUrl, companyId: company.id, count, oneCall });
+      const cpuMs = serverThreadCpuMs() - cpuBefore;
+      const profile: CpuProfile | undefined = await profiler?.stop();
+      const perSecond = Math.round((1000 * count) / ms);
+      const load = loadavg()[0]!.toFixed(2);
+      addRow(
+        `| ${cache ? 'on ' : 'off'} | ${oneCall ? 'one (create with realtime_tokens)' : 'three (create, connect-token, subscribe-token)'} | ${count} | ${ms} | ${perSecond} | ${Number.isNaN(cpuMs) ? '—' : Math.round((1000 * cpuMs) / count)} | ${load} |`,
+      );
+      if (profile && profileFile) {
+        writeFileSync(profileFile, JSON.stringify(profile));
+        console.log(
+          `\nserver thread, cache on, one request (${profileFile}):\n${summariseCpuProfile(profile)}\n`,
+        );
+      }
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * CPU time of this process's main thread (the server's; the load runs in a worker thread), in ms, from Linux's
+ * /proc (10 ms ticks): unlike the rate, it hardly moves with what else the shared machine runs. NaN elsewhere.
+ */
+function serverThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis; utime and stime are the 14th and 15th of the line.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Linux's USER_HZ, the unit of /proc's CPU times (100 on every architecture Node runs on). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** Runs one row's creations from a worker thread; resolves with the milliseconds they took. */
 async function runLoad(data: LoadData): Promise<number> {

@@ -160,7 +160,7 @@ export async function createContext(
         'generated a master key in the data folder; set PARLEY_MASTER_KEYS (see docs/config.md) for production',
       );
     }
-    const companyCache = createCompanyCache(config, store.dialect, logger);
+    const companyCache = createCompanyCache(config, store, logger);
     closers.push(() => companyCache.stop());
     const companies = new CompaniesService(store.db, companyCache);
     // File-based keys are re-read when `master-key rotate` changes the file, so a live server follows a rotation.
@@ -185,7 +185,7 @@ export async function createContext(
     });
     closers.push(() => rateLimiter.close());
     const users = new UsersService(store.db);
-    const events = new WebhookOutbox(store.dialect);
+    const events = new WebhookOutbox(store.dialect, companyCache);
     const integrations = createIntegrations({ config, store, sealer, audit, logger, events, tracing });
     closers.push(() => integrations.close());
     const oauth = createOAuthServices({
@@ -267,6 +267,7 @@ export async function createContext(
       logger,
       fetch: integrations.fetch,
       destinations: integrations.destinations,
+      companyCache,
     });
     closers.push(() => webhooks.drain(0));
     if (!dataDirExisted && existsSync(config.dataDir)) {

@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { openStore } from '../storage/database.ts';
+import { migrateToLatest } from '../storage/migrate.ts';
+import { CompaniesService } from './companies.service.ts';
 import { CompanyCache } from './company-cache.ts';
 
 const A = '00000000-0000-4000-8000-00000000000a';
@@ -58,6 +64,36 @@ describe('CompanyCache', () => {
     now = 1_000;
     s.rows.set(A, 'changed by a CLI');
     assert.equal(await cache.get(A, 'company', s.load(A)), 'changed by a CLI');
+  });
+
+  it('single on SQLite: a commit by another process (a CLI command) is seen by the next read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parley-company-cache-'));
+    const server = await openStore({ dataDir: dir });
+    const cli = await openStore({ dataDir: dir });
+    try {
+      await migrateToLatest(server);
+      const cache = new CompanyCache({
+        capacity: 10,
+        ttlMs: 60_000,
+        mode: 'single',
+        othersCommits: server.othersCommits!,
+      });
+      const companies = new CompaniesService(server.db, cache);
+      const { id } = await companies.create('Origins Co');
+      assert.deepEqual((await companies.find(id))?.allowedOrigins, []);
+      const hits = cache.stats.hits;
+      assert.deepEqual((await companies.find(id))?.allowedOrigins, []);
+      assert.equal(cache.stats.hits, hits + 1, 'kept while nobody else wrote');
+      await new CompaniesService(cli.db).setAllowedOrigins(id, ['https://shop.example']);
+      // A request sent after the command ended arrives by I/O, in a later turn of the event loop (see the cache's
+      // `dropAfterOthersCommits`); here both share one process, so the turn is let pass.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual((await companies.find(id))?.allowedOrigins, ['https://shop.example']);
+    } finally {
+      await cli.close();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('holds at most `capacity` companies, dropping the least recently used', async () => {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.ts';
 import { errorField, ThrottledWarnings } from '../logging/throttled-warnings.ts';
-import type { Dialect } from '../storage/dialect.ts';
+import type { Store } from '../storage/database.ts';
 import { closeRedis, failFastRedis } from '../storage/redis-client.ts';
 import { RedisSignalChannel, type SignalMessage } from '../storage/redis-signal-channel.ts';
 
@@ -28,6 +28,11 @@ export interface CompanyCacheOptions {
    */
   mode: 'single' | 'signalled' | 'off';
   signal?: CompanyChangeSignal;
+  /**
+   * `single` on SQLite: the store's count of commits by other processes (storage/database.ts `othersCommits`). When it
+   * moved, a CLI command may have changed any company behind this node's back, so everything kept is dropped.
+   */
+  othersCommits?: () => number;
   /** Told when an announcement to the other nodes failed (they read the store while their own link is down). */
   onSendFailed?: (err: unknown) => void;
   clock?: () => number;
@@ -39,9 +44,10 @@ interface Entry {
 }
 
 /**
- * A per-node cache of what the SDK's requests and a conversation's creation read about a company — its row, its
- * default digital employee, its digital employees — so a burst of visitors does not read the same rows from the
- * store thousands of times (docs/operations.md "Capacity model").
+ * A per-node cache of what the SDK's requests, a conversation's creation and every webhook event read about a
+ * company — its row, its default digital employee, its digital employees, its enabled webhook endpoints
+ * (packages/server/src/webhooks/outbox.ts) — so a burst of visitors does not read the same rows from the store
+ * thousands of times (docs/operations.md "Capacity model").
  *
  * Correctness rules, in order:
  * - Everything cached about a company is dropped together (`invalidate`), by the services that change it, after
@@ -52,6 +58,8 @@ interface Entry {
  *   and starts from an empty cache each time it (re)subscribes, since PUB/SUB keeps nothing for a node that was away.
  * - Nothing absent is cached (a company or employee created on another node is found at once), and no entry is used
  *   past `ttlMs`.
+ * - On SQLite, a commit by another process (a CLI command, which cannot announce) drops everything before the next
+ *   read is answered (`othersCommits`).
  */
 export class CompanyCache {
   /** Company id → its entries; a Map keeps insertion order, so the first key is the least recently used. */
@@ -61,6 +69,9 @@ export class CompanyCache {
   /** Whether entries may be used and kept now (see `mode`). */
   private live: boolean;
   private readonly clock: () => number;
+  private othersCommitsSeen: number | undefined;
+  /** Whether `othersCommits` was asked in this turn of the event loop (see `dropAfterOthersCommits`). */
+  private othersCommitsAsked = false;
   /** Reads answered from memory and from the store, and changes heard from other nodes (for tests and the bench). */
   readonly stats = { hits: 0, misses: 0, heard: 0 };
 
@@ -102,6 +113,7 @@ export class CompanyCache {
 
   /** The value kept under `key` for the company, else `load()`'s (kept unless absent or invalidated meanwhile). */
   async get<T>(companyId: string, key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    this.dropAfterOthersCommits();
     if (this.live) {
       const entries = this.companies.get(companyId);
       const hit = entries?.get(key);
@@ -141,6 +153,25 @@ export class CompanyCache {
     });
   }
 
+  /**
+   * Forgets everything when another process committed to the store since the last look (see `othersCommits`).
+   * Asked once per turn of the event loop (the pragma costs about 11 µs, and a creation reads four entries): the
+   * answer is forgotten in the turn's check phase, before the next poll reads new requests, so a request always
+   * gets an answer asked after it arrived — after any CLI commit that was done before it was sent.
+   */
+  private dropAfterOthersCommits(): void {
+    if (!this.options.othersCommits || this.othersCommitsAsked) return;
+    this.othersCommitsAsked = true;
+    setImmediate(() => {
+      this.othersCommitsAsked = false;
+    });
+    const commits = this.options.othersCommits();
+    if (commits === this.othersCommitsSeen) return;
+    this.othersCommitsSeen = commits;
+    this.companies.clear();
+    this.epoch++;
+  }
+
   private drop(companyId: string): void {
     this.epoch++;
     this.companies.delete(companyId);
@@ -157,11 +188,18 @@ export function createCompanyCache(
   config: Pick<Config, 'redisUrl' | 'companyCacheSize' | 'companyCacheTtlMs'> & {
     webchat: Pick<Config['webchat'], 'realtimeRedisPrefix'>;
   },
-  dialect: Dialect,
+  store: Pick<Store, 'dialect' | 'othersCommits'>,
   logger: Pick<Logger, 'warn'>,
 ): CompanyCache {
   const sizes = { capacity: config.companyCacheSize, ttlMs: config.companyCacheTtlMs };
-  if (!config.redisUrl) return new CompanyCache({ ...sizes, mode: dialect === 'sqlite' ? 'single' : 'off' });
+  if (!config.redisUrl) {
+    if (store.dialect !== 'sqlite') return new CompanyCache({ ...sizes, mode: 'off' });
+    return new CompanyCache({
+      ...sizes,
+      mode: 'single',
+      ...(store.othersCommits ? { othersCommits: store.othersCommits } : {}),
+    });
+  }
   const { redis, connect } = failFastRedis(config.redisUrl);
   let cache: CompanyCache | undefined;
   const channel = new RedisSignalChannel(redis, {

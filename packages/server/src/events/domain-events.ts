@@ -80,4 +80,9 @@ export type DomainEvent = {
  */
 export interface EventRecorder {
   record(trx: Kysely<Database>, event: DomainEvent): Promise<void>;
+  /**
+   * Whether `record` would store anything for an event of this type and company now (read with `db`): a change whose
+   * only other statement is one write may then skip its transaction (webchat/conversations/conversations.service.ts).
+   */
+  wouldRecord?(db: Kysely<Database>, event: Pick<DomainEvent, 'type' | 'companyId'>): Promise<boolean>;
 }

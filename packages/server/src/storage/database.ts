@@ -29,6 +29,12 @@ export interface Store {
   read<Row>(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
   /** Small write transactions on the hot paths, sharing commits on SQLite (group-commit.ts). */
   writes: GroupCommit;
+  /**
+   * SQLite only: a number that moves whenever another process (a CLI command) committed to the file since the last
+   * call (https://sqlite.org/pragma.html#pragma_data_version); this process's own commits leave it. Lets a cache of
+   * rows (companies/company-cache.ts) drop what such a commit may have changed before it is used again.
+   */
+  othersCommits?: () => number;
   /** Resolves when the store answers a trivial query within `timeoutMs`, rejects otherwise (readiness). */
   ping(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
@@ -130,6 +136,7 @@ function openSqlite(options: StoreOptions): Store {
   // an erasure (privacy/) must not leave a visitor's words in free pages of the file.
   sqlite.pragma('secure_delete = ON');
   const statements = withStatementCache(sqlite);
+  const dataVersion = sqlite.prepare('pragma data_version').pluck();
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: statements }),
     log: queryLog(options.onQuery),
@@ -139,6 +146,7 @@ function openSqlite(options: StoreOptions): Store {
     dialect: 'sqlite',
     describe: `sqlite:${file}`,
     writes: new GroupCommit(db, 'sqlite'),
+    othersCommits: () => dataVersion.get() as number,
     read: async <Row>(sql: string, parameters: readonly unknown[]) => {
       // Kysely serialises use of the one connection; while one of its transactions is open, a direct read would
       // run inside it, so it queues behind it like any other query instead.

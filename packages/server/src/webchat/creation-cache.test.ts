@@ -93,6 +93,37 @@ function changesAreSeen(
     await settle(1);
     assert.equal((await open(reader, company.id, { origin: ORIGIN })).code, 'origin_not_allowed');
   });
+
+  it('a webhook endpoint added is in the event of every conversation created after the add was answered', async () => {
+    const { writer, reader } = nodes();
+    const company = await writer.ctx.companies.create('Hooks Co');
+    const deliveries = async () =>
+      (
+        await reader.ctx.store.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('company_id', '=', company.id)
+          .execute()
+      ).length;
+    // Warm: the reader now holds the company's (empty) list of enabled endpoints.
+    await open(reader, company.id);
+    await open(reader, company.id);
+    assert.equal(await deliveries(), 0);
+
+    const { webhook } = await writer.ctx.webhooks.service.create(
+      company.id,
+      { url: 'https://hooks.example/parley', events: ['conversation.created'] },
+      { actor: 'test' },
+    );
+    // No settling: the add was answered once every node was told (webhooks/outbox.ts).
+    await open(reader, company.id);
+    assert.equal(await deliveries(), 1, 'the conversation created after the add has its delivery');
+
+    await writer.ctx.webhooks.service.delete(company.id, webhook.id, { actor: 'test' });
+    await settle(1);
+    await open(reader, company.id);
+    assert.equal(await deliveries(), 0, 'the delete took the delivery, and the next creation added none');
+  });
 }
 
 describe('creation cache, one node (SQLite)', () => {

@@ -36,6 +36,8 @@ export interface DispatcherDeps {
   logger: Logger;
   /** The connectors' outbound client (destination policy, time-outs; integrations/outbound-http.ts). */
   fetch: OutboundFetch;
+  /** Told once an endpoint was disabled, so no node's cache still names it among the enabled (outbox.ts). */
+  endpointsChanged?: (companyId: string) => Promise<void>;
 }
 
 /** A claimed delivery with what its attempt needs. */
@@ -430,6 +432,7 @@ export class WebhookDispatcher {
           trx,
         );
       });
+      await this.deps.endpointsChanged?.(endpoint.company_id);
       this.deps.logger.warn(
         { webhook_id: endpoint.id, company_id: endpoint.company_id },
         'webhook disabled after failing for 3 days',

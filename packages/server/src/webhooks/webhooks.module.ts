@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/audit.service.ts';
+import type { CompanyCache } from '../companies/company-cache.ts';
 import type { Sealer } from '../crypto/sealing.ts';
 import type { DestinationPolicy } from '../integrations/address-policy.ts';
 import type { OutboundFetch } from '../integrations/outbound-http.ts';
@@ -30,9 +31,19 @@ export function createWebhooks(deps: {
   fetch: OutboundFetch;
   /** Its destination policy, which judges an endpoint URL's IP literal when the endpoint is saved. */
   destinations: DestinationPolicy;
+  /** The node's company cache, which keeps each company's enabled endpoints for the outbox (outbox.ts). */
+  companyCache: Pick<CompanyCache, 'invalidate'>;
 }): Webhooks {
   const { store } = deps;
-  const service = new WebhooksService(store.db, store.dialect, deps.sealer, deps.audit, deps.destinations);
+  const endpointsChanged = (companyId: string) => deps.companyCache.invalidate(companyId);
+  const service = new WebhooksService(
+    store.db,
+    store.dialect,
+    deps.sealer,
+    deps.audit,
+    deps.destinations,
+    endpointsChanged,
+  );
   const dispatcher = new WebhookDispatcher(
     {
       db: store.db,
@@ -41,6 +52,7 @@ export function createWebhooks(deps: {
       audit: deps.audit,
       logger: deps.logger.child({ module: 'webhooks' }),
       fetch: deps.fetch,
+      endpointsChanged,
     },
     {
       nodeId: randomBytes(9).toString('base64url'),

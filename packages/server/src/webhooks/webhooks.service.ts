@@ -78,6 +78,11 @@ export class WebhooksService {
     private readonly sealer: Sealer,
     private readonly audit: AuditLog,
     private readonly destinations: DestinationPolicy,
+    /**
+     * Told after a change of the company's endpoints committed and before it is answered: the company cache's
+     * `invalidate` (the outbox keeps the enabled endpoints there: outbox.ts), which also tells the other nodes.
+     */
+    private readonly endpointsChanged: (companyId: string) => Promise<void> = async () => {},
   ) {}
 
   async create(
@@ -119,6 +124,7 @@ export class WebhooksService {
         trx,
       );
     });
+    await this.endpointsChanged(companyId);
     return { webhook: toWebhook(row), secret };
   }
 
@@ -153,6 +159,7 @@ export class WebhooksService {
         trx,
       );
     });
+    await this.endpointsChanged(companyId);
   }
 
   /**

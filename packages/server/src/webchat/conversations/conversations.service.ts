@@ -40,7 +40,7 @@ export class ConversationsService {
      * Where a new conversation's write runs: the store's shared commits (packages/server/src/storage/group-commit.ts),
      * so a burst of visitors opening chats shares SQLite commits; without it, a transaction of its own.
      */
-    private readonly writes?: Pick<GroupCommit, 'run'>,
+    private readonly writes?: Pick<GroupCommit, 'run' | 'runStatement'>,
     /**
      * The company's default digital employee from this node's cache of company rows
      * (packages/server/src/companies/company-cache.ts, through the digital employees' `findDefault`); without it,
@@ -109,19 +109,27 @@ export class ConversationsService {
         ),
     );
     const insert = this.insertRow(row);
+    const created = {
+      type: 'conversation.created',
+      companyId: row.company_id,
+      data: {
+        conversation_id: row.id,
+        channel_id: row.channel_id,
+        digital_employee_id: row.digital_employee_id,
+      },
+    } as const;
+    // Mostly the insert is all there is to write (no attributes, no webhook endpoint subscribed): then it needs no
+    // transaction of its own (on PostgreSQL one statement instead of three round trips). An endpoint added after this
+    // look is the creation's concurrent change: only one added before the creation was asked must be seen.
+    if (this.writes && !hasAttributes(attributes) && !(await this.events.wouldRecord?.(this.db, created))) {
+      await this.writes.runStatement(insert);
+      return toConversation(row);
+    }
     const write = async (trx: Transaction<Database>) => {
       await trx.executeQuery(insert);
       // A new conversation has no attribute rows to replace: only the inserts.
       await insertAttributeRows(trx, row.id, attributes);
-      await this.events.record(trx, {
-        type: 'conversation.created',
-        companyId: row.company_id,
-        data: {
-          conversation_id: row.id,
-          channel_id: row.channel_id,
-          digital_employee_id: row.digital_employee_id,
-        },
-      });
+      await this.events.record(trx, created);
     };
     // Answered only once committed, shared commit or not (group-commit.ts settles after the commit).
     await (this.writes ? this.writes.run(write) : this.db.transaction().execute(write));
@@ -371,3 +379,5 @@ async function insertAttributeRows(
   }));
   if (rows.length > 0) await db.insertInto('conversation_attributes').values(rows).execute();
 }
+
+const hasAttributes = (attributes: VisitorAttributes): boolean => Object.keys(attributes).length > 0;
