@@ -115,20 +115,21 @@ export class ConversationIntake {
       if (at.handledBy !== 'digital_employee') return;
       queued = true;
       // When the line is empty, this node takes the job at once and stores the reply's start (its typing
-      // message) in the same transaction: one commit, and the reply's envelope 1 can follow the message's.
+      // message) in the same transaction: one commit, and the reply's envelope 1 can follow the message's. The
+      // job is inserted knowing its reply's id, so recording the reply costs no statement of its own.
+      const replyId = randomUUID();
       const job = await this.deps.queue.enqueue(
         trx,
         { messageId: at.id, conversationId: conversation.id, position: at.position },
         // Checked again here: a drain that began since the lookup leaves the job to the line.
-        { claim: employee !== undefined && !this.runner.isDraining },
+        employee !== undefined && !this.runner.isDraining ? { replyMessageId: replyId } : undefined,
       );
       if (!job || !employee) return;
       const replyAuthor = { id: employee.id, name: employee.name };
-      const { snapshot: reply } = await this.deps.store.insertIn(
-        trx,
-        typingMessage(conversation.id, replyAuthor),
-      );
-      await this.deps.queue.attachReply(trx, job, reply.id);
+      const { snapshot: reply } = await this.deps.store.insertIn(trx, {
+        ...typingMessage(conversation.id, replyAuthor),
+        id: replyId,
+      });
       const current = { ...conversation, status: 'open' as const, handledBy: 'digital_employee' as const };
       claimed = { job, conversation: current, employee, reply };
     };

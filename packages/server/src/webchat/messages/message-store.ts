@@ -19,6 +19,8 @@ import type {
 import { type PartialRow, PartialWrites } from './partial-writes.ts';
 
 export interface NewMessage {
+  /** Chosen by the caller when something written before the message names it (a reply job); else a new UUID. */
+  id?: string;
   conversationId: string;
   role: MessageRole;
   author: MessageAuthor | null;
@@ -178,7 +180,7 @@ export class MessageStore {
     input: NewMessage,
   ): Promise<{ snapshot: MessageSnapshot; inserted: InsertedAt }> {
     const at = now();
-    const id = randomUUID();
+    const id = input.id ?? randomUUID();
     const taken = await trx.executeQuery<{
       last_position: number;
       status: string;
