@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
+import { isStoreUnavailable } from '../../storage/store-errors.ts';
 import type { Conversation } from '../conversation.ts';
 import { storedUserBlocks } from '../interactive/postbacks.ts';
 import type { Block, MessageAuthor, MessageSnapshot, SendMessage } from '../messages/message.ts';
@@ -77,6 +78,10 @@ export class ConversationIntake {
     try {
       stored = await this.store(conversation, send, author, blocks, employee);
     } catch (err) {
+      // The store cannot take it now (a full pool, a lost connection): a lookup would only wait for the store once
+      // more, while a burst on PostgreSQL needs every pooled connection (docs/operations.md "Capacity"). The client
+      // retries the 503, and should the write have been committed after all, the retry finds it by the unique index.
+      if (isStoreUnavailable(err)) throw err;
       // A retry (or two copies racing): the unique index on client_message_id let the first one in.
       const winner = await this.deps.store
         .findByClientMessageId(conversation.id, send.client_message_id)
