@@ -124,7 +124,7 @@ export class MessageStore {
         note_meta: arg('note_meta'),
       }),
     );
-    this.partials = new PartialWrites(db, store.writes);
+    this.partials = new PartialWrites(store);
     // Like the partial writes, it only touches a message that is still partial: once one node completed it (the one
     // streaming it, or the one that took over after that node died), no late write of another can undo or repeat that.
     this.completeRow = compileOnce<PartialRow>((arg) =>

@@ -6,8 +6,9 @@ import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { ConversationsService } from '../conversations/conversations.service.ts';
 import type { MessageSnapshot } from './message.ts';
 
-// The partial snapshots of streaming replies that fall due together are one statement on both stores
-// (packages/server/src/webchat/messages/partial-writes.ts), and still only touch messages that are partial.
+// The partial snapshots of streaming replies that fall due together are written together — one statement on
+// PostgreSQL, one write on SQLite (packages/server/src/webchat/messages/partial-writes.ts) — and still only touch
+// messages that are partial.
 for (const database of TEST_DATABASES) {
   describe(`partial snapshots written together (${database})`, () => {
     let server: TestServer;
@@ -53,7 +54,7 @@ for (const database of TEST_DATABASES) {
         .where('id', '=', id)
         .executeTakeFirstOrThrow();
 
-    it('writes the partials of one turn as one statement, without a transaction of its own on PostgreSQL', async () => {
+    it('writes the partials of one turn together: one statement without BEGIN/COMMIT on PostgreSQL, one write on SQLite', async () => {
       const streaming = await Promise.all(Array.from({ length: 12 }, () => reply('partial')));
       const completed = await reply('complete');
       statements.length = 0;
@@ -65,9 +66,15 @@ for (const database of TEST_DATABASES) {
       ]);
       assert.deepEqual(outcomes, [...streaming.map(() => true), false], 'only partial messages are written');
       const updates = statements.filter((s) => /update\s+"?messages"?/i.test(s));
-      assert.equal(updates.length, 1, `one statement for 13 rows, got:\n${statements.join('\n')}`);
-      if (database === 'postgres')
+      if (database === 'postgres') {
+        assert.equal(updates.length, 1, `one statement for 13 rows, got:\n${statements.join('\n')}`);
         assert.deepEqual(statements, updates, 'no BEGIN or COMMIT around the one statement');
+      } else {
+        // No round trips to save: a statement per row, in one write without a savepoint each.
+        assert.equal(updates.length, 13);
+        assert.equal(statements.filter((s) => /^begin/i.test(s)).length, 1, statements.join('\n'));
+        assert.equal(statements.filter((s) => /savepoint/i.test(s)).length, 0, statements.join('\n'));
+      }
       for (const [i, m] of streaming.entries()) {
         const row = await stored(m.id);
         assert.equal(row.sequence, 100 + i);
@@ -90,7 +97,9 @@ for (const database of TEST_DATABASES) {
       const newer = server.ctx.webchat.store.persistPartial(withText(b!, 'b2'), 72);
       const again = server.ctx.webchat.store.persistPartial(withText(a!, 'a2'), 73);
       assert.deepEqual(await Promise.all([first, older, newer, again]), [true, true, true, true]);
-      assert.equal(statements.filter((s) => /update\s+"?messages"?/i.test(s)).length, 2);
+      // One statement per write on PostgreSQL, one write (a transaction) each on SQLite.
+      const writes = database === 'postgres' ? /update\s+"?messages"?/i : /^begin/i;
+      assert.equal(statements.filter((s) => writes.test(s)).length, 2, statements.join('\n'));
       assert.equal(JSON.parse((await stored(a!.id)).blocks)[0].content, 'a2');
       const rowB = await stored(b!.id);
       assert.equal(JSON.parse(rowB.blocks)[0].content, 'b2');
