@@ -8,6 +8,8 @@
  *                                                 else the tests', else postgres://postgres@127.0.0.1:5432/test and
  *                                                 redis://127.0.0.1:6379; a schema and a Redis key prefix of its own)
  *   npm run bench -- streaming --store=postgres --no-retry   (refused publishes are not retried: counted as failed)
+ *   npm run bench -- streaming --store=postgres --statements   (the statements of the burst by kind: count per visitor
+ *                                                              message and mean connection hold)
  *   npm run bench -- streaming --cpu-prof=/tmp/burst.cpuprofile   (V8 profile of the server's thread from the burst's
  *                                                                 first publication to the last reply's end, summarised)
  *
@@ -25,6 +27,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import WebSocket, { WebSocketServer } from 'ws';
 import { type CpuProfile, startCpuProfile, summariseCpuProfile } from '../lib/cpu-profile.ts';
+import { StatementTally } from '../lib/statement-tally.ts';
 import { percentile } from '../lib/stats.ts';
 
 /** The goals of a burst of 1,000 (docs/operations.md "Capacity"): the first is absolute, the second relative to the floor. */
@@ -131,6 +134,11 @@ async function runServerSide(): Promise<void> {
       isDefault: true,
     });
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    const tally = process.argv.includes('--statements') ? new StatementTally() : undefined;
+    if (tally) {
+      const metrics = server.ctx.metrics;
+      metrics.storeQuery = tally.wrap(metrics.storeQuery.bind(metrics));
+    }
     let profile: CpuProfile | undefined;
     // The load side creates the conversations too, from its own thread: the figure is the server's, not fetch's.
     const result = await runClients(
@@ -145,8 +153,12 @@ async function runServerSide(): Promise<void> {
       },
       loopDelay,
       PROFILE_FILE ? (p) => (profile = p) : undefined,
+      tally,
     );
+    tally?.stop();
     const parley = report(result, { conversations, words, wordDelayMs, timeoutMs, loopDelay });
+    if (tally)
+      console.log(`\nstatements from the burst's start to its last reply:\n${tally.summary(conversations)}`);
     await accountForReplies(result, server);
     if (profile && PROFILE_FILE) {
       writeFileSync(PROFILE_FILE, JSON.stringify(profile));
@@ -179,6 +191,7 @@ async function runClients(
   data: LoadData,
   loopDelay?: ReturnType<typeof monitorEventLoopDelay>,
   onProfile?: (profile: CpuProfile) => void,
+  tally?: StatementTally,
 ): Promise<RunResult> {
   // Worker threads do not inherit tsx's loader hooks: register them first, then load this file as the worker.
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(import.meta.url)}); })`;
@@ -196,6 +209,7 @@ async function runClients(
         } else if (message.type === 'subscribed') {
           console.log(`${data.mode}: ${message.clients} clients ready in ${message.ms} ms; streaming…`);
           loopDelay?.enable();
+          tally?.start();
           const go = () => worker.postMessage('go');
           if (onProfile)
             void startCpuProfile().then((started) => {

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import type { Dialect } from './dialect.ts';
 import type { Database } from './schema.ts';
 
@@ -51,6 +51,19 @@ export class GroupCommit {
   /** Runs `work` in a transaction (shared on SQLite, see above); settles once its writes are committed or undone. */
   run<T>(work: WriteUnit<T>): Promise<T> {
     if (this.dialect !== 'sqlite') return this.db.transaction().execute(work);
+    return this.queue(work);
+  }
+
+  /**
+   * One statement on its own (it is atomic by itself): PostgreSQL runs it without BEGIN and COMMIT, holding a pooled
+   * connection for one round trip instead of three; SQLite runs it in the turn's shared commit like any write.
+   */
+  statement<Row>(query: CompiledQuery<Row>): Promise<QueryResult<Row>> {
+    if (this.dialect !== 'sqlite') return this.db.executeQuery(query);
+    return this.queue((trx) => trx.executeQuery(query));
+  }
+
+  private queue<T>(work: WriteUnit<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (this.scheduled) return;

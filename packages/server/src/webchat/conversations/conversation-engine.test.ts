@@ -379,7 +379,7 @@ describe('conversation engine failure paths', () => {
         job = (await dead.enqueue(
           trx,
           { messageId: at.id, conversationId: conversation.id, position: at.position },
-          { claim: true },
+          { replyMessageId: null },
         ))!;
       },
     );

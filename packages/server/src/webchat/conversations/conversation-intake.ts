@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
+import { isStoreUnavailable } from '../../storage/store-errors.ts';
 import type { Conversation } from '../conversation.ts';
 import { storedUserBlocks } from '../interactive/postbacks.ts';
 import type { Block, MessageAuthor, MessageSnapshot, SendMessage } from '../messages/message.ts';
@@ -77,6 +78,10 @@ export class ConversationIntake {
     try {
       stored = await this.store(conversation, send, author, blocks, employee);
     } catch (err) {
+      // The store cannot take it now (a full pool, a lost connection): a lookup would only wait for the store once
+      // more, while a burst on PostgreSQL needs every pooled connection (docs/operations.md "Capacity"). The client
+      // retries the 503, and should the write have been committed after all, the retry finds it by the unique index.
+      if (isStoreUnavailable(err)) throw err;
       // A retry (or two copies racing): the unique index on client_message_id let the first one in.
       const winner = await this.deps.store
         .findByClientMessageId(conversation.id, send.client_message_id)
@@ -115,20 +120,21 @@ export class ConversationIntake {
       if (at.handledBy !== 'digital_employee') return;
       queued = true;
       // When the line is empty, this node takes the job at once and stores the reply's start (its typing
-      // message) in the same transaction: one commit, and the reply's envelope 1 can follow the message's.
+      // message) in the same transaction: one commit, and the reply's envelope 1 can follow the message's. The
+      // job is inserted knowing its reply's id, so recording the reply costs no statement of its own.
+      const replyId = randomUUID();
       const job = await this.deps.queue.enqueue(
         trx,
         { messageId: at.id, conversationId: conversation.id, position: at.position },
         // Checked again here: a drain that began since the lookup leaves the job to the line.
-        { claim: employee !== undefined && !this.runner.isDraining },
+        employee !== undefined && !this.runner.isDraining ? { replyMessageId: replyId } : undefined,
       );
       if (!job || !employee) return;
       const replyAuthor = { id: employee.id, name: employee.name };
-      const { snapshot: reply } = await this.deps.store.insertIn(
-        trx,
-        typingMessage(conversation.id, replyAuthor),
-      );
-      await this.deps.queue.attachReply(trx, job, reply.id);
+      const { snapshot: reply } = await this.deps.store.insertIn(trx, {
+        ...typingMessage(conversation.id, replyAuthor),
+        id: replyId,
+      });
       const current = { ...conversation, status: 'open' as const, handledBy: 'digital_employee' as const };
       claimed = { job, conversation: current, employee, reply };
     };

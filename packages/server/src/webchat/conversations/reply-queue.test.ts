@@ -17,12 +17,20 @@ for (const database of TEST_DATABASES) {
     let server: TestServer;
     let messages: MessageStore;
     let conversations: ConversationsService;
+    /** Every statement the server's store runs, as its query hook sees them. */
+    const statements: string[] = [];
     before(async () => {
       // The server's own reply scheduler works the same table: with a 10-minute lease it sweeps every ~3 minutes,
       // so it does not take over the jobs these tests leave lapsing on purpose.
       server = await startTestServer({ database, config: { webchat: { replyLeaseMs: 600_000 } } });
       messages = new MessageStore(server.ctx.store, server.ctx.events);
       conversations = new ConversationsService(server.ctx.store.db, server.ctx.events);
+      const metrics = server.ctx.metrics;
+      const observe = metrics.storeQuery.bind(metrics);
+      metrics.storeQuery = (query) => {
+        statements.push(query.sql);
+        observe(query);
+      };
     });
     after(() => server.close());
 
@@ -61,7 +69,7 @@ for (const database of TEST_DATABASES) {
         { conversationId, role: 'user', author: null, status: 'complete', blocks: [] },
         async (trx, at) => {
           const job = { messageId: at.id, conversationId, position: at.position };
-          claimed = await queue.enqueue(trx, job, { claim });
+          claimed = await queue.enqueue(trx, job, claim ? { replyMessageId: null } : undefined);
         },
       );
       return { messageId: snapshot.id, claimed };
@@ -106,6 +114,45 @@ for (const database of TEST_DATABASES) {
         .where('conversation_id', '=', c)
         .execute();
       assert.deepEqual(rows, [], 'both jobs left the line');
+    });
+
+    it('a claim into an empty line, with the reply it will stream, is one statement; behind a job it queues', async () => {
+      const a = node();
+      const c = await conversation();
+      const reply = randomUUID();
+      const enqueued: Array<{ claimed: ReplyJob | undefined; statements: number }> = [];
+      const store = () =>
+        messages.insertAt(
+          { conversationId: c, role: 'user', author: null, status: 'complete', blocks: [] },
+          async (trx, at) => {
+            const before = statements.length;
+            const job = { messageId: at.id, conversationId: c, position: at.position };
+            const claimed = await a.enqueue(trx, job, { replyMessageId: reply });
+            enqueued.push({ claimed, statements: statements.length - before });
+          },
+        );
+      const first = await store();
+      const second = await store();
+      assert.equal(enqueued[0]?.claimed?.messageId, first.snapshot.id, 'the line was empty: claimed');
+      assert.equal(enqueued[1]?.claimed, undefined, 'a job is in line: queued');
+      assert.deepEqual(
+        enqueued.map((e) => e.statements),
+        [1, 1],
+        'deciding and inserting is one statement',
+      );
+      const rows = await server.ctx.store.db
+        .selectFrom('reply_jobs')
+        .select(['message_id', 'state', 'reply_message_id'])
+        .where('conversation_id', '=', c)
+        .orderBy('position')
+        .execute();
+      assert.deepEqual(rows, [
+        { message_id: first.snapshot.id, state: 'running', reply_message_id: reply },
+        { message_id: second.snapshot.id, state: 'queued', reply_message_id: null },
+      ]);
+      const head = await a.claimNext(c, enqueued[0]!.claimed);
+      assert.equal(head?.messageId, second.snapshot.id, 'the queued job is next');
+      await a.finish(head!);
     });
 
     it('never leaves a stored message without its place: a failed transaction takes both back', async () => {

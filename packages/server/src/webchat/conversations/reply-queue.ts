@@ -55,13 +55,6 @@ export class ReplyQueue {
     this.db = store.db;
     this.dialect = store.dialect;
     this.writes = store.writes;
-    this.anyJobOf = compileOnce<{ conversation_id: string }>((arg) =>
-      this.db
-        .selectFrom('reply_jobs')
-        .select('message_id')
-        .where('conversation_id', '=', arg('conversation_id'))
-        .limit(1),
-    );
     this.setReplyMessage = compileOnce<{ reply_message_id: string; message_id: string; node_id: string }>(
       (arg) =>
         this.db
@@ -92,8 +85,8 @@ export class ReplyQueue {
         .set({ state: 'running', node_id: this.options.nodeId, lease_expires_at: arg('lease_expires_at') })
         .where('message_id', '=', arg('message_id')),
     );
-    this.insertClaimed = this.compileInsert(true);
-    this.insertQueued = this.compileInsert(false);
+    this.insertClaimedIfFree = this.compileClaimIfFree();
+    this.insertQueued = this.compileInsert();
     this.deleteFinished = compileOnce<{ message_id: string; node_id: string }>((arg) =>
       this.db
         .deleteFrom('reply_jobs')
@@ -103,38 +96,78 @@ export class ReplyQueue {
   }
 
   // Statements of every visitor message, compiled once (storage/compiled.ts).
-  private readonly anyJobOf;
   private readonly lockConversation;
   private readonly jobsOf;
   private readonly takeJob;
   private readonly setReplyMessage;
-  private readonly insertClaimed;
+  private readonly insertClaimedIfFree;
   private readonly insertQueued;
   private readonly deleteFinished;
 
   /**
-   * The insert of a job, claimed by this node or queued. The clock is the database's on PostgreSQL (part of the
-   * SQL, as `clockMs` gives it) and this process's on SQLite (bound per call: `now_ms`).
+   * The clock of the inserts: the database's on PostgreSQL (part of the SQL, as `clockMs` gives it) and this
+   * process's on SQLite (bound per call: `now_ms`).
    */
-  private compileInsert(claimed: boolean) {
+  private clockOf(nowMs: number, offsetMs: number) {
+    return this.dialect === 'postgres'
+      ? clockMs(this.dialect, offsetMs)
+      : sql<number>`${nowMs} + ${offsetMs}`;
+  }
+
+  /** The insert of a queued job. */
+  private compileInsert() {
     return compileOnce<{ message_id: string; conversation_id: string; position: number; now_ms: number }>(
-      (arg) => {
-        const clock = (offsetMs: number) =>
-          this.dialect === 'postgres'
-            ? clockMs(this.dialect, offsetMs)
-            : sql<number>`${arg('now_ms')} + ${offsetMs}`;
-        return this.db.insertInto('reply_jobs').values({
+      (arg) =>
+        this.db.insertInto('reply_jobs').values({
           message_id: arg('message_id'),
           conversation_id: arg('conversation_id'),
           position: arg('position'),
-          state: claimed ? 'running' : 'queued',
-          node_id: claimed ? this.options.nodeId : null,
+          state: 'queued',
+          node_id: null,
           reply_message_id: null,
-          lease_expires_at: claimed ? clock(this.options.leaseMs) : null,
-          queued_at: clock(0),
-        });
-      },
+          lease_expires_at: null,
+          queued_at: this.clockOf(arg('now_ms'), 0),
+        }),
     );
+  }
+
+  /**
+   * The insert of a job that this node claims, with the reply it will stream, when the conversation's line is empty,
+   * and that queues otherwise: one statement (it returns the state it got) where looking at the line first took two
+   * round trips of the visitor message's transaction. The values are cast where PostgreSQL would take a parameter of
+   * INSERT … SELECT as text.
+   */
+  private compileClaimIfFree() {
+    type Args = {
+      message_id: string;
+      conversation_id: string;
+      position: number;
+      now_ms: number;
+      reply_message_id: string | null;
+    };
+    return compileOnce<Args>((arg) => {
+      const free = sql`not exists (select 1 from reply_jobs where conversation_id = ${arg('conversation_id')})`;
+      const ifFree = (value: unknown) => sql`case when ${free} then ${value} else null end`;
+      return this.db
+        .insertInto('reply_jobs')
+        .columns([
+          'message_id',
+          'conversation_id',
+          'position',
+          'state',
+          'node_id',
+          'reply_message_id',
+          'lease_expires_at',
+          'queued_at',
+        ])
+        .expression(
+          sql`select ${arg('message_id')}, ${arg('conversation_id')}, cast(${arg('position')} as integer),
+            case when ${free} then 'running' else 'queued' end, ${ifFree(this.options.nodeId)},
+            ${ifFree(arg('reply_message_id'))}, ${ifFree(this.clockOf(arg('now_ms'), this.options.leaseMs))},
+            ${this.clockOf(arg('now_ms'), 0)}`,
+        )
+        .returning('state');
+    });
   }
 
   /** Messages waiting for or getting a reply, every node's together (the queued-replies gauge). */
@@ -149,26 +182,29 @@ export class ReplyQueue {
   /**
    * Puts a just-stored user message in line, inside the transaction that stores it (which holds the conversation's
    * row lock, like `claimNext`). With `claim`, when nothing else is in the conversation's line, this node takes the
-   * job at once and gets it back: the claim costs no transaction of its own.
+   * job at once, recording `claim.replyMessageId` as the reply it streams (the caller inserts that message in the
+   * same transaction; null: none yet, `attachReply` records it later), and gets it back: the claim costs no transaction of its own, and no statement beyond the
+   * insert.
    */
   async enqueue(
     trx: Transaction<Database>,
     job: { messageId: string; conversationId: string; position: number },
-    options: { claim: boolean } = { claim: false },
+    claim?: { replyMessageId: string | null },
   ): Promise<ReplyJob | undefined> {
-    const claim =
-      options.claim &&
-      (await trx.executeQuery(this.anyJobOf({ conversation_id: job.conversationId }))).rows.length === 0;
-    const insert = claim ? this.insertClaimed : this.insertQueued;
-    await trx.executeQuery(
-      insert({
-        message_id: job.messageId,
-        conversation_id: job.conversationId,
-        position: job.position,
-        now_ms: Date.now(),
-      }),
+    const row = {
+      message_id: job.messageId,
+      conversation_id: job.conversationId,
+      position: job.position,
+      now_ms: Date.now(),
+    };
+    if (!claim) {
+      await trx.executeQuery(this.insertQueued(row));
+      return undefined;
+    }
+    const { rows } = await trx.executeQuery<{ state: string }>(
+      this.insertClaimedIfFree({ ...row, reply_message_id: claim.replyMessageId }),
     );
-    return claim ? { ...job, replyMessageId: null, takenOver: false } : undefined;
+    return rows[0]?.state === 'running' ? { ...job, replyMessageId: null, takenOver: false } : undefined;
   }
 
   /**

@@ -16,8 +16,11 @@ import type {
   MessageStatus,
   NoteAuthorType,
 } from './message.ts';
+import { type PartialRow, PartialWrites } from './partial-writes.ts';
 
 export interface NewMessage {
+  /** Chosen by the caller when something written before the message names it (a reply job); else a new UUID. */
+  id?: string;
   conversationId: string;
   role: MessageRole;
   author: MessageAuthor | null;
@@ -77,7 +80,8 @@ export class MessageStore {
   // The statements of every chat message and every streamed reply, compiled once (see compileOnce).
   private readonly takePosition;
   private readonly insertRow;
-  private readonly persistPartialRow;
+  /** Partial snapshots due together go as one statement (partial-writes.ts). */
+  private readonly partials: PartialWrites;
   private readonly completeRow;
   private readonly byId;
   private readonly byClientMessageId;
@@ -120,17 +124,10 @@ export class MessageStore {
         note_meta: arg('note_meta'),
       }),
     );
-    // Both writes only touch a message that is still partial: once one node completed it (the one streaming it,
-    // or the one that took over after that node died), no late write of another can undo or repeat that.
-    type Write = Pick<MessagesTable, 'id' | 'blocks' | 'sequence' | 'updated_at'>;
-    this.persistPartialRow = compileOnce<Write>((arg) =>
-      db
-        .updateTable('messages')
-        .set({ blocks: arg('blocks'), sequence: arg('sequence'), updated_at: arg('updated_at') })
-        .where('id', '=', arg('id'))
-        .where('status', '=', 'partial'),
-    );
-    this.completeRow = compileOnce<Write>((arg) =>
+    this.partials = new PartialWrites(store);
+    // Like the partial writes, it only touches a message that is still partial: once one node completed it (the one
+    // streaming it, or the one that took over after that node died), no late write of another can undo or repeat that.
+    this.completeRow = compileOnce<PartialRow>((arg) =>
       db
         .updateTable('messages')
         .set({
@@ -183,7 +180,7 @@ export class MessageStore {
     input: NewMessage,
   ): Promise<{ snapshot: MessageSnapshot; inserted: InsertedAt }> {
     const at = now();
-    const id = randomUUID();
+    const id = input.id ?? randomUUID();
     const taken = await trx.executeQuery<{
       last_position: number;
       status: string;
@@ -279,15 +276,13 @@ export class MessageStore {
    * Writes a streaming reply's latest partial snapshot and `reservedSequence`, the highest sequence its envelopes
    * may use from now on. False when the message is no longer partial (someone completed it): stop streaming.
    */
-  async persistPartial(snapshot: MessageSnapshot, reservedSequence: number): Promise<boolean> {
-    const row = {
+  persistPartial(snapshot: MessageSnapshot, reservedSequence: number): Promise<boolean> {
+    return this.partials.write({
       id: snapshot.id,
       blocks: JSON.stringify(snapshot.blocks),
       sequence: reservedSequence,
       updated_at: snapshot.updated_at,
-    };
-    const result = await this.writes.run((trx) => trx.executeQuery(this.persistPartialRow(row)));
-    return Number(result.numAffectedRows ?? 0) > 0;
+    });
   }
 
   /**
