@@ -10,8 +10,10 @@ import type { LookedUp } from './vocabulary.ts';
  *
  * Every term first (AND): when that already fills the pool, the passages that hold the whole question are the only
  * ones rescoring could rank first, and the far longer OR match is never run. Otherwise any of the question's rare
- * terms (OR) fills it up — common terms (packages/server/src/knowledge/vocabulary.ts) would match thousands of passages and only count
- * when rescoring; a question of common words alone uses them all.
+ * terms (OR) fills it up — common terms (packages/server/src/knowledge/vocabulary.ts) would match thousands of
+ * passages and only count when rescoring. A question of common words alone is a conjunction, as in Lucene's
+ * common-terms query: the passages holding all of them, and the OR of them all only when no passage does (ranking
+ * the thousands of passages any one of them matches cost most of such a search's time at 10,000 passages).
  */
 export interface CandidateRow {
   id: string;
@@ -32,9 +34,10 @@ export async function fullTextCandidates(
 ): Promise<CandidateRow[]> {
   const { terms, rare } = question;
   const wide = terms.length === 1 ? undefined : rare.length > 0 ? rare : terms;
-  if (dialect === 'postgres') return postgresEveryThenAny(db, companyId, terms, wide, pool);
+  const enough = rare.length > 0 ? pool : 1;
+  if (dialect === 'postgres') return postgresEveryThenAny(db, companyId, terms, wide, pool, enough);
   const all = await sqlite(db, companyId, terms, 'all', pool);
-  if (all.length >= pool || wide === undefined) return all;
+  if (all.length >= enough || wide === undefined) return all;
   const found = new Set(all.map((c) => c.id));
   const any = await sqlite(db, companyId, wide, 'any', pool);
   return [...all, ...any.filter((c) => !found.has(c.id))];
@@ -93,7 +96,7 @@ const SQLITE_WIDEN = 4;
  * Both matches of fullTextCandidates are one statement: each statement is a trip through the pool and an event-loop
  * turn, which cost more than the AND match itself once the index has no pending list. The OR match sits behind a
  * condition on the AND match's count that PostgreSQL evaluates once, before scanning (a one-time filter): when the
- * passages holding every word fill the pool it is never run, as before. Rows come back AND match first, each part
+ * passages holding every word are enough it is never run. Rows come back AND match first, each part
  * best first, the OR match without the passages the AND match already holds — what SQLite's two statements return.
  */
 async function postgresEveryThenAny(
@@ -102,6 +105,7 @@ async function postgresEveryThenAny(
   terms: readonly QueryTerm[],
   wide: readonly QueryTerm[] | undefined,
   pool: number,
+  enough: number,
 ): Promise<CandidateRow[]> {
   const ranked = (query: string) => sql`
     select c.id, c.source_id, ts_rank(c.search, q, 1) as rank
@@ -114,7 +118,7 @@ async function postgresEveryThenAny(
       : sql`
     union all
     select m.id, m.source_id, s.url, m.rank, 1 as part from (
-      ${ranked(tsQuery(wide, 'any'))} and (select count(*) from every_ready) < ${pool}
+      ${ranked(tsQuery(wide, 'any'))} and (select count(*) from every_ready) < ${enough}
       order by rank desc limit ${pool}
     ) m ${ready}
     where m.id not in (select id from every_ready)`;
