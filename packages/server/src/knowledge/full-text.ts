@@ -10,8 +10,10 @@ import type { LookedUp } from './vocabulary.ts';
  *
  * Every term first (AND): when that already fills the pool, the passages that hold the whole question are the only
  * ones rescoring could rank first, and the far longer OR match is never run. Otherwise any of the question's rare
- * terms (OR) fills it up — common terms (packages/server/src/knowledge/vocabulary.ts) would match thousands of passages and only count
- * when rescoring; a question of common words alone uses them all.
+ * terms (OR) fills it up — common terms (packages/server/src/knowledge/vocabulary.ts) would match thousands of
+ * passages and only count when rescoring. A question of common words alone is a conjunction, as in Lucene's
+ * common-terms query: the passages holding all of them, and the OR of them all only when no passage does (ranking
+ * the thousands of passages any one of them matches cost most of such a search's time at 10,000 passages).
  */
 export interface CandidateRow {
   id: string;
@@ -30,13 +32,15 @@ export async function fullTextCandidates(
   question: Pick<LookedUp, 'terms' | 'rare'>,
   pool: number,
 ): Promise<CandidateRow[]> {
-  const engine = dialect === 'postgres' ? postgres : sqlite;
   const { terms, rare } = question;
-  const all = await engine(db, companyId, terms, 'all', pool);
-  if (all.length >= pool || terms.length === 1) return all;
+  const wide = terms.length === 1 ? undefined : rare.length > 0 ? rare : terms;
+  const enough = rare.length > 0 ? pool : 1;
+  if (dialect === 'postgres') return postgresEveryThenAny(db, companyId, terms, wide, pool, enough);
+  const all = await sqlite(db, companyId, terms, 'all', pool);
+  if (all.length >= enough || wide === undefined) return all;
   const found = new Set(all.map((c) => c.id));
-  const wide = await engine(db, companyId, rare.length > 0 ? rare : terms, 'any', pool);
-  return [...all, ...wide.filter((c) => !found.has(c.id))];
+  const any = await sqlite(db, companyId, wide, 'any', pool);
+  return [...all, ...any.filter((c) => !found.has(c.id))];
 }
 
 type Engine = (
@@ -83,23 +87,52 @@ const sqlite: Engine = async (db, companyId, terms, combine, pool) => {
 const SQLITE_WIDEN = 4;
 
 /**
- * PostgreSQL: the GIN index on the stored `search` vector finds the matches (migration 100); ts_rank with
- * normalization 1 (divided by 1 + log(length), so long passages do not win by size alone) orders them, with default
- * weights an A (heading) hit counting 2.5× a B (text) hit. Only the best `pool` ids leave the inner query, so the
- * passages' text is read for those alone.
+ * PostgreSQL: the GIN index on the stored `search` vector finds the matches (migration 100, written directly since
+ * packages/server/src/storage/migrations/300_knowledge_search_index_direct.ts); ts_rank with normalization 1 (divided
+ * by 1 + log(length), so long passages do not win by size alone) orders them, with default weights an A (heading) hit
+ * counting 2.5× a B (text) hit. Only the best `pool` ids of each match are ranked out, so the passages' text is read
+ * for those alone.
+ *
+ * Both matches of fullTextCandidates are one statement: each statement is a trip through the pool and an event-loop
+ * turn, which cost more than the AND match itself once the index has no pending list. The OR match sits behind a
+ * condition on the AND match's count that PostgreSQL evaluates once, before scanning (a one-time filter): when the
+ * passages holding every word are enough it is never run. Rows come back AND match first, each part
+ * best first, the OR match without the passages the AND match already holds — what SQLite's two statements return.
  */
-const postgres: Engine = async (db, companyId, terms, combine, pool) => {
-  const { rows } = await sql<CandidateRow>`
-    select c.id, c.source_id, c.title, c.body, s.url, m.rank
-    from (
-      select c.id, c.source_id, ts_rank(c.search, q, 1) as rank
-      from knowledge_chunks c, to_tsquery('english', ${tsQuery(terms, combine)}) q
-      where c.company_id = ${companyId} and c.search @@ q
+async function postgresEveryThenAny(
+  db: Kysely<Database>,
+  companyId: string,
+  terms: readonly QueryTerm[],
+  wide: readonly QueryTerm[] | undefined,
+  pool: number,
+  enough: number,
+): Promise<CandidateRow[]> {
+  const ranked = (query: string) => sql`
+    select c.id, c.source_id, ts_rank(c.search, q, 1) as rank
+    from knowledge_chunks c, to_tsquery('english', ${query}) q
+    where c.company_id = ${companyId} and c.search @@ q`;
+  const ready = sql`join knowledge_sources s on s.id = m.source_id and s.status = 'ready'`;
+  const anyPart =
+    wide === undefined
+      ? sql``
+      : sql`
+    union all
+    select m.id, m.source_id, s.url, m.rank, 1 as part from (
+      ${ranked(tsQuery(wide, 'any'))} and (select count(*) from every_ready) < ${enough}
       order by rank desc limit ${pool}
-    ) m
-    join knowledge_chunks c on c.id = m.id
-    join knowledge_sources s on s.id = m.source_id
-    where s.status = 'ready'
-    order by m.rank desc`.execute(db);
+    ) m ${ready}
+    where m.id not in (select id from every_ready)`;
+  const { rows } = await sql<CandidateRow>`
+    with every_ready as (
+      select m.id, m.source_id, s.url, m.rank from (
+        ${ranked(tsQuery(terms, 'all'))} order by rank desc limit ${pool}
+      ) m ${ready}
+    ), found as (
+      select id, source_id, url, rank, 0 as part from every_ready
+      ${anyPart}
+    )
+    select c.id, c.source_id, c.title, c.body, f.url, f.rank
+    from found f join knowledge_chunks c on c.id = f.id
+    order by f.part, f.rank desc`.execute(db);
   return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
-};
+}

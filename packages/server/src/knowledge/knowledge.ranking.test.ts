@@ -117,5 +117,18 @@ for (const database of TEST_DATABASES) {
       // The common word alone still finds passages (a question of common words uses them all).
       assert.ok((await titles(crowd, 'coffee')).length > 0);
     });
+
+    it('a question of common words alone matches the passages holding all of them, any of them only when none does', async () => {
+      const lots = (await server.ctx.companies.create('Lots')).id;
+      // "washed" and "natural" are each held by more than COMMON_MIN_SOURCES sources, both by one.
+      for (let i = 0; i <= COMMON_MIN_SOURCES; i++) {
+        await add(lots, `Washed ${i}`, `# Washed ${i}\n\nA washed lot from farm ${i}.`);
+        await add(lots, `Natural ${i}`, `# Natural ${i}\n\nA natural lot from estate ${i}.`);
+      }
+      await add(lots, 'Both', '# Both\n\nHalf washed, half natural.');
+      assert.deepEqual(await titles(lots, 'washed natural'), ['Both']);
+      // No passage holds "washed", "natural" and "estate": the passages holding any of them are ranked instead.
+      assert.equal((await titles(lots, 'washed natural estate')).length, 5);
+    });
   });
 }

@@ -270,7 +270,7 @@ export class KnowledgeService implements KnowledgeSearch {
     const limit = Math.max(1, Math.min(SEARCH_LIMIT_MAX, options.limit ?? 5));
     const words = queryTerms(readPhrases(query));
     if (words.length === 0) return [];
-    const { terms, weights, exact, rare } = await lookUp(this.db, companyId, words);
+    const { terms, weights, exact, rare } = await lookUp(this.db, this.dialect, companyId, words);
     // The engine's order decides which candidates are rescored; a wider pool lets coverage lift a passage the
     // engine placed lower (a short passage that holds every word of the question).
     const pool = Math.max(30, limit * 4);

@@ -12,8 +12,8 @@ import { fold, isStopWord, type QueryTerm, wordsOf } from './ranking.ts';
  * - Typo tolerance. A question word the vocabulary lacks is searched by its own spelling and by the company's word at
  *   the smallest edit distance (optimal string alignment: insertions, deletions, substitutions and swaps of
  *   neighbours), at most 1 for words of 4–8 letters and 2 for longer ones, the word held by most sources winning a
- *   tie. Candidates share the first letter (one indexed lookup per word) and lie within the allowed edits of the
- *   word's length.
+ *   tie. Candidates share the first letter (read through its index, for every word in one statement) and lie
+ *   within the allowed edits of the word's length.
  * - Common words. A word held by more than COMMON_SHARE of the company's sources (and more than COMMON_MIN_SOURCES)
  *   matches so many passages that ranking all of them costs more than it tells; like Lucene's common-terms query,
  *   the wide (OR) match uses the question's other words, and the common ones count only when rescoring.
@@ -94,36 +94,30 @@ export interface LookedUp {
 
 /**
  * Each question word with its spellings (itself, the nearest company word when it is unknown, and its built-in
- * synonyms, packages/server/src/knowledge/lexicon.ts), its weight, rare or not.
+ * synonyms, packages/server/src/knowledge/lexicon.ts), its weight, rare or not. One statement reads everything the
+ * vocabulary holds for the question (vocabularyRows): each trip through the pool is also an event-loop turn, and a
+ * search that read the typo candidates of each unknown word in turn cost one more trip per misspelt word.
  */
 export async function lookUp(
   db: Kysely<Database>,
+  dialect: Dialect,
   companyId: string,
   words: readonly string[],
 ): Promise<LookedUp> {
   const synonyms = new Map(words.map((w) => [w, builtInSynonyms(w)]));
   const asked = [...new Set([...words, ...[...synonyms.values()].flat()])];
-  const [rows, total] = await Promise.all([
-    db
-      .selectFrom('knowledge_terms')
-      .select(['term', 'sources'])
-      .where('company_id', '=', companyId)
-      .where('term', 'in', asked)
-      .execute(),
-    db
-      .selectFrom('knowledge_sources')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('company_id', '=', companyId)
-      .where('status', '=', 'ready')
-      .executeTakeFirstOrThrow(),
-  ]);
-  const held = new Map(rows.map((r) => [r.term, Number(r.sources)]));
-  const sourceCount = Number(total.n);
+  const { held, candidates, sourceCount } = await vocabularyRows(
+    db,
+    dialect,
+    companyId,
+    asked,
+    words.filter(correctable),
+  );
   const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * sourceCount);
   const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [] };
   for (const word of words) {
     const sources = held.get(word);
-    const near = sources === undefined && correctable(word) ? await nearest(db, companyId, word) : undefined;
+    const near = sources === undefined ? nearest(word, candidates.get(word) ?? []) : undefined;
     const correction = near?.term;
     if (near) held.set(near.term, near.sources);
     const alike = [...(synonyms.get(word) ?? []), ...(correction ? builtInSynonyms(correction) : [])];
@@ -143,26 +137,73 @@ const correctable = (term: string) => term.length >= MIN_CORRECTED_LENGTH && /^\
 
 export const maxEdits = (length: number) => (length > 8 ? 2 : 1);
 
-async function nearest(
+interface VocabularyRow {
+  /** `held`: an asked word the company holds; `near`: a typo candidate of `word`; `total`: the ready sources. */
+  kind: 'held' | 'near' | 'total';
+  word: string | null;
+  term: string | null;
+  sources: number | string;
+}
+
+/**
+ * In one statement: how many sources hold each asked word, the typo candidates of every correctable word the
+ * vocabulary lacks (the company's words with its first letter, within the most edits of its length: the exact
+ * check is nearest's), and the company's ready sources. `cross join` makes SQLite read the words first and the
+ * vocabulary by the index on (company, first letter) for each (SQLite "The CROSS JOIN operator"); with a plain join
+ * it read the company's whole vocabulary once per word. PostgreSQL plans either the same way.
+ */
+async function vocabularyRows(
   db: Kysely<Database>,
+  dialect: Dialect,
   companyId: string,
+  asked: readonly string[],
+  correctableWords: readonly string[],
+): Promise<{ held: Map<string, number>; candidates: Map<string, VocabularyRow[]>; sourceCount: number }> {
+  const nearRows =
+    correctableWords.length === 0
+      ? sql``
+      : sql`
+    union all
+    select 'near', w.term, t.term, t.sources from (${wordRows(dialect, correctableWords)}) w
+    cross join knowledge_terms t
+    where not exists (select 1 from knowledge_terms k where k.company_id = ${companyId} and k.term = w.term)
+      and t.company_id = ${companyId} and t.initial = substr(w.term, 1, 1)
+      and length(t.term) between length(w.term) - ${MOST_EDITS} and length(w.term) + ${MOST_EDITS}`;
+  const { rows } = await sql<VocabularyRow>`
+    select 'total' as kind, null as word, null as term, count(*) as sources from knowledge_sources
+    where company_id = ${companyId} and status = 'ready'
+    union all
+    select 'held', null, term, sources from knowledge_terms
+    where company_id = ${companyId} and term in (select w.term from (${wordRows(dialect, asked)}) w)
+    ${nearRows}`.execute(db);
+  const held = new Map<string, number>();
+  const candidates = new Map<string, VocabularyRow[]>();
+  let sourceCount = 0;
+  for (const row of rows) {
+    if (row.kind === 'total') sourceCount = Number(row.sources);
+    else if (row.kind === 'held') held.set(row.term!, Number(row.sources));
+    else candidates.set(row.word!, [...(candidates.get(row.word!) ?? []), row]);
+  }
+  return { held, candidates, sourceCount };
+}
+
+/** The most edits any word is corrected by (maxEdits of a long word). */
+const MOST_EDITS = 2;
+
+function nearest(
   word: string,
-): Promise<{ term: string; sources: number } | undefined> {
+  rows: readonly VocabularyRow[],
+): { term: string; sources: number } | undefined {
   const limit = maxEdits(word.length);
-  const rows = await db
-    .selectFrom('knowledge_terms')
-    .select(['term', 'sources'])
-    .where('company_id', '=', companyId)
-    .where('initial', '=', [...word][0]!)
-    .execute();
   let best: { term: string; distance: number; sources: number } | undefined;
-  for (const { term, sources } of rows) {
+  for (const row of rows) {
+    const term = row.term!;
     if (Math.abs(term.length - word.length) > limit || isStopWord(term)) continue;
     // A form of the same word (a plural, a past tense) is no typo: the engines' stemmers already match it.
     if (fold(term) === fold(word)) return undefined;
     const distance = editDistance(word, term, limit);
     if (distance > limit) continue;
-    const n = Number(sources);
+    const n = Number(row.sources);
     if (!best || distance < best.distance || (distance === best.distance && n > best.sources))
       best = { term, distance, sources: n };
   }

@@ -28,6 +28,7 @@ import * as m140 from './140_api_client_secrets.ts';
 import * as m160 from './160_knowledge_search_speed.ts';
 import * as m200 from './200_api_client_dpop.ts';
 import * as m210 from './210_api_client_quotas.ts';
+import * as m300 from './300_knowledge_search_index_direct.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -36,7 +37,8 @@ import * as m210 from './210_api_client_quotas.ts';
  * jobs and attachment lifetime), 081–082 the first-run fixes (default digital employee, display names), 100–109
  * knowledge, 110–119 notes, actions and hand-over summaries, 120–129 the agent workspace, 130–139 privacy (erasure
  * receipts, retention settings), 140–149 machine access (client secrets, revocation, used assertion ids),
- * 160–169 knowledge search speed and typo tolerance, 200–209 DPoP, 210–219 per-client quotas.
+ * 160–169 knowledge search speed and typo tolerance, 200–209 DPoP, 210–219 per-client quotas,
+ * 300–309 knowledge search latency on PostgreSQL.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -68,4 +70,5 @@ export const migrations: Record<string, Migration> = {
   '160_knowledge_search_speed': m160,
   '200_api_client_dpop': m200,
   '210_api_client_quotas': m210,
+  '300_knowledge_search_index_direct': m300,
 };

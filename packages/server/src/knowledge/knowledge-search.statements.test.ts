@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../storage/schema.ts';
+import { KnowledgeService } from './knowledge.service.ts';
+
+const ACTOR = { actor: 'test' };
+
+/** The statements run through `db`, counted as each one's result comes back. */
+function counting(db: Kysely<Database>): { db: Kysely<Database>; count: () => number } {
+  let statements = 0;
+  return {
+    db: db.withPlugin({
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        statements++;
+        return result;
+      },
+    }),
+    count: () => statements,
+  };
+}
+
+// Each statement of a search is a trip through the store's pool and an event-loop turn (docs/knowledge.md "Measuring
+// it"): the vocabulary is read in one statement however many words are misspelt, and on PostgreSQL both full-text
+// matches (every word, then any) are one statement.
+for (const database of TEST_DATABASES) {
+  describe(`statements of one knowledge search (${database})`, () => {
+    let server: TestServer;
+    let company: string;
+    let statements: () => number;
+    let search: (query: string) => Promise<string[]>;
+
+    before(async () => {
+      server = await startTestServer({ database });
+      company = (await server.ctx.companies.create('Statements')).id;
+      const add = (title: string, content: string) =>
+        server.ctx.knowledge.create(company, { kind: 'text', title, content }, ACTOR);
+      await add('Warranty', '# Warranty\n\nEvery espresso machine carries a two year warranty.');
+      await add('Descaling', '# Descaling\n\nDescale the machine every month with citric acid.');
+      await add('Invoices', '# Invoices\n\nDownload an invoice for any order from your account page.');
+      const counted = counting(server.ctx.store.db);
+      statements = counted.count;
+      const knowledge = new KnowledgeService(
+        counted.db,
+        server.ctx.store.dialect,
+        server.ctx.audit,
+        fetch,
+        server.ctx.knowledge.settings,
+      );
+      search = async (query) => (await knowledge.search(company, query, { limit: 5 })).map((p) => p.title);
+    });
+    after(() => server.close());
+
+    const counted = async (query: string) => {
+      const before = statements();
+      const titles = await search(query);
+      return { titles, statements: statements() - before };
+    };
+
+    it('reads the vocabulary in one statement, however many words are misspelt', async () => {
+      const spelt = await counted('download invoice warranty descaling');
+      const misspelt = await counted('dowload invoce waranty descalng');
+      assert.deepEqual(misspelt.titles, spelt.titles);
+      assert.equal(misspelt.statements, spelt.statements);
+    });
+
+    it('runs the vocabulary and both full-text matches in as few statements as the store allows', async () => {
+      // No passage holds every word, so the match of any word runs too: PostgreSQL asks both in one statement,
+      // SQLite (in process, no pool) in two.
+      const { titles, statements } = await counted('warranty on an invoice');
+      assert.deepEqual(titles.slice(0, 2).sort(), ['Invoices', 'Warranty']);
+      assert.equal(statements, database === 'postgres' ? 2 : 3);
+    });
+  });
+}
+
+// Without its pending list the GIN index is all a match reads; with it, every search also read the whole unsorted
+// list and the planner preferred scanning every passage of the company
+// (packages/server/src/storage/migrations/300_knowledge_search_index_direct.ts).
+describe('the passages’ full-text index on PostgreSQL', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ database: 'postgres' });
+  });
+  after(() => server.close());
+
+  it('is written directly, with no pending list', async () => {
+    const { rows } = await sql<{ options: string[] | null }>`
+      select reloptions as options from pg_class where oid = 'knowledge_chunks_search'::regclass`.execute(
+      server.ctx.store.db,
+    );
+    assert.deepEqual(rows[0]?.options, ['fastupdate=off']);
+  });
+});
