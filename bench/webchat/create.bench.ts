@@ -12,11 +12,12 @@
  *                                                             server thread, summarised)
  *   BENCH_COMPARE_ROOT=/tmp/main npm run bench -- create --only=cache-one --rounds=3   (before/after, alternating)
  *
- * The server runs on the main thread, the load side (plain `fetch`, 50 at a time) in a worker thread with an event
- * loop of its own; both share this machine's cores, so the figures are a lower bound for a dedicated node.
+ * The server runs on the main thread, the load side (node:http keep-alive, or `--client=fetch`; 50 at a time) in a
+ * worker thread with an event loop of its own; both share this machine's cores, so the figures are a lower bound for a dedicated node.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -34,13 +35,25 @@ const ONLY_CACHE_ONE = process.argv.includes('--only=cache-one');
  */
 const COMPARE_ROOT = process.env.BENCH_COMPARE_ROOT;
 const CONCURRENCY = 50;
+/**
+ * The load side's HTTP client. `http` (default): node:http with 50 keep-alive sockets, about half the CPU per request
+ * of `fetch` (undici's WHATWG layer) — the load shares the machine's two cores with the server, so what it spends is
+ * taken from the figure. `--client=fetch` keeps the earlier load side, to compare.
+ */
+const CLIENT = process.argv.includes('--client=fetch') ? 'fetch' : 'http';
 
 function arg(name: string, fallback: number): number {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
   return found ? Number(found.split('=')[1]) : fallback;
 }
 
-type LoadData = { baseUrl: string; companyId: string; count: number; oneCall: boolean };
+type LoadData = {
+  baseUrl: string;
+  companyId: string;
+  count: number;
+  oneCall: boolean;
+  client: 'http' | 'fetch';
+};
 
 /** A checkout whose server a row runs: this one, or BENCH_COMPARE_ROOT's (marked `@compare`). */
 interface Checkout {
@@ -89,7 +102,7 @@ async function runServerSide(): Promise<void> {
     }
   }
   console.log(
-    `\nconversation creation with tokens (${STORE === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite'}), ${CONCURRENCY} at a time:`,
+    `\nconversation creation with tokens (${STORE === 'postgres' ? 'PostgreSQL + Redis' : 'SQLite'}), ${CONCURRENCY} at a time, load side's client ${CLIENT === 'http' ? 'node:http (keep-alive)' : 'fetch'}:`,
   );
   console.log(
     `| ${rounds > 1 ? 'round | ' : ''}checkout | cache | requests per conversation | conversations | ms | per second | server thread CPU µs per conversation | load avg (1 min) |`,
@@ -128,7 +141,13 @@ async function runRows(
     for (const oneCall of ONLY_CACHE_ONE ? [true] : [false, true]) {
       const profiler = cache && oneCall && profileFile ? await startCpuProfile() : undefined;
       const cpuBefore = serverThreadCpuMs();
-      const ms = await runLoad({ baseUrl: server.baseUrl, companyId: company.id, count, oneCall });
+      const ms = await runLoad({
+        baseUrl: server.baseUrl,
+        companyId: company.id,
+        count,
+        oneCall,
+        client: CLIENT,
+      });
       const cpuMs = serverThreadCpuMs() - cpuBefore;
       const profile: CpuProfile | undefined = await profiler?.stop();
       const perSecond = Math.round((1000 * count) / ms);
@@ -188,13 +207,13 @@ async function createOne(data: LoadData): Promise<void> {
     'x-company': data.companyId,
   };
   const post = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
-    const res = await fetch(`${data.baseUrl}/sdk/v1${path}`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as Record<string, unknown>;
+    const url = `${data.baseUrl}/sdk/v1${path}`;
+    const { status, text } =
+      data.client === 'http'
+        ? await postWithHttp(url, headers, JSON.stringify(body))
+        : await postWithFetch(url, headers, body);
+    if (status < 200 || status > 299) throw new Error(`${path}: ${status} ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
   };
   if (data.oneCall) {
     const created = await post('/conversations', { realtime_tokens: true });
@@ -206,6 +225,41 @@ async function createOne(data: LoadData): Promise<void> {
   const created = await post('/conversations', {});
   await post('/auth/connect-token', {});
   await post('/auth/subscribe-token', { conversation_id: created.id });
+}
+
+async function postWithFetch(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  return { status: res.status, text: await res.text() };
+}
+
+/** One keep-alive socket per request in flight, reused (the worker's own agent). */
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+function postWithHttp(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 async function runLoadSide(data: LoadData): Promise<void> {
