@@ -206,6 +206,7 @@ export async function createContext(
       audit,
       integrations.fetch,
       config.knowledge,
+      companyCache,
     );
     const digitalEmployees = createDigitalEmployees(store, companies, integrations.connectors);
     const actions = new ActionsService(store.db, integrations.connectors);

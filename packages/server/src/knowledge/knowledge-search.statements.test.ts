@@ -49,6 +49,7 @@ for (const database of TEST_DATABASES) {
         server.ctx.audit,
         fetch,
         server.ctx.knowledge.settings,
+        server.ctx.companies.cache,
       );
       search = async (query) => (await knowledge.search(company, query, { limit: 5 })).map((p) => p.title);
     });
@@ -73,6 +74,60 @@ for (const database of TEST_DATABASES) {
       const { titles, statements } = await counted('warranty on an invoice');
       assert.deepEqual(titles.slice(0, 2).sort(), ['Invoices', 'Warranty']);
       assert.equal(statements, database === 'postgres' ? 2 : 3);
+    });
+  });
+}
+
+// Every digital employee's reply asks whether the company has a ready source before it searches (docs/knowledge.md
+// "Cited answers"); the answer is kept in the company cache and dropped by every change to the company's sources.
+for (const database of TEST_DATABASES) {
+  describe(`whether a company has knowledge (${database})`, () => {
+    let server: TestServer;
+    let company: string;
+    let statements: () => number;
+    let knowledge: KnowledgeService;
+    before(async () => {
+      // PostgreSQL keeps nothing in the company cache unless its nodes hear each other's changes (Redis).
+      server = await startTestServer({ database, redis: database === 'postgres' });
+      company = (await server.ctx.companies.create('Ready sources')).id;
+      const counted = counting(server.ctx.store.db);
+      statements = counted.count;
+      knowledge = new KnowledgeService(
+        counted.db,
+        server.ctx.store.dialect,
+        server.ctx.audit,
+        fetch,
+        server.ctx.knowledge.settings,
+        server.ctx.companies.cache,
+      );
+    });
+    after(() => server.close());
+
+    const asked = async () => {
+      const before = statements();
+      const has = await knowledge.hasSources(company);
+      return { has, statements: statements() - before };
+    };
+
+    it('is read once, then answered from the cache until a source is added, edited or deleted', async () => {
+      assert.deepEqual(await asked(), { has: false, statements: 1 });
+      assert.deepEqual(await asked(), { has: false, statements: 0 });
+      const source = await knowledge.create(
+        company,
+        { kind: 'text', title: 'Hours', content: '# Hours\n\nOpen from nine to five.' },
+        ACTOR,
+      );
+      assert.deepEqual(await asked(), { has: true, statements: 1 });
+      assert.deepEqual(await asked(), { has: true, statements: 0 });
+      await knowledge.update(
+        company,
+        source.id,
+        { kind: 'text', title: 'Hours', content: '# Hours\n\nOpen from eight to six.' },
+        ACTOR,
+      );
+      assert.deepEqual(await asked(), { has: true, statements: 1 });
+      await knowledge.delete(company, source.id, ACTOR);
+      assert.deepEqual(await asked(), { has: false, statements: 1 });
     });
   });
 }

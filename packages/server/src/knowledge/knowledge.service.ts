@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { AuditLog } from '../audit/audit.service.ts';
 import { isUuid } from '../companies/companies.service.ts';
+import type { CompanyCache } from '../companies/company-cache.ts';
 import { boundedBody } from '../http/bounded-body.ts';
 import type { OutboundFetch } from '../integrations/outbound-http.ts';
 import { now } from '../storage/columns.ts';
@@ -74,6 +75,15 @@ export const MAINTAIN_AFTER_CHUNKS = 1000;
  * `failed` when the call returns); `indexing` is what a concurrent reader sees meanwhile. Every read and search is
  * filtered by company: another company's source answers exactly like a missing one.
  */
+/**
+ * Where the service keeps, per company, whether it has a ready source — asked before every digital employee's reply
+ * (`hasSources`) — and drops it after every committed change to the company's sources, on every node
+ * (packages/server/src/companies/company-cache.ts).
+ */
+export type SourcesCache = Pick<CompanyCache, 'get' | 'invalidate'>;
+
+const READY_SOURCES = 'knowledge:has-ready-source';
+
 export class KnowledgeService implements KnowledgeSearch {
   /** Passages indexed by this process since the last index upkeep (afterIndexing). */
   private indexedSinceUpkeep = 0;
@@ -86,6 +96,7 @@ export class KnowledgeService implements KnowledgeSearch {
     private readonly audit: AuditLog,
     private readonly fetch: OutboundFetch,
     readonly settings: KnowledgeSettings,
+    private readonly cache: SourcesCache,
   ) {}
 
   async create(companyId: string, input: SourceInput, actor: KnowledgeActor): Promise<KnowledgeSource> {
@@ -118,6 +129,7 @@ export class KnowledgeService implements KnowledgeSearch {
       });
       await this.replaceChunks(trx, companyId, id, read);
     });
+    await this.cache.invalidate(companyId);
     await this.afterIndexing(companyId, id);
     return this.get(companyId, id);
   }
@@ -135,6 +147,7 @@ export class KnowledgeService implements KnowledgeSearch {
       .set({ status: 'indexing' })
       .where('id', '=', existing.id)
       .execute();
+    await this.cache.invalidate(companyId);
     let read: Indexable;
     try {
       read = await this.readOrFail(input);
@@ -145,6 +158,7 @@ export class KnowledgeService implements KnowledgeSearch {
         .set({ status: existing.status })
         .where('id', '=', existing.id)
         .execute();
+      await this.cache.invalidate(companyId);
       throw err;
     }
     await this.db.transaction().execute(async (trx) => {
@@ -165,6 +179,7 @@ export class KnowledgeService implements KnowledgeSearch {
       });
       await this.replaceChunks(trx, companyId, id, read);
     });
+    await this.cache.invalidate(companyId);
     await this.afterIndexing(companyId, id);
     return this.get(companyId, id);
   }
@@ -215,6 +230,7 @@ export class KnowledgeService implements KnowledgeSearch {
       await trx.deleteFrom('knowledge_sources').where('id', '=', existing.id).execute();
       await this.audited(trx, 'knowledge.source_deleted', companyId, id, actor, { source_id: id });
     });
+    await this.cache.invalidate(companyId);
   }
 
   /** The audit entry of a change to source `id`, written in the change's own transaction. */
@@ -287,7 +303,12 @@ export class KnowledgeService implements KnowledgeSearch {
       }));
   }
 
+  /** Whether the company has a ready source: one indexed lookup, then kept until its sources change. */
   async hasSources(companyId: string): Promise<boolean> {
+    return (await this.cache.get(companyId, READY_SOURCES, () => this.readHasSources(companyId))) === true;
+  }
+
+  private async readHasSources(companyId: string): Promise<boolean> {
     const row = await this.db
       .selectFrom('knowledge_sources')
       .select('id')
