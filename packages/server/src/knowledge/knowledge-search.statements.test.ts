@@ -23,6 +23,20 @@ function counting(db: Kysely<Database>): { db: Kysely<Database>; count: () => nu
   };
 }
 
+/** The server's knowledge service as the server wires it, over a store that counts its statements. */
+function countedKnowledge(server: TestServer): { knowledge: KnowledgeService; count: () => number } {
+  const counted = counting(server.ctx.store.db);
+  const knowledge = new KnowledgeService(
+    counted.db,
+    server.ctx.store.dialect,
+    server.ctx.audit,
+    fetch,
+    server.ctx.knowledge.settings,
+    server.ctx.companies.cache,
+  );
+  return { knowledge, count: counted.count };
+}
+
 // Each statement of a search is a trip through the store's pool and an event-loop turn (docs/knowledge.md "Measuring
 // it"): the vocabulary is read in one statement however many words are misspelt, and on PostgreSQL both full-text
 // matches (every word, then any) are one statement.
@@ -41,16 +55,9 @@ for (const database of TEST_DATABASES) {
       await add('Warranty', '# Warranty\n\nEvery espresso machine carries a two year warranty.');
       await add('Descaling', '# Descaling\n\nDescale the machine every month with citric acid.');
       await add('Invoices', '# Invoices\n\nDownload an invoice for any order from your account page.');
-      const counted = counting(server.ctx.store.db);
+      const counted = countedKnowledge(server);
       statements = counted.count;
-      const knowledge = new KnowledgeService(
-        counted.db,
-        server.ctx.store.dialect,
-        server.ctx.audit,
-        fetch,
-        server.ctx.knowledge.settings,
-        server.ctx.companies.cache,
-      );
+      const { knowledge } = counted;
       search = async (query) => (await knowledge.search(company, query, { limit: 5 })).map((p) => p.title);
     });
     after(() => server.close());
@@ -90,16 +97,9 @@ for (const database of TEST_DATABASES) {
       // PostgreSQL keeps nothing in the company cache unless its nodes hear each other's changes (Redis).
       server = await startTestServer({ database, redis: database === 'postgres' });
       company = (await server.ctx.companies.create('Ready sources')).id;
-      const counted = counting(server.ctx.store.db);
+      const counted = countedKnowledge(server);
       statements = counted.count;
-      knowledge = new KnowledgeService(
-        counted.db,
-        server.ctx.store.dialect,
-        server.ctx.audit,
-        fetch,
-        server.ctx.knowledge.settings,
-        server.ctx.companies.cache,
-      );
+      knowledge = counted.knowledge;
     });
     after(() => server.close());
 

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '@parley/testing/databases';
+import { insertEndpointRow } from '@parley/testing/webhooks/endpoint-rows';
 import { CompaniesService } from '../companies/companies.service.ts';
 import { CompanyCache } from '../companies/company-cache.ts';
-import { now } from '../storage/columns.ts';
 import { openStore, type Store } from '../storage/database.ts';
 import { migrateToLatest } from '../storage/migrate.ts';
 import { WebhookOutbox } from './outbox.ts';
@@ -39,25 +39,7 @@ for (const database of TEST_DATABASES) {
     });
 
     const endpointReads = () => statements.filter((s) => /from "webhook_endpoints"/.test(s)).length;
-    const addEndpoint = (companyId: string) =>
-      store.db
-        .insertInto('webhook_endpoints')
-        .values({
-          id: randomUUID(),
-          company_id: companyId,
-          url: 'https://hooks.example/parley',
-          events: JSON.stringify(['conversation.created']),
-          description: null,
-          secret_sealed: 'sealed',
-          previous_secret_sealed: null,
-          previous_secret_expires_ms: null,
-          secret_version: 1,
-          enabled: 1,
-          failing_since_ms: null,
-          created_at: now(),
-          disabled_at: null,
-        })
-        .execute();
+    const addEndpoint = (companyId: string) => insertEndpointRow(store.db, companyId);
     const deliveries = async (companyId: string) =>
       (
         await store.db
