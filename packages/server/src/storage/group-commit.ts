@@ -72,18 +72,6 @@ export class GroupCommit {
     });
   }
 
-  /**
-   * One statement that needs no transaction around it: on SQLite it joins the turn's shared commit like any write;
-   * on PostgreSQL it runs on its own (committed when answered), saving the BEGIN and COMMIT round trips.
-   */
-  async runStatement(statement: CompiledQuery): Promise<void> {
-    if (this.dialect !== 'sqlite') {
-      await this.db.executeQuery(statement);
-      return;
-    }
-    await this.run((trx) => trx.executeQuery(statement));
-  }
-
   private async commitPending(): Promise<void> {
     this.scheduled = false;
     const groups: Pending[][] = [];

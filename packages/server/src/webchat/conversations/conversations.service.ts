@@ -40,7 +40,7 @@ export class ConversationsService {
      * Where a new conversation's write runs: the store's shared commits (packages/server/src/storage/group-commit.ts),
      * so a burst of visitors opening chats shares SQLite commits; without it, a transaction of its own.
      */
-    private readonly writes?: Pick<GroupCommit, 'run' | 'runStatement'>,
+    private readonly writes?: Pick<GroupCommit, 'run' | 'statement'>,
     /**
      * The company's default digital employee from this node's cache of company rows
      * (packages/server/src/companies/company-cache.ts, through the digital employees' `findDefault`); without it,
@@ -122,7 +122,7 @@ export class ConversationsService {
     // transaction of its own (on PostgreSQL one statement instead of three round trips). An endpoint added after this
     // look is the creation's concurrent change: only one added before the creation was asked must be seen.
     if (this.writes && !hasAttributes(attributes) && !(await this.events.wouldRecord?.(this.db, created))) {
-      await this.writes.runStatement(insert);
+      await this.writes.statement(insert);
       return toConversation(row);
     }
     const write = async (trx: Transaction<Database>) => {
