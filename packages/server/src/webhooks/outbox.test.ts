@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '@parley/testing/databases';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { openMigratedStore } from '@parley/testing/migrated-store';
 import { insertEndpointRow } from '@parley/testing/webhooks/endpoint-rows';
 import { CompaniesService } from '../companies/companies.service.ts';
 import { CompanyCache } from '../companies/company-cache.ts';
-import { openStore, type Store } from '../storage/database.ts';
-import { migrateToLatest } from '../storage/migrate.ts';
+import type { Store } from '../storage/database.ts';
 import { WebhookOutbox } from './outbox.ts';
 
 /**
@@ -18,25 +15,13 @@ import { WebhookOutbox } from './outbox.ts';
  */
 for (const database of TEST_DATABASES) {
   describe(`webhook outbox with the company cache (${database})`, () => {
-    let dir: string;
     let store: Store;
-    let schema: string | undefined;
+    let close: () => Promise<void>;
     const statements: string[] = [];
     before(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'parley-outbox-'));
-      schema = database === 'postgres' ? uniqueSchema() : undefined;
-      store = await openStore({
-        dataDir: dir,
-        ...(database === 'postgres' ? { databaseUrl: testPostgresUrl(), schema } : {}),
-        onQuery: (query) => statements.push(query.sql),
-      });
-      await migrateToLatest(store);
+      ({ store, close } = await openMigratedStore(database, (query) => statements.push(query.sql)));
     });
-    after(async () => {
-      await store.close();
-      if (schema) await dropTestSchema(schema);
-      rmSync(dir, { recursive: true, force: true });
-    });
+    after(() => close());
 
     const endpointReads = () => statements.filter((s) => /from "webhook_endpoints"/.test(s)).length;
     const addEndpoint = (companyId: string) => insertEndpointRow(store.db, companyId);
@@ -49,10 +34,11 @@ for (const database of TEST_DATABASES) {
           .execute()
       ).length;
 
-    it('reads the endpoints once per company until a change is announced, and then sees the change', async () => {
+    /** A new company, a node's cache and outbox, and a `conversation.created` event recorded through them. */
+    const companyWithOutbox = async (name: string) => {
       const cache = new CompanyCache({ capacity: 10, ttlMs: 60_000, mode: 'single' });
       const outbox = new WebhookOutbox(store.dialect, cache);
-      const company = await new CompaniesService(store.db).create('Outbox Co');
+      const company = await new CompaniesService(store.db).create(name);
       const created = () =>
         store.writes.run((trx) =>
           outbox.record(trx, {
@@ -61,6 +47,11 @@ for (const database of TEST_DATABASES) {
             data: { conversation_id: randomUUID(), channel_id: null, digital_employee_id: randomUUID() },
           }),
         );
+      return { cache, company, created };
+    };
+
+    it('reads the endpoints once per company until a change is announced, and then sees the change', async () => {
+      const { cache, company, created } = await companyWithOutbox('Outbox Co');
       const before = endpointReads();
       await created();
       await created();
@@ -78,17 +69,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('an endpoint deleted or disabled while a node still holds it gets no delivery, and the change is stored', async () => {
-      const cache = new CompanyCache({ capacity: 10, ttlMs: 60_000, mode: 'single' });
-      const outbox = new WebhookOutbox(store.dialect, cache);
-      const company = await new CompaniesService(store.db).create('Stale Co');
-      const created = () =>
-        store.writes.run((trx) =>
-          outbox.record(trx, {
-            type: 'conversation.created',
-            companyId: company.id,
-            data: { conversation_id: randomUUID(), channel_id: null, digital_employee_id: randomUUID() },
-          }),
-        );
+      const { company, created } = await companyWithOutbox('Stale Co');
       await addEndpoint(company.id);
       await addEndpoint(company.id);
       await created();

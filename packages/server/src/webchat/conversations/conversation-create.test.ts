@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '@parley/testing/databases';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { openMigratedStore } from '@parley/testing/migrated-store';
 import { insertEndpointRow } from '@parley/testing/webhooks/endpoint-rows';
 import { CompaniesService } from '../../companies/companies.service.ts';
 import { CompanyCache } from '../../companies/company-cache.ts';
-import { openStore, type Store } from '../../storage/database.ts';
-import { migrateToLatest } from '../../storage/migrate.ts';
+import type { Store } from '../../storage/database.ts';
 import { WebhookOutbox } from '../../webhooks/outbox.ts';
 import { ConversationsService } from './conversations.service.ts';
 
@@ -20,25 +17,15 @@ import { ConversationsService } from './conversations.service.ts';
  */
 for (const database of TEST_DATABASES) {
   describe(`conversation creation's statements (${database})`, () => {
-    let dir: string;
     let store: Store;
-    let schema: string | undefined;
+    let close: () => Promise<void>;
     let statements: string[] = [];
     before(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'parley-create-'));
-      schema = database === 'postgres' ? uniqueSchema() : undefined;
-      store = await openStore({
-        dataDir: dir,
-        ...(database === 'postgres' ? { databaseUrl: testPostgresUrl(), schema } : {}),
-        onQuery: (query) => statements.push(query.sql.trim().toLowerCase()),
-      });
-      await migrateToLatest(store);
+      ({ store, close } = await openMigratedStore(database, (query) =>
+        statements.push(query.sql.trim().toLowerCase()),
+      ));
     });
-    after(async () => {
-      await store.close();
-      if (schema) await dropTestSchema(schema);
-      rmSync(dir, { recursive: true, force: true });
-    });
+    after(() => close());
 
     it('the insert alone without endpoints or attributes; the event and the attributes in its transaction', async () => {
       const cache = new CompanyCache({ capacity: 10, ttlMs: 60_000, mode: 'single' });
