@@ -47,8 +47,8 @@ interface Entry {
  * A per-node cache of what the SDK's requests, a conversation's creation and every webhook event read about a
  * company — its row, its default digital employee, its digital employees, its enabled webhook endpoints
  * (packages/server/src/webhooks/outbox.ts), whether it has a ready knowledge source
- * (packages/server/src/knowledge/knowledge.service.ts) — so a burst of visitors does not read the same rows from the store
- * thousands of times (docs/operations.md "Capacity model").
+ * (packages/server/src/knowledge/knowledge.service.ts) — so a burst of visitors does not read the same rows from the
+ * store thousands of times (docs/operations.md "Capacity model").
  *
  * Correctness rules, in order:
  * - Everything cached about a company is dropped together (`invalidate`), by the services that change it, after
