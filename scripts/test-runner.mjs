@@ -236,6 +236,22 @@ function formatBlock(result) {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * The spec reporter's "failing tests" section of a file's output without node's own stack frames, at most
+ * `maxLines` lines: repeated in the summary because CI keeps only the tail of a long run's output, and a failure seen
+ * once on a loaded machine must be readable from there.
+ */
+export function failureDigest(output, maxLines = 40) {
+  const start = output.lastIndexOf('✖ failing tests:');
+  if (start === -1) return [];
+  const lines = output
+    .slice(start + '✖ failing tests:'.length)
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l !== '' && !/^\s+at .*\((node:|file:\/\/\/.*node_modules)/.test(l) && !/^\s+at async /.test(l));
+  return lines.length > maxLines ? [...lines.slice(0, maxLines), `… ${lines.length - maxLines} more line(s) above`] : lines;
+}
+
 /** `N passed, N failed, N skipped`: the closing line CI reads. */
 export function closingLine(results) {
   const sum = (k) => results.reduce((n, r) => n + r[k], 0);
@@ -268,8 +284,10 @@ export async function runFiles(files, options) {
   const summary = [''];
   if (failed.length > 0) {
     summary.push(`${failed.length} file(s) failed:`);
-    for (const r of failed)
+    for (const r of failed) {
       summary.push(`  ${r.file}${r.problem ? `: ${r.problem}` : ` (${r.failed} failed)`}`);
+      for (const line of failureDigest(r.output)) summary.push(`    ${line}`);
+    }
   }
   if (interrupted) summary.push(`interrupted: ${queue.length} of ${files.length} file(s) not run`);
   summary.push(closingLine(results));

@@ -53,6 +53,11 @@ describe('test runner', () => {
     assert.equal(failing.lastLine, '3 passed, 1 failed, 1 skipped');
     assert.match(failing.output, /── FAIL scripts\/test-runner-fixtures\/fails\.fixture\.ts/);
     assert.match(failing.output, /── ok scripts\/test-runner-fixtures\/passes\.fixture\.ts/);
+    // The summary names the failing test and its assertion (CI keeps only the tail of a long run).
+    const summary = failing.output.slice(failing.output.lastIndexOf('1 file(s) failed:'));
+    assert.match(summary, /fails\.fixture\.ts \(1 failed\)\n\s+test at .*fails\.fixture\.ts:\d+:\d+\n\s+✖ fails/);
+    assert.match(summary, /AssertionError/);
+    assert.doesNotMatch(summary, /node:internal/);
   });
 
   it('fails a file still running at its time-out, naming the test, and lets the next file report', async () => {
