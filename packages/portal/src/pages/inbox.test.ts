@@ -83,7 +83,13 @@ describe('portal in a browser: agent inbox', () => {
     );
     // The form clears when the POST answers, which may come after the realtime broadcast has already arrived.
     const reply = page.getByLabel('Reply as agent');
-    for (let i = 0; i < 100 && (await reply.inputValue()) !== ''; i++) await page.waitForTimeout(50);
+    await page.waitForFunction(
+      (field) => (field as HTMLTextAreaElement).value === '',
+      await reply.elementHandle(),
+      {
+        timeout: 30_000,
+      },
+    );
     assert.equal(await reply.inputValue(), '', 'the form is cleared after sending');
 
     await page.getByRole('button', { name: 'Send reply' }).click();
