@@ -126,7 +126,7 @@ describe('portal in a browser: live inbox, routing, notifications, canned respon
       Promise.all(
         [first, second].map(async (c) => (await entry(c.id).locator('.badge.handler').textContent())?.trim()),
       );
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 300; i++) {
       const now = await handlers();
       if (now.every((h) => h === 'kim' || h === 'ann')) break;
       await page.waitForTimeout(100);
