@@ -184,7 +184,7 @@ describe('webchat on PostgreSQL + Redis, two nodes', () => {
         bearer(token, { author: { name: 'Kim' } }),
       );
       assert.equal(res.status, 200);
-      await onA.log.waitFor((e) => deComplete(e).length === 1, 3_000, 'the interrupted reply');
+      await onA.log.waitFor((e) => deComplete(e).length === 1, 10_000, 'the interrupted reply');
       const reply = deComplete(onA.log.envelopes)[0]!;
       assert.equal((reply.message_snapshot.blocks.at(-1) as { code: string }).code, 'reply_interrupted');
       assert.ok(!markdownOf(reply).includes('word40'), 'the reply stopped early');
