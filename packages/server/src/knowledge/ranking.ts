@@ -129,38 +129,46 @@ interface PassageWords {
   title: ReadonlySet<string>;
   source: ReadonlySet<string>;
   body: ReadonlySet<string>;
-  pairs: ReadonlySet<string>;
+  /**
+   * The title's and then the text's content words in order (folded; stop words skipped, as in the question's terms),
+   * an empty string between the two, for the proximity part of the score.
+   */
+  sequence: readonly string[];
 }
 
-/**
- * Neighbouring content words of a text as `first second` keys (folded; stop words skipped, as in the question's
- * terms), for the proximity part of the score.
- */
-function addPairs(pairs: Set<string>, words: readonly string[]): void {
-  let previous: string | undefined;
-  for (const word of words) {
-    if (isStopWord(word)) continue;
-    const folded = fold(word);
-    if (previous !== undefined) pairs.add(`${previous} ${folded}`);
-    previous = folded;
-  }
+/** Folds words, remembering each: a passage repeats its words and the candidates of one question share many. */
+type Folder = (word: string) => string;
+
+function folder(): Folder {
+  const seen = new Map<string, string>();
+  return (word) => {
+    let folded = seen.get(word);
+    if (folded === undefined) {
+      folded = fold(word);
+      seen.set(word, folded);
+    }
+    return folded;
+  };
 }
 
-function passageWords(title: string, body: string): PassageWords {
+function passageWords(title: string, body: string, foldWord: Folder = fold): PassageWords {
   // A passage's title is its source's title followed by its heading path (packages/server/src/knowledge/chunking.ts).
   const cut = title.indexOf(SEPARATOR);
   const source = cut === -1 ? title : title.slice(0, cut);
-  const titleWords = wordsOf(title);
-  const bodyWords = wordsOf(body);
-  const pairs = new Set<string>();
-  addPairs(pairs, titleWords);
-  addPairs(pairs, bodyWords);
-  return {
-    title: new Set(titleWords.map(fold)),
-    source: new Set(wordsOf(source).map(fold)),
-    body: new Set(bodyWords.map(fold)),
-    pairs,
+  const sequence: string[] = [];
+  const foldAll = (words: readonly string[]) => {
+    const set = new Set<string>();
+    for (const word of words) {
+      const folded = foldWord(word);
+      set.add(folded);
+      if (!isStopWord(word)) sequence.push(folded);
+    }
+    return set;
   };
+  const titleSet = foldAll(wordsOf(title));
+  sequence.push('');
+  const bodySet = foldAll(wordsOf(body));
+  return { title: titleSet, source: new Set(wordsOf(source).map(foldWord)), body: bodySet, sequence };
 }
 
 /**
@@ -170,7 +178,7 @@ function passageWords(title: string, body: string): PassageWords {
 function held(words: ReadonlySet<string>, term: QueryTerm, exact: number): number {
   let credit = 0;
   for (let i = 0; i < term.length; i++) {
-    if (!words.has(fold(term[i]!))) continue;
+    if (!words.has(term[i]!)) continue;
     if (i < exact) return 1;
     credit = SYNONYM_CREDIT;
   }
@@ -193,56 +201,57 @@ export interface TermScoring {
 
 /** Share (0–1) of `terms` found in the passage's title or text, after folding. */
 export function coverage(terms: readonly QueryTerm[], title: string, body: string): number {
-  return coverages(terms, passageWords(title, body)).any;
+  return coverages(foldTerms(terms), passageWords(title, body)).any;
+}
+
+/** Each term's spellings folded, as passages' words are (the order kept: it tells exact spellings from synonyms). */
+function foldTerms(terms: readonly QueryTerm[]): QueryTerm[] {
+  return terms.map((term) => term.map(fold));
 }
 
 /**
- * Shares of `terms` found in the title or text (`any`), in the text alone (`body`) and in the source's title alone
- * (`source`), as `scoring` says.
+ * Shares of `terms` (folded) found in the title or text (`any`), in the text alone (`body`) and in the source's title
+ * alone (`source`), as `scoring` says; and the share of the question's neighbouring terms held side by side (`pairs`).
  */
 function coverages(
   terms: readonly QueryTerm[],
   words: PassageWords,
   scoring: TermScoring = {},
-  pairKeys: ReadonlyArray<readonly string[]> = questionPairs(terms),
 ): { any: number; body: number; source: number; pairs: number } {
-  let pairs = 0;
-  for (const keys of pairKeys) if (keys.some((key) => words.pairs.has(key))) pairs++;
   let all = 0;
   let any = 0;
   let body = 0;
   let source = 0;
+  const found: boolean[] = [];
   terms.forEach((term, i) => {
     const weight = scoring.weights?.[i] ?? 1;
     const exact = scoring.exact?.[i] ?? term.length;
     const inBody = held(words.body, term, exact);
+    const inAny = Math.max(inBody, held(words.title, term, exact));
+    found.push(inAny > 0);
     all += weight;
     body += weight * inBody;
-    any += weight * Math.max(inBody, held(words.title, term, exact));
+    any += weight * inAny;
     source += weight * held(words.source, term, exact);
   });
-  return all === 0
-    ? { any: 0, body: 0, source: 0, pairs: 0 }
-    : {
-        any: any / all,
-        body: body / all,
-        source: source / all,
-        pairs: pairKeys.length === 0 ? 0 : pairs / pairKeys.length,
-      };
+  if (all === 0) return { any: 0, body: 0, source: 0, pairs: 0 };
+  let pairs = 0;
+  // Only a passage holding both words of a pair is read for them side by side.
+  for (let i = 1; i < terms.length; i++)
+    if (found[i - 1] && found[i] && adjacent(words.sequence, terms[i - 1]!, terms[i]!)) pairs++;
+  return {
+    any: any / all,
+    body: body / all,
+    source: source / all,
+    pairs: terms.length > 1 ? pairs / (terms.length - 1) : 0,
+  };
 }
 
-/**
- * For each two neighbouring terms of the question, every `first second` key their spellings make (folded, as
- * passages' pairs are): a passage holding any of them holds the two words side by side.
- */
-function questionPairs(terms: readonly QueryTerm[]): string[][] {
-  const pairs: string[][] = [];
-  for (let i = 1; i < terms.length; i++) {
-    const firsts = [...new Set(terms[i - 1]!.map(fold))];
-    const seconds = [...new Set(terms[i]!.map(fold))];
-    pairs.push(firsts.flatMap((a) => seconds.map((b) => `${a} ${b}`)));
-  }
-  return pairs;
+/** Whether a spelling of `first` is directly followed by one of `second` in the sequence. */
+function adjacent(sequence: readonly string[], first: QueryTerm, second: QueryTerm): boolean {
+  for (let j = 1; j < sequence.length; j++)
+    if (second.includes(sequence[j]!) && first.includes(sequence[j - 1]!)) return true;
+  return false;
 }
 
 export interface Candidate {
@@ -276,10 +285,11 @@ export function rescore<C extends Candidate>(
   scoring?: TermScoring,
 ): Array<C & { score: number }> {
   const best = Math.max(0, ...candidates.map((c) => c.rank));
-  const pairKeys = questionPairs(terms);
+  const folded = foldTerms(terms);
+  const foldWord = folder();
   return candidates
     .map((c) => {
-      const covered = coverages(terms, passageWords(c.title, c.body), scoring, pairKeys);
+      const covered = coverages(folded, passageWords(c.title, c.body, foldWord), scoring);
       const engine = best > 0 ? Math.max(0, c.rank) / best : 0;
       return {
         ...c,
