@@ -6,7 +6,15 @@
 import { readCorpus, readQuestions } from './data.ts';
 import { askAll, indexArticles, type SourceMap } from './evaluate.ts';
 import { featurePeer } from './feature.ts';
-import { distinctInOrder, foundAtK, type Half, inHalf, recallAtK, refusals } from './metrics.ts';
+import {
+  distinctInOrder,
+  foundAtK,
+  type Half,
+  inHalf,
+  recallAtK,
+  recallByStyle,
+  refusals,
+} from './metrics.ts';
 
 const stores = (['sqlite', 'postgres'] as const).filter(
   (s) => !process.argv.includes(`--${s === 'sqlite' ? 'postgres' : 'sqlite'}`),
@@ -23,9 +31,10 @@ for (const store of stores) {
     for (const half of ['dev', 'test', 'all'] as Array<Half | 'all'>) {
       const part = half === 'all' ? answers : inHalf(answers, half);
       const r = refusals(part, peer.relevanceThreshold);
+      const typo = recallByStyle(part, 3).find((s) => s.style === 'typo')?.recall ?? 0;
       console.log(
         `${peer.name.padEnd(22)} ${half.padEnd(5)} recall@1 ${f(recallAtK(part, 1))}  recall@3 ${f(recallAtK(part, 3))}` +
-          `  out-of-scope refused ${f(r.outOfScopeRefused)}  false refusals ${f(r.falseRefusals)}`,
+          `  typo recall@3 ${f(typo)}  out-of-scope refused ${f(r.outOfScopeRefused)}  false refusals ${f(r.falseRefusals)}`,
       );
     }
     if (process.argv.includes('--misses'))

@@ -130,5 +130,35 @@ for (const database of TEST_DATABASES) {
       // No passage holds "washed", "natural" and "estate": the passages holding any of them are ranked instead.
       assert.equal((await titles(lots, 'washed natural estate')).length, 5);
     });
+
+    it('ranks the passage holding the question’s words side by side above one holding them apart', async () => {
+      const near = (await server.ctx.companies.create('Proximity')).id;
+      // The same words; the second passage is a word shorter, so both engines rank it first on their own.
+      await add(near, 'Recipe one', '# Recipe one\n\nPull a double shot with the big basket.');
+      await add(near, 'Recipe two', '# Recipe two\n\nPull a shot with the double basket.');
+      assert.equal((await titles(near, 'double shot'))[0], 'Recipe one');
+    });
+
+    it('counts a word of the same family in coverage (delivered → delivery)', async () => {
+      const family = (await server.ctx.companies.create('Word families')).id;
+      // Neither stemmer makes "delivered" and "delivery" one word; the shorter passages hold one word of the question
+      // each, as it is written, so the engines rank them first on their own. ("delivered" is the company's word, so
+      // it is not taken for a typo of "delivery" either.)
+      await add(
+        family,
+        'Carrier options',
+        '# Carrier options\n\nAsk for delivery to a neighbour on the carrier page.',
+      );
+      await add(family, 'Bakery', '# Bakery\n\nA neighbour sells our beans.');
+      await add(family, 'Beans', '# Beans\n\nBeans are delivered weekly.');
+      assert.equal((await titles(family, 'was it delivered to a neighbour?'))[0], 'Carrier options');
+    });
+
+    it('finds a unit by its abbreviation (grams → g)', async () => {
+      const units = (await server.ctx.companies.create('Units')).id;
+      await add(units, 'Espresso recipe', '# Espresso recipe\n\nUse 18 g of ground coffee in the basket.');
+      await add(units, 'Origins', '# Origins\n\nCoffee from Kenya.');
+      assert.equal((await titles(units, 'how many grams of coffee?'))[0], 'Espresso recipe');
+    });
   });
 }

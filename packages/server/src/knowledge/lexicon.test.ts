@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { builtInSynonyms, readPhrases } from './lexicon.ts';
-import { rescore, SOURCE_TITLE_WEIGHT, SYNONYM_CREDIT } from './ranking.ts';
+import { fold, queryTerms, rescore, SOURCE_TITLE_WEIGHT, SYNONYM_CREDIT } from './ranking.ts';
 
 // The built-in lexicon (docs/knowledge.md "Synonyms") and coverage weights (docs/knowledge.md "Ranking"), as pure
 // functions; knowledge.ranking.test.ts shows both through the search on each store.
@@ -25,6 +25,30 @@ describe('knowledge lexicon', () => {
     assert.equal(readPhrases('can I send it back'), 'can I return');
     assert.equal(readPhrases('is two-factor available'), 'is 2fa available');
     assert.equal(readPhrases('a sign on the door'), 'a sign on the door');
+  });
+});
+
+describe('word folding and stop words', () => {
+  it('folds a word family to one form: inflections, then verb-to-noun and adjective endings', () => {
+    assert.equal(fold('delivered'), fold('delivery'));
+    assert.equal(fold('payment'), fold('pay'));
+    assert.equal(fold('confirmation'), fold('confirmed'));
+    assert.equal(fold('accessible'), fold('accessibility'));
+    assert.equal(fold('returnable'), fold('returns'));
+    // A stem keeps at least three letters ("station" stays whole); a short stem may meet another word's, a cost of
+    // folding without a dictionary that coverage, not matching, pays.
+    assert.equal(fold('station'), 'station');
+    assert.equal(fold('table'), fold('tables'));
+    assert.equal(fold('comment'), 'com');
+  });
+
+  it('leaves negated and other contractions typed without an apostrophe out of the terms', () => {
+    assert.deepEqual(queryTerms("what's the tracking link? it wasnt in the email, and it hasn't come"), [
+      'tracking',
+      'link',
+      'email',
+      'come',
+    ]);
   });
 });
 

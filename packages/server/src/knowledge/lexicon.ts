@@ -74,6 +74,13 @@ const GROUPS: readonly string[] = [
   'manual instructions guide',
   'recycle recyclable recycling compost',
   'country countries origin',
+  // Units, written out or abbreviated ("18 g", "250 ml")
+  'gram g',
+  'kilogram kilo kg',
+  'millilitre milliliter ml',
+  'litre liter',
+  'centimetre centimeter cm',
+  'millimetre millimeter mm',
   // British and American spellings
   'neighbour neighbor',
   'colour color',
