@@ -108,6 +108,7 @@ export function loadConfig(environment: Env = process.env, overrides: Partial<Co
       unsentAttachmentTtlMs: int(env.PARLEY_ATTACHMENT_UNSENT_TTL_MS),
       erasureLatePublishMs: int(env.PARLEY_ERASURE_LATE_PUBLISH_MS),
       streamFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_FLUSH_INTERVAL_MS),
+      streamBusyFlushIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_BUSY_FLUSH_INTERVAL_MS),
       streamPersistIntervalMs: int(env.PARLEY_WEBCHAT_STREAM_PERSIST_INTERVAL_MS),
       responderTimeoutMs: int(env.PARLEY_WEBCHAT_RESPONDER_TIMEOUT_MS),
       actionTimeoutMs: int(env.PARLEY_ACTION_TIMEOUT_MS),

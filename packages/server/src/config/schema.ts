@@ -135,6 +135,11 @@ export const ConfigSchema = Type.Object(
       erasureLatePublishMs: Type.Integer({ minimum: 10, maximum: 600_000, default: 10_000 }),
       /** Shortest time between two partial envelopes of one streamed reply (40 ms ≈ 25 updates/s). */
       streamFlushIntervalMs: Type.Integer({ minimum: 0, default: 40 }),
+      /**
+       * The same while visitor messages wait to be taken in (a burst saturates the node): fewer partials of the replies
+       * already streaming, so the waiting visitors' first envelopes come sooner. At most streamFlushIntervalMs: off.
+       */
+      streamBusyFlushIntervalMs: Type.Integer({ minimum: 0, maximum: 1000, default: 80 }),
       /** How often a streaming reply's snapshot is written to the database (crash safety, other nodes' reads). */
       streamPersistIntervalMs: Type.Integer({ minimum: 0, default: 1000 }),
       /** A reply that takes longer is ended with an error block and a system message. */

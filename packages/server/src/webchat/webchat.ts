@@ -61,6 +61,7 @@ import { RealtimeTokenSigner } from './realtime/tokens.ts';
 import {
   attachRealtime,
   createWebchatRealtime,
+  publicationTurns,
   realtimeBroadcaster,
   registerRealtimeFallbacks,
   webchatHooks,
@@ -190,6 +191,9 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     logger: webchatLogger,
   });
   const { connect: connectCoordination, ...coordination } = replyCoordinationFor(deps, webchatLogger);
+  // Visitor publications wait here for their turn; while any wait, the replies already streaming coalesce more
+  // (ReplyStream.nextFlushAt), so the waiting visitors' first envelopes come sooner.
+  const turns = publicationTurns();
   const engine = new ConversationEngine({
     conversations,
     store: messages,
@@ -198,6 +202,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
     replies,
     logger: webchatLogger,
     flushIntervalMs: config.webchat.streamFlushIntervalMs,
+    busy: { now: () => turns.backlog > 0, flushIntervalMs: config.webchat.streamBusyFlushIntervalMs },
     persistIntervalMs: config.webchat.streamPersistIntervalMs,
     responderTimeoutMs: config.webchat.responderTimeoutMs,
     queue,
@@ -224,6 +229,7 @@ export function createWebchat(deps: WebchatDeps): Webchat {
       attachments,
       inbox,
       tracing: deps.tracing,
+      turns,
     }),
   );
 

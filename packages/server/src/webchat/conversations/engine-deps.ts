@@ -35,6 +35,8 @@ export interface ConversationEngineDeps {
   replies: ReplySource;
   logger: Logger;
   flushIntervalMs: number;
+  /** The streams' coalescing while visitor messages wait to be taken in (ReplyStreamDeps.busy); none: never busy. */
+  busy?: { now(): boolean; flushIntervalMs: number };
   persistIntervalMs: number;
   responderTimeoutMs: number;
   /** The durable line of messages waiting for replies, shared by every node. */

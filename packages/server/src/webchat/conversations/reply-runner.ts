@@ -315,6 +315,7 @@ export class ReplyRunner {
         logger: this.deps.logger,
         warnings: this.warnings,
         flushIntervalMs: this.deps.flushIntervalMs,
+        ...(this.deps.busy ? { busy: this.deps.busy } : {}),
         persistIntervalMs: this.deps.persistIntervalMs,
         storeWaitMs: this.storeWaitMs,
         shutdown: this.shuttingDown.signal,

@@ -162,6 +162,66 @@ for (const database of TEST_DATABASES) {
       assert.equal(recorder.envelopes.at(-1)?.operation, 'complete');
     });
 
+    it('coalesces while the node is busy: the first text waits the busy interval after typing, then the pace is normal', async () => {
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
+      const recorder = new Recorder();
+      let busy = true;
+      // A busy interval far longer than the test: whatever went out while busy went out because of a flush due.
+      const s = stream(store, recorder, {
+        deps: { flushIntervalMs: 0, busy: { now: () => busy, flushIntervalMs: 60_000 } },
+      });
+      await s.start();
+      for (const word of ['Hello ', 'there, ', 'visitor']) {
+        s.append(word);
+        await nextTurn();
+      }
+      await s.idle();
+      assert.deepEqual(
+        recorder.envelopes.map((e) => [e.sequence, e.operation, recorder.textOf(e)]),
+        [[1, 'replace', '']],
+        'while busy, the words wait together for one partial',
+      );
+      // The visitors waiting have been taken in: the next word goes at the normal pace, with every word before it.
+      busy = false;
+      s.append('.');
+      await waitFor('the coalesced partial', () => recorder.envelopes.length === 2);
+      s.append(' Bye.');
+      await waitFor('the next partial', () => recorder.envelopes.length === 3);
+      await s.complete();
+      assert.deepEqual(
+        recorder.envelopes.map((e) => [e.sequence, e.operation, recorder.textOf(e)]),
+        [
+          [1, 'replace', ''],
+          [2, 'replace', 'Hello there, visitor.'],
+          [3, 'replace', 'Hello there, visitor. Bye.'],
+          [4, 'complete', 'Hello there, visitor. Bye.'],
+        ],
+      );
+    });
+
+    it('a busy interval no longer than the normal one changes nothing: every word goes out at once', async () => {
+      const store = new MessageStore(server.ctx.store, server.ctx.events);
+      const recorder = new Recorder();
+      const s = stream(store, recorder, {
+        deps: { flushIntervalMs: 0, busy: { now: () => true, flushIntervalMs: 0 } },
+      });
+      await s.start();
+      for (const word of ['Hello ', 'there.']) {
+        s.append(word);
+        await waitFor(`"${word}" shown`, () => recorder.textOf(recorder.envelopes.at(-1)!).endsWith(word));
+      }
+      await s.complete();
+      assert.deepEqual(
+        recorder.envelopes.map((e) => [e.sequence, e.operation, recorder.textOf(e)]),
+        [
+          [1, 'replace', ''],
+          [2, 'replace', 'Hello '],
+          [3, 'replace', 'Hello there.'],
+          [4, 'complete', 'Hello there.'],
+        ],
+      );
+    });
+
     it('finishing for a dead node lands above every published sequence, and partials stay out of history', async () => {
       const store = new MessageStore(server.ctx.store, server.ctx.events);
       const recorder = new Recorder();

@@ -26,6 +26,11 @@ export interface ReplyStreamDeps {
   warnings?: ThrottledWarnings;
   /** Shortest time between two partial envelopes (coalescing). */
   flushIntervalMs: number;
+  /**
+   * While `busy()` says the node is saturated (visitor messages wait to be taken in), the shortest time between two
+   * partials instead, and the first text waits for it after the typing envelope too: see `interval`.
+   */
+  busy?: { now(): boolean; flushIntervalMs: number };
   /** Shortest time between two database writes of the partial snapshot. */
   persistIntervalMs: number;
   /** How long the completion waits for a store that is away before the reply is left to a takeover. */
@@ -116,6 +121,8 @@ export class ReplyStream {
   private snapshot!: MessageSnapshot;
   private readonly markdownId = randomUUID();
   private lastFlushAt = 0;
+  /** When envelope 1 (typing) went out: while the node is busy the first text keeps an interval from it. */
+  private typingAt = 0;
   private lastPersistAt = 0;
   private flushTimer: NodeJS.Timeout | undefined;
   private dirty = false;
@@ -184,7 +191,8 @@ export class ReplyStream {
     // The coalescing interval is between partials with text: the typing envelope does not hold the first words
     // back, so an answer known at once (the builtin's, a model's first token) is shown without waiting a flush.
     this.lastFlushAt = 0;
-    this.lastPersistAt = Date.now();
+    this.typingAt = Date.now();
+    this.lastPersistAt = this.typingAt;
     try {
       await announce(this.deps.broadcaster, this.companyId, this.snapshot, this.sequence);
     } catch (err) {
@@ -242,7 +250,7 @@ export class ReplyStream {
     // Text still waiting for its flush goes out as a partial first, at its turn (the coalescing holds for it too):
     // should the store make the complete wait, the visitor reads every word meanwhile.
     if (this.content.length > this.flushedLength) {
-      const turn = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
+      const turn = this.nextFlushAt() - Date.now();
       if (turn > 0) await new Promise((resolve) => setTimeout(resolve, turn));
       if (this.content.length > this.flushedLength) {
         this.dirty = true;
@@ -313,9 +321,24 @@ export class ReplyStream {
   /** Publishes now if the last partial is old enough, else at most one flush later (coalescing). */
   private scheduleFlush(): void {
     this.dirty = true;
-    const wait = this.lastFlushAt + this.deps.flushIntervalMs - Date.now();
+    const wait = this.nextFlushAt() - Date.now();
     if (wait <= 0) this.flush();
     else this.flushTimer ??= setTimeout(() => this.flush(), wait);
+  }
+
+  /**
+   * When the next partial may go out. Normally `flushIntervalMs` after the last one with text (the typing envelope
+   * does not hold the first words back). While the node is busy taking in visitor messages, the busy interval, counted
+   * from the typing envelope too: on one thread each envelope of a running reply delays the first envelope of every
+   * visitor still waiting to be taken in (the one that tells him someone is there), and since each partial is a full
+   * replace snapshot (docs/protocol.md), fewer of them lose no text — only updates the reader would barely notice.
+   * Decided at each flush, so a reply is back at its normal pace as soon as the intake has caught up.
+   */
+  private nextFlushAt(): number {
+    const busy = this.deps.busy;
+    if (busy && busy.flushIntervalMs > this.deps.flushIntervalMs && busy.now())
+      return Math.max(this.lastFlushAt, this.typingAt) + busy.flushIntervalMs;
+    return this.lastFlushAt + this.deps.flushIntervalMs;
   }
 
   private supersede(): void {
@@ -339,6 +362,8 @@ export class ReplyStream {
   }
 
   private flush(): void {
+    // Called early (the node is no longer busy, or the reply ends), it replaces the flush that was scheduled.
+    clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     if (!this.dirty || this.finished) return;
     this.dirty = false;

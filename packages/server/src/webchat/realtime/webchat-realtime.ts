@@ -83,6 +83,11 @@ export interface WebchatHooksDeps {
   inbox: Pick<InboxFeed, 'visitorTyping'>;
   /** A `realtime.publish` span per visitor publication (stored, queued for a reply). */
   tracing: Tracing;
+  /**
+   * Where visitor publications wait for their turn (publicationTurns): made by the composition, which also tells
+   * the reply streams when publications are waiting (packages/server/src/webchat/webchat.ts).
+   */
+  turns: TurnTaker;
 }
 
 /**
@@ -97,6 +102,11 @@ const PUBLICATIONS_PER_TURN = 8;
  * next envelope is not held past its turn by more than about this.
  */
 const PUBLICATION_TURN_BUDGET = { ms: 8, max: 64 };
+
+/** The turns visitor publications are taken in (see PUBLICATIONS_PER_TURN); its `backlog` is who is waiting. */
+export function publicationTurns(): TurnTaker {
+  return new TurnTaker(PUBLICATIONS_PER_TURN, PUBLICATION_TURN_BUDGET);
+}
 
 /**
  * The webchat's realtime engine, built but not started (nothing connects until `start`): HS256 tokens signed by the
@@ -160,7 +170,7 @@ export function realtimeBroadcaster(
  */
 export function webchatHooks(deps: WebchatHooksDeps): RealtimeHooks {
   const { config } = deps;
-  const turns = new TurnTaker(PUBLICATIONS_PER_TURN, PUBLICATION_TURN_BUDGET);
+  const { turns } = deps;
   const handlePublication = createPublishHook({
     conversations: deps.conversations,
     engine: deps.engine,
