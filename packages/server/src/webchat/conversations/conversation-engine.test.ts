@@ -62,6 +62,7 @@ describe('conversation engine failure paths', () => {
       responder?: Responder;
       messages?: MessageStore;
       leaseMs?: number;
+      responderTimeoutMs?: number;
       /** Runs as the engine looks up the digital employee (before it stores a visitor message). */
       onLookup?: () => void;
     } = {},
@@ -92,7 +93,7 @@ describe('conversation engine failure paths', () => {
       logger: createLogger('silent'),
       flushIntervalMs: 0,
       persistIntervalMs: 0,
-      responderTimeoutMs: 5_000,
+      responderTimeoutMs: options.responderTimeoutMs ?? 5_000,
       queue: new ReplyQueue(server.ctx.store, { nodeId: randomUUID(), leaseMs, stallMs: leaseMs }),
       signals: LOCAL_REPLY_SIGNALS,
       leaseMs,
@@ -158,6 +159,37 @@ describe('conversation engine failure paths', () => {
       const error = reply.message_snapshot.blocks.at(-1)!;
       assert.equal(error.type, 'error');
       assert.equal((error as { code: string }).code, 'responder_failed');
+    } finally {
+      await engine.shutdown();
+    }
+  });
+
+  it('ends a reply at its time-out even when the responder ignores the signal and never yields again', async () => {
+    const broadcaster = new RecordingBroadcaster();
+    let stuck = false;
+    const ignoring: Responder = {
+      historyLimit: 0,
+      async *respond() {
+        yield 'first words ';
+        stuck = true;
+        await new Promise(() => {}); // awaits something that ignores the signal, forever
+      },
+    };
+    const { engine, conversation } = await engineWith(broadcaster, {
+      responder: ignoring,
+      responderTimeoutMs: 300,
+    });
+    try {
+      await engine.postUserMessage(conversation, send('hello'));
+      const reply = replyCompleted(await broadcaster.waitFor((e) => replyCompleted(e) !== undefined))!;
+      assert.ok(stuck, 'the responder was stuck when the reply ended');
+      const blocks = reply.message_snapshot.blocks;
+      assert.equal((blocks.at(-1) as { code: string }).code, 'responder_timeout');
+      assert.match(
+        (blocks[0] as { content: string }).content,
+        /^first words/,
+        'what streamed before is kept',
+      );
     } finally {
       await engine.shutdown();
     }

@@ -492,21 +492,24 @@ export class ReplyRunner {
  */
 async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T> {
   const iterator = source[Symbol.asyncIterator]();
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  aborted.catch(() => {});
+  // One settlement per chunk, made here: racing each `next()` against one long-lived abort promise would leave a
+  // reaction on that promise per chunk until the reply ends (thousands for a long reply).
+  let rejectWaiting: ((reason: unknown) => void) | undefined;
+  const onAbort = () => rejectWaiting?.(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
-      const next = await Promise.race([iterator.next(), aborted]);
+      if (signal.aborted) throw signal.reason;
+      const next = await new Promise<IteratorResult<T>>((resolve, reject) => {
+        rejectWaiting = reject;
+        iterator.next().then(resolve, reject);
+      });
+      rejectWaiting = undefined;
       if (next.done) return;
       yield next.value;
     }
   } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
+    signal.removeEventListener('abort', onAbort);
     // Let the responder release what it holds (sockets, timers); do not wait for a stuck one.
     void Promise.resolve(iterator.return?.()).catch(() => {});
   }
