@@ -248,8 +248,12 @@ export function failureDigest(output, maxLines = 40) {
     .slice(start + '✖ failing tests:'.length)
     .split('\n')
     .map((l) => l.trimEnd())
-    .filter((l) => l !== '' && !/^\s+at .*\((node:|file:\/\/\/.*node_modules)/.test(l) && !/^\s+at async /.test(l));
-  return lines.length > maxLines ? [...lines.slice(0, maxLines), `… ${lines.length - maxLines} more line(s) above`] : lines;
+    .filter(
+      (l) => l !== '' && !/^\s+at .*\((node:|file:\/\/\/.*node_modules)/.test(l) && !/^\s+at async /.test(l),
+    );
+  return lines.length > maxLines
+    ? [...lines.slice(0, maxLines), `… ${lines.length - maxLines} more line(s) above`]
+    : lines;
 }
 
 /** `N passed, N failed, N skipped`: the closing line CI reads. */

@@ -55,7 +55,10 @@ describe('test runner', () => {
     assert.match(failing.output, /── ok scripts\/test-runner-fixtures\/passes\.fixture\.ts/);
     // The summary names the failing test and its assertion (CI keeps only the tail of a long run).
     const summary = failing.output.slice(failing.output.lastIndexOf('1 file(s) failed:'));
-    assert.match(summary, /fails\.fixture\.ts \(1 failed\)\n\s+test at .*fails\.fixture\.ts:\d+:\d+\n\s+✖ fails/);
+    assert.match(
+      summary,
+      /fails\.fixture\.ts \(1 failed\)\n\s+test at .*fails\.fixture\.ts:\d+:\d+\n\s+✖ fails/,
+    );
     assert.match(summary, /AssertionError/);
     assert.doesNotMatch(summary, /node:internal/);
   });
