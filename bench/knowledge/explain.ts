@@ -3,7 +3,7 @@
 // then the same statement with its parameters run again under EXPLAIN (ANALYZE, BUFFERS) for the server's planning
 // and execution times. Not a *.bench.ts: `node --import tsx bench/knowledge/explain.ts` runs it alone.
 // EXPLAIN_SCHEMA=<name> keeps the indexed schema for the next run (it is reused when it exists); --plans prints the
-// plan of the slowest execution of each statement.
+// plan of the slowest execution of each statement; --dump and --sqlite are described below.
 import { loadavg } from 'node:os';
 import { dropTestSchema, uniqueSchema } from '@parley/testing/databases';
 import { CompiledQuery, type Kysely, sql } from 'kysely';
@@ -82,13 +82,14 @@ const knowledge = new KnowledgeService(
   ctx.companies.cache,
 );
 
+// The service's own upkeep, as after a bulk of indexing (docs/knowledge.md "Index upkeep").
+await ctx.knowledge.maintainIndex();
 const printPlans = process.argv.includes('--plans');
 // --dump <file>: every query's ranked passages (title and score), to compare the results of two versions.
 const dumpAt = process.argv.indexOf('--dump');
 if (dumpAt > 0) {
   const { writeFileSync } = await import('node:fs');
   const queries = [...readQuestions(readCorpus()).map((q) => q.query), ...catalogueQueries(200)];
-  await ctx.knowledge.maintainIndex();
   const results: Record<string, string[]> = {};
   for (const q of queries)
     results[q] = (await ctx.knowledge.search(companyId, q, { limit: 20 })).map(
@@ -96,6 +97,7 @@ if (dumpAt > 0) {
     );
   writeFileSync(process.argv[dumpAt + 1]!, JSON.stringify(results, null, 1));
   await ctx.close();
+  if (!kept && sqliteAt < 0) await dropTestSchema(schema, url);
   process.exit(0);
 }
 const articles = readCorpus();
