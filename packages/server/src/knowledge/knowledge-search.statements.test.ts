@@ -150,3 +150,49 @@ describe('the passages’ full-text index on PostgreSQL', () => {
     assert.deepEqual(rows[0]?.options, ['fastupdate=off']);
   });
 });
+
+// Each search's vocabulary statement counts the company's ready sources and reads the typo candidates of the words
+// the vocabulary lacks through indexes that hold every column it reads
+// (packages/server/src/storage/migrations/320_knowledge_search_lookups.ts); with them the candidates come back in
+// another order than before, so a tie between equally near words is decided in code, not by that order.
+for (const database of TEST_DATABASES) {
+  describe(`the vocabulary's lookups (${database})`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ database });
+    });
+    after(() => server.close());
+
+    it('have an index of their own each', async () => {
+      const db = server.ctx.store.db;
+      const { rows } =
+        database === 'postgres'
+          ? await sql<{ name: string }>`
+              select indexname as name from pg_indexes
+              where tablename in ('knowledge_sources', 'knowledge_terms') and schemaname = current_schema()`.execute(
+              db,
+            )
+          : await sql<{ name: string }>`
+              select name from sqlite_master
+              where type = 'index' and tbl_name in ('knowledge_sources', 'knowledge_terms')`.execute(db);
+      const names = rows.map((r) => r.name);
+      assert.ok(names.includes('knowledge_sources_ready'), names.join());
+      assert.ok(names.includes('knowledge_terms_near'), names.join());
+      assert.ok(!names.includes('knowledge_terms_initial'), 'the narrower index is gone');
+    });
+
+    it('correct a word two company words are equally near to the one first in code-point order', async () => {
+      const company = (await server.ctx.companies.create('Ties')).id;
+      const add = (title: string, content: string) =>
+        server.ctx.knowledge.create(company, { kind: 'text', title, content }, ACTOR);
+      // Added first, so the vocabulary's insertion order (the old index's) would have chosen it.
+      await add('Monile', '# Monile\n\nThe monile grade is sorted by hand.');
+      await add('Mobule', '# Mobule\n\nThe mobule grade is sorted by machine.');
+      const passages = await server.ctx.knowledge.search(company, 'mobile', { limit: 5 });
+      assert.deepEqual(
+        passages.map((p) => p.title),
+        ['Mobule'],
+      );
+    });
+  });
+}

@@ -214,7 +214,11 @@ export class KnowledgeService implements KnowledgeSearch {
     if (this.dialect !== 'postgres') return;
     await sql`analyze knowledge_chunks`.execute(this.db);
     await sql`analyze knowledge_terms`.execute(this.db);
-    await sql`analyze knowledge_sources`.execute(this.db);
+    // Vacuumed too (one row per source): each search counts the company's ready sources with an index-only scan
+    // (packages/server/src/storage/migrations/320_knowledge_search_lookups.ts), which reads only the index where the
+    // visibility map says a page is all visible, and only a vacuum sets it (PostgreSQL "Index-Only Scans and
+    // Covering Indexes"). `skip_locked`: a vacuum already under way (autovacuum's) is not waited for.
+    await sql`vacuum (analyze, skip_locked) knowledge_sources`.execute(this.db);
     const total = await this.db
       .selectFrom('knowledge_chunks')
       .select((eb) => eb.fn.countAll().as('n'))

@@ -12,8 +12,8 @@ import { fold, isStopWord, type QueryTerm, wordsOf } from './ranking.ts';
  * - Typo tolerance. A question word the vocabulary lacks is searched by its own spelling and by the company's word at
  *   the smallest edit distance (optimal string alignment: insertions, deletions, substitutions and swaps of
  *   neighbours), at most 1 for words of 4–8 letters and 2 for longer ones, the word held by most sources winning a
- *   tie. Candidates share the first letter (read through its index, for every word in one statement) and lie
- *   within the allowed edits of the word's length.
+ *   tie (then the word first in code-point order). Candidates share the first letter and lie within the allowed
+ *   edits of the word's length (both read through one index, for every word in one statement).
  * - Common words. A word held by more than COMMON_SHARE of the company's sources (and more than COMMON_MIN_SOURCES)
  *   matches so many passages that ranking all of them costs more than it tells; like Lucene's common-terms query,
  *   the wide (OR) match uses the question's other words, and the common ones count only when rescoring.
@@ -204,7 +204,13 @@ function nearest(
     const distance = editDistance(word, term, limit);
     if (distance > limit) continue;
     const n = Number(row.sources);
-    if (!best || distance < best.distance || (distance === best.distance && n > best.sources))
+    // A full tie goes to the word first in code-point order, not to whichever row the store returned first (the
+    // order of an index, or of the table on disk: packages/server/src/storage/migrations/320_knowledge_search_lookups.ts).
+    if (
+      !best ||
+      distance < best.distance ||
+      (distance === best.distance && (n > best.sources || (n === best.sources && term < best.term)))
+    )
       best = { term, distance, sources: n };
   }
   return best && { term: best.term, sources: best.sources };

@@ -29,6 +29,7 @@ import * as m160 from './160_knowledge_search_speed.ts';
 import * as m200 from './200_api_client_dpop.ts';
 import * as m210 from './210_api_client_quotas.ts';
 import * as m300 from './300_knowledge_search_index_direct.ts';
+import * as m320 from './320_knowledge_search_lookups.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -71,4 +72,5 @@ export const migrations: Record<string, Migration> = {
   '200_api_client_dpop': m200,
   '210_api_client_quotas': m210,
   '300_knowledge_search_index_direct': m300,
+  '320_knowledge_search_lookups': m320,
 };
