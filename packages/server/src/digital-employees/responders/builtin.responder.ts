@@ -8,19 +8,11 @@ import {
   relevantPassages,
   sourcesBlock,
 } from '../../knowledge/grounding.ts';
-import type { KnowledgePassage, KnowledgeSearch } from '../../knowledge/knowledge-search.ts';
+import type { KnowledgeSearch } from '../../knowledge/knowledge-search.ts';
 import type { DigitalEmployee } from '../digital-employees.service.ts';
 import { type BuiltinAnswer, SETTINGS_DEFAULTS } from '../digital-employees.settings.ts';
-import type { PrepareInput, ReplyChunk, Responder, RespondInput } from './responder.ts';
+import type { ReplyChunk, Responder, RespondInput } from './responder.ts';
 import { ResponderAbortedError } from './responder-errors.ts';
-
-/** What the builtin knows from the company's knowledge about one message. */
-interface Consulted {
-  /** Whether the company has a ready source (docs/knowledge.md "Cited answers": then it never guesses). */
-  hasKnowledge: boolean;
-  /** The passages relevant enough to answer from, best first (packages/server/src/knowledge/grounding.ts relevantPassages). */
-  passages: KnowledgePassage[];
-}
 
 /**
  * The bot that needs nothing outside Parley: keyword-matched answers with a fallback. Deterministic — the reply
@@ -29,8 +21,6 @@ interface Consulted {
 export class BuiltinResponder implements Responder {
   /** Answers each message on its own. */
   readonly historyLimit = 0;
-  /** The consultation `prepare` started, for the message `respond` is then asked about. */
-  private prepared: { companyId: string; text: string; found: Promise<Consulted> } | undefined;
 
   constructor(
     private readonly employee: Pick<DigitalEmployee, 'settings'>,
@@ -50,7 +40,11 @@ export class BuiltinResponder implements Responder {
       yield* this.words(HANDING_OVER, input.signal);
       return;
     }
-    const { hasKnowledge, passages } = await this.consulted(input.companyId, text);
+    // A company without a ready source is never searched: one indexed lookup instead of a search (its vocabulary
+    // lookup, a typo lookup for every word its empty vocabulary lacks, a full-text query) on every visitor message.
+    const knowledge =
+      this.knowledge && (await this.knowledge.hasSources(input.companyId)) ? this.knowledge : undefined;
+    const passages = knowledge ? await relevantPassages(knowledge, input.companyId, text, 3) : [];
     const best = passages[0];
     if (best) {
       yield* this.words(answerFrom(best), input.signal);
@@ -58,7 +52,7 @@ export class BuiltinResponder implements Responder {
       return;
     }
     const answer = bestAnswer(this.employee.settings.answers ?? [], text);
-    if (!answer && hasKnowledge) {
+    if (!answer && knowledge) {
       // The company has knowledge, and none of it answers: say so and offer a person, never guess.
       yield* this.words(DONT_KNOW, input.signal);
       yield { blocks: [HANDOVER_OFFER] };
@@ -66,37 +60,6 @@ export class BuiltinResponder implements Responder {
     }
     yield* this.words(replyFor(this.employee, text), input.signal);
     if (answer?.quick_replies) yield { blocks: [{ type: 'quick_replies', options: answer.quick_replies }] };
-  }
-
-  /**
-   * Starts consulting the company's knowledge about the message (see Responder.prepare): on PostgreSQL its
-   * statements then run beside those storing the message, and the answer's text no longer waits for both in turn.
-   */
-  prepare(input: PrepareInput): void {
-    if (!this.knowledge || isHandoverPostback(input.message)) return;
-    const text = textOf(input.message);
-    const found = this.consult(input.companyId, text);
-    // Handled here as well: a message that is then not stored, or answered by another node, never awaits it.
-    found.catch(() => {});
-    this.prepared = { companyId: input.companyId, text, found };
-  }
-
-  /** What `prepare` started for this company and text, else a fresh consultation. */
-  private consulted(companyId: string, text: string): Promise<Consulted> {
-    const prepared = this.prepared;
-    this.prepared = undefined;
-    if (prepared?.companyId === companyId && prepared.text === text) return prepared.found;
-    return this.consult(companyId, text);
-  }
-
-  /**
-   * Whether the company has knowledge, and the passages relevant to the text. A company without a ready source is
-   * never searched: one indexed lookup (cached) instead of a search on every visitor message.
-   */
-  private async consult(companyId: string, text: string): Promise<Consulted> {
-    if (!this.knowledge || !(await this.knowledge.hasSources(companyId)))
-      return { hasKnowledge: false, passages: [] };
-    return { hasKnowledge: true, passages: await relevantPassages(this.knowledge, companyId, text, 3) };
   }
 
   private async *words(reply: string, signal: AbortSignal): AsyncIterable<string> {

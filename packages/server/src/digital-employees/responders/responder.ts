@@ -36,22 +36,7 @@ export type ReplyChunk = string | { blocks: ReplyBlockInput[] } | { status: stri
 export interface Responder {
   /** How many earlier messages `respond` wants in `history` (0: none, and the engine reads none). */
   readonly historyLimit: number;
-  /**
-   * Starts the reads a reply needs that depend on the message's text alone (the builtin's knowledge search), before
-   * the message is stored: called by the engine on the responder it will then ask to `respond` to that message, so
-   * those reads overlap the message's own transaction instead of following it
-   * (packages/server/src/webchat/conversations/conversation-intake.ts). `respond` uses what was started when it is
-   * asked about the same company and text, and reads afresh otherwise. Must never throw or reject: a message that is
-   * then not stored, or not answered here, leaves what was started unused.
-   */
-  prepare?(input: PrepareInput): void;
   respond(input: RespondInput): AsyncIterable<ReplyChunk>;
-}
-
-/** The visitor's message as known before it is stored (its blocks as they will be stored). */
-export interface PrepareInput {
-  companyId: string;
-  message: Pick<MessageSnapshot, 'blocks'>;
 }
 
 export interface ResponderDeps {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DigitalEmployee } from '../../digital-employees/digital-employees.service.ts';
-import type { Responder } from '../../digital-employees/responders/responder.ts';
 import { isStoreUnavailable } from '../../storage/store-errors.ts';
 import type { Conversation } from '../conversation.ts';
 import { storedUserBlocks } from '../interactive/postbacks.ts';
@@ -75,10 +74,9 @@ export class ConversationIntake {
       conversation.handledBy === 'digital_employee' && !this.runner.isDraining
         ? await this.deps.replies.findEmployee(conversation.companyId, conversation.digitalEmployeeId)
         : undefined;
-    const responder = employee && this.prepared(conversation, employee, blocks);
     let stored: Stored;
     try {
-      stored = await this.store(conversation, send, author, blocks, employee, responder);
+      stored = await this.store(conversation, send, author, blocks, employee);
     } catch (err) {
       // The store cannot take it now (a full pool, a lost connection): a lookup would only wait for the store once
       // more, while a burst on PostgreSQL needs every pooled connection (docs/operations.md "Capacity"). The client
@@ -104,26 +102,6 @@ export class ConversationIntake {
     return { snapshot, duplicate: false };
   }
 
-  /**
-   * The responder that will answer the message, its reads of the message's text already started (Responder.prepare,
-   * packages/server/src/digital-employees/responders/responder.ts): the reply needs the question, not the stored
-   * row, so on PostgreSQL the builtin's knowledge search runs on another pooled connection while this message's
-   * transaction runs, and the answer's text no longer waits for the two in turn (docs/knowledge.md "Measuring it").
-   * Not on SQLite: its statements run one at a time in this process, so reads started now would only hold back the
-   * message's commit and the reply's first envelope. Used only when this node claims the reply with the message;
-   * otherwise the reply, answered later, reads afresh.
-   */
-  private prepared(
-    conversation: Conversation,
-    employee: DigitalEmployee,
-    blocks: Block[],
-  ): Responder | undefined {
-    if (!this.deps.store.readsBesideWrites) return undefined;
-    const responder = this.deps.replies.responderFor(employee);
-    responder.prepare?.({ companyId: conversation.companyId, message: { blocks } });
-    return responder;
-  }
-
   /** Stores the visitor's message with its place in the reply line and, when this node takes the job, the reply's start. */
   private async store(
     conversation: Conversation,
@@ -131,7 +109,6 @@ export class ConversationIntake {
     author: MessageAuthor | null,
     blocks: Block[],
     employee: DigitalEmployee | undefined,
-    responder: Responder | undefined,
   ): Promise<Stored> {
     let queued = false;
     let claimed: ClaimedHere | undefined;
@@ -159,7 +136,7 @@ export class ConversationIntake {
         id: replyId,
       });
       const current = { ...conversation, status: 'open' as const, handledBy: 'digital_employee' as const };
-      claimed = { job, conversation: current, employee, reply, ...(responder ? { responder } : {}) };
+      claimed = { job, conversation: current, employee, reply };
     };
     const { snapshot } = await this.deps.store.insertAt(
       {

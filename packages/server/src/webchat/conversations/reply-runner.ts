@@ -32,8 +32,6 @@ export interface ClaimedHere {
   conversation: Conversation;
   employee: DigitalEmployee;
   reply: MessageSnapshot;
-  /** The responder the intake prepared for the message (conversation-intake.ts `prepared`), to answer with. */
-  responder?: Responder;
 }
 
 /**
@@ -242,7 +240,7 @@ export class ReplyRunner {
     employee: DigitalEmployee | undefined,
     message: MessageSnapshot,
     job: ReplyJob,
-    claimed?: { slot: Slot; reply: MessageSnapshot; responder?: Responder },
+    claimed?: { slot: Slot; reply: MessageSnapshot },
   ): Promise<JobOutcome> {
     const slot: Slot = claimed?.slot ?? { controller: new AbortController() };
     const { controller } = slot;
@@ -252,7 +250,7 @@ export class ReplyRunner {
       const tracing = this.deps.tracing ?? DISABLED;
       const attributes = { 'parley.conversation.id': conversation.id, 'parley.message.id': message.id };
       return await tracing.inSpan('webchat.reply', { attributes }, () =>
-        this.replyWith(conversation, employee, message, slot, job, claimed),
+        this.replyWith(conversation, employee, message, slot, job, claimed?.reply),
       );
     } finally {
       clearTimeout(timeout);
@@ -266,7 +264,7 @@ export class ReplyRunner {
     message: MessageSnapshot,
     slot: Slot,
     job: ReplyJob,
-    claimed?: { reply: MessageSnapshot; responder?: Responder },
+    stored?: MessageSnapshot,
   ): Promise<JobOutcome> {
     if (!employee) {
       await this.poster.system(conversation, TEXT.failedSystem, UNAVAILABLE);
@@ -274,7 +272,7 @@ export class ReplyRunner {
     }
     const stream = this.streamFor(conversation, employee, slot);
     try {
-      if (claimed) await stream.begin(claimed.reply);
+      if (stored) await stream.begin(stored);
       else await stream.start((trx, inserted) => this.deps.queue.attachReply(trx, job, inserted.id));
     } catch (err) {
       if (err instanceof LeaseLost) return 'done';
@@ -283,7 +281,7 @@ export class ReplyRunner {
     let started = performance.now();
     let outcome: string | undefined;
     try {
-      const responder = claimed?.responder ?? this.deps.replies.responderFor(employee);
+      const responder = this.deps.replies.responderFor(employee);
       // Read while the typing indicator shows; a store restarting now makes it wait rather than fail the reply.
       const history = await this.historyFor(responder, conversation.id, message.id, slot.controller.signal);
       started = performance.now();

@@ -154,15 +154,6 @@ export class MessageStore {
     );
   }
 
-  /**
-   * Whether other statements run while a message's transaction does: PostgreSQL's pool gives them connections of
-   * their own; SQLite runs one statement at a time in this process (packages/server/src/storage/group-commit.ts), so a read started
-   * beside a write only delays it.
-   */
-  get readsBesideWrites(): boolean {
-    return this.dialect === 'postgres';
-  }
-
   /** Inserts a message at the conversation's next position. */
   async insert(input: NewMessage): Promise<MessageSnapshot> {
     return (await this.insertAt(input)).snapshot;
