@@ -106,7 +106,7 @@ const sets = {
   catalogue: catalogueQueries(200),
 };
 const fmt = (v: number[]) =>
-  [50, 99, 100].map((p) => percentile(v, p).toFixed(2).padStart(7)).join('') + `   n=${v.length}`;
+  `${[50, 99, 100].map((p) => percentile(v, p).toFixed(2).padStart(7)).join('')}   n=${v.length}`;
 console.log(
   `load ${loadavg()
     .map((l) => l.toFixed(1))
