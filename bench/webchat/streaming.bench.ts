@@ -10,8 +10,8 @@
  *   npm run bench -- streaming --store=postgres --no-retry   (refused publishes are not retried: counted as failed)
  *   npm run bench -- streaming --store=postgres --statements   (the statements of the burst by kind: count per visitor
  *                                                              message and mean connection hold)
- *   npm run bench -- streaming --busy-flush-ms=40   (the replies' partials at their normal pace while visitor messages
- *                                                  wait to be taken in: the busy coalescing off, for comparison)
+ *   npm run bench -- streaming --busy-flush-ms=60   (the replies' partials at most every 60 ms while visitor messages
+ *                                                  wait to be taken in: the busy coalescing on, for comparison)
  *   npm run bench -- streaming --cpu-prof=/tmp/burst.cpuprofile   (V8 profile of the server's thread from the burst's
  *                                                                 first publication to the last reply's end, summarised)
  *
@@ -118,9 +118,9 @@ async function runServerSide(): Promise<void> {
         ...(process.argv.some((a) => a.startsWith('--persist-ms='))
           ? { streamPersistIntervalMs: arg('persist-ms', 1000) }
           : {}),
-        // `--busy-flush-ms=40`: the replies keep their pace while visitor messages wait (the coalescing off).
+        // `--busy-flush-ms=60`: the replies' partials coalesced while visitor messages wait (off by default).
         ...(process.argv.some((a) => a.startsWith('--busy-flush-ms='))
-          ? { streamBusyFlushIntervalMs: arg('busy-flush-ms', 80) }
+          ? { streamBusyFlushIntervalMs: arg('busy-flush-ms', 60) }
           : {}),
       },
     },

@@ -137,9 +137,10 @@ export const ConfigSchema = Type.Object(
       streamFlushIntervalMs: Type.Integer({ minimum: 0, default: 40 }),
       /**
        * The same while visitor messages wait to be taken in (a burst saturates the node): fewer partials of the replies
-       * already streaming, so the waiting visitors' first envelopes come sooner. At most streamFlushIntervalMs: off.
+       * already streaming, so the waiting visitors' first envelopes come sooner. At most streamFlushIntervalMs (the
+       * default, 0): off — it costs the replies' smoothness (docs/operations.md "Burst of visitors").
        */
-      streamBusyFlushIntervalMs: Type.Integer({ minimum: 0, maximum: 1000, default: 80 }),
+      streamBusyFlushIntervalMs: Type.Integer({ minimum: 0, maximum: 1000, default: 0 }),
       /** How often a streaming reply's snapshot is written to the database (crash safety, other nodes' reads). */
       streamPersistIntervalMs: Type.Integer({ minimum: 0, default: 1000 }),
       /** A reply that takes longer is ended with an error block and a system message. */
