@@ -13,7 +13,7 @@ import { connectToNewConversation, newVisitor, sendMessage } from '@parley/testi
 import type { MessageEnvelope } from '@parley/webchat-protocol';
 import { percentile } from '../lib/stats.ts';
 import { readCorpus, readQuestions } from './data.ts';
-import { scaleArticles } from './scale.ts';
+import { fillCompany } from './fill.ts';
 
 // The tests' PostgreSQL (scripts/test.mjs sets it for `npm test`); the bench's own default otherwise.
 process.env.PARLEY_TEST_DATABASE_URL ??=
@@ -32,26 +32,6 @@ interface Timing {
 const isReply = (e: MessageEnvelope) => e.message_snapshot.role === 'digital_employee';
 const hasText = (e: MessageEnvelope) =>
   e.message_snapshot.blocks.some((b) => b.type === 'markdown' && b.content.trim() !== '');
-
-async function fill(server: TestServer, companyId: string): Promise<number> {
-  let passages = 0;
-  const add = async (a: {
-    title: string;
-    content: string;
-    contentType: 'text/markdown' | 'text/html' | 'text/plain';
-  }) =>
-    (passages += (
-      await server.ctx.knowledge.create(
-        companyId,
-        { kind: 'text', title: a.title, content: a.content, contentType: a.contentType },
-        { actor: 'bench' },
-      )
-    ).chunks);
-  for (const article of readCorpus()) await add(article);
-  const filler = scaleArticles();
-  while (passages < TARGET_PASSAGES) await add(filler.next().value!);
-  return passages;
-}
 
 /**
  * Asks each question in a conversation of its own, one at a time, timing its reply's first envelope and first text.
@@ -84,7 +64,7 @@ async function measure(database: TestDatabase): Promise<number> {
   const server = await startTestServer({ database });
   try {
     const company = (await server.ctx.companies.create('Fernhill Coffee Co.')).id;
-    const passages = await fill(server, company);
+    const passages = await fillCompany(server.ctx.knowledge, company, TARGET_PASSAGES);
     // No ANALYZE here: the service analyses (PostgreSQL) or optimizes (SQLite) the index itself after bulk
     // indexing (packages/server/src/knowledge/knowledge.service.ts afterIndexing).
     const questions = readQuestions(readCorpus());

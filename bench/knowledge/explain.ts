@@ -14,7 +14,8 @@ import { createLogger } from '../../packages/server/src/logging/logger.ts';
 import type { Database } from '../../packages/server/src/storage/schema.ts';
 import { percentile } from '../lib/stats.ts';
 import { readCorpus, readQuestions } from './data.ts';
-import { catalogueQueries, scaleArticles } from './scale.ts';
+import { fillCompany } from './fill.ts';
+import { catalogueQueries } from './scale.ts';
 
 const url =
   process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -34,22 +35,7 @@ let companyId = (await sql<{ id: string }>`select id from companies where name =
   .rows[0]?.id;
 if (!companyId) {
   companyId = (await ctx.companies.create('Explain')).id;
-  let passages = 0;
-  const add = async (a: {
-    title: string;
-    content: string;
-    contentType: 'text/markdown' | 'text/html' | 'text/plain';
-  }) =>
-    (passages += (
-      await ctx.knowledge.create(
-        companyId!,
-        { kind: 'text', title: a.title, content: a.content, contentType: a.contentType },
-        { actor: 'bench' },
-      )
-    ).chunks);
-  for (const a of readCorpus()) await add(a);
-  const filler = scaleArticles();
-  while (passages < TARGET) await add(filler.next().value!);
+  const passages = await fillCompany(ctx.knowledge, companyId, TARGET);
   await ctx.knowledge.maintainIndex();
   console.log(`indexed ${passages} passages in schema ${schema}`);
 }
