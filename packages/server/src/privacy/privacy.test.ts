@@ -205,6 +205,11 @@ for (const { database, redis } of SETUPS) {
         body: JSON.stringify({ score: 2, comment: `slow ${canary}` }),
       });
       assert.ok(csat.status < 300, csat.text);
+      // The agent's answer handed the conversation to a person, whose summary note is written in the background:
+      // counted once it is there (an erasure before it would count one message more than the rows read below).
+      await waitFor('the hand-over summary note', () =>
+        server.ctx.webchat.store.latestNoteOfKind(conversation.id, 'handover_summary'),
+      );
       // Preconditions: the canary is really stored, searchable, in history and in the outbox.
       const db = server.ctx.store.db;
       const messages = await db
