@@ -173,7 +173,8 @@ test('unread replies show on the launcher while the panel is closed, also after 
   );
   assert.equal(posted.status, 201);
   const badge = first.locator('.launcher .badge');
-  await badge.and(first.locator(':visible')).waitFor({ timeout: 15_000 });
+  // The notice that the agent joined and the answer arrive as two publications: the badge counts 1, then 2.
+  await badge.filter({ hasText: /^2$/ }).and(first.locator(':visible')).waitFor({ timeout: 15_000 });
   assert.equal(await badge.textContent(), '2', 'the agent joined (a notice) and answered');
   assert.equal(await first.locator('.launcher').getAttribute('aria-label'), 'Open chat (2 unread)');
   await shot(first, 'identity-4-unread-badge');

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { dropTestSchema, TEST_DATABASES, testPostgresUrl, uniqueSchema } from '@parley/testing/databases';
-import { Migrator } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { openStore } from './database.ts';
-import { migrateToLatest } from './migrate.ts';
+import { isCatalogRace, migrateToLatest } from './migrate.ts';
 import { migrations } from './migrations/index.ts';
 
 for (const database of TEST_DATABASES) {
@@ -48,3 +48,38 @@ for (const database of TEST_DATABASES) {
     });
   });
 }
+
+describe('migrations (postgres): another schema changing while ours is introspected', () => {
+  it('are tried again on what PostgreSQL says of a schema, table or column that vanished, not on other errors', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parley-migrate-'));
+    const schema = uniqueSchema();
+    const store = await openStore({ dataDir, databaseUrl: testPostgresUrl(), schema });
+    const failureOf = (query: Parameters<typeof sql.raw>[0]) =>
+      sql
+        .raw(query)
+        .execute(store.db)
+        .then(
+          () => assert.fail(`${query} should fail`),
+          (error: unknown) => error,
+        );
+    try {
+      await sql.raw('create table other_tenant (id int)').execute(store.db);
+      // What Kysely's introspection meets when another test file drops or alters its schema at that instant.
+      assert.equal(isCatalogRace(await failureOf('create table no_such_schema.t (id int)')), true, 'schema');
+      assert.equal(isCatalogRace(await failureOf('select * from no_such_table')), true, 'table');
+      assert.equal(isCatalogRace(await failureOf('select company_id from other_tenant')), true, 'column');
+      // A mistake of ours is not retried.
+      assert.equal(isCatalogRace(await failureOf('select from where')), false, 'syntax error');
+      assert.equal(
+        isCatalogRace(await failureOf('insert into other_tenant values (1 / 0)')),
+        false,
+        'division',
+      );
+      assert.equal(isCatalogRace(new Error('no code')), false);
+    } finally {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      await dropTestSchema(schema);
+    }
+  });
+});

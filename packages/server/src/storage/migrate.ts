@@ -29,15 +29,19 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     // Kysely's schema check reads privileges of every schema in the database and its table check introspects every
-    // table; one dropped at that instant by another tenant of the database (e.g. a parallel test run) fails them
-    // with 3F000 "schema does not exist" or 42P01 "relation does not exist" naming the other schema's table. That
-    // is transient and unrelated to ours, so try again (a real missing table of ours fails all five attempts).
-    if (!isVanishedSchema(error) || attempt >= 5) throw error;
+    // table and column; one dropped or altered at that instant by another tenant of the database (e.g. a parallel
+    // test run) fails them with 3F000 "schema does not exist", 42P01 "relation does not exist" or 42703 "column does
+    // not exist" naming the other schema's table. That is transient and unrelated to ours, so try again (a real
+    // missing table of ours fails all five attempts).
+    if (!isCatalogRace(error) || attempt >= 5) throw error;
     await new Promise((r) => setTimeout(r, 50 * attempt));
   }
 }
 
-const VANISHED = new Set(['3F000', '42P01']);
+const CATALOG_RACES = new Set(['3F000', '42P01', '42703']);
 
-const isVanishedSchema = (error: unknown): boolean =>
-  typeof error === 'object' && error !== null && VANISHED.has(String((error as { code?: unknown }).code));
+/** An error of introspecting the database while another schema's tables were dropped or altered (see above). */
+export const isCatalogRace = (error: unknown): boolean =>
+  typeof error === 'object' &&
+  error !== null &&
+  CATALOG_RACES.has(String((error as { code?: unknown }).code));
