@@ -5,6 +5,7 @@ import { screenshotFolder, signIn, startPortalBrowser } from '@parley/testing/po
 import { PASSWORD } from '@parley/testing/portal/portal-fixtures';
 import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
 import type { TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import { sitePage, startSite, type TestSite } from '@parley/testing/widget/site';
 import type { Page } from 'playwright-core';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
@@ -43,8 +44,10 @@ function recordTraffic(page: Page, parleyOrigin: string): Traffic {
   return {
     received,
     settled: async () => {
-      // Bounded: each round waits for the reads begun so far; a page left alone starts no new ones for long.
-      for (let round = 0; round < 100 && reading.size > 0; round++) await Promise.all(reading);
+      // Bounded: each round waits for the reads begun so far (a body that never ends, a stream, fails by name);
+      // a page left alone starts no new ones for long.
+      for (let round = 0; round < 100 && reading.size > 0; round++)
+        await waitForSettled(Promise.all(reading), 30_000, 'the bodies of the responses seen so far');
     },
   };
 }
