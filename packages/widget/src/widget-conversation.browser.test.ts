@@ -5,6 +5,7 @@ import { after, before, test } from 'node:test';
 import { startChromium, type TestBrowser } from '@parley/testing/browser';
 import { http } from '@parley/testing/http-client';
 import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import { bearer, fetchPlatformToken } from '@parley/testing/webchat/webchat-fixtures';
 import { sitePage, startSite, type TestSite, widgetCompany } from '@parley/testing/widget/site';
 import type { Page, Request } from 'playwright-core';
@@ -122,9 +123,15 @@ test('a returning visitor with a message waiting: the chat loads at once, and op
       (window as unknown as { Parley: { widget: { chat: { unreadCount: number } } } }).Parley.widget.chat
         .unreadCount === 0,
   );
+  // The widget's count drops at once; the mark reaches the server in a request of its own
+  // (packages/webchat-sdk/src/read-state.ts), and the new page view below reads the server's count.
+  const id = await conversationId();
+  await waitFor(
+    'the server to have the visitor’s read mark',
+    async () => (await server.ctx.webchat.reads.unreadCounts('visitor', [id!])).get(id!) === 0,
+  );
   await page.keyboard.press('Escape');
   await page.locator('.panel').waitFor({ state: 'hidden' });
-  const id = await conversationId();
   for (const content of ['Your parcel left the warehouse.', 'It arrives tomorrow.']) {
     const posted = await http(
       `${server.baseUrl}/platform/v1/conversations/${id}/messages`,

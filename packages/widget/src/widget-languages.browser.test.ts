@@ -110,6 +110,10 @@ test('system notices read in the visitor’s language, and the hand-off shows on
     await notices.first().locator('.body').textContent(),
     'Sie möchten mit einem Menschen sprechen: Gleich meldet sich jemand aus unserem Team.',
   );
+  // The notice comes over the realtime channel; the hand-off row goes once the conversation is read again (the
+  // request's own answer, or the re-read the notice starts: packages/webchat-sdk/src/conversation-state.ts), a
+  // round trip later: waited for, not read at once.
+  await page.locator('.handoff').waitFor({ state: 'hidden', timeout: 20_000 });
   assert.ok(await page.locator('.handoff').isHidden(), 'no second note beside the notice');
   const conversationId = await page.evaluate(
     (key) => localStorage.getItem(key),

@@ -5,6 +5,7 @@ import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
 import { signInClient } from '@parley/testing/portal/portal-fixtures';
 import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
 import type { TestServer } from '@parley/testing/test-server';
+import { waitFor } from '@parley/testing/wait';
 import {
   type ConnectedVisitor,
   connectVisitor,
@@ -126,12 +127,17 @@ describe('portal in a browser: live inbox, routing, notifications, canned respon
       Promise.all(
         [first, second].map(async (c) => (await entry(c.id).locator('.badge.handler').textContent())?.trim()),
       );
-    for (let i = 0; i < 300; i++) {
-      const now = await handlers();
-      if (now.every((h) => h === 'kim' || h === 'ann')) break;
-      await page.waitForTimeout(100);
-    }
-    assert.deepEqual((await handlers()).sort(), ['ann', 'kim'], 'one each');
+    // Each entry's badge changes when its assignment is pushed: waited for until both are assigned (bounded in
+    // time, not in a count of polls that a loaded machine's slow reads would use up).
+    const assigned = await waitFor(
+      'both conversations assigned',
+      async () => {
+        const now = await handlers();
+        return now.every((h) => h === 'kim' || h === 'ann') && now;
+      },
+      30_000,
+    );
+    assert.deepEqual(assigned.sort(), ['ann', 'kim'], 'one each');
     await page.locator('.agents li[data-agent="kim"]', { hasText: 'available' }).waitFor();
     await screenshot(page, 'inbox-round-robin');
     await page.getByRole('button', { name: /Available — click to go away/ }).click();

@@ -5,6 +5,7 @@ import { screenshotFolder, signIn, startPortalBrowser } from '@parley/testing/po
 import { PASSWORD } from '@parley/testing/portal/portal-fixtures';
 import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
 import type { TestServer } from '@parley/testing/test-server';
+import { waitForSettled } from '@parley/testing/wait';
 import { sitePage, startSite, type TestSite } from '@parley/testing/widget/site';
 import type { Page } from 'playwright-core';
 import { expectNoSeriousAxeViolations } from '../testing/axe.ts';
@@ -16,19 +17,39 @@ const REPLY = 'Your refund is on its way.';
 
 /**
  * What the visitor's browser receives, from the moment the widget loads: every WebSocket frame and every response
- * body from Parley's origin (REST reads, history recovery, the realtime fallbacks).
+ * body from Parley's origin (REST reads, history recovery, the realtime fallbacks). A body is read after its
+ * response event, in a round trip of its own to the browser, so it can land after the page has already drawn what it
+ * carried: `settled()` waits for the bodies of every response seen so far, and is what the assertions read after.
  */
-function recordTraffic(page: Page, parleyOrigin: string): string[] {
+interface Traffic {
+  received: string[];
+  settled(): Promise<void>;
+}
+
+function recordTraffic(page: Page, parleyOrigin: string): Traffic {
   const received: string[] = [];
+  const reading = new Set<Promise<void>>();
   page.on('websocket', (ws) => ws.on('framereceived', (frame) => received.push(String(frame.payload))));
   page.on('response', (response) => {
     if (new URL(response.url()).origin !== parleyOrigin) return;
-    void response.text().then(
-      (body) => received.push(body),
+    const read: Promise<void> = response.text().then(
+      (body) => {
+        received.push(body);
+      },
       () => undefined, // A body the page no longer holds (a redirect, a navigation): nothing received to read.
     );
+    reading.add(read);
+    void read.finally(() => reading.delete(read));
   });
-  return received;
+  return {
+    received,
+    settled: async () => {
+      // Bounded: each round waits for the reads begun so far (a body that never ends, a stream, fails by name);
+      // a page left alone starts no new ones for long.
+      for (let round = 0; round < 100 && reading.size > 0; round++)
+        await waitForSettled(Promise.all(reading), 30_000, 'the bodies of the responses seen so far');
+    },
+  };
 }
 
 /**
@@ -46,7 +67,7 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
   let site: TestSite;
   let channelId = '';
   let companyId = '';
-  let received: string[] = [];
+  let traffic: Traffic;
 
   before(async () => {
     site = await startSite();
@@ -83,7 +104,7 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
       viewport: { width: 1000, height: 760 },
       profilePrefix: 'parley-visitor-',
     });
-    received = recordTraffic(visitor.page, new URL(server.baseUrl).origin);
+    traffic = recordTraffic(visitor.page, new URL(server.baseUrl).origin);
     colleague = await startPortalBrowser(server.baseUrl);
     await signIn(colleague.page, 'ann@acme.test', PASSWORD);
   });
@@ -157,6 +178,8 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
     await v.locator('.msg.agent').filter({ hasText: REPLY }).waitFor();
     await shot(v, '2-visitor');
     const shown = (await v.locator('body').innerText()) + (await widgetText(v));
+    await traffic.settled();
+    const { received } = traffic;
     assert.ok(shown.includes(REPLY), 'the reply is on screen');
     assert.ok(!shown.includes(NOTE), 'the note is not on screen');
     assert.ok(!shown.includes('Hand-over summary'), 'nor the hand-over summary');
@@ -179,6 +202,7 @@ describe('portal in a browser: notes never reach the visitor’s widget', () => 
     if (!(await reply.isVisible())) await v.locator('.launcher').click();
     await reply.waitFor();
     const again = await widgetText(v);
+    await traffic.settled();
     assert.ok(!again.includes(NOTE));
     assert.ok(received.some((r) => r.includes(REPLY)));
     assert.deepEqual(
