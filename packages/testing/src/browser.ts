@@ -25,23 +25,7 @@ export interface LaunchOptions {
  * that would phone home switched off, so a browser test never reaches the internet.
  */
 export async function startChromium(options: LaunchOptions): Promise<TestBrowser> {
-  const profile = mkdtempSync(join(tmpdir(), options.profilePrefix ?? 'parley-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: options.viewport,
-    ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
-    ...(options.locale ? { locale: options.locale } : {}),
-  });
+  const { context, profile } = await launchWithFreshProfile(options);
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,
@@ -58,4 +42,41 @@ export async function startChromium(options: LaunchOptions): Promise<TestBrowser
       }
     },
   };
+}
+
+/** Launches a second time at most: on a loaded machine Chromium sometimes exits while it starts, before any test ran. */
+async function launchWithFreshProfile(
+  options: LaunchOptions,
+): Promise<{ context: BrowserContext; profile: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const profile = mkdtempSync(join(tmpdir(), options.profilePrefix ?? 'parley-chromium-'));
+    try {
+      return { context: await launch(profile, options), profile };
+    } catch (error) {
+      rmSync(profile, { recursive: true, force: true });
+      if (attempt >= 2 || !EXITED_WHILE_STARTING.test(String((error as Error).message))) throw error;
+    }
+  }
+}
+
+/** What Playwright says when the browser process ended during its launch (not a wrong path or a bad argument). */
+const EXITED_WHILE_STARTING = /has been closed|Browser closed|Target closed|Timeout .*exceeded/;
+
+function launch(profile: string, options: LaunchOptions): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: options.viewport,
+    ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+    ...(options.locale ? { locale: options.locale } : {}),
+  });
 }
