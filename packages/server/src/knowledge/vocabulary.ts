@@ -90,6 +90,8 @@ export interface LookedUp {
   exact: number[];
   /** The terms that are not common (see the top of this file), for the wide match. */
   rare: QueryTerm[];
+  /** The company's ready sources, counted in the same statement (zero: the company has no knowledge). */
+  sourceCount: number;
 }
 
 /**
@@ -114,7 +116,7 @@ export async function lookUp(
     words.filter(correctable),
   );
   const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * sourceCount);
-  const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [] };
+  const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [], sourceCount };
   for (const word of words) {
     const sources = held.get(word);
     const near = sources === undefined ? nearest(word, candidates.get(word) ?? []) : undefined;
