@@ -257,12 +257,6 @@ for (const database of TEST_DATABASES) {
           searched.push(query);
           return server.ctx.knowledge.search(companyId, query, options);
         },
-        // The service's own: its full-text match is counted when it runs (it runs `search`'s ranking, not `search`).
-        searchIfAny: async (companyId, query, options) => {
-          const passages = await server.ctx.knowledge.searchIfAny(companyId, query, options);
-          if (passages !== undefined) searched.push(query);
-          return passages;
-        },
       };
       const bare = await server.ctx.companies.create('No knowledge yet');
       const employee = await builtin();

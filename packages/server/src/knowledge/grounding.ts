@@ -53,27 +53,7 @@ export async function relevantPassages(
   limit = PASSAGES_FOR_MODEL,
 ): Promise<KnowledgePassage[]> {
   if (isSmallTalk(question)) return [];
-  return relevantOf(knowledge, await knowledge.search(companyId, question, { limit }));
-}
-
-/**
- * `relevantPassages` for a company that may have no knowledge: undefined when it has no ready source, so the caller
- * answers as it would without knowledge. Asked with the search in one go (KnowledgeSearch `searchIfAny`): where the
- * company cache cannot answer, whether the company has sources comes with the search's vocabulary statement instead
- * of a trip to the store of its own before it.
- */
-export async function relevantIfKnown(
-  knowledge: KnowledgeSearch,
-  companyId: string,
-  question: string,
-  limit = PASSAGES_FOR_MODEL,
-): Promise<KnowledgePassage[] | undefined> {
-  if (isSmallTalk(question)) return (await knowledge.hasSources(companyId)) ? [] : undefined;
-  const passages = await knowledge.searchIfAny(companyId, question, { limit });
-  return passages && relevantOf(knowledge, passages);
-}
-
-function relevantOf(knowledge: KnowledgeSearch, passages: KnowledgePassage[]): KnowledgePassage[] {
+  const passages = await knowledge.search(companyId, question, { limit });
   const threshold = knowledge.relevanceThreshold;
   if ((passages[0]?.score ?? -1) < threshold) return [];
   return passages.filter((p) => p.score >= threshold / 2);

@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '@parley/testing/databases';
-import { conversationWith } from '@parley/testing/digital-employees/responder-fixtures';
-import { collect } from '@parley/testing/digital-employees/test-messages';
 import { startTestServer, type TestServer } from '@parley/testing/test-server';
 import { type Kysely, sql } from 'kysely';
-import { SETTINGS_DEFAULTS } from '../digital-employees/digital-employees.settings.ts';
-import { BuiltinResponder } from '../digital-employees/responders/builtin.responder.ts';
 import type { Database } from '../storage/schema.ts';
 import { KnowledgeService } from './knowledge.service.ts';
 
@@ -132,65 +128,6 @@ for (const database of TEST_DATABASES) {
       assert.deepEqual(await asked(), { has: true, statements: 1 });
       await knowledge.delete(company, source.id, ACTOR);
       assert.deepEqual(await asked(), { has: false, statements: 1 });
-    });
-  });
-}
-
-// A builtin reply asks whether the company has knowledge, then searches it (docs/knowledge.md "Cited answers"). Where
-// the company cache cannot answer — off on PostgreSQL without Redis, as here; cold on SQLite — the search's own
-// vocabulary statement counts the ready sources, so the reply makes no trip to the store before its first text
-// beyond the search's (docs/knowledge.md "Measuring it").
-for (const database of TEST_DATABASES) {
-  describe(`a builtin reply's knowledge look-up (${database})`, () => {
-    let server: TestServer;
-    before(async () => {
-      server = await startTestServer({ database });
-    });
-    after(() => server.close());
-
-    it('asks whether the company has knowledge within the search’s statements', async () => {
-      const { knowledge, count } = countedKnowledge(server);
-      const reply = async (companyId: string, text: string) => {
-        const before = count();
-        const chunks = await collect(
-          new BuiltinResponder(employee, knowledge).respond({
-            ...conversationWith(companyId, [], text, new AbortController().signal),
-            digitalEmployee: employee,
-          }),
-        );
-        const said = chunks.filter((c): c is string => typeof c === 'string').join('');
-        return { said, statements: count() - before };
-      };
-      const company = (await server.ctx.companies.create('Look-up')).id;
-      const employee = await server.ctx.digitalEmployees.create({
-        companyId: company,
-        name: 'Helper',
-        responder: 'builtin',
-        connectorId: null,
-        model: null,
-        systemPrompt: null,
-        settings: { word_delay_ms: 0 },
-      });
-      await server.ctx.knowledge.create(
-        company,
-        {
-          kind: 'text',
-          title: 'Warranty',
-          content: '# Warranty\n\nEvery espresso machine carries a two year warranty.',
-        },
-        ACTOR,
-      );
-      const question = 'how long is the warranty on an espresso machine?';
-      const answered = await reply(company, question);
-      assert.match(answered.said, /two year warranty/);
-      const before = count();
-      await knowledge.search(company, question, { limit: 3 });
-      assert.equal(answered.statements, count() - before);
-      // A company without knowledge: one statement (the vocabulary's, which finds no ready source), no full-text
-      // match, and the configured fallback.
-      const bare = (await server.ctx.companies.create('No knowledge')).id;
-      const unanswered = await reply(bare, question);
-      assert.deepEqual(unanswered, { said: SETTINGS_DEFAULTS.fallback, statements: 1 });
     });
   });
 }

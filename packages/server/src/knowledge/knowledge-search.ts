@@ -32,16 +32,6 @@ export interface KnowledgeSearch {
   hasSources(companyId: string): Promise<boolean>;
   /** Best passages first; only the company's `ready` sources; an empty list when nothing matches. */
   search(companyId: string, query: string, options?: { limit?: number }): Promise<KnowledgePassage[]>;
-  /**
-   * `hasSources` and `search` together: undefined when the company has no ready source, else its passages. Where
-   * `hasSources` is not answered from memory (the company cache is off, as on PostgreSQL without Redis, or missed),
-   * the search's vocabulary statement answers it, so a reply makes one trip to the store fewer before its first text.
-   */
-  searchIfAny(
-    companyId: string,
-    query: string,
-    options?: { limit?: number },
-  ): Promise<KnowledgePassage[] | undefined>;
 }
 
 /**
@@ -59,7 +49,5 @@ export function waitingForStore(knowledge: KnowledgeSearch, wait: StoreWait): Kn
     hasSources: (companyId) => untilStoreAnswers(() => knowledge.hasSources(companyId), wait),
     search: (companyId, query, options) =>
       untilStoreAnswers(() => knowledge.search(companyId, query, options), wait),
-    searchIfAny: (companyId, query, options) =>
-      untilStoreAnswers(() => knowledge.searchIfAny(companyId, query, options), wait),
   };
 }

@@ -20,7 +20,7 @@ import type { KnowledgeSourcesTable } from './knowledge.tables.ts';
 import type { KnowledgePassage, KnowledgeSearch } from './knowledge-search.ts';
 import { readPhrases } from './lexicon.ts';
 import { queryTerms, rescore } from './ranking.ts';
-import { addToVocabulary, type LookedUp, lookUp, removeFromVocabulary, vocabularyOf } from './vocabulary.ts';
+import { addToVocabulary, lookUp, removeFromVocabulary, vocabularyOf } from './vocabulary.ts';
 
 export type SourceStatus = 'indexing' | 'ready' | 'failed';
 export type SourceContentType = KnowledgeContentType | 'application/pdf';
@@ -287,39 +287,10 @@ export class KnowledgeService implements KnowledgeSearch {
     query: string,
     options: { limit?: number } = {},
   ): Promise<KnowledgePassage[]> {
+    const limit = Math.max(1, Math.min(SEARCH_LIMIT_MAX, options.limit ?? 5));
     const words = queryTerms(readPhrases(query));
     if (words.length === 0) return [];
-    return this.ranked(companyId, await lookUp(this.db, this.dialect, companyId, words), options);
-  }
-
-  /**
-   * `search` when the company has a ready source, else undefined (KnowledgeSearch `searchIfAny`). The company cache
-   * answers first; when it cannot (off or missed), the vocabulary statement the search needs anyway reads the count
-   * of ready sources (packages/server/src/knowledge/vocabulary.ts `vocabularyRows`), and its answer is what the cache
-   * keeps — the one-row lookup of `readHasSources` would be a second trip through the pool before the same search.
-   */
-  async searchIfAny(
-    companyId: string,
-    query: string,
-    options: { limit?: number } = {},
-  ): Promise<KnowledgePassage[] | undefined> {
-    const words = queryTerms(readPhrases(query));
-    if (words.length === 0) return (await this.hasSources(companyId)) ? [] : undefined;
-    let looked: LookedUp | undefined;
-    const has = await this.cache.get(companyId, READY_SOURCES, async () => {
-      looked = await lookUp(this.db, this.dialect, companyId, words);
-      return looked.sourceCount > 0;
-    });
-    if (has !== true) return undefined;
-    return this.ranked(companyId, looked ?? (await lookUp(this.db, this.dialect, companyId, words)), options);
-  }
-
-  private async ranked(
-    companyId: string,
-    { terms, weights, exact, rare }: LookedUp,
-    options: { limit?: number },
-  ): Promise<KnowledgePassage[]> {
-    const limit = Math.max(1, Math.min(SEARCH_LIMIT_MAX, options.limit ?? 5));
+    const { terms, weights, exact, rare } = await lookUp(this.db, this.dialect, companyId, words);
     // The engine's order decides which candidates are rescored; a wider pool lets coverage lift a passage the
     // engine placed lower (a short passage that holds every word of the question).
     const pool = Math.max(30, limit * 4);

@@ -90,8 +90,6 @@ export interface LookedUp {
   exact: number[];
   /** The terms that are not common (see the top of this file), for the wide match. */
   rare: QueryTerm[];
-  /** The company's ready sources, counted in the same statement (zero: the company has no knowledge). */
-  sourceCount: number;
 }
 
 /**
@@ -116,7 +114,7 @@ export async function lookUp(
     words.filter(correctable),
   );
   const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * sourceCount);
-  const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [], sourceCount };
+  const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [] };
   for (const word of words) {
     const sources = held.get(word);
     const near = sources === undefined ? nearest(word, candidates.get(word) ?? []) : undefined;

@@ -5,7 +5,7 @@ import {
   HANDING_OVER,
   HANDOVER_OFFER,
   isHandoverPostback,
-  relevantIfKnown,
+  relevantPassages,
   sourcesBlock,
 } from '../../knowledge/grounding.ts';
 import type { KnowledgeSearch } from '../../knowledge/knowledge-search.ts';
@@ -40,15 +40,11 @@ export class BuiltinResponder implements Responder {
       yield* this.words(HANDING_OVER, input.signal);
       return;
     }
-    // A company without a ready source is never searched (no full-text match): the company cache says so, or, where
-    // it cannot, the search's first statement (its vocabulary, which counts the ready sources) does, and the search
-    // stops there. With knowledge, two trips to the store before the first text instead of a lookup, then the search's
-    // two (docs/knowledge.md "Measuring it").
-    const found = this.knowledge
-      ? await relevantIfKnown(this.knowledge, input.companyId, text, 3)
-      : undefined;
-    const knowledge = found === undefined ? undefined : this.knowledge;
-    const passages = found ?? [];
+    // A company without a ready source is never searched: one indexed lookup instead of a search (its vocabulary
+    // lookup, a typo lookup for every word its empty vocabulary lacks, a full-text query) on every visitor message.
+    const knowledge =
+      this.knowledge && (await this.knowledge.hasSources(input.companyId)) ? this.knowledge : undefined;
+    const passages = knowledge ? await relevantPassages(knowledge, input.companyId, text, 3) : [];
     const best = passages[0];
     if (best) {
       yield* this.words(answerFrom(best), input.signal);
