@@ -66,6 +66,14 @@ export function readCorpus(dir = join(here, 'corpus')): Article[] {
   });
 }
 
+/**
+ * The help centre's company synonyms (corpus/synonyms.json, README.md "Company synonyms"): the body of a
+ * `PUT /platform/v1/knowledge/synonyms`, checked by the service when the bench gives it to a company.
+ */
+export function readSynonyms(dir = join(here, 'corpus')): unknown {
+  return JSON.parse(readFileSync(join(dir, 'synonyms.json'), 'utf8'));
+}
+
 /** The question set, checked against the corpus: every expected article exists, ids are unique. */
 export function readQuestions(articles: readonly Article[], file = join(here, 'questions.json')): Question[] {
   const { questions } = JSON.parse(readFileSync(file, 'utf8')) as { questions: Question[] };

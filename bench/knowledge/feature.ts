@@ -18,8 +18,12 @@ const postgresUrl = () =>
   process.env.DATABASE_URL ??
   'postgres://postgres@127.0.0.1:5432/test';
 
-export function featurePeer(store: 'sqlite' | 'postgres'): PeerFactory {
-  const name = `feature (${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'})`;
+/**
+ * `synonyms`: a `PUT /platform/v1/knowledge/synonyms` body given to every company the peer creates (README.md
+ * "Company synonyms": corpus/synonyms.json).
+ */
+export function featurePeer(store: 'sqlite' | 'postgres', options: { synonyms?: unknown } = {}): PeerFactory {
+  const name = `feature (${store === 'sqlite' ? 'SQLite' : 'PostgreSQL'})${options.synonyms ? ' + synonyms' : ''}`;
   return {
     name,
     async start(): Promise<KnowledgePeer> {
@@ -34,6 +38,7 @@ export function featurePeer(store: 'sqlite' | 'postgres'): PeerFactory {
         let id = companies.get(key);
         if (!id) {
           id = (await ctx.companies.create(`Bench ${key}`)).id;
+          if (options.synonyms) await ctx.knowledge.setSynonyms(id, options.synonyms, { actor: 'bench' });
           companies.set(key, id);
         }
         return id;

@@ -15,7 +15,14 @@
 // Flags: --misses lists the in-scope questions each peer did not find at 3. BENCH_KNOWLEDGE_PASSAGES (10000) and
 // BENCH_KNOWLEDGE_ROUNDS (3, timed passes over the queries) change the sizes.
 import { createBaselinePeer } from './baseline.ts';
-import { type Article, IN_SCOPE_STYLES, type Question, readCorpus, readQuestions } from './data.ts';
+import {
+  type Article,
+  IN_SCOPE_STYLES,
+  type Question,
+  readCorpus,
+  readQuestions,
+  readSynonyms,
+} from './data.ts';
 import { askAll, fillTo, type Indexed, indexArticles, type SourceMap, timeSearches } from './evaluate.ts';
 import { featurePeer } from './feature.ts';
 import {
@@ -55,7 +62,14 @@ const CATALOGUE_QUERIES = catalogueQueries(200);
  * The feature's peers are built in feature.ts over Parley's own KnowledgeService (nothing is ranked here).
  */
 async function featurePeers(): Promise<PeerFactory[]> {
-  return [featurePeer('sqlite'), featurePeer('postgres')];
+  // Each store without and with the help centre's company synonyms (README.md "Company synonyms"), side by side.
+  const synonyms = readSynonyms();
+  return [
+    featurePeer('sqlite'),
+    featurePeer('sqlite', { synonyms }),
+    featurePeer('postgres'),
+    featurePeer('postgres', { synonyms }),
+  ];
 }
 // ─────────────────────────────────────────────────────────────────────────────────────────────────────────────────
 

@@ -3,7 +3,7 @@
 // the questions (metrics.ts `halfOf`) and checking the `test` half; README.md beside this file.
 //
 //   node --import tsx bench/knowledge/recall.ts [--misses] [--sqlite|--postgres]
-import { readCorpus, readQuestions } from './data.ts';
+import { readCorpus, readQuestions, readSynonyms } from './data.ts';
 import { askAll, indexArticles, type SourceMap } from './evaluate.ts';
 import { featurePeer } from './feature.ts';
 import {
@@ -22,8 +22,10 @@ const stores = (['sqlite', 'postgres'] as const).filter(
 const articles = readCorpus();
 const questions = readQuestions(articles);
 const f = (x: number) => x.toFixed(3);
-for (const store of stores) {
-  const peer = await featurePeer(store).start();
+// Each store without and with the company's synonyms (README.md "Company synonyms"), in the same sitting.
+const synonyms = readSynonyms();
+for (const [store, withSynonyms] of stores.flatMap((s) => [[s, false] as const, [s, true] as const])) {
+  const peer = await featurePeer(store, withSynonyms ? { synonyms } : {}).start();
   try {
     const sources: SourceMap = new Map();
     await indexArticles(peer, 'fernhill', articles, sources);

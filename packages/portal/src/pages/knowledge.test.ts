@@ -57,4 +57,32 @@ describe('portal in a browser: knowledge page', () => {
     await page.getByText('No knowledge yet.').waitFor();
     assert.deepEqual(await server.ctx.knowledge.search(companyId, 'shop opens eight'), []);
   });
+
+  it('edits the company synonyms, one group a line, and search uses them', async () => {
+    const { page } = browser;
+    await server.ctx.knowledge.create(
+      companyId,
+      {
+        kind: 'text',
+        title: 'Legal',
+        content: '# Legal\n\nListed with the Chamber of Commerce under 12345678.',
+      },
+      { actor: 'test' },
+    );
+    assert.deepEqual(await server.ctx.knowledge.search(companyId, 'kvk'), []);
+    const field = page.getByLabel('Synonyms (one group a line, terms separated by commas)');
+    await field.fill('kvk, chamber of commerce\ncash on delivery, pay on arrival');
+    await page.getByRole('button', { name: 'Save synonyms' }).click();
+    await page.getByText('Synonyms saved: 2 groups.').waitFor();
+    assert.deepEqual((await server.ctx.knowledge.synonyms(companyId)).synonyms, [
+      { terms: ['kvk', 'chamber of commerce'] },
+      { terms: ['cash on delivery', 'pay on arrival'] },
+    ]);
+    assert.equal((await server.ctx.knowledge.search(companyId, 'kvk'))[0]?.title, 'Legal');
+
+    await field.fill('kvk');
+    await page.getByRole('button', { name: 'Save synonyms' }).click();
+    await page.getByText(/must be an array of 2 to 10 terms/).waitFor();
+    assert.equal((await server.ctx.knowledge.synonyms(companyId)).synonyms.length, 2, 'unchanged');
+  });
 });

@@ -9,6 +9,12 @@ import { createForm } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
 
+/** The company's synonyms as `GET`/`PUT /portal/api/knowledge/synonyms` answer them. */
+interface SynonymsAnswer {
+  synonyms: Array<{ terms: string[] }>;
+  updated_at: string | null;
+}
+
 /** Only http(s) links are rendered as links (a source's URL is shown to visitors the same way). */
 const webUrl = (url: string | null | undefined) => (url && /^https?:\/\//i.test(url) ? url : null);
 
@@ -196,6 +202,39 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
     },
   });
 
+  // The company's synonyms (docs/knowledge.md "Company synonyms"): one group a line, its terms separated by commas.
+  const synonymsForm = createForm({
+    submitLabel: 'Save synonyms',
+    codeFields: { invalid_knowledge_synonyms: 'synonyms' },
+    fields: [
+      {
+        name: 'synonyms',
+        label: 'Synonyms (one group a line, terms separated by commas)',
+        type: 'textarea',
+        placeholder: 'cash on delivery, pay on arrival',
+      },
+    ],
+    onSubmit: async (values) => {
+      const groups = String(values.synonyms ?? '')
+        .split('\n')
+        .map((line) =>
+          line
+            .split(',')
+            .map((t) => t.trim())
+            .filter((t) => t !== ''),
+        )
+        .filter((terms) => terms.length > 0)
+        .map((terms) => ({ terms }));
+      const saved = await api<SynonymsAnswer>('PUT', '/knowledge/synonyms', { synonyms: groups });
+      showSynonyms(saved);
+      say('success', `Synonyms saved: ${saved.synonyms.length} groups.`);
+    },
+  });
+  const showSynonyms = (answer: SynonymsAnswer) => {
+    const field = synonymsForm.el.querySelector<HTMLTextAreaElement>('[name="synonyms"]');
+    if (field) field.value = answer.synonyms.map((g) => g.terms.join(', ')).join('\n');
+  };
+
   main.append(
     ...pageIntro(
       'Knowledge',
@@ -206,6 +245,17 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
     detailSlot,
     titledSection('knowledge-add', 'Add or edit a source', form.el),
     titledSection('knowledge-search', 'Search', searchForm.el, resultsSlot),
+    titledSection(
+      'knowledge-synonyms',
+      'Synonyms',
+      h(
+        'p',
+        {},
+        'Words or phrases your customers and your articles use for the same thing. A question holding one term of a group is also searched by the others.',
+      ),
+      synonymsForm.el,
+    ),
   );
   await reload();
+  showSynonyms(await api<SynonymsAnswer>('GET', '/knowledge/synonyms'));
 }

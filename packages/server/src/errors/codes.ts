@@ -136,6 +136,7 @@ export const ERROR_CODES = [
   'invalid_knowledge_source',
   'knowledge_source_too_large',
   'knowledge_type_not_supported',
+  'invalid_knowledge_synonyms',
   // Portal and users.
   'not_signed_in',
   'invalid_credentials',

@@ -82,6 +82,24 @@ for (const database of TEST_DATABASES) {
       assert.deepEqual(titles.slice(0, 2).sort(), ['Invoices', 'Warranty']);
       assert.equal(statements, database === 'postgres' ? 2 : 3);
     });
+
+    it("reads the company's synonyms in the vocabulary statement: they cost a search no statement", async () => {
+      const plain = await counted('descale');
+      await server.ctx.knowledge.setSynonyms(
+        company,
+        { synonyms: [{ terms: ['decalcify', 'citric acid'] }] },
+        ACTOR,
+      );
+      try {
+        const expanded = await counted('decalcify');
+        assert.deepEqual(expanded.titles, ['Descaling'], 'found through the company synonym');
+        assert.equal(expanded.statements, plain.statements);
+        const both = await counted('warranty on an invoice');
+        assert.equal(both.statements, database === 'postgres' ? 2 : 3);
+      } finally {
+        await server.ctx.knowledge.setSynonyms(company, { synonyms: [] }, ACTOR);
+      }
+    });
   });
 }
 

@@ -149,5 +149,73 @@ for (const database of TEST_DATABASES) {
       ]);
       assert.equal(missing.json.error.code, 'knowledge_source_not_found');
     });
+
+    it('sets, prints and removes company synonyms; the next search uses them', async () => {
+      await server.ctx.knowledge.create(
+        companyId,
+        {
+          kind: 'text',
+          title: 'Legal',
+          content: '# Legal\n\nListed with the Chamber of Commerce under 12345678.',
+        },
+        { actor: 'test' },
+      );
+      const search = async () =>
+        (
+          await runParleyInProcess(server, [
+            'knowledge',
+            'search',
+            '--company',
+            companyId,
+            '--query',
+            'kvk',
+            '--json',
+          ])
+        ).json.results.map((r: { title: string }) => r.title);
+      assert.deepEqual(await search(), []);
+      const file = join(server.dataDir, 'synonyms.json');
+      writeFileSync(file, JSON.stringify({ synonyms: [{ terms: ['kvk', 'chamber of commerce'] }] }));
+      const set = await runParleyInProcess(server, [
+        'knowledge',
+        'synonyms',
+        'set',
+        '--company',
+        companyId,
+        '--file',
+        file,
+        '--json',
+      ]);
+      assert.equal(set.code, 0, set.stderr);
+      assert.deepEqual(set.json.synonyms, [{ terms: ['kvk', 'chamber of commerce'] }]);
+      assert.deepEqual(await search(), ['Legal']);
+      const shown = await runParleyInProcess(server, ['knowledge', 'synonyms', '--company', companyId]);
+      assert.equal(shown.stdout.trim(), 'kvk = chamber of commerce');
+
+      writeFileSync(file, JSON.stringify({ synonyms: [{ terms: ['kvk'] }] }));
+      const refused = await runParleyInProcess(server, [
+        'knowledge',
+        'synonyms',
+        'set',
+        '--company',
+        companyId,
+        '--file',
+        file,
+        '--json',
+      ]);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr + refused.stdout, /invalid_knowledge_synonyms/);
+
+      writeFileSync(file, JSON.stringify({ synonyms: [] }));
+      await runParleyInProcess(server, [
+        'knowledge',
+        'synonyms',
+        'set',
+        '--company',
+        companyId,
+        '--file',
+        file,
+      ]);
+      assert.deepEqual(await search(), []);
+    });
   });
 }

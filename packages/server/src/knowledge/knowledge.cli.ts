@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { type Command, requireString } from '../cli-kit/command.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
-import { InvalidKnowledgeSourceError } from './knowledge.errors.ts';
+import { InvalidKnowledgeSourceError, InvalidKnowledgeSynonymsError } from './knowledge.errors.ts';
 import type { KnowledgeService, KnowledgeSource, SourceInput } from './knowledge.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
@@ -119,4 +119,49 @@ const remove: Command<{ id: string; deleted: true }, KnowledgeCommandDeps> = {
   format: (r) => `deleted knowledge source ${r.id}`,
 };
 
-export const knowledgeCommands = [add, list, search, remove];
+interface SynonymsView {
+  synonyms: Array<{ terms: string[] }>;
+  updated_at: string | null;
+}
+
+const formatSynonyms = (r: SynonymsView) =>
+  r.synonyms.map((g) => g.terms.join(' = ')).join('\n') || '(no company synonyms)';
+
+const synonyms: Command<SynonymsView, KnowledgeCommandDeps> = {
+  name: 'knowledge synonyms',
+  summary: 'print a company\'s knowledge synonyms (docs/knowledge.md "Company synonyms"), one group a line',
+  options: { company: { description: 'company id', required: true } },
+  async run(options, ctx) {
+    const companyId = requireString(options, 'company');
+    await ctx.companies.get(companyId);
+    const { synonymsView } = await import('./knowledge.schemas.ts');
+    return synonymsView(await ctx.knowledge.synonyms(companyId));
+  },
+  format: formatSynonyms,
+};
+
+const setSynonyms: Command<SynonymsView, KnowledgeCommandDeps> = {
+  name: 'knowledge synonyms set',
+  summary:
+    'replace a company\'s knowledge synonyms with a JSON file {"synonyms":[{"terms":[…]}]} (the body of PUT ' +
+    '/platform/v1/knowledge/synonyms; [] removes them); prints the list',
+  options: {
+    company: { description: 'company id', required: true },
+    file: { description: 'JSON file {"synonyms":[{"terms":["…","…"]}]}', required: true },
+  },
+  async run(options, ctx) {
+    const companyId = requireString(options, 'company');
+    await ctx.companies.get(companyId);
+    let body: unknown;
+    try {
+      body = JSON.parse(await readFile(requireString(options, 'file'), 'utf8'));
+    } catch {
+      throw new InvalidKnowledgeSynonymsError('--file', 'must be a readable JSON file');
+    }
+    const { synonymsView } = await import('./knowledge.schemas.ts');
+    return synonymsView(await ctx.knowledge.setSynonyms(companyId, body, CLI_ACTOR));
+  },
+  format: formatSynonyms,
+};
+
+export const knowledgeCommands = [add, list, search, remove, synonyms, setSynonyms];

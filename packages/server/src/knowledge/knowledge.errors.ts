@@ -32,3 +32,10 @@ export class KnowledgeTypeNotSupportedError extends AppError {
     );
   }
 }
+
+/** A company synonym list that breaks a rule of packages/server/src/knowledge/synonyms.ts; `field` names the place. */
+export class InvalidKnowledgeSynonymsError extends BadRequestError {
+  constructor(field: string, message: string) {
+    super('invalid_knowledge_synonyms', `${field} ${message}.`, { errors: [{ field, message }] });
+  }
+}

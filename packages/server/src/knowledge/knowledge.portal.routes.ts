@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/types.ts';
 import { actorOf, companyOf } from '../users/portal-session.ts';
-import { searchResultView, sourceInputOf, sourceView } from './knowledge.schemas.ts';
+import { searchResultView, sourceInputOf, sourceView, synonymsView } from './knowledge.schemas.ts';
 import type { KnowledgeActor, KnowledgeService } from './knowledge.service.ts';
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
@@ -16,13 +16,14 @@ const actor = (request: FastifyRequest): KnowledgeActor => ({ actor: actorOf(req
 
 /**
  * Settings → Knowledge (docs/knowledge.md), over the same service as `/platform/v1/knowledge` and the CLI: sources as
- * JSON text or a page to fetch (the bodies of the platform route), their passages as indexed, and search.
+ * JSON text or a page to fetch (the bodies of the platform route), their passages as indexed, search, and the
+ * company's synonyms.
  */
 /** What the Knowledge page uses: the sources' lifecycle and search, and the size bound its bodies are checked against. */
 export interface KnowledgePortalDeps {
   knowledge: Pick<
     KnowledgeService,
-    'list' | 'create' | 'update' | 'delete' | 'chunks' | 'search' | 'settings'
+    'list' | 'create' | 'update' | 'delete' | 'chunks' | 'search' | 'settings' | 'synonyms' | 'setSynonyms'
   >;
 }
 
@@ -63,6 +64,15 @@ export function registerKnowledgePortalRoutes(app: App, { knowledge }: Knowledge
     async (request): Promise<KnowledgeChunkList> => ({
       chunks: await knowledge.chunks(companyOf(request), request.params.id),
     }),
+  );
+
+  // The company's synonyms (docs/knowledge.md "Company synonyms"): the bodies of /platform/v1/knowledge/synonyms.
+  app.get('/knowledge/synonyms', async (request) =>
+    synonymsView(await knowledge.synonyms(companyOf(request))),
+  );
+
+  app.put('/knowledge/synonyms', async (request) =>
+    synonymsView(await knowledge.setSynonyms(companyOf(request), request.body, actor(request))),
   );
 
   app.get(

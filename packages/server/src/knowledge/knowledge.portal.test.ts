@@ -70,5 +70,22 @@ for (const database of TEST_DATABASES) {
       assert.equal(huge.status, 413, huge.text);
       assert.equal((await acme.get('/knowledge/sources')).body.sources.length, 1);
     });
+
+    it("reads and replaces the admin's company synonyms only; agents are refused", async () => {
+      const group = { terms: ['kvk', 'chamber of commerce'] };
+      const saved = await acme.put('/knowledge/synonyms', { synonyms: [group] });
+      assert.equal(saved.status, 200, saved.text);
+      assert.deepEqual((await acme.get('/knowledge/synonyms')).body.synonyms, [group]);
+      assert.deepEqual((await globex.get('/knowledge/synonyms')).body, { synonyms: [], updated_at: null });
+      const invalid = await acme.put('/knowledge/synonyms', { synonyms: [{ terms: ['kvk'] }] });
+      assert.equal(invalid.status, 400, invalid.text);
+      assert.equal(invalid.body.code, 'invalid_knowledge_synonyms');
+      assert.equal((await agent.get('/knowledge/synonyms')).status, 403);
+      assert.equal((await agent.put('/knowledge/synonyms', { synonyms: [] })).status, 403);
+      const events = await server.ctx.audit.list({ companyId: acmeId, subject: acmeId });
+      assert.ok(
+        events.some((e) => e.type === 'knowledge.synonyms_updated' && /^user:/.test(String(e.actor))),
+      );
+    });
   });
 }

@@ -12,9 +12,12 @@ import {
   SourceIdParams,
   SourceList,
   SourceView,
+  SynonymsBody,
+  SynonymsView,
   searchResultView,
   sourceInputOf,
   sourceView,
+  synonymsView,
 } from './knowledge.schemas.ts';
 import type { KnowledgeActor, KnowledgeService, SourceInput } from './knowledge.service.ts';
 
@@ -99,6 +102,45 @@ export async function registerKnowledgeRoutes(app: App, knowledge: KnowledgeServ
       });
       return { results: passages.map(searchResultView) };
     },
+  );
+
+  app.get(
+    '/platform/v1/knowledge/synonyms',
+    {
+      config: { requiredScope: 'knowledge:read' },
+      schema: {
+        tags: ['knowledge'],
+        summary: "Read the company's knowledge synonyms",
+        security: [{ bearer: [] }],
+        response: { 200: SynonymsView, ...bearerErrorResponses },
+      },
+    },
+    async (request) => synonymsView(await knowledge.synonyms(principalOf(request).companyId)),
+  );
+
+  app.put(
+    '/platform/v1/knowledge/synonyms',
+    {
+      // The body is checked by `validSynonyms` (400 `invalid_knowledge_synonyms` naming the field); the schema
+      // documents it.
+      validatorCompiler: () => () => true,
+      config: { requiredScope: 'knowledge:write' },
+      schema: {
+        tags: ['knowledge'],
+        summary: "Replace the company's knowledge synonyms",
+        description:
+          'Groups of words or phrases of equal meaning in this company (docs/knowledge.md "Company synonyms"): a ' +
+          'question holding one term of a group is also searched by the others, from the next search on, without ' +
+          're-indexing. The list is replaced as a whole; `{"synonyms":[]}` removes it.',
+        security: [{ bearer: [] }],
+        body: SynonymsBody,
+        response: { 200: SynonymsView, ...bearerErrorResponses },
+      },
+    },
+    async (request) =>
+      synonymsView(
+        await knowledge.setSynonyms(principalOf(request).companyId, request.body, actorOf(request)),
+      ),
   );
 
   // POST and PUT take JSON or multipart/form-data; their own scope registers the multipart parser.

@@ -9,6 +9,14 @@ import {
   URL_MAX,
 } from './knowledge.service.ts';
 import type { KnowledgePassage } from './knowledge-search.ts';
+import {
+  SYNONYM_GROUPS_MAX,
+  SYNONYM_TERM_MAX_LENGTH,
+  SYNONYM_TERM_MAX_WORDS,
+  SYNONYM_TERMS_MAX,
+  SYNONYM_TERMS_MIN,
+  type SynonymGroup,
+} from './synonyms.ts';
 
 export const SourceIdParams = Type.Object({
   id: Type.String({ maxLength: 100, description: 'Source id (UUID)' }),
@@ -130,4 +138,43 @@ export const searchResultView = (p: KnowledgePassage): KnowledgeSearchResultView
   ...(p.url ? { url: p.url } : {}),
   snippet: p.snippet,
   score: p.score,
+});
+
+/** The company's synonyms (docs/knowledge.md "Company synonyms"); validated by `validSynonyms` (synonyms.ts). */
+export const SynonymsBody = Type.Object(
+  {
+    synonyms: Type.Array(
+      Type.Object(
+        {
+          terms: Type.Array(
+            Type.String({
+              minLength: 1,
+              maxLength: SYNONYM_TERM_MAX_LENGTH,
+              description: 'A word or phrase',
+            }),
+            {
+              minItems: SYNONYM_TERMS_MIN,
+              maxItems: SYNONYM_TERMS_MAX,
+              description: `Words or phrases of equal meaning (each at most ${SYNONYM_TERM_MAX_WORDS} words); each finds the others`,
+            },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: SYNONYM_GROUPS_MAX },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SynonymsView = Type.Object({
+  synonyms: SynonymsBody.properties.synonyms,
+  updated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the list last changed; null when the company has none',
+  }),
+});
+
+export const synonymsView = (s: { synonyms: SynonymGroup[]; updatedAt: string | null }) => ({
+  synonyms: s.synonyms,
+  updated_at: s.updatedAt,
 });

@@ -20,6 +20,7 @@ import type { KnowledgeSourcesTable } from './knowledge.tables.ts';
 import type { KnowledgePassage, KnowledgeSearch } from './knowledge-search.ts';
 import { readPhrases } from './lexicon.ts';
 import { queryTerms, rescore } from './ranking.ts';
+import { type SynonymGroup, validSynonyms } from './synonyms.ts';
 import { addToVocabulary, lookUp, removeFromVocabulary, vocabularyOf } from './vocabulary.ts';
 
 export type SourceStatus = 'indexing' | 'ready' | 'failed';
@@ -281,6 +282,52 @@ export class KnowledgeService implements KnowledgeSearch {
       .execute();
   }
 
+  /** The company's own synonyms (synonyms.ts): its groups, and when they last changed (null: never set). */
+  async synonyms(companyId: string): Promise<{ synonyms: SynonymGroup[]; updatedAt: string | null }> {
+    const row = await this.db
+      .selectFrom('knowledge_synonyms')
+      .select(['synonyms', 'updated_at'])
+      .where('company_id', '=', companyId)
+      .executeTakeFirst();
+    return row
+      ? { synonyms: JSON.parse(row.synonyms) as SynonymGroup[], updatedAt: row.updated_at }
+      : { synonyms: [], updatedAt: null };
+  }
+
+  /**
+   * Replaces the company's synonyms as a whole (an empty list removes them), audited in the same transaction. The
+   * next search of the company reads the new list (it is read with the vocabulary, vocabulary.ts): nothing is
+   * re-indexed and nothing cached needs dropping.
+   */
+  async setSynonyms(
+    companyId: string,
+    body: unknown,
+    actor: KnowledgeActor,
+  ): Promise<{ synonyms: SynonymGroup[]; updatedAt: string | null }> {
+    const groups = validSynonyms(body);
+    const at = now();
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('knowledge_synonyms').where('company_id', '=', companyId).execute();
+      if (groups.length > 0)
+        await trx
+          .insertInto('knowledge_synonyms')
+          .values({ company_id: companyId, synonyms: JSON.stringify(groups), updated_at: at })
+          .execute();
+      await this.audit.record(
+        {
+          type: 'knowledge.synonyms_updated',
+          companyId,
+          actor: actor.actor,
+          subject: companyId,
+          ip: actor.ip ?? null,
+          details: { groups: groups.length },
+        },
+        trx,
+      );
+    });
+    return { synonyms: groups, updatedAt: groups.length > 0 ? at : null };
+  }
+
   /** Best passages first (ranking.ts); only the company's `ready` sources. */
   async search(
     companyId: string,
@@ -288,9 +335,10 @@ export class KnowledgeService implements KnowledgeSearch {
     options: { limit?: number } = {},
   ): Promise<KnowledgePassage[]> {
     const limit = Math.max(1, Math.min(SEARCH_LIMIT_MAX, options.limit ?? 5));
-    const words = queryTerms(readPhrases(query));
+    const text = readPhrases(query);
+    const words = queryTerms(text);
     if (words.length === 0) return [];
-    const { terms, weights, exact, rare } = await lookUp(this.db, this.dialect, companyId, words);
+    const { terms, weights, exact, rare } = await lookUp(this.db, this.dialect, companyId, words, text);
     // The engine's order decides which candidates are rescored; a wider pool lets coverage lift a passage the
     // engine placed lower (a short passage that holds every word of the question).
     const pool = Math.max(30, limit * 4);

@@ -38,10 +38,19 @@ export interface KnowledgeTermsTable {
   sources: number;
 }
 
+/** A company's own synonyms (packages/server/src/knowledge/synonyms.ts): its whole list, one row per company. */
+export interface KnowledgeSynonymsTable {
+  company_id: string;
+  /** JSON `[{"terms":["…","…"]}, …]` as validated by `validSynonyms`. */
+  synonyms: string;
+  updated_at: string;
+}
+
 export interface KnowledgeTables {
   knowledge_sources: KnowledgeSourcesTable;
   knowledge_chunks: KnowledgeChunksTable;
   knowledge_terms: KnowledgeTermsTable;
+  knowledge_synonyms: KnowledgeSynonymsTable;
 }
 
 // This capability's tables join the one database type (storage/schema.ts) from here, so the store knows no feature.

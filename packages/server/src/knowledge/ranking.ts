@@ -173,16 +173,36 @@ function passageWords(title: string, body: string, foldWord: Folder = fold): Pas
 
 /**
  * How much of a term the words hold: 1 for the word itself or its correction (its first `exact` spellings), the
- * synonym credit for one of its built-in synonyms only (packages/server/src/knowledge/lexicon.ts), 0 for none.
+ * synonym credit for one of its built-in synonyms (packages/server/src/knowledge/lexicon.ts) or company synonyms
+ * (packages/server/src/knowledge/synonyms.ts) only, 0 for none.
  */
-function held(words: ReadonlySet<string>, term: QueryTerm, exact: number): number {
+function held(
+  words: ReadonlySet<string>,
+  term: QueryTerm,
+  exact: number,
+  sequence: readonly string[],
+): number {
   let credit = 0;
   for (let i = 0; i < term.length; i++) {
-    if (!words.has(term[i]!)) continue;
+    const spelling = term[i]!;
+    if (!(spelling.includes(' ') ? holdsPhrase(words, sequence, spelling) : words.has(spelling))) continue;
     if (i < exact) return 1;
     credit = SYNONYM_CREDIT;
   }
   return credit;
+}
+
+/**
+ * A phrase spelling (a company synonym of several words, its content words folded and joined by spaces) is held where
+ * the words hold each of its words and the passage's content words hold them side by side, in order (stop words
+ * skipped on both sides, as in the proximity part).
+ */
+function holdsPhrase(words: ReadonlySet<string>, sequence: readonly string[], phrase: string): boolean {
+  const parts = phrase.split(' ');
+  if (!parts.every((p) => words.has(p))) return false;
+  for (let j = 0; j + parts.length <= sequence.length; j++)
+    if (parts.every((p, k) => sequence[j + k] === p)) return true;
+  return false;
 }
 
 /**
@@ -206,8 +226,18 @@ export function coverage(terms: readonly QueryTerm[], title: string, body: strin
 
 /** Each term's spellings folded, as passages' words are (the order kept: it tells exact spellings from synonyms). */
 function foldTerms(terms: readonly QueryTerm[]): QueryTerm[] {
-  return terms.map((term) => term.map(fold));
+  return terms.map((term) => term.map(foldSpelling));
 }
+
+/** A word folded; a phrase (words joined by spaces) as its content words folded, joined the same way. */
+const foldSpelling = (spelling: string) =>
+  spelling.includes(' ')
+    ? spelling
+        .split(' ')
+        .filter((w) => !isStopWord(w))
+        .map(fold)
+        .join(' ')
+    : fold(spelling);
 
 /**
  * Shares of `terms` (folded) found in the title or text (`any`), in the text alone (`body`) and in the source's title
@@ -226,13 +256,13 @@ function coverages(
   terms.forEach((term, i) => {
     const weight = scoring.weights?.[i] ?? 1;
     const exact = scoring.exact?.[i] ?? term.length;
-    const inBody = held(words.body, term, exact);
-    const inAny = Math.max(inBody, held(words.title, term, exact));
+    const inBody = held(words.body, term, exact, words.sequence);
+    const inAny = Math.max(inBody, held(words.title, term, exact, words.sequence));
     found.push(inAny > 0);
     all += weight;
     body += weight * inBody;
     any += weight * inAny;
-    source += weight * held(words.source, term, exact);
+    source += weight * held(words.source, term, exact, words.sequence);
   });
   if (all === 0) return { any: 0, body: 0, source: 0, pairs: 0 };
   let pairs = 0;
@@ -309,8 +339,8 @@ export function rescore<C extends Candidate>(
 export type Combine = 'all' | 'any';
 
 /**
- * SQLite FTS5 MATCH expression: every spelling as a quoted string (no operator can be injected), a term's spellings
- * joined by OR, terms by AND or OR.
+ * SQLite FTS5 MATCH expression: every spelling as a quoted string (no operator can be injected; a string of several
+ * words is a phrase, FTS5 "Phrases"), a term's spellings joined by OR, terms by AND or OR.
  */
 export function fts5Query(terms: readonly QueryTerm[], combine: Combine): string {
   const quoted = (w: string) => `"${w.replace(/"/g, '""')}"`;
@@ -320,6 +350,9 @@ export function fts5Query(terms: readonly QueryTerm[], combine: Combine): string
 
 /** PostgreSQL to_tsquery text: words are letters and digits only (wordsOf), so `|` and `&` are the only operators. */
 export function tsQuery(terms: readonly QueryTerm[], combine: Combine): string {
-  const term = (t: QueryTerm) => (t.length === 1 ? t[0]! : `(${t.join(' | ')})`);
+  // A phrase (a company synonym of several words) is its words in sequence, `<->`; to_tsquery drops the stop words
+  // of the `english` configuration and widens the distance for them (PostgreSQL "Parsing Queries").
+  const spelling = (w: string) => (w.includes(' ') ? `(${w.split(' ').join(' <-> ')})` : w);
+  const term = (t: QueryTerm) => (t.length === 1 ? spelling(t[0]!) : `(${t.map(spelling).join(' | ')})`);
   return terms.map(term).join(combine === 'all' ? ' & ' : ' | ');
 }

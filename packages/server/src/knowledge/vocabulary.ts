@@ -3,6 +3,7 @@ import type { Dialect } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import { builtInSynonyms } from './lexicon.ts';
 import { fold, isStopWord, type QueryTerm, wordsOf } from './ranking.ts';
+import { type AskedItem, askedItems } from './synonyms.ts';
 
 /**
  * Each company's vocabulary, `knowledge_terms`: every word of its passages with the number of its sources that hold
@@ -103,10 +104,11 @@ export async function lookUp(
   dialect: Dialect,
   companyId: string,
   words: readonly string[],
+  text?: string,
 ): Promise<LookedUp> {
   const synonyms = new Map(words.map((w) => [w, builtInSynonyms(w)]));
   const asked = [...new Set([...words, ...[...synonyms.values()].flat()])];
-  const { held, candidates, sourceCount } = await vocabularyRows(
+  const { held, candidates, sourceCount, companySynonyms } = await vocabularyRows(
     db,
     dialect,
     companyId,
@@ -114,19 +116,42 @@ export async function lookUp(
     words.filter(correctable),
   );
   const common = Math.max(COMMON_MIN_SOURCES, COMMON_SHARE * sourceCount);
+  const weightOf = (frequency: number) =>
+    Math.sqrt(Math.log(1 + (sourceCount + 1) / (Math.max(1, frequency) + 1)));
   const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [] };
-  for (const word of words) {
+  // Without company synonyms the items are the words themselves (askedItems gives queryTerms' words then).
+  const items: AskedItem[] =
+    companySynonyms !== null && text !== undefined
+      ? askedItems(text, companySynonyms)
+      : words.map((word) => ({ word, mates: [] }));
+  for (const { word, mates, span } of items) {
+    if (span) {
+      // A company phrase: searched as a phrase by its own words and its group's other terms, never corrected; as
+      // rare as the rarest of the question's words it stands for (no passage holds the phrase more often).
+      const term = [word, ...mates];
+      const frequency = Math.min(...span.map((w) => held.get(w) ?? 0));
+      looked.terms.push(term);
+      looked.exact.push(1);
+      looked.weights.push(weightOf(frequency));
+      if (frequency <= common) looked.rare.push(term);
+      continue;
+    }
     const sources = held.get(word);
-    const near = sources === undefined ? nearest(word, candidates.get(word) ?? []) : undefined;
+    // A word of the company's own synonyms is the company's word: it is not taken for a typo of another.
+    const near =
+      sources === undefined && mates.length === 0 ? nearest(word, candidates.get(word) ?? []) : undefined;
     const correction = near?.term;
     if (near) held.set(near.term, near.sources);
-    const alike = [...(synonyms.get(word) ?? []), ...(correction ? builtInSynonyms(correction) : [])];
+    const alike = [
+      ...mates,
+      ...(synonyms.get(word) ?? builtInSynonyms(word)),
+      ...(correction ? builtInSynonyms(correction) : []),
+    ];
     const own = correction ? [word, correction] : [word];
     const term = [...new Set([...own, ...alike])];
     looked.terms.push(term);
     looked.exact.push(own.length);
-    const frequency = Math.max(1, ...term.map((w) => held.get(w) ?? 0));
-    looked.weights.push(Math.sqrt(Math.log(1 + (sourceCount + 1) / (frequency + 1))));
+    looked.weights.push(weightOf(Math.max(0, ...term.map((w) => held.get(w) ?? 0))));
     if ((sources ?? 0) <= common) looked.rare.push(term);
   }
   return looked;
@@ -138,8 +163,11 @@ const correctable = (term: string) => term.length >= MIN_CORRECTED_LENGTH && /^\
 export const maxEdits = (length: number) => (length > 8 ? 2 : 1);
 
 interface VocabularyRow {
-  /** `held`: an asked word the company holds; `near`: a typo candidate of `word`; `total`: the ready sources. */
-  kind: 'held' | 'near' | 'total';
+  /**
+   * `held`: an asked word the company holds; `near`: a typo candidate of `word`; `total`: the ready sources;
+   * `synonyms`: the company's own synonym list (its JSON in `term`), when it has one.
+   */
+  kind: 'held' | 'near' | 'total' | 'synonyms';
   word: string | null;
   term: string | null;
   sources: number | string;
@@ -148,7 +176,8 @@ interface VocabularyRow {
 /**
  * In one statement: how many sources hold each asked word, the typo candidates of every correctable word the
  * vocabulary lacks (the company's words with its first letter, within the most edits of its length: the exact
- * check is nearest's), and the company's ready sources. `cross join` makes SQLite read the words first and the
+ * check is nearest's), the company's ready sources and its own synonym list (packages/server/src/knowledge/synonyms.ts,
+ * read here by primary key so that company synonyms cost a search no statement of their own). `cross join` makes SQLite read the words first and the
  * vocabulary by the index on (company, first letter) for each (SQLite "The CROSS JOIN operator"); with a plain join
  * it read the company's whole vocabulary once per word. PostgreSQL plans either the same way.
  */
@@ -158,7 +187,12 @@ async function vocabularyRows(
   companyId: string,
   asked: readonly string[],
   correctableWords: readonly string[],
-): Promise<{ held: Map<string, number>; candidates: Map<string, VocabularyRow[]>; sourceCount: number }> {
+): Promise<{
+  held: Map<string, number>;
+  candidates: Map<string, VocabularyRow[]>;
+  sourceCount: number;
+  companySynonyms: string | null;
+}> {
   const nearRows =
     correctableWords.length === 0
       ? sql``
@@ -175,16 +209,20 @@ async function vocabularyRows(
     union all
     select 'held', null, term, sources from knowledge_terms
     where company_id = ${companyId} and term in (select w.term from (${wordRows(dialect, asked)}) w)
+    union all
+    select 'synonyms', null, synonyms, 0 from knowledge_synonyms where company_id = ${companyId}
     ${nearRows}`.execute(db);
   const held = new Map<string, number>();
   const candidates = new Map<string, VocabularyRow[]>();
   let sourceCount = 0;
+  let companySynonyms: string | null = null;
   for (const row of rows) {
     if (row.kind === 'total') sourceCount = Number(row.sources);
+    else if (row.kind === 'synonyms') companySynonyms = row.term;
     else if (row.kind === 'held') held.set(row.term!, Number(row.sources));
     else candidates.set(row.word!, [...(candidates.get(row.word!) ?? []), row]);
   }
-  return { held, candidates, sourceCount };
+  return { held, candidates, sourceCount, companySynonyms };
 }
 
 /** The most edits any word is corrected by (maxEdits of a long word). */

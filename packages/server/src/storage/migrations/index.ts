@@ -30,6 +30,7 @@ import * as m200 from './200_api_client_dpop.ts';
 import * as m210 from './210_api_client_quotas.ts';
 import * as m300 from './300_knowledge_search_index_direct.ts';
 import * as m320 from './320_knowledge_search_lookups.ts';
+import * as m330 from './330_knowledge_synonyms.ts';
 
 /**
  * Every migration, in order. Names sort lexically; ranges by capability keep parallel work from colliding:
@@ -39,7 +40,7 @@ import * as m320 from './320_knowledge_search_lookups.ts';
  * knowledge, 110–119 notes, actions and hand-over summaries, 120–129 the agent workspace, 130–139 privacy (erasure
  * receipts, retention settings), 140–149 machine access (client secrets, revocation, used assertion ids),
  * 160–169 knowledge search speed and typo tolerance, 200–209 DPoP, 210–219 per-client quotas,
- * 300–309 knowledge search latency on PostgreSQL.
+ * 300–309 knowledge search latency on PostgreSQL, 320 its lookups, 330 company synonyms for knowledge search.
  */
 export const migrations: Record<string, Migration> = {
   '001_companies_and_audit': m001,
@@ -73,4 +74,5 @@ export const migrations: Record<string, Migration> = {
   '210_api_client_quotas': m210,
   '300_knowledge_search_index_direct': m300,
   '320_knowledge_search_lookups': m320,
+  '330_knowledge_synonyms': m330,
 };

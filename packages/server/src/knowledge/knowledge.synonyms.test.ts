@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { TEST_DATABASES } from '@parley/testing/databases';
+import { knowledgeApi, knowledgeTenant } from '@parley/testing/knowledge/knowledge-fixtures';
+import { startTestServer, type TestServer } from '@parley/testing/test-server';
+
+const LEGAL = '# Legal details\n\nFernhill Coffee Co. is listed with the Chamber of Commerce under 12345678.';
+const WHOLESALE =
+  '# Wholesale\n\nCafés apply for a wholesale account with their company details and VAT number.';
+const GROUP = { terms: ['chamber of commerce', 'company registration number'] };
+
+// Company synonyms (docs/knowledge.md "Company synonyms"): the API under /platform/v1/knowledge/synonyms, and search
+// expanded by them for the company that keeps them only, on both stores.
+for (const database of TEST_DATABASES) {
+  describe(`company synonyms for knowledge search (${database})`, () => {
+    let server: TestServer;
+    let tenant: Awaited<ReturnType<typeof knowledgeTenant>>;
+    let other: Awaited<ReturnType<typeof knowledgeTenant>>;
+    let legal: Record<string, string>;
+
+    before(async () => {
+      server = await startTestServer({ database });
+      tenant = await knowledgeTenant(server);
+      other = await knowledgeTenant(server);
+      for (const company of [tenant, other]) {
+        const created = await knowledgeApi(server, company.auth, 'POST', '/sources', {
+          title: 'Legal details',
+          content: LEGAL,
+        });
+        assert.equal(created.status, 201, created.text);
+        legal = { ...legal, [company.companyId]: created.body.id };
+        await knowledgeApi(server, company.auth, 'POST', '/sources', {
+          title: 'Wholesale',
+          content: WHOLESALE,
+        });
+      }
+    });
+    after(() => server.close());
+
+    const found = async (company: typeof tenant, q: string) =>
+      (
+        await knowledgeApi(server, company.auth, 'GET', `/search?q=${encodeURIComponent(q)}&limit=5`)
+      ).body.results.map((r: { source_id: string }) => r.source_id);
+
+    it('finds an article through a company synonym only, for that company only, until it is removed', async () => {
+      const question = "what's your company registration number?";
+      assert.ok(!(await found(tenant, question)).includes(legal[tenant.companyId]), 'no shared word before');
+
+      const put = await knowledgeApi(server, tenant.auth, 'PUT', '/synonyms', { synonyms: [GROUP] });
+      assert.equal(put.status, 200, put.text);
+      assert.deepEqual(put.body.synonyms, [GROUP]);
+      assert.equal(typeof put.body.updated_at, 'string');
+
+      // The next search uses them: nothing was re-indexed.
+      assert.deepEqual((await found(tenant, question))[0], legal[tenant.companyId]);
+      // The phrase counts only as a phrase: its words apart are not the term.
+      assert.ok(!(await found(tenant, 'registration of a company number')).includes(legal[tenant.companyId]));
+
+      // Another company, with the same articles, neither sees nor is affected by them.
+      assert.deepEqual((await knowledgeApi(server, other.auth, 'GET', '/synonyms')).body, {
+        synonyms: [],
+        updated_at: null,
+      });
+      assert.ok(!(await found(other, question)).includes(legal[other.companyId]));
+
+      const read = await knowledgeApi(server, tenant.auth, 'GET', '/synonyms');
+      assert.deepEqual(read.body, put.body);
+
+      const cleared = await knowledgeApi(server, tenant.auth, 'PUT', '/synonyms', { synonyms: [] });
+      assert.deepEqual(cleared.body, { synonyms: [], updated_at: null });
+      assert.ok(!(await found(tenant, question)).includes(legal[tenant.companyId]), 'the match stopped');
+
+      const audit = await server.ctx.audit.list({ companyId: tenant.companyId, subject: tenant.companyId });
+      assert.deepEqual(
+        audit.map((e) => e.type),
+        ['knowledge.synonyms_updated', 'knowledge.synonyms_updated'],
+      );
+    });
+
+    it('finds a single word by its company synonym, in either direction', async () => {
+      await knowledgeApi(server, tenant.auth, 'PUT', '/synonyms', {
+        synonyms: [{ terms: ['kvk', 'Chamber of  Commerce'] }],
+      });
+      assert.deepEqual((await found(tenant, 'kvk?'))[0], legal[tenant.companyId]);
+      assert.deepEqual((await knowledgeApi(server, tenant.auth, 'GET', '/synonyms')).body.synonyms, [
+        { terms: ['kvk', 'Chamber of Commerce'] },
+      ]);
+      assert.deepEqual(await found(other, 'kvk?'), []);
+      await knowledgeApi(server, tenant.auth, 'PUT', '/synonyms', { synonyms: [] });
+      assert.deepEqual(await found(tenant, 'kvk?'), []);
+    });
+
+    it('refuses invalid lists with invalid_knowledge_synonyms, naming the field, and changes nothing', async () => {
+      await knowledgeApi(server, tenant.auth, 'PUT', '/synonyms', { synonyms: [GROUP] });
+      const cases: Array<[unknown, string]> = [
+        [[], 'body'],
+        [{}, 'synonyms'],
+        [{ synonyms: [GROUP], extra: 1 }, 'extra'],
+        [{ synonyms: [{ terms: ['only one'] }] }, 'synonyms[0].terms'],
+        [{ synonyms: [{ terms: Array.from({ length: 11 }, (_, i) => `word${i}`) }] }, 'synonyms[0].terms'],
+        [{ synonyms: [GROUP, { terms: ['a', 'b'], one_way: true }] }, 'synonyms[1].one_way'],
+        [{ synonyms: [{ terms: ['refund', 42] }] }, 'synonyms[0].terms[1]'],
+        [{ synonyms: [{ terms: ['refund', '  '] }] }, 'synonyms[0].terms[1]'],
+        [{ synonyms: [{ terms: ['refund', 'x'.repeat(61)] }] }, 'synonyms[0].terms[1]'],
+        [{ synonyms: [{ terms: ['refund', 'one two three four five six seven'] }] }, 'synonyms[0].terms[1]'],
+        [{ synonyms: [{ terms: ['refund', 'of the'] }] }, 'synonyms[0].terms[1]'],
+        [{ synonyms: [GROUP, { terms: ['Refunds', 'reimburse', 'refund'] }] }, 'synonyms[1].terms[2]'],
+        [{ synonyms: Array.from({ length: 201 }, (_, i) => ({ terms: [`a${i}`, `b${i}`] })) }, 'synonyms'],
+      ];
+      for (const [body, field] of cases) {
+        const res = await knowledgeApi(server, tenant.auth, 'PUT', '/synonyms', body);
+        assert.equal(res.status, 400, `${JSON.stringify(body).slice(0, 80)} → ${res.text}`);
+        assert.equal(res.body.code, 'invalid_knowledge_synonyms');
+        assert.equal(res.body.errors[0].field, field, res.text);
+      }
+      assert.deepEqual((await knowledgeApi(server, tenant.auth, 'GET', '/synonyms')).body.synonyms, [GROUP]);
+
+      const reader = await knowledgeTenant(server, ['knowledge:read']);
+      assert.equal((await knowledgeApi(server, reader.auth, 'GET', '/synonyms')).status, 200);
+      assert.equal(
+        (await knowledgeApi(server, reader.auth, 'PUT', '/synonyms', { synonyms: [GROUP] })).status,
+        403,
+      );
+      await knowledgeApi(server, tenant.auth, 'PUT', '/synonyms', { synonyms: [] });
+    });
+  });
+}
