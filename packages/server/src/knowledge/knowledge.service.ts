@@ -307,12 +307,20 @@ export class KnowledgeService implements KnowledgeSearch {
     const groups = validSynonyms(body);
     const at = now();
     await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('knowledge_synonyms').where('company_id', '=', companyId).execute();
-      if (groups.length > 0)
+      // One statement per change, never delete-then-insert: two PUTs at once each deleted nothing and then both
+      // inserted, and on PostgreSQL the second insert hit the primary key (500). An upsert takes the row lock, so the
+      // later PUT simply wins; an empty list removes the row (`updated_at` null means "none", docs/knowledge.md; when
+      // it was removed stays in the audit log).
+      if (groups.length === 0)
+        await trx.deleteFrom('knowledge_synonyms').where('company_id', '=', companyId).execute();
+      else {
+        const row = { synonyms: JSON.stringify(groups), updated_at: at };
         await trx
           .insertInto('knowledge_synonyms')
-          .values({ company_id: companyId, synonyms: JSON.stringify(groups), updated_at: at })
+          .values({ company_id: companyId, ...row })
+          .onConflict((oc) => oc.column('company_id').doUpdateSet(row))
           .execute();
+      }
       await this.audit.record(
         {
           type: 'knowledge.synonyms_updated',

@@ -90,6 +90,30 @@ for (const database of TEST_DATABASES) {
       assert.deepEqual(await found(tenant, 'kvk?'), []);
     });
 
+    it('answers parallel PUTs all 200, the stored list being one of their bodies', async () => {
+      // Review of issue 22: delete-then-insert made all but one of six parallel PUTs 500 on PostgreSQL.
+      const company = await knowledgeTenant(server);
+      const bodies = Array.from({ length: 6 }, (_, i) => ({
+        synonyms: [{ terms: [`alpha${i}`, `beta${i}`] }],
+      }));
+      for (let round = 0; round < 2; round++) {
+        const answers = await Promise.all(
+          bodies.map((body) => knowledgeApi(server, company.auth, 'PUT', '/synonyms', body)),
+        );
+        assert.deepEqual(
+          answers.map((a) => a.status),
+          bodies.map(() => 200),
+          answers.map((a) => a.text).join('\n'),
+        );
+        const stored = (await knowledgeApi(server, company.auth, 'GET', '/synonyms')).body;
+        assert.ok(
+          bodies.some((b) => JSON.stringify(b.synonyms) === JSON.stringify(stored.synonyms)),
+          JSON.stringify(stored),
+        );
+        assert.equal(typeof stored.updated_at, 'string');
+      }
+    });
+
     it('refuses invalid lists with invalid_knowledge_synonyms, naming the field, and changes nothing', async () => {
       await knowledgeApi(server, tenant.auth, 'PUT', '/synonyms', { synonyms: [GROUP] });
       const cases: Array<[unknown, string]> = [
