@@ -90,6 +90,30 @@ for (const database of TEST_DATABASES) {
       assert.deepEqual(await found(tenant, 'kvk?'), []);
     });
 
+    it('only ever adds: a term holding a built-in phrase leaves the question its own words', async () => {
+      // Review of issue 22: terms are matched after the built-in phrases (packages/server/src/knowledge/lexicon.ts),
+      // so "money back guarantee" met the question "refund guarantee" and the question's own words were dropped.
+      const company = await knowledgeTenant(server);
+      const add = async (title: string, content: string) =>
+        (await knowledgeApi(server, company.auth, 'POST', '/sources', { title, content })).body.id as string;
+      const guarantee = await add('Guarantee', '# Guarantee\n\nWe offer a refund guarantee on all machines.');
+      const shipping = await add('Shipping', '# Shipping\n\nCOD payment on delivery is possible in NL.');
+      const asked: Array<[string, string]> = [
+        ['refund guarantee', guarantee],
+        ['cash on delivery', shipping],
+        ['do you do cash on delivery?', shipping],
+      ];
+      for (const [q, id] of asked) assert.equal((await found(company, q))[0], id, `without the list: ${q}`);
+      const put = await knowledgeApi(server, company.auth, 'PUT', '/synonyms', {
+        synonyms: [
+          { terms: ['money back guarantee', 'satisfaction promise'] },
+          { terms: ['cash on delivery', 'pay on arrival'] },
+        ],
+      });
+      assert.equal(put.status, 200, put.text);
+      for (const [q, id] of asked) assert.equal((await found(company, q))[0], id, `with the list: ${q}`);
+    });
+
     it('answers parallel PUTs all 200, the stored list being one of their bodies', async () => {
       // Review of issue 22: delete-then-insert made all but one of six parallel PUTs 500 on PostgreSQL.
       const company = await knowledgeTenant(server);

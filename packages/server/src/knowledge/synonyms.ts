@@ -5,15 +5,17 @@ import { fold, isStopWord, MAX_QUERY_TERMS, wordsOf } from './ranking.ts';
 /**
  * A company's own synonyms for knowledge search (docs/knowledge.md "Company synonyms"): groups of words or phrases of
  * equal meaning in that company's help centre — "cash on delivery" and "pay on arrival", "chamber of commerce" and
- * "company registration number" — the kind of list Algolia, Zendesk Guide and Elasticsearch let a company keep
- * (equivalent synonyms: every term of a group finds the others). The built-in lexicon
- * (packages/server/src/knowledge/lexicon.ts) stays general English; what only one company says lives here.
+ * "company registration number" (equivalent synonyms: every term of a group finds the others). The built-in lexicon
+ * (packages/server/src/knowledge/lexicon.ts) stays general English: what only one company says lives here, because
+ * adding it to the shared lexicon would widen every other company's search too.
  *
- * The question is expanded, not the index: a question word or phrase that is a term of a group is searched by its own
- * spelling and, as alternatives, by the other terms of the group, exactly like a built-in synonym, and counts in
- * coverage with the same weaker credit (packages/server/src/knowledge/ranking.ts SYNONYM_CREDIT). A multi-word term is
- * one query term: the engines match it as a phrase (FTS5 phrase strings; PostgreSQL `<->`), and coverage counts it
- * where its content words stand side by side. So a change counts from the next search, without re-indexing anything.
+ * The question is expanded, not the index: a question word that is a term of a group is searched by its own spelling
+ * and, as alternatives, by the other terms of the group, exactly like a built-in synonym, and counts in coverage with
+ * the same weaker credit (packages/server/src/knowledge/ranking.ts SYNONYM_CREDIT). Where a multi-word term stands in
+ * the question, each of its content words stays a query term of its own and gains the term (in full credit) and the
+ * group's other terms (synonym credit) as spellings; the engines match a spelling of several words as a phrase (FTS5
+ * phrase strings; PostgreSQL `<->`). A list only ever adds spellings, so what a question found without it, it still
+ * finds. So a change counts from the next search, without re-indexing anything.
  */
 
 /** Most groups a company keeps, terms in a group, characters and words in a term (docs/errors.md). */
@@ -87,14 +89,21 @@ export function validSynonyms(body: unknown): SynonymGroup[] {
  */
 const keyOf = (text: string) => wordsOf(readPhrases(text)).map(fold);
 
-/** One question item: a word of the question, or a company term found in it with the other terms of its group. */
+/**
+ * One question item: a content word of the question, with the terms of the company group it stands in (if any). A
+ * word is always searched by its own spelling (with its built-in synonyms and its correction, vocabulary.ts): a
+ * company list only ever adds spellings, so a passage found without the list is still found with it.
+ */
 export interface AskedItem {
-  /** The word (one content word of the question), or the company term's words joined by spaces. */
+  /** One content word of the question. */
   word: string;
   /** The other terms of the word's company group, each its words joined by spaces; empty without one. */
   mates: readonly string[];
-  /** For a multi-word company term: the question's content words it stood for (their rarity is the term's). */
-  span?: readonly string[];
+  /**
+   * When the word is part of a multi-word company term found in the question: that term's spelling (its words joined
+   * by spaces). It counts as the question's own words (in full); `mates` are the group's other terms.
+   */
+  matched?: string;
 }
 
 interface CompiledTerm {
@@ -136,30 +145,37 @@ function compile(json: string): Compiled {
 
 /**
  * The question's items, in order: its content words as `queryTerms` gives them (stop words out, each once, at most
- * MAX_QUERY_TERMS), except where a company term stands, longest first, left to right: that becomes one item with the
- * other terms of its group. `text` is the question after the built-in phrases (lexicon.ts `readPhrases`).
+ * MAX_QUERY_TERMS), each with the company group it stands in. Terms are found longest first, left to right. A word
+ * that is a one-word term gets the group's other terms; each content word of a multi-word term found in the question
+ * stays its own item and gets the term and the group's other terms as further spellings. The question's words are
+ * never replaced by the term: "refund guarantee" (which a term "money back guarantee" meets after the built-in phrases)
+ * must still find the passage that says "refund guarantee" (issue 22 review). `text` is the question after the
+ * built-in phrases (packages/server/src/knowledge/lexicon.ts `readPhrases`).
  */
 export function askedItems(text: string, synonymsJson: string | null): AskedItem[] {
   const words = wordsOf(text);
   const table = synonymsJson ? compile(synonymsJson) : undefined;
   const items: AskedItem[] = [];
-  const taken = new Set<string>();
   const push = (item: AskedItem) => {
-    if (taken.has(item.word) || items.length >= MAX_QUERY_TERMS) return;
-    taken.add(item.word);
-    items.push(item);
+    const earlier = items.findIndex((i) => i.word === item.word);
+    if (earlier === -1) {
+      if (items.length < MAX_QUERY_TERMS) items.push(item);
+      return;
+    }
+    // A word asked twice, once inside a term: it keeps every spelling either place gave it.
+    const had = items[earlier]!;
+    const extra = [...(item.matched ? [item.matched] : []), ...item.mates];
+    items[earlier] = { ...had, mates: [...new Set([...had.mates, ...extra])] };
   };
   const folded = table ? words.map(fold) : [];
   for (let i = 0; i < words.length; i++) {
     const found = table?.byFirst.get(folded[i]!)?.find((t) => t.key.every((k, j) => folded[i + j] === k));
     if (found) {
       const mates = table!.groups[found.group]!.filter((s) => s !== found.spelling);
-      const span = words.slice(i, i + found.key.length).filter((w) => !isStopWord(w));
-      push(
-        found.key.length === 1 || span.length === 0
-          ? { word: words[i]!, mates }
-          : { word: found.spelling, mates, span },
-      );
+      if (found.key.length === 1) push({ word: words[i]!, mates });
+      else
+        for (const word of words.slice(i, i + found.key.length))
+          if (!isStopWord(word)) push({ word, mates, matched: found.spelling });
       i += found.key.length - 1;
     } else if (!isStopWord(words[i]!)) push({ word: words[i]!, mates: [] });
   }

@@ -124,30 +124,23 @@ export async function lookUp(
     companySynonyms !== null && text !== undefined
       ? askedItems(text, companySynonyms)
       : words.map((word) => ({ word, mates: [] }));
-  for (const { word, mates, span } of items) {
-    if (span) {
-      // A company phrase: searched as a phrase by its own words and its group's other terms, never corrected; as
-      // rare as the rarest of the question's words it stands for (no passage holds the phrase more often).
-      const term = [word, ...mates];
-      const frequency = Math.min(...span.map((w) => held.get(w) ?? 0));
-      looked.terms.push(term);
-      looked.exact.push(1);
-      looked.weights.push(weightOf(frequency));
-      if (frequency <= common) looked.rare.push(term);
-      continue;
-    }
+  for (const { word, mates, matched } of items) {
     const sources = held.get(word);
-    // A word of the company's own synonyms is the company's word: it is not taken for a typo of another.
+    // A word of the company's own synonyms is the company's word: it is not taken for a typo of another. A word of
+    // the question inside a company phrase still is, as it would be without the list.
     const near =
-      sources === undefined && mates.length === 0 ? nearest(word, candidates.get(word) ?? []) : undefined;
+      sources === undefined && (mates.length === 0 || matched !== undefined)
+        ? nearest(word, candidates.get(word) ?? [])
+        : undefined;
     const correction = near?.term;
     if (near) held.set(near.term, near.sources);
     const alike = [
-      ...mates,
       ...(synonyms.get(word) ?? builtInSynonyms(word)),
       ...(correction ? builtInSynonyms(correction) : []),
+      ...mates,
     ];
-    const own = correction ? [word, correction] : [word];
+    // The company phrase the word was found in counts like the word itself: the question said it.
+    const own = [word, ...(correction ? [correction] : []), ...(matched ? [matched] : [])];
     const term = [...new Set([...own, ...alike])];
     looked.terms.push(term);
     looked.exact.push(own.length);
