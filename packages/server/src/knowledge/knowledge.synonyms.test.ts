@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { TEST_DATABASES } from '@parley/testing/databases';
 import { knowledgeApi, knowledgeTenant } from '@parley/testing/knowledge/knowledge-fixtures';
 import { startTestServer, type TestServer } from '@parley/testing/test-server';
+import { coverage } from './ranking.ts';
 
 const LEGAL = '# Legal details\n\nFernhill Coffee Co. is listed with the Chamber of Commerce under 12345678.';
 const WHOLESALE =
@@ -112,6 +113,36 @@ for (const database of TEST_DATABASES) {
       });
       assert.equal(put.status, 200, put.text);
       for (const [q, id] of asked) assert.equal((await found(company, q))[0], id, `with the list: ${q}`);
+    });
+
+    it('holds a phrase word for word, stop words included, on both stores alike', async () => {
+      // Review of issue 22: PostgreSQL's `english` configuration drops stop words, so its engine finds "pay at
+      // arrival" for "pay on arrival" (and every "package" for "where my package is") where SQLite's phrase does not;
+      // coverage then credited the phrase on PostgreSQL only. Coverage reads the phrase with its stop words now.
+      assert.equal(coverage([['pay on arrival']], 'Payment', 'Pay at arrival is possible.'), 0);
+      assert.equal(coverage([['pay on arrival']], 'Payment', 'Pay on arrival is possible.'), 1);
+      assert.equal(coverage([['where my package is']], 'Packaging', 'Every package is wrapped in paper.'), 0);
+
+      const company = await knowledgeTenant(server);
+      const add = async (title: string, content: string) =>
+        (await knowledgeApi(server, company.auth, 'POST', '/sources', { title, content })).body.id as string;
+      const at = await add('Paying', '# Paying\n\nPay at arrival is possible for pickups.');
+      await add('Packaging', '# Packaging\n\nEvery package is wrapped in recycled paper.');
+      const orders = await add('Orders', '# Orders\n\nYour order ships in two days.');
+      const put = await knowledgeApi(server, company.auth, 'PUT', '/synonyms', {
+        synonyms: [{ terms: ['pay on arrival', 'zzqx'] }, { terms: ['tracking', 'where my package is'] }],
+      });
+      assert.equal(put.status, 200, put.text);
+      const threshold = server.ctx.knowledge.relevanceThreshold;
+      const relevant = async (q: string) =>
+        (
+          await knowledgeApi(server, company.auth, 'GET', `/search?q=${encodeURIComponent(q)}&limit=5`)
+        ).body.results
+          .filter((r: { score: number }) => r.score >= threshold)
+          .map((r: { source_id: string }) => r.source_id);
+      assert.deepEqual(await relevant('zzqx'), [], 'pay at arrival is not pay on arrival');
+      assert.deepEqual(await relevant('order tracking'), [orders], 'a package is not where my package is');
+      assert.deepEqual((await relevant('pay at arrival'))[0], at);
     });
 
     it('answers parallel PUTs all 200, the stored list being one of their bodies', async () => {

@@ -134,6 +134,11 @@ interface PassageWords {
    * an empty string between the two, for the proximity part of the score.
    */
   sequence: readonly string[];
+  /**
+   * Every word of the title and then of the text in order, stop words kept (folded), an empty string between the two:
+   * where a company phrase is looked for, so that "pay on arrival" is not held by "pay at arrival".
+   */
+  all: readonly string[];
 }
 
 /** Folds words, remembering each: a passage repeats its words and the candidates of one question share many. */
@@ -156,19 +161,22 @@ function passageWords(title: string, body: string, foldWord: Folder = fold): Pas
   const cut = title.indexOf(SEPARATOR);
   const source = cut === -1 ? title : title.slice(0, cut);
   const sequence: string[] = [];
+  const all: string[] = [];
   const foldAll = (words: readonly string[]) => {
     const set = new Set<string>();
     for (const word of words) {
       const folded = foldWord(word);
       set.add(folded);
+      all.push(folded);
       if (!isStopWord(word)) sequence.push(folded);
     }
     return set;
   };
   const titleSet = foldAll(wordsOf(title));
   sequence.push('');
+  all.push('');
   const bodySet = foldAll(wordsOf(body));
-  return { title: titleSet, source: new Set(wordsOf(source).map(foldWord)), body: bodySet, sequence };
+  return { title: titleSet, source: new Set(wordsOf(source).map(foldWord)), body: bodySet, sequence, all };
 }
 
 /**
@@ -193,9 +201,11 @@ function held(
 }
 
 /**
- * A phrase spelling (a company synonym of several words, its content words folded and joined by spaces) is held where
- * the words hold each of its words and the passage's content words hold them side by side, in order (stop words
- * skipped on both sides, as in the proximity part).
+ * A phrase spelling (a company synonym of several words, every word folded, joined by spaces) is held where the words
+ * hold each of its words and the passage holds them all side by side, in order, stop words included: SQLite's FTS5
+ * matches a phrase string word for word, and PostgreSQL's `english` configuration, which drops stop words from the
+ * index, finds "pay at arrival" for "pay on arrival" and every "package" for "where my package is"; coverage reading
+ * the words as SQLite does keeps both stores' scores alike (docs/knowledge.md "Company synonyms").
  */
 function holdsPhrase(words: ReadonlySet<string>, sequence: readonly string[], phrase: string): boolean {
   const parts = phrase.split(' ');
@@ -229,15 +239,9 @@ function foldTerms(terms: readonly QueryTerm[]): QueryTerm[] {
   return terms.map((term) => term.map(foldSpelling));
 }
 
-/** A word folded; a phrase (words joined by spaces) as its content words folded, joined the same way. */
+/** A word folded; a phrase (words joined by spaces) as every word folded, stop words kept, joined the same way. */
 const foldSpelling = (spelling: string) =>
-  spelling.includes(' ')
-    ? spelling
-        .split(' ')
-        .filter((w) => !isStopWord(w))
-        .map(fold)
-        .join(' ')
-    : fold(spelling);
+  spelling.includes(' ') ? spelling.split(' ').map(fold).join(' ') : fold(spelling);
 
 /**
  * Shares of `terms` (folded) found in the title or text (`any`), in the text alone (`body`) and in the source's title
@@ -256,13 +260,13 @@ function coverages(
   terms.forEach((term, i) => {
     const weight = scoring.weights?.[i] ?? 1;
     const exact = scoring.exact?.[i] ?? term.length;
-    const inBody = held(words.body, term, exact, words.sequence);
-    const inAny = Math.max(inBody, held(words.title, term, exact, words.sequence));
+    const inBody = held(words.body, term, exact, words.all);
+    const inAny = Math.max(inBody, held(words.title, term, exact, words.all));
     found.push(inAny > 0);
     all += weight;
     body += weight * inBody;
     any += weight * inAny;
-    source += weight * held(words.source, term, exact, words.sequence);
+    source += weight * held(words.source, term, exact, words.all);
   });
   if (all === 0) return { any: 0, body: 0, source: 0, pairs: 0 };
   let pairs = 0;
