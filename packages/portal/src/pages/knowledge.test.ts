@@ -84,5 +84,13 @@ describe('portal in a browser: knowledge page', () => {
     await page.getByRole('button', { name: 'Save synonyms' }).click();
     await page.getByText(/must be an array of 2 to 10 terms/).waitFor();
     assert.equal((await server.ctx.knowledge.synonyms(companyId)).synonyms.length, 2, 'unchanged');
+
+    await field.fill('kvk, chamber of commerce');
+    await page.getByRole('button', { name: 'Save synonyms' }).click();
+    await page.getByText('Synonyms saved: 1 group.', { exact: true }).waitFor();
+    await field.fill('');
+    await page.getByRole('button', { name: 'Save synonyms' }).click();
+    await page.getByText('Synonyms removed.').waitFor();
+    assert.deepEqual((await server.ctx.knowledge.synonyms(companyId)).synonyms, []);
   });
 });

@@ -227,7 +227,8 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
         .map((terms) => ({ terms }));
       const saved = await api<SynonymsAnswer>('PUT', '/knowledge/synonyms', { synonyms: groups });
       showSynonyms(saved);
-      say('success', `Synonyms saved: ${saved.synonyms.length} groups.`);
+      const n = saved.synonyms.length;
+      say('success', n === 0 ? 'Synonyms removed.' : `Synonyms saved: ${n} ${n === 1 ? 'group' : 'groups'}.`);
     },
   });
   const showSynonyms = (answer: SynonymsAnswer) => {
@@ -251,7 +252,8 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
       h(
         'p',
         {},
-        'Words or phrases your customers and your articles use for the same thing. A question holding one term of a group is also searched by the others.',
+        'Words or phrases your customers and your articles use for the same thing. ' +
+          'A question holding one term of a group is also searched by the others.',
       ),
       synonymsForm.el,
     ),
