@@ -155,7 +155,9 @@ export const SynonymsBody = Type.Object(
             {
               minItems: SYNONYM_TERMS_MIN,
               maxItems: SYNONYM_TERMS_MAX,
-              description: `Words or phrases of equal meaning (each at most ${SYNONYM_TERM_MAX_WORDS} words); each finds the others`,
+              description:
+                `Words or phrases of equal meaning (each at most ${SYNONYM_TERM_MAX_WORDS} words); ` +
+                'each finds the others',
             },
           ),
         },

@@ -9,8 +9,8 @@ import { fold } from './ranking.ts';
  *
  * It is the vocabulary of online shops and services in general — orders, payments, delivery, returns, accounts,
  * subscriptions, support — and British/American spellings, not any one company's words: those are the company's own
- * synonyms (packages/server/src/knowledge/synonyms.ts). Groups are kept small and of near-equal meaning: a word that is ambiguous across topics
- * (like "code" or "key") is in none.
+ * synonyms (packages/server/src/knowledge/synonyms.ts). Groups are kept small and of near-equal meaning: a word
+ * that is ambiguous across topics (like "code" or "key") is in none.
  */
 const GROUPS: readonly string[] = [
   // Buying and orders

@@ -343,8 +343,9 @@ export function rescore<C extends Candidate>(
 export type Combine = 'all' | 'any';
 
 /**
- * SQLite FTS5 MATCH expression: every spelling as a quoted string (no operator can be injected; a string of several
- * words is a phrase, FTS5 "Phrases"), a term's spellings joined by OR, terms by AND or OR.
+ * SQLite FTS5 MATCH expression: every spelling as a quoted string (no operator can be injected; a quoted string of
+ * several words matches only those words next to each other, in order), a term's spellings joined by OR, terms by AND
+ * or OR.
  */
 export function fts5Query(terms: readonly QueryTerm[], combine: Combine): string {
   const quoted = (w: string) => `"${w.replace(/"/g, '""')}"`;
@@ -354,8 +355,9 @@ export function fts5Query(terms: readonly QueryTerm[], combine: Combine): string
 
 /** PostgreSQL to_tsquery text: words are letters and digits only (wordsOf), so `|` and `&` are the only operators. */
 export function tsQuery(terms: readonly QueryTerm[], combine: Combine): string {
-  // A phrase (a company synonym of several words) is its words in sequence, `<->`; to_tsquery drops the stop words
-  // of the `english` configuration and widens the distance for them (PostgreSQL "Parsing Queries").
+  // A phrase (a company synonym of several words) is its words in sequence, `<->`. to_tsquery drops the stop words
+  // of the `english` configuration and widens the distance for them, so "pay on arrival" also finds "pay at
+  // arrival": coverage reads phrases word for word so that this never adds to a score (holdsPhrase above).
   const spelling = (w: string) => (w.includes(' ') ? `(${w.split(' ').join(' <-> ')})` : w);
   const term = (t: QueryTerm) => (t.length === 1 ? spelling(t[0]!) : `(${t.map(spelling).join(' | ')})`);
   return terms.map(term).join(combine === 'all' ? ' & ' : ' | ');

@@ -169,9 +169,10 @@ interface VocabularyRow {
 /**
  * In one statement: how many sources hold each asked word, the typo candidates of every correctable word the
  * vocabulary lacks (the company's words with its first letter, within the most edits of its length: the exact
- * check is nearest's), the company's ready sources and its own synonym list (packages/server/src/knowledge/synonyms.ts,
- * read here by primary key so that company synonyms cost a search no statement of their own). `cross join` makes SQLite read the words first and the
- * vocabulary by the index on (company, first letter) for each (SQLite "The CROSS JOIN operator"); with a plain join
+ * check is nearest's), the company's ready sources and its own synonym list
+ * (packages/server/src/knowledge/synonyms.ts, read here by primary key so that company synonyms cost a search no
+ * statement of their own). `cross join` makes SQLite read the words first and the vocabulary by the index on
+ * (company, first letter) for each (SQLite "The CROSS JOIN operator"); with a plain join
  * it read the company's whole vocabulary once per word. PostgreSQL plans either the same way.
  */
 async function vocabularyRows(
