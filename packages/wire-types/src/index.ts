@@ -62,6 +62,7 @@ export type {
   KnowledgeSearchResultView,
   KnowledgeSourceList,
   KnowledgeSourceView,
+  KnowledgeSynonymsAnswer,
 } from './knowledge.ts';
 export type { DigitalEmployeeOutcomes } from './outcomes.ts';
 export type { Page } from './page.ts';

@@ -43,3 +43,12 @@ export interface KnowledgeSearchResultView {
 export interface KnowledgeSearchAnswer {
   results: KnowledgeSearchResultView[];
 }
+
+/**
+ * The company's synonyms as `GET`/`PUT /portal/api/knowledge/synonyms` (and /platform/v1/knowledge/synonyms) answer
+ * them (docs/knowledge.md "Company synonyms"); `updated_at` is null when the company keeps none.
+ */
+export interface KnowledgeSynonymsAnswer {
+  synonyms: Array<{ terms: string[] }>;
+  updated_at: string | null;
+}

@@ -3,17 +3,12 @@ import type {
   KnowledgeSearchAnswer,
   KnowledgeSourceList,
   KnowledgeSourceView,
+  KnowledgeSynonymsAnswer,
 } from '@parley/wire-types';
 import { api } from '../api.ts';
 import { createForm } from '../components/form.ts';
 import { confirmDelete, pageIntro, rowButton, statusArea, titledSection } from '../components/page-parts.ts';
 import { formatTime, h, replaceChildren } from '../dom.ts';
-
-/** The company's synonyms as `GET`/`PUT /portal/api/knowledge/synonyms` answer them. */
-interface SynonymsAnswer {
-  synonyms: Array<{ terms: string[] }>;
-  updated_at: string | null;
-}
 
 /** Only http(s) links are rendered as links (a source's URL is shown to visitors the same way). */
 const webUrl = (url: string | null | undefined) => (url && /^https?:\/\//i.test(url) ? url : null);
@@ -225,13 +220,13 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
         )
         .filter((terms) => terms.length > 0)
         .map((terms) => ({ terms }));
-      const saved = await api<SynonymsAnswer>('PUT', '/knowledge/synonyms', { synonyms: groups });
+      const saved = await api<KnowledgeSynonymsAnswer>('PUT', '/knowledge/synonyms', { synonyms: groups });
       showSynonyms(saved);
       const n = saved.synonyms.length;
       say('success', n === 0 ? 'Synonyms removed.' : `Synonyms saved: ${n} ${n === 1 ? 'group' : 'groups'}.`);
     },
   });
-  const showSynonyms = (answer: SynonymsAnswer) => {
+  const showSynonyms = (answer: KnowledgeSynonymsAnswer) => {
     const field = synonymsForm.el.querySelector<HTMLTextAreaElement>('[name="synonyms"]');
     if (field) field.value = answer.synonyms.map((g) => g.terms.join(', ')).join('\n');
   };
@@ -259,5 +254,5 @@ export async function renderKnowledge(main: HTMLElement): Promise<void> {
     ),
   );
   await reload();
-  showSynonyms(await api<SynonymsAnswer>('GET', '/knowledge/synonyms'));
+  showSynonyms(await api<KnowledgeSynonymsAnswer>('GET', '/knowledge/synonyms'));
 }

@@ -1,4 +1,8 @@
-import type { KnowledgeSearchResultView, KnowledgeSourceView } from '@parley/wire-types';
+import type {
+  KnowledgeSearchResultView,
+  KnowledgeSourceView,
+  KnowledgeSynonymsAnswer,
+} from '@parley/wire-types';
 import { Type } from '@sinclair/typebox';
 import { InvalidKnowledgeSourceError } from './knowledge.errors.ts';
 import {
@@ -176,7 +180,10 @@ export const SynonymsView = Type.Object({
   }),
 });
 
-export const synonymsView = (s: { synonyms: SynonymGroup[]; updatedAt: string | null }) => ({
+export const synonymsView = (s: {
+  synonyms: SynonymGroup[];
+  updatedAt: string | null;
+}): KnowledgeSynonymsAnswer => ({
   synonyms: s.synonyms,
   updated_at: s.updatedAt,
 });
