@@ -119,13 +119,22 @@ interface Compiled {
   groups: string[][];
 }
 
-/** Compiled lists by their stored JSON: a search compiles a company's list once, not per question. */
-const compiled = new Map<string, Compiled>();
+/**
+ * Compiled lists by company, each with the stored JSON it was compiled from: a search compiles a company's list once,
+ * not per question, and a changed list replaces the company's entry instead of crowding out other companies'. The
+ * JSON is compared, not `updated_at`: two changes within one millisecond must not keep the older list. Least recently
+ * used companies leave first, so the busiest stay compiled.
+ */
+const compiled = new Map<string, { json: string; table: Compiled }>();
 const COMPILED_KEPT = 256;
 
-function compile(json: string): Compiled {
-  const known = compiled.get(json);
-  if (known) return known;
+function compile(companyId: string, json: string): Compiled {
+  const known = compiled.get(companyId);
+  compiled.delete(companyId);
+  if (known?.json === json) {
+    compiled.set(companyId, known);
+    return known.table;
+  }
   const list = JSON.parse(json) as SynonymGroup[];
   const groups = list.map((g) => g.terms.map((t) => wordsOf(t).join(' ')));
   const byFirst = new Map<string, CompiledTerm[]>();
@@ -139,8 +148,9 @@ function compile(json: string): Compiled {
   });
   for (const list of byFirst.values()) list.sort((a, b) => b.key.length - a.key.length);
   if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
-  compiled.set(json, { byFirst, groups });
-  return { byFirst, groups };
+  const table = { byFirst, groups };
+  compiled.set(companyId, { json, table });
+  return table;
 }
 
 /**
@@ -152,9 +162,9 @@ function compile(json: string): Compiled {
  * must still find the passage that says "refund guarantee" (issue 22 review). `text` is the question after the
  * built-in phrases (packages/server/src/knowledge/lexicon.ts `readPhrases`).
  */
-export function askedItems(text: string, synonymsJson: string | null): AskedItem[] {
+export function askedItems(text: string, companyId: string, synonymsJson: string | null): AskedItem[] {
   const words = wordsOf(text);
-  const table = synonymsJson ? compile(synonymsJson) : undefined;
+  const table = synonymsJson ? compile(companyId, synonymsJson) : undefined;
   const items: AskedItem[] = [];
   const push = (item: AskedItem) => {
     const earlier = items.findIndex((i) => i.word === item.word);

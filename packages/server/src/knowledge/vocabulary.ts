@@ -122,7 +122,7 @@ export async function lookUp(
   // Without company synonyms the items are the words themselves (askedItems gives queryTerms' words then).
   const items: AskedItem[] =
     companySynonyms !== null && text !== undefined
-      ? askedItems(text, companySynonyms)
+      ? askedItems(text, companyId, companySynonyms)
       : words.map((word) => ({ word, mates: [] }));
   for (const { word, mates, matched } of items) {
     const sources = held.get(word);
