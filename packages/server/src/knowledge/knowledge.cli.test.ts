@@ -174,47 +174,24 @@ for (const database of TEST_DATABASES) {
         ).json.results.map((r: { title: string }) => r.title);
       assert.deepEqual(await search(), []);
       const file = join(server.dataDir, 'synonyms.json');
-      writeFileSync(file, JSON.stringify({ synonyms: [{ terms: ['kvk', 'chamber of commerce'] }] }));
-      const set = await runParleyInProcess(server, [
-        'knowledge',
-        'synonyms',
-        'set',
-        '--company',
-        companyId,
-        '--file',
-        file,
-        '--json',
-      ]);
+      /** `knowledge synonyms set` with the list written to a file, as an operator would. */
+      const setFromFile = (synonyms: { terms: string[] }[]) => {
+        writeFileSync(file, JSON.stringify({ synonyms }));
+        const args = ['knowledge', 'synonyms', 'set', '--company', companyId, '--file', file, '--json'];
+        return runParleyInProcess(server, args);
+      };
+      const set = await setFromFile([{ terms: ['kvk', 'chamber of commerce'] }]);
       assert.equal(set.code, 0, set.stderr);
       assert.deepEqual(set.json.synonyms, [{ terms: ['kvk', 'chamber of commerce'] }]);
       assert.deepEqual(await search(), ['Legal']);
       const shown = await runParleyInProcess(server, ['knowledge', 'synonyms', '--company', companyId]);
       assert.equal(shown.stdout.trim(), 'kvk = chamber of commerce');
 
-      writeFileSync(file, JSON.stringify({ synonyms: [{ terms: ['kvk'] }] }));
-      const refused = await runParleyInProcess(server, [
-        'knowledge',
-        'synonyms',
-        'set',
-        '--company',
-        companyId,
-        '--file',
-        file,
-        '--json',
-      ]);
+      const refused = await setFromFile([{ terms: ['kvk'] }]);
       assert.notEqual(refused.code, 0);
       assert.match(refused.stderr + refused.stdout, /invalid_knowledge_synonyms/);
 
-      writeFileSync(file, JSON.stringify({ synonyms: [] }));
-      await runParleyInProcess(server, [
-        'knowledge',
-        'synonyms',
-        'set',
-        '--company',
-        companyId,
-        '--file',
-        file,
-      ]);
+      assert.equal((await setFromFile([])).code, 0);
       assert.deepEqual(await search(), []);
     });
   });
