@@ -239,8 +239,53 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   const failed = page.locator('.msg.user.failed');
   await failed.waitFor({ timeout: 15_000 });
   assert.equal(await failed.getAttribute('data-status'), 'failed');
+  // The retry is proven by the message's status leaving "failed" and coming back to it after the server refused it
+  // again: each data-status change of that message is recorded in the page as it happens (a MutationObserver's
+  // oldValue keeps a "pending" that lasted less than a round trip from here), since waiting for "failed" alone
+  // would pass at once.
+  const failedKey = await failed.getAttribute('data-key');
+  assert.ok(failedKey);
+  const usersBeforeRetry = await messages('user').count();
+  await page.evaluate((key) => {
+    const shadow = document.querySelector('[data-parley-widget]')!.shadowRoot!;
+    const statuses: string[] = [];
+    (window as unknown as { __retryStatuses: string[] }).__retryStatuses = statuses;
+    new MutationObserver((records) => {
+      for (const r of records) {
+        const target = r.target as HTMLElement;
+        if (target.dataset.key === key && r.oldValue && statuses.at(-1) !== r.oldValue)
+          statuses.push(r.oldValue);
+      }
+    }).observe(shadow, {
+      attributes: true,
+      attributeFilter: ['data-status'],
+      attributeOldValue: true,
+      subtree: true,
+    });
+  }, failedKey);
   await failed.getByRole('button', { name: 'Retry' }).click();
-  await failed.and(page.locator('[data-status="failed"]')).waitFor({ timeout: 15_000 });
+  const history = await page.waitForFunction(
+    (key) => {
+      const el = document
+        .querySelector('[data-parley-widget]')
+        ?.shadowRoot?.querySelector<HTMLElement>(`.msg.user[data-key="${CSS.escape(key)}"]`);
+      const seen = [...(window as unknown as { __retryStatuses: string[] }).__retryStatuses];
+      if (el?.dataset.status && seen.at(-1) !== el.dataset.status) seen.push(el.dataset.status);
+      return seen.length >= 3 && seen.at(-1) === 'failed' ? seen : false;
+    },
+    failedKey,
+    { timeout: 15_000 },
+  );
+  const statuses = (await history.jsonValue()) as string[];
+  assert.equal(statuses[0], 'failed', `${statuses}`);
+  assert.ok(statuses.slice(1, -1).includes('pending'), `sent again, then refused again: ${statuses}`);
+  assert.equal(await messages('user').count(), usersBeforeRetry, 'neither dropped nor shown twice');
+  assert.equal(await failed.getAttribute('data-key'), failedKey, 'the same message, failed again');
+  assert.equal(
+    (await failed.locator('.body').textContent())?.length,
+    server.config.webchat.maxMessageBytes + 1,
+    'its text kept for another try',
+  );
   await shot('8-failed-send');
 
   // Escape closes the panel and returns focus to the launcher.
