@@ -49,9 +49,6 @@ async function lastReplyWhenComplete(count: number): Promise<string> {
 
 test('the widget chats, streams, resumes after reload, survives going offline and renders markup inertly', async () => {
   await page.goto(`${server.baseUrl}/demo`);
-  await page.evaluate(() => {
-    (window as unknown as { __xss?: unknown }).__xss = undefined;
-  });
 
   // Keyboard: Tab reaches the launcher, Enter opens the panel and focus moves into the composer.
   // (The page's scrollable code sample is a tab stop too, so a few Tabs may be needed.)
@@ -134,25 +131,80 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   assert.ok(conversationId);
   const client = await createTestClient(server.ctx, ['conversations:write'], demo.companyId);
   const token = await fetchToken(server, client);
+  // Every element added to or removed from an agent message is recorded with the message's key: markup of the text
+  // that became an element only for a moment is caught too, and the window.__xss hook counts each
+  // assignment the hostile handlers would make (an onerror or script can only run from an element).
+  await page.evaluate(() => {
+    const shadow = document.querySelector('[data-parley-widget]')!.shadowRoot!;
+    const drawn: Array<{ key: string; tag: string }> = [];
+    const xss: unknown[] = [];
+    const w = window as unknown as { __drawn: typeof drawn; __xssCalls: unknown[] };
+    w.__drawn = drawn;
+    w.__xssCalls = xss;
+    Object.defineProperty(window, '__xss', {
+      configurable: true,
+      get() {
+        return xss.at(-1);
+      },
+      set(value: unknown) {
+        xss.push(value);
+      },
+    });
+    // No named functions in here: the test build's esbuild names them through a helper the page does not have.
+    new MutationObserver((records) => {
+      for (const r of records)
+        for (const node of [...r.addedNodes, ...r.removedNodes]) {
+          if (!(node instanceof Element)) continue;
+          const message = node.matches('.msg.agent') ? node : (r.target as Element).closest('.msg.agent');
+          if (!(message instanceof HTMLElement)) continue;
+          for (const element of [node, ...node.querySelectorAll('*')])
+            drawn.push({ key: message.dataset.key ?? '', tag: element.localName });
+        }
+    }).observe(shadow, { childList: true, subtree: true });
+  });
+  const postAsAgent = async (content: string) => {
+    const posted = await fetch(`${server.baseUrl}/platform/v1/conversations/${conversationId}/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ blocks: [{ type: 'markdown', content }], author: { name: 'Mallory' } }),
+    });
+    assert.equal(posted.status, 201);
+  };
   const hostile =
     '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click](javascript:window.__xss=3)';
-  const posted = await fetch(`${server.baseUrl}/platform/v1/conversations/${conversationId}/messages`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ blocks: [{ type: 'markdown', content: hostile }], author: { name: 'Mallory' } }),
-  });
-  assert.equal(posted.status, 201);
+  await postAsAgent(hostile);
   const agentMessage = messages('agent').first();
-  await agentMessage.waitFor({ timeout: 20_000 });
-  await page.locator('.msg.agent a').count(); // no-op read so a late render is flushed
+  await agentMessage.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 20_000 });
   assert.equal(await agentMessage.locator('.body').textContent(), hostile.replace(/\s+$/, ''));
   assert.equal(
     await agentMessage.locator('img, script, a').count(),
     0,
     'no element came from the message text',
   );
-  await page.waitForTimeout(300);
-  assert.equal(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), undefined);
+  // A later message is the point after which the hostile one has been drawn in full; its bold word is the
+  // recorder's control (markdown that may become an element is seen as one).
+  await postAsAgent('That was **all**.');
+  const later = messages('agent').nth(1);
+  await later.locator('strong').waitFor({ timeout: 20_000 });
+  const [hostileKey, laterKey] = [
+    await agentMessage.getAttribute('data-key'),
+    await later.getAttribute('data-key'),
+  ];
+  const { drawn, xssCalls } = await page.evaluate(() => {
+    const w = window as unknown as { __drawn: Array<{ key: string; tag: string }>; __xssCalls: unknown[] };
+    return { drawn: w.__drawn, xssCalls: w.__xssCalls };
+  });
+  assert.ok(
+    drawn.some((d) => d.key === laterKey && d.tag === 'strong'),
+    `the recorder sees elements drawn in a message body (${JSON.stringify(drawn)})`,
+  );
+  assert.deepEqual(
+    drawn.filter((d) => d.key === hostileKey && ['img', 'script', 'a'].includes(d.tag)),
+    [],
+    'no element of the hostile text was ever drawn, not even for a moment',
+  );
+  assert.equal(await agentMessage.locator('img, script, a').count(), 0, 'still none');
+  assert.deepEqual(xssCalls, [], 'no handler of the hostile text ran');
   await shot('6-hostile-markup-inert');
 
   // Earlier conversations: start a new one, then go back to this one through the list.
@@ -187,8 +239,53 @@ test('the widget chats, streams, resumes after reload, survives going offline an
   const failed = page.locator('.msg.user.failed');
   await failed.waitFor({ timeout: 15_000 });
   assert.equal(await failed.getAttribute('data-status'), 'failed');
+  // The retry is proven by the message's status leaving "failed" and coming back to it after the server refused it
+  // again: each data-status change of that message is recorded in the page as it happens (a MutationObserver's
+  // oldValue keeps a "pending" that lasted less than a round trip from here), since waiting for "failed" alone
+  // would pass at once.
+  const failedKey = await failed.getAttribute('data-key');
+  assert.ok(failedKey);
+  const usersBeforeRetry = await messages('user').count();
+  await page.evaluate((key) => {
+    const shadow = document.querySelector('[data-parley-widget]')!.shadowRoot!;
+    const statuses: string[] = [];
+    (window as unknown as { __retryStatuses: string[] }).__retryStatuses = statuses;
+    new MutationObserver((records) => {
+      for (const r of records) {
+        const target = r.target as HTMLElement;
+        if (target.dataset.key === key && r.oldValue && statuses.at(-1) !== r.oldValue)
+          statuses.push(r.oldValue);
+      }
+    }).observe(shadow, {
+      attributes: true,
+      attributeFilter: ['data-status'],
+      attributeOldValue: true,
+      subtree: true,
+    });
+  }, failedKey);
   await failed.getByRole('button', { name: 'Retry' }).click();
-  await failed.and(page.locator('[data-status="failed"]')).waitFor({ timeout: 15_000 });
+  const history = await page.waitForFunction(
+    (key) => {
+      const el = document
+        .querySelector('[data-parley-widget]')
+        ?.shadowRoot?.querySelector<HTMLElement>(`.msg.user[data-key="${CSS.escape(key)}"]`);
+      const seen = [...(window as unknown as { __retryStatuses: string[] }).__retryStatuses];
+      if (el?.dataset.status && seen.at(-1) !== el.dataset.status) seen.push(el.dataset.status);
+      return seen.length >= 3 && seen.at(-1) === 'failed' ? seen : false;
+    },
+    failedKey,
+    { timeout: 15_000 },
+  );
+  const statuses = (await history.jsonValue()) as string[];
+  assert.equal(statuses[0], 'failed', `${statuses}`);
+  assert.ok(statuses.slice(1, -1).includes('pending'), `sent again, then refused again: ${statuses}`);
+  assert.equal(await messages('user').count(), usersBeforeRetry, 'neither dropped nor shown twice');
+  assert.equal(await failed.getAttribute('data-key'), failedKey, 'the same message, failed again');
+  assert.equal(
+    (await failed.locator('.body').textContent())?.length,
+    server.config.webchat.maxMessageBytes + 1,
+    'its text kept for another try',
+  );
   await shot('8-failed-send');
 
   // Escape closes the panel and returns focus to the launcher.

@@ -123,7 +123,16 @@ describe('portal in a browser: the live list (injected clock, labels by a collea
     assert.equal(unlabelled.status, 200, unlabelled.text);
     await entry(page, vip).waitFor({ state: 'detached' });
     await entry(page, plain).waitFor();
+
+    // She gives the conversation woken above "vip" alone: it joins the "vip" list, which so holds one that "refund"
+    // must leave out (with "vip" and "refund" on the same single conversation either filter would show the same).
+    const vipOnly = conversations[1]!.conversation.id;
+    const vipAlone = await ann.put(`/inbox/conversations/${vipOnly}/labels`, { labels: ['vip'] });
+    assert.equal(vipAlone.status, 200, vipAlone.text);
+    await entry(page, vipOnly).waitFor();
+    assert.equal(await page.locator('.conversation-list a.conversation').count(), 2, 'both carry "vip"');
     await page.locator('#inbox-label').selectOption('refund');
+    await entry(page, vipOnly).waitFor({ state: 'detached' });
     await entry(page, plain).waitFor();
     assert.equal(await page.locator('.conversation-list a.conversation').count(), 1);
     assert.ok(await stillSamePage(page), 'no reload');
