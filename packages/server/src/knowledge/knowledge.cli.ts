@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
+import type { KnowledgeSynonymsAnswer } from '@parley/wire-types';
 import { type Command, requireString } from '../cli-kit/command.ts';
 import type { CompaniesService } from '../companies/companies.service.ts';
 import { InvalidKnowledgeSourceError, InvalidKnowledgeSynonymsError } from './knowledge.errors.ts';
-import type { KnowledgeService, KnowledgeSource, SourceInput } from './knowledge.service.ts';
+import type { CompanySynonyms, KnowledgeService, KnowledgeSource, SourceInput } from './knowledge.service.ts';
 
 /** What these commands use; the CLI (cli/main.ts) hands it over from the services it built. */
 export interface KnowledgeCommandDeps {
@@ -119,10 +120,11 @@ const remove: Command<{ id: string; deleted: true }, KnowledgeCommandDeps> = {
   format: (r) => `deleted knowledge source ${r.id}`,
 };
 
-interface SynonymsView {
-  synonyms: Array<{ terms: string[] }>;
-  updated_at: string | null;
-}
+type SynonymsView = KnowledgeSynonymsAnswer;
+
+/** The list as the platform route answers it (the schemas load lazily, like `viewOf` above). */
+const synonymsViewOf = async (list: CompanySynonyms) =>
+  (await import('./knowledge.schemas.ts')).synonymsView(list);
 
 const formatSynonyms = (r: SynonymsView) =>
   r.synonyms.map((g) => g.terms.join(' = ')).join('\n') || '(no company synonyms)';
@@ -134,8 +136,7 @@ const synonyms: Command<SynonymsView, KnowledgeCommandDeps> = {
   async run(options, ctx) {
     const companyId = requireString(options, 'company');
     await ctx.companies.get(companyId);
-    const { synonymsView } = await import('./knowledge.schemas.ts');
-    return synonymsView(await ctx.knowledge.synonyms(companyId));
+    return synonymsViewOf(await ctx.knowledge.synonyms(companyId));
   },
   format: formatSynonyms,
 };
@@ -158,8 +159,7 @@ const setSynonyms: Command<SynonymsView, KnowledgeCommandDeps> = {
     } catch {
       throw new InvalidKnowledgeSynonymsError('--file', 'must be a readable JSON file');
     }
-    const { synonymsView } = await import('./knowledge.schemas.ts');
-    return synonymsView(await ctx.knowledge.setSynonyms(companyId, body, CLI_ACTOR));
+    return synonymsViewOf(await ctx.knowledge.setSynonyms(companyId, body, CLI_ACTOR));
   },
   format: formatSynonyms,
 };

@@ -6,6 +6,7 @@ import type {
 import { Type } from '@sinclair/typebox';
 import { InvalidKnowledgeSourceError } from './knowledge.errors.ts';
 import {
+  type CompanySynonyms,
   type KnowledgeSource,
   SEARCH_LIMIT_MAX,
   type SourceInput,
@@ -19,7 +20,6 @@ import {
   SYNONYM_TERM_MAX_WORDS,
   SYNONYM_TERMS_MAX,
   SYNONYM_TERMS_MIN,
-  type SynonymGroup,
 } from './synonyms.ts';
 
 export const SourceIdParams = Type.Object({
@@ -180,10 +180,7 @@ export const SynonymsView = Type.Object({
   }),
 });
 
-export const synonymsView = (s: {
-  synonyms: SynonymGroup[];
-  updatedAt: string | null;
-}): KnowledgeSynonymsAnswer => ({
+export const synonymsView = (s: CompanySynonyms): KnowledgeSynonymsAnswer => ({
   synonyms: s.synonyms,
   updated_at: s.updatedAt,
 });

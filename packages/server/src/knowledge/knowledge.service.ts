@@ -24,6 +24,12 @@ import { type SynonymGroup, validSynonyms } from './synonyms.ts';
 import { addToVocabulary, lookUp, removeFromVocabulary, vocabularyOf } from './vocabulary.ts';
 
 export type SourceStatus = 'indexing' | 'ready' | 'failed';
+
+/** A company's own synonyms (synonyms.ts) and when they last changed (null: none set). */
+export interface CompanySynonyms {
+  synonyms: SynonymGroup[];
+  updatedAt: string | null;
+}
 export type SourceContentType = KnowledgeContentType | 'application/pdf';
 
 export interface KnowledgeSource {
@@ -283,7 +289,7 @@ export class KnowledgeService implements KnowledgeSearch {
   }
 
   /** The company's own synonyms (synonyms.ts): its groups, and when they last changed (null: never set). */
-  async synonyms(companyId: string): Promise<{ synonyms: SynonymGroup[]; updatedAt: string | null }> {
+  async synonyms(companyId: string): Promise<CompanySynonyms> {
     const row = await this.db
       .selectFrom('knowledge_synonyms')
       .select(['synonyms', 'updated_at'])
@@ -299,11 +305,7 @@ export class KnowledgeService implements KnowledgeSearch {
    * next search of the company reads the new list (it is read with the vocabulary, vocabulary.ts): nothing is
    * re-indexed and nothing cached needs dropping.
    */
-  async setSynonyms(
-    companyId: string,
-    body: unknown,
-    actor: KnowledgeActor,
-  ): Promise<{ synonyms: SynonymGroup[]; updatedAt: string | null }> {
+  async setSynonyms(companyId: string, body: unknown, actor: KnowledgeActor): Promise<CompanySynonyms> {
     const groups = validSynonyms(body);
     const at = now();
     await this.db.transaction().execute(async (trx) => {
