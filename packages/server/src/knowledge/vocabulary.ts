@@ -97,14 +97,15 @@ export interface LookedUp {
  * Each question word with its spellings (itself, the nearest company word when it is unknown, and its built-in
  * synonyms, packages/server/src/knowledge/lexicon.ts), its weight, rare or not. One statement reads everything the
  * vocabulary holds for the question (vocabularyRows): each trip through the pool is also an event-loop turn, and a
- * search that read the typo candidates of each unknown word in turn cost one more trip per misspelt word.
+ * search that read the typo candidates of each unknown word in turn cost one more trip per misspelt word. `text` is
+ * the question after the built-in phrases, where the company's synonym terms are found (synonyms.ts `askedItems`).
  */
 export async function lookUp(
   db: Kysely<Database>,
   dialect: Dialect,
   companyId: string,
   words: readonly string[],
-  text?: string,
+  text: string,
 ): Promise<LookedUp> {
   const synonyms = new Map(words.map((w) => [w, builtInSynonyms(w)]));
   const asked = [...new Set([...words, ...[...synonyms.values()].flat()])];
@@ -121,7 +122,7 @@ export async function lookUp(
   const looked: LookedUp = { terms: [], weights: [], exact: [], rare: [] };
   // Without company synonyms the items are the words themselves (askedItems gives queryTerms' words then).
   const items: AskedItem[] =
-    companySynonyms !== null && text !== undefined
+    companySynonyms !== null
       ? askedItems(text, companyId, companySynonyms)
       : words.map((word) => ({ word, mates: [] }));
   for (const { word, mates, matched } of items) {
