@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { LEGAL_SOURCE } from '@parley/testing/knowledge/knowledge-fixtures';
 import { screenshot, type TestBrowser } from '@parley/testing/portal/browser';
 import { closePortalPage, startPortalPage } from '@parley/testing/portal/portal-page';
 import type { TestServer } from '@parley/testing/test-server';
@@ -60,15 +61,7 @@ describe('portal in a browser: knowledge page', () => {
 
   it('edits the company synonyms, one group a line, and search uses them', async () => {
     const { page } = browser;
-    await server.ctx.knowledge.create(
-      companyId,
-      {
-        kind: 'text',
-        title: 'Legal',
-        content: '# Legal\n\nListed with the Chamber of Commerce under 12345678.',
-      },
-      { actor: 'test' },
-    );
+    await server.ctx.knowledge.create(companyId, LEGAL_SOURCE, { actor: 'test' });
     assert.deepEqual(await server.ctx.knowledge.search(companyId, 'kvk'), []);
     const field = page.getByLabel('Synonyms (one group a line, terms separated by commas)');
     await field.fill('kvk, chamber of commerce\ncash on delivery, pay on arrival');

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runParley, runParleyInProcess } from '@parley/testing/cli';
 import { TEST_DATABASES } from '@parley/testing/databases';
-import { pdfWith, RETURNS_ARTICLE, startPageServer } from '@parley/testing/knowledge/knowledge-fixtures';
+import {
+  LEGAL_SOURCE,
+  pdfWith,
+  RETURNS_ARTICLE,
+  startPageServer,
+} from '@parley/testing/knowledge/knowledge-fixtures';
 import { startTestServer, type TestServer } from '@parley/testing/test-server';
 
 // `parley knowledge add|list|search|delete` (docs/knowledge.md), on both stores.
@@ -151,15 +156,7 @@ for (const database of TEST_DATABASES) {
     });
 
     it('sets, prints and removes company synonyms; the next search uses them', async () => {
-      await server.ctx.knowledge.create(
-        companyId,
-        {
-          kind: 'text',
-          title: 'Legal',
-          content: '# Legal\n\nListed with the Chamber of Commerce under 12345678.',
-        },
-        { actor: 'test' },
-      );
+      await server.ctx.knowledge.create(companyId, LEGAL_SOURCE, { actor: 'test' });
       const search = async () =>
         (
           await runParleyInProcess(server, [

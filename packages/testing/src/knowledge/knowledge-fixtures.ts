@@ -24,6 +24,16 @@ export function knowledgeApi(
   return platformCall(server.baseUrl, auth, method, `/knowledge${path}`, body);
 }
 
+/**
+ * A text source that no question with "kvk" finds until the company's synonyms say "kvk" = "chamber of commerce"
+ * (docs/knowledge.md "Company synonyms"): the CLI's and the portal's synonym tests add it.
+ */
+export const LEGAL_SOURCE = {
+  kind: 'text',
+  title: 'Legal',
+  content: '# Legal\n\nListed with the Chamber of Commerce under 12345678.',
+} as const;
+
 export const RETURNS_ARTICLE = `# Returns and refunds
 
 How returns work at Fernwood Books.
